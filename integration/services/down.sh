@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# down.sh [SERVICE...] — stops the services that up.sh started (SIGTERM or a fast shutdown,
+# then a kill after a timeout). With no SERVICE, stops them all. Keeps their state in
+# <repo>/.services; safe to run when nothing runs.
+
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+source "$SERVICES_DIR/kafka.sh"
+source "$SERVICES_DIR/postgres.sh"
+
+ALL=(kafka postgres)
+services=("$@")
+((${#services[@]})) || services=("${ALL[@]}")
+for s in "${services[@]}"; do
+  [[ " ${ALL[*]} " == *" $s "* ]] || die "unknown service '$s' (known: ${ALL[*]})"
+done
+
+[[ -d $STATE_DIR ]] || exit 0
+lock_state_dir
+
+for s in "${services[@]}"; do
+  case $s in
+  kafka) kafka_down ;;
+  postgres) pg_down ;;
+  esac
+done

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# up.sh [SERVICE...] — installs what is missing and starts the real services that the
+# integration tests talk to, all on 127.0.0.1:
+#   kafka     Apache Kafka 4, one KRaft node, PLAINTEXT 127.0.0.1:9092 (no topic auto-creation)
+#   postgres  PostgreSQL, 127.0.0.1:5432, wal_level=logical, postgres/postgres
+# With no SERVICE, starts them all. Also installs kcat and jq. Services that already run and
+# answer are left alone, so running it again is cheap. State: <repo>/.services (see README.md).
+
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+source "$SERVICES_DIR/kafka.sh"
+source "$SERVICES_DIR/postgres.sh"
+
+ALL=(postgres kafka)
+services=("$@")
+((${#services[@]})) || services=("${ALL[@]}")
+for s in "${services[@]}"; do
+  [[ " ${ALL[*]} " == *" $s "* ]] || die "unknown service '$s' (known: ${ALL[*]})"
+done
+
+lock_state_dir
+
+# One apt-get run for everything that is missing.
+packages=()
+command -v kcat >/dev/null || packages+=(kcat)
+command -v jq >/dev/null || packages+=(jq)
+for s in "${services[@]}"; do
+  case $s in
+  kafka) mapfile -t -O "${#packages[@]}" packages < <(kafka_packages) ;;
+  postgres) mapfile -t -O "${#packages[@]}" packages < <(pg_packages) ;;
+  esac
+done
+((${#packages[@]} == 0)) || apt_install "${packages[@]}"
+
+for s in "${services[@]}"; do
+  case $s in
+  kafka) kafka_up ;;
+  postgres) pg_up ;;
+  esac
+done
+say "ready: ${services[*]}"

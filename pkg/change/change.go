@@ -1,0 +1,115 @@
+// Package change is the source-neutral model of a row change: what every
+// source produces and what the encoder and pipeline consume. It knows no
+// database wire format and no Kafka detail.
+package change
+
+import "strconv"
+
+// Op is the kind of change, with Debezium's letters.
+type Op byte
+
+const (
+	// OpNone marks an event that carries only a position (a transaction
+	// commit, a backfill chunk boundary). It publishes nothing; the pipeline
+	// uses it to know where a checkpoint may be taken.
+	OpNone   Op = 0
+	OpCreate Op = 'c'
+	OpUpdate Op = 'u'
+	OpDelete Op = 'd'
+	OpRead   Op = 'r' // a row read by a backfill
+)
+
+// String returns the Debezium letter ("c", "u", "d", "r"), or "" for OpNone.
+func (o Op) String() string {
+	if o == OpNone {
+		return ""
+	}
+	return string(rune(o))
+}
+
+// Position is a resumable point in a source's log, owned and encoded by the
+// source (JSON). The pipeline stores it and hands it back, never reads it.
+type Position []byte
+
+// Event is one row change, or a position marker when Op is OpNone.
+type Event struct {
+	Table  *Table
+	Op     Op
+	Before Row // nil when the source gives no old image (inserts, reads)
+	After  Row // nil for deletes
+	Source Source
+	// Position, when set, is a point the source can resume from once this
+	// event and every event before it is durably published. Sources set it
+	// only where resuming is safe (after a transaction's last row).
+	Position Position
+	// ID identifies the source change, stable across retries and restarts,
+	// so consumers can deduplicate.
+	ID string
+}
+
+// Source describes where a change came from. Fields that a connector does
+// not have stay zero; the encoder writes the block its connector expects.
+type Source struct {
+	Connector string // "postgresql", "mysql", ...
+	Name      string // topic prefix (Debezium's logical server name)
+	DB        string
+	Schema    string
+	Table     string
+	// CommitMicros is the commit time in the source, µs since the epoch.
+	CommitMicros int64
+	// Snapshot is Debezium's enum: "" (streaming, written as "false"),
+	// "true", "first", "last", "first_in_data_collection", "last_in_data_collection".
+	Snapshot string
+	TxID     int64 // 0 when unknown
+	LSN      int64 // Postgres: the change's LSN; 0 when unknown
+	Sequence string
+}
+
+// Row holds one value per column of its Table, in column order.
+type Row []Value
+
+// ValueKind says which field of a Value is set.
+type ValueKind uint8
+
+const (
+	Null        ValueKind = iota
+	Int                   // Int holds the value (ints, bools 0/1, dates, times, timestamps; see Kind)
+	Float                 // Float holds the value
+	Text                  // Bytes holds UTF-8 text (strings, decimals as text, JSON, UUIDs)
+	Binary                // Bytes holds raw bytes
+	Unavailable           // the source did not send the value (unchanged TOAST)
+)
+
+// Value is one column value, in a form that needs no allocation to read.
+// How Int or Bytes is interpreted follows the column's Type.Kind.
+type Value struct {
+	Kind  ValueKind
+	Int   int64
+	Float float64
+	Bytes []byte
+}
+
+// IntValue, FloatValue, TextValue and BinaryValue build Values.
+func IntValue(i int64) Value     { return Value{Kind: Int, Int: i} }
+func FloatValue(f float64) Value { return Value{Kind: Float, Float: f} }
+func TextValue(s string) Value   { return Value{Kind: Text, Bytes: []byte(s)} }
+func BinaryValue(b []byte) Value { return Value{Kind: Binary, Bytes: b} }
+
+// String renders the value for logs and tests.
+func (v Value) String() string {
+	switch v.Kind {
+	case Null:
+		return "NULL"
+	case Int:
+		return strconv.FormatInt(v.Int, 10)
+	case Float:
+		return strconv.FormatFloat(v.Float, 'g', -1, 64)
+	case Text:
+		return strconv.Quote(string(v.Bytes))
+	case Binary:
+		return "0x" + strconv.Quote(string(v.Bytes))
+	case Unavailable:
+		return "<unavailable>"
+	}
+	return "?"
+}

@@ -1,0 +1,77 @@
+// Package config holds a pipeline's typed configuration (DESIGN.md §4), its
+// validation, and the loaders that read it from a file (YAML or JSON).
+// Every validation problem names the field and the rule; all are reported
+// at once.
+package config
+
+// Config is one pipeline document.
+type Config struct {
+	// Name names the pipeline, its checkpoint, and the default slot and
+	// publication. Required; [a-z0-9_-]+.
+	Name        string      `yaml:"name" json:"name"`
+	Source      Source      `yaml:"source" json:"source"`
+	Destination Destination `yaml:"destination" json:"destination"`
+	Checkpoint  Checkpoint  `yaml:"checkpoint" json:"checkpoint"`
+	Webhooks    Webhooks    `yaml:"webhooks" json:"webhooks"`
+}
+
+// Source says which database to read and what of it.
+type Source struct {
+	// Type is postgres | mysql | sqlserver | mongodb. Required.
+	Type string `yaml:"type" json:"type"`
+	// URL is the connection URL. Required. May hold a secret: never log it.
+	URL string `yaml:"url" json:"url"`
+	// Tables is an include list ("schema.table"); default: every table with a primary key.
+	Tables []string `yaml:"tables" json:"tables"`
+	// Backfill publishes existing rows (op r) before streaming. Default true.
+	Backfill *bool `yaml:"backfill" json:"backfill"`
+	// Slot is the Postgres replication slot. Default tributary_<name>.
+	Slot string `yaml:"slot" json:"slot"`
+	// Publication is the Postgres publication, created if missing. Default tributary_<name>.
+	Publication string `yaml:"publication" json:"publication"`
+	// ServerID is the MySQL replica server id. Default derived from the name.
+	ServerID uint32 `yaml:"server_id" json:"server_id"`
+}
+
+// Destination is the Kafka or MSK cluster.
+type Destination struct {
+	BootstrapServers    string `yaml:"bootstrap_servers" json:"bootstrap_servers"` // comma-separated host:port; required
+	TopicPrefix         string `yaml:"topic_prefix" json:"topic_prefix"`           // required; letters, digits, . _ -
+	Authentication      string `yaml:"authentication" json:"authentication"`       // default NONE
+	Username            string `yaml:"username" json:"username"`
+	Password            string `yaml:"password" json:"password"` // secret
+	AWSRoleARN          string `yaml:"aws_role_arn" json:"aws_role_arn"`
+	ExternalID          string `yaml:"external_id" json:"external_id"` // secret
+	AWSRegion           string `yaml:"aws_region" json:"aws_region"`
+	DisableTLS          bool   `yaml:"disable_tls" json:"disable_tls"`
+	CACertificate       string `yaml:"ca_certificate" json:"ca_certificate"`
+	ClientCertificate   string `yaml:"client_certificate" json:"client_certificate"`
+	ClientKey           string `yaml:"client_key" json:"client_key"` // secret
+	CreateMissingTopics bool   `yaml:"create_missing_topics" json:"create_missing_topics"`
+	MessageCompression  string `yaml:"message_compression" json:"message_compression"` // default none
+	MaxMessageBytes     int    `yaml:"max_message_bytes" json:"max_message_bytes"`     // default 1048576
+	DeleteMode          string `yaml:"delete_mode" json:"delete_mode"`                 // default record
+
+	// SSHTunnel and PrivateLink are recognised only to be refused with a
+	// clear message: Tributary connects to Kafka directly (DESIGN.md §1).
+	SSHTunnel   any `yaml:"ssh_tunnel,omitempty" json:"ssh_tunnel,omitempty"`
+	PrivateLink any `yaml:"private_link,omitempty" json:"private_link,omitempty"`
+}
+
+// Checkpoint says where positions are kept.
+type Checkpoint struct {
+	Store       string `yaml:"store" json:"store"` // file (default) | dynamodb
+	Path        string `yaml:"path" json:"path"`   // default .tributary
+	Table       string `yaml:"table" json:"table"` // default tributary-checkpoints
+	CreateTable bool   `yaml:"create_table" json:"create_table"`
+}
+
+// Webhooks configures row.skipped delivery.
+type Webhooks struct {
+	RowSkippedURL string `yaml:"row_skipped_url" json:"row_skipped_url"`
+	SigningSecret string `yaml:"signing_secret" json:"signing_secret"` // secret
+	QueueURL      string `yaml:"queue_url" json:"queue_url"`
+}
+
+// BackfillEnabled reports source.backfill, default true.
+func (s Source) BackfillEnabled() bool { return s.Backfill == nil || *s.Backfill }

@@ -1,0 +1,100 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+)
+
+// A string field may be, or contain, ${env:NAME} (an environment variable)
+// or ${ssm:/name} (an SSM SecureString, with the AWS build). Resolved values
+// are not scanned again, so a secret that happens to contain "${" stays as
+// it is. Other "${" text is left alone.
+
+var (
+	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	ssmName = regexp.MustCompile(`^/?[A-Za-z0-9_.\-/]{1,1000}$`)
+)
+
+// resolveReferences replaces every ${env:…} reference in cfg's strings.
+// Problems name the field and the variable, never a value.
+func resolveReferences(cfg *Config, lookup func(string) (string, bool), errs *Errors) {
+	eachString(reflect.ValueOf(cfg).Elem(), "", func(field string, s *string) {
+		*s = resolve(field, *s, lookup, errs)
+	})
+}
+
+func resolve(field, s string, lookup func(string) (string, bool), errs *Errors) string {
+	if !strings.Contains(s, "${") {
+		return s
+	}
+	var b strings.Builder
+	rest := s
+	for {
+		i := strings.Index(rest, "${")
+		if i < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		b.WriteString(rest[:i])
+		ref := rest[i+2:]
+		kind := ""
+		switch {
+		case strings.HasPrefix(ref, "env:"):
+			kind = "env"
+		case strings.HasPrefix(ref, "ssm:"):
+			kind = "ssm"
+		default:
+			b.WriteString("${")
+			rest = ref
+			continue
+		}
+		end := strings.IndexByte(ref, '}')
+		if end < 0 {
+			errs.add(field, fmt.Sprintf("unterminated ${%s:…} reference (missing '}')", kind))
+			return s
+		}
+		name := ref[len(kind)+1 : end]
+		rest = ref[end+1:]
+		switch kind {
+		case "env":
+			if !envName.MatchString(name) {
+				errs.add(field, "malformed ${env:…} reference: a variable name is letters, digits and '_'")
+				continue
+			}
+			v, ok := lookup(name)
+			if !ok {
+				errs.add(field, fmt.Sprintf("environment variable %s is not set (referenced as ${env:%s})", name, name))
+				continue
+			}
+			b.WriteString(v)
+		case "ssm":
+			if ssmName.MatchString(name) {
+				errs.add(field, fmt.Sprintf("${ssm:%s} cannot be resolved: %s", name, ssmNotSupported))
+			} else {
+				errs.add(field, ssmNotSupported)
+			}
+		}
+	}
+}
+
+// eachString calls fn for every string in v (a Config or a part of one),
+// with its field path. Lists of strings are visited element by element.
+func eachString(v reflect.Value, path string, fn func(field string, s *string)) {
+	switch v.Kind() {
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			if f := t.Field(i); f.IsExported() {
+				eachString(v.Field(i), join(path, yamlName(f)), fn)
+			}
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			eachString(v.Index(i), fmt.Sprintf("%s[%d]", path, i), fn)
+		}
+	case reflect.String:
+		fn(path, v.Addr().Interface().(*string))
+	}
+}

@@ -1,0 +1,239 @@
+package debezium
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// Options configure an Encoder.
+type Options struct {
+	// TopicPrefix is Debezium's topic.prefix (formerly the logical server
+	// name): the first part of every topic and schema name, and
+	// source.name when an event's Source.Name is empty. Required; the
+	// config package validates it.
+	TopicPrefix string
+	// Version is written in source.version. Default: [Version], the
+	// Debezium release whose format this package matches.
+	Version string
+}
+
+// Encoder turns change events into Debezium JSON keys and values. It is safe
+// for concurrent use. It keeps the schema JSON of every table version it has
+// seen (one entry per *change.Table, for the Encoder's lifetime), which is
+// what makes per-row encoding cheap; sources make a new *Table only when a
+// table's shape changes.
+type Encoder struct {
+	prefix       string
+	sourceSchema connectSchema
+	// sourceHead is `,"source":{"version":…,"connector":"postgresql","name":`.
+	sourceHead []byte
+	tables     sync.Map // *change.Table → *tableCodec
+}
+
+// tableCodec is everything precomputed for one table version.
+type tableCodec struct {
+	topic string
+	err   error     // non-nil: the table cannot be encoded
+	ncols int       // len(Table.Columns): the length every row must have
+	cols  []colPlan // encodable columns, in column order
+	key   []colPlan // encodable key columns, in key order
+	// keyHead is `{"schema":<Key schema>,"payload":`.
+	keyHead []byte
+	// valueHead is `{"schema":<Envelope schema>,"payload":{"before":`.
+	// The envelope embeds the PostgreSQL source block's schema; other
+	// connectors will need one per connector.
+	valueHead []byte
+}
+
+// NewEncoder returns an Encoder for opts.
+func NewEncoder(opts Options) *Encoder {
+	version := opts.Version
+	if version == "" {
+		version = Version
+	}
+	e := &Encoder{prefix: opts.TopicPrefix, sourceSchema: postgresSourceSchema()}
+	e.sourceHead = append(e.sourceHead, `,"source":{"version":`...)
+	e.sourceHead = appendString(e.sourceHead, version)
+	e.sourceHead = append(e.sourceHead, `,"connector":"`+connectorPostgres+`","name":`...)
+	return e
+}
+
+// Topic returns the topic for a table: <prefix>.<schema>.<table>
+// (PostgreSQL), or <prefix>.<db>.<table> for tables without a schema
+// (MySQL), with characters Kafka does not allow replaced by '_' as Debezium
+// does. It returns "" for a nil table.
+func (e *Encoder) Topic(t *change.Table) string {
+	if t == nil {
+		return ""
+	}
+	return e.codec(t).topic
+}
+
+// AppendKey appends the key message ({"schema":…,"payload":{…}}) for ev to
+// dst: the key columns, in key order, of ev.After (or ev.Before when there
+// is no after image, as for deletes). ok is false, and dst unchanged, when
+// the table has no primary key: Debezium sends a null key then. On error dst
+// is returned unchanged.
+func (e *Encoder) AppendKey(dst []byte, ev *change.Event) (out []byte, ok bool, err error) {
+	c, err := e.codecFor(ev)
+	if err != nil {
+		return dst, false, err
+	}
+	if len(c.key) == 0 {
+		return dst, false, nil
+	}
+	row := ev.After
+	if row == nil {
+		row = ev.Before
+	}
+	if row == nil {
+		return dst, false, &EncodeError{Table: tableName(ev.Table), Err: ErrNoRow}
+	}
+	n := len(dst)
+	dst = append(dst, c.keyHead...)
+	dst, err = c.appendRow(dst, ev.Table, row, c.key)
+	if err != nil {
+		return dst[:n], false, err
+	}
+	return append(dst, '}'), true, nil
+}
+
+// AppendValue appends the value message for ev to dst:
+// {"schema":<Envelope schema>,"payload":{"before","after","source",
+// "transaction","op","ts_ms","ts_us","ts_ns"}}. before and after are null
+// when ev has no such row; transaction is always null (no transaction
+// metadata); source.ts_* come from ev.Source.CommitMicros and the top-level
+// ts_* from nowMicros, the processing time in µs since the epoch (so ts_ns
+// always ends in 000, where Debezium has the JVM clock's nanoseconds). On
+// error dst is returned unchanged.
+func (e *Encoder) AppendValue(dst []byte, ev *change.Event, nowMicros int64) ([]byte, error) {
+	c, err := e.codecFor(ev)
+	if err != nil {
+		return dst, err
+	}
+	switch ev.Op {
+	case change.OpCreate, change.OpUpdate, change.OpDelete, change.OpRead:
+	default:
+		return dst, &EncodeError{Table: tableName(ev.Table), Err: ErrOp, Detail: "op " + strconv.Quote(ev.Op.String())}
+	}
+	if ev.Source.Connector != connectorPostgres {
+		return dst, &EncodeError{Table: tableName(ev.Table), Err: ErrConnector, Detail: "connector " + strconv.Quote(ev.Source.Connector)}
+	}
+	if ev.Before == nil && ev.After == nil {
+		return dst, &EncodeError{Table: tableName(ev.Table), Err: ErrNoRow}
+	}
+	n := len(dst)
+	dst = append(dst, c.valueHead...)
+	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.Before); err != nil {
+		return dst[:n], err
+	}
+	dst = append(dst, `,"after":`...)
+	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.After); err != nil {
+		return dst[:n], err
+	}
+	dst = e.appendPostgresSource(dst, ev.Table, &ev.Source)
+	dst = append(dst, `,"transaction":null,"op":"`...)
+	dst = append(dst, byte(ev.Op))
+	dst = append(dst, `","ts_ms":`...)
+	dst = strconv.AppendInt(dst, floorDiv(nowMicros, 1000), 10)
+	dst = append(dst, `,"ts_us":`...)
+	dst = strconv.AppendInt(dst, nowMicros, 10)
+	dst = append(dst, `,"ts_ns":`...)
+	dst = strconv.AppendInt(dst, nowMicros*1000, 10)
+	return append(dst, "}}"...), nil
+}
+
+func (e *Encoder) codecFor(ev *change.Event) (*tableCodec, error) {
+	if ev == nil || ev.Table == nil {
+		return nil, &EncodeError{Table: tableName(nil), Err: ErrTable}
+	}
+	c := e.codec(ev.Table)
+	return c, c.err
+}
+
+// codec returns the table's codec, building it on first use. Loading an
+// existing entry does not allocate.
+func (e *Encoder) codec(t *change.Table) *tableCodec {
+	if v, ok := e.tables.Load(t); ok {
+		return v.(*tableCodec)
+	}
+	v, _ := e.tables.LoadOrStore(t, e.build(t))
+	return v.(*tableCodec)
+}
+
+// build computes a table version's topic, column plans and schema JSON.
+func (e *Encoder) build(t *change.Table) *tableCodec {
+	c := &tableCodec{topic: topicName(e.prefix, t.ID), ncols: len(t.Columns)}
+	planOf := make([]int, len(t.Columns)) // column index → index in c.cols, or -1
+	var fields []connectField
+	for i := range t.Columns {
+		col := &t.Columns[i]
+		s, enc, ok := columnSchema(col)
+		if !ok {
+			planOf[i] = -1
+			continue
+		}
+		p := colPlan{idx: i, name: col.Name, kind: col.Type.Kind, enc: enc, optional: col.Optional, scale: col.Type.Scale}
+		if enc == encZoned {
+			p.width = precision(&col.Type)
+		}
+		p.key = append(appendString(nil, col.Name), ':')
+		planOf[i] = len(c.cols)
+		c.cols = append(c.cols, p)
+		fields = append(fields, connectField{col.Name, s})
+	}
+	var keyFields []connectField
+	for _, k := range t.Key {
+		if k < 0 || k >= len(t.Columns) {
+			c.err = &EncodeError{Table: tableName(t), Err: ErrTable, Detail: "key column index " + strconv.Itoa(k) + " out of range"}
+			return c
+		}
+		if j := planOf[k]; j >= 0 { // a key column of unknown type is dropped, as Debezium drops it
+			c.key = append(c.key, c.cols[j])
+			keyFields = append(keyFields, fields[j])
+		}
+	}
+
+	key := connectSchema{typ: "struct", fields: keyFields, name: c.topic + ".Key"}
+	c.keyHead = append(c.keyHead, `{"schema":`...)
+	c.keyHead = key.appendJSON(c.keyHead, "")
+	c.keyHead = append(c.keyHead, `,"payload":`...)
+
+	value := connectSchema{typ: "struct", fields: fields, optional: true, name: c.topic + ".Value"}
+	env := envelopeSchema(c.topic, value, e.sourceSchema)
+	c.valueHead = append(c.valueHead, `{"schema":`...)
+	c.valueHead = env.appendJSON(c.valueHead, "")
+	c.valueHead = append(c.valueHead, `,"payload":{"before":`...)
+	return c
+}
+
+func (c *tableCodec) appendRowOrNull(b []byte, t *change.Table, row change.Row) ([]byte, error) {
+	if row == nil {
+		return append(b, "null"...), nil
+	}
+	return c.appendRow(b, t, row, c.cols)
+}
+
+// appendRow appends the struct of the given columns of row.
+func (c *tableCodec) appendRow(b []byte, t *change.Table, row change.Row, plans []colPlan) ([]byte, error) {
+	if len(row) != c.ncols {
+		return b, &EncodeError{Table: tableName(t), Err: ErrRowLength,
+			Detail: "row has " + strconv.Itoa(len(row)) + " values, table has " + strconv.Itoa(c.ncols) + " columns"}
+	}
+	b = append(b, '{')
+	for i := range plans {
+		p := &plans[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, p.key...)
+		v := &row[p.idx]
+		var err error
+		if b, err = p.appendValue(b, v); err != nil {
+			return b, &EncodeError{Table: tableName(t), Column: p.name, Kind: p.kind, ValueKind: v.Kind, Err: err}
+		}
+	}
+	return append(b, '}'), nil
+}

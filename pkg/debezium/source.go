@@ -1,0 +1,157 @@
+package debezium
+
+import (
+	"strconv"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// Version is the Debezium release whose message format this package
+// matches. It is written in source.version unless Options.Version
+// overrides it.
+const Version = "3.6.1.Final"
+
+// connectorPostgres is change.Source.Connector for PostgreSQL, and the value
+// Debezium writes in source.connector.
+const connectorPostgres = "postgresql"
+
+// snapshotAllowed lists Debezium's SnapshotRecord values, lower-cased, in
+// declaration order: the "allowed" parameter of the source.snapshot enum.
+const snapshotAllowed = "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"
+
+// postgresSourceSchema is io.debezium.connector.postgresql.Source: the
+// common source fields (SchemaFactory.sourceInfoSchemaBuilder, which also
+// sets version 1) followed by PostgresSourceInfoStructMaker's own.
+func postgresSourceSchema() connectSchema {
+	return connectSchema{
+		typ: "struct",
+		fields: []connectField{
+			{"version", stringSchema},
+			{"connector", stringSchema},
+			{"name", stringSchema},
+			{"ts_ms", int64Schema},
+			{"snapshot", connectSchema{
+				typ:         "string",
+				optional:    true,
+				name:        "io.debezium.data.Enum",
+				version:     1,
+				params:      []param{{"allowed", snapshotAllowed}},
+				defaultJSON: []byte(`"false"`),
+			}},
+			{"db", stringSchema},
+			{"sequence", optionalStringSchema},
+			{"ts_us", optionalInt64Schema},
+			{"ts_ns", optionalInt64Schema},
+			{"schema", stringSchema},
+			{"table", stringSchema},
+			{"txId", optionalInt64Schema},
+			{"lsn", optionalInt64Schema},
+			{"xmin", optionalInt64Schema},
+		},
+		name:    "io.debezium.connector.postgresql.Source",
+		version: 1,
+	}
+}
+
+// transactionSchema is the envelope's "transaction" block (event.block);
+// we do not emit transaction metadata, so its value is always null.
+func transactionSchema() connectSchema {
+	return connectSchema{
+		typ: "struct",
+		fields: []connectField{
+			{"id", stringSchema},
+			{"total_order", int64Schema},
+			{"data_collection_order", int64Schema},
+		},
+		optional: true,
+		name:     "event.block",
+		version:  1,
+	}
+}
+
+// envelopeSchema is <topic>.Envelope, version 2 (Envelope.SCHEMA_VERSION in
+// Debezium 3.x): before, after, source, transaction, op, ts_ms, ts_us, ts_ns.
+func envelopeSchema(topic string, value, source connectSchema) connectSchema {
+	return connectSchema{
+		typ: "struct",
+		fields: []connectField{
+			{"before", value},
+			{"after", value},
+			{"source", source},
+			{"transaction", transactionSchema()},
+			{"op", stringSchema},
+			{"ts_ms", optionalInt64Schema},
+			{"ts_us", optionalInt64Schema},
+			{"ts_ns", optionalInt64Schema},
+		},
+		name:    topic + ".Envelope",
+		version: 2,
+	}
+}
+
+// appendPostgresSource appends `,"source":{…}` for a PostgreSQL event.
+// Empty Name/DB/Schema/Table fall back to the encoder's prefix and the
+// table's ID. Zero TxID and LSN (unknown) are written as null, as Debezium
+// does when it has no value; xmin is always null (Debezium fills it only with
+// xmin.fetch.interval.ms set, which we do not offer).
+func (e *Encoder) appendPostgresSource(b []byte, t *change.Table, s *change.Source) []byte {
+	b = append(b, e.sourceHead...)
+	name := s.Name
+	if name == "" {
+		name = e.prefix
+	}
+	b = appendString(b, name)
+	b = append(b, `,"ts_ms":`...)
+	b = strconv.AppendInt(b, floorDiv(s.CommitMicros, 1000), 10)
+	b = append(b, `,"snapshot":`...)
+	if s.Snapshot == "" {
+		b = append(b, `"false"`...)
+	} else {
+		b = appendString(b, s.Snapshot)
+	}
+	b = append(b, `,"db":`...)
+	b = appendString(b, orDefault(s.DB, t.ID.DB))
+	b = append(b, `,"sequence":`...)
+	if s.Sequence == "" {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, s.Sequence)
+	}
+	b = append(b, `,"ts_us":`...)
+	b = strconv.AppendInt(b, s.CommitMicros, 10)
+	b = append(b, `,"ts_ns":`...)
+	b = strconv.AppendInt(b, s.CommitMicros*1000, 10)
+	b = append(b, `,"schema":`...)
+	b = appendString(b, orDefault(s.Schema, t.ID.Schema))
+	b = append(b, `,"table":`...)
+	b = appendString(b, orDefault(s.Table, t.ID.Name))
+	b = append(b, `,"txId":`...)
+	b = appendIntOrNull(b, s.TxID)
+	b = append(b, `,"lsn":`...)
+	b = appendIntOrNull(b, s.LSN)
+	return append(b, `,"xmin":null}`...)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func appendIntOrNull(b []byte, v int64) []byte {
+	if v == 0 {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, v, 10)
+}
+
+// floorDiv divides rounding towards negative infinity, as Java's
+// Instant.toEpochMilli and Math.floorDiv do for times before 1970.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}

@@ -1,0 +1,93 @@
+package debezium
+
+import (
+	"math"
+	"time"
+)
+
+// appendZonedTimestamp appends an io.debezium.time.ZonedTimestamp string
+// for µs since the epoch, in UTC, as Debezium's PostgreSQL connector formats
+// timestamptz: ZonedTimestamp.toIsoString with the column's fractional
+// width. Width 1–9 prints exactly that many fractional digits
+// ("2024-01-02T03:04:05.120000Z" for width 6); any other width uses
+// ISO_OFFSET_DATE_TIME, which prints seconds always and the fraction only
+// when non-zero, trailing zeros stripped ("2024-01-02T03:04:05.12Z").
+// Years follow ISO_LOCAL_DATE: four digits, '+' above 9999, '-' before year
+// 0 (proleptic, year 0 = 1 BC, as in Go).
+//
+// PostgreSQL's ±infinity, which Debezium writes as "infinity"/"-infinity",
+// has no µs value; we take math.MaxInt64 / math.MinInt64 to mean them.
+func appendZonedTimestamp(b []byte, micros int64, width int) []byte {
+	switch micros {
+	case math.MaxInt64:
+		return append(b, `"infinity"`...)
+	case math.MinInt64:
+		return append(b, `"-infinity"`...)
+	}
+	t := time.UnixMicro(micros).UTC()
+	year, month, day := t.Date()
+	hour, minute, sec := t.Clock()
+	nanos := t.Nanosecond()
+
+	b = append(b, '"')
+	switch {
+	case year > 9999:
+		b = append(b, '+')
+		b = appendPadded(b, year, 4)
+	case year < 0:
+		b = append(b, '-')
+		b = appendPadded(b, -year, 4)
+	default:
+		b = appendPadded(b, year, 4)
+	}
+	b = append(b, '-')
+	b = appendPadded(b, int(month), 2)
+	b = append(b, '-')
+	b = appendPadded(b, day, 2)
+	b = append(b, 'T')
+	b = appendPadded(b, hour, 2)
+	b = append(b, ':')
+	b = appendPadded(b, minute, 2)
+	b = append(b, ':')
+	b = appendPadded(b, sec, 2)
+	if width >= 1 && width <= 9 {
+		b = append(b, '.')
+		b = appendFraction(b, nanos, width)
+	} else if nanos != 0 {
+		digits := 9
+		for n := nanos; n%10 == 0; n /= 10 {
+			digits--
+		}
+		b = append(b, '.')
+		b = appendFraction(b, nanos, digits)
+	}
+	return append(b, 'Z', '"')
+}
+
+// appendPadded appends a non-negative v with at least width digits.
+func appendPadded(b []byte, v, width int) []byte {
+	var buf [20]byte
+	i := len(buf)
+	for v >= 10 {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	i--
+	buf[i] = byte('0' + v)
+	for n := len(buf) - i; n < width; n++ {
+		b = append(b, '0')
+	}
+	return append(b, buf[i:]...)
+}
+
+// appendFraction appends the first digits (1–9) of a nanosecond fraction,
+// truncating as java.time's appendFraction does.
+func appendFraction(b []byte, nanos, digits int) []byte {
+	var buf [9]byte
+	for i := 8; i >= 0; i-- {
+		buf[i] = byte('0' + nanos%10)
+		nanos /= 10
+	}
+	return append(b, buf[:digits]...)
+}

@@ -1,0 +1,73 @@
+package debezium
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// maxTopicLen is Kafka's limit on topic name length.
+const maxTopicLen = 249
+
+// topicName builds <prefix>.<schema>.<table>, or <prefix>.<db>.<table> for a
+// table without a schema, the way Debezium's default topic naming strategy
+// does: blank parts are skipped, then every character outside
+// [A-Za-z0-9._-] becomes '_' (one per UTF-16 unit, as Java iterates a
+// String's chars), the name is cut to 249 characters, and "." / ".." become
+// "_" / "__". Debezium logs a warning when it changes a name; callers that
+// care can compare Topic with the raw name.
+func topicName(prefix string, id change.TableID) string {
+	mid := id.Schema
+	if mid == "" {
+		mid = id.DB
+	}
+	var b strings.Builder
+	for _, part := range [...]string{prefix, mid, id.Name} {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(part)
+	}
+	return sanitizeTopic(b.String())
+}
+
+func sanitizeTopic(s string) string {
+	var b []byte
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if validTopicByte(c) {
+				b = append(b, c)
+			} else {
+				b = append(b, '_')
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		b = append(b, '_')
+		if r > 0xFFFF { // a surrogate pair in Java: two chars
+			b = append(b, '_')
+		}
+		i += size
+	}
+	if len(b) > maxTopicLen {
+		b = b[:maxTopicLen]
+	}
+	switch string(b) {
+	case ".":
+		return "_"
+	case "..":
+		return "__"
+	}
+	return string(b)
+}
+
+func validTopicByte(c byte) bool {
+	return c == '.' || c == '_' || c == '-' ||
+		'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
+}

@@ -1,0 +1,163 @@
+package debezium
+
+import (
+	"encoding/base64"
+	"math"
+	"strconv"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// unavailablePlaceholder is Debezium's default unavailable.value.placeholder,
+// written for PostgreSQL values the server did not send (unchanged TOAST).
+const unavailablePlaceholder = "__debezium_unavailable_value"
+
+// unavailableBytesJSON is the placeholder for a bytes column: Debezium sends
+// the placeholder's bytes, which JsonConverter base64-encodes.
+var unavailableBytesJSON = `"` + base64.StdEncoding.EncodeToString([]byte(unavailablePlaceholder)) + `"`
+
+// appendValue appends one column value. Errors are sentinels (no
+// allocation); the caller wraps them with the table and column.
+func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
+	switch v.Kind {
+	case change.Null:
+		if p.optional {
+			return append(b, "null"...), nil
+		}
+		return p.appendFallback(b), nil
+	case change.Unavailable:
+		return p.appendUnavailable(b)
+	}
+	switch p.enc {
+	case encBool:
+		if v.Kind != change.Int {
+			return b, ErrValueKind
+		}
+		switch v.Int {
+		case 0:
+			return append(b, "false"...), nil
+		case 1:
+			return append(b, "true"...), nil
+		}
+		return b, ErrValueRange
+	case encInt16:
+		return appendIntIn(b, v, math.MinInt16, math.MaxInt16)
+	case encInt32, encDate:
+		return appendIntIn(b, v, math.MinInt32, math.MaxInt32)
+	case encInt64, encTimeMicros, encTimestampMicros:
+		if v.Kind != change.Int {
+			return b, ErrValueKind
+		}
+		return strconv.AppendInt(b, v.Int, 10), nil
+	case encTimeMillis:
+		if v.Kind != change.Int {
+			return b, ErrValueKind
+		}
+		ms := floorDiv(v.Int, 1000)
+		if ms < math.MinInt32 || ms > math.MaxInt32 {
+			return b, ErrValueRange
+		}
+		return strconv.AppendInt(b, ms, 10), nil
+	case encTimestampMillis:
+		if v.Kind != change.Int {
+			return b, ErrValueKind
+		}
+		return strconv.AppendInt(b, floorDiv(v.Int, 1000), 10), nil
+	case encTimeNanos, encTimestampNanos:
+		// Values are µs; precisions above 6 (not PostgreSQL) lose nothing
+		// more than the source already did.
+		if v.Kind != change.Int {
+			return b, ErrValueKind
+		}
+		if v.Int > math.MaxInt64/1000 || v.Int < math.MinInt64/1000 {
+			return b, ErrValueRange
+		}
+		return strconv.AppendInt(b, v.Int*1000, 10), nil
+	case encFloat32:
+		if v.Kind != change.Float {
+			return b, ErrValueKind
+		}
+		return appendJavaFloat(b, float64(float32(v.Float)), 32), nil
+	case encFloat64:
+		if v.Kind != change.Float {
+			return b, ErrValueKind
+		}
+		return appendJavaFloat(b, v.Float, 64), nil
+	case encDecimal:
+		if v.Kind != change.Text {
+			return b, ErrValueKind
+		}
+		return appendDecimalFixed(b, v.Bytes, p.scale)
+	case encVarDecimal:
+		if v.Kind != change.Text {
+			return b, ErrValueKind
+		}
+		return appendDecimalVariable(b, v.Bytes)
+	case encString:
+		if v.Kind != change.Text {
+			return b, ErrValueKind
+		}
+		return appendString(b, v.Bytes), nil
+	case encBytes:
+		if v.Kind != change.Binary {
+			return b, ErrValueKind
+		}
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, v.Bytes)
+		return append(b, '"'), nil
+	case encZoned:
+		if v.Kind != change.Int {
+			return b, ErrValueKind
+		}
+		return appendZonedTimestamp(b, v.Int, p.width), nil
+	}
+	return b, ErrValueKind
+}
+
+func appendIntIn(b []byte, v *change.Value, lo, hi int64) ([]byte, error) {
+	if v.Kind != change.Int {
+		return b, ErrValueKind
+	}
+	if v.Int < lo || v.Int > hi {
+		return b, ErrValueRange
+	}
+	return strconv.AppendInt(b, v.Int, 10), nil
+}
+
+// appendFallback writes a null that arrived for a required (NOT NULL)
+// column. Debezium does not write null there — JsonConverter would reject
+// it — but the converter's fallback value (JdbcValueConverters.convertValue:
+// the schema default, else a per-type zero). This happens for real in
+// PostgreSQL deletes under REPLICA IDENTITY DEFAULT, whose old row has only
+// the key columns.
+func (p *colPlan) appendFallback(b []byte) []byte {
+	switch p.enc {
+	case encBool:
+		return append(b, "false"...)
+	case encFloat32, encFloat64:
+		return append(b, "0.0"...)
+	case encDecimal:
+		return append(b, `"AA=="`...)
+	case encVarDecimal:
+		return append(b, `{"scale":0,"value":"AA=="}`...)
+	case encString, encBytes:
+		return append(b, `""`...)
+	case encZoned:
+		return append(b, `"1970-01-01T00:00:00Z"`...)
+	}
+	return append(b, '0') // integers, dates, times, timestamps: the epoch
+}
+
+// appendUnavailable writes Debezium's placeholder for a value PostgreSQL did
+// not send. Only variable-length types can be TOASTed: text-like columns get
+// the placeholder string, bytea its bytes. Other kinds have no placeholder
+// in Debezium's PostgreSQL connector and are an error.
+func (p *colPlan) appendUnavailable(b []byte) ([]byte, error) {
+	switch p.enc {
+	case encString:
+		return append(b, `"`+unavailablePlaceholder+`"`...), nil
+	case encBytes:
+		return append(b, unavailableBytesJSON...), nil
+	}
+	return b, ErrUnavailable
+}

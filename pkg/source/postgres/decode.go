@@ -1,0 +1,372 @@
+package postgres
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// Type OIDs of the built-in types this source maps (pg_type.dat).
+const (
+	oidBool        = 16
+	oidBytea       = 17
+	oidName        = 19
+	oidInt8        = 20
+	oidInt2        = 21
+	oidInt4        = 23
+	oidText        = 25
+	oidOID         = 26
+	oidJSON        = 114
+	oidXML         = 142
+	oidFloat4      = 700
+	oidFloat8      = 701
+	oidMoney       = 790
+	oidMacaddr     = 829
+	oidInet        = 869
+	oidCidr        = 650
+	oidBpchar      = 1042
+	oidVarchar     = 1043
+	oidDate        = 1082
+	oidTime        = 1083
+	oidTimestamp   = 1114
+	oidTimestampTZ = 1184
+	oidNumeric     = 1700
+	oidUUID        = 2950
+	oidJSONB       = 3802
+)
+
+// columnType maps a Postgres type (OID, typmod, name) to the neutral type.
+// Types without a mapping yet get KindUnknown and are left out of messages,
+// as Debezium does with include.unknown.datatypes=false.
+func columnType(oid uint32, typmod int32, name string) change.Type {
+	t := change.Type{Name: name, Precision: -1, Scale: -1, Length: -1}
+	switch oid {
+	case oidBool:
+		t.Kind = change.KindBool
+	case oidInt2:
+		t.Kind = change.KindInt16
+	case oidInt4:
+		t.Kind = change.KindInt32
+	case oidInt8, oidOID:
+		t.Kind = change.KindInt64
+	case oidFloat4:
+		t.Kind = change.KindFloat32
+	case oidFloat8:
+		t.Kind = change.KindFloat64
+	case oidNumeric:
+		t.Kind = change.KindDecimal
+		if typmod >= 4 {
+			t.Precision = int((typmod - 4) >> 16)
+			t.Scale = int((typmod - 4) & 0xffff)
+		}
+	case oidText, oidName, oidXML, oidMacaddr, oidInet, oidCidr, oidMoney:
+		t.Kind = change.KindString
+	case oidVarchar, oidBpchar:
+		t.Kind = change.KindString
+		if typmod >= 4 {
+			t.Length = int(typmod - 4)
+		}
+	case oidJSON, oidJSONB:
+		t.Kind = change.KindJSON
+	case oidUUID:
+		t.Kind = change.KindUUID
+	case oidBytea:
+		t.Kind = change.KindBytes
+	case oidDate:
+		t.Kind = change.KindDate
+	case oidTime:
+		t.Kind = change.KindTime
+		t.Precision = timePrecision(typmod)
+	case oidTimestamp:
+		t.Kind = change.KindTimestamp
+		t.Precision = timePrecision(typmod)
+	case oidTimestampTZ:
+		t.Kind = change.KindTimestampTZ
+		t.Precision = timePrecision(typmod)
+	default:
+		t.Kind = change.KindUnknown
+	}
+	return t
+}
+
+func timePrecision(typmod int32) int {
+	if typmod < 0 {
+		return 6
+	}
+	return int(typmod)
+}
+
+// decodeText turns a value in Postgres text output format (what pgoutput
+// and a text-format query send) into a Value for a column of type t. The
+// bytes come from the server, so every malformed input is an error, never
+// a panic. The returned Value may alias src.
+func decodeText(t change.Type, src []byte) (change.Value, error) {
+	switch t.Kind {
+	case change.KindBool:
+		switch string(src) {
+		case "t":
+			return change.IntValue(1), nil
+		case "f":
+			return change.IntValue(0), nil
+		}
+		return change.Value{}, fmt.Errorf("bad boolean %q", trunc(src))
+	case change.KindInt16, change.KindInt32, change.KindInt64:
+		i, err := strconv.ParseInt(string(src), 10, 64)
+		if err != nil {
+			// oid is unsigned 32-bit; it fits int64.
+			return change.Value{}, fmt.Errorf("bad integer %q", trunc(src))
+		}
+		return change.IntValue(i), nil
+	case change.KindFloat32, change.KindFloat64:
+		f, err := strconv.ParseFloat(string(src), 64)
+		if err != nil {
+			return change.Value{}, fmt.Errorf("bad float %q", trunc(src))
+		}
+		return change.FloatValue(f), nil
+	case change.KindDecimal:
+		if !validDecimal(src) {
+			return change.Value{}, fmt.Errorf("bad numeric %q", trunc(src))
+		}
+		return change.Value{Kind: change.Text, Bytes: src}, nil
+	case change.KindString, change.KindJSON, change.KindUUID:
+		return change.Value{Kind: change.Text, Bytes: src}, nil
+	case change.KindBytes:
+		if len(src) < 2 || src[0] != '\\' || src[1] != 'x' {
+			return change.Value{}, fmt.Errorf("bad bytea: want hex format (bytea_output=hex)")
+		}
+		b := make([]byte, hex.DecodedLen(len(src)-2))
+		if _, err := hex.Decode(b, src[2:]); err != nil {
+			return change.Value{}, fmt.Errorf("bad bytea: %v", err)
+		}
+		return change.BinaryValue(b), nil
+	case change.KindDate:
+		d, err := parseDate(src)
+		if err != nil {
+			return change.Value{}, err
+		}
+		return change.IntValue(d), nil
+	case change.KindTime:
+		us, err := parseClock(src)
+		if err != nil {
+			return change.Value{}, err
+		}
+		return change.IntValue(us), nil
+	case change.KindTimestamp, change.KindTimestampTZ:
+		us, err := parseTimestamp(src, t.Kind == change.KindTimestampTZ)
+		if err != nil {
+			return change.Value{}, err
+		}
+		return change.IntValue(us), nil
+	}
+	return change.Value{}, fmt.Errorf("type %s has no decoder", t.Name)
+}
+
+func trunc(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "…"
+	}
+	return string(b)
+}
+
+// validDecimal accepts Postgres numeric output: [-]digits[.digits], NaN,
+// Infinity, -Infinity.
+func validDecimal(b []byte) bool {
+	switch string(b) {
+	case "NaN", "Infinity", "-Infinity":
+		return true
+	}
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits, dot := 0, false
+	for ; i < len(b); i++ {
+		switch c := b[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
+
+// Sentinels for ±infinity dates and timestamps, as Debezium writes them.
+const (
+	infinityMicros    = int64(9223372036825200000)
+	negInfinityMicros = int64(-9223372036832400000)
+)
+
+// parseDate parses YYYY-MM-DD (optionally " BC") to days since the epoch.
+func parseDate(b []byte) (int64, error) {
+	switch string(b) {
+	case "infinity":
+		return infinityMicros / 86400e6, nil
+	case "-infinity":
+		return negInfinityMicros / 86400e6, nil
+	}
+	y, m, d, rest, err := splitDate(b)
+	if err != nil || len(rest) != 0 {
+		return 0, fmt.Errorf("bad date %q", trunc(b))
+	}
+	return daysFromCivil(y, m, d), nil
+}
+
+// parseClock parses HH:MM:SS[.ffffff] to µs since midnight (24:00:00 allowed).
+func parseClock(b []byte) (int64, error) {
+	us, rest, err := splitClock(b)
+	if err != nil || len(rest) != 0 {
+		return 0, fmt.Errorf("bad time %q", trunc(b))
+	}
+	return us, nil
+}
+
+// parseTimestamp parses "YYYY-MM-DD HH:MM:SS[.ffffff][±HH[:MM[:SS]]][ BC]"
+// (DateStyle ISO) to µs since the epoch; with tz the offset is required
+// and applied.
+func parseTimestamp(b []byte, tz bool) (int64, error) {
+	switch string(b) {
+	case "infinity":
+		if tz {
+			return math.MaxInt64, nil // the encoder writes "infinity"
+		}
+		return infinityMicros, nil
+	case "-infinity":
+		if tz {
+			return math.MinInt64, nil
+		}
+		return negInfinityMicros, nil
+	}
+	bad := fmt.Errorf("bad timestamp %q", trunc(b))
+	y, m, d, rest, err := splitDate(b)
+	if err != nil || len(rest) < 1 || rest[0] != ' ' {
+		return 0, bad
+	}
+	clock, rest, err := splitClock(rest[1:])
+	if err != nil {
+		return 0, bad
+	}
+	var offset int64
+	if tz {
+		if len(rest) < 3 || (rest[0] != '+' && rest[0] != '-') {
+			return 0, bad
+		}
+		sign := int64(1)
+		if rest[0] == '-' {
+			sign = -1
+		}
+		rest = rest[1:]
+		secs := int64(0)
+		for part := 0; part < 3 && len(rest) >= 2; part++ {
+			n, ok := atoi2(rest)
+			if !ok {
+				return 0, bad
+			}
+			secs = secs*60 + int64(n)
+			rest = rest[2:]
+			if len(rest) > 0 && rest[0] == ':' {
+				rest = rest[1:]
+				continue
+			}
+			for p := part + 1; p < 3; p++ {
+				secs *= 60
+			}
+			break
+		}
+		offset = sign * secs * 1e6
+	}
+	if string(rest) == " BC" {
+		y = 1 - y
+		rest = nil
+	}
+	if len(rest) != 0 {
+		return 0, bad
+	}
+	return daysFromCivil(y, m, d)*86400e6 + clock - offset, nil
+}
+
+func splitDate(b []byte) (y, m, d int64, rest []byte, err error) {
+	i := 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	if i < 4 || len(b) < i+6 || b[i] != '-' || b[i+3] != '-' {
+		return 0, 0, 0, nil, fmt.Errorf("bad date")
+	}
+	y, _ = strconv.ParseInt(string(b[:i]), 10, 64)
+	mm, ok1 := atoi2(b[i+1:])
+	dd, ok2 := atoi2(b[i+4:])
+	if !ok1 || !ok2 || mm < 1 || mm > 12 || dd < 1 || dd > 31 {
+		return 0, 0, 0, nil, fmt.Errorf("bad date")
+	}
+	rest = b[i+6:]
+	if len(rest) >= 3 && string(rest[:3]) == " BC" && (len(rest) == 3) {
+		y = 1 - y
+		rest = rest[3:]
+	}
+	return y, int64(mm), int64(dd), rest, nil
+}
+
+func splitClock(b []byte) (us int64, rest []byte, err error) {
+	if len(b) < 8 || b[2] != ':' || b[5] != ':' {
+		return 0, nil, fmt.Errorf("bad time")
+	}
+	h, ok1 := atoi2(b)
+	mi, ok2 := atoi2(b[3:])
+	s, ok3 := atoi2(b[6:])
+	if !ok1 || !ok2 || !ok3 || h > 24 || mi > 59 || s > 60 {
+		return 0, nil, fmt.Errorf("bad time")
+	}
+	us = (int64(h)*3600 + int64(mi)*60 + int64(s)) * 1e6
+	rest = b[8:]
+	if len(rest) > 0 && rest[0] == '.' {
+		rest = rest[1:]
+		scale := int64(100000)
+		n := 0
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			if n < 6 {
+				us += int64(rest[n]-'0') * scale
+				scale /= 10
+			}
+			n++
+		}
+		if n == 0 {
+			return 0, nil, fmt.Errorf("bad time")
+		}
+		rest = rest[n:]
+	}
+	return us, rest, nil
+}
+
+func atoi2(b []byte) (int, bool) {
+	if len(b) < 2 || b[0] < '0' || b[0] > '9' || b[1] < '0' || b[1] > '9' {
+		return 0, false
+	}
+	return int(b[0]-'0')*10 + int(b[1]-'0'), true
+}
+
+// daysFromCivil converts a proleptic Gregorian date to days since
+// 1970-01-01 (Howard Hinnant's algorithm).
+func daysFromCivil(y, m, d int64) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
+
+// micros converts a time to µs since the epoch.
+func micros(t time.Time) int64 { return t.UnixMicro() }

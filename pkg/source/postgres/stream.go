@@ -1,0 +1,222 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// statusInterval is how often the acknowledged position is reported to the
+// server when it does not ask sooner.
+const statusInterval = time.Second
+
+// txState is the transaction being decoded.
+type txState struct {
+	finalLSN     uint64
+	xid          uint32
+	commitMicros int64
+	index        int
+}
+
+// stream starts logical replication at start and emits every change of a
+// published table, then a position marker at each commit.
+func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Context, *change.Event) error) error {
+	args := []string{"proto_version '1'", "publication_names " + quoteLiteral(s.pub)}
+	if err := retryActive(ctx, func() error {
+		return pglogrepl.StartReplication(ctx, s.repl, s.slot, pglogrepl.LSN(start), pglogrepl.StartReplicationOptions{PluginArgs: args})
+	}); err != nil {
+		return fmt.Errorf("start replication on slot %s: %w", s.slot, err)
+	}
+	var tx txState
+	next := time.Now().Add(statusInterval)
+	for {
+		if time.Now().After(next) {
+			if err := s.sendStatus(ctx); err != nil {
+				return err
+			}
+			next = time.Now().Add(statusInterval)
+		}
+		rctx, cancel := context.WithDeadline(ctx, next)
+		msg, err := s.repl.ReceiveMessage(rctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if pgconn.Timeout(err) {
+				continue
+			}
+			return fmt.Errorf("replication stream: %w", err)
+		}
+		switch msg := msg.(type) {
+		case *pgproto3.ErrorResponse:
+			return fmt.Errorf("replication stream: %w", pgconn.ErrorResponseToPgError(msg))
+		case *pgproto3.CopyData:
+			if len(msg.Data) == 0 {
+				continue
+			}
+			switch msg.Data[0] {
+			case pglogrepl.PrimaryKeepaliveMessageByteID:
+				ka, err := pglogrepl.ParsePrimaryKeepaliveMessage(msg.Data[1:])
+				if err != nil {
+					return fmt.Errorf("replication stream: %w", err)
+				}
+				if ka.ReplyRequested {
+					next = time.Time{}
+				}
+			case pglogrepl.XLogDataByteID:
+				xld, err := pglogrepl.ParseXLogData(msg.Data[1:])
+				if err != nil {
+					return fmt.Errorf("replication stream: %w", err)
+				}
+				if err := s.handle(ctx, &tx, xld, emit); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// sendStatus reports the acknowledged LSN as written, flushed and applied:
+// the server may recycle WAL only up to what is durably checkpointed.
+func (s *Source) sendStatus(ctx context.Context) error {
+	lsn := pglogrepl.LSN(s.acked.Load())
+	err := pglogrepl.SendStandbyStatusUpdate(ctx, s.repl, pglogrepl.StandbyStatusUpdate{
+		WALWritePosition: lsn, WALFlushPosition: lsn, WALApplyPosition: lsn,
+	})
+	if err != nil {
+		return fmt.Errorf("send standby status: %w", err)
+	}
+	return nil
+}
+
+// handle decodes one pgoutput message.
+func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData, emit func(context.Context, *change.Event) error) error {
+	m, err := pglogrepl.Parse(xld.WALData)
+	if err != nil {
+		return fmt.Errorf("decode pgoutput message at %s: %w", xld.WALStart, err)
+	}
+	switch m := m.(type) {
+	case *pglogrepl.RelationMessage:
+		return s.relation(ctx, m)
+	case *pglogrepl.BeginMessage:
+		*tx = txState{finalLSN: uint64(m.FinalLSN), xid: m.Xid, commitMicros: micros(m.CommitTime)}
+	case *pglogrepl.CommitMessage:
+		pos := position{Slot: s.slot, LSN: formatLSN(uint64(m.TransactionEndLSN)), Backfilled: true}
+		return emit(ctx, &change.Event{Position: pos.encode()})
+	case *pglogrepl.InsertMessage:
+		return s.row(ctx, tx, xld, m.RelationID, change.OpCreate, 0, nil, m.Tuple, emit)
+	case *pglogrepl.UpdateMessage:
+		return s.row(ctx, tx, xld, m.RelationID, change.OpUpdate, m.OldTupleType, m.OldTuple, m.NewTuple, emit)
+	case *pglogrepl.DeleteMessage:
+		return s.row(ctx, tx, xld, m.RelationID, change.OpDelete, m.OldTupleType, m.OldTuple, nil, emit)
+	}
+	// Truncate, Type, Origin and logical messages publish nothing
+	// (Debezium skips truncates by default).
+	return nil
+}
+
+// relation refreshes a table's shape from a Relation message: column order
+// and types from the message, nullability and primary key from the catalog.
+func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) error {
+	rel := &relation{oid: m.RelationID, schema: m.Namespace, name: m.RelationName}
+	if err := describe(ctx, s.conn, rel); err != nil {
+		return err
+	}
+	byName := map[string]catalogColumn{}
+	for _, c := range rel.columns {
+		byName[c.name] = c
+	}
+	rel.columns = rel.columns[:0:0]
+	for _, c := range m.Columns {
+		cc := byName[c.Name]
+		cc.name, cc.typOID, cc.typmod = c.Name, c.DataType, c.TypeModifier
+		rel.columns = append(rel.columns, cc)
+	}
+	s.rels[m.RelationID] = rel
+	s.tables[m.RelationID] = rel.table(s.connCfg.Database, s.tables[m.RelationID])
+	return nil
+}
+
+func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, relID uint32, op change.Op,
+	oldType uint8, oldTuple, newTuple *pglogrepl.TupleData, emit func(context.Context, *change.Event) error) error {
+	t, ok := s.tables[relID]
+	if !ok {
+		return fmt.Errorf("pgoutput: change for unknown relation %d at %s", relID, xld.WALStart)
+	}
+	rel := s.rels[relID]
+	ev := &change.Event{
+		Table: t,
+		Op:    op,
+		Source: change.Source{
+			Connector:    "postgresql",
+			Name:         s.opts.TopicPrefix,
+			DB:           s.connCfg.Database,
+			Schema:       rel.schema,
+			Table:        rel.name,
+			CommitMicros: tx.commitMicros,
+			TxID:         int64(tx.xid),
+			LSN:          int64(xld.WALStart),
+		},
+		ID: fmt.Sprintf("pg:%s:%d", formatLSN(tx.finalLSN), tx.index),
+	}
+	tx.index++
+	var err error
+	if newTuple != nil {
+		if ev.After, err = decodeTuple(t, newTuple); err != nil {
+			return fmt.Errorf("%s.%s at %s: %w", rel.schema, rel.name, xld.WALStart, err)
+		}
+	}
+	if oldTuple != nil {
+		if ev.Before, err = decodeTuple(t, oldTuple); err != nil {
+			return fmt.Errorf("%s.%s at %s: %w", rel.schema, rel.name, xld.WALStart, err)
+		}
+	}
+	if op == change.OpUpdate && oldType == pglogrepl.UpdateMessageTupleTypeKey && ev.Before != nil {
+		// The primary key changed: like Debezium, a delete of the old key
+		// and a create of the new one.
+		del := *ev
+		del.Op, del.After, del.ID = change.OpDelete, nil, ev.ID+":old"
+		if err := emit(ctx, &del); err != nil {
+			return err
+		}
+		ev.Op, ev.Before = change.OpCreate, nil
+	} else if op == change.OpUpdate && oldType != pglogrepl.UpdateMessageTupleTypeOld {
+		ev.Before = nil
+	}
+	return emit(ctx, ev)
+}
+
+// decodeTuple turns a pgoutput tuple into a row of t.
+func decodeTuple(t *change.Table, td *pglogrepl.TupleData) (change.Row, error) {
+	if len(td.Columns) != len(t.Columns) {
+		return nil, fmt.Errorf("tuple has %d columns, relation has %d", len(td.Columns), len(t.Columns))
+	}
+	row := make(change.Row, len(td.Columns))
+	for i, c := range td.Columns {
+		switch c.DataType {
+		case pglogrepl.TupleDataTypeNull:
+		case pglogrepl.TupleDataTypeToast:
+			row[i] = change.Value{Kind: change.Unavailable}
+		case pglogrepl.TupleDataTypeText:
+			if t.Columns[i].Type.Kind == change.KindUnknown {
+				continue
+			}
+			v, err := decodeText(t.Columns[i].Type, c.Data)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", t.Columns[i].Name, err)
+			}
+			row[i] = v
+		default:
+			return nil, errors.New("column " + t.Columns[i].Name + ": binary tuple data is not expected with proto_version 1")
+		}
+	}
+	return row, nil
+}

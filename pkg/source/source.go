@@ -1,0 +1,74 @@
+// Package source defines what every database source implements and a
+// registry from source.type to constructor, so the CLI never switches on
+// database kinds. Implementations live in the sub-packages.
+package source
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/config"
+)
+
+// Source reads one database: backfill, then streaming.
+type Source interface {
+	// Run backfills (when configured and not done) and then streams changes,
+	// calling emit for each event in source order, until ctx is done or an
+	// error occurs. from is the last checkpointed position (nil: fresh
+	// start). emit may block (backpressure); its error stops Run.
+	Run(ctx context.Context, from change.Position, emit func(context.Context, *change.Event) error) error
+	// Ack tells the source that everything up to pos is durably
+	// checkpointed, so it may release log space. Safe to call from any
+	// goroutine; it does not block on the network.
+	Ack(pos change.Position)
+	// Close releases connections.
+	Close() error
+}
+
+// Options are what every source constructor gets.
+type Options struct {
+	Pipeline    string        // the pipeline name
+	TopicPrefix string        // Debezium's logical server name
+	Config      config.Source // the source section, validated
+}
+
+// Constructor makes a Source.
+type Constructor func(ctx context.Context, opts Options) (Source, error)
+
+var (
+	mu       sync.Mutex
+	registry = map[string]Constructor{}
+)
+
+// Register makes a source type available; sub-packages call it from init.
+func Register(typ string, c Constructor) {
+	mu.Lock()
+	defer mu.Unlock()
+	registry[typ] = c
+}
+
+// New makes the Source for opts.Config.Type.
+func New(ctx context.Context, opts Options) (Source, error) {
+	mu.Lock()
+	c, ok := registry[opts.Config.Type]
+	mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("source.type %q is not supported (have %v)", opts.Config.Type, Types())
+	}
+	return c(ctx, opts)
+}
+
+// Types lists the registered source types.
+func Types() []string {
+	mu.Lock()
+	defer mu.Unlock()
+	var ts []string
+	for t := range registry {
+		ts = append(ts, t)
+	}
+	sort.Strings(ts)
+	return ts
+}
