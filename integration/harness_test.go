@@ -215,6 +215,9 @@ type message struct {
 	Key       map[string]any
 	Value     map[string]any // nil for a tombstone
 	Headers   map[string]string
+	// ProducerID tells apart the processes that wrote (one idempotent
+	// producer id per process).
+	ProducerID int64
 }
 
 func (m message) payload() map[string]any {
@@ -256,7 +259,7 @@ func readTopic(t *testing.T, topic string) []message {
 		}
 		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch %s: %v", topic, err) })
 		fs.EachRecord(func(r *kgo.Record) {
-			m := message{Partition: r.Partition, Offset: r.Offset, Headers: map[string]string{}}
+			m := message{Partition: r.Partition, Offset: r.Offset, Headers: map[string]string{}, ProducerID: r.ProducerID}
 			if err := json.Unmarshal(r.Key, &m.Key); err != nil {
 				t.Fatalf("key at %d/%d is not JSON: %v: %s", r.Partition, r.Offset, err, r.Key)
 			}

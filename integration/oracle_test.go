@@ -61,28 +61,57 @@ func TestNoGapsAcrossKills(t *testing.T) {
 
 	// Let the last incarnation catch up, then stop it gracefully.
 	want := w.committed()
-	// Caught up: at least as many records as changes, and no more arriving.
+	awaitCatchUp(t, topic, int64(500+len(want)))
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+	res := verifyOracle(t, topic, w)
+	t.Logf("oracle: %d committed changes (+500 backfilled rows), %d rolled back, %d kills, %s",
+		len(want), len(w.rolledBack), kills, res)
+	if res.gaps > 0 {
+		t.Fatalf("%d gaps", res.gaps)
+	}
+}
+
+// awaitCatchUp waits until topic holds at least min records and no more
+// arrive.
+func awaitCatchUp(t *testing.T, topic string, min int64) {
+	t.Helper()
 	prev := int64(-1)
 	waitFor(t, 120*time.Second, "every committed change", func() bool {
 		n := topicEnd(topic)
-		stable := n == prev && n >= int64(500+len(want))
+		stable := n == prev && n >= min
 		prev = n
 		time.Sleep(2 * time.Second)
 		return stable
 	})
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
-	}
+}
 
+// oracleResult is what verifyOracle found.
+type oracleResult struct {
+	changes, messages, gaps, dups, reversals int
+}
+
+func (r oracleResult) String() string {
+	return fmt.Sprintf("%d messages read, %d gaps, %d duplicates, %d reversals", r.messages, r.gaps, r.dups, r.reversals)
+}
+
+// verifyOracle reads topic from the start and checks it against what w
+// committed: every committed change present (gaps are errors), no
+// rolled-back value, per key the first occurrences in seq order.
+// Duplicates are counted, not errors.
+func verifyOracle(t *testing.T, topic string, w *writer) oracleResult {
+	t.Helper()
+	want := w.committed()
 	msgs := readTopic(t, topic)
+	res := oracleResult{changes: len(want), messages: len(msgs)}
 	seen := map[string]bool{}    // event ids
 	got := map[change3]bool{}    // (op, k, seq) published
 	lastSeq := map[int64]int64{} // per key, seq of the last first-occurrence
-	dups, reversals := 0, 0
 	for _, m := range msgs {
 		id := m.Headers["tributary-event-id"]
 		if seen[id] {
-			dups++
+			res.dups++
 			continue
 		}
 		seen[id] = true
@@ -95,7 +124,7 @@ func TestNoGapsAcrossKills(t *testing.T) {
 		k, seq := int64(row["k"].(float64)), int64(row["seq"].(float64))
 		got[change3{op, k, seq}] = true
 		if seq < lastSeq[k] {
-			reversals++
+			res.reversals++
 			t.Errorf("key %d: seq %d published after seq %d", k, seq, lastSeq[k])
 		}
 		lastSeq[k] = seq
@@ -103,20 +132,15 @@ func TestNoGapsAcrossKills(t *testing.T) {
 			t.Errorf("rolled-back seq %d (key %d) was published", seq, k)
 		}
 	}
-	gaps := 0
 	for _, c := range want {
 		if !got[c] {
-			gaps++
-			if gaps <= 10 {
+			res.gaps++
+			if res.gaps <= 10 {
 				t.Errorf("gap: committed %s k=%d seq=%d never published", c.op, c.k, c.seq)
 			}
 		}
 	}
-	t.Logf("oracle: %d committed changes (+500 backfilled rows), %d rolled back, %d kills, %d messages read, %d gaps, %d duplicates, %d reversals",
-		len(want), len(w.rolledBack), kills, len(msgs), gaps, dups, reversals)
-	if gaps > 0 {
-		t.Fatalf("%d gaps", gaps)
-	}
+	return res
 }
 
 type change3 struct {

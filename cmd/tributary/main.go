@@ -20,6 +20,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/config"
 
+	_ "github.com/tributary-cdc/tributary/pkg/source/mysql"    // registers source.type mysql
 	_ "github.com/tributary-cdc/tributary/pkg/source/postgres" // registers source.type postgres
 )
 
@@ -36,9 +37,10 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"run":      {"backfill, then stream changes until SIGTERM", runPipeline},
-	"validate": {"check the configuration; exit 2 listing every problem", validate},
-	"status":   {"show the pipeline's checkpoint", status},
+	"run":             {"backfill, then stream changes until SIGTERM", runPipeline},
+	"validate":        {"check the configuration; exit 2 listing every problem", validate},
+	"status":          {"show the pipeline's checkpoint", status},
+	"test-connection": {"sign in to Kafka, reach every broker, check topic permissions (--json)", testConnection},
 }
 
 func main() {
@@ -53,7 +55,13 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 	cmd := commands[args[0]]
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	ref := fs.String("config", "", "pipeline configuration: a YAML or JSON file")
+	ref := fs.String("config", "", "pipeline configuration: a YAML or JSON file, or ssm:/parameter/name")
+	if args[0] == "test-connection" {
+		fs.BoolVar(&jsonOutput, "json", false, "print the report as JSON")
+	}
+	if args[0] == "run" {
+		fs.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://<addr>/metrics (e.g. 127.0.0.1:9464)")
+	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return exitUsage
 	}

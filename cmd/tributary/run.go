@@ -6,30 +6,30 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
+	"github.com/tributary-cdc/tributary/pkg/metrics"
 	"github.com/tributary-cdc/tributary/pkg/pipeline"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
-// openStore opens the configured checkpoint store, taking ownership of the
-// pipeline.
-func openStore(cfg *config.Config) (checkpoint.Store, error) {
-	switch cfg.Checkpoint.Store {
-	case "", "file":
-		return checkpoint.OpenFile(cfg.Checkpoint.Path, cfg.Name)
-	}
-	return nil, &usageError{fmt.Sprintf("checkpoint.store: %q is not available in this build yet (use file)", cfg.Checkpoint.Store)}
-}
-
-func runPipeline(ctx context.Context, cfg *config.Config, log *slog.Logger, _ io.Writer) error {
-	store, err := openStore(cfg)
+func runPipeline(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer) error {
+	// Metrics first, so that a failure to start counts as an error too.
+	m, stopMetrics, err := startMetrics(cfg.Name, log, stdout)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	return stopMetrics(publish(ctx, cfg, log, m))
+}
+
+// publish runs the pipeline until ctx is done or it fails.
+func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metrics.Pipeline) error {
+	store, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close() // last: releases the lease after everything stopped
 	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix, Config: cfg.Source})
 	if err != nil {
 		return &usageError{err.Error()}
@@ -40,6 +40,9 @@ func runPipeline(ctx context.Context, cfg *config.Config, log *slog.Logger, _ io
 		return &usageError{err.Error()}
 	}
 	defer prod.Close()
+	if err := checkDestination(ctx, cfg, prod, log); err != nil {
+		return err
+	}
 	p := &pipeline.Pipeline{
 		Name:            cfg.Name,
 		Source:          src,
@@ -49,18 +52,18 @@ func runPipeline(ctx context.Context, cfg *config.Config, log *slog.Logger, _ io
 		Log:             log,
 		DeleteMode:      cfg.Destination.DeleteMode,
 		MaxMessageBytes: cfg.Destination.MaxMessageBytes,
+		CheckpointEvery: checkpointInterval(),
+
+		MessageCompression: cfg.Destination.MessageCompression,
+		Notifier:           rowSkippedNotifier(cfg, log),
+		Metrics:            m,
 	}
 	log.Info("starting", "source", cfg.Source.Type, "bootstrap_servers", cfg.Destination.BootstrapServers, "topic_prefix", cfg.Destination.TopicPrefix)
 	return p.Run(ctx)
 }
 
-func status(ctx context.Context, cfg *config.Config, _ *slog.Logger, stdout io.Writer) error {
-	store, err := openStore(cfg)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	cp, found, err := store.Load(ctx)
+func status(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer) error {
+	cp, found, err := readCheckpoint(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -69,5 +72,12 @@ func status(ctx context.Context, cfg *config.Config, _ *slog.Logger, stdout io.W
 		return nil
 	}
 	fmt.Fprintf(stdout, "pipeline %s: checkpoint %s (saved %s)\n", cfg.Name, cp.Position, cp.UpdatedAt.Format("2006-01-02T15:04:05Z07:00"))
+	if cp.Epoch > 0 {
+		owner := cp.Owner
+		if owner == "" {
+			owner = "none (released)"
+		}
+		fmt.Fprintf(stdout, "lease: owner %s, epoch %d\n", owner, cp.Epoch)
+	}
 	return nil
 }

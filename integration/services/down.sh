@@ -6,8 +6,10 @@
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 source "$SERVICES_DIR/kafka.sh"
 source "$SERVICES_DIR/postgres.sh"
+source "$SERVICES_DIR/mariadb.sh"
+source "$SERVICES_DIR/moto.sh"
 
-ALL=(kafka postgres)
+ALL=(kafka postgres mariadb moto)
 services=("$@")
 ((${#services[@]})) || services=("${ALL[@]}")
 for s in "${services[@]}"; do
@@ -21,5 +23,7 @@ for s in "${services[@]}"; do
   case $s in
   kafka) kafka_down ;;
   postgres) pg_down ;;
+  mariadb) mariadb_down ;;
+  moto) moto_down ;;
   esac
 done

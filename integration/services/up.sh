@@ -3,14 +3,18 @@
 # integration tests talk to, all on 127.0.0.1:
 #   kafka     Apache Kafka 4, one KRaft node, PLAINTEXT 127.0.0.1:9092 (no topic auto-creation)
 #   postgres  PostgreSQL, 127.0.0.1:5432, wal_level=logical, postgres/postgres
+#   mariadb   MariaDB, 127.0.0.1:3306, binlog ROW/FULL with GTIDs, root/root
+#   moto      AWS emulator (DynamoDB, SSM, SQS, STS, …), http://127.0.0.1:5000
 # With no SERVICE, starts them all. Also installs kcat and jq. Services that already run and
 # answer are left alone, so running it again is cheap. State: <repo>/.services (see README.md).
 
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 source "$SERVICES_DIR/kafka.sh"
 source "$SERVICES_DIR/postgres.sh"
+source "$SERVICES_DIR/mariadb.sh"
+source "$SERVICES_DIR/moto.sh"
 
-ALL=(postgres kafka)
+ALL=(postgres mariadb kafka moto)
 services=("$@")
 ((${#services[@]})) || services=("${ALL[@]}")
 for s in "${services[@]}"; do
@@ -27,6 +31,8 @@ for s in "${services[@]}"; do
   case $s in
   kafka) mapfile -t -O "${#packages[@]}" packages < <(kafka_packages) ;;
   postgres) mapfile -t -O "${#packages[@]}" packages < <(pg_packages) ;;
+  mariadb) mapfile -t -O "${#packages[@]}" packages < <(mariadb_packages) ;;
+  moto) mapfile -t -O "${#packages[@]}" packages < <(moto_packages) ;;
   esac
 done
 ((${#packages[@]} == 0)) || apt_install "${packages[@]}"
@@ -35,6 +41,12 @@ for s in "${services[@]}"; do
   case $s in
   kafka) kafka_up ;;
   postgres) pg_up ;;
+  mariadb) mariadb_up ;;
+  moto) moto_up ;;
   esac
 done
+# Debezium (embedded engine + connectors) for the side-by-side tests and the benchmark: jars
+# cached in .services/debezium, nothing to start. Needs javac (openjdk-17-jdk-headless).
+command -v javac >/dev/null || apt_install openjdk-17-jdk-headless
+bash "$REPO_ROOT/integration/debezium/build.sh" || die "integration/debezium/build.sh failed"
 say "ready: ${services[*]}"

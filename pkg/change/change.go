@@ -63,6 +63,15 @@ type Source struct {
 	TxID     int64 // 0 when unknown
 	LSN      int64 // Postgres: the change's LSN; 0 when unknown
 	Sequence string
+
+	// MySQL / MariaDB (binlog connectors); zero values mean unknown.
+	ServerID int64  // server_id of the server that wrote the event
+	GTID     string // the transaction's GTID ("uuid:n" or "domain-server-seq")
+	File     string // binlog file name
+	Pos      int64  // position of the event in File
+	Row      int32  // row number within the rows event
+	Thread   int64  // id of the thread that made the change; 0 when unknown
+	Query    string // the statement, when the server logs it
 }
 
 // Row holds one value per column of its Table, in column order.
@@ -78,6 +87,7 @@ const (
 	Text                  // Bytes holds UTF-8 text (strings, decimals as text, JSON, UUIDs)
 	Binary                // Bytes holds raw bytes
 	Unavailable           // the source did not send the value (unchanged TOAST)
+	Array                 // Elems holds the elements (KindArray columns)
 )
 
 // Value is one column value, in a form that needs no allocation to read.
@@ -87,6 +97,7 @@ type Value struct {
 	Int   int64
 	Float float64
 	Bytes []byte
+	Elems []Value // ValueKind Array only
 }
 
 // IntValue, FloatValue, TextValue and BinaryValue build Values.
@@ -110,6 +121,15 @@ func (v Value) String() string {
 		return "0x" + strconv.Quote(string(v.Bytes))
 	case Unavailable:
 		return "<unavailable>"
+	case Array:
+		s := "["
+		for i, e := range v.Elems {
+			if i > 0 {
+				s += ","
+			}
+			s += e.String()
+		}
+		return s + "]"
 	}
 	return "?"
 }

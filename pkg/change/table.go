@@ -21,6 +21,18 @@ const (
 	KindTime                    // Int, µs since midnight
 	KindTimestamp               // Int, µs since the epoch, no time zone
 	KindTimestampTZ             // Int, µs since the epoch, UTC
+	KindYear                    // Int, the year (MySQL YEAR)
+	KindEnum                    // Text, one of the values listed in Type.Values
+	KindSet                     // Text, members of Type.Values joined by ","
+	KindBits                    // Binary, little-endian, Type.Length bits (MySQL BIT(n), n > 1)
+	KindXML                     // Text, an XML document or fragment
+	KindTimeTZ                  // Int, µs since midnight UTC (a time with zone, moved to UTC)
+	// KindDuration: Int, µs, with Debezium's MicroDuration arithmetic (a
+	// month is 30.4375 days, a year 12 months).
+	KindDuration
+	// KindArray: a one-dimensional array of Type.Elem; the Value is of
+	// ValueKind Array with one element Value per item in Elems.
+	KindArray
 )
 
 // Type is a column's type: the neutral Kind plus what the source said.
@@ -29,7 +41,9 @@ type Type struct {
 	Name      string // the source's type name, e.g. "int4", "varchar"
 	Precision int    // digits for decimals, fractional-second digits for times; -1 when unspecified
 	Scale     int    // for decimals; -1 when unspecified (variable scale)
-	Length    int    // for character types; -1 when unspecified
+	Length    int    // for character types; bits for KindBits; -1 when unspecified
+	Values    string // KindEnum, KindSet: the allowed values in declaration order, joined by ","
+	Elem      *Type  // KindArray: the element type; nil otherwise
 }
 
 // Column is one column of a table.
@@ -37,6 +51,12 @@ type Column struct {
 	Name     string
 	Type     Type
 	Optional bool // nullable
+	// Default is the column's default value, held as a value of the
+	// column; nil when the column has no default. A Null Value means the
+	// column has a default the source cannot evaluate (an expression such
+	// as nextval() or now()); Debezium then writes the type's zero value
+	// as the default of a NOT NULL column and no default otherwise.
+	Default *Value
 }
 
 // TableID names a table in its source.

@@ -164,6 +164,19 @@ func (f *File) Save(ctx context.Context, cp Checkpoint) error {
 	return nil
 }
 
+// Owned implements Store: the flock holds until Close or the process ends.
+func (f *File) Owned() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lock == nil {
+		return fmt.Errorf("%w: %w", ErrLeaseLost, errClosed)
+	}
+	return nil
+}
+
+// Lost implements Store: a flock is never lost while the process lives.
+func (f *File) Lost() <-chan struct{} { return nil }
+
 // Close releases the pipeline. Later calls do nothing.
 func (f *File) Close() error {
 	f.mu.Lock()

@@ -303,7 +303,8 @@ func TestEnvReferences(t *testing.T) {
 		{"${env:1BAD}", "destination.password", "malformed ${env:…} reference"},
 		{"${env:OPEN", "destination.password", "unterminated ${env:…} reference"},
 		{"${ssm:/tributary/shop/kafka-password}", "destination.password",
-			"${ssm:/tributary/shop/kafka-password} cannot be resolved: ${ssm:…} references need the AWS build (not supported yet)"},
+			"${ssm:/tributary/shop/kafka-password} cannot be resolved: ${ssm:…} references are read from SSM by Load (--config), not by Parse"},
+		{"${ssm:bad name}", "destination.password", "malformed ${ssm:…} reference"},
 	} {
 		doc := strings.Replace(validYAML, "${env:TEST_KAFKA_PASSWORD}", `"`+tc.value+`"`, 1)
 		_, err := parse([]byte(doc), testEnv)
@@ -623,8 +624,7 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("bad file: %v", err)
 	}
 
-	if _, err := Load(context.Background(), "ssm:/tributary/shop"); !errors.Is(err, ErrSSMNotSupported) ||
-		!strings.Contains(err.Error(), "ssm:/tributary/shop") {
+	if _, err := Load(context.Background(), "ssm:bad name"); err == nil || !strings.Contains(err.Error(), "malformed SSM parameter name") {
 		t.Fatalf("ssm: %v", err)
 	}
 

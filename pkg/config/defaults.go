@@ -56,6 +56,9 @@ func (c *Config) ApplyDefaults() {
 	}
 	// Without a valid name there is no sensible default; Validate reports
 	// the name instead of a slot derived from it.
+	if c.Source.Type == SourceMySQL && c.Source.ServerID == 0 && validName.MatchString(c.Name) {
+		c.Source.ServerID = DefaultServerID(c.Name)
+	}
 	if c.Source.Type == SourcePostgres && validName.MatchString(c.Name) {
 		derived := "tributary_" + strings.ReplaceAll(c.Name, "-", "_")
 		setDefault(&c.Source.Slot, derived)

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"strings"
 )
 
@@ -31,12 +30,9 @@ func (e *Errors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// ErrSSMNotSupported is returned by Load for an ssm:/ reference: reading
-// SSM Parameter Store arrives with the AWS build.
-var ErrSSMNotSupported = errors.New("SSM Parameter Store needs the AWS build (not supported yet)")
-
-// ssmNotSupported is the rule broken by a ${ssm:…} reference in a field.
-const ssmNotSupported = "${ssm:…} references need the AWS build (not supported yet)"
+// ssmNeedsLoad is the rule broken by a ${ssm:…} reference given to Parse,
+// which reads no AWS service.
+const ssmNeedsLoad = "${ssm:…} references are read from SSM by Load (--config), not by Parse"
 
 func (e *Errors) add(field, message string) {
 	e.Problems = append(e.Problems, Problem{Field: field, Message: message})

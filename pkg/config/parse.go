@@ -17,10 +17,14 @@ func Parse(data []byte) (*Config, error) {
 }
 
 func parse(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
+	return parseWith(data, lookups{env: lookupEnv})
+}
+
+func parseWith(data []byte, l lookups) (*Config, error) {
 	var errs Errors
 	cfg := &Config{}
 	decodeDocument(data, cfg, &errs)
-	resolveReferences(cfg, lookupEnv, &errs)
+	resolveReferences(cfg, l, &errs)
 	cfg.ApplyDefaults()
 
 	// A field already reported (it would not decode, or a reference in it
@@ -49,24 +53,46 @@ func coveredBy(problems []Problem, field string) bool {
 }
 
 // Load reads the pipeline document that ref names and parses it. ref is a
-// file path; ssm:/parameter/name refers to SSM Parameter Store, which needs
-// the AWS build and fails with ErrSSMNotSupported for now. Problems in the
-// document come back as an *Errors (reachable with errors.As).
-func Load(ctx context.Context, ref string) (*Config, error) {
+// file path, or ssm:/parameter/name for a document kept in SSM Parameter
+// Store (read with decryption). ${ssm:/name} references in the document are
+// read from SSM with decryption too; the SSM client is made from the SDK's
+// standard environment (AWS_REGION, AWS_ENDPOINT_URL, …) only when one is
+// needed, unless WithSSMClient gives one. A missing document parameter is
+// a *ParameterError matching ErrParameterNotFound; problems in the
+// document, unresolvable references included, come back as an *Errors
+// (reachable with errors.As). No error holds a secret value.
+func Load(ctx context.Context, ref string, opts ...LoadOption) (*Config, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if ref == "" {
 		return nil, fmt.Errorf("config: no file given")
 	}
-	if strings.HasPrefix(ref, "ssm:") {
-		return nil, fmt.Errorf("config %s: %w", ref, ErrSSMNotSupported)
+	o := loadOptions{}
+	for _, opt := range opts {
+		opt(&o)
 	}
-	data, err := readFile(ref)
-	if err != nil {
-		return nil, err
+	params := &parameterReader{client: o.ssm}
+	var data []byte
+	if name, ok := strings.CutPrefix(ref, "ssm:"); ok {
+		if !ssmName.MatchString(name) {
+			return nil, fmt.Errorf("config %s: malformed SSM parameter name (letters, digits and '_', '.', '-', '/')", ref)
+		}
+		v, err := params.get(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("config %s: %w", ref, err)
+		}
+		data = []byte(v)
+	} else {
+		var err error
+		if data, err = readFile(ref); err != nil {
+			return nil, err
+		}
 	}
-	cfg, err := Parse(data)
+	cfg, err := parseWith(data, lookups{
+		env: os.LookupEnv,
+		ssm: func(name string) (string, error) { return params.get(ctx, name) },
+	})
 	if err != nil {
 		return nil, fmt.Errorf("config %s:\n%w", ref, err)
 	}

@@ -8,24 +8,32 @@ import (
 )
 
 // A string field may be, or contain, ${env:NAME} (an environment variable)
-// or ${ssm:/name} (an SSM SecureString, with the AWS build). Resolved values
-// are not scanned again, so a secret that happens to contain "${" stays as
-// it is. Other "${" text is left alone.
+// or ${ssm:/name} (an SSM parameter, SecureStrings decrypted; Load resolves
+// these, Parse cannot). Resolved values are not scanned again, so a secret
+// that happens to contain "${" stays as it is. Other "${" text is left alone.
 
 var (
 	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	ssmName = regexp.MustCompile(`^/?[A-Za-z0-9_.\-/]{1,1000}$`)
 )
 
-// resolveReferences replaces every ${env:…} reference in cfg's strings.
-// Problems name the field and the variable, never a value.
-func resolveReferences(cfg *Config, lookup func(string) (string, bool), errs *Errors) {
+// lookups are where references are read from.
+type lookups struct {
+	env func(name string) (string, bool)
+	// ssm reads a parameter (decrypted); nil where SSM is not available
+	// (Parse). Its errors name the parameter, never a value.
+	ssm func(name string) (string, error)
+}
+
+// resolveReferences replaces every ${env:…} and ${ssm:…} reference in cfg's
+// strings. Problems name the field and the variable, never a value.
+func resolveReferences(cfg *Config, l lookups, errs *Errors) {
 	eachString(reflect.ValueOf(cfg).Elem(), "", func(field string, s *string) {
-		*s = resolve(field, *s, lookup, errs)
+		*s = resolve(field, *s, l, errs)
 	})
 }
 
-func resolve(field, s string, lookup func(string) (string, bool), errs *Errors) string {
+func resolve(field, s string, l lookups, errs *Errors) string {
 	if !strings.Contains(s, "${") {
 		return s
 	}
@@ -63,18 +71,27 @@ func resolve(field, s string, lookup func(string) (string, bool), errs *Errors) 
 				errs.add(field, "malformed ${env:…} reference: a variable name is letters, digits and '_'")
 				continue
 			}
-			v, ok := lookup(name)
+			v, ok := l.env(name)
 			if !ok {
 				errs.add(field, fmt.Sprintf("environment variable %s is not set (referenced as ${env:%s})", name, name))
 				continue
 			}
 			b.WriteString(v)
 		case "ssm":
-			if ssmName.MatchString(name) {
-				errs.add(field, fmt.Sprintf("${ssm:%s} cannot be resolved: %s", name, ssmNotSupported))
-			} else {
-				errs.add(field, ssmNotSupported)
+			if !ssmName.MatchString(name) {
+				errs.add(field, "malformed ${ssm:…} reference: a parameter name is letters, digits and '_', '.', '-', '/'")
+				continue
 			}
+			if l.ssm == nil {
+				errs.add(field, fmt.Sprintf("${ssm:%s} cannot be resolved: %s", name, ssmNeedsLoad))
+				continue
+			}
+			v, err := l.ssm(name)
+			if err != nil {
+				errs.add(field, fmt.Sprintf("%v (referenced as ${ssm:%s})", err, name))
+				continue
+			}
+			b.WriteString(v)
 		}
 	}
 }

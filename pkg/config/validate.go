@@ -74,6 +74,10 @@ func (v validator) source(c *Config) {
 	// (url.Parse errors quote the whole URL).
 	if s.URL == "" {
 		v.add("source.url", "required")
+	} else if s.Type == SourceMySQL {
+		if _, err := ParseMySQLURL(s.URL); err != nil {
+			v.add("source.url", "%s", err)
+		}
 	} else if u, err := url.Parse(s.URL); err != nil {
 		v.add("source.url", "is not a valid URL (value not shown: it may hold a password); percent-encode special characters in the user name and password")
 	} else if u.Scheme == "" || u.Opaque != "" {

@@ -122,6 +122,8 @@ type jsonSource struct {
 	TxID      *int64  `json:"txId"`
 	LSN       *int64  `json:"lsn"`
 	Xmin      *int64  `json:"xmin"`
+	Origin    *string `json:"origin"`
+	OriginLSN *int64  `json:"origin_lsn"`
 }
 
 func toJSONSchema(s *connectSchema, field string) jsonSchema {

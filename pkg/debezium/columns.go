@@ -28,7 +28,9 @@ const (
 	encTimestampMillis
 	encTimestampMicros
 	encTimestampNanos
-	encZoned // io.debezium.time.ZonedTimestamp string
+	encZoned     // io.debezium.time.ZonedTimestamp string
+	encZonedTime // io.debezium.time.ZonedTime string
+	encArray     // a JSON array of elem's values
 )
 
 // defaultTimePrecision is what PostgreSQL reports for time, timestamp and
@@ -42,9 +44,10 @@ type colPlan struct {
 	kind     change.Kind
 	enc      colEnc
 	optional bool
-	scale    int    // encDecimal: the column's scale
-	width    int    // encZoned: fractional digits
-	key      []byte // `"<name>":`, escaped
+	scale    int      // encDecimal: the column's scale
+	width    int      // encZoned: fractional digits
+	key      []byte   // `"<name>":`, escaped
+	elem     *colPlan // encArray: how each element is written
 }
 
 // columnSchema maps a column to the Connect schema Debezium's PostgreSQL
@@ -122,10 +125,68 @@ func columnSchema(c *change.Column) (s connectSchema, enc colEnc, ok bool) {
 	case change.KindTimestampTZ:
 		s.typ, enc = "string", encZoned
 		s.name, s.version = "io.debezium.time.ZonedTimestamp", 1
+	case change.KindTimeTZ:
+		s.typ, enc = "string", encZonedTime
+		s.name, s.version = "io.debezium.time.ZonedTime", 1
+	case change.KindXML:
+		s.typ, enc = "string", encString
+		s.name, s.version = "io.debezium.data.Xml", 1
+	case change.KindDuration:
+		s.typ, enc = "int64", encInt64
+		s.name, s.version = "io.debezium.time.MicroDuration", 1
+	case change.KindArray:
+		if t.Elem == nil || t.Elem.Kind == change.KindArray {
+			return s, 0, false
+		}
+		// Debezium's element schemas are always optional (arrays may hold NULLs).
+		items, _, ok := columnSchema(&change.Column{Type: *t.Elem, Optional: true})
+		if !ok {
+			return s, 0, false
+		}
+		s.typ, enc = "array", encArray
+		s.items = &items
 	default:
-		return s, 0, false
+		return binlogColumnSchema(c)
 	}
 	return s, enc, true
+}
+
+// newColPlan returns the plan of column i, col, whose schema is s.
+func newColPlan(i int, col *change.Column, enc colEnc) colPlan {
+	p := colPlan{idx: i, name: col.Name, kind: col.Type.Kind, enc: enc, optional: col.Optional, scale: col.Type.Scale}
+	if enc == encZoned {
+		p.width = precision(&col.Type)
+	}
+	if enc == encArray {
+		ec := change.Column{Name: col.Name, Type: *col.Type.Elem, Optional: true}
+		_, eenc, _ := columnSchema(&ec)
+		e := newColPlan(i, &ec, eenc)
+		p.elem = &e
+	}
+	p.key = append(appendString(nil, col.Name), ':')
+	return p
+}
+
+// columnDefault is the schema "default" of a column as JSON, or nil: the
+// column's default converted like its values; for a default the source
+// could not evaluate, the type's zero value when the column is NOT NULL
+// (Debezium's converter fallback) and no default otherwise.
+func columnDefault(p *colPlan, col *change.Column) []byte {
+	d := col.Default
+	if d == nil {
+		return nil
+	}
+	if d.Kind == change.Null {
+		if p.optional {
+			return nil
+		}
+		return p.appendFallback(nil)
+	}
+	b, err := p.appendValue(nil, d)
+	if err != nil || string(b) == "null" {
+		return nil
+	}
+	return b
 }
 
 func precision(t *change.Type) int {

@@ -17,15 +17,15 @@ import "strconv"
 type connectSchema struct {
 	typ      string // "int32", "string", "struct", ...
 	fields   []connectField
+	items    *connectSchema // "array" only: the element schema
 	optional bool
 	name     string
 	version  int // 0: no version
 	doc      string
 	params   []param // in insertion order (Connect keeps a LinkedHashMap)
 	// defaultJSON is the schema's default value, already as JSON; nil means
-	// no default. Column defaults are not encoded yet (Debezium writes e.g.
-	// "default":0 for a serial key): when they are, the column's default,
-	// converted like a value of its column, goes here.
+	// no default. For a column it is the column's default converted like a
+	// value of the column (see columnDefault).
 	defaultJSON []byte
 }
 
@@ -50,6 +50,10 @@ func (s *connectSchema) appendJSON(b []byte, field string) []byte {
 			b = s.fields[i].schema.appendJSON(b, s.fields[i].name)
 		}
 		b = append(b, ']')
+	}
+	if s.typ == "array" && s.items != nil {
+		b = append(b, `,"items":`...)
+		b = s.items.appendJSON(b, "")
 	}
 	b = append(b, `,"optional":`...)
 	b = appendBool(b, s.optional)

@@ -16,5 +16,15 @@
 //     and type (see [EncodeError]); the encoder never panics on bad input and
 //     never drops a value silently.
 //
-// Only the PostgreSQL connector's source block is implemented so far.
+// The PostgreSQL output is checked against real Debezium by
+// integration/fidelity_test.go (every type the source maps, snapshot and
+// streaming, REPLICA IDENTITY DEFAULT and FULL, TOAST, key changes, ALTER
+// TABLE). Known, deliberate differences, where Debezium's own output depends
+// on whether a row came from its snapshot or its stream:
+//   - date 'infinity'/'-infinity' (Debezium: -622191234 in a snapshot,
+//     -2147472692 streamed; we write the days of its timestamp sentinels);
+//   - BC dates (Debezium's snapshot goes through java.sql.Date and loses the
+//     era; streamed values and ours are proleptic Gregorian);
+//   - name columns (Debezium streams them as null; we write the text, as
+//     its snapshot does).
 package debezium

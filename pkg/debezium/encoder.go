@@ -30,6 +30,7 @@ type Encoder struct {
 	// sourceHead is `,"source":{"version":…,"connector":"postgresql","name":`.
 	sourceHead []byte
 	tables     sync.Map // *change.Table → *tableCodec
+	binlog     sync.Map // *change.Table → *binlogHead (MySQL/MariaDB, source_mysql.go)
 }
 
 // tableCodec is everything precomputed for one table version.
@@ -113,6 +114,9 @@ func (e *Encoder) AppendValue(dst []byte, ev *change.Event, nowMicros int64) ([]
 	if err != nil {
 		return dst, err
 	}
+	if isBinlogConnector(ev.Source.Connector) {
+		return e.appendBinlogValue(dst, c, ev, nowMicros)
+	}
 	switch ev.Op {
 	case change.OpCreate, change.OpUpdate, change.OpDelete, change.OpRead:
 	default:
@@ -175,11 +179,8 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 			planOf[i] = -1
 			continue
 		}
-		p := colPlan{idx: i, name: col.Name, kind: col.Type.Kind, enc: enc, optional: col.Optional, scale: col.Type.Scale}
-		if enc == encZoned {
-			p.width = precision(&col.Type)
-		}
-		p.key = append(appendString(nil, col.Name), ':')
+		p := newColPlan(i, col, enc)
+		s.defaultJSON = columnDefault(&p, col)
 		planOf[i] = len(c.cols)
 		c.cols = append(c.cols, p)
 		fields = append(fields, connectField{col.Name, s})

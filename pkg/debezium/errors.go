@@ -117,6 +117,14 @@ func kindName(k change.Kind) string {
 		return "timestamp"
 	case change.KindTimestampTZ:
 		return "timestamptz"
+	case change.KindXML:
+		return "xml"
+	case change.KindTimeTZ:
+		return "timetz"
+	case change.KindDuration:
+		return "duration"
+	case change.KindArray:
+		return "array"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -135,6 +143,8 @@ func valueKindName(k change.ValueKind) string {
 		return "binary"
 	case change.Unavailable:
 		return "unavailable"
+	case change.Array:
+		return "array"
 	}
 	return "valuekind(" + strconv.Itoa(int(k)) + ")"
 }

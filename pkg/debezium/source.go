@@ -47,6 +47,8 @@ func postgresSourceSchema() connectSchema {
 			{"txId", optionalInt64Schema},
 			{"lsn", optionalInt64Schema},
 			{"xmin", optionalInt64Schema},
+			{"origin", optionalStringSchema},
+			{"origin_lsn", optionalInt64Schema},
 		},
 		name:    "io.debezium.connector.postgresql.Source",
 		version: 1,
@@ -93,7 +95,10 @@ func envelopeSchema(topic string, value, source connectSchema) connectSchema {
 // Empty Name/DB/Schema/Table fall back to the encoder's prefix and the
 // table's ID. Zero TxID and LSN (unknown) are written as null, as Debezium
 // does when it has no value; xmin is always null (Debezium fills it only with
-// xmin.fetch.interval.ms set, which we do not offer).
+// xmin.fetch.interval.ms set, which we do not offer); origin and origin_lsn
+// (Debezium 3.6: the replication origin of a change applied by logical
+// replication) are null, as Debezium writes them for pgoutput without
+// origin messages.
 func (e *Encoder) appendPostgresSource(b []byte, t *change.Table, s *change.Source) []byte {
 	b = append(b, e.sourceHead...)
 	name := s.Name
@@ -129,7 +134,7 @@ func (e *Encoder) appendPostgresSource(b []byte, t *change.Table, s *change.Sour
 	b = appendIntOrNull(b, s.TxID)
 	b = append(b, `,"lsn":`...)
 	b = appendIntOrNull(b, s.LSN)
-	return append(b, `,"xmin":null}`...)
+	return append(b, `,"xmin":null,"origin":null,"origin_lsn":null}`...)
 }
 
 func orDefault(s, def string) string {

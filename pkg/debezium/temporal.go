@@ -91,3 +91,26 @@ func appendFraction(b []byte, nanos, digits int) []byte {
 	}
 	return append(b, buf[:digits]...)
 }
+
+// appendZonedTime appends an io.debezium.time.ZonedTime string for µs
+// since midnight UTC, as Debezium formats a PostgreSQL timetz moved to UTC
+// (DateTimeFormatter.ISO_OFFSET_TIME): "HH:mm:ss", the fraction only when
+// non-zero with trailing zeros stripped, then "Z".
+func appendZonedTime(b []byte, micros int64) []byte {
+	secs, us := micros/1e6, int(micros%1e6)
+	b = append(b, '"')
+	b = appendPadded(b, int(secs/3600), 2)
+	b = append(b, ':')
+	b = appendPadded(b, int(secs/60%60), 2)
+	b = append(b, ':')
+	b = appendPadded(b, int(secs%60), 2)
+	if us != 0 {
+		digits := 6
+		for n := us; n%10 == 0; n /= 10 {
+			digits--
+		}
+		b = append(b, '.')
+		b = appendFraction(b, us*1000, digits)
+	}
+	return append(b, 'Z', '"')
+}

@@ -87,12 +87,14 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 		if v.Kind != change.Text {
 			return b, ErrValueKind
 		}
-		return appendDecimalFixed(b, v.Bytes, p.scale)
+		out, err := appendDecimalFixed(b, v.Bytes, p.scale)
+		return p.specialDecimal(b, out, err)
 	case encVarDecimal:
 		if v.Kind != change.Text {
 			return b, ErrValueKind
 		}
-		return appendDecimalVariable(b, v.Bytes)
+		out, err := appendDecimalVariable(b, v.Bytes)
+		return p.specialDecimal(b, out, err)
 	case encString:
 		if v.Kind != change.Text {
 			return b, ErrValueKind
@@ -110,8 +112,41 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 			return b, ErrValueKind
 		}
 		return appendZonedTimestamp(b, v.Int, p.width), nil
+	case encZonedTime:
+		if v.Kind != change.Int {
+			return b, ErrValueKind
+		}
+		if v.Int < 0 || v.Int >= 86400e6 {
+			return b, ErrValueRange
+		}
+		return appendZonedTime(b, v.Int), nil
+	case encArray:
+		if v.Kind != change.Array {
+			return b, ErrValueKind
+		}
+		b = append(b, '[')
+		for i := range v.Elems {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = p.elem.appendValue(b, &v.Elems[i]); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
 	}
 	return b, ErrValueKind
+}
+
+// specialDecimal handles NaN/±Infinity in a decimal column as Debezium
+// does: its converter logs "Failed to properly convert data value" and the
+// field becomes null; only a NOT NULL column fails.
+func (p *colPlan) specialDecimal(b, out []byte, err error) ([]byte, error) {
+	if err == ErrSpecialDecimal && p.optional {
+		return append(b, "null"...), nil
+	}
+	return out, err
 }
 
 func appendIntIn(b []byte, v *change.Value, lo, hi int64) ([]byte, error) {
@@ -143,7 +178,11 @@ func (p *colPlan) appendFallback(b []byte) []byte {
 	case encString, encBytes:
 		return append(b, `""`...)
 	case encZoned:
-		return append(b, `"1970-01-01T00:00:00Z"`...)
+		return appendZonedTimestamp(b, 0, p.width)
+	case encZonedTime:
+		return append(b, `"00:00:00Z"`...)
+	case encArray:
+		return append(b, "[]"...)
 	}
 	return append(b, '0') // integers, dates, times, timestamps: the epoch
 }

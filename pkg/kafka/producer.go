@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +23,7 @@ const (
 	MaxBackoff = 5 * time.Second
 	// maxBufferedBytes bounds what is handed to the producer but not yet
 	// acknowledged; Produce blocks beyond it (backpressure).
-	maxBufferedBytes = 64 << 20
+	maxBufferedBytes = 16 << 20
 	linger           = 5 * time.Millisecond
 )
 
@@ -37,8 +38,11 @@ type Producer struct {
 	topics map[string]bool // topics known to exist
 }
 
-// NewProducer connects lazily: the first request dials.
-func NewProducer(d config.Destination) (*Producer, error) {
+// NewProducer connects lazily: the first request dials. extra options are
+// applied last (tests use them for a faster backoff); NewProducer refuses
+// any combination whose effective settings break at-least-once delivery
+// (see CheckSettings).
+func NewProducer(d config.Destination, extra ...kgo.Opt) (*Producer, error) {
 	opts, err := ClientOpts(d)
 	if err != nil {
 		return nil, err
@@ -56,18 +60,51 @@ func NewProducer(d config.Destination) (*Producer, error) {
 		// A batch must hold at least one record of the largest allowed size
 		// plus its overhead.
 		kgo.ProducerBatchMaxBytes(maxBytes+64<<10),
-		kgo.RecordRetries(MaxAttempts),
+		// kgo retries while tries <= RecordRetries: n retries are n+1 attempts.
+		kgo.RecordRetries(MaxAttempts-1),
 		kgo.RetryBackoffFn(backoff),
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
 	)
+	opts = append(opts, extra...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)
 	}
+	if err := CheckSettings(cl); err != nil {
+		cl.Close()
+		return nil, err
+	}
 	return &Producer{cl: cl, adm: kadm.NewClient(cl), create: d.CreateMissingTopics, topics: map[string]bool{}}, nil
 }
 
-// backoff doubles from 100 ms up to MaxBackoff.
+// ErrUnsafeProducer is returned by CheckSettings.
+var ErrUnsafeProducer = errors.New("producer settings break at-least-once delivery")
+
+// CheckSettings reads back the client's effective producer settings and
+// fails unless they are what at-least-once, in-order delivery needs:
+// idempotent writes, acks=all, and a bounded number of attempts.
+func CheckSettings(cl *kgo.Client) error {
+	var problems []string
+	if acks, _ := cl.OptValue(kgo.RequiredAcks).(kgo.Acks); acks != kgo.AllISRAcks() {
+		problems = append(problems, "acks is not all")
+	}
+	if off, _ := cl.OptValue(kgo.DisableIdempotentWrite).(bool); off {
+		problems = append(problems, "idempotent writes are off")
+	}
+	if n, _ := cl.OptValue(kgo.RecordRetries).(int64); n < 0 || n+1 > MaxAttempts {
+		problems = append(problems, fmt.Sprintf("record attempts are %d, want 1 to %d", n+1, MaxAttempts))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s; refusing to run", ErrUnsafeProducer, strings.Join(problems, ", "))
+	}
+	return nil
+}
+
+// backoff doubles from 100 ms up to MaxBackoff. It spaces retries of
+// failed requests; a partition-level produce error instead waits for the
+// next metadata refresh, which franz-go does at most every MetadataMinAge
+// (5 s by default), so those retries come about 5 s apart: still within
+// the cap.
 func backoff(attempt int) time.Duration {
 	d := 100 * time.Millisecond
 	for i := 1; i < attempt && d < MaxBackoff; i++ {
@@ -89,9 +126,41 @@ func (p *Producer) Flush(ctx context.Context) error { return p.cl.Flush(ctx) }
 // Close stops the client; records still buffered fail.
 func (p *Producer) Close() { p.cl.Close() }
 
-// ErrTopicMissing is returned for a topic that does not exist when topics
-// may not be created.
+// ErrTopicMissing is returned (wrapped in a *TopicMissingError) for a topic
+// that does not exist when topics may not be created.
 var ErrTopicMissing = errors.New("topic does not exist")
+
+// TopicMissingError names the missing topic: "topic <name> does not exist".
+type TopicMissingError struct{ Topic string }
+
+func (e *TopicMissingError) Error() string { return "topic " + e.Topic + " does not exist" }
+
+// Is makes errors.Is(err, ErrTopicMissing) hold.
+func (e *TopicMissingError) Is(target error) bool { return target == ErrTopicMissing }
+
+// MissingTopics returns those of topics that do not exist, in order. It
+// reads metadata only; a topic the principal may not describe is an error
+// carrying the broker's.
+func (p *Producer) MissingTopics(ctx context.Context, topics []string) ([]string, error) {
+	if len(topics) == 0 {
+		return nil, nil
+	}
+	details, err := p.adm.ListTopics(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("describe topics: %w", err)
+	}
+	var missing []string
+	for _, t := range topics {
+		td, ok := details[t]
+		switch {
+		case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
+			missing = append(missing, t)
+		case td.Err != nil:
+			return nil, fmt.Errorf("describe topic %s: %w", t, td.Err)
+		}
+	}
+	return missing, nil
+}
 
 // EnsureTopic makes sure topic exists before it is written: with
 // create_missing_topics it is created with the cluster's default partitions
@@ -115,7 +184,7 @@ func (p *Producer) EnsureTopic(ctx context.Context, topic string) error {
 	}
 	if !exists {
 		if !p.create {
-			return fmt.Errorf("topic %s does not exist (set destination.create_missing_topics or create it): %w", topic, ErrTopicMissing)
+			return &TopicMissingError{Topic: topic}
 		}
 		resp, err := p.adm.CreateTopic(ctx, -1, -1, nil, topic)
 		if err == nil {

@@ -7,7 +7,9 @@ package pipeline
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,7 +22,9 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
+	"github.com/tributary-cdc/tributary/pkg/metrics"
 	"github.com/tributary-cdc/tributary/pkg/source"
+	"github.com/tributary-cdc/tributary/pkg/webhook"
 )
 
 // Pipeline wires one source to one producer and one checkpoint store.
@@ -35,14 +39,28 @@ type Pipeline struct {
 	// DeleteMode is record (default), tombstone or record_and_tombstone.
 	DeleteMode string
 	// MaxMessageBytes is the largest key+value published; default 1 MiB.
+	// A larger row is skipped and reported to Notifier.
 	MaxMessageBytes int
+	// MessageCompression gzip compresses values of GzipThreshold bytes or
+	// more before the size check (header tributary-compression: gzip);
+	// default none.
+	MessageCompression string
+	// Notifier records row.skipped events durably; the pipeline does not
+	// move past a skipped row until Notify returns nil. Required for
+	// skipping: without one, an oversized row stops the pipeline.
+	Notifier webhook.Notifier
+	// TopicWaitLogEvery is how often a topic that does not exist (and may
+	// not be created) is reported while the pipeline waits for it;
+	// default 30 s.
+	TopicWaitLogEvery time.Duration
 	// CheckpointEvery is the checkpoint cadence; default 1 s.
 	CheckpointEvery time.Duration
-	// FlushTimeout bounds the flush on shutdown; default 30 s.
+	// FlushTimeout bounds the flush on shutdown; default 20 s.
 	FlushTimeout time.Duration
 
 	tracker    tracker
 	topics     map[string]bool
+	sizeHint   map[*change.Table]int // last key+value size per table version
 	fail       func(error)
 	produceCtx context.Context
 	saved      change.Position
@@ -50,6 +68,14 @@ type Pipeline struct {
 	// Counters, for logs and status.
 	Published atomic.Int64 // c/u/d rows acknowledged (billable)
 	Read      atomic.Int64 // r rows acknowledged (backfill, not billable)
+	Skipped   atomic.Int64 // rows over max_message_bytes, recorded as row.skipped
+
+	// Metrics, when set, counts acknowledged rows per table and op, the
+	// source-to-publish latency, the source lag and publish errors; nil
+	// records nothing.
+	Metrics *metrics.Pipeline
+	// tableMetrics resolves each table's counters once (source goroutine only).
+	tableMetrics map[*change.Table]*metrics.Rows
 }
 
 // errPublish marks a failure of the producer, as opposed to a shutdown.
@@ -85,13 +111,16 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	done := make(chan struct{})
 	committerDone := make(chan error, 1)
 	go func() { committerDone <- p.commitLoop(runCtx, done) }()
+	leaseDone := make(chan struct{})
+	go func() { defer close(leaseDone); p.watchLease(runCtx) }()
 
-	srcErr := p.Source.Run(runCtx, from, p.emit)
+	srcErr := p.Source.Run(runCtx, from, p.emitOwned)
 	close(done)
 	commitErr := <-committerDone
-
 	cause := context.Cause(runCtx)
-	if ctx.Err() != nil && !errors.Is(cause, errPublish) && commitErr == nil {
+	stopRun(nil) // ends watchLease
+	<-leaseDone
+	if ctx.Err() != nil && !errors.Is(cause, errPublish) && !errors.Is(cause, checkpoint.ErrLeaseLost) && commitErr == nil {
 		// Graceful stop: wait for what is in flight, then checkpoint it.
 		fctx, cancel := context.WithTimeout(context.Background(), p.FlushTimeout)
 		defer cancel()
@@ -111,6 +140,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		p.Log.Error("checkpoint after failure", "err", err)
 	}
 	switch {
+	case errors.Is(cause, checkpoint.ErrLeaseLost):
+		return fmt.Errorf("stopped publishing: %w", cause)
 	case errors.Is(cause, errPublish):
 		return cause
 	case commitErr != nil:
@@ -129,12 +160,18 @@ func (p *Pipeline) defaults() {
 		p.CheckpointEvery = time.Second
 	}
 	if p.FlushTimeout <= 0 {
-		p.FlushTimeout = 30 * time.Second
+		// Leaves room, within ECS's default 30 s stop timeout, for the
+		// last checkpoint and the lease release after the flush.
+		p.FlushTimeout = 20 * time.Second
+	}
+	if p.TopicWaitLogEvery <= 0 {
+		p.TopicWaitLogEvery = 30 * time.Second
 	}
 	if p.Log == nil {
 		p.Log = slog.Default()
 	}
 	p.topics = map[string]bool{}
+	p.sizeHint = map[*change.Table]int{}
 }
 
 // commitLoop checkpoints on a cadence until done closes.
@@ -163,13 +200,38 @@ func (p *Pipeline) commit(ctx context.Context) error {
 	if pos == nil || bytes.Equal(pos, p.saved) {
 		return nil
 	}
+	crashPoint(crashAfterAck)
 	cp := checkpoint.Checkpoint{Pipeline: p.Name, Position: pos, UpdatedAt: time.Now().UTC()}
 	if err := p.Store.Save(ctx, cp); err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
+	crashPoint(crashAfterCheckpoint)
 	p.saved = pos
 	p.Source.Ack(pos)
 	return nil
+}
+
+// watchLease stops the pipeline, without flushing, as soon as the store
+// loses the pipeline to another task.
+func (p *Pipeline) watchLease(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-p.Store.Lost():
+		err := p.Store.Owned()
+		p.Log.Error("lease lost: stopping without publishing further", "err", err)
+		p.fail(err)
+	}
+}
+
+// emitOwned hands an event on only while this task owns the pipeline, so
+// a task that was frozen past its lease publishes nothing once it runs
+// again, even before the store has noticed the takeover.
+func (p *Pipeline) emitOwned(ctx context.Context, ev *change.Event) error {
+	if err := p.Store.Owned(); err != nil {
+		p.fail(err)
+		return err
+	}
+	return p.emit(ctx, ev)
 }
 
 // emit encodes one event and hands its record(s) to the producer. It is
@@ -179,43 +241,173 @@ func (p *Pipeline) emit(ctx context.Context, ev *change.Event) error {
 		p.tracker.mark(ev.Position)
 		return nil
 	}
-	topic := p.Encoder.Topic(ev.Table)
-	if !p.topics[topic] {
-		if err := p.Producer.EnsureTopic(ctx, topic); err != nil {
-			return err
-		}
-		p.topics[topic] = true
+	if err := p.emitRow(ctx, ev); err != nil {
+		return err
 	}
-	key, hasKey, err := p.Encoder.AppendKey(nil, ev)
-	if err != nil {
-		return fmt.Errorf("encode key of %s: %w", ev.Table.ID, err)
-	}
-	if !hasKey {
-		key = nil
-	}
-	var value []byte
-	tombstone := ev.Op == change.OpDelete && p.DeleteMode != "record"
-	if !(ev.Op == change.OpDelete && p.DeleteMode == "tombstone") {
-		value, err = p.Encoder.AppendValue(make([]byte, 0, 512+len(key)*4), ev, time.Now().UnixMicro())
-		if err != nil {
-			return fmt.Errorf("encode value of %s: %w", ev.Table.ID, err)
-		}
-		if size := len(key) + len(value); size > p.MaxMessageBytes {
-			// Skipping with a durable row.skipped record is not built yet;
-			// stopping loses nothing, skipping silently would.
-			return fmt.Errorf("row of %s (event %s) is %d bytes, over max_message_bytes %d", ev.Table.ID, ev.ID, size, p.MaxMessageBytes)
-		}
-		p.produce(topic, key, value, ev)
-	}
-	if tombstone && key != nil {
-		p.produce(topic, key, nil, ev)
+	if ev.Position != nil {
+		p.tracker.mark(ev.Position)
 	}
 	return nil
 }
 
-var contentType = []byte("application/json")
+func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
+	topic := p.Encoder.Topic(ev.Table)
+	if err := p.ensureTopic(ctx, topic); err != nil {
+		return err
+	}
+	// Key and value share one allocation, sized from the table's last
+	// message so that appending rarely has to grow it.
+	buf := make([]byte, 0, p.sizeHint[ev.Table]+256)
+	buf, hasKey, err := p.Encoder.AppendKey(buf, ev)
+	if err != nil {
+		return fmt.Errorf("encode key of %s: %w", ev.Table.ID, err)
+	}
+	var key []byte
+	if hasKey {
+		key = buf[:len(buf):len(buf)]
+	}
+	tombstone := ev.Op == change.OpDelete && p.DeleteMode != "record"
+	if !(ev.Op == change.OpDelete && p.DeleteMode == "tombstone") {
+		buf, err = p.Encoder.AppendValue(buf, ev, time.Now().UnixMicro())
+		if err != nil {
+			return fmt.Errorf("encode value of %s: %w", ev.Table.ID, err)
+		}
+		p.sizeHint[ev.Table] = len(buf)
+		value := buf[len(key):]
+		gzipped := false
+		if p.MessageCompression == "gzip" && len(value) >= GzipThreshold {
+			if value, err = gzipValue(value); err != nil {
+				return fmt.Errorf("gzip value of %s: %w", ev.Table.ID, err)
+			}
+			gzipped = true
+		}
+		if size := len(key) + len(value); size > p.MaxMessageBytes {
+			// The row (and its tombstone, which follows it) is not
+			// published; it is recorded before anything moves past it.
+			return p.skip(ctx, topic, key, ev, size, gzipped)
+		}
+		p.produce(topic, key, value, ev, gzipped)
+	}
+	if tombstone && key != nil {
+		p.produce(topic, key, nil, ev, false)
+	}
+	return nil
+}
 
-func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event) {
+// ensureTopic makes sure topic exists before its first record. A topic
+// that does not exist and may not be created is waited for: the source is
+// held (nothing after this row is read, so nothing advances) and the wait
+// is reported every TopicWaitLogEvery, until someone creates the topic or
+// the pipeline stops.
+func (p *Pipeline) ensureTopic(ctx context.Context, topic string) error {
+	if p.topics[topic] {
+		return nil
+	}
+	var since, logged time.Time
+	wait := 250 * time.Millisecond
+	for {
+		err := p.Producer.EnsureTopic(ctx, topic)
+		if err == nil {
+			if !since.IsZero() {
+				p.Log.Info("topic exists now; continuing", "topic", topic, "waited", time.Since(since).Round(time.Second).String())
+			}
+			p.topics[topic] = true
+			return nil
+		}
+		if !errors.Is(err, kafka.ErrTopicMissing) || ctx.Err() != nil {
+			return err
+		}
+		now := time.Now()
+		if since.IsZero() {
+			since = now
+		}
+		if now.Sub(logged) >= p.TopicWaitLogEvery {
+			p.Log.Error(err.Error()+"; waiting for it to be created (or set destination.create_missing_topics); nothing advances meanwhile",
+				"topic", topic, "waiting", now.Sub(since).Round(time.Second).String())
+			logged = now
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// GzipThreshold is the value size from which message_compression gzip
+// compresses a value.
+const GzipThreshold = 500 << 10
+
+func gzipValue(v []byte) ([]byte, error) {
+	var b bytes.Buffer
+	b.Grow(len(v) / 4)
+	w := gzip.NewWriter(&b)
+	if _, err := w.Write(v); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// skip records a row.skipped event for an oversized row and returns only
+// once the notifier has made it durable. An error stops the pipeline
+// before the position can pass the row.
+func (p *Pipeline) skip(ctx context.Context, topic string, key []byte, ev *change.Event, size int, gzipped bool) error {
+	if p.Notifier == nil {
+		return fmt.Errorf("row of %s (event %s) is %d bytes, over max_message_bytes %d, and no row.skipped notifier is set", ev.Table.ID, ev.ID, size, p.MaxMessageBytes)
+	}
+	reason := fmt.Sprintf("message of %d bytes is over destination.max_message_bytes %d", size, p.MaxMessageBytes)
+	if gzipped {
+		reason += " after gzip"
+	}
+	rs := webhook.RowSkipped{
+		Type:       webhook.EventType,
+		EventID:    ev.ID,
+		Pipeline:   p.Name,
+		Topic:      topic,
+		Table:      ev.Table.ID.String(),
+		PrimaryKey: keyPayload(key),
+		SizeBytes:  size,
+		LimitBytes: p.MaxMessageBytes,
+		Reason:     reason,
+		Time:       time.Now().UTC(),
+		Extra:      map[string]any{"op": ev.Op.String()},
+	}
+	if err := p.Notifier.Notify(ctx, rs); err != nil {
+		return fmt.Errorf("row of %s (event %s) is over max_message_bytes and its row.skipped event was not recorded: %w", ev.Table.ID, ev.ID, err)
+	}
+	p.Skipped.Add(1)
+	return nil
+}
+
+// keyPayload returns the payload of a Debezium key message: the primary
+// key columns (nil for a table without one). Numbers keep their digits.
+func keyPayload(key []byte) map[string]any {
+	if key == nil {
+		return nil
+	}
+	var msg struct {
+		Payload map[string]any `json:"payload"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(key))
+	dec.UseNumber()
+	if err := dec.Decode(&msg); err != nil {
+		return nil
+	}
+	return msg.Payload
+}
+
+var (
+	contentType = []byte("application/json")
+	gzipName    = []byte("gzip")
+)
+
+func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gzipped bool) {
 	op := ev.Op
 	rec := &kgo.Record{
 		Topic: topic,
@@ -227,13 +419,23 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event) {
 			{Key: "tributary-event-id", Value: []byte(ev.ID)},
 		},
 	}
+	if gzipped {
+		rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: "tributary-compression", Value: gzipName})
+	}
+	// The source may reuse ev once emit returns: take what the promise
+	// needs now.
+	rows, commit := p.rowMetrics(ev.Table), ev.Source.CommitMicros
+	rows.Sent(op, commit)
 	seq := p.tracker.add()
+	defer crashPoint(crashAfterProduce)
 	p.Producer.Produce(p.produceCtx, rec, func(r *kgo.Record, err error) {
 		if err != nil {
+			rows.Failed(op)
 			p.fail(fmt.Errorf("%w: %s partition %d: %w", errPublish, r.Topic, r.Partition, err))
 			return
 		}
 		p.tracker.ack(seq)
+		rows.Acked(op, commit, r.Value != nil, time.Now())
 		if r.Value == nil {
 			return
 		}
@@ -243,4 +445,21 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event) {
 			p.Published.Add(1)
 		}
 	})
+}
+
+// rowMetrics returns table's counters, resolved once per table; nil
+// without Metrics.
+func (p *Pipeline) rowMetrics(t *change.Table) *metrics.Rows {
+	if p.Metrics == nil {
+		return nil
+	}
+	if r, ok := p.tableMetrics[t]; ok {
+		return r
+	}
+	if p.tableMetrics == nil {
+		p.tableMetrics = map[*change.Table]*metrics.Rows{}
+	}
+	r := p.Metrics.Rows(t.ID.String())
+	p.tableMetrics[t] = r
+	return r
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,10 +15,27 @@ import (
 // chunkRows is how many rows one backfill query reads.
 const chunkRows = 5000
 
+// markEvery is how many published rows pass between two progress markers
+// of a backfill (checkpointable positions from which it resumes).
+const markEvery = 1000
+
 // backfill publishes every row of rels (op r) as of the exported snapshot,
 // so that streaming from the slot's consistent point continues exactly
-// where the backfill ends. Tables are read in primary-key chunks.
-func (s *Source) backfill(ctx context.Context, snapshot string, lsn uint64, rels []*relation, emit func(context.Context, *change.Event) error) error {
+// where the backfill ends. Tables are read in primary-key chunks, and every
+// markEvery rows a position marker records how far it got.
+//
+// Resuming (resume != nil, snapshot ""): the exported snapshot died with
+// the process that exported it, so the tables are read on from resume's
+// last key in a fresh snapshot, taken later than the slot's consistent
+// point. That leaves no gap: the slot still starts at its consistent point
+// (nothing is confirmed past it before the backfill finishes), so every
+// change committed after that point is streamed afterwards, whatever
+// snapshot a row was read in. A row inserted or updated since appears as
+// an r row with its newer value and then again as the streamed changes
+// (duplicates, in the order: newer r row, then the older changes up to the
+// newest, so the last message for a key is always its latest state); a row
+// deleted since is not read, and its delete is streamed.
+func (s *Source) backfill(ctx context.Context, snapshot string, lsn uint64, rels []*relation, resume *backfillProgress, emit func(context.Context, *change.Event) error) error {
 	conn, err := pgx.ConnectConfig(ctx, s.connCfg)
 	if err != nil {
 		return fmt.Errorf("backfill: connect: %w", err)
@@ -26,23 +44,45 @@ func (s *Source) backfill(ctx context.Context, snapshot string, lsn uint64, rels
 	if _, err := conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
 		return fmt.Errorf("backfill: %w", err)
 	}
-	if _, err := conn.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(snapshot)); err != nil {
-		return fmt.Errorf("backfill: import snapshot: %w", err)
+	if snapshot != "" {
+		if _, err := conn.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(snapshot)); err != nil {
+			return fmt.Errorf("backfill: import snapshot: %w", err)
+		}
 	}
 	started := time.Now().UnixMicro()
 	b := &backfiller{src: s, emit: emit, lsn: lsn, started: started}
+	if resume != nil {
+		b.done = append([]string(nil), resume.Done...)
+		b.rows, b.published = resume.Rows, resume.Rows
+	}
 	for _, rel := range rels {
 		t := rel.table(s.connCfg.Database, s.tables[rel.oid])
 		s.tables[rel.oid], s.rels[rel.oid] = t, rel
-		if err := b.table(ctx, conn, rel, t); err != nil {
+		name := rel.schema + "." + rel.name
+		var after [][]byte
+		if resume != nil {
+			if slices.Contains(resume.Done, name) {
+				continue
+			}
+			if resume.Table == name && len(resume.After) == len(t.Key) {
+				for _, v := range resume.After {
+					after = append(after, []byte(v))
+				}
+			}
+		}
+		b.order = append(b.order, name)
+		if err := b.table(ctx, conn, rel, t, after); err != nil {
 			return err
 		}
-		if b.pending != nil {
+		if b.pending != nil && b.pending.Source.Snapshot == "true" {
+			// Debezium's precedence: first, last, first_in_…, last_in_….
 			b.pending.Source.Snapshot = "last_in_data_collection"
 		}
 	}
 	if b.pending != nil {
-		b.pending.Source.Snapshot = "last"
+		if b.pending.Source.Snapshot != "first" {
+			b.pending.Source.Snapshot = "last"
+		}
 		if err := b.flush(ctx); err != nil {
 			return err
 		}
@@ -60,18 +100,43 @@ type backfiller struct {
 	started int64
 	rows    int64
 	pending *change.Event
+
+	// For progress markers: the pending row's table and key (text).
+	pendingTable string
+	pendingKey   []string
+	published    int64    // rows emitted, over all tables
+	done         []string // tables finished in earlier runs
+	order        []string // tables started in this run, in order
 }
 
 func (b *backfiller) flush(ctx context.Context) error {
 	if b.pending == nil {
 		return nil
 	}
-	ev := b.pending
+	ev, table, key := b.pending, b.pendingTable, b.pendingKey
 	b.pending = nil
-	return b.emit(ctx, ev)
+	if err := b.emit(ctx, ev); err != nil {
+		return err
+	}
+	b.published++
+	if b.published%markEvery != 0 {
+		return nil
+	}
+	// Everything up to this row is emitted: a resumable position.
+	done := append([]string(nil), b.done...)
+	for _, name := range b.order {
+		if name == table {
+			break
+		}
+		done = append(done, name)
+	}
+	pos := position{Slot: b.src.slot, LSN: formatLSN(b.lsn), Backfill: &backfillProgress{
+		Done: done, Table: table, After: key, Rows: b.published,
+	}}
+	return b.emit(ctx, &change.Event{Position: pos.encode()})
 }
 
-func (b *backfiller) table(ctx context.Context, conn *pgx.Conn, rel *relation, t *change.Table) error {
+func (b *backfiller) table(ctx context.Context, conn *pgx.Conn, rel *relation, t *change.Table, after [][]byte) error {
 	cols := make([]string, len(rel.columns))
 	for i, c := range rel.columns {
 		cols[i] = pgx.Identifier{c.name}.Sanitize()
@@ -81,8 +146,9 @@ func (b *backfiller) table(ctx context.Context, conn *pgx.Conn, rel *relation, t
 		keys[i] = cols[k]
 	}
 	base := "SELECT " + strings.Join(cols, ", ") + " FROM " + rel.qualified()
-	var last [][]byte // key values of the last row read, text format
-	first := true
+	last := after // key values of the last row read, text format
+	first := after == nil
+	name := rel.schema + "." + rel.name
 	for {
 		sql := base
 		var params [][]byte
@@ -102,7 +168,11 @@ func (b *backfiller) table(ctx context.Context, conn *pgx.Conn, rel *relation, t
 		for rr.NextRow() {
 			n++
 			vals := rr.Values()
-			ev, err := b.event(rel, t, vals)
+			var key []string
+			for _, k := range t.Key {
+				key = append(key, string(vals[k]))
+			}
+			ev, err := b.event(rel, t, vals, key)
 			if err != nil {
 				rr.Close()
 				return err
@@ -119,7 +189,7 @@ func (b *backfiller) table(ctx context.Context, conn *pgx.Conn, rel *relation, t
 				rr.Close()
 				return err
 			}
-			b.pending = ev
+			b.pending, b.pendingTable, b.pendingKey = ev, name, key
 			if len(keys) > 0 {
 				last = make([][]byte, len(t.Key))
 				for i, k := range t.Key {
@@ -138,7 +208,7 @@ func (b *backfiller) table(ctx context.Context, conn *pgx.Conn, rel *relation, t
 
 // event decodes one row in text format into a read event. The values are
 // copied: the result reader reuses its buffers.
-func (b *backfiller) event(rel *relation, t *change.Table, vals [][]byte) (*change.Event, error) {
+func (b *backfiller) event(rel *relation, t *change.Table, vals [][]byte, key []string) (*change.Event, error) {
 	size := 0
 	for _, v := range vals {
 		size += len(v)
@@ -175,7 +245,13 @@ func (b *backfiller) event(rel *relation, t *change.Table, vals [][]byte) (*chan
 			LSN:          int64(b.lsn),
 		},
 	}
-	ev.ID = fmt.Sprintf("pg:r:%s:%s.%s:%d", formatLSN(b.lsn), rel.schema, rel.name, b.rows)
+	// The id names the row by its key, so that a resumed backfill (which
+	// counts rows differently) gives the same row the same id.
+	if len(key) > 0 {
+		ev.ID = fmt.Sprintf("pg:r:%s:%s.%s:%q", formatLSN(b.lsn), rel.schema, rel.name, key)
+	} else {
+		ev.ID = fmt.Sprintf("pg:r:%s:%s.%s:#%d", formatLSN(b.lsn), rel.schema, rel.name, b.rows)
+	}
 	return ev, nil
 }
 

@@ -26,6 +26,139 @@ type catalogColumn struct {
 	typmod  int32
 	typName string
 	notNull bool
+
+	// What the catalog says about the type beyond its OID: for a domain,
+	// the base type and its typmod; typType is pg_type.typtype of that
+	// (base) type ('b' base, 'e' enum, ...); for an array, its element
+	// type; labels are an enum's (or an enum array's) labels in order.
+	baseOID    uint32
+	baseTypmod int32
+	baseName   string
+	typType    string
+	elemOID    uint32
+	elemName   string
+	elemType   string
+	labels     string
+	// defaultExpr is pg_get_expr of the column default; "" when none.
+	defaultExpr string
+	hasDefault  bool
+}
+
+// withMessageType applies the type a pgoutput Relation message gives a
+// column. When it is the type the catalog described, the catalog's details
+// (domain base, enum labels, element type) stay; when the catalog has moved
+// on (another ALTER since), the message wins and only built-in knowledge of
+// its OID remains.
+func (c catalogColumn) withMessageType(name string, oid uint32, typmod int32) catalogColumn {
+	if c.typOID == oid && c.typmod == typmod && c.name == name {
+		return c
+	}
+	return catalogColumn{name: name, typOID: oid, typmod: typmod, typName: c.typName, notNull: c.notNull,
+		baseOID: oid, baseTypmod: typmod, defaultExpr: c.defaultExpr, hasDefault: c.hasDefault}
+}
+
+// changeType resolves c to the neutral type: domains as their base type,
+// enums with their labels, hstore as JSON, arrays of any of these.
+func (c *catalogColumn) changeType() change.Type {
+	oid, typmod, name := c.baseOID, c.baseTypmod, c.baseName
+	if oid == 0 {
+		oid, typmod, name = c.typOID, c.typmod, c.typName
+	}
+	if c.elemOID != 0 {
+		elem := scalarType(c.elemOID, typmod, c.elemName, c.elemType, c.labels)
+		t := change.Type{Kind: change.KindArray, Name: name, Precision: -1, Scale: -1, Length: -1}
+		if elem.Kind == change.KindUnknown {
+			t.Kind = change.KindUnknown
+			return t
+		}
+		t.Elem = &elem
+		return t
+	}
+	return scalarType(oid, typmod, name, c.typType, c.labels)
+}
+
+func scalarType(oid uint32, typmod int32, name, typType, labels string) change.Type {
+	t := columnType(oid, typmod, name)
+	if t.Kind != change.KindUnknown {
+		return t
+	}
+	switch {
+	case typType == "e":
+		t.Kind, t.Values = change.KindEnum, labels
+	case name == "hstore":
+		t.Kind = change.KindJSON
+	}
+	return t
+}
+
+// columnDefault evaluates a default expression the way Debezium's
+// PostgresDefaultValueConverter can: a literal, optionally quoted and cast
+// ('x'::character varying, 42, -1.5, true). Anything else (nextval(...),
+// now()) is a default it cannot evaluate: a Null value.
+func columnDefault(t change.Type, expr string) *change.Value {
+	null := &change.Value{}
+	lit, ok := defaultLiteral(expr)
+	if !ok {
+		return null
+	}
+	switch t.Kind {
+	case change.KindBool:
+		switch lit {
+		case "true":
+			lit = "t"
+		case "false":
+			lit = "f"
+		}
+	}
+	v, err := decodeText(t, []byte(lit))
+	if err != nil {
+		return null
+	}
+	if v.Bytes != nil {
+		v.Bytes = append([]byte(nil), v.Bytes...)
+	}
+	return &v
+}
+
+// defaultLiteral extracts the literal of a constant default expression.
+func defaultLiteral(expr string) (string, bool) {
+	e := strings.TrimSpace(expr)
+	if strings.HasPrefix(e, "(") && strings.HasSuffix(e, ")") {
+		e = e[1 : len(e)-1]
+	}
+	var lit, rest string
+	if strings.HasPrefix(e, "'") {
+		var b strings.Builder
+		i := 1
+		for ; i < len(e); i++ {
+			if e[i] == '\'' {
+				if i+1 < len(e) && e[i+1] == '\'' {
+					b.WriteByte('\'')
+					i++
+					continue
+				}
+				break
+			}
+			b.WriteByte(e[i])
+		}
+		if i >= len(e) {
+			return "", false
+		}
+		lit, rest = b.String(), e[i+1:]
+	} else {
+		lit, rest, _ = strings.Cut(e, "::")
+		if rest != "" {
+			rest = "::" + rest
+		}
+		if lit == "" || strings.ContainsAny(lit, "()' ") || strings.EqualFold(lit, "NULL") {
+			return "", false
+		}
+	}
+	// Only casts may follow: "::type", "::type[]", "::character varying".
+	if rest != "" && (!strings.HasPrefix(rest, "::") || strings.ContainsAny(rest, "()'")) {
+		return "", false
+	}
+	return lit, true
 }
 
 // qualified returns the quoted "schema"."name".
@@ -90,8 +223,17 @@ ORDER BY n.nspname, c.relname`
 // describe fills r's columns and primary key from the catalog.
 func describe(ctx context.Context, conn *pgx.Conn, r *relation) error {
 	const cols = `
-SELECT a.attname, a.atttypid, a.atttypmod, t.typname, a.attnotnull
-FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+SELECT a.attname, a.atttypid, a.atttypmod, t.typname, a.attnotnull,
+  bt.oid, CASE WHEN t.typtype = 'd' THEN t.typtypmod ELSE a.atttypmod END, bt.typname, bt.typtype,
+  COALESCE(et.oid, 0), COALESCE(et.typname, ''), COALESCE(et.typtype, ''),
+  COALESCE((SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_enum e
+            WHERE e.enumtypid = COALESCE(et.oid, bt.oid)), ''),
+  COALESCE(pg_get_expr(d.adbin, d.adrelid), ''), d.adbin IS NOT NULL
+FROM pg_attribute a
+JOIN pg_type t ON t.oid = a.atttypid
+JOIN pg_type bt ON bt.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
+LEFT JOIN pg_type et ON bt.typcategory = 'A' AND et.oid = bt.typelem
+LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
 ORDER BY a.attnum`
 	rows, err := conn.Query(ctx, cols, r.oid)
@@ -101,7 +243,9 @@ ORDER BY a.attnum`
 	r.columns = r.columns[:0]
 	for rows.Next() {
 		var c catalogColumn
-		if err := rows.Scan(&c.name, &c.typOID, &c.typmod, &c.typName, &c.notNull); err != nil {
+		if err := rows.Scan(&c.name, &c.typOID, &c.typmod, &c.typName, &c.notNull,
+			&c.baseOID, &c.baseTypmod, &c.baseName, &c.typType, &c.elemOID, &c.elemName, &c.elemType,
+			&c.labels, &c.defaultExpr, &c.hasDefault); err != nil {
 			return err
 		}
 		r.columns = append(r.columns, c)
@@ -130,12 +274,13 @@ ORDER BY k.ord`
 // so that encoders keep their cached schema.
 func (r *relation) table(db string, prev *change.Table) *change.Table {
 	t := &change.Table{ID: change.TableID{DB: db, Schema: r.schema, Name: r.name}}
-	for _, c := range r.columns {
-		t.Columns = append(t.Columns, change.Column{
-			Name:     c.name,
-			Type:     columnType(c.typOID, c.typmod, c.typName),
-			Optional: !c.notNull,
-		})
+	for i := range r.columns {
+		c := &r.columns[i]
+		col := change.Column{Name: c.name, Type: c.changeType(), Optional: !c.notNull}
+		if c.hasDefault {
+			col.Default = columnDefault(col.Type, c.defaultExpr)
+		}
+		t.Columns = append(t.Columns, col)
 	}
 	for _, k := range r.key {
 		for i, c := range t.Columns {
@@ -158,7 +303,7 @@ func sameShape(a, b *change.Table) bool {
 		return false
 	}
 	for i := range a.Columns {
-		if a.Columns[i] != b.Columns[i] {
+		if !sameColumn(&a.Columns[i], &b.Columns[i]) {
 			return false
 		}
 	}
@@ -168,6 +313,32 @@ func sameShape(a, b *change.Table) bool {
 		}
 	}
 	return true
+}
+
+// sameColumn compares columns by value (Type.Elem and Default are pointers).
+func sameColumn(a, b *change.Column) bool {
+	if a.Name != b.Name || a.Optional != b.Optional || !sameType(&a.Type, &b.Type) {
+		return false
+	}
+	if (a.Default == nil) != (b.Default == nil) {
+		return false
+	}
+	if a.Default != nil {
+		x, y := a.Default, b.Default
+		if x.Kind != y.Kind || x.Int != y.Int || x.Float != y.Float && !(x.Float != x.Float && y.Float != y.Float) ||
+			string(x.Bytes) != string(y.Bytes) || x.String() != y.String() {
+			return false
+		}
+	}
+	return true
+}
+
+func sameType(a, b *change.Type) bool {
+	if a.Kind != b.Kind || a.Name != b.Name || a.Precision != b.Precision || a.Scale != b.Scale ||
+		a.Length != b.Length || a.Values != b.Values || (a.Elem == nil) != (b.Elem == nil) {
+		return false
+	}
+	return a.Elem == nil || sameType(a.Elem, b.Elem)
 }
 
 // ensurePublication creates the publication when it is missing: for the

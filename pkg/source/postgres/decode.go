@@ -37,6 +37,11 @@ const (
 	oidNumeric     = 1700
 	oidUUID        = 2950
 	oidJSONB       = 3802
+	oidMacaddr8    = 774
+	oidTimeTZ      = 1266
+	oidInterval    = 1186
+	oidBit         = 1560
+	oidVarbit      = 1562
 )
 
 // columnType maps a Postgres type (OID, typmod, name) to the neutral type.
@@ -63,8 +68,27 @@ func columnType(oid uint32, typmod int32, name string) change.Type {
 			t.Precision = int((typmod - 4) >> 16)
 			t.Scale = int((typmod - 4) & 0xffff)
 		}
-	case oidText, oidName, oidXML, oidMacaddr, oidInet, oidCidr, oidMoney:
+	case oidText, oidName, oidMacaddr, oidMacaddr8, oidInet, oidCidr:
 		t.Kind = change.KindString
+	case oidXML:
+		t.Kind = change.KindXML
+	case oidMoney:
+		// Debezium: a Decimal of scale 2 without a precision parameter.
+		t.Kind = change.KindDecimal
+		t.Scale = 2
+	case oidTimeTZ:
+		t.Kind = change.KindTimeTZ
+		t.Precision = timePrecision(typmod)
+	case oidInterval:
+		t.Kind = change.KindDuration
+	case oidBit, oidVarbit:
+		// bit(1) is a boolean for Debezium; longer strings are Bits.
+		t.Length = int(typmod)
+		if oid == oidBit && typmod == 1 {
+			t.Kind = change.KindBool
+		} else {
+			t.Kind = change.KindBits
+		}
 	case oidVarchar, oidBpchar:
 		t.Kind = change.KindString
 		if typmod >= 4 {
@@ -108,9 +132,9 @@ func decodeText(t change.Type, src []byte) (change.Value, error) {
 	switch t.Kind {
 	case change.KindBool:
 		switch string(src) {
-		case "t":
+		case "t", "1": // "1": a bit(1) column
 			return change.IntValue(1), nil
-		case "f":
+		case "f", "0":
 			return change.IntValue(0), nil
 		}
 		return change.Value{}, fmt.Errorf("bad boolean %q", trunc(src))
@@ -128,12 +152,43 @@ func decodeText(t change.Type, src []byte) (change.Value, error) {
 		}
 		return change.FloatValue(f), nil
 	case change.KindDecimal:
+		if t.Name == "money" {
+			return parseMoney(src)
+		}
 		if !validDecimal(src) {
 			return change.Value{}, fmt.Errorf("bad numeric %q", trunc(src))
 		}
 		return change.Value{Kind: change.Text, Bytes: src}, nil
-	case change.KindString, change.KindJSON, change.KindUUID:
+	case change.KindJSON:
+		if t.Name == "hstore" {
+			return hstoreToJSON(src)
+		}
 		return change.Value{Kind: change.Text, Bytes: src}, nil
+	case change.KindString, change.KindUUID, change.KindXML, change.KindEnum:
+		return change.Value{Kind: change.Text, Bytes: src}, nil
+	case change.KindTimeTZ:
+		us, err := parseTimeTZ(src)
+		if err != nil {
+			return change.Value{}, err
+		}
+		return change.IntValue(us), nil
+	case change.KindDuration:
+		us, err := parseInterval(src)
+		if err != nil {
+			return change.Value{}, err
+		}
+		return change.IntValue(us), nil
+	case change.KindBits:
+		b, err := parseBits(src)
+		if err != nil {
+			return change.Value{}, err
+		}
+		return change.BinaryValue(b), nil
+	case change.KindArray:
+		if t.Elem == nil {
+			return change.Value{}, fmt.Errorf("array type %s without element type", t.Name)
+		}
+		return parseArray(*t.Elem, src)
 	case change.KindBytes:
 		if len(src) < 2 || src[0] != '\\' || src[1] != 'x' {
 			return change.Value{}, fmt.Errorf("bad bytea: want hex format (bytea_output=hex)")
@@ -370,3 +425,51 @@ func daysFromCivil(y, m, d int64) int64 {
 
 // micros converts a time to µs since the epoch.
 func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// completeImages fills in what pgoutput leaves out of row images, as
+// Debezium does: in a key-only old image (REPLICA IDENTITY DEFAULT) the
+// non-key columns come as nulls, and Debezium writes each column's default
+// there; with a full old image (REPLICA IDENTITY FULL) an unchanged TOASTed
+// value missing from the new image is taken from the old one.
+func completeImages(t *change.Table, keyOnly bool, before, after change.Row) {
+	if before == nil {
+		return
+	}
+	if keyOnly {
+		for i := range before {
+			if d := t.Columns[i].Default; before[i].Kind == change.Null && d != nil && d.Kind != change.Null && !isKey(t, i) {
+				before[i] = *d
+			}
+		}
+		return
+	}
+	for i := range after {
+		if after[i].Kind == change.Unavailable && i < len(before) && before[i].Kind != change.Unavailable {
+			after[i] = before[i]
+		}
+	}
+}
+
+func isKey(t *change.Table, col int) bool {
+	for _, k := range t.Key {
+		if k == col {
+			return true
+		}
+	}
+	return false
+}
+
+// keyChanged reports whether an update changed the primary key (visible
+// when the old image is full: REPLICA IDENTITY FULL).
+func keyChanged(t *change.Table, before, after change.Row) bool {
+	if before == nil || after == nil {
+		return false
+	}
+	for _, k := range t.Key {
+		a, b := &before[k], &after[k]
+		if a.Kind != b.Kind || a.Int != b.Int || a.Float != b.Float || string(a.Bytes) != string(b.Bytes) {
+			return true
+		}
+	}
+	return false
+}

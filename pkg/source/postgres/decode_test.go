@@ -100,10 +100,23 @@ func FuzzDecodeText(f *testing.F) {
 	for _, s := range []string{"t", "-12.50", `\xdead`, "2024-03-01", "10:00:00.5", "2024-03-01 10:00:00.5+02", "2000-01-01 00:00:00 BC", "24:00:00", "infinity"} {
 		f.Add(s)
 	}
-	oids := []uint32{oidBool, oidInt2, oidInt4, oidInt8, oidFloat4, oidFloat8, oidNumeric, oidText, oidJSONB, oidUUID, oidBytea, oidDate, oidTime, oidTimestamp, oidTimestampTZ}
+	for _, s := range []string{"$1,234.56", "-$1.05", "13:14:15.5+02", "00:00:00-05:30:15", "P1Y2M3DT4H5M6.789S", "P-3DT-1.5S",
+		"1 year 2 mons -3 days +04:05:06.789", "101000000001", `"a"=>"1", "b c"=>NULL`, `{1,2,NULL,-4}`, `{"a b",c,NULL,"x\"y"}`, "{}"} {
+		f.Add(s)
+	}
+	int4 := columnType(oidInt4, -1, "int4")
+	text := columnType(oidText, -1, "text")
+	types := []change.Type{
+		columnType(oidMoney, -1, "money"), columnType(oidTimeTZ, -1, "timetz"), columnType(oidInterval, -1, "interval"),
+		columnType(oidBit, 12, "bit"), columnType(oidVarbit, -1, "varbit"), columnType(oidXML, -1, "xml"),
+		{Kind: change.KindJSON, Name: "hstore"}, {Kind: change.KindEnum, Values: "a,b"},
+		{Kind: change.KindArray, Name: "_int4", Elem: &int4}, {Kind: change.KindArray, Name: "_text", Elem: &text},
+	}
+	for _, oid := range []uint32{oidBool, oidInt2, oidInt4, oidInt8, oidFloat4, oidFloat8, oidNumeric, oidText, oidJSONB, oidUUID, oidBytea, oidDate, oidTime, oidTimestamp, oidTimestampTZ} {
+		types = append(types, columnType(oid, -1, ""))
+	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, oid := range oids {
-			typ := columnType(oid, -1, "")
+		for _, typ := range types {
 			v, err := decodeText(typ, []byte(s))
 			if err != nil {
 				continue
@@ -111,7 +124,7 @@ func FuzzDecodeText(f *testing.F) {
 			if typ.Kind == change.KindString && string(v.Bytes) != s {
 				t.Fatalf("text changed: %q → %q", s, v.Bytes)
 			}
-			if typ.Kind == change.KindDecimal && strings.TrimSpace(s) != s {
+			if typ.Kind == change.KindDecimal && typ.Name != "money" && strings.TrimSpace(s) != s {
 				t.Fatalf("numeric accepted spaces: %q", s)
 			}
 		}
@@ -128,8 +141,61 @@ func FuzzDecodePosition(f *testing.F) {
 			return
 		}
 		again, lsn2, err := decodePosition(p.encode())
-		if err != nil || again != p || lsn2 != lsn {
+		if err != nil || string(again.encode()) != string(p.encode()) || lsn2 != lsn {
 			t.Fatalf("round trip of %q: %+v %d %v", b, again, lsn2, err)
 		}
 	})
+}
+
+// TestDecodeDebeziumForms pins values checked against real Debezium 3.6.1 by
+// integration/fidelity_test.go.
+func TestDecodeDebeziumForms(t *testing.T) {
+	int4 := columnType(oidInt4, -1, "int4")
+	tests := []struct {
+		typ  change.Type
+		in   string
+		want string // change.Value.String()
+	}{
+		{columnType(oidMoney, -1, "money"), "$12.34", `"12.34"`},
+		{columnType(oidMoney, -1, "money"), "-$1,234.05", `"-1234.05"`},
+		{columnType(oidInterval, -1, "interval"), "P1Y2M3DT4H5M6.789S", "37091106789000"},
+		{columnType(oidInterval, -1, "interval"), "1 year 2 mons 3 days 04:05:06.789", "37091106789000"},
+		{columnType(oidInterval, -1, "interval"), "P-3DT-1S", "-259201000000"},
+		{columnType(oidInterval, -1, "interval"), "PT0S", "0"},
+		{columnType(oidTimeTZ, -1, "timetz"), "13:14:15.5+02", "40455500000"},
+		{columnType(oidTimeTZ, -1, "timetz"), "00:00:00-05:30", "19800000000"},
+		{columnType(oidTimeTZ, -1, "timetz"), "01:00:00+02", "82800000000"},
+		{columnType(oidBit, 12, "bit"), "101000000001", `0x"\x01\n"`},
+		{columnType(oidBit, 12, "bit"), "000000000000", `0x""`},
+		{columnType(oidBit, 1, "bit"), "1", "1"},
+		{change.Type{Kind: change.KindJSON, Name: "hstore"}, `"a"=>"1", "b c"=>NULL`, `"{\"a\":\"1\",\"b c\":null}"`},
+		{change.Type{Kind: change.KindArray, Elem: &int4}, `{1,2,NULL,-4}`, "[1,2,NULL,-4]"},
+		{change.Type{Kind: change.KindArray, Elem: &int4}, `{}`, "[]"},
+	}
+	for _, tt := range tests {
+		v, err := decodeText(tt.typ, []byte(tt.in))
+		if err != nil {
+			t.Errorf("%s %q: %v", tt.typ.Name, tt.in, err)
+			continue
+		}
+		if got := v.String(); got != tt.want {
+			t.Errorf("%s %q = %s, want %s", tt.typ.Name, tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestDefaultLiteral(t *testing.T) {
+	for expr, want := range map[string]string{
+		"42": "42", "'dflt'::character varying": "dflt", "1.50": "1.50", "true": "true", "'it''s'::text": "it's",
+		"'-1'::integer": "-1", "(-1)": "-1",
+	} {
+		if got, ok := defaultLiteral(expr); !ok || got != want {
+			t.Errorf("defaultLiteral(%q) = %q, %v; want %q", expr, got, ok, want)
+		}
+	}
+	for _, expr := range []string{"nextval('t_id_seq'::regclass)", "now()", "NULL::text", "CURRENT_TIMESTAMP"} {
+		if got, ok := defaultLiteral(expr); ok && expr != "CURRENT_TIMESTAMP" {
+			t.Errorf("defaultLiteral(%q) = %q, want not evaluable", expr, got)
+		}
+	}
 }

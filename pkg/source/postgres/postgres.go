@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +39,7 @@ type Source struct {
 	conn   *pgx.Conn // catalog queries
 	repl   *pgconn.PgConn
 	acked  atomic.Uint64 // LSN the pipeline has durably checkpointed
+	marked uint64        // LSN of the last position emitted by stream
 	tables map[uint32]*change.Table
 	rels   map[uint32]*relation
 }
@@ -87,6 +89,9 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 	if err != nil {
 		return err
 	}
+	if slot.exists {
+		s.evictStaleHolder(ctx)
+	}
 
 	replCfg := s.connCfg.Config.Copy()
 	replCfg.RuntimeParams["replication"] = "database"
@@ -105,13 +110,25 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 			return fmt.Errorf("the checkpoint belongs to replication slot %s, the config names %s: %w", pos.Slot, s.slot, ErrResnapshotRequired)
 		}
 	}
-	if !pos.Backfilled {
+	switch {
+	case !pos.Backfilled && pos.Backfill != nil && slot.exists && !slot.lost && slot.confirmedLSN <= start:
+		// An unfinished backfill whose slot still starts at its consistent
+		// point: read on from the last acknowledged key (see backfill).
+		slog.Info("resuming the backfill", "slot", s.slot, "lsn", formatLSN(start), "table", pos.Backfill.Table, "rows", pos.Backfill.Rows)
+		if err := s.backfill(ctx, "", start, rels, pos.Backfill, emit); err != nil {
+			return err
+		}
+		done := &change.Event{Position: position{Slot: s.slot, LSN: formatLSN(start), Backfilled: true}.encode()}
+		if err := emit(ctx, done); err != nil {
+			return err
+		}
+	case !pos.Backfilled:
 		// No usable stream position yet: take a fresh slot and its snapshot.
 		// Whatever an earlier, unfinished start published is published again.
 		if start, err = s.freshStart(ctx, slot, rels, emit); err != nil {
 			return err
 		}
-	} else {
+	default:
 		switch {
 		case !slot.exists:
 			return fmt.Errorf("replication slot %s does not exist: %w", s.slot, ErrResnapshotRequired)
@@ -123,6 +140,7 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 		}
 	}
 	s.acked.Store(start)
+	s.marked = start
 	return s.stream(ctx, start, emit)
 }
 
@@ -153,7 +171,7 @@ func (s *Source) freshStart(ctx context.Context, slot slotState, rels []*relatio
 	}
 	snapshot := string(row[2])
 	if s.opts.Config.BackfillEnabled() {
-		if err := s.backfill(ctx, snapshot, start, rels, emit); err != nil {
+		if err := s.backfill(ctx, snapshot, start, rels, nil, emit); err != nil {
 			return 0, err
 		}
 	}
@@ -186,6 +204,27 @@ func (s *Source) Close() error {
 		errs = append(errs, s.conn.Close(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// evictStaleHolder ends the walsender of whoever still streams from our
+// slot. Run is only called once this task owns the pipeline (the
+// checkpoint store's lock or lease), so that holder is a stale owner: one
+// frozen past its lease, or one that died while the server has not yet
+// noticed its connection is gone (which can take wal_sender_timeout).
+// Without the slot it can publish nothing more, and its checkpoint writes
+// are fenced by the store. When we may not signal it, retryActive waits.
+func (s *Source) evictStaleHolder(ctx context.Context) {
+	var pid *int32
+	err := s.conn.QueryRow(ctx, `SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1`, s.slot).Scan(&pid)
+	if err != nil || pid == nil {
+		return
+	}
+	var ok bool
+	if err := s.conn.QueryRow(ctx, `SELECT pg_terminate_backend($1)`, *pid).Scan(&ok); err != nil || !ok {
+		slog.Warn("replication slot is in use by another connection; waiting for it to end", "slot", s.slot, "pid", *pid, "err", err)
+		return
+	}
+	slog.Warn("ended the stale connection that held the replication slot", "slot", s.slot, "pid", *pid)
 }
 
 // retryActive retries f while the slot is still held by a walsender of a

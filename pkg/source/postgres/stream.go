@@ -71,6 +71,9 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 				if ka.ReplyRequested {
 					next = time.Time{}
 				}
+				if err := s.heartbeat(ctx, &tx, uint64(ka.ServerWALEnd), emit); err != nil {
+					return err
+				}
 			case pglogrepl.XLogDataByteID:
 				xld, err := pglogrepl.ParseXLogData(msg.Data[1:])
 				if err != nil {
@@ -82,6 +85,23 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 			}
 		}
 	}
+}
+
+// heartbeat emits a position marker at walEnd, the end of what the
+// walsender has decoded (a keepalive carries its sent pointer), when that
+// is past the last marker and no transaction is open: every transaction
+// that committed before it has been received, so nothing before it is
+// left to publish. The marker is checkpointed once everything handed over
+// before it is acknowledged, and then reported as flushed, so that while
+// the selected tables are idle and the server writes WAL for other tables
+// or databases the slot moves on instead of pinning that WAL.
+func (s *Source) heartbeat(ctx context.Context, tx *txState, walEnd uint64, emit func(context.Context, *change.Event) error) error {
+	if tx.finalLSN != 0 || walEnd <= s.marked {
+		return nil
+	}
+	s.marked = walEnd
+	pos := position{Slot: s.slot, LSN: formatLSN(walEnd), Backfilled: true}
+	return emit(ctx, &change.Event{Position: pos.encode()})
 }
 
 // sendStatus reports the acknowledged LSN as written, flushed and applied:
@@ -109,6 +129,8 @@ func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData
 	case *pglogrepl.BeginMessage:
 		*tx = txState{finalLSN: uint64(m.FinalLSN), xid: m.Xid, commitMicros: micros(m.CommitTime)}
 	case *pglogrepl.CommitMessage:
+		tx.finalLSN = 0 // between transactions: see heartbeat
+		s.marked = max(s.marked, uint64(m.TransactionEndLSN))
 		pos := position{Slot: s.slot, LSN: formatLSN(uint64(m.TransactionEndLSN)), Backfilled: true}
 		return emit(ctx, &change.Event{Position: pos.encode()})
 	case *pglogrepl.InsertMessage:
@@ -136,9 +158,7 @@ func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 	}
 	rel.columns = rel.columns[:0:0]
 	for _, c := range m.Columns {
-		cc := byName[c.Name]
-		cc.name, cc.typOID, cc.typmod = c.Name, c.DataType, c.TypeModifier
-		rel.columns = append(rel.columns, cc)
+		rel.columns = append(rel.columns, byName[c.Name].withMessageType(c.Name, c.DataType, c.TypeModifier))
 	}
 	s.rels[m.RelationID] = rel
 	s.tables[m.RelationID] = rel.table(s.connCfg.Database, s.tables[m.RelationID])
@@ -179,7 +199,8 @@ func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, r
 			return fmt.Errorf("%s.%s at %s: %w", rel.schema, rel.name, xld.WALStart, err)
 		}
 	}
-	if op == change.OpUpdate && oldType == pglogrepl.UpdateMessageTupleTypeKey && ev.Before != nil {
+	completeImages(t, oldType == pglogrepl.UpdateMessageTupleTypeKey, ev.Before, ev.After)
+	if op == change.OpUpdate && ev.Before != nil && (oldType == pglogrepl.UpdateMessageTupleTypeKey || keyChanged(t, ev.Before, ev.After)) {
 		// The primary key changed: like Debezium, a delete of the old key
 		// and a create of the new one.
 		del := *ev

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/debezium"
+	"github.com/tributary-cdc/tributary/pkg/kafka"
+	"github.com/tributary-cdc/tributary/pkg/webhook"
+)
+
+// rowSkippedNotifier is where row.skipped events go: the SQS queue of
+// webhooks.queue_url when set (in AWS); locally a signed POST to webhooks.row_skipped_url, or else a JSON-lines file
+// beside the checkpoints (<checkpoint.path>/<name>.row-skipped.jsonl) plus
+// a log line.
+func rowSkippedNotifier(cfg *config.Config, log *slog.Logger) webhook.Notifier {
+	if cfg.Webhooks.QueueURL != "" { // in AWS: queued for the row-skipped function
+		return webhook.NewSQSNotifier(nil, cfg.Webhooks.QueueURL)
+	}
+	if cfg.Webhooks.RowSkippedURL != "" {
+		return webhook.NewHTTP(cfg.Webhooks.RowSkippedURL, cfg.Webhooks.SigningSecret, nil)
+	}
+	return webhook.NewFile(filepath.Join(cfg.Checkpoint.Path, cfg.Name+".row-skipped.jsonl"), log)
+}
+
+// checkDestination runs the connection test at start-up: a cluster that
+// cannot be signed in to, or a broker that is unreachable, stops the task
+// before it reads anything; missing permissions are logged (an ACL may
+// allow the pipeline's topics without allowing the probe topic). Then it
+// lists the topics of the configured tables that do not exist when they
+// may not be created.
+func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Producer, log *slog.Logger) error {
+	d := cfg.Destination
+	r := kafka.TestConnection(ctx, d, d.TopicPrefix)
+	for _, c := range r.Checks {
+		if c.OK {
+			continue
+		}
+		switch c.Name {
+		case kafka.CheckConfiguration, kafka.CheckSignIn, kafka.CheckMetadata, kafka.CheckBrokers:
+			return &startupError{c.Name + ": " + c.Detail}
+		}
+		if c.Required {
+			log.Warn("connection test: "+c.Name+" failed", "detail", c.Detail)
+		}
+	}
+	if d.CreateMissingTopics || len(cfg.Source.Tables) == 0 {
+		return nil
+	}
+	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: d.TopicPrefix})
+	var topics []string
+	for _, name := range cfg.Source.Tables {
+		topics = append(topics, enc.Topic(&change.Table{ID: tableID(name)}))
+	}
+	mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	missing, err := prod.MissingTopics(mctx, topics)
+	if err != nil {
+		log.Warn("could not list missing topics", "err", err)
+		return nil
+	}
+	if len(missing) > 0 {
+		log.Error("topics do not exist and destination.create_missing_topics is false; the pipeline waits at each until it is created",
+			"missing_topics", missing)
+	}
+	return nil
+}
+
+// tableID reads an include-list entry: schema.table, db.table or
+// db.schema.table.
+func tableID(name string) change.TableID {
+	parts := strings.Split(name, ".")
+	switch len(parts) {
+	case 3:
+		return change.TableID{DB: parts[0], Schema: parts[1], Name: parts[2]}
+	case 2:
+		return change.TableID{Schema: parts[0], Name: parts[1]}
+	}
+	return change.TableID{Name: name}
+}
+
+// startupError is a destination the task cannot use (exit 1).
+type startupError struct{ msg string }
+
+func (e *startupError) Error() string { return "destination: " + e.msg }

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/metrics"
+)
+
+// metricsAddr is run's --metrics-addr: where GET /metrics serves the
+// Prometheus text format; "" serves nothing.
+var metricsAddr string
+
+// emfInterval is how often EMF lines are written: twice per alarm period
+// (1 min), so a late line never leaves a period without data.
+const emfInterval = 30 * time.Second
+
+// emfEnabled reports whether to write CloudWatch EMF lines on stdout:
+// TRIBUTARY_METRICS=emf (the CDK task sets it), or running in ECS unless
+// TRIBUTARY_METRICS=none.
+func emfEnabled() bool {
+	switch os.Getenv("TRIBUTARY_METRICS") {
+	case "emf":
+		return true
+	case "none":
+		return false
+	}
+	return os.Getenv("ECS_CONTAINER_METADATA_URI_V4") != ""
+}
+
+// startMetrics sets up the pipeline's metrics and their outputs. stop,
+// called with run's result once the pipeline has stopped, counts a failure,
+// writes the last EMF lines and shuts the HTTP server down.
+func startMetrics(pipeline string, log *slog.Logger, stdout io.Writer) (m *metrics.Pipeline, stop func(runErr error) error, err error) {
+	reg := metrics.NewRegistry()
+	m = metrics.NewPipeline(reg, pipeline)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	if emfEnabled() {
+		emf := metrics.NewEMF(stdout, m)
+		wg.Add(1)
+		go func() { defer wg.Done(); emf.Run(ctx, emfInterval) }()
+	}
+	var srv *http.Server
+	if metricsAddr != "" {
+		ln, err := net.Listen("tcp", metricsAddr)
+		if err != nil {
+			cancel()
+			wg.Wait()
+			return nil, nil, fmt.Errorf("--metrics-addr: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", reg.Handler())
+		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("metrics server", "err", err)
+			}
+		}()
+		log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	}
+	stop = func(runErr error) error {
+		if runErr != nil {
+			m.Error("run")
+		}
+		if srv != nil {
+			sctx, c := context.WithTimeout(context.Background(), 2*time.Second)
+			srv.Shutdown(sctx)
+			c()
+		}
+		cancel()
+		wg.Wait()
+		return runErr
+	}
+	return m, stop, nil
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/tributary-cdc/tributary/functions/internal/dialguard"
+	"github.com/tributary-cdc/tributary/functions/internal/pipelines"
+	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/kafka"
+)
+
+const (
+	// testTimeout bounds the Kafka checks, inside API Gateway's 30 s limit.
+	testTimeout = 20 * time.Second
+	// dialTimeout bounds one TCP connection attempt.
+	dialTimeout = 5 * time.Second
+)
+
+// Handler answers connection-test requests.
+type Handler struct {
+	configs *pipelines.Configs
+	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+	log     *slog.Logger
+}
+
+// NewHandler returns a Handler reading pipelines from configs.
+func NewHandler(configs *pipelines.Configs, log *slog.Logger) *Handler {
+	return &Handler{configs: configs, dial: dialguard.Dialer(dialTimeout), log: log}
+}
+
+// errorBody is every non-200 answer.
+type errorBody struct {
+	Error    string   `json:"error"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Handle answers 200 with the kafka.Report, 400 for a bad request or a
+// pipeline whose configuration does not load, 404 for an unknown pipeline.
+// Responses and logs carry no secret: configuration problems name fields,
+// the report's details come from kafka.TestConnection, which promises the same.
+func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	log := h.log.With("request_id", req.RequestContext.RequestID)
+	name, err := parseRequest(req)
+	if err != nil {
+		log.Info("bad request", "err", err.Error())
+		return respond(http.StatusBadRequest, errorBody{Error: err.Error()}), nil
+	}
+	log = log.With("pipeline", name)
+	cfg, err := h.configs.Get(ctx, name)
+	var problems *config.Errors
+	switch {
+	case errors.Is(err, config.ErrParameterNotFound):
+		log.Info("unknown pipeline")
+		return respond(http.StatusNotFound, errorBody{Error: "pipeline " + name + " not found"}), nil
+	case errors.As(err, &problems):
+		log.Info("pipeline configuration does not load", "problems", len(problems.Problems))
+		b := errorBody{Error: "pipeline " + name + " has an invalid configuration"}
+		for _, p := range problems.Problems {
+			b.Problems = append(b.Problems, p.String())
+		}
+		return respond(http.StatusBadRequest, b), nil
+	case err != nil:
+		log.Error("reading the pipeline configuration", "err", err.Error())
+		return respond(http.StatusInternalServerError, errorBody{Error: "the pipeline configuration cannot be read now"}), nil
+	}
+	report := kafka.TestConnection(ctx, cfg.Destination, cfg.Destination.TopicPrefix,
+		kafka.WithDialer(h.dial), kafka.WithTimeout(testTimeout))
+	log.Info("connection test", "ok", report.OK, "brokers", len(report.Brokers))
+	return respond(http.StatusOK, report), nil
+}
+
+func respond(status int, v any) events.APIGatewayV2HTTPResponse {
+	body, err := json.Marshal(v)
+	if err != nil { // only our own types reach here
+		status, body = http.StatusInternalServerError, []byte(`{"error":"internal error"}`)
+	}
+	return events.APIGatewayV2HTTPResponse{
+		StatusCode: status,
+		Headers:    map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"},
+		Body:       string(body),
+	}
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/tributary-cdc/tributary/functions/internal/dialguard"
+	"github.com/tributary-cdc/tributary/functions/internal/pipelines"
+	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/webhook"
+)
+
+// deliveryTimeout bounds one webhook POST, connection included.
+const deliveryTimeout = 10 * time.Second
+
+// Handler delivers a batch of row.skipped messages.
+type Handler struct {
+	configs *pipelines.Configs
+	client  *http.Client
+	now     func() time.Time
+	log     *slog.Logger
+}
+
+// NewHandler returns a Handler that looks pipelines up in configs and
+// POSTs through a client that refuses link-local addresses, follows no
+// redirects and uses no proxy.
+func NewHandler(configs *pipelines.Configs, log *slog.Logger) *Handler {
+	return &Handler{
+		configs: configs,
+		client: &http.Client{
+			Timeout: deliveryTimeout,
+			Transport: &http.Transport{
+				DialContext:           dialguard.Dialer(5 * time.Second),
+				TLSHandshakeTimeout:   5 * time.Second,
+				ResponseHeaderTimeout: deliveryTimeout,
+				MaxIdleConnsPerHost:   2,
+				ForceAttemptHTTP2:     true,
+			},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		now: time.Now,
+		log: log,
+	}
+}
+
+// Handle delivers each message and returns those that failed as batch
+// item failures; the batch itself never fails, so delivered messages are
+// not sent twice because a neighbour failed.
+func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	var resp events.SQSEventResponse
+	for _, m := range ev.Records {
+		id, err := h.deliver(ctx, m)
+		if err != nil {
+			h.log.Warn("row.skipped not delivered; SQS will retry it", "message_id", m.MessageId, "event_id", id, "err", err.Error())
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+			continue
+		}
+		h.log.Info("row.skipped delivered", "message_id", m.MessageId, "event_id", id)
+	}
+	return resp, nil
+}
+
+// deliver POSTs one message's event. Its errors never hold the signing
+// secret or the webhook URL's secrets.
+func (h *Handler) deliver(ctx context.Context, m events.SQSMessage) (eventID string, err error) {
+	body := []byte(m.Body)
+	ev, err := webhook.DecodeRowSkipped(body)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := h.configs.Get(ctx, ev.Pipeline)
+	if err != nil {
+		return ev.EventID, fmt.Errorf("pipeline %s: %w", ev.Pipeline, err)
+	}
+	target := cfg.Webhooks.RowSkippedURL
+	if target == "" {
+		// Kept in the queue (then the DLQ) rather than dropped: the event
+		// is the only record that the row was skipped.
+		return ev.EventID, fmt.Errorf("pipeline %s has no webhooks.row_skipped_url", ev.Pipeline)
+	}
+	shown := config.RedactURL(target)
+	ts := h.now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return ev.EventID, fmt.Errorf("webhook %s: cannot build the request", shown)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "tributary-row-skipped")
+	if cfg.Webhooks.SigningSecret != "" {
+		webhook.SetHeaders(req.Header, cfg.Webhooks.SigningSecret, ev.EventID, ts, body)
+	} else {
+		req.Header.Set(webhook.HeaderID, ev.EventID)
+		req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
+	}
+	res, err := h.client.Do(req)
+	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) { // its message holds the full URL
+			err = uerr.Err
+		}
+		return ev.EventID, fmt.Errorf("webhook %s: %w", shown, err)
+	}
+	io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	res.Body.Close()
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return ev.EventID, fmt.Errorf("webhook %s answered %s", shown, res.Status)
+	}
+	return ev.EventID, nil
+}

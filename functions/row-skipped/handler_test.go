@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/tributary-cdc/tributary/functions/internal/pipelines"
+	"github.com/tributary-cdc/tributary/integration/awstest"
+	"github.com/tributary-cdc/tributary/pkg/webhook"
+)
+
+// The planted secrets: neither may appear in any log line or error.
+var (
+	signingKey    = []byte("CANARY-signing-key-0123456789abcdef")
+	signingSecret = "whsec_" + base64.StdEncoding.EncodeToString(signingKey)
+	urlToken      = "CANARYurltoken77"
+)
+
+// receiver is a webhook endpoint that verifies Standard Webhooks
+// signatures on its own (HMAC-SHA256 over "id.timestamp.body" with the
+// base64 key after "whsec_"), refuses stale timestamps, and records what
+// it accepted.
+type receiver struct {
+	mu       sync.Mutex
+	accepted map[string][]byte // webhook-id → body
+	last     *http.Request
+	lastBody []byte
+	failIDs  map[string]bool // answered 500
+}
+
+const tolerance = 5 * time.Minute
+
+func (rc *receiver) verify(r *http.Request, body []byte) int {
+	if r.URL.Query().Get("token") != urlToken {
+		return http.StatusForbidden
+	}
+	id, ts := r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp")
+	secs, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || id == "" {
+		return http.StatusBadRequest
+	}
+	if d := time.Since(time.Unix(secs, 0)); d > tolerance || d < -tolerance {
+		return http.StatusUnauthorized
+	}
+	mac := hmac.New(sha256.New, signingKey)
+	mac.Write([]byte(id + "." + ts + "."))
+	mac.Write(body)
+	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	if !slices.ContainsFunc(strings.Fields(r.Header.Get("webhook-signature")), func(s string) bool {
+		return hmac.Equal([]byte(s), []byte(want))
+	}) {
+		return http.StatusUnauthorized
+	}
+	return http.StatusNoContent
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.last, rc.lastBody = r.Clone(context.Background()), body
+	code := rc.verify(r, body)
+	if code == http.StatusNoContent && rc.failIDs[r.Header.Get("webhook-id")] {
+		code = http.StatusInternalServerError
+	}
+	if code == http.StatusNoContent {
+		rc.accepted[r.Header.Get("webhook-id")] = body
+	}
+	w.WriteHeader(code)
+}
+
+// lastDelivery returns the headers and body of the last request.
+func (rc *receiver) lastDelivery() (http.Header, []byte) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.last.Header.Clone(), rc.lastBody
+}
+
+// replay sends a captured delivery again with its body or timestamp
+// changed, as an attacker would, and returns the receiver's status.
+func (rc *receiver) replay(t *testing.T, url string, hdr http.Header, body []byte, ts string) int {
+	hdr = hdr.Clone()
+	if ts != "" {
+		hdr.Set("webhook-timestamp", ts)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header = hdr
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+func loadEvent(t *testing.T, name string, v any) {
+	t.Helper()
+	data, err := os.ReadFile("../../events/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type world struct {
+	handler *Handler
+	recv    *receiver
+	url     string
+	logs    *bytes.Buffer
+	ssm     *ssm.Client
+	prefix  string
+}
+
+func putPipeline(t *testing.T, c *ssm.Client, prefix, name, webhookURL string) {
+	t.Helper()
+	secretName := prefix + name + "-webhook-secret"
+	doc := "name: " + name + `
+source: {type: postgres, url: "postgres://u@127.0.0.1:5432/db"}
+destination: {bootstrap_servers: "127.0.0.1:9092", topic_prefix: ` + name + `, disable_tls: true}
+webhooks:
+  row_skipped_url: "` + webhookURL + `"
+  signing_secret: ${ssm:` + secretName + `}
+`
+	for _, p := range []struct {
+		name, value string
+		typ         ssmtypes.ParameterType
+	}{{secretName, signingSecret, ssmtypes.ParameterTypeSecureString}, {prefix + name, doc, ssmtypes.ParameterTypeString}} {
+		if _, err := c.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(p.name),
+			Value: aws.String(p.value), Type: p.typ, Overwrite: aws.Bool(true)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func newWorld(t *testing.T) *world {
+	awsCfg := awstest.Env(t)
+	w := &world{recv: &receiver{accepted: map[string][]byte{}, failIDs: map[string]bool{}}, logs: &bytes.Buffer{}}
+	srv := httptest.NewServer(w.recv)
+	t.Cleanup(srv.Close)
+	w.url = srv.URL + "/hooks/tributary?token=" + urlToken
+	w.ssm = ssm.NewFromConfig(awsCfg)
+	w.prefix = "/" + awstest.Name("rs-") + "/pipelines/"
+	putPipeline(t, w.ssm, w.prefix, "shop", w.url)
+	w.handler = NewHandler(pipelines.New(w.ssm, w.prefix, time.Minute), slog.New(slog.NewJSONHandler(w.logs, nil)))
+	return w
+}
+
+func failedIDs(resp events.SQSEventResponse) []string {
+	var ids []string
+	for _, f := range resp.BatchItemFailures {
+		ids = append(ids, f.ItemIdentifier)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func noSecrets(t *testing.T, label, s string) {
+	t.Helper()
+	for _, secret := range []string{string(signingKey), signingSecret, urlToken, "CANARY"} {
+		if strings.Contains(s, secret) {
+			t.Fatalf("%s leaks a secret (%q):\n%s", label, secret, s)
+		}
+	}
+}
+
+// TestReplaySampleBatch replays events/sqs-row-skipped.json: two good
+// events for pipeline shop (one of which the receiver refuses with a 500),
+// a truncated body, and an event for a pipeline with no configuration.
+// Only the three failures come back for retry.
+func TestReplaySampleBatch(t *testing.T) {
+	w := newWorld(t)
+	var batch events.SQSEvent
+	loadEvent(t, "sqs-row-skipped.json", &batch)
+	w.recv.failIDs["shop-0/16B3748-2"] = true
+
+	resp, err := w.handler.Handle(context.Background(), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{batch.Records[1].MessageId, batch.Records[2].MessageId, batch.Records[3].MessageId}
+	if got := failedIDs(resp); !slices.Equal(got, want) {
+		t.Fatalf("failures %v, want %v\nlogs:\n%s", got, want, w.logs)
+	}
+	body, ok := w.recv.accepted["shop-0/16B3748-1"]
+	if !ok || string(body) != batch.Records[0].Body {
+		t.Fatalf("event 1 not delivered as queued: %q", body)
+	}
+	for _, want := range []string{"answered 500", "truncated", "SSM parameter " + w.prefix + "billing does not exist"} {
+		if !strings.Contains(w.logs.String(), want) {
+			t.Errorf("logs lack %q:\n%s", want, w.logs)
+		}
+	}
+
+	// The receiver's checks hold: a changed body or a stale (even
+	// re-sent) timestamp is refused.
+	resp, _ = w.handler.Handle(context.Background(), events.SQSEvent{Records: batch.Records[:1]})
+	if len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("redelivery failed: %v\n%s", resp, w.logs)
+	}
+	hdr, body := w.recv.lastDelivery()
+	if err := webhook.Verify(signingSecret, hdr, body, time.Now(), tolerance); err != nil {
+		t.Errorf("webhook.Verify refuses the delivery: %v", err)
+	}
+	tampered := bytes.Replace(body, []byte(`"id":1042`), []byte(`"id":1043`), 1)
+	if code := w.recv.replay(t, w.url, hdr, tampered, ""); code != http.StatusUnauthorized {
+		t.Errorf("tampered body: %d", code)
+	}
+	stale := strconv.FormatInt(time.Now().Add(-10*time.Minute).Unix(), 10)
+	if code := w.recv.replay(t, w.url, hdr, body, stale); code != http.StatusUnauthorized {
+		t.Errorf("stale timestamp: %d", code)
+	}
+	if code := w.recv.replay(t, w.url, hdr, body, ""); code != http.StatusNoContent {
+		t.Errorf("untouched replay within tolerance: %d", code)
+	}
+
+	// A stale signature from the handler itself is refused too.
+	w.handler.now = func() time.Time { return time.Now().Add(-time.Hour) }
+	resp, _ = w.handler.Handle(context.Background(), events.SQSEvent{Records: batch.Records[:1]})
+	if len(resp.BatchItemFailures) != 1 || !strings.Contains(w.logs.String(), "answered 401") {
+		t.Errorf("stale send accepted: %v", resp)
+	}
+	noSecrets(t, "logs", w.logs.String())
+}
+
+// TestQueueToWebhook: the task's SQS notifier queues an event in the
+// emulator, the function receives it from there and the receiver gets it.
+// A webhook URL pointing at instance metadata is refused at dial time.
+func TestQueueToWebhook(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	client := sqs.NewFromConfig(awstest.Env(t))
+	q, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(awstest.Name("rs-"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: q.QueueUrl}) })
+	putPipeline(t, w.ssm, w.prefix, "imds", "http://169.254.169.254/latest/meta-data/?token="+urlToken)
+
+	n := webhook.NewSQSNotifier(client, *q.QueueUrl)
+	for _, ev := range []webhook.RowSkipped{
+		{EventID: "e2e-1", Pipeline: "shop", Table: "public.orders", PrimaryKey: map[string]any{"id": 9}, Reason: "too large", Time: time.Now().UTC()},
+		{EventID: "e2e-2", Pipeline: "imds", Table: "public.orders", PrimaryKey: map[string]any{"id": 10}, Reason: "too large", Time: time.Now().UTC()},
+	} {
+		if err := n.Notify(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+	if err != nil || len(out.Messages) != 2 {
+		t.Fatalf("receive: %v, %d messages", err, len(out.Messages))
+	}
+	var batch events.SQSEvent
+	for _, m := range out.Messages {
+		batch.Records = append(batch.Records, events.SQSMessage{MessageId: *m.MessageId, Body: *m.Body, EventSource: "aws:sqs"})
+	}
+	start := time.Now()
+	resp, err := w.handler.Handle(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) != 1 || w.recv.accepted["e2e-1"] == nil {
+		t.Fatalf("failures %v, accepted %v\n%s", resp.BatchItemFailures, w.recv.accepted, w.logs)
+	}
+	if !strings.Contains(w.logs.String(), "address refused: 169.254.169.254 is link-local") || time.Since(start) > 5*time.Second {
+		t.Fatalf("metadata address not refused at once:\n%s", w.logs)
+	}
+	if !strings.Contains(w.logs.String(), "webhook http://169.254.169.254/latest/meta-data/?token=REDACTED") {
+		t.Errorf("URL not shown redacted:\n%s", w.logs)
+	}
+	noSecrets(t, "logs", w.logs.String())
+}

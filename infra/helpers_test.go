@@ -1,0 +1,8 @@
+package main
+
+import "encoding/json"
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

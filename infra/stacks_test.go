@@ -1,0 +1,240 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+)
+
+const (
+	testCustomerRole = "arn:aws:iam::111122223333:role/tributary-writer"
+	testCluster      = "arn:aws:kafka:us-east-1:111122223333:cluster/orders/0a1b2c3d-4e5f-6789-abcd-ef0123456789-2"
+)
+
+// One app for every test: starting jsii and synthesizing is the slow part.
+var (
+	once      sync.Once
+	dataPlane *DataPlaneStack
+	customer  *CustomerAccessStack
+	plainCust *CustomerAccessStack
+	dpTmpl    assertions.Template
+	caTmpl    assertions.Template
+	caTmpl2   assertions.Template
+)
+
+func stacks(t *testing.T) {
+	t.Helper()
+	once.Do(func() {
+		// Stand-ins for `make build-functions` and the Dockerfile.
+		dir, err := os.MkdirTemp("", "tributary-cdk-")
+		if err != nil {
+			panic(err)
+		}
+		for _, f := range []string{"connection-test/bootstrap", "row-skipped/bootstrap", "image/Dockerfile"} {
+			p := filepath.Join(dir, f)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, []byte("stand-in\n"), 0o755)
+		}
+		out := filepath.Join(dir, "cdk.out")
+		if d := os.Getenv("CFN_TEMPLATES_DIR"); d != "" {
+			out = d // `make test` runs cfn-lint on these templates
+		}
+		app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(out)})
+		dataPlane = NewDataPlaneStack(app, "Tributary", &DataPlaneProps{
+			Pipelines:          []Pipeline{{Name: "shop", CustomerRoleARN: testCustomerRole}, {Name: "billing"}},
+			ImageDir:           filepath.Join(dir, "image"),
+			ConnectionTestCode: filepath.Join(dir, "connection-test"),
+			RowSkippedCode:     filepath.Join(dir, "row-skipped"),
+		})
+		customer = NewCustomerAccessStack(app, "Customer", &CustomerAccessProps{
+			TaskRoleARN: "arn:aws:iam::444455556666:role/tributary-task-shop", ExternalID: "ext-123",
+			ClusterARN: testCluster, TopicPrefix: "shop", CreateTopics: true,
+		})
+		plainCust = NewCustomerAccessStack(app, "CustomerNoCreate", &CustomerAccessProps{
+			TaskRoleARN: "arn:aws:iam::444455556666:role/tributary-task-shop", ExternalID: "ext-123",
+			ClusterARN: testCluster, TopicPrefix: "shop",
+		})
+		awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+		dpTmpl = assertions.Template_FromStack(dataPlane.Stack, nil)
+		caTmpl = assertions.Template_FromStack(customer.Stack, nil)
+		caTmpl2 = assertions.Template_FromStack(plainCust.Stack, nil)
+	})
+	if dpTmpl == nil {
+		t.Fatal("synthesis failed")
+	}
+}
+
+func obj(kv ...any) *map[string]any {
+	m := map[string]any{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	return &m
+}
+
+func TestDataPlaneResources(t *testing.T) {
+	stacks(t)
+	defer failOnPanic(t)
+	tm := dpTmpl
+	tm.ResourceCountIs(jsii.String("AWS::ECS::Service"), jsii.Number(2))
+	tm.ResourceCountIs(jsii.String("AWS::ECS::Cluster"), jsii.Number(1))
+	tm.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(1))
+	tm.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(2))
+	tm.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Api"), jsii.Number(1))
+	tm.ResourceCountIs(jsii.String("AWS::SSM::Parameter"), jsii.Number(2))
+	tm.ResourceCountIs(jsii.String("AWS::EC2::VPC"), jsii.Number(1))
+
+	// Exactly one task per pipeline, stopped before its successor starts.
+	tm.AllResourcesProperties(jsii.String("AWS::ECS::Service"), obj(
+		"DesiredCount", 1,
+		"DeploymentConfiguration", assertions.Match_ObjectLike(obj("MinimumHealthyPercent", 0, "MaximumPercent", 100)),
+	))
+	// Graceful stop: the full 120 s Fargate allows; arm64; SSM document.
+	tm.HasResourceProperties(jsii.String("AWS::ECS::TaskDefinition"), obj(
+		"RuntimePlatform", obj("CpuArchitecture", "ARM64", "OperatingSystemFamily", "LINUX"),
+		"ContainerDefinitions", []any{assertions.Match_ObjectLike(obj(
+			"StopTimeout", 120,
+			"Command", []any{"run", "--config", "ssm:/tributary/pipelines/shop"},
+		))},
+	))
+	tm.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), obj(
+		"BillingMode", "PAY_PER_REQUEST",
+		"PointInTimeRecoverySpecification", obj("PointInTimeRecoveryEnabled", true),
+		"KeySchema", []any{obj("AttributeName", "pipeline", "KeyType", "HASH")},
+	))
+	tm.HasResourceProperties(jsii.String("AWS::SQS::Queue"), obj(
+		"RedrivePolicy", obj("maxReceiveCount", maxReceiveCount, "deadLetterTargetArn", assertions.Match_AnyValue()),
+	))
+	tm.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj(
+		"FunctionResponseTypes", []any{"ReportBatchItemFailures"},
+	))
+	tm.HasResourceProperties(jsii.String("AWS::SSM::Parameter"), obj(
+		"Name", "/tributary/pipelines/billing", "Type", "String",
+	))
+}
+
+func TestFunctionsAreGoOnGraviton(t *testing.T) {
+	stacks(t)
+	defer failOnPanic(t)
+	fns := dpTmpl.FindResources(jsii.String("AWS::Lambda::Function"), obj("Properties", obj("Handler", "bootstrap")))
+	if len(*fns) != 2 {
+		t.Fatalf("%d bootstrap functions, want 2", len(*fns))
+	}
+	dpTmpl.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), obj(
+		"Runtime", "provided.al2023",
+		"Architectures", []any{"arm64"},
+	))
+}
+
+func TestEveryRouteUsesIAMAuthorization(t *testing.T) {
+	stacks(t)
+	defer failOnPanic(t)
+	routes := dpTmpl.FindResources(jsii.String("AWS::ApiGatewayV2::Route"), nil)
+	if len(*routes) == 0 {
+		t.Fatal("no routes")
+	}
+	dpTmpl.AllResourcesProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj("AuthorizationType", "AWS_IAM"))
+	dpTmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj("RouteKey", "POST /pipelines/{name}/connection-test"))
+	dpTmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Stage"), obj("AccessLogSettings", assertions.Match_ObjectLike(obj())))
+}
+
+func TestTaskRolePermissions(t *testing.T) {
+	stacks(t)
+	defer failOnPanic(t)
+	// The shop task may assume the customer role; billing (no role) may not.
+	dpTmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj(
+		"Roles", []any{obj("Ref", assertions.Match_StringLikeRegexp(jsii.String("Pipelineshop.*TaskRole.*")))},
+		"PolicyDocument", obj("Statement", assertions.Match_ArrayWith(&[]any{
+			assertions.Match_ObjectLike(obj("Condition", obj("ForAllValues:StringEquals", obj("dynamodb:LeadingKeys", []any{"shop"})))),
+			assertions.Match_ObjectLike(obj("Action", assertions.Match_ArrayWith(&[]any{"sqs:SendMessage"}))),
+			assertions.Match_ObjectLike(obj("Action", "sts:AssumeRole", "Resource", testCustomerRole)),
+		})),
+	))
+	policies := dpTmpl.FindResources(jsii.String("AWS::IAM::Policy"), obj("Properties", obj(
+		"Roles", []any{obj("Ref", assertions.Match_StringLikeRegexp(jsii.String("Pipelinebilling.*TaskRole.*")))},
+	)))
+	for _, p := range *policies {
+		if s := jsonString(p); strings.Contains(s, "sts:AssumeRole") || strings.Contains(s, "tributary/pipelines/shop") {
+			t.Errorf("billing's task role reaches beyond its pipeline: %s", s)
+		}
+	}
+}
+
+func TestCustomerRole(t *testing.T) {
+	stacks(t)
+	defer failOnPanic(t)
+	caTmpl.ResourceCountIs(jsii.String("AWS::IAM::Role"), jsii.Number(1))
+	caTmpl.HasResourceProperties(jsii.String("AWS::IAM::Role"), obj(
+		"AssumeRolePolicyDocument", obj("Statement", []any{obj(
+			"Action", "sts:AssumeRole",
+			"Effect", "Allow",
+			"Principal", obj("AWS", "arn:aws:iam::444455556666:role/tributary-task-shop"),
+			"Condition", obj("StringEquals", obj("sts:ExternalId", "ext-123")),
+		)}),
+	))
+	topics := "arn:aws:kafka:us-east-1:111122223333:topic/orders/0a1b2c3d-4e5f-6789-abcd-ef0123456789-2/shop.*"
+	caTmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj(
+		"PolicyDocument", obj("Statement", []any{
+			obj("Sid", "Cluster", "Effect", "Allow", "Resource", testCluster,
+				"Action", []any{"kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"}),
+			obj("Sid", "TopicsUnderPrefix", "Effect", "Allow", "Resource", topics,
+				"Action", []any{"kafka-cluster:DescribeTopic", "kafka-cluster:WriteData", "kafka-cluster:CreateTopic"}),
+		}),
+	))
+	caTmpl2.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj(
+		"PolicyDocument", obj("Statement", assertions.Match_ArrayWith(&[]any{
+			obj("Sid", "TopicsUnderPrefix", "Effect", "Allow", "Resource", topics,
+				"Action", []any{"kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"}),
+		})),
+	))
+}
+
+func TestTopicARN(t *testing.T) {
+	for _, bad := range [][2]string{{"arn:aws:kafka:r:a:cluster/x", "p"}, {"nope", "p"}, {testCluster, ""}, {testCluster, "a*"}} {
+		if _, err := topicARN(bad[0], bad[1]); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+// TestNagFindings: cdk-nag's AWS Solutions pack finds nothing that is not
+// suppressed with a reason.
+func TestNagFindings(t *testing.T) {
+	stacks(t)
+	defer failOnPanic(t)
+	for _, st := range []awscdk.Stack{dataPlane.Stack, customer.Stack, plainCust.Stack} {
+		ann := assertions.Annotations_FromStack(st)
+		match := assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*"))
+		for kind, found := range map[string]any{
+			"error":   ann.FindError(jsii.String("*"), match),
+			"warning": ann.FindWarning(jsii.String("*"), match),
+		} {
+			var list []struct {
+				ID    string `json:"id"`
+				Entry struct {
+					Data string `json:"data"`
+				} `json:"entry"`
+			}
+			json.Unmarshal([]byte(jsonString(found)), &list)
+			for _, f := range list {
+				t.Errorf("%s %s at %s: %s", *st.StackName(), kind, f.ID, f.Entry.Data)
+			}
+		}
+	}
+}
+
+// failOnPanic turns a failed assertions.Template check (jsii panics with
+// the CDK's explanation) into a test failure that shows it.
+func failOnPanic(t *testing.T) {
+	if r := recover(); r != nil {
+		t.Fatalf("%v", r)
+	}
+}

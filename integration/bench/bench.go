@@ -1,0 +1,362 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// run is one row of the results, the shape the issue fixes. Pointers are null where a
+// number does not apply (no latency for a drain) or could not be measured.
+type run struct {
+	System           string   `json:"system"`
+	Scenario         string   `json:"scenario"`
+	Events           int64    `json:"events"`
+	EventsPerSec     float64  `json:"events_per_sec"`
+	CPUSecPerMillion *float64 `json:"cpu_sec_per_million"`
+	PeakRSSMB        *float64 `json:"peak_rss_mb"`
+	P50Ms            *float64 `json:"p50_ms"`
+	P99Ms            *float64 `json:"p99_ms"`
+	MaxMs            *float64 `json:"max_ms"`
+	Error            string   `json:"error,omitempty"`
+}
+
+type bench struct {
+	p       params
+	log     *slog.Logger
+	machine machine
+	stamp   string
+	runs    []run
+	// payloads holds, per scenario, values sampled from Tributary's topic for the ceiling.
+	payloads map[string]string
+}
+
+func (b *bench) run(ctx context.Context) error {
+	b.stamp = filepath.Base(b.p.scratch[:len(b.p.scratch)-len(".tmp")])
+	b.payloads = map[string]string{}
+	if _, err := os.Stat(b.p.binary); err != nil {
+		return fmt.Errorf("%s is missing: run make build", b.p.binary)
+	}
+	var failed error
+	for _, sc := range []string{scBackfill, scStreaming, scLatency} {
+		if !slices.Contains(b.p.Scenarios, sc) {
+			continue
+		}
+		if sc == scBackfill {
+			b.log.Info("making the backfill template", "rows", b.p.Rows)
+			if err := createDB(ctx, "bench_template", ""); err != nil {
+				return err
+			}
+			if err := fillRows(ctx, "bench_template", b.p.Rows); err != nil {
+				return err
+			}
+		}
+		for _, sys := range b.p.Systems {
+			b.log.Info("running", "system", sys, "scenario", sc)
+			r, err := b.runOne(ctx, sys, sc)
+			if err != nil {
+				r.Error = err.Error()
+				failed = errors.Join(failed, fmt.Errorf("%s %s: %w", sys, sc, err))
+				b.log.Error("run failed", "system", sys, "scenario", sc, "err", err)
+			} else {
+				b.log.Info("done", "system", sys, "scenario", sc, "events", r.Events, "events_per_sec", int(r.EventsPerSec))
+			}
+			b.runs = append(b.runs, r)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+		if sc != scLatency && slices.Contains(b.p.Scenarios, scCeiling) && b.payloads[sc] != "" {
+			b.log.Info("running", "system", sysCeiling, "scenario", sc)
+			r, err := b.ceiling(ctx, sc)
+			if err != nil {
+				r.Error = err.Error()
+				failed = errors.Join(failed, fmt.Errorf("%s %s: %w", sysCeiling, sc, err))
+				b.log.Error("run failed", "system", sysCeiling, "scenario", sc, "err", err)
+			}
+			b.runs = append(b.runs, r)
+		}
+	}
+	if !b.p.keep {
+		dropDB(context.Background(), "bench_template")
+	}
+	return failed
+}
+
+func (b *bench) publisher(sys string) publisher {
+	switch sys {
+	case sysTributary:
+		return tributary{b.p}
+	case sysDebeziumTuned:
+		return debezium{p: b.p, tuned: true}
+	}
+	return debezium{p: b.p}
+}
+
+// runOne prepares a fresh world for sys, runs the scenario and cleans up.
+func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
+	r = run{System: sys, Scenario: sc}
+	w := newWorld(b.p, sys, sc, b.stamp)
+	pub := b.publisher(sys)
+	var c *child
+	defer func() {
+		if c != nil {
+			if serr := c.stop(90 * time.Second); serr != nil && err == nil {
+				err = serr
+			}
+		}
+		if !b.p.keep {
+			cctx := context.Background()
+			dropDB(cctx, w.db)
+			dropDB(cctx, w.db+"_warm")
+			deleteTopics(cctx, w.topic, w.prefix+"-warm.public.bench")
+		}
+	}()
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return r, err
+	}
+	if err := createTopic(ctx, w.topic, b.p.Partitions); err != nil {
+		return r, err
+	}
+	if _, ok := pub.(debezium); ok {
+		if err := createTopic(ctx, w.prefix+"-warm.public.bench", b.p.Partitions); err != nil {
+			return r, err
+		}
+	}
+
+	switch sc {
+	case scBackfill:
+		if err := createDB(ctx, w.db, "bench_template"); err != nil {
+			return r, err
+		}
+		var t0 time.Time
+		if c, t0, err = pub.start(ctx, w); err != nil {
+			return r, err
+		}
+		cpu0 := 0.0 // Tributary: from its exec; a JVM: from the end of its warm-up
+		if sys != sysTributary {
+			cpu0, _ = cpuSeconds(c.pid())
+		}
+		ends, err := waitForCount(ctx, w.topic, int64(b.p.Rows), 5*time.Minute, c.done)
+		if err != nil {
+			return r, fmt.Errorf("%w\n%s", err, c.tail())
+		}
+		if err := b.finishDrain(ctx, &r, c, w, t0, cpu0, int64(b.p.Rows), ends); err != nil {
+			return r, err
+		}
+
+	case scStreaming:
+		if err := b.readyStreamDB(ctx, pub, w); err != nil {
+			return r, err
+		}
+		b.log.Info("committing changes while the publisher is stopped", "changes", b.p.Rows)
+		if err := commitBatches(ctx, w.db, 0, b.p.Rows/changesPerBatch); err != nil {
+			return r, err
+		}
+		base, err := endOffsets(ctx, w.topic)
+		if err != nil {
+			return r, err
+		}
+		var t0 time.Time
+		if c, t0, err = pub.start(ctx, w); err != nil {
+			return r, err
+		}
+		cpu0 := 0.0
+		if sys != sysTributary {
+			cpu0, _ = cpuSeconds(c.pid())
+		}
+		ends, err := waitForCount(ctx, w.topic, sum(base)+int64(b.p.Rows), 5*time.Minute, c.done)
+		if err != nil {
+			return r, fmt.Errorf("%w\n%s", err, c.tail())
+		}
+		if err := b.finishDrain(ctx, &r, c, w, t0, cpu0, int64(b.p.Rows), ends); err != nil {
+			return r, err
+		}
+
+	case scLatency:
+		if err := b.readyStreamDB(ctx, pub, w); err != nil {
+			return r, err
+		}
+		base, err := endOffsets(ctx, w.topic)
+		if err != nil {
+			return r, err
+		}
+		if c, _, err = pub.start(ctx, w); err != nil {
+			return r, err
+		}
+		if err := waitSlotActive(ctx, w.slot, c); err != nil {
+			return r, err
+		}
+		time.Sleep(2 * time.Second) // let it settle into streaming
+		cpu0, _ := cpuSeconds(c.pid())
+		batches, took, err := loader(ctx, w.db, b.p.Rate, time.Duration(b.p.LatencySeconds)*time.Second, 0)
+		if err != nil {
+			return r, err
+		}
+		events := int64(batches * changesPerBatch)
+		ends, err := waitForCount(ctx, w.topic, sum(base)+events, 5*time.Minute, c.done)
+		if err != nil {
+			return r, fmt.Errorf("%w\n%s", err, c.tail())
+		}
+		cpu1, _ := cpuSeconds(c.pid())
+		hwm, _ := peakRSSMB(c.pid())
+		lat, err := commitLatencies(ctx, w.topic, base, ends)
+		if err != nil {
+			return r, err
+		}
+		r.Events = events
+		r.EventsPerSec = float64(events) / took.Seconds()
+		r.CPUSecPerMillion = ptr((cpu1 - cpu0) / float64(events) * 1e6)
+		r.PeakRSSMB = ptr(hwm)
+		if len(lat) == 0 {
+			return r, fmt.Errorf("no records with a value in %s", w.topic)
+		}
+		sort.Float64s(lat)
+		r.P50Ms, r.P99Ms, r.MaxMs = ptr(quantile(lat, 0.50)), ptr(quantile(lat, 0.99)), ptr(lat[len(lat)-1])
+	}
+	return r, nil
+}
+
+// readyStreamDB makes w's database with the seed rows and a slot positioned before anything
+// committed next, with the publisher stopped.
+func (b *bench) readyStreamDB(ctx context.Context, pub publisher, w world) error {
+	if err := createDB(ctx, w.db, ""); err != nil {
+		return err
+	}
+	if err := seed(ctx, w.db); err != nil {
+		return err
+	}
+	return pub.readyStream(ctx, w)
+}
+
+// finishDrain records a backfill or drain: the work ends at the broker's append time of
+// the last record; CPU and peak RSS are read as soon as the count is reached.
+func (b *bench) finishDrain(ctx context.Context, r *run, c *child, w world, t0 time.Time, cpu0 float64, events int64, ends map[int32]int64) error {
+	cpu1, err := cpuSeconds(c.pid())
+	if err != nil {
+		return err
+	}
+	hwm, err := peakRSSMB(c.pid())
+	if err != nil {
+		return err
+	}
+	last, err := lastAppend(ctx, w.topic, ends)
+	if err != nil {
+		return err
+	}
+	secs := last.Sub(t0).Seconds()
+	if secs <= 0 {
+		return fmt.Errorf("last append %s is before the start %s", last, t0)
+	}
+	r.Events = events
+	r.EventsPerSec = float64(events) / secs
+	r.CPUSecPerMillion = ptr((cpu1 - cpu0) / float64(events) * 1e6)
+	r.PeakRSSMB = ptr(hwm)
+	if r.System == sysTributary {
+		path := filepath.Join(b.p.scratch, "payloads-"+r.Scenario+".txt")
+		if _, err := samplePayloads(ctx, w.topic, 5000, path); err != nil {
+			b.log.Warn("no payload sample for the ceiling", "err", err)
+		} else {
+			b.payloads[r.Scenario] = path
+		}
+	}
+	return nil
+}
+
+func waitSlotActive(ctx context.Context, slot string, c *child) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		active, err := slotActive(ctx, slot)
+		if err != nil {
+			return err
+		}
+		if active {
+			return nil
+		}
+		select {
+		case <-c.done:
+			return fmt.Errorf("the publisher exited before streaming: %v\n%s", c.err, c.tail())
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("slot %s not active within 2 minutes:\n%s", slot, c.tail())
+		}
+	}
+}
+
+// perfLine is the summary producer-perf-test prints last.
+var perfLine = regexp.MustCompile(`(\d+) (?:steady state )?records sent, ([\d.]+) records/sec`)
+
+// ceiling runs Kafka's producer-perf-test (ProducerPerformance, from the broker's jars) with
+// the same number of records, drawn from values Tributary published in scenario sc, random
+// keys (so records spread over the partitions by key hash) and the tuned producer settings:
+// what one Java producer on this machine reaches.
+func (b *bench) ceiling(ctx context.Context, sc string) (run, error) {
+	r := run{System: sysCeiling, Scenario: sc}
+	topic := "bench-ppt-" + sc + "-" + b.stamp
+	if err := createTopic(ctx, topic, b.p.Partitions); err != nil {
+		return r, err
+	}
+	defer deleteTopics(context.Background(), topic)
+	lib := filepath.Join(b.p.repo, ".services", "kafka", "lib")
+	// The same warm-up as Debezium's JVM; the steady-state summary, printed last, leaves it out.
+	warm := debezium{p: b.p}.warmRows()
+	cmd := exec.CommandContext(ctx, "java", "-Xms"+b.p.JVMHeap, "-Xmx"+b.p.JVMHeap, "-Djava.awt.headless=true",
+		"-Dkafka.logs.dir="+b.p.scratch, "-Dkafka.log.name=perf",
+		"-Dlog4j2.configurationFile="+filepath.Join(b.p.repo, "integration", "services", "kafka", "log4j2.xml"),
+		"-cp", filepath.Join(lib, "*"), "org.apache.kafka.tools.ProducerPerformance",
+		"--topic", topic, "--num-records", strconv.Itoa(b.p.Rows+warm), "--warmup-records", strconv.Itoa(warm),
+		"--throughput", "-1", "--payload-file", b.payloads[sc],
+		"--key-distribution", "random", "--record-key-range", strconv.Itoa(b.p.Rows),
+		"--command-property", "bootstrap.servers="+kafkaAddr, "acks=all", "compression.type=lz4",
+		"linger.ms=50", "batch.size=1048576")
+	out, err := cmd.CombinedOutput()
+	os.WriteFile(filepath.Join(b.p.scratch, "perf-"+sc+".log"), out, 0o644)
+	if err != nil {
+		return r, fmt.Errorf("producer-perf-test: %w\n%s", err, tailBytes(out))
+	}
+	m := perfLine.FindAllSubmatch(out, -1)
+	if len(m) == 0 {
+		return r, fmt.Errorf("producer-perf-test printed no summary:\n%s", tailBytes(out))
+	}
+	last := m[len(m)-1]
+	r.Events, _ = strconv.ParseInt(string(last[1]), 10, 64)
+	r.EventsPerSec, _ = strconv.ParseFloat(string(last[2]), 64)
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && r.Events > 0 {
+		// The whole process, warm-up and JVM start included: an upper bound.
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+		r.CPUSecPerMillion = ptr(cpu / float64(b.p.Rows+warm) * 1e6)
+		r.PeakRSSMB = ptr(float64(ru.Maxrss) / 1024)
+	}
+	return r, nil
+}
+
+func tailBytes(b []byte) string {
+	if len(b) > 3000 {
+		b = b[len(b)-3000:]
+	}
+	return string(b)
+}
+
+func ptr(f float64) *float64 { return &f }
+
+// quantile of sorted xs, nearest rank.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(xs))+0.5) - 1
+	return xs[min(max(i, 0), len(xs)-1)]
+}

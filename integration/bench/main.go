@@ -1,0 +1,161 @@
+// Command bench runs Tributary and Debezium (defaults and tuned) one after the other on
+// identical data against the local PostgreSQL and Kafka of `make services-up`, and reports
+// events/s, CPU seconds per million events, peak RSS, latency and the ratios between them,
+// plus the ceiling Kafka's own producer-perf-test reaches with the same records. It is what
+// `make bench` runs; README.md ("Benchmarks") describes the method.
+//
+// Every size is a flag with an environment default (BENCH_ROWS, BENCH_LATENCY_SECONDS, ...),
+// so `make bench BENCH_ROWS=200000` is a quick run. Output: a Markdown table on stdout and
+// integration/bench/results/bench-<time>.json. Scratch files (configs, logs) go to
+// integration/bench/results/<time>.tmp/, kept only when a run fails.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const (
+	pgAdminURL = "postgres://postgres:postgres@127.0.0.1:5432/postgres"
+	kafkaAddr  = "127.0.0.1:9092"
+)
+
+// params are the knobs of one benchmark run.
+type params struct {
+	Rows           int      `json:"rows"`            // backfill rows and streaming changes
+	LatencySeconds int      `json:"latency_seconds"` // length of the steady-load phase
+	Rate           int      `json:"rate"`            // changes/s during the latency phase
+	Partitions     int      `json:"partitions"`      // of every benchmark topic
+	JVMHeap        string   `json:"jvm_heap"`        // -Xms and -Xmx of the Debezium JVM
+	Systems        []string `json:"systems"`
+	Scenarios      []string `json:"scenarios"`
+
+	repo    string // repository root
+	binary  string // bin/tributary
+	scratch string // per-run scratch dir
+	results string
+	keep    bool
+}
+
+var (
+	allSystems   = []string{sysTributary, sysDebeziumDefault, sysDebeziumTuned}
+	allScenarios = []string{scBackfill, scStreaming, scLatency, scCeiling}
+)
+
+const (
+	sysTributary       = "tributary"
+	sysDebeziumDefault = "debezium-default"
+	sysDebeziumTuned   = "debezium-tuned"
+	sysCeiling         = "producer-perf-test"
+
+	scBackfill  = "backfill"
+	scStreaming = "streaming"
+	scLatency   = "latency"
+	scCeiling   = "ceiling" // not a scenario of its own in the output: producer-perf-test rows
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func envStr(name, def string) string {
+	if v := strings.TrimSpace(os.Getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func main() {
+	var p params
+	var systems, scenarios string
+	flag.IntVar(&p.Rows, "rows", envInt("BENCH_ROWS", 1_000_000), "rows backfilled and changes drained (env BENCH_ROWS); rounded to a multiple of 100")
+	flag.IntVar(&p.LatencySeconds, "latency-seconds", envInt("BENCH_LATENCY_SECONDS", 60), "length of the steady load (env BENCH_LATENCY_SECONDS)")
+	flag.IntVar(&p.Rate, "rate", envInt("BENCH_RATE", 10_000), "changes/s of the steady load (env BENCH_RATE); a multiple of 100")
+	flag.IntVar(&p.Partitions, "partitions", envInt("BENCH_PARTITIONS", 3), "partitions of each benchmark topic (env BENCH_PARTITIONS)")
+	flag.StringVar(&p.JVMHeap, "jvm-heap", envStr("BENCH_JVM_HEAP", "1g"), "fixed heap (-Xms = -Xmx) of the Debezium JVM (env BENCH_JVM_HEAP)")
+	flag.StringVar(&systems, "systems", envStr("BENCH_SYSTEMS", strings.Join(allSystems, ",")), "systems to run (env BENCH_SYSTEMS)")
+	flag.StringVar(&scenarios, "scenarios", envStr("BENCH_SCENARIOS", strings.Join(allScenarios, ",")), "scenarios to run (env BENCH_SCENARIOS)")
+	flag.BoolVar(&p.keep, "keep", os.Getenv("BENCH_KEEP") != "", "keep scratch files, databases and topics (env BENCH_KEEP)")
+	flag.Parse()
+
+	p.Rows = max(100, p.Rows/100*100)
+	p.Rate = max(100, p.Rate/100*100)
+	p.Systems = splitList(systems, allSystems)
+	p.Scenarios = splitList(scenarios, allScenarios)
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	slog.SetDefault(log)
+
+	wd, _ := os.Getwd()
+	p.repo = findRepo(wd)
+	p.binary = filepath.Join(p.repo, "bin", "tributary")
+	p.results = filepath.Join(p.repo, "integration", "bench", "results")
+	stamp := time.Now().UTC().Format("20060102T150405Z")
+	p.scratch = filepath.Join(p.results, stamp+".tmp")
+	if err := os.MkdirAll(p.scratch, 0o755); err != nil {
+		fail(err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b := &bench{p: p, log: log, machine: describeMachine(ctx)}
+	err := b.run(ctx)
+	report := b.report()
+	fmt.Print(report.markdown())
+	out := filepath.Join(p.results, "bench-"+stamp+".json")
+	if werr := report.write(out); werr != nil {
+		log.Error("write results", "err", werr)
+	} else {
+		log.Info("results written", "file", out)
+	}
+	if err != nil {
+		log.Error("benchmark failed; scratch files kept", "dir", p.scratch, "err", err)
+		os.Exit(1)
+	}
+	if !p.keep {
+		os.RemoveAll(p.scratch)
+	}
+}
+
+func splitList(s string, known []string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x == "" {
+			continue
+		}
+		if !slices.Contains(known, x) {
+			fail(fmt.Errorf("unknown %q (known: %s)", x, strings.Join(known, ", ")))
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// findRepo walks up to the directory holding go.mod.
+func findRepo(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			fail(fmt.Errorf("no go.mod above %s: run from the repository", dir))
+		}
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(2)
+}

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// world is what one system uses in one scenario, shared with nobody: a database, a slot, a
+// topic prefix and scratch files.
+type world struct {
+	system, scenario string
+	db               string
+	slot             string
+	prefix           string
+	topic            string
+	dir              string
+}
+
+func newWorld(p params, system, scenario, stamp string) world {
+	short := map[string]string{sysTributary: "trib", sysDebeziumDefault: "dbzdef", sysDebeziumTuned: "dbztun"}[system]
+	w := world{
+		system:   system,
+		scenario: scenario,
+		db:       "bench_" + short + "_" + scenario,
+		prefix:   "bench-" + short + "-" + scenario + "-" + strings.ToLower(stamp),
+		dir:      filepath.Join(p.scratch, system+"-"+scenario),
+	}
+	w.topic = w.prefix + ".public.bench"
+	if system == sysTributary {
+		w.slot = "tributary_" + w.db // the default slot of pipeline w.db
+	} else {
+		w.slot = w.db
+	}
+	return w
+}
+
+// publisher is one system under test.
+type publisher interface {
+	// readyStream leaves w's database with a slot whose position is before anything committed
+	// afterwards, and nothing running: the state of a publisher stopped while changes pile up.
+	readyStream(ctx context.Context, w world) error
+	// start launches the measured run. It returns once measuring starts: for a JVM after its
+	// warm-up. The time returned is when the measured work began.
+	start(ctx context.Context, w world) (*child, time.Time, error)
+}
+
+// tributary runs bin/tributary.
+type tributary struct{ p params }
+
+func (t tributary) config(w world) (string, error) {
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return "", err
+	}
+	cfg := fmt.Sprintf(`name: %s
+source:
+  type: postgres
+  url: %s
+  tables: [public.bench]
+destination:
+  bootstrap_servers: %s
+  topic_prefix: %s
+  disable_tls: true
+  delete_mode: record
+checkpoint:
+  path: %s
+`, w.db, dbURL(w.db), kafkaAddr, w.prefix, filepath.Join(w.dir, "checkpoints"))
+	path := filepath.Join(w.dir, "pipeline.yaml")
+	return path, os.WriteFile(path, []byte(cfg), 0o600)
+}
+
+func (t tributary) launch(w world, logName string) (*child, error) {
+	cfg, err := t.config(w)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(t.p.binary, "run", "--config", cfg)
+	cmd.Dir = w.dir
+	return startChild(cmd, filepath.Join(w.dir, logName))
+}
+
+// readyStream runs Tributary once on the seeded table: it creates its slot, backfills the
+// seed and checkpoints the slot's position; then it is stopped.
+func (t tributary) readyStream(ctx context.Context, w world) error {
+	c, err := t.launch(w, "first-start.log")
+	if err != nil {
+		return err
+	}
+	defer c.stop(60 * time.Second)
+	// The checkpoint file is read directly: `tributary status` waits for the running
+	// pipeline's lock.
+	backfilled := regexp.MustCompile(`"backfilled":\s*true`)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		files, _ := filepath.Glob(filepath.Join(w.dir, "checkpoints", "*.json"))
+		if len(files) == 1 {
+			if b, err := os.ReadFile(files[0]); err == nil && backfilled.Match(b) {
+				break
+			}
+		}
+		select {
+		case <-c.done:
+			return fmt.Errorf("tributary exited during its first start: %v\n%s", c.err, c.tail())
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("tributary wrote no checkpoint within 2 minutes:\n%s", c.tail())
+		}
+	}
+	if err := c.stop(60 * time.Second); err != nil {
+		return err
+	}
+	if c.cmd.ProcessState.ExitCode() != 0 {
+		return fmt.Errorf("tributary exited %d on SIGTERM:\n%s", c.cmd.ProcessState.ExitCode(), c.tail())
+	}
+	return nil
+}
+
+func (t tributary) start(_ context.Context, w world) (*child, time.Time, error) {
+	t0 := time.Now()
+	c, err := t.launch(w, "run.log")
+	return c, t0, err
+}
+
+// debezium runs integration/bench/debezium/BenchRunner in a JVM with a fixed heap.
+type debezium struct {
+	p     params
+	tuned bool
+}
+
+func (d debezium) home() string { return filepath.Join(d.p.repo, ".services", "bench-debezium") }
+
+// properties are the engine and producer settings of one phase.
+func (d debezium) properties(db, slot, prefix, snapshotMode string) string {
+	var b strings.Builder
+	set := func(k, v string) { fmt.Fprintf(&b, "%s=%s\n", k, v) }
+	set("name", db)
+	set("connector.class", "io.debezium.connector.postgresql.PostgresConnector")
+	set("offset.storage", "org.apache.kafka.connect.storage.MemoryOffsetBackingStore")
+	set("converter.schemas.enable", "true")
+	set("database.hostname", "127.0.0.1")
+	set("database.port", "5432")
+	set("database.user", "postgres")
+	set("database.password", "postgres")
+	set("database.dbname", db)
+	set("topic.prefix", prefix)
+	set("plugin.name", "pgoutput")
+	set("slot.name", slot)
+	set("publication.name", "bench_pub")
+	set("publication.autocreate.mode", "disabled")
+	set("table.include.list", "public.bench")
+	set("snapshot.mode", snapshotMode)
+	// One message per change, as Tributary's delete_mode: record.
+	set("tombstones.on.delete", "false")
+	set("producer.bootstrap.servers", kafkaAddr)
+	if d.tuned {
+		set("max.batch.size", "20000")
+		set("max.queue.size", "100000")
+		set("producer.batch.size", "1048576")
+		set("producer.linger.ms", "50")
+		set("producer.compression.type", "lz4")
+	}
+	return b.String()
+}
+
+// warmRows is the size of the warm-up: a tenth of the measured work, 10,000 to 100,000.
+func (d debezium) warmRows() int {
+	return min(100_000, max(10_000, d.p.Rows/10/changesPerBatch*changesPerBatch))
+}
+
+// prepareWarmup makes the warm-up database for w's scenario and returns its phase file.
+// A backfill warms up on a snapshot, the other scenarios on streamed changes.
+func (d debezium) prepareWarmup(ctx context.Context, w world) (string, error) {
+	db := w.db + "_warm"
+	if err := createDB(ctx, db, ""); err != nil {
+		return "", err
+	}
+	n := d.warmRows()
+	mode := "initial"
+	if w.scenario == scBackfill {
+		if err := fillRows(ctx, db, n); err != nil {
+			return "", err
+		}
+		if err := execIn(ctx, db, "CREATE PUBLICATION bench_pub FOR TABLE bench"); err != nil {
+			return "", err
+		}
+	} else {
+		mode = "no_data"
+		if err := seed(ctx, db); err != nil {
+			return "", err
+		}
+		if err := createSlot(ctx, db, "bench_pub", db); err != nil {
+			return "", err
+		}
+		if err := commitBatches(ctx, db, 0, n/changesPerBatch); err != nil {
+			return "", err
+		}
+	}
+	path := filepath.Join(w.dir, "warmup.properties")
+	props := d.properties(db, db, w.prefix+"-warm", mode) + fmt.Sprintf("runner.expect.records=%d\n", n)
+	return path, os.WriteFile(path, []byte(props), 0o600)
+}
+
+// readyStream creates the publication and the slot; Debezium starts streaming from it with
+// snapshot.mode=no_data and no stored offsets.
+func (d debezium) readyStream(ctx context.Context, w world) error {
+	return createSlot(ctx, w.db, "bench_pub", w.slot)
+}
+
+func (d debezium) start(ctx context.Context, w world) (*child, time.Time, error) {
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return nil, time.Time{}, err
+	}
+	if _, err := os.Stat(filepath.Join(d.home(), "classes", "BenchRunner.class")); err != nil {
+		return nil, time.Time{}, errors.New("the Debezium runner is not built: run integration/bench/debezium/build.sh")
+	}
+	warm, err := d.prepareWarmup(ctx, w)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("warm-up database: %w", err)
+	}
+	mode := "no_data"
+	if w.scenario == scBackfill {
+		mode = "initial"
+		if err := execIn(ctx, w.db, "CREATE PUBLICATION bench_pub FOR TABLE bench"); err != nil {
+			return nil, time.Time{}, err
+		}
+	}
+	measure := filepath.Join(w.dir, "measure.properties")
+	if err := os.WriteFile(measure, []byte(d.properties(w.db, w.slot, w.prefix, mode)), 0o600); err != nil {
+		return nil, time.Time{}, err
+	}
+	cmd := exec.Command("java", "-Xms"+d.p.JVMHeap, "-Xmx"+d.p.JVMHeap, "-XX:+ExitOnOutOfMemoryError",
+		"-Djava.awt.headless=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+		"-cp", filepath.Join(d.home(), "classes")+":"+filepath.Join(d.home(), "lib", "*"),
+		"BenchRunner", warm, measure)
+	cmd.Dir = w.dir
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	c, err := startChild(cmd, filepath.Join(w.dir, "run.log"))
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	timeout := time.After(15 * time.Minute)
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				<-c.done
+				return nil, time.Time{}, fmt.Errorf("the Debezium runner exited before measuring: %v\n%s", c.err, c.tail())
+			}
+			if n, found := strings.CutPrefix(line, "WARMUP_DONE "); found {
+				slog.Info("debezium warmed up", "system", w.system, "records", n)
+			}
+			if ms, found := strings.CutPrefix(line, "MEASURE_START "); found {
+				epoch, err := strconv.ParseInt(ms, 10, 64)
+				if err != nil {
+					c.stop(time.Minute)
+					return nil, time.Time{}, fmt.Errorf("runner said %q", line)
+				}
+				go func() { // keep draining stdout
+					for range lines {
+					}
+				}()
+				return c, time.UnixMilli(epoch), nil
+			}
+		case <-timeout:
+			c.stop(time.Minute)
+			return nil, time.Time{}, fmt.Errorf("no MEASURE_START from the Debezium runner within 15 minutes:\n%s", c.tail())
+		case <-ctx.Done():
+			c.stop(time.Minute)
+			return nil, time.Time{}, ctx.Err()
+		}
+	}
+}

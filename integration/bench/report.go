@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// machine says where the numbers come from; absolute times on a shared machine are noise,
+// the ratios are the result.
+type machine struct {
+	Date     string  `json:"date"`
+	CPU      string  `json:"cpu"`
+	Cores    int     `json:"cores"`
+	MemoryGB float64 `json:"memory_gb"`
+	Kernel   string  `json:"kernel"`
+	LoadAvg  string  `json:"load_avg_at_start"`
+	Go       string  `json:"go"`
+	Java     string  `json:"java"`
+	Postgres string  `json:"postgres"`
+	Kafka    string  `json:"kafka"`
+	Debezium string  `json:"debezium"`
+}
+
+func describeMachine(ctx context.Context) machine {
+	m := machine{Date: time.Now().UTC().Format(time.RFC3339), Cores: runtime.NumCPU(), Go: runtime.Version(),
+		Kafka: "4.4.0 (one broker, KRaft)", Debezium: "3.6.1.Final (embedded engine, Kafka producer 4.3.0)"}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb float64
+		fmt.Sscanf(strings.TrimPrefix(strings.SplitN(string(b), "\n", 2)[0], "MemTotal:"), "%f", &kb)
+		m.MemoryGB = float64(int(kb/1024/1024*10)) / 10
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		m.LoadAvg = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	if out, err := exec.CommandContext(ctx, "java", "-version").CombinedOutput(); err == nil {
+		m.Java = strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0]
+	}
+	if c, err := connect(ctx, "postgres"); err == nil {
+		c.QueryRow(ctx, "SHOW server_version").Scan(&m.Postgres)
+		c.Close(ctx)
+	}
+	return m
+}
+
+// target is one of the issue's targets, checked against this run.
+type target struct {
+	Target string   `json:"target"`
+	Value  *float64 `json:"value"`
+	Met    *bool    `json:"met"`
+}
+
+type results struct {
+	Machine machine  `json:"machine"`
+	Params  params   `json:"params"`
+	Runs    []run    `json:"runs"`
+	Targets []target `json:"targets"`
+}
+
+func (b *bench) report() results {
+	return results{Machine: b.machine, Params: b.p, Runs: b.runs, Targets: b.targets()}
+}
+
+func (b *bench) find(sys, sc string) *run {
+	for i := range b.runs {
+		if r := &b.runs[i]; r.System == sys && r.Scenario == sc && r.Error == "" {
+			return r
+		}
+	}
+	return nil
+}
+
+// targets evaluates the issue's targets where this run has the numbers.
+func (b *bench) targets() []target {
+	var ts []target
+	add := func(name string, v *float64, ok func(float64) bool) {
+		t := target{Target: name, Value: v}
+		if v != nil {
+			met := ok(*v)
+			t.Met = &met
+		}
+		ts = append(ts, t)
+	}
+	ratio := func(sys, sc string, f func(*run) *float64, inverse bool) *float64 {
+		a, o := b.find(sysTributary, sc), b.find(sys, sc)
+		if a == nil || o == nil {
+			return nil
+		}
+		x, y := f(a), f(o)
+		if x == nil || y == nil || *x == 0 || *y == 0 {
+			return nil
+		}
+		if inverse {
+			return ptr(*y / *x)
+		}
+		return ptr(*x / *y)
+	}
+	rate := func(r *run) *float64 { return &r.EventsPerSec }
+	cpu := func(r *run) *float64 { return r.CPUSecPerMillion }
+	rss := func(r *run) *float64 { return r.PeakRSSMB }
+	atLeast := func(x float64) func(float64) bool { return func(v float64) bool { return v >= x } }
+	atMost := func(x float64) func(float64) bool { return func(v float64) bool { return v <= x } }
+
+	add("streaming events/s ≥ 3× debezium-default", ratio(sysDebeziumDefault, scStreaming, rate, false), atLeast(3))
+	add("streaming events/s ≥ 1.5× debezium-tuned", ratio(sysDebeziumTuned, scStreaming, rate, false), atLeast(1.5))
+	add("backfill events/s ≥ 2× debezium-tuned", ratio(sysDebeziumTuned, scBackfill, rate, false), atLeast(2))
+	var bf *float64
+	if r := b.find(sysTributary, scBackfill); r != nil {
+		bf = &r.EventsPerSec
+	}
+	add("backfill ≥ 100,000 rows/s", bf, atLeast(100_000))
+	for _, sc := range []string{scBackfill, scStreaming} {
+		add(sc+" CPU s/M ≤ 1/3 of debezium-tuned (debezium-tuned ÷ tributary ≥ 3)", ratio(sysDebeziumTuned, sc, cpu, true), atLeast(3))
+	}
+	var peak *float64
+	for _, sc := range []string{scBackfill, scStreaming, scLatency} {
+		if r := b.find(sysTributary, sc); r != nil && r.PeakRSSMB != nil && (peak == nil || *r.PeakRSSMB > *peak) {
+			peak = r.PeakRSSMB
+		}
+	}
+	add("peak RSS ≤ 150 MB", peak, atMost(150))
+	for _, sys := range []string{sysDebeziumDefault, sysDebeziumTuned} {
+		for _, sc := range []string{scBackfill, scStreaming} {
+			add(fmt.Sprintf("%s peak RSS ≤ 1/8 of %s (%s ÷ tributary ≥ 8)", sc, sys, sys), ratio(sys, sc, rss, true), atLeast(8))
+		}
+	}
+	var p99 *float64
+	if r := b.find(sysTributary, scLatency); r != nil {
+		p99 = r.P99Ms
+	}
+	add(fmt.Sprintf("latency p99 ≤ 50 ms at %d changes/s", b.p.Rate), p99, atMost(50))
+	add("streaming ≥ 70 % of the producer-perf-test ceiling", b.share(scStreaming), atLeast(0.7))
+	return ts
+}
+
+// share is Tributary's events/s as a fraction of producer-perf-test's in scenario sc.
+func (b *bench) share(sc string) *float64 {
+	t, c := b.find(sysTributary, sc), b.find(sysCeiling, sc)
+	if t == nil || c == nil || c.EventsPerSec == 0 {
+		return nil
+	}
+	return ptr(t.EventsPerSec / c.EventsPerSec)
+}
+
+func (r results) write(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func num(f *float64, format string) string {
+	if f == nil {
+		return "–"
+	}
+	return fmt.Sprintf(format, *f)
+}
+
+// markdown renders the runs, Tributary's ratios and the targets.
+func (r results) markdown() string {
+	var sb strings.Builder
+	m := r.Machine
+	fmt.Fprintf(&sb, "\n## Tributary vs Debezium — %s\n\n", m.Date)
+	fmt.Fprintf(&sb, "%d rows / changes, latency %d s at %d changes/s, %d partitions, Debezium heap %s. Machine: %s, %d cores, %.0f GB, load %s at start; PostgreSQL %s, Kafka %s, %s, %s.\n\n",
+		r.Params.Rows, r.Params.LatencySeconds, r.Params.Rate, r.Params.Partitions, r.Params.JVMHeap,
+		m.CPU, m.Cores, m.MemoryGB, m.LoadAvg, m.Postgres, m.Kafka, m.Java, m.Go)
+	sb.WriteString("| scenario | system | events | events/s | CPU s / M events | peak RSS MB | p50 ms | p99 ms | max ms | Tributary ÷ this: events/s · CPU · RSS |\n")
+	sb.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	find := func(sys, sc string) *run {
+		for i := range r.Runs {
+			if x := &r.Runs[i]; x.System == sys && x.Scenario == sc && x.Error == "" {
+				return x
+			}
+		}
+		return nil
+	}
+	div := func(a, b *float64) string {
+		if a == nil || b == nil || *b == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f", *a / *b)
+	}
+	for _, x := range r.Runs {
+		if x.Error != "" {
+			fmt.Fprintf(&sb, "| %s | %s | failed: %s | | | | | | | |\n", x.Scenario, x.System, strings.ReplaceAll(strings.SplitN(x.Error, "\n", 2)[0], "|", "/"))
+			continue
+		}
+		cmp := ""
+		if t := find(sysTributary, x.Scenario); t != nil && x.System != sysTributary {
+			cmp = fmt.Sprintf("%s× · %s · %s", div(&t.EventsPerSec, &x.EventsPerSec), div(t.CPUSecPerMillion, x.CPUSecPerMillion), div(t.PeakRSSMB, x.PeakRSSMB))
+		}
+		fmt.Fprintf(&sb, "| %s | %s | %d | %.0f | %s | %s | %s | %s | %s | %s |\n", x.Scenario, x.System, x.Events, x.EventsPerSec,
+			num(x.CPUSecPerMillion, "%.1f"), num(x.PeakRSSMB, "%.0f"), num(x.P50Ms, "%.0f"), num(x.P99Ms, "%.0f"), num(x.MaxMs, "%.0f"), cmp)
+	}
+	sb.WriteString("\nTargets:\n\n")
+	for _, t := range r.Targets {
+		mark := "n/a"
+		if t.Met != nil {
+			mark = map[bool]string{true: "met", false: "NOT met"}[*t.Met]
+		}
+		fmt.Fprintf(&sb, "- %s: %s (%s)\n", t.Target, mark, num(t.Value, "%.2f"))
+	}
+	return sb.String()
+}

@@ -1,0 +1,77 @@
+package integration
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// mariadbAddr is the MariaDB of `make services-up` (root / root).
+const mariadbAddr = "127.0.0.1:3306"
+
+// myEnv is one MySQL-source test's world: a database of its own on the
+// test MariaDB, a pipeline name and a topic prefix.
+type myEnv struct {
+	*env
+	my *client.Conn
+}
+
+func newMyEnv(t *testing.T, label string) *myEnv {
+	skipShort(t)
+	id := fmt.Sprintf("%s_%d_%04d", label, os.Getpid()%100000, rand.IntN(10000))
+	e := &myEnv{env: &env{t: t, name: id, db: "it_" + id, prefix: "it-" + strings.ReplaceAll(id, "_", "-"), dir: t.TempDir()}}
+	var err error
+	e.my, err = client.Connect(mariadbAddr, "root", "root", "")
+	if err != nil {
+		t.Fatalf("connect to mariadb (is `make services-up` done?): %v", err)
+	}
+	e.exec("CREATE DATABASE " + e.db)
+	e.exec("USE " + e.db)
+	t.Cleanup(func() {
+		e.my.Execute("DROP DATABASE IF EXISTS " + e.db)
+		e.my.Close()
+	})
+	return e
+}
+
+func (e *myEnv) exec(sql string) *gomysql.Result {
+	e.t.Helper()
+	r, err := e.my.Execute(sql)
+	if err != nil {
+		e.t.Fatalf("%s: %v", sql, err)
+	}
+	return r
+}
+
+func (e *myEnv) url() string { return "mysql://root:root@" + mariadbAddr + "/" + e.db }
+
+// writeConfig writes a mysql pipeline config; extra goes into the source section.
+func (e *myEnv) writeConfig(extra string) string { return e.writeConfigWith(extra, "") }
+
+// writeConfigWith writes a mysql pipeline config with extra lines in the
+// source and destination sections.
+func (e *myEnv) writeConfigWith(sourceExtra, destExtra string) string {
+	cfg := fmt.Sprintf(`name: %s
+source:
+  type: mysql
+  url: %s
+%sdestination:
+  bootstrap_servers: %s
+  topic_prefix: %s
+  disable_tls: true
+  create_missing_topics: true
+%scheckpoint:
+  path: %s
+`, e.name, e.url(), sourceExtra, kafkaAddr, e.prefix, destExtra, filepath.Join(e.dir, "checkpoints"))
+	path := filepath.Join(e.dir, "pipeline.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	return path
+}

@@ -1,0 +1,192 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+)
+
+// TestMySQLNoGapsAcrossKills is the no-gap oracle (TestNoGapsAcrossKills)
+// for the MySQL source on MariaDB: a writer commits and rolls back
+// transactions of inserts, updates and deletes while the pipeline is
+// SIGKILLed at random moments and restarted; the topic must then hold every
+// committed change, no rolled-back value, and per key the first
+// occurrences of seq in increasing order.
+func TestMySQLNoGapsAcrossKills(t *testing.T) {
+	e := newMyEnv(t, "myoracle")
+	e.exec(`CREATE TABLE ledger (k INT PRIMARY KEY, seq BIGINT NOT NULL, pad VARCHAR(200))`)
+	e.exec(`INSERT INTO ledger SELECT seq, seq, REPEAT('x', 100) FROM seq_1_to_500`)
+	cfg := e.writeConfig("")
+	topic := e.prefix + "." + e.db + ".ledger"
+
+	p := e.start("run", "--config", cfg)
+	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 500 })
+
+	w := newWriter(500)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.runMySQL(ctx, e.db, 20*time.Second)
+	}()
+
+	kills := 0
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) || kills < 3 {
+		time.Sleep(time.Duration(1500+rng.IntN(3000)) * time.Millisecond)
+		if p.exited() {
+			t.Fatalf("tributary exited on its own: %v\n%s", p.err, p.out)
+		}
+		p.kill()
+		kills++
+		p = e.start("run", "--config", cfg)
+	}
+	cancel()
+	wg.Wait()
+	if w.err != nil {
+		t.Fatal(w.err)
+	}
+
+	want := w.committed()
+	prev := int64(-1)
+	waitFor(t, 120*time.Second, "every committed change", func() bool {
+		n := topicEnd(topic)
+		stable := n == prev && n >= int64(500+len(want))
+		prev = n
+		time.Sleep(2 * time.Second)
+		return stable
+	})
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+
+	msgs := readTopic(t, topic)
+	seen := map[string]bool{}
+	got := map[change3]bool{}
+	lastSeq := map[int64]int64{}
+	dups, reversals := 0, 0
+	for _, m := range msgs {
+		id := m.Headers["tributary-event-id"]
+		if seen[id] {
+			dups++
+			continue
+		}
+		seen[id] = true
+		pl := m.payload()
+		op := pl["op"].(string)
+		row, _ := pl["after"].(map[string]any)
+		if op == "d" {
+			row, _ = pl["before"].(map[string]any)
+		}
+		k, seq := int64(row["k"].(float64)), int64(row["seq"].(float64))
+		got[change3{op, k, seq}] = true
+		if seq < lastSeq[k] {
+			reversals++
+			t.Errorf("key %d: seq %d published after seq %d", k, seq, lastSeq[k])
+		}
+		lastSeq[k] = seq
+		if w.rolledBack[seq] {
+			t.Errorf("rolled-back seq %d (key %d) was published", seq, k)
+		}
+	}
+	gaps := 0
+	for _, c := range want {
+		if !got[c] {
+			gaps++
+			if gaps <= 10 {
+				t.Errorf("gap: committed %s k=%d seq=%d never published", c.op, c.k, c.seq)
+			}
+		}
+	}
+	t.Logf("mysql oracle: %d committed changes (+500 backfilled rows), %d rolled back, %d kills, %d messages read, %d gaps, %d duplicates, %d reversals",
+		len(want), len(w.rolledBack), kills, len(msgs), gaps, dups, reversals)
+	if gaps > 0 {
+		t.Fatalf("%d gaps", gaps)
+	}
+}
+
+func (w *writer) runMySQL(ctx context.Context, db string, d time.Duration) {
+	conn, err := client.Connect(mariadbAddr, "root", "root", db)
+	if err != nil {
+		w.err = err
+		return
+	}
+	defer conn.Close()
+	rng := rand.New(rand.NewPCG(42, uint64(time.Now().UnixNano())))
+	end := time.Now().Add(d)
+	for time.Now().Before(end) && ctx.Err() == nil {
+		if err := w.txMySQL(conn, rng); err != nil {
+			w.err = fmt.Errorf("writer: %w", err)
+			return
+		}
+		time.Sleep(time.Duration(rng.IntN(4)) * time.Millisecond)
+	}
+}
+
+// txMySQL is writer.tx for MySQL: 1-5 changes, one transaction in ten
+// rolled back.
+func (w *writer) txMySQL(conn *client.Conn, rng *rand.Rand) error {
+	if err := conn.Begin(); err != nil {
+		return err
+	}
+	rollback := rng.IntN(10) == 0
+	live := map[int64]int64{}
+	w.mu.Lock()
+	for k, s := range w.live {
+		live[k] = s
+	}
+	nextKey, seq := w.nextKey, w.seq
+	w.mu.Unlock()
+	var changes []change3
+	for n := 1 + rng.IntN(5); n > 0; n-- {
+		seq++
+		var k int64
+		var q string
+		switch r := rng.IntN(10); {
+		case r < 5 || len(live) < 50:
+			k = nextKey
+			nextKey++
+			q = fmt.Sprintf("INSERT INTO ledger VALUES (%d, %d, 'w')", k, seq)
+			changes = append(changes, change3{"c", k, seq})
+			live[k] = seq
+		case r < 8:
+			k = anyKey(live, rng)
+			q = fmt.Sprintf("UPDATE ledger SET seq = %d WHERE k = %d", seq, k)
+			changes = append(changes, change3{"u", k, seq})
+			live[k] = seq
+		default:
+			k = anyKey(live, rng)
+			q = fmt.Sprintf("DELETE FROM ledger WHERE k = %d", k)
+			changes = append(changes, change3{"d", k, live[k]})
+			delete(live, k)
+		}
+		if _, err := conn.Execute(q); err != nil {
+			conn.Rollback()
+			return err
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if rollback {
+		for _, c := range changes {
+			if c.op != "d" {
+				w.rolledBack[c.seq] = true
+			}
+		}
+		w.seq = seq
+		return conn.Rollback()
+	}
+	if err := conn.Commit(); err != nil {
+		return err
+	}
+	w.live, w.nextKey, w.seq = live, nextKey, seq
+	w.log = append(w.log, changes...)
+	return nil
+}

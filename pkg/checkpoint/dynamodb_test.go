@@ -1,0 +1,234 @@
+package checkpoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// These tests talk to the AWS emulator of `make services-up` (moto on
+// 127.0.0.1:5000); -short skips them.
+
+func dynamoClient(t *testing.T) *dynamodb.Client {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the AWS emulator of `make services-up`")
+	}
+	for k, v := range map[string]string{
+		"AWS_ENDPOINT_URL": "http://127.0.0.1:5000", "AWS_REGION": "us-east-1",
+		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+	} {
+		if os.Getenv(k) == "" {
+			t.Setenv(k, v)
+		}
+	}
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:5000", 2*time.Second); err != nil {
+		t.Fatalf("AWS emulator not reachable on 127.0.0.1:5000 (run `make services-up`): %v", err)
+	} else {
+		c.Close()
+	}
+	cfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dynamodb.NewFromConfig(cfg)
+}
+
+func testTable() string { return fmt.Sprintf("tributary-test-%d-%d", os.Getpid(), rand.IntN(1e6)) }
+
+func openTest(t *testing.T, cl *dynamodb.Client, table, pipeline string, lease time.Duration) *DynamoDB {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d, err := OpenDynamoDB(ctx, cl, DynamoDBOptions{Table: table, Pipeline: pipeline, LeaseDuration: lease, CreateTable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func TestDynamoDBSaveLoadRelease(t *testing.T) {
+	cl := dynamoClient(t)
+	table := testTable()
+	ctx := context.Background()
+	d := openTest(t, cl, table, "shop", 3*time.Second)
+	if d.Epoch() != 1 {
+		t.Fatalf("first owner has epoch %d, want 1", d.Epoch())
+	}
+	if _, found, err := d.Load(ctx); err != nil || found {
+		t.Fatalf("Load on a new pipeline: found %v, err %v", found, err)
+	}
+	pos := change.Position(`{"slot":"s","lsn":"0/16B3748","backfilled":true}`)
+	if err := d.Save(ctx, Checkpoint{Pipeline: "shop", Position: pos}); err != nil {
+		t.Fatal(err)
+	}
+	cp, found, err := d.Load(ctx)
+	if err != nil || !found || string(cp.Position) != string(pos) || cp.Epoch != 1 || cp.Owner != d.Owner() {
+		t.Fatalf("Load = %+v, %v, %v", cp, found, err)
+	}
+	if err := d.Owned(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d.Owned() == nil {
+		t.Fatal("Owned after Close")
+	}
+	// Released: the next owner starts at once, with the next epoch and the
+	// same checkpoint.
+	start := time.Now()
+	d2 := openTest(t, cl, table, "shop", 3*time.Second)
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Fatalf("acquiring a released lease took %s", waited)
+	}
+	if d2.Epoch() != 2 {
+		t.Fatalf("second owner has epoch %d, want 2", d2.Epoch())
+	}
+	cp, found, err = d2.Load(ctx)
+	if err != nil || !found || string(cp.Position) != string(pos) {
+		t.Fatalf("Load by the next owner = %+v, %v, %v", cp, found, err)
+	}
+}
+
+// A holder that keeps renewing keeps the pipeline; one that stops renewing
+// (frozen) loses it after its lease, and its writes are fenced.
+func TestDynamoDBTakeoverAndFencing(t *testing.T) {
+	cl := dynamoClient(t)
+	table := testTable()
+	ctx := context.Background()
+	const lease = 900 * time.Millisecond
+	a := openTest(t, cl, table, "p", lease)
+	if err := a.Save(ctx, Checkpoint{Position: change.Position(`1`)}); err != nil {
+		t.Fatal(err)
+	}
+
+	// While a renews, b waits.
+	bctx, cancel := context.WithTimeout(ctx, 3*lease)
+	_, err := OpenDynamoDB(bctx, cl, DynamoDBOptions{Table: table, Pipeline: "p", LeaseDuration: lease})
+	cancel()
+	if !errors.Is(err, ErrOwned) {
+		t.Fatalf("a second task took a renewed lease: %v", err)
+	}
+	if err := a.Owned(); err != nil {
+		t.Fatalf("holder lost a lease it renewed: %v", err)
+	}
+
+	// Freeze a: no more renewals. Its own view expires after one lease.
+	a.stopHeartbeat()
+	start := time.Now()
+	b := openTest(t, cl, table, "p", lease)
+	waited := time.Since(start)
+	if waited < lease {
+		t.Fatalf("took over after %s, before the lease of %s ran out", waited, lease)
+	}
+	if b.Epoch() != 2 {
+		t.Fatalf("new owner epoch %d, want 2", b.Epoch())
+	}
+	if err := a.Owned(); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("stale holder still believes it owns the pipeline: %v", err)
+	}
+	// Even ignoring its own clock, the stale holder's write is fenced.
+	a.lease.renewed(time.Now())
+	a.lease = newLease(lease)
+	a.lease.renewed(time.Now())
+	err = a.Save(ctx, Checkpoint{Position: change.Position(`2`)})
+	if !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("stale holder's Save: %v, want ErrLeaseLost", err)
+	}
+	cp, _, err := b.Load(ctx)
+	if err != nil || string(cp.Position) != "1" {
+		t.Fatalf("checkpoint after a fenced write = %s, %v; want 1", cp.Position, err)
+	}
+	// The stale holder's Close does not release b's lease.
+	a.Close()
+	if err := b.Save(ctx, Checkpoint{Position: change.Position(`3`)}); err != nil {
+		t.Fatalf("new owner's Save after the stale Close: %v", err)
+	}
+}
+
+func TestDecodeItem(t *testing.T) {
+	good := map[string]types.AttributeValue{
+		attrPipeline: str("p"), attrOwner: str("o"), attrEpoch: num(3), attrHeartbeat: num(9),
+		attrLeaseMS: num(2000), attrPosition: str(`{"a":1}`), attrUpdatedAt: str("2026-01-02T03:04:05Z"), attrVersion: num(1),
+	}
+	it, err := decodeItem(good)
+	if err != nil || it.Pipeline != "p" || it.Owner != "o" || it.Epoch != 3 || it.Heartbeat != 9 ||
+		it.leaseDuration(0) != 2*time.Second || string(it.Position) != `{"a":1}` {
+		t.Fatalf("decodeItem = %+v, %v", it, err)
+	}
+	bad := []func(m map[string]types.AttributeValue){
+		func(m map[string]types.AttributeValue) { delete(m, attrPipeline) },
+		func(m map[string]types.AttributeValue) { delete(m, attrEpoch) },
+		func(m map[string]types.AttributeValue) { m[attrEpoch] = str("3") },
+		func(m map[string]types.AttributeValue) { m[attrEpoch] = num(-1) },
+		func(m map[string]types.AttributeValue) { m[attrHeartbeat] = &types.AttributeValueMemberN{Value: "1e3"} },
+		func(m map[string]types.AttributeValue) { m[attrPosition] = str("{not json") },
+		func(m map[string]types.AttributeValue) { m[attrVersion] = num(2) },
+		func(m map[string]types.AttributeValue) { m[attrUpdatedAt] = str("yesterday") },
+		func(m map[string]types.AttributeValue) { m[attrOwner] = &types.AttributeValueMemberBOOL{Value: true} },
+	}
+	for i, mutate := range bad {
+		m := map[string]types.AttributeValue{}
+		for k, v := range good {
+			m[k] = v
+		}
+		mutate(m)
+		if _, err := decodeItem(m); err == nil {
+			t.Errorf("case %d: decoded a bad item", i)
+		}
+	}
+}
+
+// FuzzDecodeItem feeds decodeItem items as another writer (or a person in
+// the console) could leave them: any attribute as a string, a number or
+// something else.
+func FuzzDecodeItem(f *testing.F) {
+	f.Add("p", "o", "3", "9", "2000", `{"a":1}`, "2026-01-02T03:04:05Z", "1", uint16(0))
+	f.Add("", "", "-1", "x", "", "{", "", "9", uint16(0xffff))
+	f.Fuzz(func(t *testing.T, pipeline, owner, epoch, hb, lease, pos, ts, ver string, kinds uint16) {
+		fields := []struct{ name, v string }{
+			{attrPipeline, pipeline}, {attrOwner, owner}, {attrEpoch, epoch}, {attrHeartbeat, hb},
+			{attrLeaseMS, lease}, {attrPosition, pos}, {attrUpdatedAt, ts}, {attrVersion, ver},
+		}
+		m := map[string]types.AttributeValue{}
+		for i, fl := range fields {
+			switch (kinds >> (2 * i)) & 3 {
+			case 0:
+				m[fl.name] = &types.AttributeValueMemberS{Value: fl.v}
+			case 1:
+				m[fl.name] = &types.AttributeValueMemberN{Value: fl.v}
+			case 2:
+				m[fl.name] = &types.AttributeValueMemberB{Value: []byte(fl.v)}
+			}
+		}
+		it, err := decodeItem(m)
+		if err != nil {
+			return
+		}
+		if it.Epoch < 0 || it.Heartbeat < 0 || it.LeaseMS < 0 {
+			t.Fatalf("negative counters accepted: %+v", it)
+		}
+		if it.Position != nil && !jsonValid(it.Position) {
+			t.Fatalf("invalid position accepted")
+		}
+		if d := it.leaseDuration(time.Second); d <= 0 || d > 24*time.Hour {
+			t.Fatalf("lease duration %s", d)
+		}
+	})
+}
+
+func jsonValid(b []byte) bool { return json.Valid(b) }

@@ -1,0 +1,215 @@
+package debezium
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// change.Source.Connector values of the binlog connectors, and what
+// Debezium 3.x writes in source.connector: MySQL and MariaDB have separate
+// connectors (debezium-connector-mysql, debezium-connector-mariadb) whose
+// source blocks differ only in the schema name.
+const (
+	connectorMySQL   = "mysql"
+	connectorMariaDB = "mariadb"
+)
+
+// isBinlogConnector reports whether events of connector carry the
+// MySQL-family source block.
+func isBinlogConnector(connector string) bool {
+	return connector == connectorMySQL || connector == connectorMariaDB
+}
+
+// binlogSourceSchema is io.debezium.connector.<mysql|mariadb>.Source: the
+// common source fields followed by BinlogSourceInfoStructMaker's own
+// (table, server_id, gtid, file, pos, row, thread, query).
+func binlogSourceSchema(connector string) connectSchema {
+	return connectSchema{
+		typ: "struct",
+		fields: []connectField{
+			{"version", stringSchema},
+			{"connector", stringSchema},
+			{"name", stringSchema},
+			{"ts_ms", int64Schema},
+			{"snapshot", connectSchema{
+				typ:         "string",
+				optional:    true,
+				name:        "io.debezium.data.Enum",
+				version:     1,
+				params:      []param{{"allowed", snapshotAllowed}},
+				defaultJSON: []byte(`"false"`),
+			}},
+			{"db", stringSchema},
+			{"sequence", optionalStringSchema},
+			{"ts_us", optionalInt64Schema},
+			{"ts_ns", optionalInt64Schema},
+			{"table", optionalStringSchema},
+			{"server_id", int64Schema},
+			{"gtid", optionalStringSchema},
+			{"file", stringSchema},
+			{"pos", int64Schema},
+			{"row", connectSchema{typ: "int32"}},
+			{"thread", optionalInt64Schema},
+			{"query", optionalStringSchema},
+		},
+		name:    "io.debezium.connector." + connector + ".Source",
+		version: 1,
+	}
+}
+
+// binlogColumnSchema maps the kinds only the binlog connectors produce, as
+// BinlogValueConverters does: YEAR → io.debezium.time.Year (int32), ENUM →
+// io.debezium.data.Enum, SET → io.debezium.data.EnumSet (strings with the
+// "allowed" values), BIT(n>1) → io.debezium.data.Bits (bytes, "length").
+// ok is false for any other kind.
+func binlogColumnSchema(c *change.Column) (s connectSchema, enc colEnc, ok bool) {
+	s.optional = c.Optional
+	t := &c.Type
+	switch t.Kind {
+	case change.KindYear:
+		s.typ, enc = "int32", encInt32
+		s.name, s.version = "io.debezium.time.Year", 1
+	case change.KindEnum:
+		s.typ, enc = "string", encString
+		s.name, s.version = "io.debezium.data.Enum", 1
+		s.params = []param{{"allowed", t.Values}}
+	case change.KindSet:
+		s.typ, enc = "string", encString
+		s.name, s.version = "io.debezium.data.EnumSet", 1
+		s.params = []param{{"allowed", t.Values}}
+	case change.KindBits:
+		s.typ, enc = "bytes", encBytes
+		s.name, s.version = "io.debezium.data.Bits", 1
+		s.params = []param{{"length", strconv.Itoa(t.Length)}}
+	default:
+		return s, 0, false
+	}
+	return s, enc, true
+}
+
+// binlogHead is the value message's head for one table version of a binlog
+// connector: `{"schema":<Envelope with the connector's Source>,"payload":{"before":`.
+type binlogHead struct {
+	connector string
+	head      []byte
+}
+
+// appendBinlogValue is AppendValue for MySQL and MariaDB events: the same
+// envelope as PostgreSQL's with the binlog source block.
+func (e *Encoder) appendBinlogValue(dst []byte, c *tableCodec, ev *change.Event, nowMicros int64) ([]byte, error) {
+	switch ev.Op {
+	case change.OpCreate, change.OpUpdate, change.OpDelete, change.OpRead:
+	default:
+		return dst, &EncodeError{Table: tableName(ev.Table), Err: ErrOp, Detail: "op " + strconv.Quote(ev.Op.String())}
+	}
+	if ev.Before == nil && ev.After == nil {
+		return dst, &EncodeError{Table: tableName(ev.Table), Err: ErrNoRow}
+	}
+	n := len(dst)
+	dst = append(dst, e.binlogValueHead(c, ev.Table, ev.Source.Connector)...)
+	var err error
+	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.Before); err != nil {
+		return dst[:n], err
+	}
+	dst = append(dst, `,"after":`...)
+	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.After); err != nil {
+		return dst[:n], err
+	}
+	dst = e.appendBinlogSource(dst, ev.Table, &ev.Source)
+	dst = append(dst, `,"transaction":null,"op":"`...)
+	dst = append(dst, byte(ev.Op))
+	dst = append(dst, `","ts_ms":`...)
+	dst = strconv.AppendInt(dst, floorDiv(nowMicros, 1000), 10)
+	dst = append(dst, `,"ts_us":`...)
+	dst = strconv.AppendInt(dst, nowMicros, 10)
+	dst = append(dst, `,"ts_ns":`...)
+	dst = strconv.AppendInt(dst, nowMicros*1000, 10)
+	return append(dst, "}}"...), nil
+}
+
+// binlogValueHead returns (building once per table version) the value head
+// whose envelope embeds the connector's source schema.
+func (e *Encoder) binlogValueHead(c *tableCodec, t *change.Table, connector string) []byte {
+	if v, ok := e.binlog.Load(t); ok && v.(*binlogHead).connector == connector {
+		return v.(*binlogHead).head
+	}
+	var fields []connectField
+	for i := range c.cols {
+		col := &t.Columns[c.cols[i].idx]
+		s, _, _ := columnSchema(col)
+		s.defaultJSON = columnDefault(&c.cols[i], col)
+		fields = append(fields, connectField{col.Name, s})
+	}
+	value := connectSchema{typ: "struct", fields: fields, optional: true, name: c.topic + ".Value"}
+	env := envelopeSchema(c.topic, value, binlogSourceSchema(connector))
+	h := &binlogHead{connector: connector}
+	h.head = append(h.head, `{"schema":`...)
+	h.head = env.appendJSON(h.head, "")
+	h.head = append(h.head, `,"payload":{"before":`...)
+	e.binlog.Store(t, h)
+	return h.head
+}
+
+// appendBinlogSource appends `,"source":{…}` for a MySQL or MariaDB event.
+// gtid, thread and query are null when unknown (zero), as Debezium leaves
+// them unset; query is only known with binlog_rows_query_log_events /
+// binlog_annotate_row_events, which this source does not read.
+func (e *Encoder) appendBinlogSource(b []byte, t *change.Table, s *change.Source) []byte {
+	// sourceHead starts with `,"source":{"version":"<version>"`: reuse that.
+	head := e.sourceHead
+	if i := bytes.Index(head, []byte(`,"connector":`)); i > 0 {
+		head = head[:i]
+	}
+	b = append(b, head...)
+	b = append(b, `,"connector":`...)
+	b = appendString(b, s.Connector)
+	b = append(b, `,"name":`...)
+	b = appendString(b, orDefault(s.Name, e.prefix))
+	b = append(b, `,"ts_ms":`...)
+	b = strconv.AppendInt(b, floorDiv(s.CommitMicros, 1000), 10)
+	b = append(b, `,"snapshot":`...)
+	if s.Snapshot == "" {
+		b = append(b, `"false"`...)
+	} else {
+		b = appendString(b, s.Snapshot)
+	}
+	b = append(b, `,"db":`...)
+	b = appendString(b, orDefault(s.DB, t.ID.DB))
+	b = append(b, `,"sequence":`...)
+	if s.Sequence == "" {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, s.Sequence)
+	}
+	b = append(b, `,"ts_us":`...)
+	b = strconv.AppendInt(b, s.CommitMicros, 10)
+	b = append(b, `,"ts_ns":`...)
+	b = strconv.AppendInt(b, s.CommitMicros*1000, 10)
+	b = append(b, `,"table":`...)
+	b = appendString(b, orDefault(s.Table, t.ID.Name))
+	b = append(b, `,"server_id":`...)
+	b = strconv.AppendInt(b, s.ServerID, 10)
+	b = append(b, `,"gtid":`...)
+	if s.GTID == "" {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, s.GTID)
+	}
+	b = append(b, `,"file":`...)
+	b = appendString(b, s.File)
+	b = append(b, `,"pos":`...)
+	b = strconv.AppendInt(b, s.Pos, 10)
+	b = append(b, `,"row":`...)
+	b = strconv.AppendInt(b, int64(s.Row), 10)
+	b = append(b, `,"thread":`...)
+	b = appendIntOrNull(b, s.Thread)
+	b = append(b, `,"query":`...)
+	if s.Query == "" {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, s.Query)
+	}
+	return append(b, '}')
+}

@@ -1,0 +1,49 @@
+package debezium
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+func TestBinlogValue(t *testing.T) {
+	tbl := &change.Table{
+		ID: change.TableID{DB: "shop", Name: "orders"},
+		Columns: []change.Column{
+			{Name: "id", Type: change.Type{Kind: change.KindInt64, Precision: -1, Scale: -1, Length: -1}},
+			{Name: "y", Type: change.Type{Kind: change.KindYear, Precision: -1, Scale: -1, Length: -1}, Optional: true},
+			{Name: "e", Type: change.Type{Kind: change.KindEnum, Values: "a,b", Precision: -1, Scale: -1, Length: -1}, Optional: true},
+			{Name: "b", Type: change.Type{Kind: change.KindBits, Length: 12, Precision: -1, Scale: -1}, Optional: true},
+		},
+		Key: []int{0},
+	}
+	enc := NewEncoder(Options{TopicPrefix: "p"})
+	for _, connector := range []string{"mysql", "mariadb"} {
+		ev := &change.Event{Table: tbl, Op: change.OpCreate,
+			After:  change.Row{change.IntValue(7), change.IntValue(2024), change.TextValue("b"), change.BinaryValue([]byte{1, 8})},
+			Source: change.Source{Connector: connector, CommitMicros: 1_700_000_000_000_000, ServerID: 1, GTID: "0-1-5", File: "bin.000001", Pos: 42, Row: 1}}
+		b, err := enc.AppendValue(nil, ev, 1_700_000_000_500_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(b) {
+			t.Fatalf("invalid JSON: %s", b)
+		}
+		s := string(b)
+		for _, want := range []string{
+			`"name":"io.debezium.connector.` + connector + `.Source"`,
+			`"source":{"version":"3.6.1.Final","connector":"` + connector + `","name":"p","ts_ms":1700000000000,"snapshot":"false","db":"shop","sequence":null,"ts_us":1700000000000000,"ts_ns":1700000000000000000,"table":"orders","server_id":1,"gtid":"0-1-5","file":"bin.000001","pos":42,"row":1,"thread":null,"query":null}`,
+			`{"type":"int32","optional":true,"name":"io.debezium.time.Year","version":1,"field":"y"}`,
+			`{"type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,"parameters":{"allowed":"a,b"},"field":"e"}`,
+			`{"type":"bytes","optional":true,"name":"io.debezium.data.Bits","version":1,"parameters":{"length":"12"},"field":"b"}`,
+			`"after":{"id":7,"y":2024,"e":"b","b":"AQg="}`,
+			`{"type":"string","optional":true,"field":"table"},{"type":"int64","optional":false,"field":"server_id"},{"type":"string","optional":true,"field":"gtid"},{"type":"string","optional":false,"field":"file"},{"type":"int64","optional":false,"field":"pos"},{"type":"int32","optional":false,"field":"row"},{"type":"int64","optional":true,"field":"thread"},{"type":"string","optional":true,"field":"query"}`,
+		} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%s: value lacks %s\n%s", connector, want, s)
+			}
+		}
+	}
+}

@@ -1,0 +1,319 @@
+package mysql
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// table is one captured table and its current shape.
+type table struct {
+	db, name string
+	mariadb  bool // the server is MariaDB: information_schema quotes default literals
+	cols     []column
+	dflts    []*change.Value // the columns' defaults (change.Column.Default)
+	key      []int           // indexes into cols of the primary key, in key order
+	t        *change.Table
+}
+
+func (t *table) id() string { return t.db + "." + t.name }
+
+// quoted returns `db`.`name`.
+func (t *table) quoted() string { return quoteIdent(t.db) + "." + quoteIdent(t.name) }
+
+// column is what information_schema says about one column.
+type column struct {
+	name       string
+	dataType   string // DATA_TYPE, lower case: "int", "varchar", ...
+	columnType string // COLUMN_TYPE: "int(10) unsigned", "enum('a','b')", ...
+	nullable   bool
+	precision  int    // NUMERIC_PRECISION, or -1
+	scale      int    // NUMERIC_SCALE, or -1
+	fsp        int    // DATETIME_PRECISION, or 0
+	charset    string // CHARACTER_SET_NAME of text columns, lower case; "" otherwise
+	octets     int    // CHARACTER_OCTET_LENGTH (BINARY(n): n), or -1
+	typ        change.Type
+}
+
+func (c *column) unsigned() bool { return strings.Contains(c.columnType, "unsigned") }
+
+// systemDBs are never captured.
+var systemDBs = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true}
+
+// selectTables lists the tables to capture: source.tables ("db.table"), or
+// every base table with a primary key in the URL's database (every
+// non-system database when the URL names none).
+func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
+	r, err := conn.Execute(`SELECT t.TABLE_SCHEMA, t.TABLE_NAME,
+  EXISTS (SELECT 1 FROM information_schema.TABLE_CONSTRAINTS c
+          WHERE c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME AND c.CONSTRAINT_TYPE = 'PRIMARY KEY')
+FROM information_schema.TABLES t WHERE t.TABLE_TYPE = 'BASE TABLE'`)
+	if err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	include := map[string]bool{}
+	for _, t := range s.opts.Config.Tables {
+		include[t] = true
+	}
+	found := map[string]bool{}
+	var tables []*table
+	for i := range r.Values {
+		db, _ := r.GetString(i, 0)
+		name, _ := r.GetString(i, 1)
+		hasKey, _ := r.GetInt(i, 2)
+		db, name = strings.Clone(db), strings.Clone(name)
+		id := db + "." + name
+		switch {
+		case len(include) > 0:
+			if !include[id] {
+				continue
+			}
+			found[id] = true
+		case systemDBs[db], hasKey == 0:
+			continue
+		case s.conn.Database != "" && db != s.conn.Database:
+			continue
+		}
+		tables = append(tables, &table{db: db, name: name, mariadb: s.flavor == flavorMariaDB})
+	}
+	var missing []string
+	for _, t := range s.opts.Config.Tables {
+		if !found[t] {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("source.tables: %s not found", strings.Join(missing, ", "))
+	}
+	sort.Slice(tables, func(i, j int) bool { return tables[i].id() < tables[j].id() })
+	for _, t := range tables {
+		if err := describe(conn, t, nil); err != nil {
+			return nil, err
+		}
+		s.tables[t.id()] = t
+	}
+	return tables, nil
+}
+
+// describe (re)reads t's columns and primary key from information_schema
+// and makes a new change.Table when the shape differs from prev.
+func describe(conn *client.Conn, t *table, prev *change.Table) error {
+	r, err := conn.Execute(fmt.Sprintf(`SELECT COLUMN_NAME, LOWER(DATA_TYPE), LOWER(COLUMN_TYPE), IS_NULLABLE,
+  IFNULL(NUMERIC_PRECISION, -1), IFNULL(NUMERIC_SCALE, -1), IFNULL(DATETIME_PRECISION, 0), COLUMN_KEY,
+  IFNULL(LOWER(CHARACTER_SET_NAME), ''), IFNULL(CHARACTER_OCTET_LENGTH, -1), COLUMN_DEFAULT, EXTRA
+FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION`,
+		quoteString(t.db), quoteString(t.name)))
+	if err != nil {
+		return fmt.Errorf("describe %s: %w", t.id(), err)
+	}
+	if len(r.Values) == 0 {
+		return fmt.Errorf("describe %s: table not found", t.id())
+	}
+	t.cols, t.dflts = t.cols[:0:0], t.dflts[:0:0]
+	for i := range r.Values {
+		var c column
+		str := func(j int) string { v, _ := r.GetString(i, j); return strings.Clone(v) }
+		num := func(j int) int { v, _ := r.GetInt(i, j); return int(v) }
+		c.name, c.dataType, c.columnType = str(0), str(1), str(2)
+		c.nullable = str(3) == "YES"
+		c.precision, c.scale, c.fsp = num(4), num(5), num(6)
+		c.charset, c.octets = str(8), num(9)
+		c.typ = columnType(&c)
+		var dflt []byte // nil: SQL NULL
+		if r.Values[i][10].Type != gomysql.FieldValueTypeNull {
+			dflt = []byte(str(10))
+		}
+		t.cols = append(t.cols, c)
+		t.dflts = append(t.dflts, columnDefault(&c, dflt, str(11), t.mariadb))
+	}
+	r, err = conn.Execute(fmt.Sprintf(`SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE
+WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY ORDINAL_POSITION`,
+		quoteString(t.db), quoteString(t.name)))
+	if err != nil {
+		return fmt.Errorf("primary key of %s: %w", t.id(), err)
+	}
+	t.key = t.key[:0:0]
+	for i := range r.Values {
+		name, _ := r.GetString(i, 0)
+		for j := range t.cols {
+			if t.cols[j].name == name {
+				t.key = append(t.key, j)
+			}
+		}
+	}
+	ct := &change.Table{ID: change.TableID{DB: t.db, Name: t.name}, Key: t.key}
+	for i, c := range t.cols {
+		ct.Columns = append(ct.Columns, change.Column{Name: c.name, Type: c.typ, Optional: c.nullable, Default: t.dflts[i]})
+	}
+	if prev != nil && sameShape(prev, ct) {
+		t.t = prev
+		return nil
+	}
+	if prev != nil {
+		ct.Version = prev.Version + 1
+	}
+	t.t = ct
+	return nil
+}
+
+func sameShape(a, b *change.Table) bool {
+	if len(a.Columns) != len(b.Columns) || len(a.Key) != len(b.Key) {
+		return false
+	}
+	for i := range a.Columns {
+		x, y := a.Columns[i], b.Columns[i]
+		if !sameValue(x.Default, y.Default) {
+			return false
+		}
+		x.Default, y.Default = nil, nil
+		if x != y {
+			return false
+		}
+	}
+	for i := range a.Key {
+		if a.Key[i] != b.Key[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// columnType maps a MySQL column to the neutral type, following Debezium's
+// defaults (BinlogValueConverters, time.precision.mode=adaptive_time_microseconds,
+// decimal.handling.mode=precise, bigint.unsigned.handling.mode=long).
+// Types without a mapping (spatial types, vectors) get KindUnknown and are
+// left out of messages.
+func columnType(c *column) change.Type {
+	t := change.Type{Name: c.dataType, Precision: -1, Scale: -1, Length: -1}
+	unsigned := c.unsigned()
+	switch c.dataType {
+	case "tinyint":
+		t.Kind = change.KindInt16
+	case "smallint":
+		t.Kind = change.KindInt16
+		if unsigned {
+			t.Kind = change.KindInt32
+		}
+	case "mediumint":
+		t.Kind = change.KindInt32
+	case "int", "integer":
+		t.Kind = change.KindInt32
+		if unsigned {
+			t.Kind = change.KindInt64
+		}
+	case "bigint":
+		t.Kind = change.KindInt64
+	case "decimal", "numeric":
+		t.Kind = change.KindDecimal
+		t.Precision, t.Scale = c.precision, max(c.scale, 0)
+	case "float":
+		// FLOAT(M,D) is a double for Debezium; plain FLOAT a float.
+		t.Kind = change.KindFloat32
+		if strings.Contains(c.columnType, ",") {
+			t.Kind = change.KindFloat64
+		}
+	case "double", "real", "double precision":
+		t.Kind = change.KindFloat64
+	case "bit":
+		n := c.precision
+		if n <= 1 {
+			t.Kind = change.KindBool
+		} else {
+			t.Kind, t.Length = change.KindBits, n
+		}
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext":
+		t.Kind = change.KindString
+	case "json":
+		t.Kind = change.KindJSON
+	case "binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
+		t.Kind = change.KindBytes
+	case "date":
+		t.Kind = change.KindDate
+	case "time":
+		// adaptive_time_microseconds: MicroTime whatever the precision.
+		t.Kind, t.Precision = change.KindTime, 6
+	case "datetime":
+		t.Kind, t.Precision = change.KindTimestamp, c.fsp
+	case "timestamp":
+		t.Kind, t.Precision = change.KindTimestampTZ, c.fsp
+	case "year":
+		t.Kind = change.KindYear
+	case "enum":
+		t.Kind = change.KindEnum
+		t.Values = strings.Join(enumValues(c.columnType), ",")
+	case "set":
+		t.Kind = change.KindSet
+		t.Values = strings.Join(enumValues(c.columnType), ",")
+	}
+	return t
+}
+
+// enumValues reads the values of COLUMN_TYPE "enum('a','b”c')" or
+// "set(...)". Quotes inside values are doubled; backslash escapes are kept
+// as information_schema shows them.
+func enumValues(columnType string) []string {
+	open := strings.IndexByte(columnType, '(')
+	if open < 0 {
+		return nil
+	}
+	s := columnType[open+1:]
+	var vals []string
+	for {
+		s = strings.TrimLeft(s, " ,")
+		if s == "" || s[0] != '\'' {
+			return vals
+		}
+		var b strings.Builder
+		i := 1
+		for i < len(s) {
+			if s[i] == '\'' {
+				if i+1 < len(s) && s[i+1] == '\'' {
+					b.WriteByte('\'')
+					i += 2
+					continue
+				}
+				break
+			}
+			b.WriteByte(s[i])
+			i++
+		}
+		vals = append(vals, b.String())
+		if i >= len(s) {
+			return vals
+		}
+		s = s[i+1:]
+	}
+}
+
+func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+// quoteString makes a string literal, for sessions without
+// NO_BACKSLASH_ESCAPES (connect removes it).
+func quoteString(s string) string {
+	var b strings.Builder
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\'', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case 0:
+			b.WriteString(`\0`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case 0x1a:
+			b.WriteString(`\Z`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}

@@ -1,0 +1,400 @@
+package mysql
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// errZeroDate marks MySQL's zero dates ("0000-00-00", "2024-00-10"), which
+// Debezium publishes as null.
+var errZeroDate = errors.New("zero date")
+
+// decodeText converts one value of the text protocol (backfill queries) to
+// the column's neutral value. nil is NULL.
+func decodeText(c *column, v []byte) (change.Value, error) {
+	if v == nil {
+		return change.Value{}, nil
+	}
+	t := &c.typ
+	switch t.Kind {
+	case change.KindUnknown:
+		return change.Value{}, nil
+	case change.KindBool:
+		// BIT(1) arrives as one raw byte.
+		if len(v) == 0 {
+			return change.IntValue(0), nil
+		}
+		if v[len(v)-1]&1 != 0 {
+			return change.IntValue(1), nil
+		}
+		return change.IntValue(0), nil
+	case change.KindInt16, change.KindInt32, change.KindInt64, change.KindYear:
+		s := string(v)
+		if c.unsigned() {
+			u, err := strconv.ParseUint(s, 10, 64)
+			if err != nil {
+				return change.Value{}, fmt.Errorf("bad unsigned integer %q", s)
+			}
+			return change.IntValue(int64(u)), nil // BIGINT UNSIGNED wraps, as Debezium's long mode does
+		}
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return change.Value{}, fmt.Errorf("bad integer %q", s)
+		}
+		return change.IntValue(i), nil
+	case change.KindFloat32, change.KindFloat64:
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return change.Value{}, fmt.Errorf("bad float %q", v)
+		}
+		if c.dataType == "float" {
+			// A FLOAT (even FLOAT(M,D), a Connect double) holds a float32:
+			// Debezium reads it as one and widens it, in snapshots as in the
+			// binlog, so 1234.567 is 1234.5670166015625.
+			f = float64(float32(f))
+		}
+		return change.FloatValue(f), nil
+	case change.KindDecimal:
+		if _, err := decimal.NewFromString(string(v)); err != nil {
+			return change.Value{}, fmt.Errorf("bad decimal %q", v)
+		}
+		return change.Value{Kind: change.Text, Bytes: v}, nil
+	case change.KindString, change.KindJSON, change.KindEnum, change.KindSet:
+		return change.Value{Kind: change.Text, Bytes: v}, nil
+	case change.KindBytes:
+		return change.Value{Kind: change.Binary, Bytes: v}, nil
+	case change.KindBits:
+		// Big-endian bytes on the wire; Debezium's Bits are little-endian,
+		// (length+7)/8 bytes.
+		return change.BinaryValue(bitsLE(bigEndianUint(v), t.Length)), nil
+	case change.KindDate:
+		d, err := parseDate(v)
+		if errors.Is(err, errZeroDate) {
+			return change.Value{}, nil
+		}
+		if err != nil {
+			return change.Value{}, err
+		}
+		return change.IntValue(d), nil
+	case change.KindTime:
+		us, err := parseTime(v)
+		if err != nil {
+			return change.Value{}, err
+		}
+		return change.IntValue(us), nil
+	case change.KindTimestamp, change.KindTimestampTZ:
+		us, err := parseDateTime(v)
+		if errors.Is(err, errZeroDate) {
+			return change.Value{}, nil
+		}
+		if err != nil {
+			return change.Value{}, err
+		}
+		return change.IntValue(us), nil
+	}
+	return change.Value{}, fmt.Errorf("no decoder for %s", t.Name)
+}
+
+// decodeBinlog converts one value decoded by go-mysql from a rows event
+// (ParseTime off, UseDecimal on, timestamps formatted in UTC).
+func decodeBinlog(c *column, v any) (change.Value, error) {
+	if v == nil {
+		return change.Value{}, nil
+	}
+	t := &c.typ
+	switch t.Kind {
+	case change.KindUnknown:
+		return change.Value{}, nil
+	case change.KindBool:
+		i, ok := asInt(v)
+		if !ok {
+			return change.Value{}, fmt.Errorf("bit(1): unexpected %T", v)
+		}
+		if i != 0 {
+			return change.IntValue(1), nil
+		}
+		return change.IntValue(0), nil
+	case change.KindInt16, change.KindInt32, change.KindInt64:
+		i, ok := asInt(v)
+		if !ok {
+			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
+		}
+		if c.unsigned() {
+			switch v.(type) {
+			case int8:
+				i = int64(uint8(i))
+			case int16:
+				i = int64(uint16(i))
+			case int32:
+				if c.dataType == "mediumint" {
+					i = int64(uint32(i) & 0xffffff)
+				} else {
+					i = int64(uint32(i))
+				}
+			}
+		}
+		return change.IntValue(i), nil
+	case change.KindYear:
+		i, ok := asInt(v)
+		if !ok {
+			return change.Value{}, fmt.Errorf("year: unexpected %T", v)
+		}
+		return change.IntValue(i), nil
+	case change.KindFloat32, change.KindFloat64:
+		switch f := v.(type) {
+		case float32:
+			return change.FloatValue(float64(f)), nil
+		case float64:
+			return change.FloatValue(f), nil
+		}
+		return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
+	case change.KindDecimal:
+		switch d := v.(type) {
+		case decimal.Decimal:
+			return change.TextValue(d.StringFixed(int32(max(t.Scale, 0)))), nil
+		case string:
+			return decodeText(c, []byte(d))
+		}
+		return change.Value{}, fmt.Errorf("decimal: unexpected %T", v)
+	case change.KindString, change.KindJSON:
+		var b []byte
+		switch s := v.(type) {
+		case string:
+			b = []byte(s)
+		case []byte:
+			b = s
+		default:
+			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
+		}
+		// Rows events carry text in the column's character set (the
+		// backfill session asks for utf8mb4 instead).
+		if c.charset == "latin1" {
+			b = latin1ToUTF8(b)
+		}
+		return change.Value{Kind: change.Text, Bytes: b}, nil
+	case change.KindBytes:
+		var b []byte
+		switch s := v.(type) {
+		case string:
+			b = []byte(s)
+		case []byte:
+			b = s
+		default:
+			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
+		}
+		if c.dataType == "binary" && len(b) < c.octets {
+			// The binlog drops BINARY(n)'s trailing zero bytes; the column
+			// value (and Debezium's) has all n.
+			b = append(append(make([]byte, 0, c.octets), b...), make([]byte, c.octets-len(b))...)
+		}
+		return change.BinaryValue(b), nil
+	case change.KindBits:
+		i, ok := asInt(v)
+		if !ok {
+			return change.Value{}, fmt.Errorf("bit: unexpected %T", v)
+		}
+		return change.BinaryValue(bitsLE(uint64(i), t.Length)), nil
+	case change.KindEnum:
+		i, ok := asInt(v)
+		if !ok {
+			return change.Value{}, fmt.Errorf("enum: unexpected %T", v)
+		}
+		vals := strings.Split(t.Values, ",")
+		if i <= 0 || int(i) > len(vals) {
+			return change.TextValue(""), nil // the error value ''
+		}
+		return change.TextValue(vals[i-1]), nil
+	case change.KindSet:
+		i, ok := asInt(v)
+		if !ok {
+			return change.Value{}, fmt.Errorf("set: unexpected %T", v)
+		}
+		vals := strings.Split(t.Values, ",")
+		var members []string
+		for j := range vals {
+			if j < 64 && uint64(i)&(1<<j) != 0 {
+				members = append(members, vals[j])
+			}
+		}
+		return change.TextValue(strings.Join(members, ",")), nil
+	case change.KindDate, change.KindTime, change.KindTimestamp, change.KindTimestampTZ:
+		var b []byte
+		switch s := v.(type) {
+		case string:
+			b = []byte(s)
+		case []byte:
+			b = s
+		case time.Time:
+			return change.IntValue(s.UnixMicro()), nil
+		default:
+			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
+		}
+		return decodeText(c, b)
+	}
+	return change.Value{}, fmt.Errorf("no decoder for %s", t.Name)
+}
+
+func asInt(v any) (int64, bool) {
+	switch i := v.(type) {
+	case int8:
+		return int64(i), true
+	case int16:
+		return int64(i), true
+	case int32:
+		return int64(i), true
+	case int64:
+		return i, true
+	case int:
+		return int64(i), true
+	case uint8:
+		return int64(i), true
+	case uint16:
+		return int64(i), true
+	case uint32:
+		return int64(i), true
+	case uint64:
+		return int64(i), true
+	}
+	return 0, false
+}
+
+func bigEndianUint(b []byte) uint64 {
+	var u uint64
+	for _, c := range b {
+		u = u<<8 | uint64(c)
+	}
+	return u
+}
+
+// bitsLE returns the low nbits of u as (nbits+7)/8 little-endian bytes.
+func bitsLE(u uint64, nbits int) []byte {
+	n := (nbits + 7) / 8
+	if n < 1 {
+		n = 1
+	}
+	b := make([]byte, n)
+	for i := 0; i < n && i < 8; i++ {
+		b[i] = byte(u >> (8 * i))
+	}
+	return b
+}
+
+// parseDate reads "YYYY-MM-DD" into days since 1970-01-01. A zero year,
+// month or day is errZeroDate.
+func parseDate(v []byte) (int64, error) {
+	y, m, d, rest, ok := splitDate(v)
+	if !ok || len(rest) != 0 {
+		return 0, fmt.Errorf("bad date %q", v)
+	}
+	if y == 0 || m == 0 || d == 0 {
+		return 0, errZeroDate
+	}
+	if m > 12 || d > 31 {
+		return 0, fmt.Errorf("bad date %q", v)
+	}
+	return time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Unix() / 86400, nil
+}
+
+// parseDateTime reads "YYYY-MM-DD HH:MM:SS[.ffffff]" (DATETIME, and
+// TIMESTAMP in a UTC session) into µs since the epoch.
+func parseDateTime(v []byte) (int64, error) {
+	y, m, d, rest, ok := splitDate(v)
+	if !ok {
+		return 0, fmt.Errorf("bad datetime %q", v)
+	}
+	var us int64
+	if len(rest) > 0 {
+		if rest[0] != ' ' && rest[0] != 'T' {
+			return 0, fmt.Errorf("bad datetime %q", v)
+		}
+		var err error
+		if us, err = parseTime(rest[1:]); err != nil || us < 0 || us >= 86400e6 {
+			return 0, fmt.Errorf("bad datetime %q", v)
+		}
+	}
+	if y == 0 || m == 0 || d == 0 {
+		return 0, errZeroDate
+	}
+	if m > 12 || d > 31 {
+		return 0, fmt.Errorf("bad datetime %q", v)
+	}
+	return time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Unix()*1e6 + us, nil
+}
+
+func splitDate(v []byte) (y, m, d int, rest []byte, ok bool) {
+	if len(v) < 10 || v[4] != '-' || v[7] != '-' {
+		return 0, 0, 0, nil, false
+	}
+	y, ok1 := digits(v[0:4])
+	m, ok2 := digits(v[5:7])
+	d, ok3 := digits(v[8:10])
+	return y, m, d, v[10:], ok1 && ok2 && ok3
+}
+
+// parseTime reads MySQL TIME "[-]H+:MM:SS[.f{1,6}]" into µs (may be
+// negative; MySQL's range is ±838:59:59).
+func parseTime(v []byte) (int64, error) {
+	s := v
+	neg := false
+	if len(s) > 0 && s[0] == '-' {
+		neg, s = true, s[1:]
+	}
+	c1 := indexByte(s, ':')
+	if c1 < 1 || c1 > 4 || len(s) < c1+6 || s[c1+3] != ':' {
+		return 0, fmt.Errorf("bad time %q", v)
+	}
+	h, ok1 := digits(s[:c1])
+	mi, ok2 := digits(s[c1+1 : c1+3])
+	sec, ok3 := digits(s[c1+4 : c1+6])
+	if !ok1 || !ok2 || !ok3 || mi > 59 || sec > 59 {
+		return 0, fmt.Errorf("bad time %q", v)
+	}
+	frac := s[c1+6:]
+	var us int64
+	if len(frac) > 0 {
+		if frac[0] != '.' || len(frac) < 2 || len(frac) > 7 {
+			return 0, fmt.Errorf("bad time %q", v)
+		}
+		f, ok := digits(frac[1:])
+		if !ok {
+			return 0, fmt.Errorf("bad time %q", v)
+		}
+		us = int64(f) * int64(math.Pow10(7-len(frac)))
+	}
+	total := (int64(h)*3600+int64(mi)*60+int64(sec))*1e6 + us
+	if neg {
+		total = -total
+	}
+	return total, nil
+}
+
+func digits(b []byte) (int, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+func indexByte(b []byte, c byte) int {
+	for i := range b {
+		if b[i] == c {
+			return i
+		}
+	}
+	return -1
+}
