@@ -32,7 +32,9 @@ func TestDebeziumFidelity(t *testing.T) {
 		e.exec(sql)
 	}
 	wideTopic, fullTopic := e.prefix+".public.wide", e.prefix+".public.full_t"
-	createSinglePartitionTopics(t, wideTopic, fullTopic)
+	arrTopic, nopkTopic := e.prefix+".public.arr_t", e.prefix+".public.nopk"
+	topics := []string{wideTopic, fullTopic, arrTopic, nopkTopic}
+	createSinglePartitionTopics(t, topics...)
 
 	// The snapshot: rows present before either connector starts.
 	snapshot := []fidelityStep{
@@ -40,6 +42,7 @@ func TestDebeziumFidelity(t *testing.T) {
 		{fidelityInsert("wide", wideRowNulls()), 1},
 		{fidelityInsert("wide", wideRowEdges(hstore)), 1},
 		{`INSERT INTO full_t (id, name, amount, body) VALUES (1, 'one', 1.50, ` + toastText + `)`, 1},
+		{fidelityInsert("arr_t", arrRowSmall("1")), 1},
 	}
 	for _, s := range snapshot {
 		e.exec(s.sql)
@@ -63,7 +66,19 @@ func TestDebeziumFidelity(t *testing.T) {
 		{`INSERT INTO full_t (id, name, amount, body) VALUES (2, 'two', 2.25, ` + toastText + `)`, 1},
 		{`UPDATE full_t SET name = 'uno' WHERE id = 1`, 1}, // FULL: complete before image, TOAST unchanged
 		{`UPDATE full_t SET id = 3 WHERE id = 2`, 3},
-		{`DELETE FROM full_t WHERE id = 1`, 2}, // FULL: complete before image
+		{`DELETE FROM full_t WHERE id = 1`, 2},              // FULL: complete before image
+		{`INSERT INTO arr_t (id) VALUES (2)`, 1},            // the defaults
+		{fidelityInsert("arr_t", arrRowSmall("3")), 1},      // id 3
+		{fidelityInsert("arr_t", arrRowToast()), 1},         // id 4
+		{`UPDATE arr_t SET n = n + 1 WHERE id = 4`, 1},      // every array and the bytea unchanged TOAST
+		{`UPDATE arr_t SET a_int4 = '{7}' WHERE id = 4`, 1}, // the rest still unchanged
+		{`DELETE FROM arr_t WHERE id = 3`, 2},
+		// Streamed only: without an include list Tributary backfills
+		// tables with a primary key only (selectedTables), Debezium all.
+		{`INSERT INTO nopk (a, b) VALUES (1, 'one'), (2, 'two')`, 2},
+		{`UPDATE nopk SET b = 'deux' WHERE a = 2`, 1},
+		// A keyless delete: 'd', then a tombstone whose key is null too.
+		{`DELETE FROM nopk WHERE a = 1`, 2},
 	}
 	want := 0
 	for _, s := range append(snapshot, stream...) {
@@ -74,23 +89,28 @@ func TestDebeziumFidelity(t *testing.T) {
 	dbz := startDebezium(t, e, dbzOut, want)
 	cfg := e.writeConfig("  delete_mode: record_and_tombstone\n")
 	p := e.start("run", "--config", cfg)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("tributary output:\n%s", p.out)
+		}
+	})
 
 	// Changes start once both have read the snapshot (their slots exist by then).
 	snapWant := len(snapshot)
-	waitFor(t, 120*time.Second, "both snapshots", func() bool {
+	waitFor(t, 60*time.Second, "both snapshots", func() bool {
 		if dbz.exited() {
 			t.Fatalf("debezium exited early:\n%s", dbz.out)
 		}
 		if p.exited() {
 			t.Fatalf("tributary exited early:\n%s", p.out)
 		}
-		return countLines(dbzOut) >= snapWant && topicEnd(wideTopic)+topicEnd(fullTopic) >= int64(snapWant)
+		return countLines(dbzOut) >= snapWant && topicsEnd(topics) >= int64(snapWant)
 	})
 	for _, s := range stream {
 		e.exec(s.sql)
 	}
 	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) && !(countLines(dbzOut) >= want && topicEnd(wideTopic)+topicEnd(fullTopic) >= int64(want)) {
+	for time.Now().Before(deadline) && !(countLines(dbzOut) >= want && topicsEnd(topics) >= int64(want)) {
 		if p.exited() {
 			t.Fatalf("tributary exited:\n%s", p.out)
 		}
@@ -103,7 +123,7 @@ func TestDebeziumFidelity(t *testing.T) {
 
 	dbzRecs := readDebeziumOutput(t, dbzOut)
 	var diffs fidelityDiffs
-	for _, topic := range []string{wideTopic, fullTopic} {
+	for _, topic := range topics {
 		var d []rawRecord
 		for _, r := range dbzRecs {
 			if r.topic == topic {
@@ -118,10 +138,22 @@ func TestDebeziumFidelity(t *testing.T) {
 	if len(diffs.lines) > 0 {
 		t.Errorf("Tributary differs from Debezium %s (%d difference(s); volatile fields ignored: %s):\n%s",
 			debeziumVersion, len(diffs.lines), strings.Join(volatileFields, ", "), diffs.String())
-		if os.Getenv("FIDELITY_KEEP") != "" {
-			t.Logf("debezium output: %s", dbzOut)
+		if keep := os.Getenv("FIDELITY_KEEP"); keep != "" {
+			// The test's directory goes with it: copy Debezium's output.
+			if b, err := os.ReadFile(dbzOut); err == nil && os.WriteFile(keep, b, 0o644) == nil {
+				t.Logf("debezium output kept in %s", keep)
+			}
 		}
 	}
+}
+
+// topicsEnd is the sum of the topics' end offsets.
+func topicsEnd(topics []string) int64 {
+	var n int64
+	for _, t := range topics {
+		n += topicEnd(t)
+	}
+	return n
 }
 
 // debeziumVersion is the release integration/debezium/pom.xml runs.
@@ -238,6 +270,42 @@ func fidelitySchema(hstore bool) []string {
 		c_toast text` + h + `)`,
 		`CREATE TABLE full_t (id integer PRIMARY KEY, name text NOT NULL, amount numeric(8,2), body text)`,
 		`ALTER TABLE full_t REPLICA IDENTITY FULL`,
+		// Arrays of every element type with a TOAST placeholder of its own
+		// in Debezium or none, stored out of line uncompressed (EXTERNAL) so
+		// that arrRowToast's values are TOASTed whatever their entropy; and
+		// the column kinds wide lacks.
+		`CREATE TABLE arr_t (
+		id integer PRIMARY KEY,
+		n integer NOT NULL DEFAULT 0,
+		a_int2 smallint[],
+		a_int4 integer[] DEFAULT '{1,2}',
+		a_int8 bigint[],
+		a_text text[] DEFAULT '{a,"b c"}',
+		a_varchar varchar(10)[],
+		a_numeric numeric[],
+		a_numeric_8_3 numeric(8,3)[],
+		a_float8 float8[],
+		a_bool boolean[],
+		a_date date[],
+		a_tstz timestamptz[],
+		a_uuid uuid[],
+		a_enum mood[] DEFAULT '{ok,sad}',
+		a_jsonb jsonb[],
+		c_bytea bytea,
+		c_enum mood DEFAULT 'ok',
+		c_interval interval DEFAULT '1 day 02:00:03.5',
+		c_varbit varbit,
+		c_macaddr8 macaddr8)`,
+		`ALTER TABLE arr_t ALTER a_int2 SET STORAGE EXTERNAL, ALTER a_int4 SET STORAGE EXTERNAL,
+		ALTER a_int8 SET STORAGE EXTERNAL, ALTER a_text SET STORAGE EXTERNAL, ALTER a_varchar SET STORAGE EXTERNAL,
+		ALTER a_numeric SET STORAGE EXTERNAL, ALTER a_numeric_8_3 SET STORAGE EXTERNAL, ALTER a_float8 SET STORAGE EXTERNAL,
+		ALTER a_bool SET STORAGE EXTERNAL, ALTER a_date SET STORAGE EXTERNAL, ALTER a_tstz SET STORAGE EXTERNAL,
+		ALTER a_uuid SET STORAGE EXTERNAL, ALTER a_enum SET STORAGE EXTERNAL, ALTER a_jsonb SET STORAGE EXTERNAL,
+		ALTER c_bytea SET STORAGE EXTERNAL`,
+		// No primary key: a null key. FULL so that updates and deletes
+		// are allowed and carry the row.
+		`CREATE TABLE nopk (a integer, b text)`,
+		`ALTER TABLE nopk REPLICA IDENTITY FULL`,
 	}
 }
 
@@ -265,6 +333,34 @@ func wideRowFull(hstore bool) fidelityRow {
 		r["c_hstore"] = `'a=>1, "b c"=>NULL'`
 	}
 	return r
+}
+
+func arrRowSmall(id string) fidelityRow {
+	return fidelityRow{
+		"id": id, "n": "1", "a_int2": "'{1,-2,NULL}'", "a_int4": "'{}'", "a_int8": "'{9007199254740993,NULL}'",
+		"a_text": `'{"x,y","",NULL}'`, "a_varchar": "'{ab,cd}'", "a_numeric": "'{1.5,-0.001,NaN,NULL,12345678901234567890}'",
+		"a_numeric_8_3": "'{1.5,-2.125}'", "a_float8": "'{1.5,NaN,-Infinity,1e300}'", "a_bool": "'{t,f,NULL}'",
+		"a_date": "'{2024-02-29,1900-01-01,NULL}'", "a_tstz": "'{\"2024-03-01 10:00:00.5+02\",infinity,NULL}'",
+		"a_uuid": "'{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,NULL}'", "a_enum": "'{happy,sad,NULL}'",
+		"a_jsonb": `ARRAY['{"a": 1}'::jsonb, '[]', NULL]`, "c_bytea": `'\x00ff'`, "c_enum": "'sad'",
+		"c_interval": "'-1 mons 3 days'", "c_varbit": "B'1011001110001111000011111'", "c_macaddr8": "'08:00:2b:01:02:03:04:05'",
+	}
+}
+
+// arrRowToast has arrays and a bytea too long to stay in the row.
+func arrRowToast() fidelityRow {
+	agg := func(expr string) string {
+		return "(SELECT array_agg(" + expr + " ORDER BY g) FROM generate_series(1, 1200) g)"
+	}
+	return fidelityRow{
+		"id": "4", "n": "1",
+		"a_int2": agg("(g % 30000)::int2"), "a_int4": agg("hashtext(g::text)"), "a_int8": agg("hashtext(g::text)::int8 * 1000"),
+		"a_text": agg("md5(g::text)"), "a_varchar": agg("left(md5(g::text), 10)"), "a_numeric": agg("hashtext(g::text) / 7.0"),
+		"a_numeric_8_3": agg("(g / 7.0)::numeric(8,3)"), "a_float8": agg("hashtext(g::text) / 3.0::float8"), "a_bool": "(SELECT array_agg(g % 3 = 0) FROM generate_series(1, 4000) g)",
+		"a_date": agg("date '2000-01-01' + g"), "a_tstz": agg("timestamptz '2000-01-01 00:00:00+00' + g * interval '1 second'"),
+		"a_uuid": agg("md5(g::text)::uuid"), "a_enum": agg("(enum_range(NULL::mood))[g % 3 + 1]"),
+		"a_jsonb": agg("jsonb_build_object('k', g)"), "c_bytea": "(SELECT string_agg(decode(md5(g::text), 'hex'), '') FROM generate_series(1, 300) g)",
+	}
 }
 
 func wideRowNulls() fidelityRow {

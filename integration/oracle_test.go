@@ -41,18 +41,7 @@ func TestNoGapsAcrossKills(t *testing.T) {
 		w.run(ctx, t, e.pgURL(), 25*time.Second)
 	}()
 
-	kills := 0
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
-	deadline := time.Now().Add(25 * time.Second)
-	for time.Now().Before(deadline) || kills < 3 {
-		time.Sleep(time.Duration(1500+rng.IntN(3500)) * time.Millisecond)
-		if p.exited() {
-			t.Fatalf("tributary exited on its own: %v\n%s", p.err, p.out)
-		}
-		p.kill()
-		kills++
-		p = e.start("run", "--config", cfg)
-	}
+	p, kills := killAtRandom(t, p, 25*time.Second, func() *proc { return e.start("run", "--config", cfg) })
 	cancel()
 	wg.Wait()
 	if w.err != nil {
@@ -75,6 +64,26 @@ func TestNoGapsAcrossKills(t *testing.T) {
 
 // awaitCatchUp waits until topic holds at least min records and no more
 // arrive.
+// killAtRandom SIGKILLs p at random moments (1.5-5 s apart) for d, and at
+// least 3 times, restarting it with start each time; it returns the last
+// incarnation and the number of kills.
+func killAtRandom(t *testing.T, p *proc, d time.Duration, start func() *proc) (*proc, int) {
+	t.Helper()
+	kills := 0
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) || kills < 3 {
+		time.Sleep(time.Duration(1500+rng.IntN(3500)) * time.Millisecond)
+		if p.exited() {
+			t.Fatalf("tributary exited on its own: %v\n%s", p.err, p.out)
+		}
+		p.kill()
+		kills++
+		p = start()
+	}
+	return p, kills
+}
+
 func awaitCatchUp(t *testing.T, topic string, min int64) {
 	t.Helper()
 	prev := int64(-1)

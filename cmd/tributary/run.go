@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/debug"
 
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
@@ -14,7 +16,15 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
+// softMemoryLimit keeps a task's footprint close to what the bounded
+// in-flight buffer needs: without it the collector lets the heap grow to
+// twice the live data between cycles. GOMEMLIMIT overrides it.
+const softMemoryLimit = 80 << 20
+
 func runPipeline(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer) error {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(softMemoryLimit)
+	}
 	// Metrics first, so that a failure to start counts as an error too.
 	m, stopMetrics, err := startMetrics(cfg.Name, log, stdout)
 	if err != nil {

@@ -126,3 +126,43 @@ lock_state_dir() {
   exec 9>"$STATE_DIR/.lock"
   flock -w 600 9 || die "another up.sh/down.sh holds $STATE_DIR/.lock"
 }
+
+# server_home NAME OWNER RUN_AS STOP_DIR [create]: prints the folder of the
+# database server NAME, choosing (and creating) it on first use. It is
+# $STATE_DIR/NAME when OWNER (through the RUN_AS function) can reach it and a
+# unix socket under it fits in 107 bytes; otherwise
+# /var/lib/tributary/<hash of the checkout>/NAME, linked from $STATE_DIR/NAME.
+server_home() {
+  local name=$1 owner=$2 run_as=$3 stop_dir=$4 mode=${5:-}
+  local link=$STATE_DIR/$name
+  if [[ -L $link ]]; then
+    readlink -f "$link"
+    return 0
+  fi
+  if [[ -d $link ]]; then
+    printf '%s\n' "$link"
+    return 0
+  fi
+  [[ $mode == create ]] || return 1
+
+  if ((${#link} <= 80)) && "$run_as" test -x "$STATE_DIR"; then
+    mkdir -p "$link"
+    chown "$owner": "$link"
+    printf '%s\n' "$link"
+    return 0
+  fi
+  local home
+  home=/var/lib/tributary/$(printf '%s' "$REPO_ROOT" | sha256sum | cut -c 1-16)/$name
+  # The link was removed with .services, so whatever was kept for this checkout is reset.
+  if [[ -e $home ]]; then
+    "$stop_dir" "$home" || true
+    rm -rf "$home"
+  fi
+  mkdir -p "$home"
+  chmod 755 "$(dirname "$home")" /var/lib/tributary
+  chown "$owner": "$home"
+  ln -s "$home" "$link"
+  printf '%s\n' "$REPO_ROOT" >"$(dirname "$home")/checkout"
+  say "$name: $STATE_DIR is out of reach of the $owner user; server kept in $home"
+  printf '%s\n' "$home"
+}

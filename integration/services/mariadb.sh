@@ -31,40 +31,7 @@ as_mariadb() {
 }
 
 # mariadb_home [create]: prints the server's folder, choosing (and creating) it on first use.
-mariadb_home() {
-  local link=$STATE_DIR/mariadb
-  if [[ -L $link ]]; then
-    readlink -f "$link"
-    return 0
-  fi
-  if [[ -d $link ]]; then
-    printf '%s\n' "$link"
-    return 0
-  fi
-  [[ ${1:-} == create ]] || return 1
-
-  # A unix socket path must fit in 107 bytes: "$home/run/mariadb.sock".
-  if ((${#link} <= 80)) && as_mariadb test -x "$STATE_DIR"; then
-    mkdir -p "$link"
-    chown "$(mariadb_owner)": "$link"
-    printf '%s\n' "$link"
-    return 0
-  fi
-  local home
-  home=/var/lib/tributary/$(printf '%s' "$REPO_ROOT" | sha256sum | cut -c 1-16)/mariadb
-  # The link was removed with .services, so whatever was kept for this checkout is reset.
-  if [[ -e $home ]]; then
-    mariadb_stop_dir "$home" || true
-    rm -rf "$home"
-  fi
-  mkdir -p "$home"
-  chmod 755 "$(dirname "$home")" /var/lib/tributary
-  chown "$(mariadb_owner)": "$home"
-  ln -s "$home" "$link"
-  printf '%s\n' "$REPO_ROOT" >"$(dirname "$home")/checkout"
-  say "mariadb: $STATE_DIR is out of reach of the mysql user; server kept in $home"
-  printf '%s\n' "$home"
-}
+mariadb_home() { server_home mariadb "$(mariadb_owner)" as_mariadb mariadb_stop_dir "${1:-}"; }
 
 # mariadb_pid HOME: prints the pid of the server running from HOME.
 mariadb_pid() { running_pid "$1/run/mariadb.pid" "--defaults-file=$1/my.cnf"; }

@@ -39,41 +39,8 @@ as_pg() {
 # pg_owner: the OS user that owns the cluster files.
 pg_owner() { if ((EUID == 0)); then echo postgres; else id -un; fi; }
 
-# pg_home: prints the cluster's folder, choosing (and creating) it on first use.
-pg_home() {
-  local link=$STATE_DIR/postgres
-  if [[ -L $link ]]; then
-    readlink -f "$link"
-    return 0
-  fi
-  if [[ -d $link ]]; then
-    printf '%s\n' "$link"
-    return 0
-  fi
-  [[ ${1:-} == create ]] || return 1
-
-  # A unix socket path must fit in 107 bytes: "$home/run/.s.PGSQL.5432".
-  if ((${#link} <= 80)) && as_pg test -x "$STATE_DIR"; then
-    mkdir -p "$link"
-    chown "$(pg_owner)": "$link"
-    printf '%s\n' "$link"
-    return 0
-  fi
-  local home
-  home=/var/lib/tributary/$(printf '%s' "$REPO_ROOT" | sha256sum | cut -c 1-16)/postgres
-  # The link was removed with .services, so whatever was kept for this checkout is reset.
-  if [[ -e $home ]]; then
-    pg_stop_dir "$home" || true
-    rm -rf "$home"
-  fi
-  mkdir -p "$home"
-  chmod 755 "$(dirname "$home")" /var/lib/tributary
-  chown "$(pg_owner)": "$home"
-  ln -s "$home" "$link"
-  printf '%s\n' "$REPO_ROOT" >"$(dirname "$home")/checkout"
-  say "postgres: $STATE_DIR is out of reach of the postgres user; cluster kept in $home"
-  printf '%s\n' "$home"
-}
+# pg_home [create]: prints the cluster's folder, choosing (and creating) it on first use.
+pg_home() { server_home postgres "$(pg_owner)" as_pg pg_stop_dir "${1:-}"; }
 
 # pg_running HOME: true when the cluster in HOME runs.
 pg_running() {

@@ -48,6 +48,9 @@ type colPlan struct {
 	width    int      // encZoned: fractional digits
 	key      []byte   // `"<name>":`, escaped
 	elem     *colPlan // encArray: how each element is written
+	inArray  bool     // an array's element: NaN decimals fail the array
+	// unavailable is an array's unchanged-TOAST placeholder; nil: null.
+	unavailable []byte
 }
 
 // columnSchema maps a column to the Connect schema Debezium's PostgreSQL
@@ -138,8 +141,7 @@ func columnSchema(c *change.Column) (s connectSchema, enc colEnc, ok bool) {
 		if t.Elem == nil || t.Elem.Kind == change.KindArray {
 			return s, 0, false
 		}
-		// Debezium's element schemas are always optional (arrays may hold NULLs).
-		items, _, ok := columnSchema(&change.Column{Type: *t.Elem, Optional: true})
+		items, _, ok := columnSchema(&change.Column{Type: *t.Elem, Optional: elemOptional(t.Elem)})
 		if !ok {
 			return s, 0, false
 		}
@@ -158,10 +160,14 @@ func newColPlan(i int, col *change.Column, enc colEnc) colPlan {
 		p.width = precision(&col.Type)
 	}
 	if enc == encArray {
-		ec := change.Column{Name: col.Name, Type: *col.Type.Elem, Optional: true}
+		ec := change.Column{Name: col.Name, Type: *col.Type.Elem, Optional: elemOptional(col.Type.Elem)}
 		_, eenc, _ := columnSchema(&ec)
 		e := newColPlan(i, &ec, eenc)
+		e.inArray = true
 		p.elem = &e
+		if u, ok := unavailableArrays[col.Type.Elem.Kind]; ok {
+			p.unavailable = []byte(u)
+		}
 	}
 	p.key = append(appendString(nil, col.Name), ':')
 	return p
@@ -173,7 +179,9 @@ func newColPlan(i int, col *change.Column, enc colEnc) colPlan {
 // (Debezium's converter fallback) and no default otherwise.
 func columnDefault(p *colPlan, col *change.Column) []byte {
 	d := col.Default
-	if d == nil {
+	if d == nil || p.enc == encArray {
+		// Debezium gives array columns no default (its default-value
+		// converter has none for arrays).
 		return nil
 	}
 	if d.Kind == change.Null {
@@ -188,6 +196,10 @@ func columnDefault(p *colPlan, col *change.Column) []byte {
 	}
 	return b
 }
+
+// elemOptional says whether an array's element schema is optional:
+// Debezium's are, except an enum array's (a NULL element fails the array).
+func elemOptional(t *change.Type) bool { return t.Kind != change.KindEnum }
 
 func precision(t *change.Type) int {
 	if t.Precision < 0 {

@@ -34,6 +34,15 @@ func oneColumn(t *testing.T, typ change.Type, optional bool, v change.Value) (st
 	return string(out), err
 }
 
+func arrayOf(k change.Kind) change.Type {
+	e := typ(k, -1, -1)
+	return change.Type{Kind: change.KindArray, Precision: -1, Scale: -1, Length: -1, Elem: &e}
+}
+
+func arrayValue(elems ...change.Value) change.Value {
+	return change.Value{Kind: change.Array, Elems: elems}
+}
+
 func typ(k change.Kind, precision, scale int) change.Type {
 	return change.Type{Kind: k, Precision: precision, Scale: scale, Length: -1}
 }
@@ -99,6 +108,16 @@ func TestKinds(t *testing.T) {
 		{"timestamptz(3)", typ(change.KindTimestampTZ, 3, -1), true, change.IntValue(1700000000123000), `{"type":"string","optional":true,"name":"io.debezium.time.ZonedTimestamp","version":1,"field":"c"}`, `"2023-11-14T22:13:20.123Z"`},
 		{"timestamptz(0)", typ(change.KindTimestampTZ, 0, -1), true, change.IntValue(1700000000000000), `{"type":"string","optional":true,"name":"io.debezium.time.ZonedTimestamp","version":1,"field":"c"}`, `"2023-11-14T22:13:20Z"`},
 		{"timestamptz before 1970", typ(change.KindTimestampTZ, 6, -1), false, change.IntValue(-1), `{"type":"string","optional":false,"name":"io.debezium.time.ZonedTimestamp","version":1,"field":"c"}`, `"1969-12-31T23:59:59.999999Z"`},
+		// Unchanged-TOAST arrays, as Debezium 3.6.1.Final writes them
+		// (integration/fidelity_test.go, table arr_t).
+		{"text array unavailable", arrayOf(change.KindString), true, change.Value{Kind: change.Unavailable}, `{"type":"array","items":{"type":"string","optional":true},"optional":true,"field":"c"}`, `["__debezium_unavailable_value"]`},
+		{"int4 array unavailable", arrayOf(change.KindInt32), true, change.Value{Kind: change.Unavailable}, `{"type":"array","items":{"type":"int32","optional":true},"optional":true,"field":"c"}`, `[95,95,100,101,98,101,122,105,117,109,95,117,110,97,118,97,105,108,97,98,108,101,95,118,97,108,117,101]`},
+		{"uuid array unavailable", arrayOf(change.KindUUID), true, change.Value{Kind: change.Unavailable}, `"items":{"type":"string","optional":true,"name":"io.debezium.data.Uuid","version":1}`, `["b68a35a7-17ad-35b3-af2a-ae46edb4545a"]`},
+		{"float8 array unavailable", arrayOf(change.KindFloat64), true, change.Value{Kind: change.Unavailable}, `{"type":"array","items":{"type":"double","optional":true},"optional":true,"field":"c"}`, `null`},
+		// Debezium converts an array whole: a NaN numeric or a NULL enum
+		// element makes the field null.
+		{"numeric array with NaN", arrayOf(change.KindDecimal), true, arrayValue(change.Value{Kind: change.Text, Bytes: []byte("1")}, change.Value{Kind: change.Text, Bytes: []byte("NaN")}), `"items":{"type":"struct"`, `null`},
+		{"enum array with NULL", change.Type{Kind: change.KindArray, Precision: -1, Scale: -1, Length: -1, Elem: &change.Type{Kind: change.KindEnum, Values: "a,b"}}, true, arrayValue(change.TextValue("a"), change.Value{}), `"items":{"type":"string","optional":false,"name":"io.debezium.data.Enum","version":1,"parameters":{"allowed":"a,b"}}`, `null`},
 		// A null in a NOT NULL column (a delete's old row under REPLICA
 		// IDENTITY DEFAULT) gets Debezium's fallback value, never null.
 		{"required null bool", typ(change.KindBool, -1, -1), false, change.Value{}, `{"type":"boolean","optional":false,"field":"c"}`, `false`},

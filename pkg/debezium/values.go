@@ -1,7 +1,10 @@
 package debezium
 
 import (
+	"crypto/md5"
 	"encoding/base64"
+	"encoding/hex"
+	"errors"
 	"math"
 	"strconv"
 
@@ -15,6 +18,48 @@ const unavailablePlaceholder = "__debezium_unavailable_value"
 // unavailableBytesJSON is the placeholder for a bytes column: Debezium sends
 // the placeholder's bytes, which JsonConverter base64-encodes.
 var unavailableBytesJSON = `"` + base64.StdEncoding.EncodeToString([]byte(unavailablePlaceholder)) + `"`
+
+// errNullElement: a NULL element in an array whose element schema is
+// required (enum arrays); the array as a whole cannot be converted.
+var errNullElement = errors.New("null element in an array of required elements")
+
+// unavailableArrays are the unchanged-TOAST placeholders Debezium
+// 3.6.1.Final writes for arrays, by element kind (verified side by side,
+// integration/fidelity_test.go). Debezium substitutes a placeholder object
+// before conversion: the placeholder string in a list for text-like
+// elements, its bytes as numbers for int4/int8/date, and for uuid the
+// name-based UUID of its bytes (UUID.nameUUIDFromBytes). For the other
+// element types (int2, numeric, float, timestamptz, enum, …) that object
+// does not convert and the field is null.
+var unavailableArrays = map[change.Kind]string{
+	change.KindString: `["` + unavailablePlaceholder + `"]`,
+	change.KindJSON:   `["` + unavailablePlaceholder + `"]`,
+	change.KindXML:    `["` + unavailablePlaceholder + `"]`,
+	change.KindInt32:  unavailableByteList(),
+	change.KindInt64:  unavailableByteList(),
+	change.KindDate:   unavailableByteList(),
+	change.KindUUID:   `["` + nameUUID(unavailablePlaceholder) + `"]`,
+}
+
+func unavailableByteList() string {
+	b := []byte{'['}
+	for i := 0; i < len(unavailablePlaceholder); i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(unavailablePlaceholder[i]), 10)
+	}
+	return string(append(b, ']'))
+}
+
+// nameUUID is Java's UUID.nameUUIDFromBytes: an MD5 (version 3) UUID.
+func nameUUID(s string) string {
+	h := md5.Sum([]byte(s))
+	h[6] = h[6]&0x0f | 0x30
+	h[8] = h[8]&0x3f | 0x80
+	x := hex.EncodeToString(h[:])
+	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
+}
 
 // appendValue appends one column value. Errors are sentinels (no
 // allocation); the caller wraps them with the table and column.
@@ -124,14 +169,28 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 		if v.Kind != change.Array {
 			return b, ErrValueKind
 		}
+		start := len(b)
 		b = append(b, '[')
 		for i := range v.Elems {
 			if i > 0 {
 				b = append(b, ',')
 			}
+			e := &v.Elems[i]
 			var err error
-			if b, err = p.elem.appendValue(b, &v.Elems[i]); err != nil {
-				return b, err
+			if e.Kind == change.Null && !p.elem.optional {
+				err = errNullElement
+			} else {
+				b, err = p.elem.appendValue(b, e)
+			}
+			if err != nil {
+				// Debezium converts an array as a whole: when an element
+				// fails (NaN numeric, NULL in an enum array) it logs
+				// "Failed to properly convert data value" and the field
+				// becomes null.
+				if p.optional && (err == ErrSpecialDecimal || err == errNullElement) {
+					return append(b[:start], "null"...), nil
+				}
+				return b[:start], err
 			}
 		}
 		return append(b, ']'), nil
@@ -143,7 +202,7 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 // does: its converter logs "Failed to properly convert data value" and the
 // field becomes null; only a NOT NULL column fails.
 func (p *colPlan) specialDecimal(b, out []byte, err error) ([]byte, error) {
-	if err == ErrSpecialDecimal && p.optional {
+	if err == ErrSpecialDecimal && p.optional && !p.inArray {
 		return append(b, "null"...), nil
 	}
 	return out, err
@@ -189,14 +248,23 @@ func (p *colPlan) appendFallback(b []byte) []byte {
 
 // appendUnavailable writes Debezium's placeholder for a value PostgreSQL did
 // not send. Only variable-length types can be TOASTed: text-like columns get
-// the placeholder string, bytea its bytes. Other kinds have no placeholder
-// in Debezium's PostgreSQL connector and are an error.
+// the placeholder string, bytea its bytes, arrays the form of
+// arrayUnavailable (null where Debezium's placeholder fails to convert).
+// Other kinds have no placeholder in Debezium's PostgreSQL connector and are
+// an error.
 func (p *colPlan) appendUnavailable(b []byte) ([]byte, error) {
 	switch p.enc {
 	case encString:
 		return append(b, `"`+unavailablePlaceholder+`"`...), nil
 	case encBytes:
 		return append(b, unavailableBytesJSON...), nil
+	case encArray:
+		if p.unavailable != nil {
+			return append(b, p.unavailable...), nil
+		}
+		if p.optional {
+			return append(b, "null"...), nil
+		}
 	}
 	return b, ErrUnavailable
 }

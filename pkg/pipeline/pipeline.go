@@ -288,7 +288,9 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 		}
 		p.produce(topic, key, value, ev, gzipped)
 	}
-	if tombstone && key != nil {
+	if tombstone {
+		// Debezium sends the tombstone for a table without a primary key
+		// too (null key and value); consumers may count on it.
 		p.produce(topic, key, nil, ev, false)
 	}
 	return nil

@@ -13,7 +13,7 @@ import (
 )
 
 // chunkRows is how many rows one backfill query reads.
-const chunkRows = 5000
+const chunkRows = 20000
 
 // markEvery is how many published rows pass between two progress markers
 // of a backfill (checkpointable positions from which it resumes).
@@ -74,8 +74,9 @@ func (s *Source) backfill(ctx context.Context, snapshot string, lsn uint64, rels
 		if err := b.table(ctx, conn, rel, t, after); err != nil {
 			return err
 		}
-		if b.pending != nil && b.pending.Source.Snapshot == "true" {
-			// Debezium's precedence: first, last, first_in_…, last_in_….
+		if b.pending != nil && (b.pending.Source.Snapshot == "true" || b.pending.Source.Snapshot == "first_in_data_collection") {
+			// Debezium's precedence: first, last, then last_in_… over
+			// first_in_… (a table of one row is last_in_data_collection).
 			b.pending.Source.Snapshot = "last_in_data_collection"
 		}
 	}

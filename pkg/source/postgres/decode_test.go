@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,13 @@ func TestColumnTypeModifiers(t *testing.T) {
 	if ts := columnType(oidTimestamp, 3, "timestamp"); ts.Precision != 3 {
 		t.Errorf("timestamp(3): precision %d", ts.Precision)
 	}
+	if vb := columnType(oidVarbit, -1, "varbit"); vb.Length != math.MaxInt32 {
+		t.Errorf("varbit without a length: length %d, want Integer.MAX_VALUE as Debezium", vb.Length)
+	}
+	int4 := columnType(oidInt4, -1, "int4")
+	if d := columnDefault(change.Type{Kind: change.KindArray, Elem: &int4}, "'{1,2}'::integer[]"); d == nil || d.Kind != change.Null {
+		t.Errorf("array default: %v, want Null (Debezium has none)", d)
+	}
 	if u := columnType(600, -1, "point"); u.Kind != change.KindUnknown {
 		t.Errorf("point: kind %v, want unknown", u.Kind)
 	}
@@ -101,7 +109,10 @@ func FuzzDecodeText(f *testing.F) {
 		f.Add(s)
 	}
 	for _, s := range []string{"$1,234.56", "-$1.05", "13:14:15.5+02", "00:00:00-05:30:15", "P1Y2M3DT4H5M6.789S", "P-3DT-1.5S",
-		"1 year 2 mons -3 days +04:05:06.789", "101000000001", `"a"=>"1", "b c"=>NULL`, `{1,2,NULL,-4}`, `{"a b",c,NULL,"x\"y"}`, "{}"} {
+		"1 year 2 mons -3 days +04:05:06.789", "101000000001", `"a"=>"1", "b c"=>NULL`, `{1,2,NULL,-4}`, `{"a b",c,NULL,"x\"y"}`, "{}",
+		`{1.5,-0.001,NaN,NULL}`, `{2024-02-29,1900-01-01,infinity}`, `{"2024-03-01 10:00:00.5+02",infinity,NULL}`,
+		`{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,NULL}`, `{happy,sad,NULL}`, `{"{\"a\": 1}",NULL}`, "[0:1]={1,2}",
+		"08:00:2b:01:02:03:04:05", "1011001110001111000011111", "-1 mons 3 days"} {
 		f.Add(s)
 	}
 	int4 := columnType(oidInt4, -1, "int4")
@@ -111,6 +122,13 @@ func FuzzDecodeText(f *testing.F) {
 		columnType(oidBit, 12, "bit"), columnType(oidVarbit, -1, "varbit"), columnType(oidXML, -1, "xml"),
 		{Kind: change.KindJSON, Name: "hstore"}, {Kind: change.KindEnum, Values: "a,b"},
 		{Kind: change.KindArray, Name: "_int4", Elem: &int4}, {Kind: change.KindArray, Name: "_text", Elem: &text},
+		columnType(oidMacaddr8, -1, "macaddr8"),
+	}
+	for _, elem := range []change.Type{columnType(oidNumeric, -1, "numeric"), columnType(oidNumeric, (8<<16|3)+4, "numeric"),
+		columnType(oidDate, -1, "date"), columnType(oidTimestampTZ, -1, "timestamptz"), columnType(oidUUID, -1, "uuid"),
+		columnType(oidInt2, -1, "int2"), columnType(oidFloat8, -1, "float8"), columnType(oidBool, -1, "bool"),
+		columnType(oidJSONB, -1, "jsonb"), {Kind: change.KindEnum, Values: "sad,ok,happy"}} {
+		types = append(types, change.Type{Kind: change.KindArray, Name: "_" + elem.Name, Elem: &elem})
 	}
 	for _, oid := range []uint32{oidBool, oidInt2, oidInt4, oidInt8, oidFloat4, oidFloat8, oidNumeric, oidText, oidJSONB, oidUUID, oidBytea, oidDate, oidTime, oidTimestamp, oidTimestampTZ} {
 		types = append(types, columnType(oid, -1, ""))
