@@ -39,6 +39,13 @@ func TestOutOfOrderAcksCheckpointPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	// kfake picks leaders at random; give each partition its own broker so
+	// that stalling one leaves the other two acknowledging.
+	for part := int32(0); part < 3; part++ {
+		if err := c.MoveTopicPartition(topic, part, part); err != nil {
+			t.Fatal(err)
+		}
+	}
 	stalledNode := c.LeaderFor(topic, 0)
 	var stalling atomic.Bool
 	release := make(chan struct{})
