@@ -64,7 +64,16 @@ type TableID struct {
 	DB     string
 	Schema string // "" where the source has none (MySQL)
 	Name   string
+	// DBInTopic says the database is part of the topic name as well as the
+	// schema (SQL Server: <prefix>.<database>.<schema>.<table>).
+	DBInTopic bool
 }
+
+// Unified stands for the part a unified table spans: a table unified across
+// schemas has Schema Unified and publishes to <prefix>._.<table>; a SQL
+// Server table unified across databases has DB "" and publishes to
+// <prefix>.<schema>.<table>.
+const Unified = "_"
 
 // String returns "schema.name", or "db.name" where there is no schema.
 func (id TableID) String() string {

@@ -10,20 +10,26 @@ import (
 // maxTopicLen is Kafka's limit on topic name length.
 const maxTopicLen = 249
 
-// topicName builds <prefix>.<schema>.<table>, or <prefix>.<db>.<table> for a
-// table without a schema, the way Debezium's default topic naming strategy
-// does: blank parts are skipped, then every character outside
-// [A-Za-z0-9._-] becomes '_' (one per UTF-16 unit, as Java iterates a
-// String's chars), the name is cut to 249 characters, and "." / ".." become
-// "_" / "__". Debezium logs a warning when it changes a name; callers that
-// care can compare Topic with the raw name.
+// topicName builds the topic of a table as Debezium's default topic naming
+// strategy does: <prefix>.<schema>.<table> (PostgreSQL; a table unified
+// across schemas has schema "_"), <prefix>.<db>.<table> for a table without
+// a schema (MySQL, MongoDB collections), <prefix>.<db>.<schema>.<table>
+// when the database is part of the name (SQL Server; unified across
+// databases, the db is blank). Blank parts are skipped, then every
+// character outside [A-Za-z0-9._-] becomes '_' (one per UTF-16 unit, as
+// Java iterates a String's chars), the name is cut to 249 characters, and
+// "." / ".." become "_" / "__". Debezium logs a warning when it changes a
+// name; callers that care can compare Topic with the raw name.
 func topicName(prefix string, id change.TableID) string {
-	mid := id.Schema
-	if mid == "" {
-		mid = id.DB
+	parts := [...]string{prefix, "", id.Schema, id.Name}
+	switch {
+	case id.DBInTopic:
+		parts[1] = id.DB
+	case id.Schema == "":
+		parts[2] = id.DB
 	}
 	var b strings.Builder
-	for _, part := range [...]string{prefix, mid, id.Name} {
+	for _, part := range parts {
 		if strings.TrimSpace(part) == "" {
 			continue
 		}
