@@ -138,15 +138,7 @@ func (e *Encoder) AppendValue(dst []byte, ev *change.Event, nowMicros int64) ([]
 		return dst[:n], err
 	}
 	dst = e.appendPostgresSource(dst, ev.Table, &ev.Source)
-	dst = append(dst, `,"transaction":null,"op":"`...)
-	dst = append(dst, byte(ev.Op))
-	dst = append(dst, `","ts_ms":`...)
-	dst = strconv.AppendInt(dst, floorDiv(nowMicros, 1000), 10)
-	dst = append(dst, `,"ts_us":`...)
-	dst = strconv.AppendInt(dst, nowMicros, 10)
-	dst = append(dst, `,"ts_ns":`...)
-	dst = strconv.AppendInt(dst, nowMicros*1000, 10)
-	return append(dst, "}}"...), nil
+	return appendEnvelopeTail(dst, ev.Op, nowMicros), nil
 }
 
 func (e *Encoder) codecFor(ev *change.Event) (*tableCodec, error) {

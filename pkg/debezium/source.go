@@ -106,26 +106,7 @@ func (e *Encoder) appendPostgresSource(b []byte, t *change.Table, s *change.Sour
 		name = e.prefix
 	}
 	b = appendString(b, name)
-	b = append(b, `,"ts_ms":`...)
-	b = strconv.AppendInt(b, floorDiv(s.CommitMicros, 1000), 10)
-	b = append(b, `,"snapshot":`...)
-	if s.Snapshot == "" {
-		b = append(b, `"false"`...)
-	} else {
-		b = appendString(b, s.Snapshot)
-	}
-	b = append(b, `,"db":`...)
-	b = appendString(b, orDefault(s.DB, t.ID.DB))
-	b = append(b, `,"sequence":`...)
-	if s.Sequence == "" {
-		b = append(b, "null"...)
-	} else {
-		b = appendString(b, s.Sequence)
-	}
-	b = append(b, `,"ts_us":`...)
-	b = strconv.AppendInt(b, s.CommitMicros, 10)
-	b = append(b, `,"ts_ns":`...)
-	b = strconv.AppendInt(b, s.CommitMicros*1000, 10)
+	b = appendSourceCommon(b, t, s)
 	b = append(b, `,"schema":`...)
 	b = appendString(b, orDefault(s.Schema, t.ID.Schema))
 	b = append(b, `,"table":`...)
@@ -159,4 +140,45 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
+}
+
+// appendSourceCommon appends the source fields every connector writes
+// between name and its own fields: ts_ms, snapshot, db, sequence, ts_us,
+// ts_ns.
+func appendSourceCommon(b []byte, t *change.Table, s *change.Source) []byte {
+	b = append(b, `,"ts_ms":`...)
+	b = strconv.AppendInt(b, floorDiv(s.CommitMicros, 1000), 10)
+	b = append(b, `,"snapshot":`...)
+	if s.Snapshot == "" {
+		b = append(b, `"false"`...)
+	} else {
+		b = appendString(b, s.Snapshot)
+	}
+	b = append(b, `,"db":`...)
+	b = appendString(b, orDefault(s.DB, t.ID.DB))
+	b = append(b, `,"sequence":`...)
+	if s.Sequence == "" {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, s.Sequence)
+	}
+	b = append(b, `,"ts_us":`...)
+	b = strconv.AppendInt(b, s.CommitMicros, 10)
+	b = append(b, `,"ts_ns":`...)
+	b = strconv.AppendInt(b, s.CommitMicros*1000, 10)
+	return b
+}
+
+// appendEnvelopeTail closes a value: the transaction block (null), op and
+// the processing time.
+func appendEnvelopeTail(dst []byte, op change.Op, nowMicros int64) []byte {
+	dst = append(dst, `,"transaction":null,"op":"`...)
+	dst = append(dst, byte(op))
+	dst = append(dst, `","ts_ms":`...)
+	dst = strconv.AppendInt(dst, floorDiv(nowMicros, 1000), 10)
+	dst = append(dst, `,"ts_us":`...)
+	dst = strconv.AppendInt(dst, nowMicros, 10)
+	dst = append(dst, `,"ts_ns":`...)
+	dst = strconv.AppendInt(dst, nowMicros*1000, 10)
+	return append(dst, "}}"...)
 }

@@ -118,15 +118,7 @@ func (e *Encoder) appendBinlogValue(dst []byte, c *tableCodec, ev *change.Event,
 		return dst[:n], err
 	}
 	dst = e.appendBinlogSource(dst, ev.Table, &ev.Source)
-	dst = append(dst, `,"transaction":null,"op":"`...)
-	dst = append(dst, byte(ev.Op))
-	dst = append(dst, `","ts_ms":`...)
-	dst = strconv.AppendInt(dst, floorDiv(nowMicros, 1000), 10)
-	dst = append(dst, `,"ts_us":`...)
-	dst = strconv.AppendInt(dst, nowMicros, 10)
-	dst = append(dst, `,"ts_ns":`...)
-	dst = strconv.AppendInt(dst, nowMicros*1000, 10)
-	return append(dst, "}}"...), nil
+	return appendEnvelopeTail(dst, ev.Op, nowMicros), nil
 }
 
 // binlogValueHead returns (building once per table version) the value head
@@ -167,26 +159,7 @@ func (e *Encoder) appendBinlogSource(b []byte, t *change.Table, s *change.Source
 	b = appendString(b, s.Connector)
 	b = append(b, `,"name":`...)
 	b = appendString(b, orDefault(s.Name, e.prefix))
-	b = append(b, `,"ts_ms":`...)
-	b = strconv.AppendInt(b, floorDiv(s.CommitMicros, 1000), 10)
-	b = append(b, `,"snapshot":`...)
-	if s.Snapshot == "" {
-		b = append(b, `"false"`...)
-	} else {
-		b = appendString(b, s.Snapshot)
-	}
-	b = append(b, `,"db":`...)
-	b = appendString(b, orDefault(s.DB, t.ID.DB))
-	b = append(b, `,"sequence":`...)
-	if s.Sequence == "" {
-		b = append(b, "null"...)
-	} else {
-		b = appendString(b, s.Sequence)
-	}
-	b = append(b, `,"ts_us":`...)
-	b = strconv.AppendInt(b, s.CommitMicros, 10)
-	b = append(b, `,"ts_ns":`...)
-	b = strconv.AppendInt(b, s.CommitMicros*1000, 10)
+	b = appendSourceCommon(b, t, s)
 	b = append(b, `,"table":`...)
 	b = appendString(b, orDefault(s.Table, t.ID.Name))
 	b = append(b, `,"server_id":`...)
