@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,33 +23,10 @@ func TestMySQLNoGapsAcrossKills(t *testing.T) {
 	cfg := e.writeConfig("")
 	topic := e.prefix + "." + e.db + ".ledger"
 
-	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 500 })
-
-	w := newWriter(500)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	start := func() *proc { return e.start("run", "--config", cfg) }
+	runOracle(t, "mysql oracle", topic, 500, 20*time.Second, start, func(ctx context.Context, w *writer) {
 		w.runMySQL(ctx, e.db, 20*time.Second)
-	}()
-
-	p, kills := killAtRandom(t, p, 20*time.Second, func() *proc { return e.start("run", "--config", cfg) })
-	cancel()
-	wg.Wait()
-	if w.err != nil {
-		t.Fatal(w.err)
-	}
-
-	want := w.committed()
-	awaitCatchUp(t, topic, int64(500+len(want)))
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
-	}
-	res := verifyOracle(t, topic, w)
-	t.Logf("mysql oracle: %d committed changes (+500 backfilled rows), %d rolled back, %d kills, %s",
-		len(want), len(w.rolledBack), kills, res)
+	})
 }
 
 func (w *writer) runMySQL(ctx context.Context, db string, d time.Duration) {

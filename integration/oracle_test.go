@@ -26,44 +26,52 @@ func TestNoGapsAcrossKills(t *testing.T) {
 	cfg := e.writeConfig("")
 	topic := e.prefix + ".public.ledger"
 
-	p := e.start("run", "--config", cfg)
-	// The writer starts once the backfill is published, so that every
-	// change it makes is a streamed change (a kill during a backfill
-	// re-snapshots, which folds changes into r rows).
-	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 500 })
+	start := func() *proc { return e.start("run", "--config", cfg) }
+	runOracle(t, "oracle", topic, 500, 25*time.Second, start, func(ctx context.Context, w *writer) {
+		w.run(ctx, t, e.pgURL(), 25*time.Second)
+	})
+}
 
-	w := newWriter(500)
+// runOracle runs the no-gap oracle on the pipeline that start launches,
+// whose table holds `backfilled` rows (k = seq = 1…backfilled). The writer
+// starts once the backfill is published, so that every change it makes is
+// a streamed change (a kill during a backfill re-snapshots, which folds
+// changes into r rows). While write commits changes for d, the pipeline is
+// SIGKILLed at random and restarted; then the last incarnation catches up
+// and stops gracefully, and the topic is verified.
+func runOracle(t *testing.T, label, topic string, backfilled int, d time.Duration, start func() *proc, write func(ctx context.Context, w *writer)) {
+	t.Helper()
+	p := start()
+	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= int64(backfilled) })
+
+	w := newWriter(int64(backfilled))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		w.run(ctx, t, e.pgURL(), 25*time.Second)
+		write(ctx, w)
 	}()
-
-	p, kills := killAtRandom(t, p, 25*time.Second, func() *proc { return e.start("run", "--config", cfg) })
+	p, kills := killAtRandom(t, p, d, start)
 	cancel()
 	wg.Wait()
 	if w.err != nil {
 		t.Fatal(w.err)
 	}
 
-	// Let the last incarnation catch up, then stop it gracefully.
 	want := w.committed()
-	awaitCatchUp(t, topic, int64(500+len(want)))
+	awaitCatchUp(t, topic, int64(backfilled+len(want)))
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
 	}
 	res := verifyOracle(t, topic, w)
-	t.Logf("oracle: %d committed changes (+500 backfilled rows), %d rolled back, %d kills, %s",
-		len(want), len(w.rolledBack), kills, res)
+	t.Logf("%s: %d committed changes (+%d backfilled rows), %d rolled back, %d kills, %s",
+		label, len(want), backfilled, len(w.rolledBack), kills, res)
 	if res.gaps > 0 {
 		t.Fatalf("%d gaps", res.gaps)
 	}
 }
 
-// awaitCatchUp waits until topic holds at least min records and no more
-// arrive.
 // killAtRandom SIGKILLs p at random moments (1.5-5 s apart) for d, and at
 // least 3 times, restarting it with start each time; it returns the last
 // incarnation and the number of kills.
