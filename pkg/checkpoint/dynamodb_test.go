@@ -110,7 +110,10 @@ func TestDynamoDBTakeoverAndFencing(t *testing.T) {
 	cl := dynamoClient(t)
 	table := testTable()
 	ctx := context.Background()
-	const lease = 900 * time.Millisecond
+	// Long enough that the holder's renewals (requests to moto) are never
+	// late on a loaded 2-core machine; shorter leases made the waiting task
+	// take over now and then, which is right for a holder that is late.
+	const lease = 3 * time.Second
 	a := openTest(t, cl, table, "p", lease)
 	if err := a.Save(ctx, Checkpoint{Position: change.Position(`1`)}); err != nil {
 		t.Fatal(err)
