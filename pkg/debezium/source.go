@@ -25,23 +25,7 @@ const snapshotAllowed = "true,first,first_in_data_collection,last_in_data_collec
 func postgresSourceSchema() connectSchema {
 	return connectSchema{
 		typ: "struct",
-		fields: []connectField{
-			{"version", stringSchema},
-			{"connector", stringSchema},
-			{"name", stringSchema},
-			{"ts_ms", int64Schema},
-			{"snapshot", connectSchema{
-				typ:         "string",
-				optional:    true,
-				name:        "io.debezium.data.Enum",
-				version:     1,
-				params:      []param{{"allowed", snapshotAllowed}},
-				defaultJSON: []byte(`"false"`),
-			}},
-			{"db", stringSchema},
-			{"sequence", optionalStringSchema},
-			{"ts_us", optionalInt64Schema},
-			{"ts_ns", optionalInt64Schema},
+		fields: append(commonSourceFields(), []connectField{
 			{"schema", stringSchema},
 			{"table", stringSchema},
 			{"txId", optionalInt64Schema},
@@ -49,7 +33,7 @@ func postgresSourceSchema() connectSchema {
 			{"xmin", optionalInt64Schema},
 			{"origin", optionalStringSchema},
 			{"origin_lsn", optionalInt64Schema},
-		},
+		}...),
 		name:    "io.debezium.connector.postgresql.Source",
 		version: 1,
 	}
@@ -181,4 +165,28 @@ func appendEnvelopeTail(dst []byte, op change.Op, nowMicros int64) []byte {
 	dst = append(dst, `,"ts_ns":`...)
 	dst = strconv.AppendInt(dst, nowMicros*1000, 10)
 	return append(dst, "}}"...)
+}
+
+// commonSourceFields are the source fields every connector starts with
+// (SchemaFactory.sourceInfoSchemaBuilder): version … ts_ns. Each call
+// returns a new slice, so callers may append their own.
+func commonSourceFields() []connectField {
+	return []connectField{
+		{"version", stringSchema},
+		{"connector", stringSchema},
+		{"name", stringSchema},
+		{"ts_ms", int64Schema},
+		{"snapshot", connectSchema{
+			typ:         "string",
+			optional:    true,
+			name:        "io.debezium.data.Enum",
+			version:     1,
+			params:      []param{{"allowed", snapshotAllowed}},
+			defaultJSON: []byte(`"false"`),
+		}},
+		{"db", stringSchema},
+		{"sequence", optionalStringSchema},
+		{"ts_us", optionalInt64Schema},
+		{"ts_ns", optionalInt64Schema},
+	}
 }

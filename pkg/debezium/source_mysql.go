@@ -28,23 +28,7 @@ func isBinlogConnector(connector string) bool {
 func binlogSourceSchema(connector string) connectSchema {
 	return connectSchema{
 		typ: "struct",
-		fields: []connectField{
-			{"version", stringSchema},
-			{"connector", stringSchema},
-			{"name", stringSchema},
-			{"ts_ms", int64Schema},
-			{"snapshot", connectSchema{
-				typ:         "string",
-				optional:    true,
-				name:        "io.debezium.data.Enum",
-				version:     1,
-				params:      []param{{"allowed", snapshotAllowed}},
-				defaultJSON: []byte(`"false"`),
-			}},
-			{"db", stringSchema},
-			{"sequence", optionalStringSchema},
-			{"ts_us", optionalInt64Schema},
-			{"ts_ns", optionalInt64Schema},
+		fields: append(commonSourceFields(), []connectField{
 			{"table", optionalStringSchema},
 			{"server_id", int64Schema},
 			{"gtid", optionalStringSchema},
@@ -53,7 +37,7 @@ func binlogSourceSchema(connector string) connectSchema {
 			{"row", connectSchema{typ: "int32"}},
 			{"thread", optionalInt64Schema},
 			{"query", optionalStringSchema},
-		},
+		}...),
 		name:    "io.debezium.connector." + connector + ".Source",
 		version: 1,
 	}
