@@ -13,20 +13,18 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/tributary-cdc/tributary/functions/internal/pipelines"
 )
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background())
+	// No caching: a user who just fixed the configuration tests the new one.
+	configs, err := pipelines.FromEnvironment(context.Background(), 0)
 	if err != nil {
 		log.Error("AWS configuration", "err", err)
 		os.Exit(1)
 	}
-	// No caching: a user who just fixed the configuration tests the new one.
-	h := NewHandler(pipelines.New(ssm.NewFromConfig(awsCfg), os.Getenv("PIPELINE_PARAMETER_PREFIX"), 0), log)
+	h := NewHandler(configs, log)
 	lambda.Start(h.Handle)
 }

@@ -15,19 +15,17 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/tributary-cdc/tributary/functions/internal/pipelines"
 )
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background())
+	configs, err := pipelines.FromEnvironment(context.Background(), time.Minute)
 	if err != nil {
 		log.Error("AWS configuration", "err", err)
 		os.Exit(1)
 	}
-	h := NewHandler(pipelines.New(ssm.NewFromConfig(awsCfg), os.Getenv("PIPELINE_PARAMETER_PREFIX"), time.Minute), log)
+	h := NewHandler(configs, log)
 	lambda.Start(h.Handle)
 }

@@ -4,9 +4,11 @@ package pipelines
 
 import (
 	"context"
+	"os"
 	"sync"
 	"time"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/tributary-cdc/tributary/pkg/config"
@@ -39,6 +41,16 @@ func New(client *ssm.Client, prefix string, ttl time.Duration) *Configs {
 		prefix = DefaultParameterPrefix
 	}
 	return &Configs{client: client, prefix: prefix, ttl: ttl, cache: map[string]cachedConfig{}}
+}
+
+// FromEnvironment is New for a Lambda: the SDK's default AWS configuration
+// and the prefix from PIPELINE_PARAMETER_PREFIX.
+func FromEnvironment(ctx context.Context, ttl time.Duration) (*Configs, error) {
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return New(ssm.NewFromConfig(awsCfg), os.Getenv("PIPELINE_PARAMETER_PREFIX"), ttl), nil
 }
 
 // Parameter is the SSM parameter that holds pipeline's document.
