@@ -45,7 +45,9 @@ type errorBody struct {
 // Handle answers 200 with the kafka.Report, 400 for a bad request or a
 // pipeline whose configuration does not load, 404 for an unknown pipeline.
 // Responses and logs carry no secret: configuration problems name fields,
-// the report's details come from kafka.TestConnection, which promises the same.
+// the report's details come from kafka.TestConnection, which promises the
+// same, and scrub takes every value a reference resolved to out of it (a
+// document could put a secret where the report shows it, e.g. as a broker).
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	log := h.log.With("request_id", req.RequestContext.RequestID)
 	name, err := parseRequest(req)
@@ -54,7 +56,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return respond(http.StatusBadRequest, errorBody{Error: err.Error()}), nil
 	}
 	log = log.With("pipeline", name)
-	cfg, err := h.configs.Get(ctx, name)
+	cfg, resolved, err := h.configs.GetWithSecrets(ctx, name)
 	var problems *config.Errors
 	switch {
 	case errors.Is(err, config.ErrParameterNotFound):
@@ -73,6 +75,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	}
 	report := kafka.TestConnection(ctx, cfg.Destination, cfg.Destination.TopicPrefix,
 		kafka.WithDialer(h.dial), kafka.WithTimeout(testTimeout))
+	scrub(&report, resolved)
 	log.Info("connection test", "ok", report.OK, "brokers", len(report.Brokers))
 	return respond(http.StatusOK, report), nil
 }

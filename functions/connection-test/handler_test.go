@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
+	"github.com/tributary-cdc/tributary/functions/internal/dialguard"
 	"github.com/tributary-cdc/tributary/functions/internal/pipelines"
 	"github.com/tributary-cdc/tributary/integration/awstest"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
@@ -25,10 +26,14 @@ const canary = "kafkaCANARY5150pw"
 // against the AWS emulator (SSM) and the local Kafka (127.0.0.1:9092):
 // a good pipeline, an unknown one, a bad request, a pipeline whose
 // brokers sit on instance-metadata addresses, and one whose secret is
-// wrong. No response or log line shows the planted secret.
+// wrong; and the ways one document could read secrets out: another
+// pipeline's parameter, the function's environment, its own secret put
+// where the report shows brokers, and loopback (the Lambda runtime API).
+// No response or log line shows a planted secret.
 func TestReplaySampleRequests(t *testing.T) {
 	client := ssm.NewFromConfig(awstest.Env(t))
-	prefix := "/" + awstest.Name("ct-") + "/pipelines/"
+	root := "/" + awstest.Name("ct-") + "/"
+	prefix := root + "pipelines/"
 	put := func(name, value string, typ ssmtypes.ParameterType) {
 		t.Helper()
 		if _, err := client.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(name),
@@ -36,18 +41,32 @@ func TestReplaySampleRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	put(prefix+"secret", canary, ssmtypes.ParameterTypeSecureString)
+	secret := func(name string) string { return root + name + "/secret" }
 	doc := func(name, dest string) string {
-		return "name: " + name + "\nsource: {type: postgres, url: \"postgres://u:${ssm:" + prefix + "secret}@127.0.0.1:5432/db\"}\n" +
+		put(secret(name), canary, ssmtypes.ParameterTypeSecureString)
+		return "name: " + name + "\nsource: {type: postgres, url: \"postgres://u:${ssm:" + secret(name) + "}@127.0.0.1:5432/db\"}\n" +
 			"destination: {topic_prefix: " + name + ", " + dest + "}\n"
 	}
 	put(prefix+"shop", doc("shop", `bootstrap_servers: "127.0.0.1:9092", disable_tls: true`), ssmtypes.ParameterTypeString)
 	put(prefix+"imds", doc("imds", `bootstrap_servers: "169.254.169.254:9092,[fd00:ec2::254]:9092", disable_tls: true`), ssmtypes.ParameterTypeString)
-	put(prefix+"scram", doc("scram", `bootstrap_servers: "127.0.0.1:9092", disable_tls: true, authentication: SCRAM-SHA-512, username: u, password: "${ssm:`+prefix+`secret}"`), ssmtypes.ParameterTypeString)
-	put(prefix+"broken", doc("broken", `bootstrap_servers: "127.0.0.1:9092", password: "${ssm:`+prefix+`gone}"`), ssmtypes.ParameterTypeString)
+	put(prefix+"scram", doc("scram", `bootstrap_servers: "127.0.0.1:9092", disable_tls: true, authentication: SCRAM-SHA-512, username: u, password: "${ssm:`+secret("scram")+`}"`), ssmtypes.ParameterTypeString)
+	put(prefix+"broken", doc("broken", `bootstrap_servers: "127.0.0.1:9092", password: "${ssm:`+root+`broken/gone}"`), ssmtypes.ParameterTypeString)
+	// Reads shop's secret, then the function's environment.
+	put(prefix+"thief", doc("thief", `bootstrap_servers: "${ssm:`+secret("shop")+`}:9092", disable_tls: true`), ssmtypes.ParameterTypeString)
+	t.Setenv("CT_TEST_ENV_SECRET", "envCANARY77")
+	put(prefix+"envy", doc("envy", `bootstrap_servers: "${env:CT_TEST_ENV_SECRET}:9092", disable_tls: true`), ssmtypes.ParameterTypeString)
+	// Its own secret as the broker host: the report would show it.
+	put(prefix+"echo", doc("echo", `bootstrap_servers: "${ssm:`+secret("echo")+`}.invalid:9092", disable_tls: true`), ssmtypes.ParameterTypeString)
+	put(root+"lister/brokers", "kafkaCANARY-list.invalid:9092", ssmtypes.ParameterTypeSecureString)
+	put(prefix+"lister", doc("lister", `bootstrap_servers: "${ssm:`+root+`lister/brokers}", disable_tls: true`), ssmtypes.ParameterTypeString)
 
 	var logs bytes.Buffer
-	h := NewHandler(pipelines.New(client, prefix, 0), slog.New(slog.NewJSONHandler(&logs, nil)))
+	configs := pipelines.New(client, prefix, root, 0)
+	guarded := NewHandler(configs, slog.New(slog.NewJSONHandler(&logs, nil)))
+	// The tests' Kafka listens on 127.0.0.1, which the functions' dialer
+	// refuses; this handler may reach loopback (never metadata).
+	h := NewHandler(configs, slog.New(slog.NewJSONHandler(&logs, nil)))
+	h.dial = dialguard.Dialer(dialTimeout, true)
 	call := func(name string, edit func(*events.APIGatewayV2HTTPRequest)) (int, string) {
 		t.Helper()
 		req := sampleRequest(t)
@@ -97,7 +116,7 @@ func TestReplaySampleRequests(t *testing.T) {
 	if code, body := call("Shop!", nil); code != 400 {
 		t.Errorf("bad name: %d %s", code, body)
 	}
-	if code, body := call("broken", nil); code != 400 || !strings.Contains(body, "destination.password: SSM parameter "+prefix+"gone does not exist") {
+	if code, body := call("broken", nil); code != 400 || !strings.Contains(body, "destination.password: SSM parameter "+root+"broken/gone does not exist") {
 		t.Errorf("broken: %d %s", code, body)
 	}
 
@@ -112,6 +131,25 @@ func TestReplaySampleRequests(t *testing.T) {
 	if r := report(body); code != 200 || r.OK {
 		t.Errorf("scram against a plaintext listener: %d %s", code, body)
 	}
+	if code, body := call("thief", nil); code != 400 || !strings.Contains(body, "parameter "+secret("shop")+" is outside "+root+"thief/") {
+		t.Errorf("thief read another pipeline's secret: %d %s", code, body)
+	}
+	if code, body := call("envy", nil); code != 400 || !strings.Contains(body, "${env:CT_TEST_ENV_SECRET}: environment references are not allowed here") {
+		t.Errorf("envy read the function's environment: %d %s", code, body)
+	}
+	for _, name := range []string{"echo", "lister"} {
+		if code, body := call(name, nil); code != 200 { // call fails the test on CANARY in the body
+			t.Errorf("%s: %d %s", name, code, body)
+		}
+	}
+
+	// The functions' own dialer refuses loopback, where the runtime API is.
+	h = guarded
+	code, body = call("shop", nil)
+	if r := report(body); code != 200 || r.OK || !strings.Contains(body, "loopback") {
+		t.Errorf("loopback reached through the guarded dialer: %d %s", code, body)
+	}
+
 	if strings.Contains(logs.String(), "CANARY") {
 		t.Fatalf("logs leak the planted secret:\n%s", logs.String())
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/tributary-cdc/tributary/functions/internal/dialguard"
 	"github.com/tributary-cdc/tributary/functions/internal/pipelines"
-	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/webhook"
 )
 
@@ -32,7 +31,7 @@ type Handler struct {
 }
 
 // NewHandler returns a Handler that looks pipelines up in configs and
-// POSTs through a client that refuses link-local addresses, follows no
+// POSTs through a client that refuses loopback and link-local addresses, follows no
 // redirects and uses no proxy.
 func NewHandler(configs *pipelines.Configs, log *slog.Logger) *Handler {
 	return &Handler{
@@ -88,7 +87,7 @@ func (h *Handler) deliver(ctx context.Context, m events.SQSMessage) (eventID str
 		// is the only record that the row was skipped.
 		return ev.EventID, fmt.Errorf("pipeline %s has no webhooks.row_skipped_url", ev.Pipeline)
 	}
-	shown := config.RedactURL(target)
+	shown := origin(target)
 	ts := h.now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
@@ -116,4 +115,15 @@ func (h *Handler) deliver(ctx context.Context, m events.SQSMessage) (eventID str
 		return ev.EventID, fmt.Errorf("webhook %s answered %s", shown, res.Status)
 	}
 	return ev.EventID, nil
+}
+
+// origin is what logs and errors show of a webhook URL: its scheme and
+// host. Path and query often are the credential (hooks.slack.com/services/
+// T…/B…/<token>), and a user name may be one too.
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(unparsable URL)"
+	}
+	return u.Scheme + "://" + u.Host
 }

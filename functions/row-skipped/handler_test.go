@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
+	"github.com/tributary-cdc/tributary/functions/internal/dialguard"
 	"github.com/tributary-cdc/tributary/functions/internal/pipelines"
 	"github.com/tributary-cdc/tributary/integration/awstest"
 	"github.com/tributary-cdc/tributary/pkg/webhook"
@@ -132,11 +133,12 @@ type world struct {
 	logs    *bytes.Buffer
 	ssm     *ssm.Client
 	prefix  string
+	root    string
 }
 
 func putPipeline(t *testing.T, c *ssm.Client, prefix, name, webhookURL string) {
 	t.Helper()
-	secretName := prefix + name + "-webhook-secret"
+	secretName := strings.TrimSuffix(prefix, "pipelines/") + name + "/webhook-secret"
 	doc := "name: " + name + `
 source: {type: postgres, url: "postgres://u@127.0.0.1:5432/db"}
 destination: {bootstrap_servers: "127.0.0.1:9092", topic_prefix: ` + name + `, disable_tls: true}
@@ -162,9 +164,13 @@ func newWorld(t *testing.T) *world {
 	t.Cleanup(srv.Close)
 	w.url = srv.URL + "/hooks/tributary?token=" + urlToken
 	w.ssm = ssm.NewFromConfig(awsCfg)
-	w.prefix = "/" + awstest.Name("rs-") + "/pipelines/"
+	w.root = "/" + awstest.Name("rs-") + "/"
+	w.prefix = w.root + "pipelines/"
 	putPipeline(t, w.ssm, w.prefix, "shop", w.url)
-	w.handler = NewHandler(pipelines.New(w.ssm, w.prefix, time.Minute), slog.New(slog.NewJSONHandler(w.logs, nil)))
+	w.handler = NewHandler(pipelines.New(w.ssm, w.prefix, w.root, time.Minute), slog.New(slog.NewJSONHandler(w.logs, nil)))
+	// The receiver listens on 127.0.0.1, which the functions' dialer
+	// refuses; this handler may reach loopback (never metadata).
+	w.handler.client.Transport.(*http.Transport).DialContext = dialguard.Dialer(5*time.Second, true)
 	return w
 }
 
@@ -287,8 +293,32 @@ func TestQueueToWebhook(t *testing.T) {
 	if !strings.Contains(w.logs.String(), "address refused: 169.254.169.254 is link-local") || time.Since(start) > 5*time.Second {
 		t.Fatalf("metadata address not refused at once:\n%s", w.logs)
 	}
-	if !strings.Contains(w.logs.String(), "webhook http://169.254.169.254/latest/meta-data/?token=REDACTED") {
-		t.Errorf("URL not shown redacted:\n%s", w.logs)
+	if !strings.Contains(w.logs.String(), "webhook http://169.254.169.254: ") || strings.Contains(w.logs.String(), "meta-data") {
+		t.Errorf("URL not shown as scheme and host only:\n%s", w.logs)
+	}
+	noSecrets(t, "logs", w.logs.String())
+}
+
+// TestGuardedWebhook: with the functions' own dialer, a webhook on
+// loopback (where the Lambda runtime API listens) is refused, and the log
+// shows the URL as scheme and host only: a Slack-style path is the token.
+func TestGuardedWebhook(t *testing.T) {
+	w := newWorld(t)
+	putPipeline(t, w.ssm, w.prefix, "slack", strings.Replace(w.url, "/hooks/tributary?token="+urlToken, "/services/T0/B0/CANARYpathtoken", 1))
+	guarded := NewHandler(pipelines.New(w.ssm, w.prefix, w.root, 0), slog.New(slog.NewJSONHandler(w.logs, nil)))
+	resp, err := guarded.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", EventSource: "aws:sqs",
+		Body: `{"type":"row.skipped","event_id":"g-1","pipeline":"slack","topic":"slack.public.orders","table":"public.orders",` +
+			`"primary_key":{"id":1},"size_bytes":2097152,"limit_bytes":1048576,"reason":"too large","time":"2026-01-01T00:00:00Z"}`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) != 1 || len(w.recv.accepted) != 0 {
+		t.Fatalf("loopback webhook reached: failures %v, accepted %v\n%s", resp.BatchItemFailures, w.recv.accepted, w.logs)
+	}
+	origin := strings.SplitN(w.url, "/hooks/", 2)[0]
+	if !strings.Contains(w.logs.String(), "webhook "+origin+": ") || !strings.Contains(w.logs.String(), "is loopback") ||
+		strings.Contains(w.logs.String(), "/services/") {
+		t.Errorf("want the refusal, with the URL as %s only:\n%s", origin, w.logs)
 	}
 	noSecrets(t, "logs", w.logs.String())
 }

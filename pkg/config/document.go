@@ -303,14 +303,12 @@ func yamlName(f reflect.StructField) string {
 
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// join appends a key to a field path; odd keys are quoted so the path stays
-// readable and one line long.
+// join appends a key to a field path. Only a plain key is shown whole: of
+// an odd one (a pasted URL, "password hunter2"), only its leading name
+// part, quoted, since the rest may be a secret typed in the wrong place.
 func join(path, key string) string {
 	if !plainKey.MatchString(key) {
-		if len(key) > 64 {
-			key = key[:64] + "…"
-		}
-		key = strconv.Quote(key)
+		key = strconv.Quote(keyName(key) + "…")
 	}
 	if path == "" {
 		return key

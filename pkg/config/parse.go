@@ -89,10 +89,10 @@ func Load(ctx context.Context, ref string, opts ...LoadOption) (*Config, error) 
 			return nil, err
 		}
 	}
-	cfg, err := parseWith(data, lookups{
+	cfg, err := parseWith(data, o.scope.apply(lookups{
 		env: os.LookupEnv,
 		ssm: func(name string) (string, error) { return params.get(ctx, name) },
-	})
+	}))
 	if err != nil {
 		return nil, fmt.Errorf("config %s:\n%w", ref, err)
 	}

@@ -71,6 +71,10 @@ func resolve(field, s string, l lookups, errs *Errors) string {
 				errs.add(field, "malformed ${env:…} reference: a variable name is letters, digits and '_'")
 				continue
 			}
+			if l.env == nil {
+				errs.add(field, fmt.Sprintf("${env:%s}: environment references are not allowed here; use ${ssm:…}", name))
+				continue
+			}
 			v, ok := l.env(name)
 			if !ok {
 				errs.add(field, fmt.Sprintf("environment variable %s is not set (referenced as ${env:%s})", name, name))

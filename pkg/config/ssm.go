@@ -29,7 +29,8 @@ const ssmTimeout = 15 * time.Second
 type LoadOption func(*loadOptions)
 
 type loadOptions struct {
-	ssm *ssm.Client
+	ssm   *ssm.Client
+	scope referenceScope // scope.go
 }
 
 // WithSSMClient makes Load read SSM through c, instead of a client made

@@ -23,8 +23,10 @@ func TestCheck(t *testing.T) {
 		{"0.0.0.0", true},
 		{"::", true},
 		{"224.0.0.1", true},
-		{"127.0.0.1", false},
-		{"::1", false},
+		{"127.0.0.1", true}, // the Lambda runtime API listens on 127.0.0.1:9001
+		{"127.9.9.9", true},
+		{"::1", true},
+		{"::ffff:127.0.0.1", true},
 		{"10.1.2.3", false},
 		{"169.253.255.255", false},
 		{"169.255.0.1", false},
@@ -53,16 +55,26 @@ func TestDialerRefusesAtConnect(t *testing.T) {
 			t.Errorf("%s: refusal took %v (it must not wait for a timeout)", addr, time.Since(start))
 		}
 	}
-	// A name resolving to loopback is allowed.
+	// A name resolving to loopback is refused: a listener there (as the
+	// runtime API is) is never reached; a test-only dialer reaches it.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	c, err := dial(ctx, "tcp", "localhost:"+port)
+	if c, err := dial(ctx, "tcp", "localhost:"+port); !errors.Is(err, ErrForbiddenAddress) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("loopback listener reached: %v", err)
+	}
+	c, err := Dialer(2*time.Second, true)(ctx, "tcp", "localhost:"+port)
 	if err != nil {
-		t.Fatalf("loopback: %v", err)
+		t.Fatalf("loopback with allowLoopback: %v", err)
 	}
 	c.Close()
+	if _, err := Dialer(2*time.Second, true)(ctx, "tcp", "169.254.169.254:80"); !errors.Is(err, ErrForbiddenAddress) {
+		t.Errorf("allowLoopback let metadata through: %v", err)
+	}
 }

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"net"
+	"sort"
+	"strings"
+
+	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/kafka"
+)
+
+// scrub takes out of r every value that a reference in the pipeline's
+// document resolved to: the caller of the API may start a test, not read
+// the pipeline's secrets back. A value used as a broker list (e.g.
+// bootstrap_servers: ${ssm:/tributary/shop/brokers}) is taken out entry by
+// entry and host by host too, since the report shows brokers that way.
+func scrub(r *kafka.Report, resolved []string) {
+	needles := map[string]bool{}
+	for _, v := range resolved {
+		needles[v] = true
+		for _, entry := range strings.Split(v, ",") {
+			entry = strings.TrimSpace(entry)
+			needles[entry] = true
+			if host, _, err := net.SplitHostPort(entry); err == nil {
+				needles[host] = true
+			}
+		}
+	}
+	delete(needles, "")
+	// Longest first, so a value is replaced whole before its parts.
+	var list []string
+	for n := range needles {
+		list = append(list, n)
+	}
+	sort.Slice(list, func(i, j int) bool { return len(list[i]) > len(list[j]) })
+
+	text := func(s string) string {
+		for _, n := range list {
+			// Shorter values would wipe out ordinary words; a field equal to
+			// one is still replaced whole below.
+			if len(n) >= 4 {
+				s = strings.ReplaceAll(s, n, config.RedactedValue)
+			}
+		}
+		return s
+	}
+	whole := func(s string) string {
+		if needles[s] {
+			return config.RedactedValue
+		}
+		return text(s)
+	}
+	for i := range r.Brokers {
+		b := &r.Brokers[i]
+		b.Host, b.Error, b.Cause = whole(b.Host), whole(b.Error), whole(b.Cause)
+	}
+	for i := range r.Checks {
+		r.Checks[i].Detail = whole(r.Checks[i].Detail)
+	}
+}
