@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: build test unit integration demo services-up services-down bench bench-micro lint fuzz clean build-functions synth cfn-lint
+.PHONY: build test unit integration demo services-up services-down bench bench-micro lint fuzz clean build-functions cdk-app synth cfn-lint
 
 # cfn-lint, pinned, in a venv under the git-ignored .services/; installed
 # once per version (the binary exists only after pip succeeded). `make
@@ -14,16 +14,29 @@ export GOFLAGS := -buildvcs=false
 CFN_LINT_VERSION := 1.58.0
 CFN_LINT := .services/cfn-lint-$(CFN_LINT_VERSION)/bin/cfn-lint
 TEST_TEMPLATES := .services/cfn-templates
+# The AWS CDK CLI (npm aws-cdk), pinned in integration/services/cdk.sh,
+# installed under .services/. `make test` and `make synth` run it from the
+# repository root, as a user runs `cdk`, offline: no account, no lookups.
+CDK := $(shell bash integration/services/cdk.sh --path)
+CDK_OFFLINE := AWS_EC2_METADATA_DISABLED=true CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=true
+# What `make test` synthesizes with the CLI: both stacks, the customer
+# access one from -c JSON text, as docs/aws.md shows.
+CDK_TEST_CONTEXT := -c pipelines=shop,billing -c alarmEmail=ops@example.com \
+  -c 'customerAccess={"taskRoleArn":"arn:aws:iam::444455556666:role/tributary-task-shop","externalId":"ext-from-cli","clusterArn":"arn:aws:kafka:us-east-1:111122223333:cluster/orders/0a1b2c3d-4e5f-6789-abcd-ef0123456789-2","topicPrefix":"shop"}'
 
 build: ## bin/tributary
 	$(GO) build -trimpath -o bin/tributary ./cmd/tributary
 
-test: services-up $(CFN_LINT) ## unit + integration tests on real services, the CDK app's tests, cfn-lint
+test: services-up $(CFN_LINT) $(CDK) ## unit + integration tests on real services, the CDK app's tests, `cdk synth`, cfn-lint
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 15m ./...
 	rm -rf $(TEST_TEMPLATES)
 	cd infra && CFN_TEMPLATES_DIR=$(CURDIR)/$(TEST_TEMPLATES) $(GO) test -count=1 -timeout 15m ./...
 	$(CFN_LINT) $(TEST_TEMPLATES)/*.template.json
+	rm -rf cdk.out
+	$(CDK_OFFLINE) $(CDK) synth --quiet $(CDK_TEST_CONTEXT)
+	$(CFN_LINT) cdk.out/*.template.json
+	grep -q '"ext-from-cli"' cdk.out/TributaryCustomerAccess.template.json
 
 unit: ## unit tests only (no services)
 	$(GO) test -count=1 -short ./...
@@ -64,13 +77,22 @@ FUNCTIONS := connection-test row-skipped
 
 build-functions: ## Lambda bootstrap binaries (provided.al2023, arm64) in bin/functions/<name>/
 	@for f in $(FUNCTIONS); do \
-	  echo "bin/functions/$$f/bootstrap"; \
+	  echo "bin/functions/$$f/bootstrap" >&2; \
 	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath \
 	    -o bin/functions/$$f/bootstrap ./functions/$$f || exit 1; \
 	done
 
-synth: build-functions ## the CDK app's CloudFormation templates in cdk.out/ (offline, no AWS account)
-	cd infra && CDK_OUTDIR=../cdk.out $(GO) run .
+# cdk.json's app: the functions, then the CDK app as bin/cdk-app, run by
+# the cdk CLI from the repository root (so its relative cdk.out is ours).
+cdk-app: build-functions
+	$(GO) build -C infra -o ../bin/cdk-app .
+
+$(CDK):
+	bash integration/services/cdk.sh
+
+synth: $(CDK) ## the CloudFormation templates in cdk.out/, by the pinned cdk CLI (offline, no AWS account); add context with CDK_CONTEXT='-c …'
+	rm -rf cdk.out
+	$(CDK_OFFLINE) $(CDK) synth --quiet $(CDK_CONTEXT)
 
 $(CFN_LINT):
 	python3 -m venv .services/cfn-lint-$(CFN_LINT_VERSION)

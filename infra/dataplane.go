@@ -8,15 +8,14 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsecrassets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsecs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsssm"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -47,17 +46,35 @@ type DataPlaneProps struct {
 	// VpcID selects an existing VPC (needs an account and region); empty
 	// makes a new one.
 	VpcID string
+	// Deployment prefixes the names of shared resources (see names.go).
+	Deployment string
+	// Image is a prebuilt task image URI; empty builds ImageDir's Dockerfile.
+	Image string
+	// MSKClusterARN is an MSK cluster in this account that the tasks write
+	// with IAM and no customer role: each task role gets the kafka-cluster
+	// actions on the cluster and on its pipeline's topics (<name>.*).
+	MSKClusterARN string
+	// DesiredCount is the tasks each service runs. 0 (the default) lets a
+	// first deploy finish before any pipeline document is real: the
+	// operator writes the document, then scales the service to 1.
+	DesiredCount int
+	// AlarmEmail, when set, is subscribed to the alarm topic.
+	AlarmEmail string
+	// SilentMinutes is how long a pipeline may publish nothing before its
+	// "source silent" alarm fires.
+	SilentMinutes int
 }
 
 const (
-	// parameterPrefix is where pipeline documents live; the task reads
-	// <prefix><name> and secrets under /tributary/<name>/.
-	parameterPrefix = "/tributary/pipelines/"
 	// metricsNamespace is the CloudWatch namespace of the task's EMF metrics.
 	metricsNamespace = "Tributary"
 	// checkpointTable is the DynamoDB table name the pipelines default to
-	// (checkpoint.table); its partition key is the pipeline name.
+	// (checkpoint.table), before the deployment prefix; its partition key
+	// is the pipeline name.
 	checkpointTable = "tributary-checkpoints"
+	// defaultSilentMinutes: a pipeline that publishes nothing this long
+	// raises its "source silent" alarm.
+	defaultSilentMinutes = 30
 	// stopTimeoutSeconds is Fargate's maximum: SIGTERM, then this long to
 	// flush, checkpoint and release the lease before SIGKILL.
 	stopTimeoutSeconds = 120
@@ -74,21 +91,41 @@ type DataPlaneStack struct {
 	Table     awsdynamodb.Table
 	Api       awsapigatewayv2.HttpApi
 	TaskRoles map[string]awsiam.Role
+	// SecurityGroup is what tasks and functions connect from.
+	SecurityGroup awsec2.SecurityGroup
+	Alarms        awssns.Topic
+
+	deployment string
+	mskIAM     bool
+	// root is parameterRoot(deployment).
+	root string
 }
+
+// parameterPrefix is where the pipeline documents live: <prefix><name>.
+func (s *DataPlaneStack) parameterPrefix() string { return s.root + "/pipelines/" }
 
 // NewDataPlaneStack builds the stack.
 func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlaneProps) *DataPlaneStack {
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
-	s := &DataPlaneStack{Stack: stack, TaskRoles: map[string]awsiam.Role{}}
+	s := &DataPlaneStack{Stack: stack, TaskRoles: map[string]awsiam.Role{},
+		deployment: props.Deployment, root: parameterRoot(props.Deployment), mskIAM: props.MSKClusterARN != ""}
 
 	vpc := newVpc(stack, props.VpcID)
+	// One group for the tasks and both functions: the operator allows it
+	// into the MSK and database security groups (docs/aws.md).
+	s.SecurityGroup = awsec2.NewSecurityGroup(stack, jsii.String("SecurityGroup"), &awsec2.SecurityGroupProps{
+		Vpc:              vpc,
+		Description:      jsii.String("Tributary tasks and functions: allow it into MSK (9098) and the source database"),
+		AllowAllOutbound: jsii.Bool(true),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("SecurityGroupId"), &awscdk.CfnOutputProps{Value: s.SecurityGroup.SecurityGroupId()})
 	cluster := awsecs.NewCluster(stack, jsii.String("Cluster"), &awsecs.ClusterProps{
 		Vpc:                 vpc,
 		ContainerInsightsV2: awsecs.ContainerInsights_ENABLED,
 	})
 
 	s.Table = awsdynamodb.NewTable(stack, jsii.String("Checkpoints"), &awsdynamodb.TableProps{
-		TableName:    jsii.String(checkpointTable),
+		TableName:    jsii.String(resourceName(s.deployment, checkpointTable)),
 		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pipeline"), Type: awsdynamodb.AttributeType_STRING},
 		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
@@ -113,17 +150,21 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: s.DLQ, MaxReceiveCount: jsii.Number(maxReceiveCount)},
 	})
 
-	rowSkipped := newFunction(stack, "RowSkippedFunction", props.RowSkippedCode, vpc, 2)
+	rowSkipped := s.newFunction(stack, "RowSkippedFunction", props.RowSkippedCode, vpc, 2)
 	rowSkipped.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queue, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(10),
 		ReportBatchItemFailures: jsii.Bool(true),
 	}))
-	connTest := newFunction(stack, "ConnectionTestFunction", props.ConnectionTestCode, vpc, 0.5)
+	connTest := s.newFunction(stack, "ConnectionTestFunction", props.ConnectionTestCode, vpc, 0.5)
 	for _, fn := range []awslambda.Function{rowSkipped, connTest} {
-		fn.AddToRolePolicy(readPipelineParameters(stack, "*"))
+		// Each deployed pipeline by name: a document written for a
+		// pipeline this stack does not run is not readable.
+		for _, p := range props.Pipelines {
+			fn.AddToRolePolicy(s.readPipelineParameters(stack, p.Name))
+		}
 		// After the grant: a suppression covers only the children that exist.
 		suppress(fn.Role(), "AwsSolutions-IAM5",
-			"Reads pipeline documents under "+parameterPrefix+"* and their secrets under /tributary/*/*: one function serves every pipeline.")
+			"Reads the deployed pipelines' documents and their secrets under "+s.root+"/<pipeline>/*, pipeline by pipeline.")
 	}
 
 	s.Api = newConnectionTestApi(stack, connTest)
@@ -132,18 +173,24 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 		Retention:     awslogs.RetentionDays_ONE_MONTH,
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
+	image := s.taskImage(stack, props)
 	for _, p := range props.Pipelines {
-		role := s.newPipelineService(stack, cluster, logs, props.ImageDir, p)
+		role := s.newPipelineService(stack, cluster, logs, image, props.DesiredCount, p)
 		s.TaskRoles[p.Name] = role
 		if p.CustomerRoleARN != "" {
 			// The connection test signs in to MSK the way the task does.
 			connTest.AddToRolePolicy(assumeCustomerRole(p.CustomerRoleARN))
 		}
+		if props.MSKClusterARN != "" {
+			grantMSK(role, props.MSKClusterARN, p.Name, true)
+			grantMSK(connTest.Role(), props.MSKClusterARN, p.Name, false)
+		}
 	}
-	s.alarmsAndDashboard(stack, props.Pipelines)
+	s.alarmsAndDashboard(stack, props)
 	awscdk.NewCfnOutput(stack, jsii.String("ConnectionTestUrl"), &awscdk.CfnOutputProps{
 		Value: jsii.String(fmt.Sprintf("%spipelines/{name}/connection-test", *s.Api.Url())),
 	})
+	awscdk.NewCfnOutput(stack, jsii.String("ClusterName"), &awscdk.CfnOutputProps{Value: cluster.ClusterName()})
 	awscdk.NewCfnOutput(stack, jsii.String("RowSkippedQueueUrl"), &awscdk.CfnOutputProps{Value: s.Queue.QueueUrl()})
 	return s
 }
@@ -163,18 +210,22 @@ func newVpc(stack awscdk.Stack, vpcID string) awsec2.IVpc {
 
 // newFunction is a Go function on provided.al2023, arm64, in the VPC's
 // private subnets (brokers are usually private; webhooks go out by NAT).
-func newFunction(stack awscdk.Stack, id, codeDir string, vpc awsec2.IVpc, timeoutMinutes float64) awslambda.Function {
+func (s *DataPlaneStack) newFunction(stack awscdk.Stack, id, codeDir string, vpc awsec2.IVpc, timeoutMinutes float64) awslambda.Function {
 	fn := awslambda.NewFunction(stack, jsii.String(id), &awslambda.FunctionProps{
-		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture: awslambda.Architecture_ARM_64(),
-		Handler:      jsii.String("bootstrap"),
-		Code:         awslambda.Code_FromAsset(jsii.String(codeDir), nil),
-		MemorySize:   jsii.Number(256),
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(timeoutMinutes * 60)),
-		Vpc:          vpc,
-		VpcSubnets:   &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS},
+		Runtime:        awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:   awslambda.Architecture_ARM_64(),
+		Handler:        jsii.String("bootstrap"),
+		Code:           awslambda.Code_FromAsset(jsii.String(codeDir), nil),
+		MemorySize:     jsii.Number(256),
+		Timeout:        awscdk.Duration_Seconds(jsii.Number(timeoutMinutes * 60)),
+		Vpc:            vpc,
+		SecurityGroups: &[]awsec2.ISecurityGroup{s.SecurityGroup},
+		VpcSubnets:     &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS},
 		Environment: &map[string]*string{
-			"PIPELINE_PARAMETER_PREFIX": jsii.String(parameterPrefix),
+			"PIPELINE_PARAMETER_PREFIX": jsii.String(s.parameterPrefix()),
+			// References in pipeline <name>'s document may name only
+			// parameters under <root>/<name>/ (functions/internal/pipelines).
+			"PIPELINE_SECRET_ROOT": jsii.String(s.root + "/"),
 		},
 		LogGroup: awslogs.NewLogGroup(stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
 			Retention:     awslogs.RetentionDays_ONE_MONTH,
@@ -190,9 +241,9 @@ func newFunction(stack awscdk.Stack, id, codeDir string, vpc awsec2.IVpc, timeou
 	return fn
 }
 
-// readPipelineParameters allows reading the documents and secrets of one
-// pipeline ("*" for all): its document <prefix><name> and /tributary/<name>/*.
-func readPipelineParameters(stack awscdk.Stack, name string) awsiam.PolicyStatement {
+// readPipelineParameters allows reading the document and secrets of one
+// pipeline: its document <prefix><name> and <root>/<name>/*.
+func (s *DataPlaneStack) readPipelineParameters(stack awscdk.Stack, name string) awsiam.PolicyStatement {
 	arn := func(path string) *string {
 		return awscdk.Arn_Format(&awscdk.ArnComponents{
 			Service: jsii.String("ssm"), Resource: jsii.String("parameter"), ResourceName: jsii.String(path),
@@ -200,7 +251,7 @@ func readPipelineParameters(stack awscdk.Stack, name string) awsiam.PolicyStatem
 	}
 	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("ssm:GetParameter", "ssm:GetParameters"),
-		Resources: &[]*string{arn(strings.TrimPrefix(parameterPrefix, "/") + name), arn("tributary/" + name + "/*")},
+		Resources: &[]*string{arn(strings.TrimPrefix(s.parameterPrefix(), "/") + name), arn(strings.TrimPrefix(s.root, "/") + "/" + name + "/*")},
 	})
 }
 
@@ -238,14 +289,14 @@ func newConnectionTestApi(stack awscdk.Stack, fn awslambda.Function) awsapigatew
 
 // newPipelineService runs one pipeline: a Fargate service with exactly one
 // task (the checkpoint lease allows one owner), stopped gracefully.
-func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.Cluster, logs awslogs.LogGroup, imageDir string, p Pipeline) awsiam.Role {
+func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.Cluster, logs awslogs.LogGroup, image awsecs.ContainerImage, desired int, p Pipeline) awsiam.Role {
 	id := "Pipeline-" + p.Name
 	role := awsiam.NewRole(stack, jsii.String(id+"-TaskRole"), &awsiam.RoleProps{
 		// A fixed name, so the MSK owner can trust it before this stack exists.
-		RoleName:  jsii.String("tributary-task-" + p.Name),
+		RoleName:  jsii.String(resourceName(s.deployment, "tributary-task-"+p.Name)),
 		AssumedBy: awsiam.NewServicePrincipal(jsii.String("ecs-tasks.amazonaws.com"), nil),
 	})
-	role.AddToPolicy(readPipelineParameters(stack, p.Name))
+	role.AddToPolicy(s.readPipelineParameters(stack, p.Name))
 	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:DescribeTable"),
 		Resources: &[]*string{s.Table.TableArn()},
@@ -258,7 +309,7 @@ func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.C
 		role.AddToPolicy(assumeCustomerRole(p.CustomerRoleARN))
 	}
 	suppress(role, "AwsSolutions-IAM5",
-		"SSM access is limited to this pipeline's document and its secrets under /tributary/"+p.Name+"/*.")
+		"SSM access is limited to this pipeline's document and its secrets under "+s.root+"/"+p.Name+"/*; MSK topic access (if any) to its prefix "+p.Name+".*.")
 
 	task := awsecs.NewFargateTaskDefinition(stack, jsii.String(id+"-Task"), &awsecs.FargateTaskDefinitionProps{
 		Cpu:            jsii.Number(512),
@@ -270,10 +321,8 @@ func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.C
 		},
 	})
 	task.AddContainer(jsii.String("tributary"), &awsecs.ContainerDefinitionOptions{
-		Image: awsecs.ContainerImage_FromAsset(jsii.String(imageDir), &awsecs.AssetImageProps{
-			Platform: awsecrassets.Platform_LINUX_ARM64(),
-		}),
-		Command:     jsii.Strings("run", "--config", "ssm:"+parameterPrefix+p.Name),
+		Image:       image,
+		Command:     jsii.Strings("run", "--config", "ssm:"+s.parameterPrefix()+p.Name),
 		StopTimeout: awscdk.Duration_Seconds(jsii.Number(stopTimeoutSeconds)),
 		Logging: awsecs.LogDrivers_AwsLogs(&awsecs.AwsLogDriverProps{
 			LogGroup:     logs,
@@ -284,21 +333,29 @@ func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.C
 	suppress(task, "AwsSolutions-ECS2", "The only environment variable selects the metrics format; secrets come from SSM at start-up.")
 	suppress(task, "AwsSolutions-IAM5", "The execution role's ECR and logs grants are the CDK's defaults for an image asset.")
 
-	awsecs.NewFargateService(stack, jsii.String(id+"-Service"), &awsecs.FargateServiceProps{
+	service := awsecs.NewFargateService(stack, jsii.String(id+"-Service"), &awsecs.FargateServiceProps{
 		Cluster:        cluster,
 		TaskDefinition: task,
-		DesiredCount:   jsii.Number(1),
+		// 0 on a first deploy: the starter document is not runnable, and a
+		// task that fails would make the circuit breaker roll back the
+		// stack. docs/aws.md: write the document, then scale to 1.
+		DesiredCount: jsii.Number(float64(desired)),
 		// Stop the old task before starting a new one: one owner per pipeline.
 		MinHealthyPercent: jsii.Number(0),
 		MaxHealthyPercent: jsii.Number(100),
 		CircuitBreaker:    &awsecs.DeploymentCircuitBreaker{Enable: jsii.Bool(true), Rollback: jsii.Bool(true)},
 		VpcSubnets:        &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS},
+		SecurityGroups:    &[]awsec2.ISecurityGroup{s.SecurityGroup},
+	})
+	// For `aws ecs update-service --desired-count 1` (docs/aws.md).
+	awscdk.NewCfnOutput(stack, jsii.String(outputKey("Service", p.Name)), &awscdk.CfnOutputProps{
+		Value: service.ServiceName(), Description: jsii.String("ECS service of pipeline " + p.Name),
 	})
 
 	awsssm.NewStringParameter(stack, jsii.String(id+"-Document"), &awsssm.StringParameterProps{
-		ParameterName: jsii.String(parameterPrefix + p.Name),
-		Description:   jsii.String("Tributary pipeline " + p.Name + ": YAML document; secrets as ${ssm:/tributary/" + p.Name + "/…} SecureStrings"),
-		StringValue:   jsii.String(starterDocument(p)),
+		ParameterName: jsii.String(s.parameterPrefix() + p.Name),
+		Description:   jsii.String("Tributary pipeline " + p.Name + ": YAML document; secrets as ${ssm:" + s.root + "/" + p.Name + "/…} SecureStrings"),
+		StringValue:   jsii.String(starterDocument(p, s.root, resourceName(s.deployment, checkpointTable), *s.Queue.QueueUrl(), s.mskIAM)),
 		Tier:          awsssm.ParameterTier_ADVANCED, // documents with PEM certificates pass 4 KB
 	})
 	return role
@@ -306,83 +363,26 @@ func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.C
 
 // starterDocument is the document a new pipeline gets; the operator
 // replaces it (put-parameter --overwrite) before the task can run.
-func starterDocument(p Pipeline) string {
-	auth := "SCRAM-SHA-512\n  username: tributary\n  password: ${ssm:/tributary/" + p.Name + "/kafka-password}"
+func starterDocument(p Pipeline, root, table, queueURL string, mskIAM bool) string {
+	auth := "SCRAM-SHA-512\n  username: tributary\n  password: ${ssm:" + root + "/" + p.Name + "/kafka-password}"
+	if mskIAM {
+		auth = "AWS_MSK_IAM"
+	}
 	if p.CustomerRoleARN != "" {
-		auth = "AWS_MSK_IAM\n  aws_role_arn: " + p.CustomerRoleARN + "\n  external_id: ${ssm:/tributary/" + p.Name + "/external-id}"
+		auth = "AWS_MSK_IAM\n  aws_role_arn: " + p.CustomerRoleARN + "\n  external_id: ${ssm:" + root + "/" + p.Name + "/external-id}"
 	}
 	return "name: " + p.Name + `
 source:
   type: postgres
-  url: ${ssm:/tributary/` + p.Name + `/source-url}
+  url: ${ssm:` + root + `/` + p.Name + `/source-url}
 destination:
   bootstrap_servers: REPLACE-ME:9098
   topic_prefix: ` + p.Name + `
   authentication: ` + auth + `
 checkpoint:
   store: dynamodb
-  table: ` + checkpointTable + `
+  table: ` + table + `
 webhooks:
-  queue_url: REPLACE-ME-with-the-RowSkippedQueueUrl-output
+  queue_url: ` + queueURL + `
 `
-}
-
-// alarmsAndDashboard watch the task's EMF metrics (README: Metrics).
-func (s *DataPlaneStack) alarmsAndDashboard(stack awscdk.Stack, pipelines []Pipeline) {
-	metric := func(name, pipeline, stat string, dims map[string]*string) awscloudwatch.Metric {
-		d := map[string]*string{"Pipeline": jsii.String(pipeline)}
-		for k, v := range dims {
-			d[k] = v
-		}
-		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
-			Namespace: jsii.String(metricsNamespace), MetricName: jsii.String(name),
-			DimensionsMap: &d, Statistic: jsii.String(stat), Period: awscdk.Duration_Minutes(jsii.Number(1)),
-		})
-	}
-	dash := awscloudwatch.NewDashboard(stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
-		DashboardName: jsii.String("tributary"),
-	})
-	for _, p := range pipelines {
-		awscloudwatch.NewAlarm(stack, jsii.String("Errors-"+p.Name), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String("Pipeline " + p.Name + " reports errors"),
-			Metric:             metric("Errors", p.Name, "Sum", nil),
-			Threshold:          jsii.Number(1),
-			EvaluationPeriods:  jsii.Number(5),
-			DatapointsToAlarm:  jsii.Number(3),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		awscloudwatch.NewAlarm(stack, jsii.String("Lag-"+p.Name), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String("Pipeline " + p.Name + " is more than 5 minutes behind its source"),
-			Metric:             metric("SourceLagSeconds", p.Name, "Maximum", nil),
-			Threshold:          jsii.Number(300),
-			EvaluationPeriods:  jsii.Number(5),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-			// No data means the task is not running: that is an alarm too.
-			TreatMissingData: awscloudwatch.TreatMissingData_BREACHING,
-		})
-		var published []awscloudwatch.IMetric
-		for _, op := range []string{"c", "u", "d", "r"} {
-			published = append(published, metric("RowsPublished", p.Name, "Sum", map[string]*string{"Op": jsii.String(op)}))
-		}
-		dash.AddWidgets(
-			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
-				Title: jsii.String(p.Name + ": rows published per op"), Left: &published, Width: jsii.Number(12),
-			}),
-			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
-				Title: jsii.String(p.Name + ": source-to-publish latency (ms)"), Width: jsii.Number(12),
-				Left: &[]awscloudwatch.IMetric{
-					metric("SourceToPublishLatencyMs", p.Name, "p50", nil),
-					metric("SourceToPublishLatencyMs", p.Name, "p99", nil),
-				},
-			}),
-		)
-	}
-	awscloudwatch.NewAlarm(stack, jsii.String("RowSkippedDeadLetters"), &awscloudwatch.AlarmProps{
-		AlarmDescription:   jsii.String("row.skipped events could not be delivered (see the DLQ)"),
-		Metric:             s.DLQ.MetricApproximateNumberOfMessagesVisible(nil),
-		Threshold:          jsii.Number(1),
-		EvaluationPeriods:  jsii.Number(1),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-	})
 }

@@ -2,23 +2,38 @@
 // Fargate service per pipeline, checkpoints, SSM documents, the row-skipped
 // queue and function, the connection-test API, alarms) and, when its
 // context is given, the customer-access stack for the MSK owner's account.
-// `make synth` runs it offline into cdk.out/; `cdk deploy` runs it through
-// cdk.json.
 //
-// Context (cdk.json or -c):
+// The cdk CLI runs it through cdk.json from the repository root (`cdk
+// synth`, `cdk deploy`; `make synth` does the same with the pinned CLI);
+// run directly (`cd infra && go run .`) it reads cdk.json's context itself
+// and writes to <repo>/cdk.out.
 //
-//	pipelines            comma-separated pipeline names (default "shop")
-//	customerRoleArn      role in the MSK account the tasks assume (optional)
-//	vpcId                an existing VPC (default: a new one)
-//	customerAccess       {"taskRoleArn","externalId","clusterArn","topicPrefix","createTopics"}
-//	                     synthesizes TributaryCustomerAccess too
-//	assets               directory of the function builds (default ../bin/functions)
+// Context (cdk.json or -c; every value may be given as a string, objects
+// as JSON text):
+//
+//	pipelines        comma-separated pipeline names (default "shop")
+//	deployment       a name prefixed to the stacks and shared resources, so
+//	                 two deployments fit one account and region (optional)
+//	customerRoleArn  role in the MSK account the tasks assume (optional)
+//	mskClusterArn    an MSK cluster in this account the tasks write with
+//	                 IAM (optional): grants kafka-cluster actions directly
+//	vpcId            an existing VPC (default: a new one)
+//	image            a prebuilt task image URI (default: build the Dockerfile)
+//	desiredCount     tasks per pipeline service (default 0: see docs/aws.md)
+//	alarmEmail       an address subscribed to the alarm topic (optional)
+//	silentMinutes    alarm when a source sends nothing this long (default 30)
+//	customerAccess   {"taskRoleArn","externalId","clusterArn","topicPrefix","createTopics"}
+//	                 synthesizes TributaryCustomerAccess too
+//	assets           directory of the function builds, relative to the
+//	                 repository root (default bin/functions)
 package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -28,67 +43,216 @@ import (
 
 func main() {
 	defer jsii.Close()
+	root, err := repoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	props := &awscdk.AppProps{}
-	if os.Getenv("CDK_CONTEXT_JSON") == "" { // run directly (make synth), not by the cdk CLI
-		props.Context = contextFromCdkJSON("../cdk.json")
+	// The cdk CLI always sets CDK_OUTDIR (relative to its own working
+	// directory, which is ours: cdk.json runs the app from the root).
+	if os.Getenv("CDK_OUTDIR") == "" {
+		props.Context = contextFromCdkJSON(filepath.Join(root, "cdk.json"))
+		props.Outdir = jsii.String(filepath.Join(root, "cdk.out"))
 	}
 	app := awscdk.NewApp(props)
-	build(app)
+	if err := build(app, root); err != nil {
+		fmt.Fprintln(os.Stderr, "tributary cdk app:", err)
+		os.Exit(1)
+	}
 	app.Synth(nil)
 }
 
-// build adds the stacks that the app's context asks for, with cdk-nag's
-// AWS Solutions checks.
-func build(app awscdk.App) {
-	ctx := func(key string) string {
-		if v, ok := app.Node().TryGetContext(jsii.String(key)).(string); ok {
-			return v
-		}
-		return ""
+// repoRoot is the nearest directory holding cdk.json, from the working
+// directory up: the root when the cdk CLI runs the app, its parent when
+// run as `cd infra && go run .`.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
 	}
-	env := &awscdk.Environment{
-		Account: jsii.String(os.Getenv("CDK_DEFAULT_ACCOUNT")),
-		Region:  jsii.String(os.Getenv("CDK_DEFAULT_REGION")),
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "cdk.json")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no cdk.json in %s or above: run from the repository", dir)
+		}
+	}
+}
+
+// build adds the stacks that the app's context asks for, with cdk-nag's
+// AWS Solutions checks. Paths in the context are relative to root.
+func build(app awscdk.App, root string) error {
+	c := appContext{app}
+	deployment := c.str("deployment")
+	if deployment != "" && !deploymentName.MatchString(deployment) {
+		return fmt.Errorf("context deployment %q: want 1-20 of a-z, 0-9 and '-', starting with a letter", deployment)
 	}
 	stackProps := awscdk.StackProps{}
-	if ctx("vpcId") != "" {
-		stackProps.Env = env // a VPC lookup needs both
+	if c.str("vpcId") != "" { // a VPC lookup needs an account and region
+		stackProps.Env = &awscdk.Environment{
+			Account: jsii.String(os.Getenv("CDK_DEFAULT_ACCOUNT")),
+			Region:  jsii.String(os.Getenv("CDK_DEFAULT_REGION")),
+		}
 	}
-	names := ctx("pipelines")
+	names := c.str("pipelines")
 	if names == "" {
 		names = "shop"
 	}
 	var pipelines []Pipeline
 	for _, n := range strings.Split(names, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			pipelines = append(pipelines, Pipeline{Name: n, CustomerRoleARN: ctx("customerRoleArn")})
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if !pipelineName.MatchString(n) {
+			return fmt.Errorf("context pipelines: %q is not a pipeline name (1-64 of a-z, 0-9, '_', '-')", n)
+		}
+		pipelines = append(pipelines, Pipeline{Name: n, CustomerRoleARN: c.str("customerRoleArn")})
+	}
+	desired, err := c.number("desiredCount", 0)
+	if err != nil {
+		return err
+	}
+	silent, err := c.number("silentMinutes", defaultSilentMinutes)
+	if err != nil {
+		return err
+	}
+	if silent < 1 {
+		return fmt.Errorf("context silentMinutes %d: want at least 1", silent)
+	}
+	assets := c.str("assets")
+	if assets == "" {
+		assets = "bin/functions"
+	}
+	if !filepath.IsAbs(assets) {
+		assets = filepath.Join(root, assets)
+	}
+	for _, fn := range []string{"connection-test", "row-skipped"} {
+		if _, err := os.Stat(filepath.Join(assets, fn, "bootstrap")); err != nil {
+			return fmt.Errorf("%s/bootstrap is missing: run `make build-functions` first", filepath.Join(assets, fn))
 		}
 	}
-	assets := ctx("assets")
-	if assets == "" {
-		assets = "../bin/functions"
+	if arn := c.str("mskClusterArn"); arn != "" {
+		if _, err := topicARN(arn, "x"); err != nil {
+			return fmt.Errorf("context mskClusterArn: %w", err)
+		}
 	}
-	NewDataPlaneStack(app, "Tributary", &DataPlaneProps{
+	NewDataPlaneStack(app, stackName(deployment, "Tributary"), &DataPlaneProps{
 		StackProps:         stackProps,
+		Deployment:         deployment,
 		Pipelines:          pipelines,
-		ImageDir:           "..",
+		ImageDir:           root,
+		Image:              c.str("image"),
 		ConnectionTestCode: filepath.Join(assets, "connection-test"),
 		RowSkippedCode:     filepath.Join(assets, "row-skipped"),
-		VpcID:              ctx("vpcId"),
+		VpcID:              c.str("vpcId"),
+		MSKClusterARN:      c.str("mskClusterArn"),
+		DesiredCount:       desired,
+		AlarmEmail:         c.str("alarmEmail"),
+		SilentMinutes:      silent,
 	})
 
-	if ca, ok := app.Node().TryGetContext(jsii.String("customerAccess")).(map[string]any); ok {
+	ca, err := c.object("customerAccess")
+	if err != nil {
+		return err
+	}
+	if ca != nil {
 		str := func(k string) string { s, _ := ca[k].(string); return s }
-		create, _ := ca["createTopics"].(bool)
-		NewCustomerAccessStack(app, "TributaryCustomerAccess", &CustomerAccessProps{
+		create := false
+		switch v := ca["createTopics"].(type) {
+		case bool:
+			create = v
+		case string:
+			if create, err = strconv.ParseBool(v); err != nil {
+				return fmt.Errorf("context customerAccess.createTopics %q: want true or false", v)
+			}
+		}
+		for _, k := range []string{"taskRoleArn", "externalId", "clusterArn", "topicPrefix"} {
+			if str(k) == "" {
+				return fmt.Errorf("context customerAccess: %s is missing (want taskRoleArn, externalId, clusterArn, topicPrefix)", k)
+			}
+		}
+		if _, err := topicARN(str("clusterArn"), str("topicPrefix")); err != nil {
+			return fmt.Errorf("context customerAccess: %w", err)
+		}
+		roleName := ""
+		if deployment != "" {
+			roleName = deployment + "-tributary-writer"
+		}
+		NewCustomerAccessStack(app, stackName(deployment, "TributaryCustomerAccess"), &CustomerAccessProps{
 			TaskRoleARN:  str("taskRoleArn"),
 			ExternalID:   str("externalId"),
 			ClusterARN:   str("clusterArn"),
 			TopicPrefix:  str("topicPrefix"),
 			CreateTopics: create,
+			RoleName:     roleName,
 		})
 	}
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+	return nil
+}
+
+// appContext reads context values the way the cdk CLI hands them over:
+// from cdk.json as JSON values, from -c as strings (JSON text for objects).
+type appContext struct{ app awscdk.App }
+
+func (c appContext) raw(key string) any {
+	return c.app.Node().TryGetContext(jsii.String(key))
+}
+
+func (c appContext) str(key string) string {
+	switch v := c.raw(key).(type) {
+	case string:
+		return strings.TrimSpace(v)
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case []any: // a JSON list of names, e.g. pipelines in cdk.json
+		var parts []string
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, ",")
+	}
+	return ""
+}
+
+func (c appContext) number(key string, def int) (int, error) {
+	switch v := c.raw(key).(type) {
+	case nil:
+		return def, nil
+	case float64:
+		if v >= 0 && v == float64(int(v)) {
+			return int(v), nil
+		}
+	case string:
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("context %s: want a whole number ≥ 0", key)
+}
+
+// object is a JSON object given as one (cdk.json) or as its text (-c).
+func (c appContext) object(key string) (map[string]any, error) {
+	switch v := c.raw(key).(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return v, nil
+	case string:
+		if strings.TrimSpace(v) == "" {
+			return nil, nil
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(v), &m); err != nil || m == nil {
+			return nil, fmt.Errorf("context %s: want a JSON object, e.g. -c %s='{\"taskRoleArn\":\"…\"}'", key, key)
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("context %s: want a JSON object", key)
 }
 
 // contextFromCdkJSON reads the "context" object of cdk.json, which only the

@@ -92,9 +92,12 @@ func TestDataPlaneResources(t *testing.T) {
 	tm.ResourceCountIs(jsii.String("AWS::SSM::Parameter"), jsii.Number(2))
 	tm.ResourceCountIs(jsii.String("AWS::EC2::VPC"), jsii.Number(1))
 
-	// Exactly one task per pipeline, stopped before its successor starts.
+	// At most one task per pipeline, stopped before its successor starts;
+	// none until the operator has written a real document (a fresh deploy
+	// would otherwise start a task on the starter document, which fails,
+	// and the circuit breaker would roll the stack back).
 	tm.AllResourcesProperties(jsii.String("AWS::ECS::Service"), obj(
-		"DesiredCount", 1,
+		"DesiredCount", 0,
 		"DeploymentConfiguration", assertions.Match_ObjectLike(obj("MinimumHealthyPercent", 0, "MaximumPercent", 100)),
 	))
 	// Graceful stop: the full 120 s Fargate allows; arm64; SSM document.

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// TestAlarmsReachSomeone: every alarm notifies the SNS topic (an alarm
+// nobody hears was the old state), -c alarmEmail subscribes an address,
+// and each pipeline has a "source silent" alarm, since a stuck source
+// shows lag 0.
+func TestAlarmsReachSomeone(t *testing.T) {
+	stacks(t)
+	contextApp(t)
+	defer failOnPanic(t)
+	for _, tm := range []assertions.Template{dpTmpl, ctxDP} {
+		tm.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(1))
+		// 3 per pipeline (errors, lag, silent) × 2 pipelines + the DLQ.
+		tm.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(7))
+		tm.AllResourcesProperties(jsii.String("AWS::CloudWatch::Alarm"), obj(
+			"AlarmActions", []any{obj("Ref", assertions.Match_StringLikeRegexp(jsii.String("AlarmTopic.*")))},
+			"OKActions", []any{obj("Ref", assertions.Match_StringLikeRegexp(jsii.String("AlarmTopic.*")))},
+		))
+		tm.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj(
+			"AlarmDescription", assertions.Match_StringLikeRegexp(jsii.String("Pipeline shop has published no row for .* minutes.*")),
+			"ComparisonOperator", "LessThanOrEqualToThreshold",
+			"TreatMissingData", "breaching",
+			"Metrics", assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(obj("Expression", "FILL(c,0)+FILL(u,0)+FILL(d,0)+FILL(r,0)"))}),
+		))
+	}
+	dpTmpl.ResourceCountIs(jsii.String("AWS::SNS::Subscription"), jsii.Number(0))
+	ctxDP.HasResourceProperties(jsii.String("AWS::SNS::Subscription"), obj("Protocol", "email", "Endpoint", "ops@example.com"))
+	// silentMinutes=45 in the context app: one 45-minute period.
+	ctxDP.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj(
+		"Metrics", assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(obj(
+			"MetricStat", assertions.Match_ObjectLike(obj("Period", 2700)),
+		))}),
+	))
+}
+
+// TestDashboardGraphs: lag, errors, rows per op and skipped rows.
+func TestDashboardGraphs(t *testing.T) {
+	stacks(t)
+	defer failOnPanic(t)
+	body := jsonString(dpTmpl.FindResources(jsii.String("AWS::CloudWatch::Dashboard"), nil))
+	for _, want := range []string{"shop: rows published per op", "shop: lag behind the source", "shop: errors",
+		"rows skipped", "SourceLagSeconds", "NumberOfMessagesSent"} {
+		if !containsString(body, want) {
+			t.Errorf("dashboard lacks %s", want)
+		}
+	}
+	dpTmpl.HasOutput(jsii.String("ServiceShop"), obj())
+	dpTmpl.HasOutput(jsii.String("ClusterName"), obj())
+	dpTmpl.HasOutput(jsii.String("SecurityGroupId"), obj())
+}
