@@ -31,6 +31,12 @@ func TestAlarmsReachSomeone(t *testing.T) {
 		))
 	}
 	dpTmpl.ResourceCountIs(jsii.String("AWS::SNS::Subscription"), jsii.Number(0))
+	// The default window when none is given: 30 minutes.
+	dpTmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj(
+		"Metrics", assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(obj(
+			"MetricStat", assertions.Match_ObjectLike(obj("Period", 1800)),
+		))}),
+	))
 	ctxDP.HasResourceProperties(jsii.String("AWS::SNS::Subscription"), obj("Protocol", "email", "Endpoint", "ops@example.com"))
 	// silentMinutes=45 in the context app: one 45-minute period.
 	ctxDP.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj(
@@ -54,4 +60,28 @@ func TestDashboardGraphs(t *testing.T) {
 	dpTmpl.HasOutput(jsii.String("ServiceShop"), obj())
 	dpTmpl.HasOutput(jsii.String("ClusterName"), obj())
 	dpTmpl.HasOutput(jsii.String("SecurityGroupId"), obj())
+}
+
+// TestFunctionsReadOnlyDeployedPipelines: each function's role may read
+// the deployed pipelines' documents and secrets by name, not every
+// pipeline's (/tributary/*/*), which let one document read out another's
+// secrets through the connection test.
+func TestFunctionsReadOnlyDeployedPipelines(t *testing.T) {
+	stacks(t)
+	defer failOnPanic(t)
+	for _, fn := range []string{"RowSkippedFunction", "ConnectionTestFunction"} {
+		policies := dpTmpl.FindResources(jsii.String("AWS::IAM::Policy"), obj("Properties", obj(
+			"Roles", []any{obj("Ref", assertions.Match_StringLikeRegexp(jsii.String(fn+"ServiceRole.*")))},
+		)))
+		s := jsonString(policies)
+		if len(*policies) != 1 || !containsString(s, ":parameter/tributary/pipelines/shop") ||
+			!containsString(s, ":parameter/tributary/billing/*") {
+			t.Errorf("%s: want reads of shop's and billing's parameters: %s", fn, s)
+		}
+		for _, wide := range []string{"parameter/tributary/*", "parameter/tributary/pipelines/*"} {
+			if containsString(s, wide+`"`) {
+				t.Errorf("%s reads %s: %s", fn, wide, s)
+			}
+		}
+	}
 }

@@ -23,6 +23,7 @@ var (
 	ctxDP    assertions.Template
 	ctxCA    assertions.Template
 	ctxStack []string
+	ctxAll   []awscdk.Stack
 )
 
 func contextApp(t *testing.T) {
@@ -37,8 +38,12 @@ func contextApp(t *testing.T) {
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			os.WriteFile(p, []byte("{}\n"), 0o755)
 		}
+		out := filepath.Join(root, "cdk.out")
+		if d := os.Getenv("CFN_TEMPLATES_DIR"); d != "" {
+			out = d // `make test` runs cfn-lint on these templates too
+		}
 		ctxApp = awscdk.NewApp(&awscdk.AppProps{
-			Outdir: jsii.String(filepath.Join(root, "cdk.out")),
+			Outdir: jsii.String(out),
 			Context: &map[string]any{
 				"pipelines":     "shop,billing",
 				"deployment":    "staging",
@@ -56,6 +61,7 @@ func contextApp(t *testing.T) {
 		for _, st := range *ctxApp.Node().Children() {
 			if s, ok := st.(awscdk.Stack); ok {
 				ctxStack = append(ctxStack, *s.StackName())
+				ctxAll = append(ctxAll, s)
 				switch {
 				case strings.HasSuffix(*s.StackName(), "-Tributary"):
 					ctxDP = assertions.Template_FromStack(s, nil)

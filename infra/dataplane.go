@@ -106,6 +106,9 @@ func (s *DataPlaneStack) parameterPrefix() string { return s.root + "/pipelines/
 
 // NewDataPlaneStack builds the stack.
 func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlaneProps) *DataPlaneStack {
+	if props.SilentMinutes <= 0 {
+		props.SilentMinutes = defaultSilentMinutes
+	}
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
 	s := &DataPlaneStack{Stack: stack, TaskRoles: map[string]awsiam.Role{},
 		deployment: props.Deployment, root: parameterRoot(props.Deployment), mskIAM: props.MSKClusterARN != ""}

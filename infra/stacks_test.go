@@ -212,8 +212,9 @@ func TestTopicARN(t *testing.T) {
 // suppressed with a reason.
 func TestNagFindings(t *testing.T) {
 	stacks(t)
+	contextApp(t) // same-account MSK, a prebuilt image, an e-mail subscription
 	defer failOnPanic(t)
-	for _, st := range []awscdk.Stack{dataPlane.Stack, customer.Stack, plainCust.Stack} {
+	for _, st := range append([]awscdk.Stack{dataPlane.Stack, customer.Stack, plainCust.Stack}, ctxAll...) {
 		ann := assertions.Annotations_FromStack(st)
 		match := assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*"))
 		for kind, found := range map[string]any{
