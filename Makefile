@@ -8,9 +8,10 @@ export GOFLAGS := -buildvcs=false
 # cfn-lint, pinned, in a venv under the git-ignored .services/; installed
 # once per version (the binary exists only after pip succeeded). `make
 # test` lints the templates its CDK tests synthesize (every stack: data
-# plane with and without a customer role, customer access with and
-# without topic creation) instead of a second synth. Per-resource ignores
-# carry their reason in infra/ (lintIgnore).
+# plane with and without a customer role or a deployment name, customer
+# access with and without topic creation) and those the real cdk CLI
+# synthesizes from the repository root. Per-resource ignores carry their
+# reason in infra/ (lintIgnore).
 CFN_LINT_VERSION := 1.58.0
 CFN_LINT := .services/cfn-lint-$(CFN_LINT_VERSION)/bin/cfn-lint
 TEST_TEMPLATES := .services/cfn-templates
