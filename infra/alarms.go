@@ -42,7 +42,8 @@ func (s *DataPlaneStack) alarmsAndDashboard(stack awscdk.Stack, props *DataPlane
 		})
 	}
 	dash := awscloudwatch.NewDashboard(stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
-		DashboardName: jsii.String(resourceName(s.deployment, "tributary")),
+		// Dashboard names are account-wide: the region keeps two regions apart.
+		DashboardName: jsii.String(resourceName(s.deployment, "tributary") + "-" + *stack.Region()),
 	})
 	for _, p := range props.Pipelines {
 		alarm("Errors-"+p.Name, &awscloudwatch.AlarmProps{
@@ -119,6 +120,15 @@ func (s *DataPlaneStack) alarmsAndDashboard(stack awscdk.Stack, props *DataPlane
 		AlarmDescription:   jsii.String("row.skipped events could not be delivered (see the DLQ)"),
 		Metric:             s.DLQ.MetricApproximateNumberOfMessagesVisible(nil),
 		Threshold:          jsii.Number(1),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+	})
+	// The DLQ keeps a message 14 days (SQS's maximum): this alarm fires
+	// while there is still a week to redrive it.
+	alarm("RowSkippedDeadLettersExpiring", &awscloudwatch.AlarmProps{
+		AlarmDescription:   jsii.String("row.skipped events have waited 7 days in the DLQ; SQS deletes them after 14"),
+		Metric:             s.DLQ.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Statistic: jsii.String("Maximum")}),
+		Threshold:          jsii.Number(7 * 24 * 3600),
 		EvaluationPeriods:  jsii.Number(1),
 		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
 	})

@@ -17,8 +17,8 @@ func TestAlarmsReachSomeone(t *testing.T) {
 	defer failOnPanic(t)
 	for _, tm := range []assertions.Template{dpTmpl, ctxDP} {
 		tm.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(1))
-		// 3 per pipeline (errors, lag, silent) × 2 pipelines + the DLQ.
-		tm.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(7))
+		// 3 per pipeline (errors, lag, silent) × 2 pipelines + the DLQ's two.
+		tm.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(8))
 		tm.AllResourcesProperties(jsii.String("AWS::CloudWatch::Alarm"), obj(
 			"AlarmActions", []any{obj("Ref", assertions.Match_StringLikeRegexp(jsii.String("AlarmTopic.*")))},
 			"OKActions", []any{obj("Ref", assertions.Match_StringLikeRegexp(jsii.String("AlarmTopic.*")))},

@@ -86,7 +86,7 @@ func TestContextAsStrings(t *testing.T) {
 		t.Fatalf("no customer-access stack; stacks: %v", ctxStack)
 	}
 	ctxCA.HasResourceProperties(jsii.String("AWS::IAM::Role"), obj(
-		"RoleName", "staging-tributary-writer",
+		"RoleName", "staging-tributary-writer-shop",
 		"AssumeRolePolicyDocument", obj("Statement", []any{assertions.Match_ObjectLike(obj(
 			"Condition", obj("StringEquals", obj("sts:ExternalId", "ext-from-cli")),
 		))}),
@@ -111,11 +111,12 @@ func TestDeploymentPrefixesNames(t *testing.T) {
 	if len(want) > 0 {
 		t.Fatalf("stacks %v, missing %v", ctxStack, want)
 	}
-	ctxDP.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), obj("TableName", "staging-tributary-checkpoints"))
-	ctxDP.HasResourceProperties(jsii.String("AWS::IAM::Role"), obj("RoleName", "staging-tributary-task-shop"))
-	ctxDP.HasResourceProperties(jsii.String("AWS::CloudWatch::Dashboard"), obj("DashboardName", "staging-tributary"))
+	ctxDP.HasResourceProperties(jsii.String("AWS::CloudWatch::Dashboard"), obj(
+		"DashboardName", obj("Fn::Join", []any{"", []any{"staging-tributary-", obj("Ref", "AWS::Region")}})))
 	ctxDP.HasResourceProperties(jsii.String("AWS::SNS::Topic"), obj("TopicName", "staging-tributary-alarms"))
-	ctxDP.HasResourceProperties(jsii.String("AWS::SSM::Parameter"), obj("Name", "/tributary-staging/pipelines/shop"))
+	if s := jsonString(*ctxDP.FindResources(jsii.String("Custom::AWS"), nil)); !strings.Contains(s, `\"Name\":\"/tributary-staging/pipelines/shop\"`) {
+		t.Errorf("no starter document at /tributary-staging/pipelines/shop: %s", s)
+	}
 	ctxDP.HasResourceProperties(jsii.String("AWS::ECS::TaskDefinition"), obj(
 		"ContainerDefinitions", []any{assertions.Match_ObjectLike(obj(
 			"Command", []any{"run", "--config", "ssm:/tributary-staging/pipelines/shop"},
@@ -130,7 +131,6 @@ func TestDeploymentPrefixesNames(t *testing.T) {
 	// Every name that must be unique in the account carries the prefix.
 	for typ, prop := range map[string]string{
 		"AWS::DynamoDB::Table": "TableName", "AWS::IAM::Role": "RoleName", "AWS::SNS::Topic": "TopicName",
-		"AWS::CloudWatch::Dashboard": "DashboardName", "AWS::SSM::Parameter": "Name",
 	} {
 		for id, r := range *ctxDP.FindResources(jsii.String(typ), nil) {
 			props, _ := (*r)["Properties"].(map[string]any)
@@ -163,12 +163,9 @@ func TestSameAccountMSK(t *testing.T) {
 			t.Errorf("billing's task role may write shop's topics: %s", s)
 		}
 	}
-	// The starter document signs in with IAM, no password to write.
-	ctxDP.HasResourceProperties(jsii.String("AWS::SSM::Parameter"), obj(
-		"Name", "/tributary-staging/pipelines/shop",
-		"Value", assertions.Match_ObjectLike(obj()), // joined with the queue URL
-	))
-	if s := jsonString(*ctxDP.FindResources(jsii.String("AWS::SSM::Parameter"), nil)); !strings.Contains(s, "authentication: AWS_MSK_IAM") || strings.Contains(s, "kafka-password") {
+	// The starter document signs in with IAM on 9098, no password to write.
+	if s := jsonString(*ctxDP.FindResources(jsii.String("Custom::AWS"), nil)); !strings.Contains(s, "authentication: AWS_MSK_IAM") ||
+		!strings.Contains(s, "REPLACE-ME:9098") || strings.Contains(s, "kafka-password") {
 		t.Errorf("starter documents do not use AWS_MSK_IAM: %s", s)
 	}
 }
@@ -191,7 +188,7 @@ func TestBadContextIsRefused(t *testing.T) {
 	for ctx, want := range map[string]string{
 		`{"deployment":"Staging!"}`:                   "context deployment",
 		`{"customerAccess":"{not json"}`:              "context customerAccess: want a JSON object",
-		`{"customerAccess":"{\"externalId\":\"x\"}"}`: "taskRoleArn is missing",
+		`{"customerAccess":"{\"externalId\":\"x\"}"}`: "clusterArn is missing",
 		`{"desiredCount":"-1"}`:                       "context desiredCount",
 		`{"pipelines":"Shop"}`:                        "is not a pipeline name",
 	} {

@@ -10,68 +10,100 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
+// Writer is one pipeline's access to the cluster: a role the pipeline's
+// task role may assume.
+type Writer struct {
+	// Pipeline names the role: tributary-writer-<pipeline>.
+	Pipeline string
+	// TaskRoleARN is the data-plane stack's TaskRoleArn<Pipeline> output.
+	TaskRoleARN string
+	// TopicPrefix scopes the topic permissions to <prefix>.* (default Pipeline).
+	TopicPrefix string
+}
+
 // CustomerAccessProps configures the stack deployed in the account that
 // owns the MSK cluster.
 type CustomerAccessProps struct {
 	awscdk.StackProps
-	// TaskRoleARN is the data-plane task role allowed to assume the role
-	// (arn:aws:iam::<data-plane account>:role/tributary-task-<pipeline>).
-	TaskRoleARN string
+	Writers []Writer
+	// ConnectionTestRoleARN is the data-plane stack's ConnectionTestRoleArn
+	// output: the connection test signs in as each writer, as the task does.
+	// Optional (the connection test then cannot sign in).
+	ConnectionTestRoleARN string
 	// ExternalID must be presented on AssumeRole (sts:ExternalId).
 	ExternalID string
 	// ClusterARN is the MSK cluster: arn:aws:kafka:<region>:<account>:cluster/<name>/<uuid>.
 	ClusterARN string
-	// TopicPrefix scopes the topic permissions to <prefix>.*.
-	TopicPrefix string
 	// CreateTopics adds kafka-cluster:CreateTopic (create_missing_topics).
 	CreateTopics bool
-	// RoleName defaults to tributary-writer.
-	RoleName string
+	// Deployment prefixes the role names (names.go).
+	Deployment string
 }
 
-// CustomerAccessStack holds the cross-account writer role.
+// CustomerAccessStack holds the cross-account writer roles, one per pipeline.
 type CustomerAccessStack struct {
 	awscdk.Stack
-	Role awsiam.Role
+	Roles map[string]awsiam.Role
 }
 
-// NewCustomerAccessStack builds the stack. It panics on a malformed cluster
-// ARN, since the topic ARNs are derived from it.
+// NewCustomerAccessStack builds the stack. It needs no CDK bootstrap in
+// the MSK owner's account: it has no assets, so its template is plain
+// CloudFormation (`aws cloudformation deploy` takes it as it is). It
+// panics on a malformed cluster ARN or prefix, which build checks first.
 func NewCustomerAccessStack(scope constructs.Construct, id string, props *CustomerAccessProps) *CustomerAccessStack {
-	stack := awscdk.NewStack(scope, &id, &props.StackProps)
-	topics, err := topicARN(props.ClusterARN, props.TopicPrefix)
-	if err != nil {
-		panic(err)
+	sp := props.StackProps
+	sp.Synthesizer = awscdk.NewBootstraplessSynthesizer(&awscdk.BootstraplessSynthesizerProps{})
+	stack := awscdk.NewStack(scope, &id, &sp)
+	out := &CustomerAccessStack{Stack: stack, Roles: map[string]awsiam.Role{}}
+	for _, w := range props.Writers {
+		prefix := w.TopicPrefix
+		if prefix == "" {
+			prefix = w.Pipeline
+		}
+		topics, err := topicARN(props.ClusterARN, prefix)
+		if err != nil {
+			panic(err)
+		}
+		condition := map[string]any{"StringEquals": map[string]any{"sts:ExternalId": props.ExternalID}}
+		var trusted []awsiam.IPrincipal
+		trusted = append(trusted, awsiam.NewArnPrincipal(jsii.String(w.TaskRoleARN)).WithConditions(&condition))
+		if props.ConnectionTestRoleARN != "" {
+			trusted = append(trusted, awsiam.NewArnPrincipal(jsii.String(props.ConnectionTestRoleARN)).WithConditions(&condition))
+		}
+		role := awsiam.NewRole(stack, jsii.String(outputKey("Writer", w.Pipeline)), &awsiam.RoleProps{
+			RoleName:           jsii.String(writerRoleName(props.Deployment, w.Pipeline)),
+			Description:        jsii.String("Tributary pipeline " + w.Pipeline + " writes topics " + prefix + ".* of this MSK cluster"),
+			AssumedBy:          awsiam.NewCompositePrincipal(trusted...),
+			MaxSessionDuration: awscdk.Duration_Hours(jsii.Number(1)),
+		})
+		role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("Cluster"),
+			Actions:   jsii.Strings("kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:WriteDataIdempotently"),
+			Resources: jsii.Strings(props.ClusterARN),
+		}))
+		topicActions := []string{"kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"}
+		if props.CreateTopics {
+			topicActions = append(topicActions, "kafka-cluster:CreateTopic")
+		}
+		role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       jsii.String("TopicsUnderPrefix"),
+			Actions:   jsii.Strings(topicActions...),
+			Resources: jsii.Strings(topics),
+		}))
+		suppress(role, "AwsSolutions-IAM5", "Topic permissions are scoped to the pipeline's prefix ("+prefix+".*), the narrowest pattern that covers one topic per table.")
+		awscdk.NewCfnOutput(stack, jsii.String(outputKey("WriterRoleArn", w.Pipeline)), &awscdk.CfnOutputProps{
+			Value: role.RoleArn(), Description: jsii.String("customerRoles entry of pipeline " + w.Pipeline),
+		})
+		out.Roles[w.Pipeline] = role
 	}
-	name := props.RoleName
-	if name == "" {
-		name = "tributary-writer"
-	}
-	role := awsiam.NewRole(stack, jsii.String("WriterRole"), &awsiam.RoleProps{
-		RoleName:    jsii.String(name),
-		Description: jsii.String("Tributary writes topics " + props.TopicPrefix + ".* of this MSK cluster"),
-		AssumedBy: awsiam.NewArnPrincipal(jsii.String(props.TaskRoleARN)).WithConditions(&map[string]any{
-			"StringEquals": map[string]any{"sts:ExternalId": props.ExternalID},
-		}),
-		MaxSessionDuration: awscdk.Duration_Hours(jsii.Number(1)),
-	})
-	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:       jsii.String("Cluster"),
-		Actions:   jsii.Strings("kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"),
-		Resources: jsii.Strings(props.ClusterARN),
-	}))
-	topicActions := []string{"kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"}
-	if props.CreateTopics {
-		topicActions = append(topicActions, "kafka-cluster:CreateTopic")
-	}
-	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:       jsii.String("TopicsUnderPrefix"),
-		Actions:   jsii.Strings(topicActions...),
-		Resources: jsii.Strings(topics),
-	}))
-	suppress(role, "AwsSolutions-IAM5", "Topic permissions are scoped to the pipeline's prefix ("+props.TopicPrefix+".*), the narrowest pattern that covers one topic per table.")
-	awscdk.NewCfnOutput(stack, jsii.String("WriterRoleArn"), &awscdk.CfnOutputProps{Value: role.RoleArn()})
-	return &CustomerAccessStack{Stack: stack, Role: role}
+	return out
+}
+
+// writerRoleName is the writer role of a pipeline in the MSK owner's
+// account, predictable so the data plane can be deployed first:
+// [<deployment>-]tributary-writer-<pipeline>.
+func writerRoleName(deployment, pipeline string) string {
+	return resourceName(deployment, "tributary-writer-"+pipeline)
 }
 
 // topicARN turns a cluster ARN into the ARN of the topics under prefix:

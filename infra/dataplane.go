@@ -17,7 +17,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsssm"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -43,9 +42,15 @@ type DataPlaneProps struct {
 	// function's `bootstrap` (linux/arm64), as `make build-functions` makes them.
 	ConnectionTestCode string
 	RowSkippedCode     string
-	// VpcID selects an existing VPC (needs an account and region); empty
-	// makes a new one.
-	VpcID string
+	// Network: an existing VPC (needs an account and region) or a new one.
+	Network NetworkProps
+	// TaskCPU and TaskMemoryMiB size each pipeline's task (default 512 and
+	// 1024); the Go runtime's soft memory limit follows the memory.
+	TaskCPU       int
+	TaskMemoryMiB int
+	// KMSKeyARN is a customer-managed key the pipelines' SecureStrings are
+	// encrypted with: tasks and functions may decrypt with it through SSM.
+	KMSKeyARN string
 	// Deployment prefixes the names of shared resources (see names.go).
 	Deployment string
 	// Image is a prebuilt task image URI; empty builds ImageDir's Dockerfile.
@@ -68,10 +73,9 @@ type DataPlaneProps struct {
 const (
 	// metricsNamespace is the CloudWatch namespace of the task's EMF metrics.
 	metricsNamespace = "Tributary"
-	// checkpointTable is the DynamoDB table name the pipelines default to
-	// (checkpoint.table), before the deployment prefix; its partition key
-	// is the pipeline name.
-	checkpointTable = "tributary-checkpoints"
+	// defaultTaskCPU and defaultTaskMemoryMiB size a pipeline's task.
+	defaultTaskCPU       = 512
+	defaultTaskMemoryMiB = 1024
 	// defaultSilentMinutes: a pipeline that publishes nothing this long
 	// raises its "source silent" alarm.
 	defaultSilentMinutes = 30
@@ -82,6 +86,32 @@ const (
 	// it moves to the DLQ.
 	maxReceiveCount = 5
 )
+
+var (
+	// connectionTestTimeout stays under API Gateway's 30 s integration
+	// limit; the function spends what is left of its deadline, not a
+	// fixed budget (functions/connection-test).
+	connectionTestTimeout = awscdk.Duration_Seconds(jsii.Number(28))
+	// rowSkippedTimeout covers one webhook delivery (10 s) with margin.
+	rowSkippedTimeout = awscdk.Duration_Minutes(jsii.Number(1))
+)
+
+// goMemLimit is the Go runtime's soft memory limit for a task of mem MiB:
+// three quarters of it, leaving the rest to the runtime's own overhead,
+// the TLS buffers and the kernel's page cache.
+func goMemLimit(mem int) string { return fmt.Sprintf("%dMiB", mem*3/4) }
+
+// decryptThroughSSM lets a role decrypt SecureStrings encrypted with a
+// customer-managed key, only as SSM does on its behalf.
+func decryptThroughSSM(stack awscdk.Stack, keyARN string) awsiam.PolicyStatement {
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("kms:Decrypt"),
+		Resources: jsii.Strings(keyARN),
+		Conditions: &map[string]any{
+			"StringEquals": map[string]any{"kms:ViaService": "ssm." + *stack.Region() + ".amazonaws.com"},
+		},
+	})
+}
 
 // DataPlaneStack is what runs pipelines in the operator's account.
 type DataPlaneStack struct {
@@ -98,7 +128,8 @@ type DataPlaneStack struct {
 	deployment string
 	mskIAM     bool
 	// root is parameterRoot(deployment).
-	root string
+	root    string
+	docLogs awslogs.ILogGroup
 }
 
 // parameterPrefix is where the pipeline documents live: <prefix><name>.
@@ -113,57 +144,76 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 	s := &DataPlaneStack{Stack: stack, TaskRoles: map[string]awsiam.Role{},
 		deployment: props.Deployment, root: parameterRoot(props.Deployment), mskIAM: props.MSKClusterARN != ""}
 
-	vpc := newVpc(stack, props.VpcID)
+	vpc := newVpc(stack, props.Network)
 	// One group for the tasks and both functions: the operator allows it
 	// into the MSK and database security groups (docs/aws.md).
 	s.SecurityGroup = awsec2.NewSecurityGroup(stack, jsii.String("SecurityGroup"), &awsec2.SecurityGroupProps{
 		Vpc:              vpc,
-		Description:      jsii.String("Tributary tasks and functions: allow it into MSK (9098) and the source database"),
+		Description:      jsii.String("Tributary tasks and functions: allow it into MSK (9098 IAM, 9096 SCRAM, 9094 TLS) and the source database"),
 		AllowAllOutbound: jsii.Bool(true),
 	})
-	awscdk.NewCfnOutput(stack, jsii.String("SecurityGroupId"), &awscdk.CfnOutputProps{Value: s.SecurityGroup.SecurityGroupId()})
+	awscdk.NewCfnOutput(stack, jsii.String("SecurityGroupId"), &awscdk.CfnOutputProps{
+		Value: s.SecurityGroup.SecurityGroupId(), Description: jsii.String("Allow this group into the MSK and database security groups"),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("VpcId"), &awscdk.CfnOutputProps{Value: vpc.VpcId()})
+	awscdk.NewCfnOutput(stack, jsii.String("VpcCidr"), &awscdk.CfnOutputProps{
+		Value: vpc.VpcCidrBlock(), Description: jsii.String("Allow this range on the MSK and database side across peering or a transit gateway"),
+	})
 	cluster := awsecs.NewCluster(stack, jsii.String("Cluster"), &awsecs.ClusterProps{
 		Vpc:                 vpc,
 		ContainerInsightsV2: awsecs.ContainerInsights_ENABLED,
 	})
 
+	// No fixed name: a retained table (cdk destroy) or one left by a failed
+	// create never blocks the next deploy. The starter documents carry the
+	// generated name; so does the CheckpointTableName output.
 	s.Table = awsdynamodb.NewTable(stack, jsii.String("Checkpoints"), &awsdynamodb.TableProps{
-		TableName:    jsii.String(resourceName(s.deployment, checkpointTable)),
 		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String("pipeline"), Type: awsdynamodb.AttributeType_STRING},
 		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
-		Encryption:    awsdynamodb.TableEncryption_AWS_MANAGED,
-		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+		Encryption:         awsdynamodb.TableEncryption_AWS_MANAGED,
+		DeletionProtection: jsii.Bool(true),
+		// Kept on replacement and on cdk destroy (the positions of every
+		// pipeline), deleted only when the stack's first create rolls back.
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE,
 	})
+	awscdk.NewCfnOutput(stack, jsii.String("CheckpointTableName"), &awscdk.CfnOutputProps{Value: s.Table.TableName()})
 
 	s.DLQ = awssqs.NewQueue(stack, jsii.String("RowSkippedDLQ"), &awssqs.QueueProps{
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
+		// Undelivered events outlive the stack (cdk destroy).
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE,
 	})
 	suppress(s.DLQ, "AwsSolutions-SQS3", "This is the dead-letter queue of the row-skipped queue; it has none itself.")
 	s.Queue = awssqs.NewQueue(stack, jsii.String("RowSkipped"), &awssqs.QueueProps{
 		// Six times the function's timeout, as Lambda's SQS guidance asks.
-		VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(12)),
+		VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(6)),
 		RetentionPeriod:   awscdk.Duration_Days(jsii.Number(4)),
 		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:        jsii.Bool(true),
 		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: s.DLQ, MaxReceiveCount: jsii.Number(maxReceiveCount)},
 	})
 
-	rowSkipped := s.newFunction(stack, "RowSkippedFunction", props.RowSkippedCode, vpc, 2)
+	rowSkipped := s.newFunction(stack, "RowSkippedFunction", props.RowSkippedCode, vpc, rowSkippedTimeout)
 	rowSkipped.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queue, &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(10),
+		// One event per invocation: a timeout re-sends only the event that
+		// timed out, never webhooks already delivered from the same batch.
+		BatchSize:               jsii.Number(1),
 		ReportBatchItemFailures: jsii.Bool(true),
 	}))
-	connTest := s.newFunction(stack, "ConnectionTestFunction", props.ConnectionTestCode, vpc, 0.5)
+	connTest := s.newFunction(stack, "ConnectionTestFunction", props.ConnectionTestCode, vpc, connectionTestTimeout)
 	for _, fn := range []awslambda.Function{rowSkipped, connTest} {
 		// Each deployed pipeline by name: a document written for a
 		// pipeline this stack does not run is not readable.
 		for _, p := range props.Pipelines {
 			fn.AddToRolePolicy(s.readPipelineParameters(stack, p.Name))
+		}
+		if props.KMSKeyARN != "" {
+			fn.AddToRolePolicy(decryptThroughSSM(stack, props.KMSKeyARN))
 		}
 		// After the grant: a suppression covers only the children that exist.
 		suppress(fn.Role(), "AwsSolutions-IAM5",
@@ -174,12 +224,15 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 
 	logs := awslogs.NewLogGroup(stack, jsii.String("TaskLogs"), &awslogs.LogGroupProps{
 		Retention:     awslogs.RetentionDays_ONE_MONTH,
-		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE,
 	})
 	image := s.taskImage(stack, props)
 	for _, p := range props.Pipelines {
-		role := s.newPipelineService(stack, cluster, logs, image, props.DesiredCount, p)
+		role := s.newPipelineService(stack, cluster, logs, image, props, p)
 		s.TaskRoles[p.Name] = role
+		if props.KMSKeyARN != "" {
+			role.AddToPolicy(decryptThroughSSM(stack, props.KMSKeyARN))
+		}
 		if p.CustomerRoleARN != "" {
 			// The connection test signs in to MSK the way the task does.
 			connTest.AddToRolePolicy(assumeCustomerRole(p.CustomerRoleARN))
@@ -189,7 +242,11 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 			grantMSK(connTest.Role(), props.MSKClusterARN, p.Name, false)
 		}
 	}
+	suppressDocumentFunction(stack)
 	s.alarmsAndDashboard(stack, props)
+	// The MSK owner's writer roles trust this role and the task roles
+	// (TributaryCustomerAccess), with the external id.
+	awscdk.NewCfnOutput(stack, jsii.String("ConnectionTestRoleArn"), &awscdk.CfnOutputProps{Value: connTest.Role().RoleArn()})
 	awscdk.NewCfnOutput(stack, jsii.String("ConnectionTestUrl"), &awscdk.CfnOutputProps{
 		Value: jsii.String(fmt.Sprintf("%spipelines/{name}/connection-test", *s.Api.Url())),
 	})
@@ -198,29 +255,16 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 	return s
 }
 
-func newVpc(stack awscdk.Stack, vpcID string) awsec2.IVpc {
-	if vpcID != "" {
-		return awsec2.Vpc_FromLookup(stack, jsii.String("Vpc"), &awsec2.VpcLookupOptions{VpcId: jsii.String(vpcID)})
-	}
-	return awsec2.NewVpc(stack, jsii.String("Vpc"), &awsec2.VpcProps{
-		MaxAzs:      jsii.Number(2),
-		NatGateways: jsii.Number(1),
-		FlowLogs: &map[string]*awsec2.FlowLogOptions{
-			"All": {TrafficType: awsec2.FlowLogTrafficType_REJECT},
-		},
-	})
-}
-
 // newFunction is a Go function on provided.al2023, arm64, in the VPC's
 // private subnets (brokers are usually private; webhooks go out by NAT).
-func (s *DataPlaneStack) newFunction(stack awscdk.Stack, id, codeDir string, vpc awsec2.IVpc, timeoutMinutes float64) awslambda.Function {
+func (s *DataPlaneStack) newFunction(stack awscdk.Stack, id, codeDir string, vpc awsec2.IVpc, timeout awscdk.Duration) awslambda.Function {
 	fn := awslambda.NewFunction(stack, jsii.String(id), &awslambda.FunctionProps{
 		Runtime:        awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture:   awslambda.Architecture_ARM_64(),
 		Handler:        jsii.String("bootstrap"),
 		Code:           awslambda.Code_FromAsset(jsii.String(codeDir), nil),
 		MemorySize:     jsii.Number(256),
-		Timeout:        awscdk.Duration_Seconds(jsii.Number(timeoutMinutes * 60)),
+		Timeout:        timeout,
 		Vpc:            vpc,
 		SecurityGroups: &[]awsec2.ISecurityGroup{s.SecurityGroup},
 		VpcSubnets:     &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS},
@@ -232,7 +276,7 @@ func (s *DataPlaneStack) newFunction(stack awscdk.Stack, id, codeDir string, vpc
 		},
 		LogGroup: awslogs.NewLogGroup(stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
 			Retention:     awslogs.RetentionDays_ONE_MONTH,
-			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+			RemovalPolicy: awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE,
 		}),
 	})
 	suppress(fn.Role(), "AwsSolutions-IAM4",
@@ -279,7 +323,7 @@ func newConnectionTestApi(stack awscdk.Stack, fn awslambda.Function) awsapigatew
 	})
 	accessLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
 		Retention:     awslogs.RetentionDays_ONE_MONTH,
-		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE,
 	})
 	stage := api.DefaultStage().Node().DefaultChild().(awsapigatewayv2.CfnStage)
 	stage.SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
@@ -292,13 +336,24 @@ func newConnectionTestApi(stack awscdk.Stack, fn awslambda.Function) awsapigatew
 
 // newPipelineService runs one pipeline: a Fargate service with exactly one
 // task (the checkpoint lease allows one owner), stopped gracefully.
-func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.Cluster, logs awslogs.LogGroup, image awsecs.ContainerImage, desired int, p Pipeline) awsiam.Role {
+func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.Cluster, logs awslogs.LogGroup, image awsecs.ContainerImage, props *DataPlaneProps, p Pipeline) awsiam.Role {
 	id := "Pipeline-" + p.Name
+	// No fixed name (IAM names are account-wide: a second region or a
+	// redeploy would collide). The MSK owner trusts the TaskRoleArn<Pipeline>
+	// output once this stack exists (docs/aws.md, step 7).
 	role := awsiam.NewRole(stack, jsii.String(id+"-TaskRole"), &awsiam.RoleProps{
-		// A fixed name, so the MSK owner can trust it before this stack exists.
-		RoleName:  jsii.String(resourceName(s.deployment, "tributary-task-"+p.Name)),
 		AssumedBy: awsiam.NewServicePrincipal(jsii.String("ecs-tasks.amazonaws.com"), nil),
 	})
+	awscdk.NewCfnOutput(stack, jsii.String(outputKey("TaskRoleArn", p.Name)), &awscdk.CfnOutputProps{
+		Value: role.RoleArn(), Description: jsii.String("Task role of pipeline " + p.Name),
+	})
+	cpu, mem := props.TaskCPU, props.TaskMemoryMiB
+	if cpu == 0 {
+		cpu = defaultTaskCPU
+	}
+	if mem == 0 {
+		mem = defaultTaskMemoryMiB
+	}
 	role.AddToPolicy(s.readPipelineParameters(stack, p.Name))
 	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:DescribeTable"),
@@ -315,8 +370,8 @@ func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.C
 		"SSM access is limited to this pipeline's document and its secrets under "+s.root+"/"+p.Name+"/*; MSK topic access (if any) to its prefix "+p.Name+".*.")
 
 	task := awsecs.NewFargateTaskDefinition(stack, jsii.String(id+"-Task"), &awsecs.FargateTaskDefinitionProps{
-		Cpu:            jsii.Number(512),
-		MemoryLimitMiB: jsii.Number(1024),
+		Cpu:            jsii.Number(float64(cpu)),
+		MemoryLimitMiB: jsii.Number(float64(mem)),
 		TaskRole:       role,
 		RuntimePlatform: &awsecs.RuntimePlatform{
 			CpuArchitecture:       awsecs.CpuArchitecture_ARM64(),
@@ -331,9 +386,14 @@ func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.C
 			LogGroup:     logs,
 			StreamPrefix: jsii.String(p.Name),
 		}),
-		Environment: &map[string]*string{"TRIBUTARY_METRICS": jsii.String("emf")},
+		Environment: &map[string]*string{
+			"TRIBUTARY_METRICS": jsii.String("emf"),
+			// The app's built-in soft limit (80 MiB) suits a small host; in
+			// a task the limit follows the task's memory.
+			"GOMEMLIMIT": jsii.String(goMemLimit(mem)),
+		},
 	})
-	suppress(task, "AwsSolutions-ECS2", "The only environment variable selects the metrics format; secrets come from SSM at start-up.")
+	suppress(task, "AwsSolutions-ECS2", "The environment holds the metrics format and the Go memory limit; secrets come from SSM at start-up.")
 	suppress(task, "AwsSolutions-IAM5", "The execution role's ECR and logs grants are the CDK's defaults for an image asset.")
 
 	service := awsecs.NewFargateService(stack, jsii.String(id+"-Service"), &awsecs.FargateServiceProps{
@@ -342,7 +402,7 @@ func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.C
 		// 0 on a first deploy: the starter document is not runnable, and a
 		// task that fails would make the circuit breaker roll back the
 		// stack. docs/aws.md: write the document, then scale to 1.
-		DesiredCount: jsii.Number(float64(desired)),
+		DesiredCount: jsii.Number(float64(props.DesiredCount)),
 		// Stop the old task before starting a new one: one owner per pipeline.
 		MinHealthyPercent: jsii.Number(0),
 		MaxHealthyPercent: jsii.Number(100),
@@ -355,37 +415,7 @@ func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.C
 		Value: service.ServiceName(), Description: jsii.String("ECS service of pipeline " + p.Name),
 	})
 
-	awsssm.NewStringParameter(stack, jsii.String(id+"-Document"), &awsssm.StringParameterProps{
-		ParameterName: jsii.String(s.parameterPrefix() + p.Name),
-		Description:   jsii.String("Tributary pipeline " + p.Name + ": YAML document; secrets as ${ssm:" + s.root + "/" + p.Name + "/…} SecureStrings"),
-		StringValue:   jsii.String(starterDocument(p, s.root, resourceName(s.deployment, checkpointTable), *s.Queue.QueueUrl(), s.mskIAM)),
-		Tier:          awsssm.ParameterTier_ADVANCED, // documents with PEM certificates pass 4 KB
-	})
+	s.createOnlyDocument(stack, p, s.parameterPrefix()+p.Name,
+		starterDocument(p, s.root, *s.Table.TableName(), *s.Queue.QueueUrl(), s.mskIAM))
 	return role
-}
-
-// starterDocument is the document a new pipeline gets; the operator
-// replaces it (put-parameter --overwrite) before the task can run.
-func starterDocument(p Pipeline, root, table, queueURL string, mskIAM bool) string {
-	auth := "SCRAM-SHA-512\n  username: tributary\n  password: ${ssm:" + root + "/" + p.Name + "/kafka-password}"
-	if mskIAM {
-		auth = "AWS_MSK_IAM"
-	}
-	if p.CustomerRoleARN != "" {
-		auth = "AWS_MSK_IAM\n  aws_role_arn: " + p.CustomerRoleARN + "\n  external_id: ${ssm:" + root + "/" + p.Name + "/external-id}"
-	}
-	return "name: " + p.Name + `
-source:
-  type: postgres
-  url: ${ssm:` + root + `/` + p.Name + `/source-url}
-destination:
-  bootstrap_servers: REPLACE-ME:9098
-  topic_prefix: ` + p.Name + `
-  authentication: ` + auth + `
-checkpoint:
-  store: dynamodb
-  table: ` + table + `
-webhooks:
-  queue_url: ` + queueURL + `
-`
 }

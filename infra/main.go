@@ -14,15 +14,27 @@
 //	pipelines        comma-separated pipeline names (default "shop")
 //	deployment       a name prefixed to the stacks and shared resources, so
 //	                 two deployments fit one account and region (optional)
-//	customerRoleArn  role in the MSK account the tasks assume (optional)
+//	customerRoles    {"<pipeline>":"<role ARN>",…}: the role in the MSK
+//	                 owner's account each pipeline's task assumes (optional)
+//	customerRoleArn  one such role for every pipeline (optional; older form)
 //	mskClusterArn    an MSK cluster in this account the tasks write with
 //	                 IAM (optional): grants kafka-cluster actions directly
 //	vpcId            an existing VPC (default: a new one)
+//	vpcCidr          a new VPC's range (default 10.0.0.0/16)
+//	natGateways      a new VPC's NAT gateways: 1 (default) or 2, one per AZ
+//	vpcEndpoints     "true": SSM, STS, Logs, ECR, SQS, CloudWatch interface
+//	                 endpoints in a new VPC (DynamoDB and S3 gateway
+//	                 endpoints are always there)
+//	taskCpu          CPU units of a pipeline's task (default 512)
+//	taskMemory       MiB of a pipeline's task (default 1024; GOMEMLIMIT is 3/4)
+//	kmsKeyArn        the customer-managed key of the SecureStrings (optional)
 //	image            a prebuilt task image URI (default: build the Dockerfile)
 //	desiredCount     tasks per pipeline service (default 0: see docs/aws.md)
 //	alarmEmail       an address subscribed to the alarm topic (optional)
 //	silentMinutes    alarm when a source sends nothing this long (default 30)
-//	customerAccess   {"taskRoleArn","externalId","clusterArn","topicPrefix","createTopics"}
+//	customerAccess   {"externalId","clusterArn","createTopics","connectionTestRoleArn",
+//	                 "pipelines":[{"name","taskRoleArn","topicPrefix"},…]}
+//	                 (or one pipeline as top-level "taskRoleArn","topicPrefix")
 //	                 synthesizes TributaryCustomerAccess too
 //	assets           directory of the function builds, relative to the
 //	                 repository root (default bin/functions)
@@ -32,6 +44,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"net/netip"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -110,6 +123,52 @@ func build(app awscdk.App, root string) error {
 		}
 		pipelines = append(pipelines, Pipeline{Name: n, CustomerRoleARN: c.str("customerRoleArn")})
 	}
+	roles, err := c.object("customerRoles")
+	if err != nil {
+		return err
+	}
+	for name, v := range roles {
+		arn, _ := v.(string)
+		if !roleARN.MatchString(arn) {
+			return fmt.Errorf("context customerRoles.%s %q: want arn:aws:iam::<account>:role/<name>", name, arn)
+		}
+		found := false
+		for i := range pipelines {
+			if pipelines[i].Name == name {
+				pipelines[i].CustomerRoleARN, found = arn, true
+			}
+		}
+		if !found {
+			return fmt.Errorf("context customerRoles: %q is not one of the pipelines (%s)", name, names)
+		}
+	}
+	network := NetworkProps{VpcID: c.str("vpcId"), Cidr: c.str("vpcCidr"), InterfaceEndpoints: c.str("vpcEndpoints") == "true"}
+	if network.Cidr != "" {
+		if _, err := netip.ParsePrefix(network.Cidr); err != nil || !strings.Contains(network.Cidr, ".") {
+			return fmt.Errorf("context vpcCidr %q: want an IPv4 range such as 10.42.0.0/16", network.Cidr)
+		}
+	}
+	if network.NatGateways, err = c.number("natGateways", 1); err != nil {
+		return err
+	}
+	if network.NatGateways < 1 || network.NatGateways > 2 {
+		return fmt.Errorf("context natGateways %d: want 1, or 2 (one per AZ)", network.NatGateways)
+	}
+	cpu, err := c.number("taskCpu", defaultTaskCPU)
+	if err != nil {
+		return err
+	}
+	mem, err := c.number("taskMemory", defaultTaskMemoryMiB)
+	if err != nil {
+		return err
+	}
+	if err := fargateSize(cpu, mem); err != nil {
+		return err
+	}
+	kms := c.str("kmsKeyArn")
+	if kms != "" && !kmsKeyARN.MatchString(kms) {
+		return fmt.Errorf("context kmsKeyArn %q: want arn:aws:kms:<region>:<account>:key/<id>", kms)
+	}
 	desired, err := c.number("desiredCount", 0)
 	if err != nil {
 		return err
@@ -146,7 +205,10 @@ func build(app awscdk.App, root string) error {
 		Image:              c.str("image"),
 		ConnectionTestCode: filepath.Join(assets, "connection-test"),
 		RowSkippedCode:     filepath.Join(assets, "row-skipped"),
-		VpcID:              c.str("vpcId"),
+		Network:            network,
+		TaskCPU:            cpu,
+		TaskMemoryMiB:      mem,
+		KMSKeyARN:          kms,
 		MSKClusterARN:      c.str("mskClusterArn"),
 		DesiredCount:       desired,
 		AlarmEmail:         c.str("alarmEmail"),
@@ -158,36 +220,11 @@ func build(app awscdk.App, root string) error {
 		return err
 	}
 	if ca != nil {
-		str := func(k string) string { s, _ := ca[k].(string); return s }
-		create := false
-		switch v := ca["createTopics"].(type) {
-		case bool:
-			create = v
-		case string:
-			if create, err = strconv.ParseBool(v); err != nil {
-				return fmt.Errorf("context customerAccess.createTopics %q: want true or false", v)
-			}
+		props, err := customerAccessProps(ca, deployment)
+		if err != nil {
+			return err
 		}
-		for _, k := range []string{"taskRoleArn", "externalId", "clusterArn", "topicPrefix"} {
-			if str(k) == "" {
-				return fmt.Errorf("context customerAccess: %s is missing (want taskRoleArn, externalId, clusterArn, topicPrefix)", k)
-			}
-		}
-		if _, err := topicARN(str("clusterArn"), str("topicPrefix")); err != nil {
-			return fmt.Errorf("context customerAccess: %w", err)
-		}
-		roleName := ""
-		if deployment != "" {
-			roleName = deployment + "-tributary-writer"
-		}
-		NewCustomerAccessStack(app, stackName(deployment, "TributaryCustomerAccess"), &CustomerAccessProps{
-			TaskRoleARN:  str("taskRoleArn"),
-			ExternalID:   str("externalId"),
-			ClusterARN:   str("clusterArn"),
-			TopicPrefix:  str("topicPrefix"),
-			CreateTopics: create,
-			RoleName:     roleName,
-		})
+		NewCustomerAccessStack(app, stackName(deployment, "TributaryCustomerAccess"), props)
 	}
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 	return nil

@@ -17,6 +17,10 @@ import (
 const (
 	testCustomerRole = "arn:aws:iam::111122223333:role/tributary-writer"
 	testCluster      = "arn:aws:kafka:us-east-1:111122223333:cluster/orders/0a1b2c3d-4e5f-6789-abcd-ef0123456789-2"
+	// Outputs of a data-plane stack (TaskRoleArn<Pipeline>, ConnectionTestRoleArn).
+	testShopTaskRole    = "arn:aws:iam::444455556666:role/Tributary-PipelineshopTaskRole-AAAA"
+	testBillingTaskRole = "arn:aws:iam::444455556666:role/Tributary-PipelinebillingTaskRole-BBBB"
+	testConnTestRole    = "arn:aws:iam::444455556666:role/Tributary-ConnectionTestFunctionServiceRole-CCCC"
 )
 
 // One app for every test: starting jsii and synthesizing is the slow part.
@@ -55,12 +59,16 @@ func stacks(t *testing.T) {
 			RowSkippedCode:     filepath.Join(dir, "row-skipped"),
 		})
 		customer = NewCustomerAccessStack(app, "Customer", &CustomerAccessProps{
-			TaskRoleARN: "arn:aws:iam::444455556666:role/tributary-task-shop", ExternalID: "ext-123",
-			ClusterARN: testCluster, TopicPrefix: "shop", CreateTopics: true,
+			Writers: []Writer{
+				{Pipeline: "shop", TaskRoleARN: testShopTaskRole},
+				{Pipeline: "billing", TaskRoleARN: testBillingTaskRole, TopicPrefix: "bill"},
+			},
+			ConnectionTestRoleARN: testConnTestRole, ExternalID: "ext-123",
+			ClusterARN: testCluster, CreateTopics: true,
 		})
 		plainCust = NewCustomerAccessStack(app, "CustomerNoCreate", &CustomerAccessProps{
-			TaskRoleARN: "arn:aws:iam::444455556666:role/tributary-task-shop", ExternalID: "ext-123",
-			ClusterARN: testCluster, TopicPrefix: "shop",
+			Writers:    []Writer{{Pipeline: "shop", TaskRoleARN: testShopTaskRole}},
+			ExternalID: "ext-123", ClusterARN: testCluster,
 		})
 		awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 		dpTmpl = assertions.Template_FromStack(dataPlane.Stack, nil)
@@ -89,7 +97,7 @@ func TestDataPlaneResources(t *testing.T) {
 	tm.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(1))
 	tm.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(2))
 	tm.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Api"), jsii.Number(1))
-	tm.ResourceCountIs(jsii.String("AWS::SSM::Parameter"), jsii.Number(2))
+	tm.ResourceCountIs(jsii.String("AWS::SSM::Parameter"), jsii.Number(0)) // the operator's (lifecycle_test.go)
 	tm.ResourceCountIs(jsii.String("AWS::EC2::VPC"), jsii.Number(1))
 
 	// At most one task per pipeline, stopped before its successor starts;
@@ -119,9 +127,6 @@ func TestDataPlaneResources(t *testing.T) {
 	tm.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj(
 		"FunctionResponseTypes", []any{"ReportBatchItemFailures"},
 	))
-	tm.HasResourceProperties(jsii.String("AWS::SSM::Parameter"), obj(
-		"Name", "/tributary/pipelines/billing", "Type", "String",
-	))
 }
 
 func TestFunctionsAreGoOnGraviton(t *testing.T) {
@@ -131,10 +136,11 @@ func TestFunctionsAreGoOnGraviton(t *testing.T) {
 	if len(*fns) != 2 {
 		t.Fatalf("%d bootstrap functions, want 2", len(*fns))
 	}
-	dpTmpl.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), obj(
-		"Runtime", "provided.al2023",
-		"Architectures", []any{"arm64"},
-	))
+	for id, fn := range *fns {
+		if s := jsonString(fn); !strings.Contains(s, `"Runtime":"provided.al2023"`) || !strings.Contains(s, `"Architectures":["arm64"]`) {
+			t.Errorf("%s is not provided.al2023 on arm64: %s", id, s)
+		}
+	}
 }
 
 func TestEveryRouteUsesIAMAuthorization(t *testing.T) {
@@ -171,33 +177,51 @@ func TestTaskRolePermissions(t *testing.T) {
 	}
 }
 
-func TestCustomerRole(t *testing.T) {
+// TestCustomerRoles: one writer role per pipeline, each trusted by its
+// own task role and by the connection test's role, both with the external
+// id, and allowed its own prefix only; no CDK bootstrap needed.
+func TestCustomerRoles(t *testing.T) {
 	stacks(t)
 	defer failOnPanic(t)
-	caTmpl.ResourceCountIs(jsii.String("AWS::IAM::Role"), jsii.Number(1))
-	caTmpl.HasResourceProperties(jsii.String("AWS::IAM::Role"), obj(
-		"AssumeRolePolicyDocument", obj("Statement", []any{obj(
-			"Action", "sts:AssumeRole",
-			"Effect", "Allow",
-			"Principal", obj("AWS", "arn:aws:iam::444455556666:role/tributary-task-shop"),
-			"Condition", obj("StringEquals", obj("sts:ExternalId", "ext-123")),
-		)}),
-	))
-	topics := "arn:aws:kafka:us-east-1:111122223333:topic/orders/0a1b2c3d-4e5f-6789-abcd-ef0123456789-2/shop.*"
-	caTmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj(
-		"PolicyDocument", obj("Statement", []any{
-			obj("Sid", "Cluster", "Effect", "Allow", "Resource", testCluster,
-				"Action", []any{"kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"}),
-			obj("Sid", "TopicsUnderPrefix", "Effect", "Allow", "Resource", topics,
-				"Action", []any{"kafka-cluster:DescribeTopic", "kafka-cluster:WriteData", "kafka-cluster:CreateTopic"}),
-		}),
-	))
+	caTmpl.ResourceCountIs(jsii.String("AWS::IAM::Role"), jsii.Number(2))
+	ext := obj("StringEquals", obj("sts:ExternalId", "ext-123"))
+	for name, task := range map[string]string{"shop": testShopTaskRole, "billing": testBillingTaskRole} {
+		caTmpl.HasResourceProperties(jsii.String("AWS::IAM::Role"), obj(
+			"RoleName", "tributary-writer-"+name,
+			"AssumeRolePolicyDocument", obj("Statement", []any{
+				obj("Action", "sts:AssumeRole", "Effect", "Allow", "Principal", obj("AWS", task), "Condition", ext),
+				obj("Action", "sts:AssumeRole", "Effect", "Allow", "Principal", obj("AWS", testConnTestRole), "Condition", ext),
+			}),
+		))
+	}
+	topics := func(prefix string) string {
+		return "arn:aws:kafka:us-east-1:111122223333:topic/orders/0a1b2c3d-4e5f-6789-abcd-ef0123456789-2/" + prefix + ".*"
+	}
+	for role, prefix := range map[string]string{"WriterShop": "shop", "WriterBilling": "bill"} {
+		caTmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj(
+			"Roles", []any{obj("Ref", assertions.Match_StringLikeRegexp(jsii.String(role+".*")))},
+			"PolicyDocument", obj("Statement", []any{
+				obj("Sid", "Cluster", "Effect", "Allow", "Resource", testCluster,
+					"Action", []any{"kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:WriteDataIdempotently"}),
+				obj("Sid", "TopicsUnderPrefix", "Effect", "Allow", "Resource", topics(prefix),
+					"Action", []any{"kafka-cluster:DescribeTopic", "kafka-cluster:WriteData", "kafka-cluster:CreateTopic"}),
+			}),
+		))
+	}
+	caTmpl.HasOutput(jsii.String("WriterRoleArnBilling"), obj())
 	caTmpl2.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj(
 		"PolicyDocument", obj("Statement", assertions.Match_ArrayWith(&[]any{
-			obj("Sid", "TopicsUnderPrefix", "Effect", "Allow", "Resource", topics,
+			obj("Sid", "TopicsUnderPrefix", "Effect", "Allow", "Resource", topics("shop"),
 				"Action", []any{"kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"}),
 		})),
 	))
+	// Plain CloudFormation: no bootstrap version parameter or rule, no assets.
+	for _, tm := range []assertions.Template{caTmpl, caTmpl2} {
+		s := jsonString(tm.ToJSON())
+		if strings.Contains(s, "BootstrapVersion") || strings.Contains(s, "cdk-hnb659fds") {
+			t.Errorf("the customer-access template needs the CDK bootstrap stack: %s", s)
+		}
+	}
 }
 
 func TestTopicARN(t *testing.T) {
