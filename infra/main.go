@@ -43,8 +43,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
