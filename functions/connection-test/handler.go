@@ -18,7 +18,8 @@ import (
 )
 
 const (
-	// testTimeout bounds the Kafka checks, inside API Gateway's 30 s limit.
+	// testTimeout bounds the Kafka checks; testBudget shortens it to what
+	// is left of the invocation.
 	testTimeout = 20 * time.Second
 	// dialTimeout bounds one TCP connection attempt.
 	dialTimeout = 5 * time.Second
@@ -73,8 +74,13 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		log.Error("reading the pipeline configuration", "err", err.Error())
 		return respond(http.StatusInternalServerError, errorBody{Error: "the pipeline configuration cannot be read now"}), nil
 	}
+	budget, ok := testBudget(ctx, time.Now())
+	if !ok {
+		log.Error("no time left for the connection test after reading the configuration")
+		return respond(http.StatusGatewayTimeout, errorBody{Error: "reading the pipeline configuration took too long; try again"}), nil
+	}
 	report := kafka.TestConnection(ctx, cfg.Destination, cfg.Destination.TopicPrefix,
-		kafka.WithDialer(h.dial), kafka.WithTimeout(testTimeout))
+		kafka.WithDialer(h.dial), kafka.WithTimeout(budget))
 	scrub(&report, resolved)
 	log.Info("connection test", "ok", report.OK, "brokers", len(report.Brokers))
 	return respond(http.StatusOK, report), nil
