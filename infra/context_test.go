@@ -186,11 +186,20 @@ func TestBadContextIsRefused(t *testing.T) {
 		os.WriteFile(filepath.Join(root, f), []byte("stand-in\n"), 0o755)
 	}
 	for ctx, want := range map[string]string{
-		`{"deployment":"Staging!"}`:                   "context deployment",
-		`{"customerAccess":"{not json"}`:              "context customerAccess: want a JSON object",
-		`{"customerAccess":"{\"externalId\":\"x\"}"}`: "clusterArn is missing",
-		`{"desiredCount":"-1"}`:                       "context desiredCount",
-		`{"pipelines":"Shop"}`:                        "is not a pipeline name",
+		`{"deployment":"Staging!"}`:                                             "context deployment",
+		`{"customerAccess":"{not json"}`:                                        "context customerAccess: want a JSON object",
+		`{"customerAccess":"{\"externalId\":\"x\"}"}`:                           "clusterArn is missing",
+		`{"desiredCount":"-1"}`:                                                 "context desiredCount",
+		`{"pipelines":"Shop"}`:                                                  "is not a pipeline name",
+		`{"customerRoles":"{\"orders\":\"arn:aws:iam::111122223333:role/w\"}"}`: `customerRoles: "orders" is not one of the pipelines`,
+		`{"customerRoles":"{\"shop\":\"tributary-writer\"}"}`:                   `customerRoles.shop "tributary-writer"`,
+		`{"vpcCidr":"10.0.0.0/33"}`:                                             "context vpcCidr",
+		`{"natGateways":"3"}`:                                                   "context natGateways 3",
+		`{"taskCpu":"512","taskMemory":"8192"}`:                                 "context taskMemory 8192: with taskCpu 512",
+		`{"taskCpu":"300"}`:                                                     "context taskCpu 300",
+		`{"kmsKeyArn":"alias/aws/ssm"}`:                                         "context kmsKeyArn",
+		`{"customerAccess":"{\"externalId\":\"x\",\"clusterArn\":\"` + testCluster + `\",\"pipelines\":[{\"name\":\"shop\",\"taskRoleArn\":\"nope\"}]}"}`: "customerAccess.pipelines[0].taskRoleArn",
+		`{"customerAccess":"{\"externalId\":\"x\",\"clusterArn\":\"` + testCluster + `\",\"pipelines\":[]}"}`:                                             "customerAccess.pipelines: empty",
 	} {
 		var m map[string]any
 		if err := jsonUnmarshal(ctx, &m); err != nil {
