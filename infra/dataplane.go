@@ -145,11 +145,12 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 		deployment: props.Deployment, root: parameterRoot(props.Deployment), mskIAM: props.MSKClusterARN != ""}
 
 	vpc := newVpc(stack, props.Network)
-	// One group for the tasks and both functions: the operator allows it
-	// into the MSK and database security groups (docs/aws.md).
+	// One group for the tasks and the connection test (which must reach
+	// what the tasks reach): the operator allows it into the MSK and
+	// database security groups (docs/aws.md).
 	s.SecurityGroup = awsec2.NewSecurityGroup(stack, jsii.String("SecurityGroup"), &awsec2.SecurityGroupProps{
 		Vpc:              vpc,
-		Description:      jsii.String("Tributary tasks and functions: allow it into MSK (9098 IAM, 9096 SCRAM, 9094 TLS) and the source database"),
+		Description:      jsii.String("Tributary tasks and connection test: allow it into MSK (9098 IAM, 9096 SCRAM, 9094 TLS) and the source database"),
 		AllowAllOutbound: jsii.Bool(true),
 	})
 	awscdk.NewCfnOutput(stack, jsii.String("SecurityGroupId"), &awscdk.CfnOutputProps{
@@ -198,14 +199,25 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: s.DLQ, MaxReceiveCount: jsii.Number(maxReceiveCount)},
 	})
 
-	rowSkipped := s.newFunction(stack, "RowSkippedFunction", props.RowSkippedCode, vpc, rowSkippedTimeout)
+	// The row-skipped function posts to URLs the documents name: its own
+	// group, which MSK and the database never admit, so a webhook URL on
+	// a private address cannot reach them.
+	webhookSG := awsec2.NewSecurityGroup(stack, jsii.String("RowSkippedSecurityGroup"), &awsec2.SecurityGroupProps{
+		Vpc:              vpc,
+		Description:      jsii.String("Tributary row-skipped function: webhooks only; do not allow it into MSK or the database"),
+		AllowAllOutbound: jsii.Bool(true),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("RowSkippedSecurityGroupId"), &awscdk.CfnOutputProps{
+		Value: webhookSG.SecurityGroupId(), Description: jsii.String("The webhook function's group: not to be allowed into MSK or the database"),
+	})
+	rowSkipped := s.newFunction(stack, "RowSkippedFunction", props.RowSkippedCode, vpc, webhookSG, rowSkippedTimeout)
 	rowSkipped.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queue, &awslambdaeventsources.SqsEventSourceProps{
 		// One event per invocation: a timeout re-sends only the event that
 		// timed out, never webhooks already delivered from the same batch.
 		BatchSize:               jsii.Number(1),
 		ReportBatchItemFailures: jsii.Bool(true),
 	}))
-	connTest := s.newFunction(stack, "ConnectionTestFunction", props.ConnectionTestCode, vpc, connectionTestTimeout)
+	connTest := s.newFunction(stack, "ConnectionTestFunction", props.ConnectionTestCode, vpc, s.SecurityGroup, connectionTestTimeout)
 	for _, fn := range []awslambda.Function{rowSkipped, connTest} {
 		// Each deployed pipeline by name: a document written for a
 		// pipeline this stack does not run is not readable.
@@ -257,7 +269,7 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 
 // newFunction is a Go function on provided.al2023, arm64, in the VPC's
 // private subnets (brokers are usually private; webhooks go out by NAT).
-func (s *DataPlaneStack) newFunction(stack awscdk.Stack, id, codeDir string, vpc awsec2.IVpc, timeout awscdk.Duration) awslambda.Function {
+func (s *DataPlaneStack) newFunction(stack awscdk.Stack, id, codeDir string, vpc awsec2.IVpc, sg awsec2.ISecurityGroup, timeout awscdk.Duration) awslambda.Function {
 	fn := awslambda.NewFunction(stack, jsii.String(id), &awslambda.FunctionProps{
 		Runtime:        awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture:   awslambda.Architecture_ARM_64(),
@@ -266,7 +278,7 @@ func (s *DataPlaneStack) newFunction(stack awscdk.Stack, id, codeDir string, vpc
 		MemorySize:     jsii.Number(256),
 		Timeout:        timeout,
 		Vpc:            vpc,
-		SecurityGroups: &[]awsec2.ISecurityGroup{s.SecurityGroup},
+		SecurityGroups: &[]awsec2.ISecurityGroup{sg},
 		VpcSubnets:     &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_WITH_EGRESS},
 		Environment: &map[string]*string{
 			"PIPELINE_PARAMETER_PREFIX": jsii.String(s.parameterPrefix()),

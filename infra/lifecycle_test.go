@@ -227,6 +227,16 @@ func TestNetworkOptions(t *testing.T) {
 			))
 		}
 		tm.HasOutput(jsii.String("SecurityGroupId"), obj())
+		// The webhook function (URLs from documents) is not in the group
+		// MSK and the database admit; the connection test is.
+		tm.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj(
+			"Role", obj("Fn::GetAtt", []any{assertions.Match_StringLikeRegexp(jsii.String("RowSkippedFunctionServiceRole.*")), "Arn"}),
+			"VpcConfig", assertions.Match_ObjectLike(obj("SecurityGroupIds", []any{obj("Fn::GetAtt", []any{assertions.Match_StringLikeRegexp(jsii.String("RowSkippedSecurityGroup.*")), "GroupId"})})),
+		))
+		tm.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj(
+			"Role", obj("Fn::GetAtt", []any{assertions.Match_StringLikeRegexp(jsii.String("ConnectionTestFunctionServiceRole.*")), "Arn"}),
+			"VpcConfig", assertions.Match_ObjectLike(obj("SecurityGroupIds", []any{obj("Fn::GetAtt", []any{assertions.Match_StringLikeRegexp(jsii.String("^SecurityGroup[0-9A-F]{8}$")), "GroupId"})})),
+		))
 		tm.HasOutput(jsii.String("VpcId"), obj())
 		tm.HasOutput(jsii.String("VpcCidr"), obj())
 	}
