@@ -21,6 +21,8 @@ type txState struct {
 	gtid         string
 	thread       int64
 	commitMicros int64
+	open         bool // after BEGIN (or XA START): only COMMIT/ROLLBACK/XID end it
+	xa           bool // the transaction is an XA transaction
 }
 
 // streamer decodes the binlog after pos.
@@ -109,10 +111,18 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 		if err != nil {
 			return fmt.Errorf("binlog GTID event: %w", err)
 		}
-		st.tx = txState{gtid: fmt.Sprintf("%s:%d", u, e.GNO), commitMicros: int64(h.Timestamp) * 1e6}
-		if st.gset == nil {
-			st.gset = &gomysql.MysqlGTIDSet{Sets: map[string]*gomysql.UUIDSet{}}
+		st.tx = txState{commitMicros: int64(h.Timestamp) * 1e6}
+		if h.EventType == replication.ANONYMOUS_GTID_EVENT || u == uuid.Nil {
+			// gtid_mode OFF / OFF_PERMISSIVE: a transaction without a GTID.
+			// It must not enter the set (a zero UUID would make every later
+			// resume fail); the position is the file and offset.
+			return nil
 		}
+		st.tx.gtid = fmt.Sprintf("%s:%d", u, e.GNO)
+		// Only a set read at start (gtid_executed, then every GTID since)
+		// is complete; GTIDs that start to appear after the stream started
+		// by file/position (gtid_mode turned ON meanwhile) would make a set
+		// that claims only those, so such a stream keeps resuming by file.
 		if set, ok := st.gset.(*gomysql.MysqlGTIDSet); ok {
 			set.AddGTID(u, e.GNO)
 		}
@@ -133,6 +143,13 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 		return st.rows(ctx, ev.Header, e)
 	case *replication.XIDEvent:
 		return st.commit(ctx, h)
+	case *replication.GenericEvent:
+		if h.EventType == replication.XA_PREPARE_LOG_EVENT {
+			// The first phase of an XA transaction: not a commit (XA
+			// COMMIT, later and in its own event group, is). Captured rows
+			// in it were refused by rows().
+			st.tx = txState{}
+		}
 	}
 	return nil
 }
@@ -151,21 +168,35 @@ func (st *streamer) commit(ctx context.Context, h *replication.EventHeader) erro
 // DROP / CREATE / TRUNCATE TABLE name, and RENAME's targets.
 var ddlTable = regexp.MustCompile("(?i)(?:ALTER\\s+(?:ONLINE\\s+|IGNORE\\s+)*TABLE|RENAME\\s+TABLE|DROP\\s+TABLE(?:\\s+IF\\s+EXISTS)?|CREATE\\s+(?:OR\\s+REPLACE\\s+)?TABLE(?:\\s+IF\\s+NOT\\s+EXISTS)?|TRUNCATE(?:\\s+TABLE)?|\\bTO|,)\\s+((?:`[^`]+`|[A-Za-z0-9_$]+)(?:\\s*\\.\\s*(?:`[^`]+`|[A-Za-z0-9_$]+))?)")
 
-// query handles BEGIN (the thread id), COMMIT of non-transactional
-// changes, and DDL: re-reads the shape of every captured table it names,
-// then emits a position (DDL commits implicitly).
+// query handles BEGIN (the thread id), the statements that end a
+// transaction (COMMIT; ROLLBACK, which the binlog writes after changes to
+// non-transactional tables that did happen), and statements outside a
+// transaction: DDL (it commits implicitly; re-reads the shape of every
+// captured table it names) and non-transactional statements, each a
+// commit. Inside BEGIN … COMMIT nothing else commits: SAVEPOINT,
+// ROLLBACK TO, RELEASE SAVEPOINT keep the transaction's GTID and thread,
+// and emitting a position there would let a restart skip the rest of it.
 func (st *streamer) query(ctx context.Context, h *replication.EventHeader, e *replication.QueryEvent) error {
 	q := strings.TrimSpace(string(e.Query))
 	upper := strings.ToUpper(q)
 	switch {
 	case upper == "BEGIN":
-		st.tx.thread = int64(e.SlaveProxyID)
+		st.tx.open, st.tx.thread = true, int64(e.SlaveProxyID)
 		if st.tx.commitMicros == 0 {
 			st.tx.commitMicros = int64(h.Timestamp) * 1e6
 		}
 		return nil
-	case upper == "COMMIT":
+	case strings.HasPrefix(upper, "XA START") || strings.HasPrefix(upper, "XA BEGIN"):
+		st.tx.open, st.tx.xa, st.tx.thread = true, true, int64(e.SlaveProxyID)
+		return nil
+	case upper == "COMMIT" || upper == "ROLLBACK":
 		return st.commit(ctx, h)
+	case strings.HasPrefix(upper, "XA COMMIT") && strings.HasSuffix(upper, "ONE PHASE"):
+		return st.commit(ctx, h)
+	case st.tx.open:
+		// SAVEPOINT, ROLLBACK TO, RELEASE SAVEPOINT, XA END, and any other
+		// statement logged inside the transaction: not a commit.
+		return nil
 	}
 	defaultDB := string(e.Schema)
 	for _, m := range ddlTable.FindAllStringSubmatch(q, -1) {
@@ -218,6 +249,14 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	st.src.mu.Unlock()
 	if t == nil {
 		return nil
+	}
+	if st.tx.xa {
+		// A prepared XA transaction can still be rolled back after its
+		// rows are in the binlog; publishing them could publish changes
+		// that never commit, and holding them back needs state we do not
+		// keep. Refuse before publishing any.
+		return fmt.Errorf("%s at %s:%d: an XA transaction (XA START … XA PREPARE) changes a captured table; Tributary does not capture XA transactions: commit these changes with BEGIN … COMMIT, or leave the table out of source.tables",
+			t.id(), st.file, int64(h.LogPos)-int64(h.EventSize))
 	}
 	if int(e.ColumnCount) != len(t.cols) {
 		// A DDL we did not see (or not yet): re-read once.

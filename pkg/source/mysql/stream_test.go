@@ -1,0 +1,223 @@
+package mysql
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+	"github.com/google/uuid"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// recorder is a streamer over one captured table d.t (id INT primary
+// key) that records what it emits; events are synthetic go-mysql events,
+// as the server would send them.
+type recorder struct {
+	st     *streamer
+	events []*change.Event
+	logPos uint32
+}
+
+func newRecorder(t *testing.T, flavor string, gset gomysql.GTIDSet) *recorder {
+	t.Helper()
+	tb := &table{db: "d", name: "t", key: []int{0}}
+	c := column{name: "id", dataType: "int", columnType: "int(11)", precision: 10, scale: 0}
+	c.typ = columnType(&c)
+	tb.cols = []column{c}
+	tb.dflts = []*change.Value{nil}
+	tb.t = &change.Table{ID: change.TableID{DB: "d", Name: "t"}, Key: []int{0},
+		Columns: []change.Column{{Name: "id", Type: c.typ}}}
+	src := &Source{flavor: flavor, tables: map[string]*table{"d.t": tb}}
+	r := &recorder{}
+	r.st = &streamer{src: src, file: "bin.000001", gset: gset, emit: func(_ context.Context, e *change.Event) error {
+		r.events = append(r.events, e)
+		return nil
+	}}
+	return r
+}
+
+func (r *recorder) feed(t *testing.T, typ replication.EventType, ev replication.Event) error {
+	t.Helper()
+	r.logPos += 100
+	return r.st.handle(context.Background(), &replication.BinlogEvent{
+		Header: &replication.EventHeader{EventType: typ, LogPos: r.logPos, EventSize: 100, Timestamp: 1700000000, ServerID: 1},
+		Event:  ev,
+	})
+}
+
+func (r *recorder) query(t *testing.T, q string) {
+	t.Helper()
+	if err := r.feed(t, replication.QUERY_EVENT, &replication.QueryEvent{Schema: []byte("d"), Query: []byte(q), SlaveProxyID: 42}); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func (r *recorder) insert(t *testing.T, ids ...int32) error {
+	t.Helper()
+	var rows [][]any
+	for _, id := range ids {
+		rows = append(rows, []any{id})
+	}
+	return r.feed(t, replication.WRITE_ROWS_EVENTv1, &replication.RowsEvent{
+		Table:       &replication.TableMapEvent{Schema: []byte("d"), Table: []byte("t"), ColumnCount: 1},
+		ColumnCount: 1,
+		Rows:        rows,
+	})
+}
+
+// positions lists the indexes of emitted events that carry a position.
+func (r *recorder) positions() []int {
+	var at []int
+	for i, e := range r.events {
+		if e.Position != nil {
+			at = append(at, i)
+		}
+	}
+	return at
+}
+
+func TestSavepointsAreNotCommits(t *testing.T) {
+	for _, flavor := range []string{flavorMariaDB, flavorMySQL} {
+		t.Run(flavor, func(t *testing.T) {
+			r := newRecorder(t, flavor, nil)
+			wantGTID := "0-1-7"
+			if flavor == flavorMariaDB {
+				if err := r.feed(t, replication.MARIADB_GTID_EVENT, &replication.MariadbGTIDEvent{GTID: gomysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 7}}); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				u := uuid.MustParse("3e11fa47-71ca-11e1-9e33-c80aa9429562")
+				wantGTID = u.String() + ":7"
+				r.st.gset, _ = gomysql.ParseMysqlGTIDSet(u.String() + ":1-6")
+				if err := r.feed(t, replication.GTID_EVENT, &replication.GTIDEvent{SID: u[:], GNO: 7}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r.query(t, "BEGIN")
+			must(t, r.insert(t, 1))
+			r.query(t, "SAVEPOINT `a`")
+			must(t, r.insert(t, 2, 3))
+			r.query(t, "ROLLBACK TO `a`")
+			must(t, r.insert(t, 4))
+			r.query(t, "SAVEPOINT `to`") // a savepoint named like a table keyword
+			r.query(t, "RELEASE SAVEPOINT `to`")
+			must(t, r.insert(t, 5))
+			if got := r.positions(); len(got) != 0 {
+				t.Fatalf("positions emitted inside the transaction at events %v", got)
+			}
+			must(t, r.feed(t, replication.XID_EVENT, &replication.XIDEvent{XID: 9}))
+			if got := r.positions(); len(got) != 1 || got[0] != len(r.events)-1 {
+				t.Fatalf("positions at %v of %d events, want only the last (the XID)", got, len(r.events))
+			}
+			for _, e := range r.events[:len(r.events)-1] {
+				if e.Source.GTID != wantGTID {
+					t.Errorf("row %s has GTID %q, want the transaction's %q", e.ID, e.Source.GTID, wantGTID)
+				}
+				if e.Source.Thread != 42 {
+					t.Errorf("row %s has thread %d, want the transaction's 42", e.ID, e.Source.Thread)
+				}
+			}
+			p, err := decodePosition(r.events[len(r.events)-1].Position)
+			must(t, err)
+			if !strings.Contains(p.GTID, "7") {
+				t.Errorf("commit position %+v does not include the transaction's GTID", p)
+			}
+		})
+	}
+}
+
+// A transaction that changed a non-transactional table ends with a
+// ROLLBACK query: that is the end of the transaction, and the rows stand.
+func TestRollbackQueryEndsTransaction(t *testing.T) {
+	r := newRecorder(t, flavorMariaDB, nil)
+	must(t, r.feed(t, replication.MARIADB_GTID_EVENT, &replication.MariadbGTIDEvent{GTID: gomysql.MariadbGTID{ServerID: 1, SequenceNumber: 3}}))
+	r.query(t, "BEGIN")
+	must(t, r.insert(t, 1))
+	r.query(t, "ROLLBACK")
+	if got := r.positions(); len(got) != 1 || got[0] != 1 {
+		t.Fatalf("positions at %v, want one after the row", got)
+	}
+	// DDL outside a transaction is a commit.
+	must(t, r.feed(t, replication.MARIADB_GTID_EVENT, &replication.MariadbGTIDEvent{GTID: gomysql.MariadbGTID{ServerID: 1, SequenceNumber: 4}}))
+	r.query(t, "CREATE TABLE other (id int primary key)")
+	if got := r.positions(); len(got) != 2 {
+		t.Fatalf("positions at %v, want one more after the DDL", got)
+	}
+}
+
+func TestXARefused(t *testing.T) {
+	r := newRecorder(t, flavorMySQL, nil)
+	must(t, r.feed(t, replication.ANONYMOUS_GTID_EVENT, &replication.GTIDEvent{SID: make([]byte, 16)}))
+	r.query(t, "XA START X'78',X'',1")
+	err := r.insert(t, 1)
+	if err == nil || !strings.Contains(err.Error(), "XA transaction") || !strings.Contains(err.Error(), "d.t at bin.000001:") {
+		t.Fatalf("captured rows in an XA transaction: err %v, want a refusal naming the table and position", err)
+	}
+	if len(r.events) != 0 {
+		t.Fatalf("%d events published from an XA transaction", len(r.events))
+	}
+
+	// XA on tables that are not captured: no position until it commits.
+	r = newRecorder(t, flavorMySQL, nil)
+	must(t, r.feed(t, replication.ANONYMOUS_GTID_EVENT, &replication.GTIDEvent{SID: make([]byte, 16)}))
+	r.query(t, "XA START X'78',X'',1")
+	r.query(t, "XA END X'78',X'',1")
+	must(t, r.feed(t, replication.XA_PREPARE_LOG_EVENT, &replication.GenericEvent{}))
+	if len(r.events) != 0 {
+		t.Fatalf("a position was emitted at XA END / XA PREPARE")
+	}
+	must(t, r.feed(t, replication.ANONYMOUS_GTID_EVENT, &replication.GTIDEvent{SID: make([]byte, 16)}))
+	r.query(t, "XA COMMIT X'78',X'',1")
+	if got := r.positions(); len(got) != 1 {
+		t.Fatalf("positions %v after XA COMMIT, want 1", got)
+	}
+}
+
+// gtid_mode OFF / OFF_PERMISSIVE: anonymous GTID events must leave the
+// position a file and offset, never a GTID set of zero UUIDs.
+func TestAnonymousGTIDsResumeByFile(t *testing.T) {
+	r := newRecorder(t, flavorMySQL, nil)
+	for i := range 2 {
+		must(t, r.feed(t, replication.ANONYMOUS_GTID_EVENT, &replication.GTIDEvent{SID: make([]byte, 16)}))
+		r.query(t, "BEGIN")
+		must(t, r.insert(t, int32(i)))
+		must(t, r.feed(t, replication.XID_EVENT, &replication.XIDEvent{}))
+	}
+	last := r.events[len(r.events)-1]
+	var raw map[string]any
+	must(t, json.Unmarshal(last.Position, &raw))
+	if g, ok := raw["gtid"]; ok {
+		t.Fatalf("position %s has a GTID set %v; want file/position only", last.Position, g)
+	}
+	p, err := decodePosition(last.Position)
+	must(t, err)
+	if p.File != "bin.000001" || p.Pos != r.logPos {
+		t.Fatalf("position %+v, want bin.000001:%d", p, r.logPos)
+	}
+	if r.events[0].Source.GTID != "" {
+		t.Fatalf("row GTID %q, want none", r.events[0].Source.GTID)
+	}
+
+	// A stream started by file while GTIDs start to appear (gtid_mode
+	// turned ON meanwhile) keeps resuming by file: a set of only the GTIDs
+	// seen since would claim the server has executed nothing else.
+	u := uuid.MustParse("3e11fa47-71ca-11e1-9e33-c80aa9429562")
+	must(t, r.feed(t, replication.GTID_EVENT, &replication.GTIDEvent{SID: u[:], GNO: 100}))
+	r.query(t, "BEGIN")
+	must(t, r.insert(t, 9))
+	must(t, r.feed(t, replication.XID_EVENT, &replication.XIDEvent{}))
+	if p, _ := decodePosition(r.events[len(r.events)-1].Position); p.GTID != "" {
+		t.Fatalf("position GTID %q from a stream started by file", p.GTID)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
