@@ -128,7 +128,9 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 		}
 	case *replication.MariadbGTIDEvent:
 		g := e.GTID
-		st.tx = txState{gtid: g.String(), commitMicros: int64(h.Timestamp) * 1e6}
+		// MariaDB writes no BEGIN query: a GTID event that is not
+		// standalone (DDL is) opens a transaction that XID or COMMIT ends.
+		st.tx = txState{gtid: g.String(), commitMicros: int64(h.Timestamp) * 1e6, open: !e.IsStandalone()}
 		if st.gset == nil {
 			st.gset = &gomysql.MariadbGTIDSet{Sets: map[uint32]map[uint32]*gomysql.MariadbGTID{}}
 		}
@@ -191,7 +193,9 @@ func (st *streamer) query(ctx context.Context, h *replication.EventHeader, e *re
 		return nil
 	case upper == "COMMIT" || upper == "ROLLBACK":
 		return st.commit(ctx, h)
-	case strings.HasPrefix(upper, "XA COMMIT") && strings.HasSuffix(upper, "ONE PHASE"):
+	case strings.HasPrefix(upper, "XA COMMIT") || strings.HasPrefix(upper, "XA ROLLBACK"):
+		// The end of an XA transaction: ONE PHASE inside it, or the second
+		// phase of a prepared one (its own event group).
 		return st.commit(ctx, h)
 	case st.tx.open:
 		// SAVEPOINT, ROLLBACK TO, RELEASE SAVEPOINT, XA END, and any other
