@@ -33,6 +33,9 @@ type streamer struct {
 	file string          // current binlog file
 	gset gomysql.GTIDSet // executed GTIDs up to the last commit; nil without GTIDs
 	tx   txState
+	// history holds the past shapes rows were decoded with (shapeFor),
+	// by table and shape.
+	history map[string]*table
 }
 
 // stream reads the binlog from pos until ctx is done or an error occurs,
@@ -249,9 +252,9 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	}
 	db, name := string(e.Table.Schema), string(e.Table.Table)
 	st.src.mu.Lock()
-	t := st.src.tables[db+"."+name]
+	cur := st.src.tables[db+"."+name]
 	st.src.mu.Unlock()
-	if t == nil {
+	if cur == nil {
 		return nil
 	}
 	if st.tx.xa {
@@ -260,19 +263,21 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 		// that never commit, and holding them back needs state we do not
 		// keep. Refuse before publishing any.
 		return fmt.Errorf("%s at %s:%d: an XA transaction (XA START … XA PREPARE) changes a captured table; Tributary does not capture XA transactions: commit these changes with BEGIN … COMMIT, or leave the table out of source.tables",
-			t.id(), st.file, int64(h.LogPos)-int64(h.EventSize))
-	}
-	if int(e.ColumnCount) != len(t.cols) {
-		// A DDL we did not see (or not yet): re-read once.
-		if err := describe(st.src.db, t, t.t); err != nil {
-			return err
-		}
-		if int(e.ColumnCount) != len(t.cols) {
-			return fmt.Errorf("%s: binlog row has %d columns, the table has %d now (DDL since this event; see the package doc): %w",
-				t.id(), e.ColumnCount, len(t.cols), ErrResnapshotRequired)
-		}
+			cur.id(), st.file, int64(h.LogPos)-int64(h.EventSize))
 	}
 	pos := int64(h.LogPos) - int64(h.EventSize)
+	at := fmt.Sprintf("%s:%d", st.file, pos)
+	t, err := st.shapeFor(cur, e.Table, at)
+	if errors.Is(err, errShapeUnknown) {
+		// Perhaps a DDL we did not recognise: re-read the catalog once.
+		if err := describe(st.src.db, cur, cur.t); err != nil {
+			return err
+		}
+		t, err = st.shapeFor(cur, e.Table, at)
+	}
+	if err != nil {
+		return err
+	}
 	src := change.Source{
 		Connector:    st.src.flavor,
 		Name:         st.src.opts.TopicPrefix,

@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ func newRecorder(t *testing.T, flavor string, gset gomysql.GTIDSet) *recorder {
 	tb.dflts = []*change.Value{nil}
 	tb.t = &change.Table{ID: change.TableID{DB: "d", Name: "t"}, Key: []int{0},
 		Columns: []change.Column{{Name: "id", Type: c.typ}}}
-	src := &Source{flavor: flavor, tables: map[string]*table{"d.t": tb}}
+	src := &Source{flavor: flavor, tables: map[string]*table{"d.t": tb}, log: slog.Default()}
 	r := &recorder{}
 	r.st = &streamer{src: src, file: "bin.000001", gset: gset, emit: func(_ context.Context, e *change.Event) error {
 		r.events = append(r.events, e)
@@ -63,7 +64,7 @@ func (r *recorder) insert(t *testing.T, ids ...int32) error {
 		rows = append(rows, []any{id})
 	}
 	return r.feed(t, replication.WRITE_ROWS_EVENTv1, &replication.RowsEvent{
-		Table:       &replication.TableMapEvent{Schema: []byte("d"), Table: []byte("t"), ColumnCount: 1},
+		Table:       &replication.TableMapEvent{Schema: []byte("d"), Table: []byte("t"), ColumnCount: 1, ColumnType: []byte{gomysql.MYSQL_TYPE_LONG}, ColumnMeta: []uint16{0}, NullBitmap: []byte{0}},
 		ColumnCount: 1,
 		Rows:        rows,
 	})
