@@ -1,7 +1,6 @@
 # mariadb.sh — our own MariaDB server (Debian's mariadb-server package) on 127.0.0.1:3306,
 # ready for change data capture: binary log in ROW format with full row images and full
-# row metadata, GTIDs,
-# server_id 1. Sourced by up.sh and down.sh after env.sh.
+# row metadata, GTIDs, server_id 1. Sourced by up.sh and down.sh after env.sh.
 #
 # State: $STATE_DIR/mariadb/{data,binlog,run,my.cnf,mariadb.log}. The server runs as the
 # `mysql` OS user when we are root, so that folder belongs to it; when that user cannot reach
