@@ -224,3 +224,69 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// tableMap is a table map event for d.t as the server logs it: types and
+// metadata always, names and the rest with binlog_row_metadata = FULL.
+func tableMap(full bool, names []string, types []byte, meta []uint16) *replication.TableMapEvent {
+	tm := &replication.TableMapEvent{Schema: []byte("d"), Table: []byte("t"), ColumnCount: uint64(len(types)),
+		ColumnType: types, ColumnMeta: meta, NullBitmap: make([]byte, (len(types)+7)/8)}
+	if full {
+		for _, n := range names {
+			tm.ColumnName = append(tm.ColumnName, []byte(n))
+		}
+		tm.DefaultCharset = []uint64{45} // utf8mb4_general_ci
+		tm.SignednessBitmap = []byte{0}
+		tm.PrimaryKey = []uint64{0}
+	}
+	return tm
+}
+
+// With FULL metadata, a row written before a schema change is decoded
+// with its own columns: here the table is (id) now, the row was logged as
+// (id, a VARCHAR).
+func TestRowDecodedWithLoggedShape(t *testing.T) {
+	r := newRecorder(t, flavorMariaDB, nil)
+	must(t, r.feed(t, replication.MARIADB_GTID_EVENT, &replication.MariadbGTIDEvent{GTID: gomysql.MariadbGTID{ServerID: 1, SequenceNumber: 1}}))
+	tm := tableMap(true, []string{"id", "a"}, []byte{gomysql.MYSQL_TYPE_LONG, gomysql.MYSQL_TYPE_VARCHAR}, []uint16{0, 40})
+	for range 2 {
+		must(t, r.feed(t, replication.WRITE_ROWS_EVENTv1, &replication.RowsEvent{Table: tm, ColumnCount: 2, Rows: [][]any{{int32(2), "two"}}}))
+	}
+	ev := r.events[0]
+	if len(ev.Table.Columns) != 2 || ev.Table.Columns[1].Name != "a" || ev.Table.Columns[1].Type.Kind != change.KindString {
+		t.Fatalf("decoded with columns %+v, want id, a varchar", ev.Table.Columns)
+	}
+	if string(ev.After[1].Bytes) != "two" || ev.After[0].Int != 2 {
+		t.Fatalf("row %+v", ev.After)
+	}
+	if r.events[1].Table != ev.Table {
+		t.Fatal("one past shape must make one change.Table")
+	}
+	// The current shape again: the catalog's table, with its defaults.
+	tm = tableMap(true, []string{"id"}, []byte{gomysql.MYSQL_TYPE_LONG}, []uint16{0})
+	must(t, r.feed(t, replication.WRITE_ROWS_EVENTv1, &replication.RowsEvent{Table: tm, ColumnCount: 1, Rows: [][]any{{int32(3)}}}))
+	if got := r.events[2].Table; got != r.st.src.tables["d.t"].t {
+		t.Fatalf("a row of the current shape was decoded with %+v", got.Columns)
+	}
+}
+
+// Without FULL metadata a shape that differs from the catalog's cannot
+// be rebuilt: the error names the table, the position and the fix.
+func TestRowShapeUnknownWithoutMetadata(t *testing.T) {
+	r := newRecorder(t, flavorMySQL, nil)
+	cur := r.st.src.tables["d.t"]
+	tm := tableMap(false, nil, []byte{gomysql.MYSQL_TYPE_VARCHAR}, []uint16{40})
+	_, err := r.st.shapeFor(cur, tm, "bin.000001:400")
+	if err == nil {
+		t.Fatal("a VARCHAR row decoded as the table's INT column")
+	}
+	for _, want := range []string{"d.t at bin.000001:400", "binlog_row_metadata = FULL", "DB parameter group", "resnapshot required"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	// Same types: nothing says the shape changed; the catalog's is used.
+	tm = tableMap(false, nil, []byte{gomysql.MYSQL_TYPE_LONG}, []uint16{0})
+	if got, err := r.st.shapeFor(cur, tm, "bin.000001:500"); err != nil || got != cur {
+		t.Fatalf("same types: %v, %v", got, err)
+	}
+}
