@@ -206,36 +206,20 @@ func (st *streamer) query(ctx context.Context, h *replication.EventHeader, e *re
 		return nil
 	}
 	defaultDB := string(e.Schema)
+	renames := renameStmt.MatchString(q)
 	for _, m := range ddlTable.FindAllStringSubmatch(q, -1) {
 		db, name := defaultDB, m[1]
 		if i := dotOutsideQuotes(name); i >= 0 {
 			db, name = unquote(name[:i]), name[i+1:]
 		}
 		name = unquote(name)
-		if err := st.refresh(db, name); err != nil {
+		// ", name" is a table only in RENAME TABLE a TO b, c TO d.
+		mayAdd := renames || !strings.HasPrefix(m[0], ",")
+		if err := st.src.refresh(db, name, mayAdd, q); err != nil {
 			return err
 		}
 	}
 	return st.commit(ctx, h)
-}
-
-// refresh re-reads a captured table's shape after DDL.
-func (st *streamer) refresh(db, name string) error {
-	s := st.src
-	s.mu.Lock()
-	t := s.tables[db+"."+name]
-	s.mu.Unlock()
-	if t == nil {
-		return nil
-	}
-	if err := describe(s.db, t, t.t); err != nil {
-		if strings.Contains(err.Error(), "table not found") {
-			return nil // dropped or renamed away: nothing more arrives for it
-		}
-		return err
-	}
-	s.log.Info("table shape re-read after DDL", "table", t.id(), "columns", len(t.cols), "version", t.t.Version)
-	return nil
 }
 
 func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *replication.RowsEvent) error {

@@ -33,6 +33,7 @@ func newRecorder(t *testing.T, flavor string, gset gomysql.GTIDSet) *recorder {
 	tb.t = &change.Table{ID: change.TableID{DB: "d", Name: "t"}, Key: []int{0},
 		Columns: []change.Column{{Name: "id", Type: c.typ}}}
 	src := &Source{flavor: flavor, tables: map[string]*table{"d.t": tb}, log: slog.Default()}
+	src.opts.Config.Tables = []string{"d.t"}
 	r := &recorder{}
 	r.st = &streamer{src: src, file: "bin.000001", gset: gset, emit: func(_ context.Context, e *change.Event) error {
 		r.events = append(r.events, e)
