@@ -173,7 +173,13 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 			return err
 		}
 	}
-	s.log.Info("streaming binlog", "flavor", s.flavor, "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID)
+	if from != nil && pos.Backfilled && !srv.fullMetadata {
+		s.log.Warn("binlog_row_metadata is not FULL: binlog rows are decoded with the tables' current shape, and a schema change after a row not yet published stops the pipeline; set binlog_row_metadata = FULL (RDS/Aurora: the DB parameter group)")
+		if err := s.checkReplayable(ctx, pos.File, pos.Pos, s.scanServerID()); err != nil {
+			return err
+		}
+	}
+	s.log.Info("streaming binlog", "flavor", s.flavor, "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID, "row_metadata_full", srv.fullMetadata)
 	return s.stream(ctx, srv, pos, emit)
 }
 

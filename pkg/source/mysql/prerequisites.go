@@ -12,6 +12,9 @@ import (
 type server struct {
 	id   int64 // @@server_id
 	gtid bool  // GTIDs are on (MySQL gtid_mode=ON; always for MariaDB)
+	// fullMetadata: binlog_row_metadata = FULL, table map events carry
+	// column names (MySQL ≥ 8.0.1, MariaDB ≥ 10.5).
+	fullMetadata bool
 }
 
 // checkPrerequisites reads the binlog settings CDC needs and reports every
@@ -32,6 +35,11 @@ func checkPrerequisites(conn *client.Conn, flavor string) (server, error) {
 	logBin, format, image, gtidMode := get(0), get(1), get(2), get(4)
 	srv.id, _ = r.GetInt(0, 3)
 	srv.gtid = gtidMode == "ON"
+
+	if r, err := conn.Execute("SELECT @@GLOBAL.binlog_row_metadata"); err == nil {
+		v, _ := r.GetString(0, 0)
+		srv.fullMetadata = strings.EqualFold(v, "FULL")
+	} // older servers have no such setting: MINIMAL
 
 	var problems []error
 	if logBin != "1" && logBin != "ON" {

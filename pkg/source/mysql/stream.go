@@ -41,26 +41,7 @@ type streamer struct {
 // stream reads the binlog from pos until ctx is done or an error occurs,
 // emitting row changes of captured tables and a position after each commit.
 func (s *Source) stream(ctx context.Context, srv server, pos position, emit func(context.Context, *change.Event) error) error {
-	cfg := replication.BinlogSyncerConfig{
-		ServerID:                s.serverID,
-		Flavor:                  s.flavor,
-		Host:                    s.conn.Host,
-		Port:                    s.conn.Port,
-		User:                    s.conn.User,
-		Password:                s.conn.Password,
-		Charset:                 "utf8mb4",
-		UseDecimal:              true,
-		ParseTime:               false,
-		TimestampStringLocation: time.UTC,
-		HeartbeatPeriod:         10 * time.Second,
-		ReadTimeout:             60 * time.Second,
-		DisableRetrySync:        true,
-		Logger:                  slog.New(slog.DiscardHandler),
-	}
-	if v := s.conn.Params["tls"]; v == "true" || v == "preferred" {
-		cfg.TLSConfig = tlsConfig(s.conn.Host)
-	}
-	syncer := replication.NewBinlogSyncer(cfg)
+	syncer := replication.NewBinlogSyncer(s.syncerConfig(s.serverID))
 	defer syncer.Close()
 
 	st := &streamer{src: s, srv: srv, emit: emit, file: pos.File}
@@ -89,6 +70,30 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 			return err
 		}
 	}
+}
+
+// syncerConfig is the replication client's configuration.
+func (s *Source) syncerConfig(serverID uint32) replication.BinlogSyncerConfig {
+	cfg := replication.BinlogSyncerConfig{
+		ServerID:                serverID,
+		Flavor:                  s.flavor,
+		Host:                    s.conn.Host,
+		Port:                    s.conn.Port,
+		User:                    s.conn.User,
+		Password:                s.conn.Password,
+		Charset:                 "utf8mb4",
+		UseDecimal:              true,
+		ParseTime:               false,
+		TimestampStringLocation: time.UTC,
+		HeartbeatPeriod:         10 * time.Second,
+		ReadTimeout:             60 * time.Second,
+		DisableRetrySync:        true,
+		Logger:                  slog.New(slog.DiscardHandler),
+	}
+	if v := s.conn.Params["tls"]; v == "true" || v == "preferred" {
+		cfg.TLSConfig = tlsConfig(s.conn.Host)
+	}
+	return cfg
 }
 
 // classify marks the server's "could not find the first log file / GTID"
@@ -217,6 +222,17 @@ func (st *streamer) query(ctx context.Context, h *replication.EventHeader, e *re
 		mayAdd := renames || !strings.HasPrefix(m[0], ",")
 		if err := st.src.refresh(db, name, mayAdd, q); err != nil {
 			return err
+		}
+		st.src.mu.Lock()
+		captured := st.src.tables[db+"."+name] != nil
+		st.src.mu.Unlock()
+		if captured && !st.srv.fullMetadata {
+			// The shape just read is the one at the end of the binlog:
+			// right for the rows after this DDL unless another one of the
+			// table follows them before the end (the stream lags).
+			if err := st.src.checkReplayable(ctx, st.file, h.LogPos, st.src.scanServerID()); err != nil {
+				return err
+			}
 		}
 	}
 	return st.commit(ctx, h)
