@@ -89,7 +89,7 @@ func (st *streamer) shapeFor(t *table, tm *replication.TableMapEvent, at string)
 // binary columns are told apart only by the catalog.
 func loggedColumns(tm *replication.TableMapEvent, flavor string) []column {
 	names := tm.ColumnNameString()
-	unsigned := tm.UnsignedMap()
+	unsigned := unsignedMap(tm, flavor)
 	collations := tm.CollationMap()
 	enums, sets := tm.EnumStrValueMap(), tm.SetStrValueMap()
 	cols := make([]column, tm.ColumnCount)
@@ -187,6 +187,33 @@ func loggedColumns(tm *replication.TableMapEvent, flavor string) []column {
 		}
 	}
 	return cols
+}
+
+// unsignedMap reads the signedness bitmap, one bit per numeric column.
+// Which columns are numeric differs: MariaDB counts YEAR (its Field_year
+// is an integer field), MySQL does not; go-mysql's UnsignedMap follows
+// MySQL, which shifts every MariaDB column after a YEAR by one.
+func unsignedMap(tm *replication.TableMapEvent, flavor string) map[int]bool {
+	m := map[int]bool{}
+	bit := 0
+	for i, typ := range tm.ColumnType {
+		switch typ {
+		case gomysql.MYSQL_TYPE_TINY, gomysql.MYSQL_TYPE_SHORT, gomysql.MYSQL_TYPE_INT24, gomysql.MYSQL_TYPE_LONG,
+			gomysql.MYSQL_TYPE_LONGLONG, gomysql.MYSQL_TYPE_NEWDECIMAL, gomysql.MYSQL_TYPE_DECIMAL,
+			gomysql.MYSQL_TYPE_FLOAT, gomysql.MYSQL_TYPE_DOUBLE:
+		case gomysql.MYSQL_TYPE_YEAR:
+			if flavor != flavorMariaDB {
+				continue
+			}
+		default:
+			continue
+		}
+		if bit/8 < len(tm.SignednessBitmap) {
+			m[i] = tm.SignednessBitmap[bit/8]&(0x80>>(bit%8)) != 0
+		}
+		bit++
+	}
+	return m
 }
 
 // latin1Collations are the collation ids of latin1 (MySQL's, and

@@ -291,3 +291,18 @@ func TestRowShapeUnknownWithoutMetadata(t *testing.T) {
 		t.Fatalf("same types: %v, %v", got, err)
 	}
 }
+
+// MariaDB's signedness bitmap has a bit for YEAR columns, MySQL's does
+// not: the INT after a YEAR must read its own bit.
+func TestUnsignedMapAfterYear(t *testing.T) {
+	types := []byte{gomysql.MYSQL_TYPE_LONG, gomysql.MYSQL_TYPE_YEAR, gomysql.MYSQL_TYPE_LONG}
+	tm := &replication.TableMapEvent{ColumnCount: 3, ColumnType: types, ColumnMeta: make([]uint16, 3)}
+	tm.SignednessBitmap = []byte{0b1100_0000} // MariaDB: id unsigned, year "unsigned", c signed
+	if m := unsignedMap(tm, flavorMariaDB); !m[0] || m[2] {
+		t.Fatalf("MariaDB: %v, want column 0 unsigned and 2 signed", m)
+	}
+	tm.SignednessBitmap = []byte{0b1000_0000} // MySQL: id unsigned, c signed
+	if m := unsignedMap(tm, flavorMySQL); !m[0] || m[2] {
+		t.Fatalf("MySQL: %v, want column 0 unsigned and 2 signed", m)
+	}
+}
