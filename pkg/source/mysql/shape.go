@@ -175,7 +175,7 @@ func loggedColumns(tm *replication.TableMapEvent, flavor string) []column {
 			c.dataType = fmt.Sprintf("binlog type %d", typ)
 		}
 		c.columnType = c.dataType
-		if unsigned[i] {
+		if unsigned[i] && c.dataType != "year" { // MariaDB's YEAR is an unsigned TINYINT inside
 			c.columnType += " unsigned"
 		}
 		c.typ = columnType(c)
