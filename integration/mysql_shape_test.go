@@ -18,17 +18,20 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 	e.exec("SET GLOBAL binlog_row_metadata = FULL") // as integration/services/mariadb.sh configures it
 	e.exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b VARCHAR(10))")
 	e.exec("CREATE TABLE u (id INT PRIMARY KEY, v VARCHAR(10))")
+	e.exec("CREATE TABLE w (id INT PRIMARY KEY, v VARCHAR(10))")
 	e.exec("INSERT INTO t VALUES (1, 'one', 'ten')")
+	e.exec("INSERT INTO w VALUES (1, 'w1')")
 	cfg := e.writeConfig("")
-	topicT, topicU := e.prefix+"."+e.db+".t", e.prefix+"."+e.db+".u"
+	topicT, topicU, topicW := e.prefix+"."+e.db+".t", e.prefix+"."+e.db+".u", e.prefix+"."+e.db+".w"
 	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topicT) >= 1 })
+	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topicT) >= 1 && topicEnd(topicW) >= 1 })
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.out)
 	}
 
 	// While stopped: the issue's scenario, then rename, retype, reorder,
-	// one ALTER with several clauses, a table dropped and re-created.
+	// one ALTER with several clauses, a table dropped and re-created, a
+	// table dropped.
 	for _, q := range []string{
 		"INSERT INTO t VALUES (2, 'two', 'twenty')",
 		"ALTER TABLE t DROP COLUMN b",
@@ -46,6 +49,8 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 		"DROP TABLE u",
 		"CREATE TABLE u (id INT PRIMARY KEY, n INT, v TEXT)",
 		"INSERT INTO u VALUES (2, 22, 'new u')",
+		"INSERT INTO w VALUES (2, 'w2')", // then dropped: its row is still published
+		"DROP TABLE w",
 	} {
 		e.exec(q)
 	}
@@ -54,7 +59,7 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 		if p.exited() {
 			t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
 		}
-		return topicEnd(topicT) >= 7 && topicEnd(topicU) >= 2
+		return topicEnd(topicT) >= 7 && topicEnd(topicU) >= 2 && topicEnd(topicW) >= 2
 	})
 
 	// While lagging: a backlog, then DDL, with rows on both sides.
@@ -85,6 +90,8 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 		"t9": `{"c":9,"d":19724,"id":9}`,
 		"u1": `{"id":1,"v":"old u"}`,
 		"u2": `{"id":2,"n":22,"v":"new u"}`,
+		"w1": `{"id":1,"v":"w1"}`,
+		"w2": `{"id":2,"v":"w2"}`,
 	}
 	order := map[string][]string{ // the schema's after fields, in column order
 		"t2": {"id", "a", "b"}, "t3": {"id", "z", "a"}, "t6": {"id", "a2", "z"}, "t7": {"id", "a", "c"},
@@ -92,7 +99,7 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 	}
 	got := map[string]string{}
 	bulk := 0
-	for _, topic := range []string{topicT, topicU} {
+	for _, topic := range []string{topicT, topicU, topicW} {
 		for _, m := range readTopic(t, topic) {
 			after, _ := m.payload()["after"].(map[string]any)
 			id := int(after["id"].(float64))

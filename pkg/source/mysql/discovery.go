@@ -3,6 +3,10 @@ package mysql
 import (
 	"regexp"
 	"strings"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
 )
 
 // Table discovery while streaming, the same rules as the PostgreSQL
@@ -82,4 +86,34 @@ func trimStmt(q string) string {
 		return q[:200] + "…"
 	}
 	return q
+}
+
+// goneTable is the captured table a rows event belongs to when its table
+// is not in the set now: a table of the captured set (by name) that was
+// dropped or renamed away after the row was written, met again while
+// replaying the binlog (a restart behind, a backlog). With FULL metadata
+// the event describes it, and its rows are published like Debezium does;
+// without, or for a table left out (no primary key, no list), nil.
+func (s *Source) goneTable(db, name string, tm *replication.TableMapEvent) *table {
+	if len(tm.ColumnName) != int(tm.ColumnCount) || !s.wants(db, name) {
+		return nil
+	}
+	if len(tm.PrimaryKey) == 0 && len(s.opts.Config.Tables) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := db + "." + name
+	if s.gone == nil {
+		s.gone = map[string]*table{}
+	}
+	t := s.gone[id]
+	if t == nil {
+		// No catalog shape: shapeFor rebuilds every column from the event.
+		t = &table{db: db, name: name, mariadb: s.flavor == flavorMariaDB,
+			t: &change.Table{ID: change.TableID{DB: db, Name: name}}}
+		s.gone[id] = t
+		s.log.Info("publishing rows of a table that no longer exists under this name (dropped or renamed since), with the shape the binlog logged", "table", id)
+	}
+	return t
 }

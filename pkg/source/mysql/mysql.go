@@ -82,6 +82,7 @@ type Source struct {
 
 	mu     sync.Mutex
 	tables map[string]*table // "db.table" → captured table
+	gone   map[string]*table // tables of the set met in the binlog that no longer exist (goneTable)
 	acked  change.Position
 }
 

@@ -255,7 +255,9 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	cur := st.src.tables[db+"."+name]
 	st.src.mu.Unlock()
 	if cur == nil {
-		return nil
+		if cur = st.src.goneTable(db, name, e.Table); cur == nil {
+			return nil
+		}
 	}
 	if st.tx.xa {
 		// A prepared XA transaction can still be rolled back after its
