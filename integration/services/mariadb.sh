@@ -1,6 +1,6 @@
 # mariadb.sh — our own MariaDB server (Debian's mariadb-server package) on 127.0.0.1:3306,
-# ready for change data capture: binary log in ROW format with full row images, GTIDs,
-# server_id 1. Sourced by up.sh and down.sh after env.sh.
+# ready for change data capture: binary log in ROW format with full row images and full
+# row metadata, GTIDs, server_id 1. Sourced by up.sh and down.sh after env.sh.
 #
 # State: $STATE_DIR/mariadb/{data,binlog,run,my.cnf,mariadb.log}. The server runs as the
 # `mysql` OS user when we are root, so that folder belongs to it; when that user cannot reach
@@ -90,6 +90,9 @@ server-id = 1
 log-bin = $home/binlog/mariadb-bin
 binlog-format = ROW
 binlog-row-image = FULL
+# Column names and types in every table map event: rows are decoded with the shape they
+# were written under (pkg/source/mysql/shape.go). Dynamic: SET GLOBAL applies it at once.
+binlog-row-metadata = FULL
 log-slave-updates = ON
 gtid-strict-mode = ON
 binlog-expire-logs-seconds = 604800

@@ -49,6 +49,15 @@ var systemDBs = map[string]bool{"mysql": true, "information_schema": true, "perf
 // every base table with a primary key in the URL's database (every
 // non-system database when the URL names none).
 func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
+	if db := s.conn.Database; db != "" {
+		r, err := conn.Execute("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = " + quoteString(db))
+		if err != nil {
+			return nil, fmt.Errorf("look up database %q: %w", db, err)
+		}
+		if len(r.Values) == 0 {
+			return nil, fmt.Errorf("source.url: database %q does not exist on the server at %s: create it, or name an existing database in the URL", db, s.conn.Addr())
+		}
+	}
 	r, err := conn.Execute(`SELECT t.TABLE_SCHEMA, t.TABLE_NAME,
   EXISTS (SELECT 1 FROM information_schema.TABLE_CONSTRAINTS c
           WHERE c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME AND c.CONSTRAINT_TYPE = 'PRIMARY KEY')
@@ -88,7 +97,11 @@ FROM information_schema.TABLES t WHERE t.TABLE_TYPE = 'BASE TABLE'`)
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("source.tables: %s not found", strings.Join(missing, ", "))
+		// Like Debezium's include list: an entry that matches nothing is
+		// not fatal (the table may have been dropped or renamed, or not be
+		// created yet); it is captured from its first row if it appears.
+		s.log.Warn("source.tables lists tables that do not exist (dropped or renamed?); they are captured from their first row if they are created",
+			"missing", strings.Join(missing, ", "))
 	}
 	sort.Slice(tables, func(i, j int) bool { return tables[i].id() < tables[j].id() })
 	for _, t := range tables {

@@ -11,12 +11,18 @@
 // the Debezium connector name ("mysql" or "mariadb").
 //
 // Schema changes: a DDL statement in the binlog that names a captured table
-// makes the source re-read that table's columns from information_schema, so
-// later rows decode with the new columns. information_schema shows the
-// current shape, not the one at that point of the binlog: replaying old
-// binlog across several DDLs of one table (a restart far behind) can decode
-// rows with a later shape and then fails on a column-count mismatch rather
-// than publishing wrong values.
+// makes the source re-read that table's columns from information_schema
+// (the shape now). Each rows event is then checked against the shape its
+// table map event logged (shape.go): with binlog_row_metadata = FULL a
+// row written under an older shape is decoded with that shape; without
+// it, rows are decoded with the current shape only when no later DDL of
+// their table lies between them and the end of the binlog (replay.go),
+// and the pipeline stops with an error otherwise.
+//
+// Transactions: only XID, COMMIT, a transaction-ending ROLLBACK, DDL and
+// statements outside BEGIN … COMMIT are commits; SAVEPOINT, ROLLBACK TO
+// and RELEASE inside a transaction are not. XA transactions that change a
+// captured table are refused.
 //
 // Debezium format, checked side by side with Debezium's MariaDB connector
 // (integration/mysql_fidelity_test.go): source.pos is the start of the
@@ -76,6 +82,7 @@ type Source struct {
 
 	mu     sync.Mutex
 	tables map[string]*table // "db.table" → captured table
+	gone   map[string]*table // tables of the set met in the binlog that no longer exist (goneTable)
 	acked  change.Position
 }
 
@@ -173,7 +180,13 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 			return err
 		}
 	}
-	s.log.Info("streaming binlog", "flavor", s.flavor, "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID)
+	if from != nil && pos.Backfilled && !srv.fullMetadata {
+		s.log.Warn("binlog_row_metadata is not FULL: binlog rows are decoded with the tables' current shape, and a schema change after a row not yet published stops the pipeline; set binlog_row_metadata = FULL (RDS/Aurora: the DB parameter group)")
+		if err := s.checkReplayable(ctx, pos.File, pos.Pos, s.scanServerID()); err != nil {
+			return err
+		}
+	}
+	s.log.Info("streaming binlog", "flavor", s.flavor, "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID, "row_metadata_full", srv.fullMetadata)
 	return s.stream(ctx, srv, pos, emit)
 }
 

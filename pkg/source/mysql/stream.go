@@ -21,6 +21,8 @@ type txState struct {
 	gtid         string
 	thread       int64
 	commitMicros int64
+	open         bool // after BEGIN (or XA START): only COMMIT/ROLLBACK/XID end it
+	xa           bool // the transaction is an XA transaction
 }
 
 // streamer decodes the binlog after pos.
@@ -31,31 +33,15 @@ type streamer struct {
 	file string          // current binlog file
 	gset gomysql.GTIDSet // executed GTIDs up to the last commit; nil without GTIDs
 	tx   txState
+	// history holds the past shapes rows were decoded with (shapeFor),
+	// by table and shape.
+	history map[string]*table
 }
 
 // stream reads the binlog from pos until ctx is done or an error occurs,
 // emitting row changes of captured tables and a position after each commit.
 func (s *Source) stream(ctx context.Context, srv server, pos position, emit func(context.Context, *change.Event) error) error {
-	cfg := replication.BinlogSyncerConfig{
-		ServerID:                s.serverID,
-		Flavor:                  s.flavor,
-		Host:                    s.conn.Host,
-		Port:                    s.conn.Port,
-		User:                    s.conn.User,
-		Password:                s.conn.Password,
-		Charset:                 "utf8mb4",
-		UseDecimal:              true,
-		ParseTime:               false,
-		TimestampStringLocation: time.UTC,
-		HeartbeatPeriod:         10 * time.Second,
-		ReadTimeout:             60 * time.Second,
-		DisableRetrySync:        true,
-		Logger:                  slog.New(slog.DiscardHandler),
-	}
-	if v := s.conn.Params["tls"]; v == "true" || v == "preferred" {
-		cfg.TLSConfig = tlsConfig(s.conn.Host)
-	}
-	syncer := replication.NewBinlogSyncer(cfg)
+	syncer := replication.NewBinlogSyncer(s.syncerConfig(s.serverID))
 	defer syncer.Close()
 
 	st := &streamer{src: s, srv: srv, emit: emit, file: pos.File}
@@ -86,6 +72,30 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 	}
 }
 
+// syncerConfig is the replication client's configuration.
+func (s *Source) syncerConfig(serverID uint32) replication.BinlogSyncerConfig {
+	cfg := replication.BinlogSyncerConfig{
+		ServerID:                serverID,
+		Flavor:                  s.flavor,
+		Host:                    s.conn.Host,
+		Port:                    s.conn.Port,
+		User:                    s.conn.User,
+		Password:                s.conn.Password,
+		Charset:                 "utf8mb4",
+		UseDecimal:              true,
+		ParseTime:               false,
+		TimestampStringLocation: time.UTC,
+		HeartbeatPeriod:         10 * time.Second,
+		ReadTimeout:             60 * time.Second,
+		DisableRetrySync:        true,
+		Logger:                  slog.New(slog.DiscardHandler),
+	}
+	if v := s.conn.Params["tls"]; v == "true" || v == "preferred" {
+		cfg.TLSConfig = tlsConfig(s.conn.Host)
+	}
+	return cfg
+}
+
 // classify marks the server's "could not find the first log file / GTID"
 // replies (ER_MASTER_FATAL_ERROR_READING_BINLOG, 1236) as a lost position.
 func classify(err error) error {
@@ -109,16 +119,26 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 		if err != nil {
 			return fmt.Errorf("binlog GTID event: %w", err)
 		}
-		st.tx = txState{gtid: fmt.Sprintf("%s:%d", u, e.GNO), commitMicros: int64(h.Timestamp) * 1e6}
-		if st.gset == nil {
-			st.gset = &gomysql.MysqlGTIDSet{Sets: map[string]*gomysql.UUIDSet{}}
+		st.tx = txState{commitMicros: int64(h.Timestamp) * 1e6}
+		if h.EventType == replication.ANONYMOUS_GTID_EVENT || u == uuid.Nil {
+			// gtid_mode OFF / OFF_PERMISSIVE: a transaction without a GTID.
+			// It must not enter the set (a zero UUID would make every later
+			// resume fail); the position is the file and offset.
+			return nil
 		}
+		st.tx.gtid = fmt.Sprintf("%s:%d", u, e.GNO)
+		// Only a set read at start (gtid_executed, then every GTID since)
+		// is complete; GTIDs that start to appear after the stream started
+		// by file/position (gtid_mode turned ON meanwhile) would make a set
+		// that claims only those, so such a stream keeps resuming by file.
 		if set, ok := st.gset.(*gomysql.MysqlGTIDSet); ok {
 			set.AddGTID(u, e.GNO)
 		}
 	case *replication.MariadbGTIDEvent:
 		g := e.GTID
-		st.tx = txState{gtid: g.String(), commitMicros: int64(h.Timestamp) * 1e6}
+		// MariaDB writes no BEGIN query: a GTID event that is not
+		// standalone (DDL is) opens a transaction that XID or COMMIT ends.
+		st.tx = txState{gtid: g.String(), commitMicros: int64(h.Timestamp) * 1e6, open: !e.IsStandalone()}
 		if st.gset == nil {
 			st.gset = &gomysql.MariadbGTIDSet{Sets: map[uint32]map[uint32]*gomysql.MariadbGTID{}}
 		}
@@ -133,6 +153,13 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 		return st.rows(ctx, ev.Header, e)
 	case *replication.XIDEvent:
 		return st.commit(ctx, h)
+	case *replication.GenericEvent:
+		if h.EventType == replication.XA_PREPARE_LOG_EVENT {
+			// The first phase of an XA transaction: not a commit (XA
+			// COMMIT, later and in its own event group, is). Captured rows
+			// in it were refused by rows().
+			st.tx = txState{}
+		}
 	}
 	return nil
 }
@@ -151,53 +178,64 @@ func (st *streamer) commit(ctx context.Context, h *replication.EventHeader) erro
 // DROP / CREATE / TRUNCATE TABLE name, and RENAME's targets.
 var ddlTable = regexp.MustCompile("(?i)(?:ALTER\\s+(?:ONLINE\\s+|IGNORE\\s+)*TABLE|RENAME\\s+TABLE|DROP\\s+TABLE(?:\\s+IF\\s+EXISTS)?|CREATE\\s+(?:OR\\s+REPLACE\\s+)?TABLE(?:\\s+IF\\s+NOT\\s+EXISTS)?|TRUNCATE(?:\\s+TABLE)?|\\bTO|,)\\s+((?:`[^`]+`|[A-Za-z0-9_$]+)(?:\\s*\\.\\s*(?:`[^`]+`|[A-Za-z0-9_$]+))?)")
 
-// query handles BEGIN (the thread id), COMMIT of non-transactional
-// changes, and DDL: re-reads the shape of every captured table it names,
-// then emits a position (DDL commits implicitly).
+// query handles BEGIN (the thread id), the statements that end a
+// transaction (COMMIT; ROLLBACK, which the binlog writes after changes to
+// non-transactional tables that did happen), and statements outside a
+// transaction: DDL (it commits implicitly; re-reads the shape of every
+// captured table it names) and non-transactional statements, each a
+// commit. Inside BEGIN … COMMIT nothing else commits: SAVEPOINT,
+// ROLLBACK TO, RELEASE SAVEPOINT keep the transaction's GTID and thread,
+// and emitting a position there would let a restart skip the rest of it.
 func (st *streamer) query(ctx context.Context, h *replication.EventHeader, e *replication.QueryEvent) error {
 	q := strings.TrimSpace(string(e.Query))
 	upper := strings.ToUpper(q)
 	switch {
 	case upper == "BEGIN":
-		st.tx.thread = int64(e.SlaveProxyID)
+		st.tx.open, st.tx.thread = true, int64(e.SlaveProxyID)
 		if st.tx.commitMicros == 0 {
 			st.tx.commitMicros = int64(h.Timestamp) * 1e6
 		}
 		return nil
-	case upper == "COMMIT":
+	case strings.HasPrefix(upper, "XA START") || strings.HasPrefix(upper, "XA BEGIN"):
+		st.tx.open, st.tx.xa, st.tx.thread = true, true, int64(e.SlaveProxyID)
+		return nil
+	case upper == "COMMIT" || upper == "ROLLBACK":
 		return st.commit(ctx, h)
+	case strings.HasPrefix(upper, "XA COMMIT") || strings.HasPrefix(upper, "XA ROLLBACK"):
+		// The end of an XA transaction: ONE PHASE inside it, or the second
+		// phase of a prepared one (its own event group).
+		return st.commit(ctx, h)
+	case st.tx.open:
+		// SAVEPOINT, ROLLBACK TO, RELEASE SAVEPOINT, XA END, and any other
+		// statement logged inside the transaction: not a commit.
+		return nil
 	}
 	defaultDB := string(e.Schema)
+	renames := renameStmt.MatchString(q)
 	for _, m := range ddlTable.FindAllStringSubmatch(q, -1) {
 		db, name := defaultDB, m[1]
 		if i := dotOutsideQuotes(name); i >= 0 {
 			db, name = unquote(name[:i]), name[i+1:]
 		}
 		name = unquote(name)
-		if err := st.refresh(db, name); err != nil {
+		// ", name" is a table only in RENAME TABLE a TO b, c TO d.
+		mayAdd := renames || !strings.HasPrefix(m[0], ",")
+		if err := st.src.refresh(db, name, mayAdd, q); err != nil {
 			return err
+		}
+		st.src.mu.Lock()
+		captured := st.src.tables[db+"."+name] != nil
+		st.src.mu.Unlock()
+		if captured && !st.srv.fullMetadata {
+			// The shape just read is the one at the end of the binlog:
+			// right for the rows after this DDL unless another one of the
+			// table follows them before the end (the stream lags).
+			if err := st.src.checkReplayable(ctx, st.file, h.LogPos, st.src.scanServerID()); err != nil {
+				return err
+			}
 		}
 	}
 	return st.commit(ctx, h)
-}
-
-// refresh re-reads a captured table's shape after DDL.
-func (st *streamer) refresh(db, name string) error {
-	s := st.src
-	s.mu.Lock()
-	t := s.tables[db+"."+name]
-	s.mu.Unlock()
-	if t == nil {
-		return nil
-	}
-	if err := describe(s.db, t, t.t); err != nil {
-		if strings.Contains(err.Error(), "table not found") {
-			return nil // dropped or renamed away: nothing more arrives for it
-		}
-		return err
-	}
-	s.log.Info("table shape re-read after DDL", "table", t.id(), "columns", len(t.cols), "version", t.t.Version)
-	return nil
 }
 
 func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *replication.RowsEvent) error {
@@ -214,22 +252,34 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	}
 	db, name := string(e.Table.Schema), string(e.Table.Table)
 	st.src.mu.Lock()
-	t := st.src.tables[db+"."+name]
+	cur := st.src.tables[db+"."+name]
 	st.src.mu.Unlock()
-	if t == nil {
-		return nil
+	if cur == nil {
+		if cur = st.src.goneTable(db, name, e.Table); cur == nil {
+			return nil
+		}
 	}
-	if int(e.ColumnCount) != len(t.cols) {
-		// A DDL we did not see (or not yet): re-read once.
-		if err := describe(st.src.db, t, t.t); err != nil {
-			return err
-		}
-		if int(e.ColumnCount) != len(t.cols) {
-			return fmt.Errorf("%s: binlog row has %d columns, the table has %d now (DDL since this event; see the package doc): %w",
-				t.id(), e.ColumnCount, len(t.cols), ErrResnapshotRequired)
-		}
+	if st.tx.xa {
+		// A prepared XA transaction can still be rolled back after its
+		// rows are in the binlog; publishing them could publish changes
+		// that never commit, and holding them back needs state we do not
+		// keep. Refuse before publishing any.
+		return fmt.Errorf("%s at %s:%d: an XA transaction (XA START … XA PREPARE) changes a captured table; Tributary does not capture XA transactions: commit these changes with BEGIN … COMMIT, or leave the table out of source.tables",
+			cur.id(), st.file, int64(h.LogPos)-int64(h.EventSize))
 	}
 	pos := int64(h.LogPos) - int64(h.EventSize)
+	at := fmt.Sprintf("%s:%d", st.file, pos)
+	t, err := st.shapeFor(cur, e.Table, at)
+	if errors.Is(err, errShapeUnknown) {
+		// Perhaps a DDL we did not recognise: re-read the catalog once.
+		if err := describe(st.src.db, cur, cur.t); err != nil {
+			return err
+		}
+		t, err = st.shapeFor(cur, e.Table, at)
+	}
+	if err != nil {
+		return err
+	}
 	src := change.Source{
 		Connector:    st.src.flavor,
 		Name:         st.src.opts.TopicPrefix,

@@ -1,0 +1,196 @@
+package integration
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMySQLRowsKeepTheirShape: rows written before, between and after
+// schema changes made while the publisher is stopped, and while it lags
+// behind a backlog, are each published with the columns they were written
+// under (binlog_row_metadata = FULL), never the table's current shape.
+// Before the fix, row 2 came out as {"id":2,"z":"two","a":"twenty"}.
+func TestMySQLRowsKeepTheirShape(t *testing.T) {
+	e := newMyEnv(t, "myshape")
+	e.exec("SET GLOBAL binlog_row_metadata = FULL") // as integration/services/mariadb.sh configures it
+	e.exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b VARCHAR(10))")
+	e.exec("CREATE TABLE u (id INT PRIMARY KEY, v VARCHAR(10))")
+	e.exec("CREATE TABLE w (id INT PRIMARY KEY, v VARCHAR(10))")
+	e.exec("INSERT INTO t VALUES (1, 'one', 'ten')")
+	e.exec("INSERT INTO w VALUES (1, 'w1')")
+	cfg := e.writeConfig("")
+	topicT, topicU, topicW := e.prefix+"."+e.db+".t", e.prefix+"."+e.db+".u", e.prefix+"."+e.db+".w"
+	p := e.start("run", "--config", cfg)
+	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topicT) >= 1 && topicEnd(topicW) >= 1 })
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+
+	// While stopped: the issue's scenario, then rename, retype, reorder,
+	// one ALTER with several clauses, a table dropped and re-created, a
+	// table dropped.
+	for _, q := range []string{
+		"INSERT INTO t VALUES (2, 'two', 'twenty')",
+		"ALTER TABLE t DROP COLUMN b",
+		"ALTER TABLE t ADD COLUMN z VARCHAR(10) AFTER id",
+		"INSERT INTO t VALUES (3, '33', 'a3')",
+		"ALTER TABLE t CHANGE COLUMN a a2 VARCHAR(10)",
+		"INSERT INTO t VALUES (4, '44', 'a4')",
+		"ALTER TABLE t MODIFY COLUMN z INT",
+		"INSERT INTO t VALUES (5, 55, 'a5')",
+		"ALTER TABLE t MODIFY COLUMN a2 VARCHAR(10) AFTER id",
+		"INSERT INTO t VALUES (6, 'a6', 66)",
+		"ALTER TABLE t ADD COLUMN c BIGINT UNSIGNED NOT NULL DEFAULT 7, DROP COLUMN z, RENAME COLUMN a2 TO a",
+		"INSERT INTO t (id, a) VALUES (7, 'a7')",
+		"INSERT INTO u VALUES (1, 'old u')",
+		"DROP TABLE u",
+		"CREATE TABLE u (id INT PRIMARY KEY, n INT, v TEXT)",
+		"INSERT INTO u VALUES (2, 22, 'new u')",
+		"INSERT INTO w VALUES (2, 'w2')", // then dropped: its row is still published
+		"DROP TABLE w",
+	} {
+		e.exec(q)
+	}
+	p = e.start("run", "--config", cfg)
+	waitFor(t, 90*time.Second, "the rows written while stopped", func() bool {
+		if p.exited() {
+			t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+		}
+		return topicEnd(topicT) >= 7 && topicEnd(topicU) >= 2 && topicEnd(topicW) >= 2
+	})
+
+	// While lagging: a backlog, then DDL, with rows on both sides.
+	const backlog = 20000
+	e.exec(fmt.Sprintf("INSERT INTO t (id, a) SELECT seq, 'bulk' FROM seq_100_to_%d", 100+backlog-1))
+	e.exec("INSERT INTO t VALUES (8, 'a8', 8)")
+	e.exec("ALTER TABLE t DROP COLUMN a, ADD COLUMN d DATE AFTER id")
+	e.exec("INSERT INTO t VALUES (9, '2024-01-02', 9)")
+	waitFor(t, 180*time.Second, "the backlog", func() bool {
+		if p.exited() {
+			t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+		}
+		return topicEnd(topicT) >= 9+backlog
+	})
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+
+	want := map[string]string{
+		"t1": `{"a":"one","b":"ten","id":1}`,
+		"t2": `{"a":"two","b":"twenty","id":2}`,
+		"t3": `{"a":"a3","id":3,"z":"33"}`,
+		"t4": `{"a2":"a4","id":4,"z":"44"}`,
+		"t5": `{"a2":"a5","id":5,"z":55}`,
+		"t6": `{"a2":"a6","id":6,"z":66}`,
+		"t7": `{"a":"a7","c":7,"id":7}`,
+		"t8": `{"a":"a8","c":8,"id":8}`,
+		"t9": `{"c":9,"d":19724,"id":9}`,
+		"u1": `{"id":1,"v":"old u"}`,
+		"u2": `{"id":2,"n":22,"v":"new u"}`,
+		"w1": `{"id":1,"v":"w1"}`,
+		"w2": `{"id":2,"v":"w2"}`,
+	}
+	order := map[string][]string{ // the schema's after fields, in column order
+		"t2": {"id", "a", "b"}, "t3": {"id", "z", "a"}, "t6": {"id", "a2", "z"}, "t7": {"id", "a", "c"},
+		"t9": {"id", "d", "c"}, "u2": {"id", "n", "v"},
+	}
+	got := map[string]string{}
+	bulk := 0
+	for _, topic := range []string{topicT, topicU, topicW} {
+		for _, m := range readTopic(t, topic) {
+			after, _ := m.payload()["after"].(map[string]any)
+			id := int(after["id"].(float64))
+			if id >= 100 {
+				if after["a"] != "bulk" || len(after) != 3 {
+					t.Errorf("backlog row %d: %s", id, jsonString(after))
+				}
+				bulk++
+				continue
+			}
+			k := topic[len(topic)-1:] + fmt.Sprint(id)
+			got[k] = jsonString(after)
+			if cols, ok := order[k]; ok {
+				if f := afterFields(m.Value); strings.Join(f, ",") != strings.Join(cols, ",") {
+					t.Errorf("%s: schema fields %v, want %v", k, f, cols)
+				}
+			}
+		}
+	}
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if got[k] != want[k] {
+			t.Errorf("row %s: got %s, want %s", k, got[k], want[k])
+		}
+	}
+	if bulk != backlog {
+		t.Errorf("%d backlog rows published, want %d", bulk, backlog)
+	}
+}
+
+// afterFields lists the field names of the value schema's "after" struct.
+func afterFields(value map[string]any) []string {
+	schema, _ := value["schema"].(map[string]any)
+	fields, _ := schema["fields"].([]any)
+	for _, f := range fields {
+		fm, _ := f.(map[string]any)
+		if fm["field"] != "after" {
+			continue
+		}
+		var names []string
+		inner, _ := fm["fields"].([]any)
+		for _, c := range inner {
+			cm, _ := c.(map[string]any)
+			names = append(names, fmt.Sprint(cm["field"]))
+		}
+		return names
+	}
+	return nil
+}
+
+// TestMySQLShapeUnknownRefused: with binlog_row_metadata = MINIMAL the
+// binlog does not say a row's column names; a restart behind a schema
+// change that keeps the column count and types (the issue's scenario)
+// must stop with an error naming the table, the positions and the fix,
+// never publish the values under the new names.
+func TestMySQLShapeUnknownRefused(t *testing.T) {
+	e := newMyEnv(t, "myminimal")
+	e.exec("SET GLOBAL binlog_row_metadata = MINIMAL")
+	t.Cleanup(func() { e.my.Execute("SET GLOBAL binlog_row_metadata = FULL") })
+	e.exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b VARCHAR(10))")
+	e.exec("INSERT INTO t VALUES (1, 'one', 'ten')")
+	cfg := e.writeConfig("")
+	topic := e.prefix + "." + e.db + ".t"
+	p := e.start("run", "--config", cfg)
+	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 1 })
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+	e.exec("INSERT INTO t VALUES (2, 'two', 'twenty')")
+	e.exec("ALTER TABLE t DROP COLUMN b")
+	e.exec("ALTER TABLE t ADD COLUMN z VARCHAR(10) AFTER id")
+	e.exec("INSERT INTO t VALUES (3, 'z3', 'a3')")
+
+	p = e.start("run", "--config", cfg)
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		p.kill()
+		t.Fatalf("still running after 60 s:\n%s", p.out)
+	}
+	out := p.out.String()
+	for _, want := range []string{e.db + ".t: its rows from mariadb-bin.", "binlog_row_metadata is not FULL", "DB parameter group", "resnapshot required"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the error does not say %q:\n%s", want, out)
+		}
+	}
+	if n := topicEnd(topic); n != 1 {
+		t.Errorf("%d records published, want only the backfilled row (nothing guessed)", n)
+	}
+}

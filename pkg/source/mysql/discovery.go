@@ -1,0 +1,119 @@
+package mysql
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// Table discovery while streaming, the same rules as the PostgreSQL
+// source: a table created, or renamed into the captured set, is captured
+// from its first row (its rows from before a rename are not snapshotted:
+// that needs a snapshot taken while streaming); a captured table that is
+// dropped or renamed away is logged when it happens and stops being
+// published; a listed table that is missing at start is a warning.
+
+// renameStmt: RENAME TABLE, and ALTER TABLE … RENAME [TO|AS].
+var renameStmt = regexp.MustCompile(`(?is)^\s*(?:RENAME\s+TABLE|ALTER\s+.*\bRENAME\s+(?:TO|AS)\b)`)
+
+// wants tells whether db.name belongs to the captured set by name:
+// listed in source.tables, or, with no list, in the URL's database (every
+// non-system database when the URL names none).
+func (s *Source) wants(db, name string) bool {
+	if len(s.opts.Config.Tables) > 0 {
+		for _, t := range s.opts.Config.Tables {
+			if t == db+"."+name {
+				return true
+			}
+		}
+		return false
+	}
+	if systemDBs[db] {
+		return false
+	}
+	return s.conn.Database == "" || db == s.conn.Database
+}
+
+// refresh follows a DDL statement that names db.name: a captured table's
+// shape is re-read (or, gone, it is dropped from the set with a warning);
+// a table of the captured set that is not captured yet is added when it
+// exists (mayAdd: the name is a table the statement creates or renames
+// to, not a column).
+func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
+	id := db + "." + name
+	s.mu.Lock()
+	t := s.tables[id]
+	s.mu.Unlock()
+	if t == nil {
+		if !mayAdd || !s.wants(db, name) {
+			return nil
+		}
+		t = &table{db: db, name: name, mariadb: s.flavor == flavorMariaDB}
+		if err := describe(s.db, t, nil); err != nil {
+			if strings.Contains(err.Error(), "table not found") {
+				return nil // dropped again since, or not a table
+			}
+			return err
+		}
+		if len(t.key) == 0 && len(s.opts.Config.Tables) == 0 {
+			return nil // without a list, tables without a primary key are left out
+		}
+		s.mu.Lock()
+		s.tables[id] = t
+		s.mu.Unlock()
+		s.log.Info("table created or renamed into the captured set: captured from its first row", "table", id, "statement", trimStmt(stmt))
+		return nil
+	}
+	if err := describe(s.db, t, t.t); err != nil {
+		if strings.Contains(err.Error(), "table not found") {
+			s.mu.Lock()
+			delete(s.tables, id)
+			s.mu.Unlock()
+			s.log.Warn("captured table dropped or renamed away: no longer published", "table", id, "statement", trimStmt(stmt))
+			return nil
+		}
+		return err
+	}
+	s.log.Info("table shape re-read after DDL", "table", t.id(), "columns", len(t.cols), "version", t.t.Version)
+	return nil
+}
+
+func trimStmt(q string) string {
+	if len(q) > 200 {
+		return q[:200] + "…"
+	}
+	return q
+}
+
+// goneTable is the captured table a rows event belongs to when its table
+// is not in the set now: a table of the captured set (by name) that was
+// dropped or renamed away after the row was written, met again while
+// replaying the binlog (a restart behind, a backlog). With FULL metadata
+// the event describes it, and its rows are published like Debezium does;
+// without, or for a table left out (no primary key, no list), nil.
+func (s *Source) goneTable(db, name string, tm *replication.TableMapEvent) *table {
+	if len(tm.ColumnName) != int(tm.ColumnCount) || !s.wants(db, name) {
+		return nil
+	}
+	if len(tm.PrimaryKey) == 0 && len(s.opts.Config.Tables) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := db + "." + name
+	if s.gone == nil {
+		s.gone = map[string]*table{}
+	}
+	t := s.gone[id]
+	if t == nil {
+		// No catalog shape: shapeFor rebuilds every column from the event.
+		t = &table{db: db, name: name, mariadb: s.flavor == flavorMariaDB,
+			t: &change.Table{ID: change.TableID{DB: db, Name: name}}}
+		s.gone[id] = t
+		s.log.Info("publishing rows of a table that no longer exists under this name (dropped or renamed since), with the shape the binlog logged", "table", id)
+	}
+	return t
+}
