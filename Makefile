@@ -15,8 +15,13 @@ CFN_LINT_VERSION := 1.58.0
 CFN_LINT := .services/cfn-lint-$(CFN_LINT_VERSION)/bin/cfn-lint
 TEST_TEMPLATES := .services/cfn-templates
 
-build: ## bin/tributary
-	$(GO) build -trimpath -o bin/tributary ./cmd/tributary
+# `tributary version` prints these; outside a git checkout they read "dev"/"unknown".
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
+build: ## bin/tributary, stamped with VERSION and COMMIT
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/tributary ./cmd/tributary
 
 test: services-up $(CFN_LINT) ## unit + integration tests on real services, the CDK app's tests, cfn-lint
 	$(GO) vet ./...

@@ -6,22 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 
-	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
-
-// jsonOutput is test-connection's --json flag.
-var jsonOutput bool
 
 // testConnection runs the connection test of the destination and prints
 // the report: every check, then every broker. Exit 0 only when every
 // required check passed; 2 when the destination's configuration is
 // unusable.
-func testConnection(ctx context.Context, cfg *config.Config, _ *slog.Logger, stdout io.Writer) error {
+func testConnection(ctx context.Context, inv *invocation) error {
+	cfg, stdout := inv.cfg, inv.stdout
 	r := kafka.TestConnection(ctx, cfg.Destination, cfg.Destination.TopicPrefix)
-	if jsonOutput {
+	if inv.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(r); err != nil {
