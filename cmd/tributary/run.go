@@ -86,4 +86,3 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 	log.Info("starting", "source", cfg.Source.Type, "bootstrap_servers", cfg.Destination.BootstrapServers, "topic_prefix", cfg.Destination.TopicPrefix)
 	return p.Run(ctx)
 }
-

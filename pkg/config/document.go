@@ -100,9 +100,9 @@ type mergeVisit struct {
 type walker struct {
 	errs      *Errors
 	positions map[string]Position // field path -> its key in the document
-	steps  int
-	halted bool
-	merged map[mergeVisit]bool
+	steps     int
+	halted    bool
+	merged    map[mergeVisit]bool
 }
 
 func (w *walker) step() bool {
