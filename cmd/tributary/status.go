@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
@@ -39,7 +42,12 @@ func readStored(ctx context.Context, cfg *config.Config) (cp checkpoint.Checkpoi
 		if cerr != nil {
 			return cp, false, nil, cerr
 		}
-		if cp, found, err = checkpoint.ReadDynamoDB(ctx, client, cfg.Checkpoint.Table, cfg.Name); err != nil {
+		cp, found, err = checkpoint.ReadDynamoDB(ctx, client, cfg.Checkpoint.Table, cfg.Name)
+		var missing *types.ResourceNotFoundException
+		if errors.As(err, &missing) {
+			return cp, false, nil, nil // no table yet (create_table): the pipeline never ran
+		}
+		if err != nil {
 			return cp, false, nil, err
 		}
 		var data []byte
