@@ -14,6 +14,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/status"
+	"github.com/tributary-cdc/tributary/pkg/status/page"
 )
 
 // status prints the pipeline's state, read without taking it over: it
@@ -86,9 +87,11 @@ func publishStatus(store checkpoint.Store, cfg *config.Config, rec *status.Recor
 	return func() { cancel(); wg.Wait() }
 }
 
-// statusRoutes serves GET /status.json: what `status --json` prints, with
-// this process's own snapshot instead of the stored one.
+// statusRoutes serves the status page at / and GET /status.json: what
+// `status --json` prints, with this process's own snapshot instead of the
+// stored one.
 func statusRoutes(mux *http.ServeMux, cfg *config.Config, rec *status.Recorder) {
+	mux.Handle("/", page.Handler())
 	mux.HandleFunc("GET /status.json", func(w http.ResponseWriter, req *http.Request) {
 		cp, found, _, err := readStored(req.Context(), cfg)
 		if err != nil {
