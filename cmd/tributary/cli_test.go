@@ -79,6 +79,7 @@ func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 		{"source not built", strings.Replace(goodConfig, "type: postgres", "type: mongodb", 1), "source.type", "mongodb is not built in this release"},
 		{"sqlserver", strings.Replace(goodConfig, "type: postgres", "type: sqlserver", 1), "source.type", "sqlserver is not built in this release"},
 		{"whsec not base64", goodConfig + "webhooks:\n  row_skipped_url: https://h.example/x\n  signing_secret: whsec_!!!\n", "webhooks.signing_secret", "a whsec_ secret must be followed by base64"},
+		{"url pgx refuses", strings.Replace(goodConfig, "/shop\n", "/shop?sslmode=sometimes\n", 1), "source.url", "not a valid PostgreSQL connection URL"},
 		{"unsigned webhook", goodConfig + "webhooks:\n  row_skipped_url: https://h.example/x\n", "webhooks.signing_secret", "required with row_skipped_url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

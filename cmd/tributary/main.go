@@ -136,6 +136,10 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "invalid configuration %s:\n%v\n", *ref, err)
 		return exitUsage
 	}
+	if err := refuseUnusable(ctx, cfg); err != nil {
+		fmt.Fprintf(stderr, "invalid configuration %s:\n%v\n", *ref, err)
+		return exitUsage
+	}
 	inv.cfg = cfg
 	inv.log = newLogger(stderr, pick(*logLevel, cfg.LogLevel), pick(*logFormat, cfg.LogFormat)).With("pipeline", cfg.Name)
 	if err := cmd.run(ctx, inv); err != nil {
