@@ -60,6 +60,11 @@ func TestOneLoggerCarriesThePipeline(t *testing.T) {
 		t.Errorf("source line seen %v, version logged at start %v:\n%s", sawSource, sawVersion, p.out)
 	}
 
+	// status on a MySQL pipeline reports the binlog bytes after the checkpoint.
+	if r, raw := statusJSON(t, e.env, cfg); r.LagBytes == nil || r.Backfill == nil || !r.Backfill.Done {
+		t.Errorf("mysql status lacks lag bytes (%s) or backfill done:\n%s", r.LagBytesError, raw)
+	}
+
 	// --log-level overrides: a run at warn writes no info line.
 	e.exec("INSERT INTO t VALUES (3)")
 	p = e.start("run", "--config", cfg, "--log-level", "warn", "--log-format", "text")

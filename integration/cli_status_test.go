@@ -80,6 +80,9 @@ func TestStatusWhileRunning(t *testing.T) {
 	if r.Checkpoint == nil || !strings.Contains(string(r.Checkpoint.Position), `"lsn"`) {
 		t.Errorf("no checkpoint position in the report:\n%s", raw)
 	}
+	if r.LagBytes == nil {
+		t.Errorf("no lag in bytes (%s):\n%s", r.LagBytesError, raw)
+	}
 	if r.Live.LastError != nil || r.Live.SkippedRows != 0 {
 		t.Errorf("a healthy pipeline reports an error or skipped rows:\n%s", raw)
 	}
@@ -88,7 +91,7 @@ func TestStatusWhileRunning(t *testing.T) {
 	}
 
 	text := statusText(t, e, cfg)
-	for _, want := range []string{"state             running", "backfill          done", "public.orders", "c=1", "lag"} {
+	for _, want := range []string{"state             running", "backfill          done", "public.orders", "c=1", "lag", "bytes of source log after the checkpoint"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status output lacks %q:\n%s", want, text)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/source"
 	"github.com/tributary-cdc/tributary/pkg/status"
 	"github.com/tributary-cdc/tributary/pkg/status/page"
 )
@@ -25,6 +26,9 @@ func showStatus(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	r := status.Build(inv.cfg.Name, cp, found, live, time.Now())
+	if found {
+		r.LagBytes, r.LagBytesError = lagBytes(ctx, inv.cfg, cp.Position)
+	}
 	if inv.json {
 		enc := json.NewEncoder(inv.stdout)
 		enc.SetIndent("", "  ")
@@ -32,6 +36,27 @@ func showStatus(ctx context.Context, inv *invocation) error {
 	}
 	status.Print(inv.stdout, r)
 	return nil
+}
+
+// lagBytes asks the source how much log lies after the checkpoint; the
+// source is a few seconds away at most, or the answer is "unknown".
+func lagBytes(ctx context.Context, cfg *config.Config, pos []byte) (*int64, string) {
+	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix, Config: cfg.Source})
+	if err != nil {
+		return nil, err.Error()
+	}
+	defer src.Close()
+	l, ok := src.(source.Lagger)
+	if !ok {
+		return nil, ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	n, err := l.LagBytes(ctx, pos)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return &n, ""
 }
 
 // readStored reads the checkpoint and the running task's snapshot from the

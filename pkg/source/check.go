@@ -21,3 +21,10 @@ type Check struct {
 type Checker interface {
 	Check(ctx context.Context) []Check
 }
+
+// Lagger is implemented by sources that can say how many bytes of their
+// log lie between a checkpointed position and the server's current end,
+// for status displays. It connects, reads and disconnects.
+type Lagger interface {
+	LagBytes(ctx context.Context, pos []byte) (int64, error)
+}

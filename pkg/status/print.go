@@ -29,6 +29,12 @@ func Print(w io.Writer, r Report) {
 	} else {
 		row("position", "none: no checkpoint yet")
 	}
+	switch {
+	case r.LagBytes != nil:
+		row("lag (log)", "%d bytes of source log after the checkpoint", *r.LagBytes)
+	case r.LagBytesError != "":
+		row("lag (log)", "unknown: %s", r.LagBytesError)
+	}
 	if b := r.Backfill; b != nil {
 		switch {
 		case b.Done:

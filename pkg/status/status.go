@@ -42,6 +42,12 @@ type Report struct {
 	Epoch int64  `json:"epoch,omitempty"`
 
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+	// LagBytes is how much source log (PostgreSQL WAL, MySQL binlog) lies
+	// between the checkpoint and the server's current end; `status` asks
+	// the source for it, the status page does not. LagBytesError says why
+	// it is missing when the source could not tell.
+	LagBytes      *int64 `json:"lag_bytes,omitempty"`
+	LagBytesError string `json:"lag_bytes_error,omitempty"`
 	// Backfill is the progress recorded in the checkpoint's position.
 	Backfill *Backfill `json:"backfill,omitempty"`
 	// Live is the running (or last) process's own view; nil when the
