@@ -16,12 +16,13 @@ func Print(w io.Writer, r Report) {
 	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
 	row("pipeline", "%s", r.Pipeline)
 	row("state", "%s", r.State)
-	if r.Owner != "" {
-		if r.Epoch > 0 {
-			row("owner", "%s (epoch %d)", r.Owner, r.Epoch)
-		} else {
-			row("owner", "%s", r.Owner)
-		}
+	switch {
+	case r.Epoch > 0 && r.Owner == "":
+		row("owner", "none: the lease is released (epoch %d)", r.Epoch)
+	case r.Epoch > 0:
+		row("owner", "%s (epoch %d)", r.Owner, r.Epoch)
+	case r.Owner != "":
+		row("owner", "%s", r.Owner)
 	}
 	if c := r.Checkpoint; c != nil {
 		row("position", "%s", c.Position)
