@@ -4,13 +4,16 @@
 FROM --platform=$BUILDPLATFORM golang:1.26-bookworm AS build
 ARG TARGETOS=linux
 ARG TARGETARCH=arm64
+# `tributary version` prints these: docker build --build-arg VERSION=$(git describe) --build-arg COMMIT=$(git rev-parse HEAD)
+ARG VERSION=dev
+ARG COMMIT=unknown
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY cmd ./cmd
 COPY pkg ./pkg
 RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
-    go build -buildvcs=false -trimpath -ldflags="-s -w" -o /out/tributary ./cmd/tributary
+    go build -buildvcs=false -trimpath -ldflags="-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" -o /out/tributary ./cmd/tributary
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/tributary /tributary

@@ -27,8 +27,13 @@ CDK_TEST_CONTEXT := -c pipelines=shop,billing -c alarmEmail=ops@example.com \
   -c 'customerRoles={"shop":"arn:aws:iam::111122223333:role/tributary-writer-shop","billing":"arn:aws:iam::111122223333:role/tributary-writer-billing"}' \
   -c 'customerAccess={"externalId":"ext-from-cli","clusterArn":"arn:aws:kafka:us-east-1:111122223333:cluster/orders/0a1b2c3d-4e5f-6789-abcd-ef0123456789-2","connectionTestRoleArn":"arn:aws:iam::444455556666:role/Tributary-ConnectionTestFunctionServiceRole-X","pipelines":[{"name":"shop","taskRoleArn":"arn:aws:iam::444455556666:role/Tributary-PipelineshopTaskRole-X"},{"name":"billing","taskRoleArn":"arn:aws:iam::444455556666:role/Tributary-PipelinebillingTaskRole-X","topicPrefix":"bill"}]}'
 
-build: ## bin/tributary
-	$(GO) build -trimpath -o bin/tributary ./cmd/tributary
+# `tributary version` prints these; outside a git checkout they read "dev"/"unknown".
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
+build: ## bin/tributary, stamped with VERSION and COMMIT
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/tributary ./cmd/tributary
 
 test: services-up $(CFN_LINT) $(CDK) ## unit + integration tests on real services, the CDK app's tests, `cdk synth`, cfn-lint
 	$(GO) vet ./...

@@ -1,10 +1,12 @@
 // Command tributary publishes database changes to Kafka as Debezium JSON.
 //
-//	tributary run --config <file>        backfill then stream until SIGTERM
-//	tributary validate --config <file>   exit 0, or 2 with every problem listed
-//	tributary status --config <file>     show the checkpoint
+//	tributary run --config <file>              backfill then stream until SIGTERM
+//	tributary validate --config <file>         exit 0 (warnings on stderr), or 2 with every problem listed
+//	tributary status --config <file> [--json]  the pipeline's state, read without taking it over
+//	tributary test-connection --config <file>  check the source and Kafka (--json)
+//	tributary version                          version, commit and Go version
 //
-// Exit codes: 0 ok, 1 runtime failure, 2 bad configuration or usage.
+// Exit codes: 0 ok (and --help), 1 runtime failure, 2 bad configuration or usage.
 package main
 
 import (
@@ -30,17 +32,40 @@ const (
 	exitUsage   = 2
 )
 
-// command is one subcommand.
-type command struct {
-	summary string
-	run     func(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer) error
+// invocation is one command's configuration, flags and outputs.
+type invocation struct {
+	cfg    *config.Config
+	log    *slog.Logger
+	stdout io.Writer
+	stderr io.Writer
+
+	json     bool   // status, test-connection: --json
+	httpAddr string // run: --http-addr (alias --metrics-addr)
 }
 
-var commands = map[string]command{
-	"run":             {"backfill, then stream changes until SIGTERM", runPipeline},
-	"validate":        {"check the configuration; exit 2 listing every problem", validate},
-	"status":          {"show the pipeline's checkpoint", status},
-	"test-connection": {"sign in to Kafka, reach every broker, check topic permissions (--json)", testConnection},
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	json    bool // takes --json
+	run     func(ctx context.Context, inv *invocation) error
+}
+
+// commands in the order usage lists them.
+var commands = []command{
+	{"run", "backfill, then stream changes until SIGTERM", false, runPipeline},
+	{"validate", "check the configuration; exit 2 listing every problem, warnings on stderr", false, validate},
+	{"status", "show state, owner, position, lag, progress and errors, without taking the pipeline over (--json)", true, showStatus},
+	{"test-connection", "check the source and Kafka: reachability, sign-in, settings, grants, topic permissions (--json)", true, testConnection},
+}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 func main() {
@@ -48,28 +73,57 @@ func main() {
 }
 
 func mainExit(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || commands[args[0]].run == nil {
+	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
 	}
-	cmd := commands[args[0]]
-	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return exitOK
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, currentBuild().String())
+		return exitOK
+	}
+	cmd, ok := lookup(args[0])
+	if !ok {
+		fmt.Fprintf(stderr, "tributary: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return exitUsage
+	}
+	inv := &invocation{stdout: stdout, stderr: stderr}
+	fs := flag.NewFlagSet("tributary "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	ref := fs.String("config", "", "pipeline configuration: a YAML or JSON file, or ssm:/parameter/name")
-	if args[0] == "test-connection" {
-		fs.BoolVar(&jsonOutput, "json", false, "print the report as JSON")
+	logLevel := fs.String("log-level", "", "debug | info | warn | error (overrides log_level; default info)")
+	logFormat := fs.String("log-format", "", "text | json (overrides log_format; default text on a terminal, json otherwise)")
+	if cmd.json {
+		fs.BoolVar(&inv.json, "json", false, "print JSON instead of text")
 	}
-	if args[0] == "run" {
-		fs.StringVar(&metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://<addr>/metrics (e.g. 127.0.0.1:9464)")
+	if cmd.name == "run" {
+		fs.StringVar(&inv.httpAddr, "http-addr", "", "serve /metrics, the status page and /status.json on this address (e.g. 127.0.0.1:8080)")
+		fs.StringVar(&inv.httpAddr, "metrics-addr", "", "the same as --http-addr")
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: tributary %s --config <file> [flags]\n\n%s\n\nflags:\n", cmd.name, cmd.summary)
+		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return exitOK
+		}
 		return exitUsage
 	}
 	if *ref == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: tributary", args[0], "--config <file>")
+		fmt.Fprintf(stderr, "usage: tributary %s --config <file> (tributary %s --help lists the flags)\n", cmd.name, cmd.name)
 		return exitUsage
 	}
-	log := newLogger(stderr)
+	if err := checkLogFlags(*logLevel, *logFormat); err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
@@ -78,13 +132,23 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "invalid configuration %s:\n%v\n", *ref, err)
 		return exitUsage
 	}
-	if err := cmd.run(ctx, cfg, log.With("pipeline", cfg.Name), stdout); err != nil {
+	if err := refuseUnbuilt(cfg); err != nil {
+		fmt.Fprintf(stderr, "invalid configuration %s:\n%v\n", *ref, err)
+		return exitUsage
+	}
+	if err := refuseUnusable(ctx, cfg); err != nil {
+		fmt.Fprintf(stderr, "invalid configuration %s:\n%v\n", *ref, err)
+		return exitUsage
+	}
+	inv.cfg = cfg
+	inv.log = newLogger(stderr, pick(*logLevel, cfg.LogLevel), pick(*logFormat, cfg.LogFormat)).With("pipeline", cfg.Name)
+	if err := cmd.run(ctx, inv); err != nil {
 		var usageErr *usageError
 		if errors.As(err, &usageErr) {
 			fmt.Fprintln(stderr, err)
 			return exitUsage
 		}
-		log.Error("failed", "pipeline", cfg.Name, "err", err)
+		inv.log.Error("failed", "err", err)
 		return exitRuntime
 	}
 	return exitOK
@@ -96,23 +160,28 @@ type usageError struct{ msg string }
 func (e *usageError) Error() string { return e.msg }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: tributary <command> --config <file>\n\ncommands:")
-	for _, name := range []string{"run", "validate", "status"} {
-		fmt.Fprintf(w, "  %-9s %s\n", name, commands[name].summary)
+	fmt.Fprint(w, "Tributary publishes database changes to Kafka as Debezium JSON.\n\n",
+		"usage: tributary <command> --config <file> [flags]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-16s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintf(w, "  %-16s %s\n", "version", "print the version, commit and Go version")
+	fmt.Fprint(w, "\n`tributary <command> --help` lists a command's flags.\n",
+		"Exit codes: 0 ok, 1 runtime failure, 2 bad configuration or usage.\n",
+		"Configuration reference: docs/configuration.md\n")
 }
 
-// newLogger logs text to a terminal and JSON otherwise (ECS, files).
-func newLogger(w io.Writer) *slog.Logger {
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			return slog.New(slog.NewTextHandler(w, nil))
-		}
+func pick(flagValue, configValue string) string {
+	if flagValue != "" {
+		return flagValue
 	}
-	return slog.New(slog.NewJSONHandler(w, nil))
+	return configValue
 }
 
-func validate(_ context.Context, cfg *config.Config, _ *slog.Logger, stdout io.Writer) error {
-	fmt.Fprintf(stdout, "configuration for pipeline %s is valid\n", cfg.Name)
+func validate(_ context.Context, inv *invocation) error {
+	for _, w := range inv.cfg.Warnings() {
+		fmt.Fprintf(inv.stderr, "warning: %s\n", w)
+	}
+	fmt.Fprintf(inv.stdout, "configuration for pipeline %s is valid\n", inv.cfg.Name)
 	return nil
 }

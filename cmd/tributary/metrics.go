@@ -15,10 +15,6 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/metrics"
 )
 
-// metricsAddr is run's --metrics-addr: where GET /metrics serves the
-// Prometheus text format; "" serves nothing.
-var metricsAddr string
-
 // emfInterval is how often EMF lines are written: twice per alarm period
 // (1 min), so a late line never leaves a period without data.
 const emfInterval = 30 * time.Second
@@ -39,9 +35,10 @@ func emfEnabled() bool {
 // startMetrics sets up the pipeline's metrics and their outputs. stop,
 // called with run's result once the pipeline has stopped, counts a failure,
 // writes the last EMF lines and shuts the HTTP server down.
-func startMetrics(pipeline string, log *slog.Logger, stdout io.Writer) (m *metrics.Pipeline, stop func(runErr error) error, err error) {
-	reg := metrics.NewRegistry()
-	m = metrics.NewPipeline(reg, pipeline)
+// addr is run's --http-addr: where GET /metrics serves the Prometheus text
+// format; "" serves nothing.
+// routes adds the status page and its JSON to the same listener.
+func startMetrics(reg *metrics.Registry, m *metrics.Pipeline, log *slog.Logger, stdout io.Writer, addr string, routes func(*http.ServeMux)) (stop func(runErr error) error, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	if emfEnabled() {
@@ -50,15 +47,16 @@ func startMetrics(pipeline string, log *slog.Logger, stdout io.Writer) (m *metri
 		go func() { defer wg.Done(); emf.Run(ctx, emfInterval) }()
 	}
 	var srv *http.Server
-	if metricsAddr != "" {
-		ln, err := net.Listen("tcp", metricsAddr)
+	if addr != "" {
+		ln, err := net.Listen("tcp", addr)
 		if err != nil {
 			cancel()
 			wg.Wait()
-			return nil, nil, fmt.Errorf("--metrics-addr: %w", err)
+			return nil, fmt.Errorf("--http-addr: %w", err)
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", reg.Handler())
+		routes(mux)
 		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		wg.Add(1)
 		go func() {
@@ -67,7 +65,7 @@ func startMetrics(pipeline string, log *slog.Logger, stdout io.Writer) (m *metri
 				log.Error("metrics server", "err", err)
 			}
 		}()
-		log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+		log.Info("serving metrics and status", "metrics", "http://"+ln.Addr().String()+"/metrics", "status", "http://"+ln.Addr().String()+"/")
 	}
 	stop = func(runErr error) error {
 		if runErr != nil {
@@ -82,5 +80,5 @@ func startMetrics(pipeline string, log *slog.Logger, stdout io.Writer) (m *metri
 		wg.Wait()
 		return runErr
 	}
-	return m, stop, nil
+	return stop, nil
 }

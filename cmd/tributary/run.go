@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"runtime/debug"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/metrics"
 	"github.com/tributary-cdc/tributary/pkg/pipeline"
 	"github.com/tributary-cdc/tributary/pkg/source"
+	"github.com/tributary-cdc/tributary/pkg/status"
 )
 
 // softMemoryLimit keeps a task's footprint close to what the bounded
@@ -21,26 +21,41 @@ import (
 // twice the live data between cycles. GOMEMLIMIT overrides it.
 const softMemoryLimit = 80 << 20
 
-func runPipeline(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer) error {
+func runPipeline(ctx context.Context, inv *invocation) error {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(softMemoryLimit)
 	}
+	// Whatever still logs through the default logger (a library, a source
+	// that takes no logger) writes the same format with the pipeline field.
+	slog.SetDefault(inv.log)
+	b := currentBuild()
+	inv.log.Info("tributary starting", "version", b.Version, "commit", b.Commit, "go_version", b.GoVersion)
+	reg := metrics.NewRegistry()
+	m := metrics.NewPipeline(reg, inv.cfg.Name)
+	rec := status.NewRecorder(m, b.Version)
 	// Metrics first, so that a failure to start counts as an error too.
-	m, stopMetrics, err := startMetrics(cfg.Name, log, stdout)
+	stopMetrics, err := startMetrics(reg, m, inv.log, inv.stdout, inv.httpAddr, func(mux *http.ServeMux) {
+		statusRoutes(mux, inv.cfg, rec)
+	})
 	if err != nil {
 		return err
 	}
-	return stopMetrics(publish(ctx, cfg, log, m))
+	return stopMetrics(publish(ctx, inv.cfg, inv.log, m, rec))
 }
 
 // publish runs the pipeline until ctx is done or it fails.
-func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metrics.Pipeline) error {
+func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metrics.Pipeline, rec *status.Recorder) (err error) {
 	store, err := openStore(ctx, cfg, log)
 	if err != nil {
+		rec.Failed(err)
 		return err
 	}
 	defer store.Close() // last: releases the lease after everything stopped
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix, Config: cfg.Source})
+	// The status snapshot is written while the store is held, and once
+	// more (stopped, with the error) before it is released.
+	stopStatus := publishStatus(store, cfg, rec, log)
+	defer func() { rec.Failed(err); stopStatus() }()
+	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix, Config: cfg.Source, Logger: log})
 	if err != nil {
 		return &usageError{err.Error()}
 	}
@@ -65,29 +80,9 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 		CheckpointEvery: checkpointInterval(),
 
 		MessageCompression: cfg.Destination.MessageCompression,
-		Notifier:           rowSkippedNotifier(cfg, log),
+		Notifier:           rec.Notifier(rowSkippedNotifier(cfg, log)),
 		Metrics:            m,
 	}
 	log.Info("starting", "source", cfg.Source.Type, "bootstrap_servers", cfg.Destination.BootstrapServers, "topic_prefix", cfg.Destination.TopicPrefix)
 	return p.Run(ctx)
-}
-
-func status(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer) error {
-	cp, found, err := readCheckpoint(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	if !found {
-		fmt.Fprintf(stdout, "pipeline %s: no checkpoint yet\n", cfg.Name)
-		return nil
-	}
-	fmt.Fprintf(stdout, "pipeline %s: checkpoint %s (saved %s)\n", cfg.Name, cp.Position, cp.UpdatedAt.Format("2006-01-02T15:04:05Z07:00"))
-	if cp.Epoch > 0 {
-		owner := cp.Owner
-		if owner == "" {
-			owner = "none (released)"
-		}
-		fmt.Fprintf(stdout, "lease: owner %s, epoch %d\n", owner, cp.Epoch)
-	}
-	return nil
 }

@@ -48,25 +48,6 @@ func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (check
 	return nil, &usageError{fmt.Sprintf("checkpoint.store: %q is not supported (use file or dynamodb)", cfg.Checkpoint.Store)}
 }
 
-// readCheckpoint reads the checkpoint without taking the pipeline over, so
-// status works while the pipeline runs (DynamoDB; the file store is read
-// under its lock).
-func readCheckpoint(ctx context.Context, cfg *config.Config, log *slog.Logger) (checkpoint.Checkpoint, bool, error) {
-	if cfg.Checkpoint.Store == config.StoreDynamoDB {
-		client, err := dynamoClient(ctx)
-		if err != nil {
-			return checkpoint.Checkpoint{}, false, err
-		}
-		return checkpoint.ReadDynamoDB(ctx, client, cfg.Checkpoint.Table, cfg.Name)
-	}
-	store, err := openStore(ctx, cfg, log)
-	if err != nil {
-		return checkpoint.Checkpoint{}, false, err
-	}
-	defer store.Close()
-	return store.Load(ctx)
-}
-
 // dynamoClient uses the SDK's standard environment (AWS_REGION,
 // AWS_ENDPOINT_URL, credentials chain).
 func dynamoClient(ctx context.Context) (*dynamodb.Client, error) {

@@ -6,22 +6,38 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
+	"time"
 
-	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
-// jsonOutput is test-connection's --json flag.
-var jsonOutput bool
+// connectionReport is Kafka's report with the source's checks beside it;
+// OK only when both passed.
+type connectionReport struct {
+	kafka.Report
+	OK     bool           `json:"ok"`
+	Source []source.Check `json:"source"`
+}
 
-// testConnection runs the connection test of the destination and prints
-// the report: every check, then every broker. Exit 0 only when every
-// required check passed; 2 when the destination's configuration is
-// unusable.
-func testConnection(ctx context.Context, cfg *config.Config, _ *slog.Logger, stdout io.Writer) error {
-	r := kafka.TestConnection(ctx, cfg.Destination, cfg.Destination.TopicPrefix)
-	if jsonOutput {
+// testConnection runs the connection test of the source and of the
+// destination and prints the report: every source check, then every Kafka
+// check and broker. Exit 0 only when every required check passed; 2 when
+// the configuration is unusable.
+func testConnection(ctx context.Context, inv *invocation) error {
+	cfg, stdout := inv.cfg, inv.stdout
+	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix, Config: cfg.Source, Logger: inv.log})
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	defer src.Close()
+	r := connectionReport{Source: sourceChecks(ctx, src)}
+	r.Report = kafka.TestConnection(ctx, cfg.Destination, cfg.Destination.TopicPrefix)
+	r.OK = r.Report.OK
+	for _, c := range r.Source {
+		r.OK = r.OK && c.OK
+	}
+	if inv.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(r); err != nil {
@@ -41,7 +57,29 @@ func testConnection(ctx context.Context, cfg *config.Config, _ *slog.Logger, std
 	return nil
 }
 
-func printReport(w io.Writer, r kafka.Report) {
+// sourceChecks runs the source's own checks, bounded so a source that does
+// not answer cannot hold the Kafka checks back for long.
+func sourceChecks(ctx context.Context, src source.Source) []source.Check {
+	checker, ok := src.(source.Checker)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return checker.Check(ctx)
+}
+
+func printReport(w io.Writer, r connectionReport) {
+	for _, c := range r.Source {
+		mark := "ok  "
+		if !c.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "%s %-18s %s\n", mark, c.Name, c.Detail)
+		if !c.OK && c.Fix != "" {
+			fmt.Fprintf(w, "     %-18s fix: %s\n", "", c.Fix)
+		}
+	}
 	for _, c := range r.Checks {
 		mark := "ok  "
 		switch {
@@ -50,7 +88,7 @@ func printReport(w io.Writer, r kafka.Report) {
 		case !c.OK:
 			mark = "no  "
 		}
-		fmt.Fprintf(w, "%s %-16s %s\n", mark, c.Name, c.Detail)
+		fmt.Fprintf(w, "%s %-18s %s\n", mark, c.Name, c.Detail)
 	}
 	for _, b := range r.Brokers {
 		if b.Reachable {

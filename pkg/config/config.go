@@ -13,11 +13,21 @@ type Config struct {
 	Destination Destination `yaml:"destination" json:"destination"`
 	Checkpoint  Checkpoint  `yaml:"checkpoint" json:"checkpoint"`
 	Webhooks    Webhooks    `yaml:"webhooks" json:"webhooks"`
+	// LogLevel is debug | info | warn | error. Default info; --log-level overrides it.
+	LogLevel string `yaml:"log_level" json:"log_level"`
+	// LogFormat is text | json. Default: text on a terminal, json otherwise
+	// (ECS, files); --log-format overrides it.
+	LogFormat string `yaml:"log_format" json:"log_format"`
+
+	// positions maps a field path to where the document set it, for
+	// messages that point at a line; nil for a Config built in code.
+	positions map[string]Position
 }
 
 // Source says which database to read and what of it.
 type Source struct {
-	// Type is postgres | mysql | sqlserver | mongodb. Required.
+	// Type is postgres | mysql. Required. (sqlserver and mongodb are
+	// recognised and refused: not built in this release.)
 	Type string `yaml:"type" json:"type"`
 	// URL is the connection URL. Required. May hold a secret: never log it.
 	URL string `yaml:"url" json:"url"`

@@ -109,6 +109,7 @@ func TestParseValid(t *testing.T) {
 		Checkpoint: Checkpoint{Store: "file", Path: ".tributary", Table: "tributary-checkpoints"},
 		Webhooks:   Webhooks{RowSkippedURL: "https://hooks.example.com/tributary", SigningSecret: "whsec"},
 	}
+	want.positions = cfg.positions // where keys are is tested by TestProblemsCarryLineAndColumn
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", *cfg, want)
 	}
@@ -353,7 +354,12 @@ func TestValidateRules(t *testing.T) {
 		{"name required", func(c *Config) { c.Name = "" }, "name", "required"},
 		{"name chars", func(c *Config) { c.Name = "Shop" }, "name", `character 'S' is not allowed`},
 		{"source type required", func(c *Config) { c.Source.Type = "" }, "source.type", "required"},
-		{"source type", func(c *Config) { c.Source.Type = "oracle" }, "source.type", "postgres, mysql, sqlserver or mongodb"},
+		{"source type", func(c *Config) { c.Source.Type = "oracle" }, "source.type", "must be postgres or mysql"},
+		{"source type not built", func(c *Config) { c.Source.Type = "mongodb"; c.Source.URL = "mongodb+srv://h/db" }, "source.type", "mongodb is not built in this release; use postgres or mysql"},
+		{"whsec not base64", func(c *Config) { c.Webhooks.SigningSecret = "whsec_%%%" }, "webhooks.signing_secret", "a whsec_ secret must be followed by base64"},
+		{"row_skipped_url unsigned", func(c *Config) { c.Webhooks.SigningSecret = "" }, "webhooks.signing_secret", "required with row_skipped_url"},
+		{"log level", func(c *Config) { c.LogLevel = "verbose" }, "log_level", "must be debug, info, warn or error"},
+		{"log format", func(c *Config) { c.LogFormat = "xml" }, "log_format", "must be text or json"},
 		{"url required", func(c *Config) { c.Source.URL = "" }, "source.url", "required"},
 		{"url parse", func(c *Config) { c.Source.URL = "postgres://u:p@h:port/db" }, "source.url", "not a valid URL"},
 		{"url scheme", func(c *Config) { c.Source.URL = "mysql://h/db" }, "source.url", "postgres:// or postgresql://"},
@@ -433,7 +439,6 @@ func TestValidateAccepts(t *testing.T) {
 		name   string
 		change func(c *Config)
 	}{
-		{"other source types are not rejected here", func(c *Config) { c.Source.Type = "mongodb"; c.Source.URL = "mongodb+srv://h/db" }},
 		{"postgresql scheme", func(c *Config) { c.Source.URL = "postgresql://h/db" }},
 		{"ipv6 broker", func(c *Config) { c.Destination.BootstrapServers = "[::1]:9092" }},
 		{"prefix chars", func(c *Config) { c.Destination.TopicPrefix = "Shop.eu_1-a" }},
@@ -636,7 +641,7 @@ func TestLoad(t *testing.T) {
 }
 
 func TestErrorsFormat(t *testing.T) {
-	e := &Errors{Problems: []Problem{{"name", "required"}, {"destination.topic_prefix", "required"}}}
+	e := &Errors{Problems: []Problem{{Field: "name", Message: "required"}, {Field: "destination.topic_prefix", Message: "required"}}}
 	if got := e.Error(); got != "name: required\ndestination.topic_prefix: required" {
 		t.Fatalf("%q", got)
 	}
@@ -688,4 +693,58 @@ func testPKI(t *testing.T) (ca, cert, key, otherKey string) {
 	clientKey, key := newKey()
 	_, otherKey = newKey()
 	return selfSigned(caKey, "test-ca", true), selfSigned(clientKey, "client", false), key, otherKey
+}
+
+func TestProblemsCarryLineAndColumn(t *testing.T) {
+	doc := "name: shop\nsource:\n  type: postgres\n  url: postgres://h/db\ndestination:\n  bootstrap_servers: 127.0.0.1:9092\n  topic-prefix: shop\n  delete_mode: sometimes\n"
+	_, err := parse([]byte(doc), testEnv)
+	var errs *Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("got %v, want *Errors", err)
+	}
+	want := map[string]string{
+		"destination.topic-prefix": "unknown key; did you mean `topic_prefix`? (line 7, column 3)",
+		"destination.delete_mode":  "must be record, tombstone or record_and_tombstone (line 8, column 3)",
+	}
+	for _, p := range errs.Problems {
+		if w, ok := want[p.Field]; ok {
+			if got := strings.TrimPrefix(p.String(), p.Field+": "); got != w {
+				t.Errorf("%s: %q, want %q", p.Field, got, w)
+			}
+			delete(want, p.Field)
+		}
+	}
+	for f := range want {
+		t.Errorf("no problem for %s in:\n%v", f, err)
+	}
+}
+
+func TestDidYouMean(t *testing.T) {
+	for key, want := range map[string]string{
+		"bootstrap_server":  "; did you mean `bootstrap_servers`?",
+		"Bootstrap-Servers": "; did you mean `bootstrap_servers`?",
+		"colour":            "",
+		"slot":              "; `slot` belongs under source",
+	} {
+		if got := didYouMean(reflect.TypeOf(Destination{}), key); got != want {
+			t.Errorf("%s: %q, want %q", key, got, want)
+		}
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	doc := strings.Replace(validYAML, "authentication: SCRAM-SHA-512", "authentication: NONE", 1) +
+		"checkpoint:\n  table: t-x\n  create_table: true\n"
+	cfg := mustParse(t, doc)
+	var got []string
+	for _, w := range cfg.Warnings() {
+		got = append(got, w.Field)
+	}
+	want := []string{"destination.username", "destination.password", "checkpoint.table", "checkpoint.create_table"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings on %v, want %v", got, want)
+	}
+	if w := mustParse(t, validYAML).Warnings(); len(w) != 0 {
+		t.Errorf("a config with no idle settings warns: %v", w)
+	}
 }

@@ -29,10 +29,10 @@ const maxWalkSteps = 100_000
 // When the document is clean, yaml.v3 with KnownFields(true) makes the
 // final decode; otherwise cfg holds what could be decoded, so validation
 // can still report the rest.
-func decodeDocument(data []byte, cfg *Config, errs *Errors) {
+func decodeDocument(data []byte, cfg *Config, errs *Errors) map[string]Position {
 	if len(data) > maxDocumentBytes {
 		errs.add("config", fmt.Sprintf("document is larger than %d MiB", maxDocumentBytes>>20))
-		return
+		return nil
 	}
 	data = jsonAsYAML(data)
 
@@ -40,29 +40,29 @@ func decodeDocument(data []byte, cfg *Config, errs *Errors) {
 	var root yaml.Node
 	switch err := dec.Decode(&root); {
 	case errors.Is(err, io.EOF):
-		return // an empty document: validation reports the required fields
+		return nil // an empty document: validation reports the required fields
 	case err != nil:
 		errs.add("config", "not valid YAML or JSON: "+yamlMessage(err))
-		return
+		return nil
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		errs.add("config", "holds more than one YAML document; put one pipeline in each file")
-		return
+		return nil
 	}
 
-	w := walker{errs: errs, merged: map[mergeVisit]bool{}}
+	w := walker{errs: errs, merged: map[mergeVisit]bool{}, positions: map[string]Position{}}
 	before := len(errs.Problems)
 	node := &root
 	if node.Kind == yaml.DocumentNode {
 		if len(node.Content) == 0 {
-			return
+			return nil
 		}
 		node = node.Content[0]
 	}
 	w.walk(node, reflect.ValueOf(cfg).Elem(), "")
 	if len(errs.Problems) > before {
-		return
+		return w.positions
 	}
 
 	strict := yaml.NewDecoder(bytes.NewReader(data))
@@ -76,9 +76,10 @@ func decodeDocument(data []byte, cfg *Config, errs *Errors) {
 				errs.add("config", line)
 			}
 		}
-		return
+		return w.positions
 	}
 	*cfg = clean
+	return w.positions
 }
 
 // yamlMessage is a yaml.v3 error without its "yaml: " prefix. Such errors
@@ -97,10 +98,11 @@ type mergeVisit struct {
 // it can. Its messages name the field path and the expected kind, never the
 // value.
 type walker struct {
-	errs   *Errors
-	steps  int
-	halted bool
-	merged map[mergeVisit]bool
+	errs      *Errors
+	positions map[string]Position // field path -> its key in the document
+	steps     int
+	halted    bool
+	merged    map[mergeVisit]bool
 }
 
 func (w *walker) step() bool {
@@ -149,7 +151,9 @@ func (w *walker) walk(n *yaml.Node, out reflect.Value, path string) {
 		}
 		s := reflect.MakeSlice(out.Type(), len(n.Content), len(n.Content))
 		for i, item := range n.Content {
-			w.walk(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+			field := fmt.Sprintf("%s[%d]", path, i)
+			w.positions[field] = Position{item.Line, item.Column}
+			w.walk(item, s.Index(i), field)
 		}
 		out.Set(s)
 	case reflect.Pointer:
@@ -200,9 +204,12 @@ func (w *walker) mapping(n *yaml.Node, out reflect.Value, path string, seen map[
 			continue
 		}
 		field := join(path, k.Value)
+		if _, dup := w.positions[field]; !dup {
+			w.positions[field] = Position{k.Line, k.Column}
+		}
 		f, ok := fieldByKey(out.Type(), k.Value)
 		if !ok {
-			w.errs.add(field, "unknown key")
+			w.errs.add(field, "unknown key"+didYouMean(out.Type(), k.Value))
 			continue
 		}
 		if seen[k.Value] {
@@ -269,9 +276,12 @@ func (w *walker) mappingMerged(n *yaml.Node, out reflect.Value, path string, see
 			continue
 		}
 		field := join(path, k.Value)
+		if _, dup := w.positions[field]; !dup {
+			w.positions[field] = Position{k.Line, k.Column}
+		}
 		f, ok := fieldByKey(out.Type(), k.Value)
 		if !ok {
-			w.errs.add(field, "unknown key")
+			w.errs.add(field, "unknown key"+didYouMean(out.Type(), k.Value))
 			continue
 		}
 		seen[k.Value] = true

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -10,10 +11,49 @@ import (
 type Problem struct {
 	Field   string
 	Message string
+	// Line and Column (1-based) point at the key in the document that the
+	// problem is about, or at the nearest enclosing key that is there (a
+	// required key that is missing points at its section). 0 when unknown.
+	Line, Column int
 }
 
-// String returns "field: message".
-func (p Problem) String() string { return p.Field + ": " + p.Message }
+// String returns "field: message", with " (line L, column C)" when known.
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s: %s (line %d, column %d)", p.Field, p.Message, p.Line, p.Column)
+	}
+	return p.Field + ": " + p.Message
+}
+
+// Position is where a key is in a document (1-based).
+type Position struct{ Line, Column int }
+
+// locate fills in the position of every problem that has none from the
+// positions of the keys in the document, walking up to the enclosing key.
+func locate(problems []Problem, positions map[string]Position) {
+	for i := range problems {
+		if problems[i].Line > 0 {
+			continue
+		}
+		if p, ok := positionOf(problems[i].Field, positions); ok {
+			problems[i].Line, problems[i].Column = p.Line, p.Column
+		}
+	}
+}
+
+func positionOf(field string, positions map[string]Position) (Position, bool) {
+	for field != "" {
+		if p, ok := positions[field]; ok {
+			return p, true
+		}
+		cut := strings.LastIndexAny(field, ".[")
+		if cut < 0 {
+			break
+		}
+		field = field[:cut]
+	}
+	return Position{}, false
+}
 
 // Errors is every problem found in a configuration; Parse, Load and
 // Validate report all of them at once rather than stopping at the first.

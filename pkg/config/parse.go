@@ -23,7 +23,7 @@ func parse(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) 
 func parseWith(data []byte, l lookups) (*Config, error) {
 	var errs Errors
 	cfg := &Config{}
-	decodeDocument(data, cfg, &errs)
+	positions := decodeDocument(data, cfg, &errs)
 	resolveReferences(cfg, l, &errs)
 	cfg.ApplyDefaults()
 
@@ -37,9 +37,11 @@ func parseWith(data []byte, l lookups) (*Config, error) {
 			errs.Problems = append(errs.Problems, p)
 		}
 	}
+	locate(errs.Problems, positions)
 	if err := errs.errOrNil(); err != nil {
 		return nil, err
 	}
+	cfg.positions = positions
 	return cfg, nil
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"fmt"
 	"net"
@@ -43,6 +44,7 @@ func (c *Config) validate(errs *Errors) {
 	v.destination(&c.Destination)
 	v.checkpoint(&c.Checkpoint)
 	v.webhooks(&c.Webhooks)
+	v.logging(c)
 }
 
 type validator struct{ errs *Errors }
@@ -64,10 +66,12 @@ func (v validator) source(c *Config) {
 	s := &c.Source
 	switch s.Type {
 	case "":
-		v.add("source.type", "required: postgres, mysql, sqlserver or mongodb")
-	case SourcePostgres, SourceMySQL, SourceSQLServer, SourceMongoDB:
+		v.add("source.type", "required: postgres or mysql")
+	case SourcePostgres, SourceMySQL:
+	case SourceSQLServer, SourceMongoDB:
+		v.add("source.type", "%s is not built in this release; use postgres or mysql", s.Type)
 	default:
-		v.add("source.type", "must be postgres, mysql, sqlserver or mongodb")
+		v.add("source.type", "must be postgres or mysql")
 	}
 
 	// The URL may hold a password: messages describe it, never quote it
@@ -316,6 +320,19 @@ func (v validator) webhooks(w *Webhooks) {
 	if w.RowSkippedURL != "" {
 		if msg := checkHTTPURL(w.RowSkippedURL); msg != "" {
 			v.add("webhooks.row_skipped_url", "%s", msg)
+		}
+	}
+	if w.RowSkippedURL != "" && w.SigningSecret == "" {
+		v.add("webhooks.signing_secret", "required with row_skipped_url: every delivery is signed (whsec_<base64> or any string)")
+	}
+	if rest, ok := strings.CutPrefix(w.SigningSecret, "whsec_"); ok {
+		// The same decoding as webhook.SecretKey, which signs deliveries.
+		key, err := base64.StdEncoding.DecodeString(rest)
+		if err != nil {
+			key, err = base64.RawStdEncoding.DecodeString(rest)
+		}
+		if err != nil || len(key) == 0 {
+			v.add("webhooks.signing_secret", "a whsec_ secret must be followed by base64 (value not shown)")
 		}
 	}
 	if w.QueueURL != "" {

@@ -6,6 +6,7 @@ package source
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"sync"
 
@@ -33,6 +34,17 @@ type Options struct {
 	Pipeline    string        // the pipeline name
 	TopicPrefix string        // Debezium's logical server name
 	Config      config.Source // the source section, validated
+	// Logger is the pipeline's logger (it carries the pipeline field);
+	// nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Log returns the logger a source logs through: Logger, or slog.Default().
+func (o Options) Log() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.Default()
 }
 
 // Constructor makes a Source.

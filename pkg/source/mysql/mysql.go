@@ -100,7 +100,7 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 		opts:     opts,
 		conn:     c,
 		serverID: id,
-		log:      slog.Default().With("source", "mysql"),
+		log:      opts.Log().With("source", "mysql"),
 		tables:   map[string]*table{},
 	}, nil
 }

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/tributary-cdc/tributary/pkg/checkpoint"
+	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/source"
+	"github.com/tributary-cdc/tributary/pkg/status"
+	"github.com/tributary-cdc/tributary/pkg/status/page"
+)
+
+// status prints the pipeline's state, read without taking it over: it
+// works while run holds the lock or the lease.
+func showStatus(ctx context.Context, inv *invocation) error {
+	cp, found, live, err := readStored(ctx, inv.cfg)
+	if err != nil {
+		return err
+	}
+	r := status.Build(inv.cfg.Name, cp, found, live, time.Now())
+	if found {
+		r.LagBytes, r.LagBytesError = lagBytes(ctx, inv.cfg, cp.Position)
+	}
+	if inv.json {
+		enc := json.NewEncoder(inv.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	status.Print(inv.stdout, r)
+	return nil
+}
+
+// lagBytes asks the source how much log lies after the checkpoint; the
+// source is a few seconds away at most, or the answer is "unknown".
+func lagBytes(ctx context.Context, cfg *config.Config, pos []byte) (*int64, string) {
+	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix, Config: cfg.Source})
+	if err != nil {
+		return nil, err.Error()
+	}
+	defer src.Close()
+	l, ok := src.(source.Lagger)
+	if !ok {
+		return nil, ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	n, err := l.LagBytes(ctx, pos)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return &n, ""
+}
+
+// readStored reads the checkpoint and the running task's snapshot from the
+// configured store, taking neither the file lock nor the lease.
+func readStored(ctx context.Context, cfg *config.Config) (cp checkpoint.Checkpoint, found bool, live *status.Live, err error) {
+	switch cfg.Checkpoint.Store {
+	case config.StoreDynamoDB:
+		client, cerr := dynamoClient(ctx)
+		if cerr != nil {
+			return cp, false, nil, cerr
+		}
+		cp, found, err = checkpoint.ReadDynamoDB(ctx, client, cfg.Checkpoint.Table, cfg.Name)
+		var missing *types.ResourceNotFoundException
+		if errors.As(err, &missing) {
+			return cp, false, nil, nil // no table yet (create_table): the pipeline never ran
+		}
+		if err != nil {
+			return cp, false, nil, err
+		}
+		var data []byte
+		data, err = checkpoint.ReadDynamoDBStatus(ctx, client, cfg.Checkpoint.Table, cfg.Name)
+		if err != nil {
+			return cp, false, nil, err
+		}
+		if live, err = status.Decode(data); err != nil {
+			return cp, false, nil, err
+		}
+	default:
+		if cp, found, err = checkpoint.ReadFile(ctx, cfg.Checkpoint.Path, cfg.Name); err != nil {
+			return cp, false, nil, err
+		}
+		if live, err = status.ReadFile(cfg.Checkpoint.Path, cfg.Name); err != nil {
+			return cp, false, nil, err
+		}
+	}
+	return cp, found, live, nil
+}
+
+// publishStatus keeps the running task's snapshot in the store; the
+// returned stop writes the last one and waits.
+func publishStatus(store checkpoint.Store, cfg *config.Config, rec *status.Recorder, log *slog.Logger) (stop func()) {
+	var sink status.Sink
+	switch s := store.(type) {
+	case *checkpoint.DynamoDB:
+		sink = s.SaveStatus
+	default:
+		sink = status.FileSink(cfg.Checkpoint.Path, cfg.Name)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); status.Publish(ctx, rec, sink, status.Interval, log) }()
+	return func() { cancel(); wg.Wait() }
+}
+
+// statusRoutes serves the status page at / and GET /status.json: what
+// `status --json` prints, with this process's own snapshot instead of the
+// stored one.
+func statusRoutes(mux *http.ServeMux, cfg *config.Config, rec *status.Recorder) {
+	mux.Handle("/", page.Handler())
+	mux.HandleFunc("GET /status.json", func(w http.ResponseWriter, req *http.Request) {
+		cp, found, _, err := readStored(req.Context(), cfg)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		live := rec.Snapshot()
+		r := status.Build(cfg.Name, cp, found, &live, time.Now())
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		json.NewEncoder(w).Encode(r)
+	})
+}

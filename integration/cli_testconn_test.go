@@ -1,0 +1,131 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// connReport is what `test-connection --json` prints: Kafka's checks and
+// the source's.
+type connReport struct {
+	OK     bool `json:"ok"`
+	Source []struct {
+		Name   string `json:"name"`
+		OK     bool   `json:"ok"`
+		Detail string `json:"detail"`
+		Fix    string `json:"fix"`
+	} `json:"source"`
+	Checks []struct {
+		Name string `json:"name"`
+		OK   bool   `json:"ok"`
+	} `json:"checks"`
+}
+
+func testConnection(t *testing.T, e *env, cfg string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"test-connection", "--config", cfg}, args...)...)
+	cmd.Dir = e.dir
+	out, _ := cmd.CombinedOutput()
+	return cmd.ProcessState.ExitCode(), string(out)
+}
+
+func withSourceURL(t *testing.T, cfg, from, to string) {
+	t.Helper()
+	doc, _ := os.ReadFile(cfg)
+	changed := strings.Replace(string(doc), from, to, 1)
+	if changed == string(doc) {
+		t.Fatalf("no %q in the config", from)
+	}
+	writeText(t, cfg, changed)
+}
+
+// TestTestConnectionChecksPostgres: test-connection reports each source
+// check with its fix: all pass for a replication user; a user without
+// the REPLICATION attribute fails that one check (exit 1) with the ALTER
+// ROLE that fixes it; a wrong password fails the connection and never
+// appears in the output.
+func TestTestConnectionChecksPostgres(t *testing.T) {
+	e := newEnv(t, "cliconnpg")
+	cfg := e.writeConfig("")
+	code, out := testConnection(t, e, cfg, "--json")
+	var r connReport
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || !r.OK {
+		t.Fatalf("superuser: exit %d:\n%s", code, out)
+	}
+	names := map[string]bool{}
+	for _, c := range r.Source {
+		names[c.Name] = c.OK
+	}
+	for _, want := range []string{"source connection", "wal_level", "replication grant", "publication", "replication slot"} {
+		if ok, seen := names[want]; !seen || !ok {
+			t.Errorf("source check %q: seen %v ok %v\n%s", want, seen, ok, out)
+		}
+	}
+	if len(r.Checks) == 0 {
+		t.Errorf("no Kafka checks in the same report:\n%s", out)
+	}
+
+	const canary = "canary-C0nnT3st-pw"
+	role := fmt.Sprintf("conntest_%d", rand.IntN(1_000_000))
+	admin, err := pgx.Connect(context.Background(), pgAdminURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	if _, err := admin.Exec(context.Background(), "CREATE ROLE "+role+" LOGIN PASSWORD '"+canary+"'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Exec(context.Background(), "DROP ROLE IF EXISTS "+role) })
+
+	withSourceURL(t, cfg, "postgres:postgres@", role+":"+canary+"@")
+	code, out = testConnection(t, e, cfg)
+	if code != 1 || !strings.Contains(out, "FAIL replication grant") || !strings.Contains(out, "fix: ALTER ROLE <user> WITH REPLICATION") {
+		t.Errorf("user without REPLICATION: exit %d, want 1 and the failed check with its fix:\n%s", code, out)
+	}
+	if !strings.Contains(out, "ok   wal_level") {
+		t.Errorf("the other checks are not reported:\n%s", out)
+	}
+
+	withSourceURL(t, cfg, role+":"+canary+"@", role+":wrong-"+canary+"@")
+	code, out = testConnection(t, e, cfg)
+	if code != 1 || !strings.Contains(out, "FAIL source connection") || !strings.Contains(out, "password") {
+		t.Errorf("wrong password: exit %d:\n%s", code, out)
+	}
+	if strings.Contains(out, canary) {
+		t.Errorf("the password appears in the output:\n%s", out)
+	}
+}
+
+// TestTestConnectionChecksMySQL: every binlog setting is a line; a user
+// without replication grants fails that check with the GRANT that fixes it.
+func TestTestConnectionChecksMySQL(t *testing.T) {
+	e := newMyEnv(t, "cliconnmy")
+	cfg := e.writeConfig("")
+	code, out := testConnection(t, e.env, cfg)
+	if code != 0 {
+		t.Fatalf("root: exit %d:\n%s", code, out)
+	}
+	for _, want := range []string{"ok   source connection", "ok   log_bin", "ok   binlog_format", "ok   binlog_row_image", "ok   server_id", "ok   replication grants"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	user := fmt.Sprintf("conn%d", rand.IntN(1_000_000))
+	e.exec("CREATE USER '" + user + "'@'%' IDENTIFIED BY 'pw-" + user + "'")
+	t.Cleanup(func() { e.my.Execute("DROP USER IF EXISTS '" + user + "'@'%'") })
+	e.exec("GRANT SELECT ON " + e.db + ".* TO '" + user + "'@'%'")
+	withSourceURL(t, cfg, "root:root@", user+":pw-"+user+"@")
+	code, out = testConnection(t, e.env, cfg)
+	if code != 1 || !strings.Contains(out, "FAIL replication grants") || !strings.Contains(out, "fix: GRANT REPLICATION SLAVE") {
+		t.Errorf("user without grants: exit %d:\n%s", code, out)
+	}
+}

@@ -1,0 +1,59 @@
+package config
+
+import "fmt"
+
+// Warnings lists the settings of a valid configuration that have no effect
+// (a password with authentication NONE, a slot on a mysql source, …): not
+// errors, since the pipeline runs, but almost always a mistake. Like
+// Problems they name the field and never hold a value; Line and Column are
+// set when the Config came from a document.
+func (c *Config) Warnings() []Problem {
+	var out []Problem
+	warn := func(field, format string, args ...any) {
+		p := Problem{Field: field, Message: fmt.Sprintf(format, args...)}
+		if pos, ok := c.positions[field]; ok {
+			p.Line, p.Column = pos.Line, pos.Column
+		}
+		out = append(out, p)
+	}
+	inDocument := func(field string) bool { _, ok := c.positions[field]; return ok }
+
+	d := c.Destination
+	switch d.Authentication {
+	case AuthNone, AuthAWSMSKIAM:
+		if d.Username != "" {
+			warn("destination.username", "has no effect with authentication %s (PLAIN and SCRAM use it)", d.Authentication)
+		}
+		if d.Password != "" {
+			warn("destination.password", "has no effect with authentication %s (PLAIN and SCRAM use it)", d.Authentication)
+		}
+	}
+
+	s := c.Source
+	if s.Type == SourceMySQL {
+		for _, f := range []struct{ field, value string }{{"source.slot", s.Slot}, {"source.publication", s.Publication}} {
+			if f.value != "" {
+				warn(f.field, "has no effect on a mysql source (PostgreSQL only)")
+			}
+		}
+	}
+	if s.Type == SourcePostgres && s.ServerID != 0 {
+		warn("source.server_id", "has no effect on a postgres source (MySQL only)")
+	}
+
+	cp := c.Checkpoint
+	if cp.Store == StoreFile {
+		if inDocument("checkpoint.table") {
+			warn("checkpoint.table", "has no effect with store file (DynamoDB only)")
+		}
+		if cp.CreateTable {
+			warn("checkpoint.create_table", "has no effect with store file (DynamoDB only)")
+		}
+	}
+
+	w := c.Webhooks
+	if w.SigningSecret != "" && w.RowSkippedURL == "" {
+		warn("webhooks.signing_secret", "has no effect without row_skipped_url")
+	}
+	return out
+}

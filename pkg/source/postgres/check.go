@@ -1,0 +1,97 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tributary-cdc/tributary/pkg/source"
+)
+
+var _ source.Checker = (*Source)(nil)
+
+// Check implements source.Checker: the connection and sign-in, then the
+// prerequisites run checks at start (checkPrerequisites, one line each),
+// the publication and the replication slot.
+func (s *Source) Check(ctx context.Context) []source.Check {
+	conn, err := pgx.ConnectConfig(ctx, s.connCfg)
+	if err != nil {
+		return []source.Check{connectionFailed(s, err)}
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	checks := []source.Check{{Name: "source connection", OK: true,
+		Detail: fmt.Sprintf("signed in to PostgreSQL at %s:%d as %s", s.connCfg.Host, s.connCfg.Port, s.connCfg.User)}}
+
+	var problems string
+	if err := checkPrerequisites(ctx, conn); err != nil {
+		problems = err.Error()
+	}
+	checks = append(checks,
+		prerequisite("wal_level", "wal_level", problems, "wal_level is logical"),
+		prerequisite("replication grant", "REPLICATION attribute", problems, "the user may replicate"))
+
+	var pubExists, canCreate bool
+	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1),
+		has_database_privilege(current_database(), 'CREATE') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)`, s.pub).Scan(&pubExists, &canCreate)
+	switch {
+	case err != nil:
+		checks = append(checks, source.Check{Name: "publication", Detail: "cannot read pg_publication: " + err.Error()})
+	case pubExists:
+		checks = append(checks, source.Check{Name: "publication", OK: true, Detail: "publication " + s.pub + " exists"})
+	case canCreate:
+		checks = append(checks, source.Check{Name: "publication", OK: true, Detail: "publication " + s.pub + " does not exist yet; run creates it"})
+	default:
+		checks = append(checks, source.Check{Name: "publication", Detail: "publication " + s.pub + " does not exist and the user may not create it",
+			Fix: fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE <the tables> (as the tables' owner), or GRANT CREATE ON DATABASE to the user", s.pub)})
+	}
+
+	var slotExists, active bool
+	var free int
+	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1),
+		EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND active),
+		current_setting('max_replication_slots')::int - (SELECT count(*) FROM pg_replication_slots)`, s.slot).Scan(&slotExists, &active, &free)
+	switch {
+	case err != nil:
+		checks = append(checks, source.Check{Name: "replication slot", Detail: "cannot read pg_replication_slots: " + err.Error()})
+	case slotExists && active:
+		checks = append(checks, source.Check{Name: "replication slot", OK: true, Detail: "slot " + s.slot + " exists and is in use (by a running pipeline, or a stale connection run ends)"})
+	case slotExists:
+		checks = append(checks, source.Check{Name: "replication slot", OK: true, Detail: "slot " + s.slot + " exists; run resumes from it"})
+	case free > 0:
+		checks = append(checks, source.Check{Name: "replication slot", OK: true, Detail: fmt.Sprintf("slot %s does not exist yet; run creates it (%d of max_replication_slots free)", s.slot, free)})
+	default:
+		checks = append(checks, source.Check{Name: "replication slot", Detail: "slot " + s.slot + " does not exist and max_replication_slots is used up",
+			Fix: "drop an unused slot (SELECT pg_drop_replication_slot(...)) or raise max_replication_slots and restart PostgreSQL"})
+	}
+	return checks
+}
+
+// prerequisite makes one line of checkPrerequisites' report: failed, with
+// its own words, when a problem mentions marker.
+func prerequisite(name, marker, problems, okDetail string) source.Check {
+	for _, line := range strings.Split(problems, "\n") {
+		if strings.Contains(line, marker) {
+			detail, fix, _ := strings.Cut(strings.TrimSpace(line), ": ")
+			return source.Check{Name: name, Detail: detail, Fix: fix}
+		}
+	}
+	if problems != "" && !strings.HasPrefix(problems, "postgres prerequisites:") {
+		return source.Check{Name: name, Detail: problems} // the check itself could not run
+	}
+	return source.Check{Name: name, OK: true, Detail: okDetail}
+}
+
+func connectionFailed(s *Source, err error) source.Check {
+	c := source.Check{Name: "source connection",
+		Detail: fmt.Sprintf("cannot connect to PostgreSQL at %s:%d as %s: %v", s.connCfg.Host, s.connCfg.Port, s.connCfg.User, err),
+		Fix:    "check source.url (host, port, database), that the network allows the connection, and pg_hba.conf"}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "28P01" || pgErr.Code == "28000") {
+		c.Fix = "check the user name and password in source.url, and that pg_hba.conf lets the user in from here"
+	}
+	return c
+}

@@ -1,0 +1,99 @@
+// Polls status.json every second and draws it. Rates come from the
+// difference between two polls of the rows counters.
+"use strict";
+const history = { rate: [], lag: [] };
+const HISTORY = 120;
+let last = null;
+
+function text(id, value) { document.getElementById(id).textContent = value; }
+
+function draw(canvasId, values, color) {
+  const c = document.getElementById(canvasId);
+  const g = c.getContext("2d");
+  g.clearRect(0, 0, c.width, c.height);
+  if (values.length < 2) return;
+  const max = Math.max(1, ...values);
+  g.strokeStyle = color;
+  g.lineWidth = 2;
+  g.beginPath();
+  values.forEach((v, i) => {
+    const x = (i / (Math.max(values.length, 30) - 1)) * c.width;
+    const y = c.height - 2 - (v / max) * (c.height - 4);
+    if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
+  });
+  g.stroke();
+}
+
+function total(rows) { return Object.values(rows || {}).reduce((a, b) => a + b, 0); }
+
+function backfillCell(report, table) {
+  const b = report.backfill;
+  const read = (table.rows && table.rows.r) || 0;
+  if (b && (b.done || (b.tables_done || []).includes(table.table))) {
+    return '<span class="bar"><span style="width:100%"></span></span>done';
+  }
+  if (b && b.table === table.table) {
+    return '<span class="bar active"><span></span></span>reading';
+  }
+  return read > 0 ? '<span class="bar active"><span></span></span>reading' : "—";
+}
+
+function render(r, now) {
+  text("pipeline", r.pipeline);
+  const state = document.getElementById("state");
+  state.textContent = r.state;
+  state.className = "state " + r.state;
+  text("owner", r.owner ? "owner " + r.owner + (r.epoch ? " (epoch " + r.epoch + ")" : "") : "");
+  text("position", r.checkpoint ? JSON.stringify(r.checkpoint.position) : "no checkpoint yet");
+  const live = r.live || {};
+  text("version", live.version ? "version " + live.version : "");
+  const rows = live.rows || {};
+  text("rows", ["r", "c", "u", "d"].map(op => op + " " + (rows[op] || 0)).join(" · "));
+
+  const sum = total(rows);
+  let rate = 0;
+  if (last && now > last.at) rate = Math.max(0, (sum - last.sum) / ((now - last.at) / 1000));
+  last = { at: now, sum: sum };
+  history.rate.push(rate);
+  history.lag.push(live.lag_seconds || 0);
+  for (const k in history) if (history[k].length > HISTORY) history[k].shift();
+  text("rate", Math.round(rate).toLocaleString("en"));
+  text("lag", (live.lag_seconds || 0).toFixed(1));
+  draw("rate-chart", history.rate, "#3b82f6");
+  draw("lag-chart", history.lag, "#d97706");
+
+  const body = document.querySelector("#tables tbody");
+  body.innerHTML = "";
+  for (const t of live.tables || []) {
+    const tr = document.createElement("tr");
+    tr.innerHTML = "<td></td><td></td>" + ["r", "c", "u", "d"].map(() => '<td class="num"></td>').join("");
+    tr.children[0].textContent = t.table;
+    tr.children[1].innerHTML = backfillCell(r, t);
+    ["r", "c", "u", "d"].forEach((op, i) => { tr.children[2 + i].textContent = (t.rows[op] || 0).toLocaleString("en"); });
+    body.appendChild(tr);
+  }
+
+  text("error", live.last_error ? live.last_error.at + " " + live.last_error.message : "none");
+  text("skipped-count", live.skipped_rows || 0);
+  const ul = document.getElementById("skipped");
+  ul.innerHTML = "";
+  for (const s of (live.recent_skipped || []).slice().reverse()) {
+    const li = document.createElement("li");
+    li.textContent = s.at + " " + s.table + ": " + s.size_bytes + " bytes, " + s.reason;
+    ul.appendChild(li);
+  }
+}
+
+async function poll() {
+  try {
+    const res = await fetch("status.json", { cache: "no-store" });
+    if (res.ok) render(await res.json(), Date.now());
+    else text("state", "status.json: " + res.status);
+  } catch (e) {
+    const state = document.getElementById("state");
+    state.textContent = "unreachable";
+    state.className = "state stopped";
+  }
+  setTimeout(poll, 1000);
+}
+poll();
