@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -215,22 +216,34 @@ func TestNilRecordsNothing(t *testing.T) {
 	}
 }
 
-// The CDK dashboard and alarms (infra/dataplane.go) and the README name
-// these metrics; a rename here must be made there too.
+// The CDK dashboard and alarms (infra/*.go) and the README name these
+// metrics; a rename here must be made there too.
 func TestNamesMatchInfraAndReadme(t *testing.T) {
-	for _, f := range []string{"../../infra/dataplane.go", "../../README.md"} {
+	infra, err := filepath.Glob("../../infra/*.go")
+	if err != nil || len(infra) == 0 {
+		t.Skipf("infra sources: %v", err)
+	}
+	var code []byte
+	for _, f := range infra {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
-			t.Skipf("%s: %v", f, err)
+			t.Fatal(err)
 		}
-		for _, name := range []string{Namespace, EMFRowsPublished, EMFLatency, EMFLag, EMFErrors} {
-			quoted := `"` + name + `"`
-			if strings.HasSuffix(f, ".md") {
-				quoted = "`" + name + "`"
-			}
-			if !bytes.Contains(b, []byte(quoted)) {
-				t.Errorf("%s does not name %s", f, quoted)
-			}
+		code = append(code, b...)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Skipf("README: %v", err)
+	}
+	for _, name := range []string{Namespace, EMFRowsPublished, EMFLatency, EMFLag, EMFErrors} {
+		if !bytes.Contains(code, []byte(`"`+name+`"`)) {
+			t.Errorf("infra/*.go does not name %q", name)
+		}
+		if !bytes.Contains(readme, []byte("`"+name+"`")) {
+			t.Errorf("README.md does not name `%s`", name)
 		}
 	}
 }
