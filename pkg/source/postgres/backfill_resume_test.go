@@ -43,7 +43,7 @@ func TestBackfillResumeNonUTF8Key(t *testing.T) {
 	}
 	s := src.(*Source)
 	defer s.Close()
-	rels, err := selectedTables(ctx, conn, nil)
+	rels, _, err := selectedTables(ctx, conn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
