@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -262,5 +263,77 @@ func TestPGTableListReconciled(t *testing.T) {
 	}
 	if d := sameState(finalState(t, bTopic), e.dbState("b")); d != "" {
 		t.Errorf("b at the end: %s", d)
+	}
+}
+
+// TestPGPublicationRepaired: an installation whose publication is FOR ALL
+// TABLES without publish_via_partition_root (what earlier versions
+// created) and whose checkpoint predates the captured-table record: the
+// restart replaces the publication with one listing the captured tables,
+// says so, publishes what was committed meanwhile, backfills nothing
+// again, and the keyless table accepts UPDATE again.
+func TestPGPublicationRepaired(t *testing.T) {
+	e := newEnv(t, "pgrepair")
+	e.exec(`CREATE TABLE a (k int PRIMARY KEY, v text)`)
+	e.exec(`INSERT INTO a SELECT g, 'a' || g FROM generate_series(1, 10) g`)
+	e.exec(`CREATE TABLE keyless (msg text)`)
+	e.exec(sentinelTable)
+	pub := "tributary_" + e.name
+	cfg := e.writeTablesConfig()
+	p := e.start("run", "--config", cfg)
+	e.pgCaughtUp(p, 1)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+
+	// Make it look like an installation of an earlier version.
+	ckpt := filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json")
+	b, err := os.ReadFile(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	delete(f["position"].(map[string]any), "tables")
+	b, _ = json.Marshal(f)
+	if err := os.WriteFile(ckpt, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.exec(`BEGIN; DROP PUBLICATION ` + pub + `; CREATE PUBLICATION ` + pub + ` FOR ALL TABLES; COMMIT`)
+	e.exec(`INSERT INTO a VALUES (11, 'while stopped')`)
+	e.exec(`INSERT INTO keyless VALUES ('insert works')`)
+
+	p = e.start("run", "--config", cfg)
+	e.pgCaughtUp(p, 2)
+	e.exec(`INSERT INTO a VALUES (12, 'after restart')`)
+	if _, err := e.conn.Exec(context.Background(), `UPDATE keyless SET msg = 'update works'`); err != nil {
+		t.Fatalf("UPDATE of the keyless table still fails after the restart: %v", err)
+	}
+	e.pgCaughtUp(p, 3)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+	if !strings.Contains(p.out.String(), "replacing it with one that lists the captured tables") {
+		t.Errorf("the replacement of the FOR ALL TABLES publication was not reported; output:\n%s", p.out)
+	}
+	var all, viaRoot bool
+	e.conn.QueryRow(context.Background(), `SELECT puballtables, pubviaroot FROM pg_publication WHERE pubname = $1`, pub).Scan(&all, &viaRoot)
+	if all || !viaRoot {
+		t.Errorf("publication: all tables %v, publish_via_partition_root %v", all, viaRoot)
+	}
+	msgs := readTopic(t, e.prefix+".public.a")
+	reads := 0
+	for _, m := range msgs {
+		if m.payload()["op"] == "r" {
+			reads++
+		}
+	}
+	if reads != 10 {
+		t.Errorf("a has %d backfill reads, want the first run's 10 (no backfill again)", reads)
+	}
+	if d := sameState(finalState(t, e.prefix+".public.a"), e.dbState("a")); d != "" {
+		t.Errorf("a: %s", d)
 	}
 }
