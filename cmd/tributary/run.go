@@ -40,7 +40,8 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 		return err
 	}
 	defer store.Close() // last: releases the lease after everything stopped
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix, Config: cfg.Source})
+	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix, Config: cfg.Source,
+		Leased: cfg.Checkpoint.Store == config.StoreDynamoDB})
 	if err != nil {
 		return &usageError{err.Error()}
 	}

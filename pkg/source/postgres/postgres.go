@@ -99,6 +99,17 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 	if err := checkPrerequisites(ctx, conn); err != nil {
 		return err
 	}
+	// Before anything changes on the server: another live reader of the
+	// slot is refused here (see takeSlot).
+	slot, err := lookupSlot(ctx, conn, s.slot)
+	if err != nil {
+		return err
+	}
+	if slot.exists {
+		if err := s.takeSlot(ctx); err != nil {
+			return err
+		}
+	}
 	rels, missing, err := selectedTables(ctx, conn, s.opts.Config.Tables)
 	if err != nil {
 		return err
@@ -113,13 +124,6 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 	pub, err := reconcilePublication(ctx, conn, s.pub, rels)
 	if err != nil {
 		return err
-	}
-	slot, err := lookupSlot(ctx, conn, s.slot)
-	if err != nil {
-		return err
-	}
-	if slot.exists {
-		s.evictStaleHolder(ctx)
 	}
 
 	replCfg := s.connCfg.Config.Copy()
@@ -268,27 +272,6 @@ func (s *Source) Close() error {
 		errs = append(errs, s.conn.Close(ctx))
 	}
 	return errors.Join(errs...)
-}
-
-// evictStaleHolder ends the walsender of whoever still streams from our
-// slot. Run is only called once this task owns the pipeline (the
-// checkpoint store's lock or lease), so that holder is a stale owner: one
-// frozen past its lease, or one that died while the server has not yet
-// noticed its connection is gone (which can take wal_sender_timeout).
-// Without the slot it can publish nothing more, and its checkpoint writes
-// are fenced by the store. When we may not signal it, retryActive waits.
-func (s *Source) evictStaleHolder(ctx context.Context) {
-	var pid *int32
-	err := s.conn.QueryRow(ctx, `SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1`, s.slot).Scan(&pid)
-	if err != nil || pid == nil {
-		return
-	}
-	var ok bool
-	if err := s.conn.QueryRow(ctx, `SELECT pg_terminate_backend($1)`, *pid).Scan(&ok); err != nil || !ok {
-		slog.Warn("replication slot is in use by another connection; waiting for it to end", "slot", s.slot, "pid", *pid, "err", err)
-		return
-	}
-	slog.Warn("ended the stale connection that held the replication slot", "slot", s.slot, "pid", *pid)
 }
 
 // retryActive retries f while the slot is still held by a walsender of a
