@@ -324,25 +324,3 @@ func lookupSlot(ctx context.Context, conn *pgx.Conn, name string) (slotState, er
 	return s, nil
 }
 
-// checkPrerequisites reports every missing server setting at once.
-func checkPrerequisites(ctx context.Context, conn *pgx.Conn) error {
-	var walLevel string
-	if err := conn.QueryRow(ctx, `SHOW wal_level`).Scan(&walLevel); err != nil {
-		return fmt.Errorf("read wal_level: %w", err)
-	}
-	var problems []string
-	if walLevel != "logical" {
-		problems = append(problems, fmt.Sprintf("wal_level is %q: set wal_level = logical and restart PostgreSQL", walLevel))
-	}
-	var canReplicate bool
-	if err := conn.QueryRow(ctx, `SELECT rolsuper OR rolreplication FROM pg_roles WHERE rolname = current_user`).Scan(&canReplicate); err != nil {
-		return fmt.Errorf("read role attributes: %w", err)
-	}
-	if !canReplicate {
-		problems = append(problems, "the user lacks the REPLICATION attribute: ALTER ROLE <user> WITH REPLICATION")
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("postgres prerequisites:\n  %s", strings.Join(problems, "\n  "))
-	}
-	return nil
-}
