@@ -323,4 +323,3 @@ func lookupSlot(ctx context.Context, conn *pgx.Conn, name string) (slotState, er
 	s.lost = walStatus != nil && *walStatus == "lost"
 	return s, nil
 }
-
