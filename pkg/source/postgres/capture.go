@@ -145,9 +145,9 @@ func (s *Source) discover(ctx context.Context, emit func(context.Context, *chang
 		case to != was:
 			s.renamed(ctx, oid, was, to)
 		default:
-			// Still there under its name, but no longer selected: without a
-			// list, it lost its primary key.
-			slog.Warn("a captured table no longer has a primary key; its changes are no longer published", "table", was)
+			// Still there under its name, but no longer selected: it lost
+			// its primary key (no list), or became a partition.
+			slog.Warn("a captured table is no longer selected (no primary key, or now a partition); its changes are no longer published", "table", was)
 			delete(s.captured, oid)
 			s.capturedChanged()
 			if _, err := s.conn.Exec(ctx, "ALTER PUBLICATION "+pgx.Identifier{s.pub}.Sanitize()+" DROP TABLE "+quoteName(was)); err != nil {

@@ -47,6 +47,8 @@ func TestPositionBackfillProgress(t *testing.T) {
 func FuzzDecodePositionProgress(f *testing.F) {
 	f.Add([]byte(`{"slot":"s","lsn":"0/16B3748","backfilled":false,"backfill":{"done":["public.a"],"table":"public.b","after":["42"],"rows":1000}}`))
 	f.Add([]byte(`{"slot":"s","lsn":"0/0","backfill":{}}`))
+	f.Add([]byte(`{"slot":"s","lsn":"0/1","backfilled":true,"tables":{"public.a":16384, "public.b" : 16390}}`))
+	f.Add([]byte(`{"slot":"s","lsn":"0/1","backfill":{"table":"public.t","after":["k�"],"key":["a+k="],"rows":1000}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, lsn, err := decodePosition(b)
 		if err != nil {
