@@ -55,7 +55,8 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 	// more (stopped, with the error) before it is released.
 	stopStatus := publishStatus(store, cfg, rec, log)
 	defer func() { rec.Failed(err); stopStatus() }()
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix, Config: cfg.Source, Logger: log})
+	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix, Config: cfg.Source, Logger: log,
+		Leased: cfg.Checkpoint.Store == config.StoreDynamoDB})
 	if err != nil {
 		return &usageError{err.Error()}
 	}

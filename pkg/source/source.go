@@ -34,6 +34,12 @@ type Options struct {
 	Pipeline    string        // the pipeline name
 	TopicPrefix string        // Debezium's logical server name
 	Config      config.Source // the source section, validated
+	// Leased says the checkpoint store holds a lease that fences out any
+	// earlier owner (the DynamoDB store): then, and only then, the source
+	// may end another reader's replication connection, which can only be
+	// a stale owner. Without it (the file store, whose lock is local to
+	// one machine) another reader may be a live task, and is refused.
+	Leased bool
 	// Logger is the pipeline's logger (it carries the pipeline field);
 	// nil means slog.Default().
 	Logger *slog.Logger

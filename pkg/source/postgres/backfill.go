@@ -64,10 +64,8 @@ func (s *Source) backfill(ctx context.Context, snapshot string, lsn uint64, rels
 			if slices.Contains(resume.Done, name) {
 				continue
 			}
-			if resume.Table == name && len(resume.After) == len(t.Key) {
-				for _, v := range resume.After {
-					after = append(after, []byte(v))
-				}
+			if key := resume.resumeKey(); resume.Table == name && len(key) == len(t.Key) {
+				after = key
 			}
 		}
 		b.order = append(b.order, name)
@@ -102,9 +100,10 @@ type backfiller struct {
 	rows    int64
 	pending *change.Event
 
-	// For progress markers: the pending row's table and key (text).
+	// For progress markers: the pending row's table and key (raw text
+	// values, copied).
 	pendingTable string
-	pendingKey   []string
+	pendingKey   [][]byte
 	published    int64    // rows emitted, over all tables
 	done         []string // tables finished in earlier runs
 	order        []string // tables started in this run, in order
@@ -131,8 +130,12 @@ func (b *backfiller) flush(ctx context.Context) error {
 		}
 		done = append(done, name)
 	}
+	after := make([]string, len(key))
+	for i, v := range key {
+		after[i] = string(v)
+	}
 	pos := position{Slot: b.src.slot, LSN: formatLSN(b.lsn), Backfill: &backfillProgress{
-		Done: done, Table: table, After: key, Rows: b.published,
+		Done: done, Table: table, After: after, Key: key, Rows: b.published,
 	}}
 	return b.emit(ctx, &change.Event{Position: pos.encode()})
 }
@@ -169,9 +172,9 @@ func (b *backfiller) table(ctx context.Context, conn *pgx.Conn, rel *relation, t
 		for rr.NextRow() {
 			n++
 			vals := rr.Values()
-			var key []string
+			var key [][]byte
 			for _, k := range t.Key {
-				key = append(key, string(vals[k]))
+				key = append(key, append([]byte(nil), vals[k]...))
 			}
 			ev, err := b.event(rel, t, vals, key)
 			if err != nil {
@@ -192,10 +195,7 @@ func (b *backfiller) table(ctx context.Context, conn *pgx.Conn, rel *relation, t
 			}
 			b.pending, b.pendingTable, b.pendingKey = ev, name, key
 			if len(keys) > 0 {
-				last = make([][]byte, len(t.Key))
-				for i, k := range t.Key {
-					last[i] = append([]byte(nil), vals[k]...)
-				}
+				last = key
 			}
 		}
 		if _, err := rr.Close(); err != nil {
@@ -209,7 +209,7 @@ func (b *backfiller) table(ctx context.Context, conn *pgx.Conn, rel *relation, t
 
 // event decodes one row in text format into a read event. The values are
 // copied: the result reader reuses its buffers.
-func (b *backfiller) event(rel *relation, t *change.Table, vals [][]byte, key []string) (*change.Event, error) {
+func (b *backfiller) event(rel *relation, t *change.Table, vals [][]byte, key [][]byte) (*change.Event, error) {
 	size := 0
 	for _, v := range vals {
 		size += len(v)

@@ -171,60 +171,6 @@ func (r *relation) qualified() string {
 	return pgx.Identifier{r.schema, r.name}.Sanitize()
 }
 
-// selectedTables returns the tables to capture: the include list, or every
-// ordinary or partitioned table with a primary key outside system schemas
-// (partitions themselves are captured through their root).
-func selectedTables(ctx context.Context, conn *pgx.Conn, include []string) ([]*relation, error) {
-	const q = `
-SELECT c.oid, n.nspname, c.relname
-FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind IN ('r','p') AND NOT c.relispartition
-  AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg\_%'
-  AND ($1::text[] IS NULL OR n.nspname || '.' || c.relname = ANY($1))
-  AND ($1::text[] IS NOT NULL OR EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary))
-ORDER BY n.nspname, c.relname`
-	var arg any
-	if len(include) > 0 {
-		arg = include
-	}
-	rows, err := conn.Query(ctx, q, arg)
-	if err != nil {
-		return nil, fmt.Errorf("list tables: %w", err)
-	}
-	var rels []*relation
-	for rows.Next() {
-		r := &relation{}
-		if err := rows.Scan(&r.oid, &r.schema, &r.name); err != nil {
-			return nil, err
-		}
-		rels = append(rels, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list tables: %w", err)
-	}
-	if len(include) > 0 {
-		found := map[string]bool{}
-		for _, r := range rels {
-			found[r.schema+"."+r.name] = true
-		}
-		var missing []string
-		for _, t := range include {
-			if !found[t] {
-				missing = append(missing, t)
-			}
-		}
-		if len(missing) > 0 {
-			return nil, fmt.Errorf("source.tables: %s not found", strings.Join(missing, ", "))
-		}
-	}
-	for _, r := range rels {
-		if err := describe(ctx, conn, r); err != nil {
-			return nil, err
-		}
-	}
-	return rels, nil
-}
-
 // describe fills r's columns and primary key from the catalog.
 func describe(ctx context.Context, conn *pgx.Conn, r *relation) error {
 	const cols = `
@@ -346,32 +292,6 @@ func sameType(a, b *change.Type) bool {
 	return a.Elem == nil || sameType(a.Elem, b.Elem)
 }
 
-// ensurePublication creates the publication when it is missing: for the
-// listed tables, or for all tables when no include list is configured
-// (so tables created later are captured too).
-func ensurePublication(ctx context.Context, conn *pgx.Conn, name string, include []string, rels []*relation) error {
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)`, name).Scan(&exists); err != nil {
-		return fmt.Errorf("look up publication %s: %w", name, err)
-	}
-	if exists {
-		return nil
-	}
-	target := "ALL TABLES"
-	if len(include) > 0 {
-		var names []string
-		for _, r := range rels {
-			names = append(names, r.qualified())
-		}
-		target = "TABLE " + strings.Join(names, ", ")
-	}
-	sql := fmt.Sprintf("CREATE PUBLICATION %s FOR %s WITH (publish_via_partition_root = true)", pgx.Identifier{name}.Sanitize(), target)
-	if _, err := conn.Exec(ctx, sql); err != nil {
-		return fmt.Errorf("create publication %s: %w", name, err)
-	}
-	return nil
-}
-
 // slotState is a replication slot as pg_replication_slots shows it.
 type slotState struct {
 	exists       bool
@@ -402,27 +322,4 @@ func lookupSlot(ctx context.Context, conn *pgx.Conn, name string) (slotState, er
 	}
 	s.lost = walStatus != nil && *walStatus == "lost"
 	return s, nil
-}
-
-// checkPrerequisites reports every missing server setting at once.
-func checkPrerequisites(ctx context.Context, conn *pgx.Conn) error {
-	var walLevel string
-	if err := conn.QueryRow(ctx, `SHOW wal_level`).Scan(&walLevel); err != nil {
-		return fmt.Errorf("read wal_level: %w", err)
-	}
-	var problems []string
-	if walLevel != "logical" {
-		problems = append(problems, fmt.Sprintf("wal_level is %q: set wal_level = logical and restart PostgreSQL", walLevel))
-	}
-	var canReplicate bool
-	if err := conn.QueryRow(ctx, `SELECT rolsuper OR rolreplication FROM pg_roles WHERE rolname = current_user`).Scan(&canReplicate); err != nil {
-		return fmt.Errorf("read role attributes: %w", err)
-	}
-	if !canReplicate {
-		problems = append(problems, "the user lacks the REPLICATION attribute: ALTER ROLE <user> WITH REPLICATION")
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("postgres prerequisites:\n  %s", strings.Join(problems, "\n  "))
-	}
-	return nil
 }

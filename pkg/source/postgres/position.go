@@ -19,6 +19,13 @@ type position struct {
 	LSN        string            `json:"lsn"`
 	Backfilled bool              `json:"backfilled"`
 	Backfill   *backfillProgress `json:"backfill,omitempty"`
+	// Tables maps each captured table (schema.table) whose rows are all
+	// published (backfilled, or captured from its creation) to its OID, so
+	// that a restart backfills exactly the tables added since, and a table
+	// dropped and created again under the same name is seen as new. Kept
+	// encoded: it rides on every commit's position. Absent in positions
+	// written before it existed (see capturedFromLegacy).
+	Tables json.RawMessage `json:"tables,omitempty"`
 }
 
 // backfillProgress is how far an unfinished backfill got: every row up to
@@ -27,11 +34,17 @@ type position struct {
 type backfillProgress struct {
 	// Done lists the tables (schema.table) whose every row is published.
 	Done []string `json:"done,omitempty"`
-	// Table is the table being read and After the primary key of its last
-	// published row, as text values in key order; After is empty when the
-	// table has no primary key (it is then read again from its start).
+	// Table is the table being read and Key the primary key of its last
+	// published row: the raw bytes of its text values in key order
+	// (base64 in JSON), so that a key in a non-UTF-8 database (SQL_ASCII)
+	// survives the JSON round trip byte for byte. After is the same key as
+	// strings, for people and for positions written before Key existed;
+	// JSON replaces invalid UTF-8 in it, so it is read only when Key is
+	// absent. Both are empty when the table has no primary key (it is then
+	// read again from its start).
 	Table string   `json:"table,omitempty"`
 	After []string `json:"after,omitempty"`
+	Key   [][]byte `json:"key,omitempty"`
 	// Rows counts the rows published so far, over all tables.
 	Rows int64 `json:"rows"`
 }
@@ -50,10 +63,49 @@ func decodePosition(b change.Position) (position, uint64, error) {
 	if err != nil {
 		return p, 0, fmt.Errorf("postgres position: %w", err)
 	}
-	if p.Backfill != nil && (p.Backfilled || p.Backfill.Rows < 0 || (len(p.Backfill.After) > 0 && p.Backfill.Table == "")) {
+	if p.Backfill != nil && (p.Backfilled || p.Backfill.Rows < 0 ||
+		((len(p.Backfill.After) > 0 || len(p.Backfill.Key) > 0) && p.Backfill.Table == "")) {
 		return p, 0, fmt.Errorf("postgres position: inconsistent backfill progress")
 	}
+	if p.Tables != nil {
+		if _, err := decodeTables(p.Tables); err != nil {
+			return p, 0, fmt.Errorf("postgres position: tables: %w", err)
+		}
+	}
 	return p, lsn, nil
+}
+
+// resumeKey is the checkpointed key to read on after, as raw text values.
+func (b *backfillProgress) resumeKey() [][]byte {
+	if len(b.Key) > 0 {
+		return b.Key
+	}
+	var key [][]byte
+	for _, v := range b.After {
+		key = append(key, []byte(v))
+	}
+	return key
+}
+
+// encodeTables encodes a captured-table map for position.Tables; nil
+// encodes as {} so that "none captured" differs from "not recorded".
+func encodeTables(m map[string]uint32) json.RawMessage {
+	if m == nil {
+		m = map[string]uint32{}
+	}
+	b, _ := json.Marshal(m) // string keys and numbers: cannot fail
+	return b
+}
+
+func decodeTables(raw json.RawMessage) (map[string]uint32, error) {
+	var m map[string]uint32
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, fmt.Errorf("not an object")
+	}
+	return m, nil
 }
 
 func parseLSN(s string) (uint64, error) {

@@ -5,6 +5,22 @@ import (
 	"testing"
 )
 
+// TestPositionKeyBytes: a key that is not UTF-8 (a SQL_ASCII database)
+// survives the position's JSON byte for byte; a position written before
+// Key existed still resumes from After.
+func TestPositionKeyBytes(t *testing.T) {
+	key := [][]byte{[]byte("k\xe9"), {0xff, 0x00, 'a'}}
+	p := position{Slot: "s", LSN: "0/1", Backfill: &backfillProgress{Table: "public.t", After: []string{"k\xe9", "\xff\x00a"}, Key: key, Rows: 1}}
+	got, _, err := decodePosition(p.encode())
+	if err != nil || !reflect.DeepEqual(got.Backfill.resumeKey(), key) {
+		t.Fatalf("round trip: %q %v", got.Backfill.resumeKey(), err)
+	}
+	old, _, err := decodePosition([]byte(`{"slot":"s","lsn":"0/1","backfill":{"table":"public.t","after":["42","x"],"rows":1}}`))
+	if err != nil || !reflect.DeepEqual(old.Backfill.resumeKey(), [][]byte{[]byte("42"), []byte("x")}) {
+		t.Fatalf("old position: %+v %v", old.Backfill, err)
+	}
+}
+
 func TestPositionBackfillProgress(t *testing.T) {
 	p := position{Slot: "s", LSN: "0/16B3748", Backfill: &backfillProgress{
 		Done: []string{"public.a"}, Table: "public.b", After: []string{"42", "x,y"}, Rows: 1042,
@@ -31,6 +47,8 @@ func TestPositionBackfillProgress(t *testing.T) {
 func FuzzDecodePositionProgress(f *testing.F) {
 	f.Add([]byte(`{"slot":"s","lsn":"0/16B3748","backfilled":false,"backfill":{"done":["public.a"],"table":"public.b","after":["42"],"rows":1000}}`))
 	f.Add([]byte(`{"slot":"s","lsn":"0/0","backfill":{}}`))
+	f.Add([]byte(`{"slot":"s","lsn":"0/1","backfilled":true,"tables":{"public.a":16384, "public.b" : 16390}}`))
+	f.Add([]byte(`{"slot":"s","lsn":"0/1","backfill":{"table":"public.t","after":["k�"],"key":["a+k="],"rows":1000}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, lsn, err := decodePosition(b)
 		if err != nil {

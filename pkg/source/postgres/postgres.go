@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,17 @@ type Source struct {
 	marked uint64        // LSN of the last position emitted by stream
 	tables map[uint32]*change.Table
 	rels   map[uint32]*relation
+
+	// captured maps each captured table's OID to its schema.table name:
+	// the tables whose every row is published and whose streamed changes
+	// are; tablesJSON is its encoding for positions. include is the
+	// source.tables list as a set, nil when every table with a primary
+	// key is captured. missing remembers what was already warned about.
+	captured     map[uint32]string
+	tablesJSON   []byte
+	include      map[string]bool
+	missing      map[string]bool
+	nextDiscover time.Time
 }
 
 // New parses the connection settings; it does not connect yet.
@@ -58,14 +70,23 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 	cfg.RuntimeParams["bytea_output"] = "hex"
 	cfg.RuntimeParams["extra_float_digits"] = "3"
 	cfg.RuntimeParams["application_name"] = "tributary"
-	return &Source{
-		opts:    opts,
-		connCfg: cfg,
-		slot:    opts.Config.Slot,
-		pub:     opts.Config.Publication,
-		tables:  map[uint32]*change.Table{},
-		rels:    map[uint32]*relation{},
-	}, nil
+	s := &Source{
+		opts:     opts,
+		connCfg:  cfg,
+		slot:     opts.Config.Slot,
+		pub:      opts.Config.Publication,
+		tables:   map[uint32]*change.Table{},
+		rels:     map[uint32]*relation{},
+		captured: map[uint32]string{},
+		missing:  map[string]bool{},
+	}
+	if len(opts.Config.Tables) > 0 {
+		s.include = map[string]bool{}
+		for _, t := range opts.Config.Tables {
+			s.include[t] = true
+		}
+	}
+	return s, nil
 }
 
 // Run implements source.Source.
@@ -78,19 +99,31 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 	if err := checkPrerequisites(ctx, conn); err != nil {
 		return err
 	}
-	rels, err := selectedTables(ctx, conn, s.opts.Config.Tables)
-	if err != nil {
-		return err
-	}
-	if err := ensurePublication(ctx, conn, s.pub, s.opts.Config.Tables, rels); err != nil {
-		return err
-	}
+	// Before anything changes on the server: another live reader of the
+	// slot is refused here (see takeSlot).
 	slot, err := lookupSlot(ctx, conn, s.slot)
 	if err != nil {
 		return err
 	}
 	if slot.exists {
-		s.evictStaleHolder(ctx)
+		if err := s.takeSlot(ctx); err != nil {
+			return err
+		}
+	}
+	rels, missing, err := selectedTables(ctx, conn, s.opts.Config.Tables)
+	if err != nil {
+		return err
+	}
+	for _, t := range missing {
+		// As Debezium treats include-list entries that match nothing: a
+		// warning, so a dropped or renamed table does not block every
+		// restart. It is captured (and backfilled) if it appears.
+		s.missing[t] = true
+		slog.Warn("source.tables: table not found (dropped or renamed?); it is captured if it appears", "table", t)
+	}
+	pub, err := reconcilePublication(ctx, conn, s.pub, rels)
+	if err != nil {
+		return err
 	}
 
 	replCfg := s.connCfg.Config.Copy()
@@ -118,8 +151,8 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 		if err := s.backfill(ctx, "", start, rels, pos.Backfill, emit); err != nil {
 			return err
 		}
-		done := &change.Event{Position: position{Slot: s.slot, LSN: formatLSN(start), Backfilled: true}.encode()}
-		if err := emit(ctx, done); err != nil {
+		s.setCaptured(rels)
+		if err := emit(ctx, s.marker(start)); err != nil {
 			return err
 		}
 	case !pos.Backfilled:
@@ -137,6 +170,9 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 		case slot.confirmedLSN > start:
 			return fmt.Errorf("replication slot %s confirmed %s, beyond the checkpoint %s: %w",
 				s.slot, formatLSN(slot.confirmedLSN), formatLSN(start), ErrResnapshotRequired)
+		}
+		if err := s.backfillAdded(ctx, start, pos, pub, rels, emit); err != nil {
+			return err
 		}
 	}
 	s.acked.Store(start)
@@ -175,8 +211,40 @@ func (s *Source) freshStart(ctx context.Context, slot slotState, rels []*relatio
 			return 0, err
 		}
 	}
-	done := &change.Event{Position: position{Slot: s.slot, LSN: formatLSN(start), Backfilled: true}.encode()}
-	return start, emit(ctx, done)
+	s.setCaptured(rels)
+	return start, emit(ctx, s.marker(start))
+}
+
+// backfillAdded backfills, before streaming from start, the selected tables
+// the checkpoint does not record as captured: tables added to
+// source.tables (or created, with no list) while the pipeline was down.
+// reconcilePublication has already added them to the publication, so
+// their changes stream from then on, and the snapshot read here is newer
+// than that. Its progress markers stay at start: an interrupted run
+// resumes the backfill (the tables captured before count as done).
+func (s *Source) backfillAdded(ctx context.Context, start uint64, pos position, pub publicationState, rels []*relation,
+	emit func(context.Context, *change.Event) error) error {
+	before := capturedBefore(pos, pub, rels)
+	var done []string
+	var added []*relation
+	for _, r := range rels {
+		if before[r.oid] {
+			done = append(done, r.fullName())
+		} else {
+			added = append(added, r)
+		}
+	}
+	if len(added) > 0 && s.opts.Config.BackfillEnabled() {
+		slog.Info("backfilling tables added since the last run", "tables", strings.Join(names(added), ", "))
+		if err := s.backfill(ctx, "", start, rels, &backfillProgress{Done: done}, emit); err != nil {
+			return err
+		}
+	}
+	s.setCaptured(rels)
+	if pos.Tables != nil && string(pos.Tables) == string(s.tablesJSON) {
+		return nil
+	}
+	return emit(ctx, s.marker(start))
 }
 
 // Ack implements source.Source: the slot may release WAL up to pos.
@@ -204,27 +272,6 @@ func (s *Source) Close() error {
 		errs = append(errs, s.conn.Close(ctx))
 	}
 	return errors.Join(errs...)
-}
-
-// evictStaleHolder ends the walsender of whoever still streams from our
-// slot. Run is only called once this task owns the pipeline (the
-// checkpoint store's lock or lease), so that holder is a stale owner: one
-// frozen past its lease, or one that died while the server has not yet
-// noticed its connection is gone (which can take wal_sender_timeout).
-// Without the slot it can publish nothing more, and its checkpoint writes
-// are fenced by the store. When we may not signal it, retryActive waits.
-func (s *Source) evictStaleHolder(ctx context.Context) {
-	var pid *int32
-	err := s.conn.QueryRow(ctx, `SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1`, s.slot).Scan(&pid)
-	if err != nil || pid == nil {
-		return
-	}
-	var ok bool
-	if err := s.conn.QueryRow(ctx, `SELECT pg_terminate_backend($1)`, *pid).Scan(&ok); err != nil || !ok {
-		slog.Warn("replication slot is in use by another connection; waiting for it to end", "slot", s.slot, "pid", *pid, "err", err)
-		return
-	}
-	slog.Warn("ended the stale connection that held the replication slot", "slot", s.slot, "pid", *pid)
 }
 
 // retryActive retries f while the slot is still held by a walsender of a

@@ -36,7 +36,14 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 	}
 	var tx txState
 	next := time.Now().Add(statusInterval)
+	s.nextDiscover = time.Now().Add(discoverEvery)
 	for {
+		if tx.finalLSN == 0 && time.Now().After(s.nextDiscover) {
+			if err := s.discover(ctx, emit); err != nil {
+				return err
+			}
+			s.nextDiscover = time.Now().Add(discoverEvery)
+		}
 		if time.Now().After(next) {
 			if err := s.sendStatus(ctx); err != nil {
 				return err
@@ -100,8 +107,7 @@ func (s *Source) heartbeat(ctx context.Context, tx *txState, walEnd uint64, emit
 		return nil
 	}
 	s.marked = walEnd
-	pos := position{Slot: s.slot, LSN: formatLSN(walEnd), Backfilled: true}
-	return emit(ctx, &change.Event{Position: pos.encode()})
+	return emit(ctx, s.marker(walEnd))
 }
 
 // sendStatus reports the acknowledged LSN as written, flushed and applied:
@@ -131,8 +137,7 @@ func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData
 	case *pglogrepl.CommitMessage:
 		tx.finalLSN = 0 // between transactions: see heartbeat
 		s.marked = max(s.marked, uint64(m.TransactionEndLSN))
-		pos := position{Slot: s.slot, LSN: formatLSN(uint64(m.TransactionEndLSN)), Backfilled: true}
-		return emit(ctx, &change.Event{Position: pos.encode()})
+		return emit(ctx, s.marker(uint64(m.TransactionEndLSN)))
 	case *pglogrepl.InsertMessage:
 		return s.row(ctx, tx, xld, m.RelationID, change.OpCreate, 0, nil, m.Tuple, emit)
 	case *pglogrepl.UpdateMessage:
@@ -148,6 +153,14 @@ func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData
 // relation refreshes a table's shape from a Relation message: column order
 // and types from the message, nullability and primary key from the catalog.
 func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) error {
+	if !s.follows(ctx, m.RelationID, m.Namespace, m.RelationName) {
+		// Not captured: a table removed from source.tables whose changes
+		// were decoded before the publication dropped it, or one renamed
+		// out of the list. Its rows are skipped (see row).
+		delete(s.tables, m.RelationID)
+		delete(s.rels, m.RelationID)
+		return nil
+	}
 	rel := &relation{oid: m.RelationID, schema: m.Namespace, name: m.RelationName}
 	if err := describe(ctx, s.conn, rel); err != nil {
 		return err
@@ -167,6 +180,9 @@ func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 
 func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, relID uint32, op change.Op,
 	oldType uint8, oldTuple, newTuple *pglogrepl.TupleData, emit func(context.Context, *change.Event) error) error {
+	if _, ok := s.captured[relID]; !ok {
+		return nil
+	}
 	t, ok := s.tables[relID]
 	if !ok {
 		return fmt.Errorf("pgoutput: change for unknown relation %d at %s", relID, xld.WALStart)

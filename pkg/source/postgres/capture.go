@@ -1,0 +1,234 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// discoverEvery is how often the stream looks for tables to start or stop
+// capturing: new tables (no source.tables list) or listed tables that
+// appear, and captured tables dropped or renamed.
+const discoverEvery = 5 * time.Second
+
+// setCaptured replaces the captured set: the tables whose every row is
+// published and whose changes the stream publishes.
+func (s *Source) setCaptured(rels []*relation) {
+	s.captured = map[uint32]string{}
+	for _, r := range rels {
+		s.captured[r.oid] = r.fullName()
+	}
+	s.capturedChanged()
+}
+
+// capturedChanged re-encodes the captured set for the positions.
+func (s *Source) capturedChanged() {
+	m := make(map[string]uint32, len(s.captured))
+	for oid, name := range s.captured {
+		m[name] = oid
+	}
+	s.tablesJSON = encodeTables(m)
+}
+
+// marker is a resumable position at lsn carrying the captured set.
+func (s *Source) marker(lsn uint64) *change.Event {
+	return &change.Event{Position: position{Slot: s.slot, LSN: formatLSN(lsn), Backfilled: true, Tables: s.tablesJSON}.encode()}
+}
+
+// capturedBefore is the set of tables a streaming checkpoint says are
+// captured. Positions written before the set was recorded did not have
+// it: then every table the publication covered was captured.
+func capturedBefore(pos position, pub publicationState, rels []*relation) map[uint32]bool {
+	out := map[uint32]bool{}
+	if pos.Tables != nil {
+		m, _ := decodeTables(pos.Tables) // checked by decodePosition
+		for _, r := range rels {
+			if oid, ok := m[r.fullName()]; ok && oid == r.oid {
+				out[r.oid] = true
+			}
+		}
+		return out
+	}
+	for _, r := range rels {
+		if _, ok := pub.tables[r.oid]; ok || pub.allTables || pub.schemas {
+			out[r.oid] = true
+		}
+	}
+	return out
+}
+
+// names returns the schema.table names of rels, sorted.
+func names(rels []*relation) []string {
+	var out []string
+	for _, r := range rels {
+		out = append(out, r.fullName())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// follows reports whether the stream publishes relation oid, which the
+// server now calls schema.name. A captured table renamed out of
+// source.tables stops being captured here.
+func (s *Source) follows(ctx context.Context, oid uint32, schema, name string) bool {
+	was, ok := s.captured[oid]
+	if !ok {
+		return false
+	}
+	if now := schema + "." + name; now != was {
+		return s.renamed(ctx, oid, was, now)
+	}
+	return true
+}
+
+// renamed handles a captured table that is now called to: with a
+// source.tables list that does not name it, it is no longer captured (and
+// leaves the publication); otherwise it is captured under its new name.
+func (s *Source) renamed(ctx context.Context, oid uint32, from, to string) bool {
+	if s.include != nil && !s.include[to] {
+		slog.Warn("a table in source.tables was renamed to a name the list does not hold; its changes are no longer published",
+			"table", from, "renamed_to", to)
+		delete(s.captured, oid)
+		s.capturedChanged()
+		if _, err := s.conn.Exec(ctx, "ALTER PUBLICATION "+pgx.Identifier{s.pub}.Sanitize()+" DROP TABLE "+quoteName(to)); err != nil {
+			slog.Warn("could not drop the renamed table from the publication; its changes are filtered out", "table", to, "publication", s.pub, "err", err)
+		}
+		return false
+	}
+	slog.Info("a captured table was renamed; its changes now go to the topic of its new name", "table", from, "renamed_to", to)
+	s.captured[oid] = to
+	s.capturedChanged()
+	return true
+}
+
+// discover brings the captured set in line with the catalog while
+// streaming: it reports captured tables that were dropped or renamed, and
+// adds the tables that should now be captured (new tables when no list is
+// configured, listed tables that appeared) to the publication and
+// backfills them, before the stream goes on. Called between transactions.
+func (s *Source) discover(ctx context.Context, emit func(context.Context, *change.Event) error) error {
+	cur, missing, err := listTables(ctx, s.conn, s.opts.Config.Tables)
+	if err != nil {
+		return err
+	}
+	now := map[uint32]*relation{}
+	var added []*relation
+	for _, r := range cur {
+		now[r.oid] = r
+		if _, ok := s.captured[r.oid]; !ok {
+			added = append(added, r)
+		}
+	}
+	for oid, was := range s.captured {
+		if r, ok := now[oid]; ok {
+			if r.fullName() != was {
+				s.renamed(ctx, oid, was, r.fullName())
+			}
+			continue
+		}
+		var to string
+		err := s.conn.QueryRow(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1`, oid).Scan(&to)
+		switch {
+		case err == pgx.ErrNoRows:
+			slog.Warn("a captured table was dropped; its topic gets no more changes", "table", was)
+			delete(s.captured, oid)
+			s.capturedChanged()
+		case err != nil:
+			return fmt.Errorf("look up table %s: %w", was, err)
+		case to != was:
+			s.renamed(ctx, oid, was, to)
+		default:
+			// Still there under its name, but no longer selected: it lost
+			// its primary key (no list), or became a partition.
+			slog.Warn("a captured table is no longer selected (no primary key, or now a partition); its changes are no longer published", "table", was)
+			delete(s.captured, oid)
+			s.capturedChanged()
+			if _, err := s.conn.Exec(ctx, "ALTER PUBLICATION "+pgx.Identifier{s.pub}.Sanitize()+" DROP TABLE "+quoteName(was)); err != nil {
+				slog.Warn("could not drop the table from the publication", "table", was, "err", err)
+			}
+		}
+	}
+	for _, t := range missing {
+		if !s.missing[t] {
+			s.missing[t] = true
+			slog.Warn("source.tables: table not found (dropped or renamed?); it is captured again if it appears", "table", t)
+		}
+	}
+	for _, r := range cur {
+		delete(s.missing, r.fullName())
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	return s.addTables(ctx, added, emit)
+}
+
+// addTables starts capturing rels while streaming: into the publication
+// first (from then on their changes are streamed), then a backfill from a
+// snapshot taken after that, so every row written before is read. Rows
+// written in between are both read and streamed (duplicates, the newest
+// state last). Its progress markers keep the stream's position, so an
+// interrupted backfill resumes after a restart.
+func (s *Source) addTables(ctx context.Context, rels []*relation, emit func(context.Context, *change.Event) error) error {
+	var list []string
+	for _, r := range rels {
+		if err := describe(ctx, s.conn, r); err != nil {
+			return err
+		}
+		list = append(list, r.qualified())
+	}
+	if _, err := s.conn.Exec(ctx, "ALTER PUBLICATION "+pgx.Identifier{s.pub}.Sanitize()+" ADD TABLE "+strings.Join(list, ", ")); err != nil {
+		key := strings.Join(list, ", ")
+		if !s.missing["add:"+key] {
+			s.missing["add:"+key] = true
+			slog.Warn("a new table cannot be captured: adding it to the publication failed (the user must own the table, or its owner can run the ALTER PUBLICATION)",
+				"tables", key, "publication", s.pub, "err", err)
+		}
+		return nil
+	}
+	slog.Info("capturing new tables", "tables", strings.Join(names(rels), ", "))
+	if s.opts.Config.BackfillEnabled() {
+		var done []string
+		for _, name := range s.captured {
+			done = append(done, name)
+		}
+		slices.Sort(done)
+		// The replication connection is not read meanwhile: keep telling
+		// the server we are alive, or wal_sender_timeout ends it.
+		next := time.Now().Add(statusInterval)
+		alive := func(ctx context.Context, ev *change.Event) error {
+			if time.Now().After(next) {
+				if err := s.sendStatus(ctx); err != nil {
+					return err
+				}
+				next = time.Now().Add(statusInterval)
+			}
+			return emit(ctx, ev)
+		}
+		if err := s.backfill(ctx, "", s.marked, rels, &backfillProgress{Done: done}, alive); err != nil {
+			return err
+		}
+	}
+	for _, r := range rels {
+		s.captured[r.oid] = r.fullName()
+		if _, ok := s.tables[r.oid]; !ok {
+			s.tables[r.oid], s.rels[r.oid] = r.table(s.connCfg.Database, nil), r
+		}
+	}
+	s.capturedChanged()
+	return emit(ctx, s.marker(s.marked))
+}
+
+// quoteName quotes a schema.table name as the catalog spells it (the
+// schema holds no dot: names come from pg_namespace || '.' || relname).
+func quoteName(full string) string {
+	schema, table, _ := strings.Cut(full, ".")
+	return pgx.Identifier{schema, table}.Sanitize()
+}

@@ -1,0 +1,219 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The publication lists exactly the captured tables, never FOR ALL
+// TABLES: once a table is in a publication, PostgreSQL refuses UPDATE and
+// DELETE on it unless it has a replica identity, so a publication that
+// covers tables Tributary does not capture (those without a primary key)
+// would break the application's writes to them. Tables are added and
+// dropped with ALTER PUBLICATION, which needs no new slot; a table added
+// is backfilled from a snapshot taken after the ALTER committed, and its
+// changes stream from the ALTER on, so nothing written to it is missed.
+
+// listTables returns the tables to capture, without their columns: the
+// include list, or every ordinary or partitioned table with a primary key
+// outside system schemas (partitions are captured through their root).
+// missing names the listed tables that do not exist.
+func listTables(ctx context.Context, conn *pgx.Conn, include []string) (rels []*relation, missing []string, err error) {
+	const q = `
+SELECT c.oid, n.nspname, c.relname
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r','p') AND NOT c.relispartition
+  AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg\_%'
+  AND ($1::text[] IS NULL OR n.nspname || '.' || c.relname = ANY($1))
+  AND ($1::text[] IS NOT NULL OR EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary))
+ORDER BY n.nspname, c.relname`
+	var arg any
+	if len(include) > 0 {
+		arg = include
+	}
+	rows, err := conn.Query(ctx, q, arg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list tables: %w", err)
+	}
+	for rows.Next() {
+		r := &relation{}
+		if err := rows.Scan(&r.oid, &r.schema, &r.name); err != nil {
+			return nil, nil, err
+		}
+		rels = append(rels, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("list tables: %w", err)
+	}
+	found := map[string]bool{}
+	for _, r := range rels {
+		found[r.fullName()] = true
+	}
+	for _, t := range include {
+		if !found[t] {
+			missing = append(missing, t)
+		}
+	}
+	return rels, missing, nil
+}
+
+// selectedTables is listTables with every table described.
+func selectedTables(ctx context.Context, conn *pgx.Conn, include []string) ([]*relation, []string, error) {
+	rels, missing, err := listTables(ctx, conn, include)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range rels {
+		if err := describe(ctx, conn, r); err != nil {
+			return nil, nil, err
+		}
+	}
+	return rels, missing, nil
+}
+
+// fullName is schema.table, as source.tables and checkpoints name tables.
+func (r *relation) fullName() string { return r.schema + "." + r.name }
+
+// publicationState is what pg_publication says about a publication.
+type publicationState struct {
+	exists    bool
+	allTables bool // FOR ALL TABLES
+	viaRoot   bool // publish_via_partition_root
+	schemas   bool // FOR TABLES IN SCHEMA …: covers tables not captured
+	tables    map[uint32]string
+}
+
+func readPublication(ctx context.Context, conn *pgx.Conn, name string) (publicationState, error) {
+	var p publicationState
+	err := conn.QueryRow(ctx, `
+SELECT puballtables, pubviaroot,
+  EXISTS (SELECT 1 FROM pg_publication_namespace pn WHERE pn.pnpubid = p.oid)
+FROM pg_publication p WHERE pubname = $1`, name).Scan(&p.allTables, &p.viaRoot, &p.schemas)
+	if err == pgx.ErrNoRows {
+		return p, nil
+	}
+	if err != nil {
+		return p, fmt.Errorf("look up publication %s: %w", name, err)
+	}
+	p.exists = true
+	rows, err := conn.Query(ctx, `
+SELECT c.oid, n.nspname || '.' || c.relname
+FROM pg_publication_rel pr JOIN pg_publication p ON p.oid = pr.prpubid
+JOIN pg_class c ON c.oid = pr.prrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE p.pubname = $1`, name)
+	if err != nil {
+		return p, fmt.Errorf("tables of publication %s: %w", name, err)
+	}
+	p.tables = map[uint32]string{}
+	for rows.Next() {
+		var oid uint32
+		var t string
+		if err := rows.Scan(&oid, &t); err != nil {
+			return p, err
+		}
+		p.tables[oid] = t
+	}
+	if err := rows.Err(); err != nil {
+		return p, fmt.Errorf("tables of publication %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// reconcilePublication makes publication name list exactly rels, with
+// publish_via_partition_root: it creates it, replaces one that covers
+// more than the captured tables (FOR ALL TABLES or FOR TABLES IN SCHEMA),
+// and adds and drops tables. Each change is logged. It returns the
+// publication as it was before.
+func reconcilePublication(ctx context.Context, conn *pgx.Conn, name string, rels []*relation) (publicationState, error) {
+	before, err := readPublication(ctx, conn, name)
+	if err != nil {
+		return before, err
+	}
+	ident := pgx.Identifier{name}.Sanitize()
+	var list []string
+	for _, r := range rels {
+		list = append(list, r.qualified())
+	}
+	create := "CREATE PUBLICATION " + ident
+	if len(list) > 0 {
+		create += " FOR TABLE " + strings.Join(list, ", ")
+	}
+	create += " WITH (publish_via_partition_root = true)"
+	switch {
+	case !before.exists:
+		if _, err := conn.Exec(ctx, create); err != nil {
+			return before, publicationError(name, "create it", err)
+		}
+		slog.Info("created the publication", "publication", name, "tables", len(rels))
+		return before, nil
+	case before.allTables || before.schemas:
+		// One transaction: logical decoding looks the publication up by
+		// name as of each change, and must never find it missing.
+		slog.Warn("the publication covers more than the captured tables: UPDATE and DELETE fail on tables without a primary key or replica identity; replacing it with one that lists the captured tables",
+			"publication", name, "all_tables", before.allTables)
+		if err := inTx(ctx, conn, "DROP PUBLICATION "+ident, create); err != nil {
+			return before, publicationError(name, "replace it", err)
+		}
+		return before, nil
+	}
+	if !before.viaRoot {
+		slog.Warn("the publication lacks publish_via_partition_root; setting it, so that partitioned tables publish under their own name", "publication", name)
+		if _, err := conn.Exec(ctx, "ALTER PUBLICATION "+ident+" SET (publish_via_partition_root = true)"); err != nil {
+			return before, publicationError(name, "set publish_via_partition_root = true", err)
+		}
+	}
+	var add, drop []string
+	want := map[uint32]bool{}
+	for _, r := range rels {
+		want[r.oid] = true
+		if _, ok := before.tables[r.oid]; !ok {
+			add = append(add, r.qualified())
+		}
+	}
+	for oid, t := range before.tables {
+		if !want[oid] {
+			drop = append(drop, quoteName(t))
+		}
+	}
+	slices.Sort(drop)
+	if len(add) > 0 {
+		if _, err := conn.Exec(ctx, "ALTER PUBLICATION "+ident+" ADD TABLE "+strings.Join(add, ", ")); err != nil {
+			return before, publicationError(name, "add "+strings.Join(add, ", "), err)
+		}
+		slog.Info("added tables to the publication", "publication", name, "tables", strings.Join(add, ", "))
+	}
+	if len(drop) > 0 {
+		if _, err := conn.Exec(ctx, "ALTER PUBLICATION "+ident+" DROP TABLE "+strings.Join(drop, ", ")); err != nil {
+			return before, publicationError(name, "drop "+strings.Join(drop, ", "), err)
+		}
+		slog.Info("dropped tables that are no longer captured from the publication", "publication", name, "tables", strings.Join(drop, ", "))
+	}
+	return before, nil
+}
+
+// publicationError says what could not be done and who can do it: only
+// the publication's owner may alter it, and adding a table also needs
+// ownership of the table.
+func publicationError(pub, what string, err error) error {
+	return fmt.Errorf("publication %s: %s: %w (the user must own the publication and the captured tables; "+
+		"or have their owner run the change, or name a publication that lists the tables in source.publication)", pub, what, err)
+}
+
+func inTx(ctx context.Context, conn *pgx.Conn, stmts ...string) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	return tx.Commit(ctx)
+}
