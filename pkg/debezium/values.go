@@ -165,6 +165,8 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 			return b, ErrValueRange
 		}
 		return appendZonedTime(b, v.Int), nil
+	case encPoint, encGeometry:
+		return p.appendSpatial(b, v)
 	case encArray:
 		if v.Kind != change.Array {
 			return b, ErrValueKind
@@ -242,6 +244,8 @@ func (p *colPlan) appendFallback(b []byte) []byte {
 		return append(b, `"00:00:00Z"`...)
 	case encArray:
 		return append(b, "[]"...)
+	case encPoint, encGeometry:
+		return p.appendSpatialFallback(b)
 	}
 	return append(b, '0') // integers, dates, times, timestamps: the epoch
 }
