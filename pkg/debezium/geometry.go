@@ -19,11 +19,7 @@ var (
 		{"wkb", connectSchema{typ: "bytes"}},
 		{"srid", connectSchema{typ: "int32", optional: true}},
 	}
-	// Geography's SRID is required: PostGIS always has one.
-	geographyFields = []connectField{
-		{"wkb", connectSchema{typ: "bytes"}},
-		{"srid", connectSchema{typ: "int32"}},
-	}
+	geographyFields = geometryFields
 	pointFields = []connectField{
 		{"x", connectSchema{typ: "double"}},
 		{"y", connectSchema{typ: "double"}},
@@ -41,10 +37,15 @@ func spatialSchema(s *connectSchema, k change.Kind) (colEnc, bool) {
 		s.name, s.doc, s.fields = "io.debezium.data.geometry.Point", "Geometry (POINT)", pointFields
 		return encPoint, true
 	case change.KindGeometry:
+		// Debezium declares geometry and geography fields optional even
+		// for NOT NULL columns, while its converter still writes the
+		// fallback value for a null there (appendSpatialFallback).
 		s.name, s.doc, s.fields = "io.debezium.data.geometry.Geometry", "Geometry", geometryFields
+		s.optional = true
 		return encGeometry, true
 	case change.KindGeography:
 		s.name, s.doc, s.fields = "io.debezium.data.geometry.Geography", "Geography", geographyFields
+		s.optional = true
 		return encGeometry, true
 	}
 	s.typ, s.version = "", 0
@@ -114,14 +115,14 @@ func pointWKB(x, y float64) []byte {
 }
 
 // appendSpatialFallback writes the value Debezium's converters fall back
-// to: the point (0, 0), or an empty geometry collection with SRID 0.
+// to: the point (0, 0), or an empty geometry collection, without SRID.
 func (p *colPlan) appendSpatialFallback(b []byte) []byte {
 	if p.enc == encPoint {
 		v := change.GeometryValue(pointWKB(0, 0), change.NoSRID)
 		out, _ := p.appendSpatial(b, &v)
 		return out
 	}
-	v := change.GeometryValue(emptyGeometryWKB, 0)
+	v := change.GeometryValue(emptyGeometryWKB, change.NoSRID)
 	out, _ := p.appendSpatial(b, &v)
 	return out
 }

@@ -50,8 +50,8 @@ func parsePoint(src []byte) (change.Value, error) {
 const ewkbSRIDFlag = 0x20000000
 
 // parseHexEWKB decodes PostGIS's output (hex EWKB). Debezium publishes the
-// EWKB bytes unchanged and the SRID read from them, 0 when there is none
-// (PostgisGeometry.fromHexEwkb).
+// EWKB bytes unchanged and the SRID read from them, null when there is
+// none or it is 0 (verified side by side with Debezium 3.6).
 func parseHexEWKB(src []byte) (change.Value, error) {
 	if len(src)%2 != 0 {
 		return change.Value{}, fmt.Errorf("bad geometry %q: odd hex length", trunc(src))
@@ -64,11 +64,14 @@ func parseHexEWKB(src []byte) (change.Value, error) {
 	if err != nil {
 		return change.Value{}, fmt.Errorf("bad geometry %q: %v", trunc(src), err)
 	}
+	if srid == 0 {
+		srid = change.NoSRID
+	}
 	return change.GeometryValue(b, srid), nil
 }
 
 // ewkbSRID reads the SRID of an EWKB geometry: the int after the type
-// when the type has the SRID flag, else 0.
+// when the type has the SRID flag, else 0 (none).
 func ewkbSRID(b []byte) (int64, error) {
 	if len(b) < 9 {
 		return 0, fmt.Errorf("EWKB shorter than 9 bytes")
