@@ -20,7 +20,7 @@ var (
 		{"srid", connectSchema{typ: "int32", optional: true}},
 	}
 	geographyFields = geometryFields
-	pointFields = []connectField{
+	pointFields     = []connectField{
 		{"x", connectSchema{typ: "double"}},
 		{"y", connectSchema{typ: "double"}},
 		{"wkb", connectSchema{typ: "bytes", optional: true}},
