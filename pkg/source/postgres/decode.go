@@ -140,6 +140,18 @@ func columnType(oid uint32, typmod int32, name string) change.Type {
 	return t
 }
 
+// defaultConverted says whether Debezium's default-value converter knows
+// t, so that a column of it gets a schema default: not the types issue 18
+// added (verified side by side), whose defaults Debezium leaves out.
+func defaultConverted(t change.Type) bool {
+	switch t.Name {
+	case "citext", "char", "int4range", "int8range", "numrange", "tsrange", "tstzrange", "daterange",
+		"tsvector", "ltree", "point", "geometry", "geography":
+		return false
+	}
+	return true
+}
+
 // extensionKind maps the extension types Debezium knows by name; other
 // types are KindUnknown (left out of messages and reported, or published
 // as text when source.include_unknown_types is set).
