@@ -96,3 +96,20 @@ func FuzzSpatialText(f *testing.F) {
 		}
 	})
 }
+
+// Debezium gives the issue-18 types no schema default; the classic ones
+// keep theirs.
+func TestDefaultsOfNewTypes(t *testing.T) {
+	for _, name := range []string{"citext", "int4range", "ltree"} {
+		typ := columnType(0, -1, name)
+		if name == "int4range" {
+			typ = columnType(oidInt4Range, -1, name)
+		}
+		if d := columnDefault(typ, "'x'::"+name); d == nil || d.Kind != change.Null {
+			t.Errorf("%s default: %v, want none", name, d)
+		}
+	}
+	if d := columnDefault(columnType(oidText, -1, "text"), "'x'::text"); d == nil || string(d.Bytes) != "x" {
+		t.Errorf("text default: %v, want x", d)
+	}
+}
