@@ -177,7 +177,7 @@ func newColPlan(i int, col *change.Column, enc colEnc) colPlan {
 		e := newColPlan(i, &ec, eenc)
 		e.inArray = true
 		p.elem = &e
-		if u, ok := unavailableArrays[col.Type.Elem.Kind]; ok {
+		if u, ok := unavailableArrays[col.Type.Elem.Kind]; ok && !noArrayPlaceholder(col.Type.Elem) {
 			p.unavailable = []byte(u)
 		}
 	}
@@ -222,4 +222,16 @@ func precision(t *change.Type) int {
 		return defaultTimePrecision
 	}
 	return t.Precision
+}
+
+// noArrayPlaceholder: arrays of citext, ranges, ltree and tsvector are
+// string arrays for Debezium, but its unchanged-TOAST placeholder for them
+// is a plain string that fails to convert ("Invalid Java object for
+// schema with type ARRAY"), so the field is null (verified side by side).
+func noArrayPlaceholder(elem *change.Type) bool {
+	switch elem.Name {
+	case "citext", "int4range", "int8range", "numrange", "tsrange", "tstzrange", "daterange", "ltree", "tsvector":
+		return true
+	}
+	return false
 }

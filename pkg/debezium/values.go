@@ -262,6 +262,11 @@ func (p *colPlan) appendUnavailable(b []byte) ([]byte, error) {
 		return append(b, `"`+unavailablePlaceholder+`"`...), nil
 	case encBytes:
 		return append(b, unavailableBytesJSON...), nil
+	case encPoint, encGeometry:
+		// Debezium's placeholder is a string that fails to convert to the
+		// struct: it logs a DataException and writes null (the schema is
+		// optional). A point is never TOASTed (16 bytes).
+		return append(b, "null"...), nil
 	case encArray:
 		if p.unavailable != nil {
 			return append(b, p.unavailable...), nil
