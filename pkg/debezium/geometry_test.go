@@ -103,3 +103,32 @@ func FuzzSpatialValue(f *testing.F) {
 		}
 	})
 }
+
+// Unchanged-TOAST values of the issue-18 types: Debezium's placeholder
+// does not convert for geometries nor for arrays of citext/ranges, so it
+// writes null; a plain text[] keeps its placeholder list.
+func TestUnavailableNewTypes(t *testing.T) {
+	unavailable := change.Value{Kind: change.Unavailable}
+	citext := change.Type{Kind: change.KindString, Name: "citext", Precision: -1, Scale: -1, Length: -1}
+	text := change.Type{Kind: change.KindString, Name: "text", Precision: -1, Scale: -1, Length: -1}
+	for _, tc := range []struct {
+		name string
+		typ  change.Type
+		want string
+	}{
+		{"geometry", typ(change.KindGeometry, -1, -1), "null"},
+		{"geography", typ(change.KindGeography, -1, -1), "null"},
+		{"citext[]", change.Type{Kind: change.KindArray, Name: "_citext", Precision: -1, Scale: -1, Length: -1, Elem: &citext}, "null"},
+		{"text[]", change.Type{Kind: change.KindArray, Name: "_text", Precision: -1, Scale: -1, Length: -1, Elem: &text}, `["__debezium_unavailable_value"]`},
+		{"tsvector", typ(change.KindTsvector, -1, -1), `"__debezium_unavailable_value"`},
+	} {
+		out, err := oneColumn(t, tc.typ, true, unavailable)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if !strings.Contains(out, `"c":`+tc.want+`}`) {
+			t.Errorf("%s: want %s\n%s", tc.name, tc.want, out)
+		}
+	}
+}
