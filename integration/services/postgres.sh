@@ -21,9 +21,18 @@ pg_bindir() {
   dirname "$newest"
 }
 
-# pg_packages: the Debian packages PostgreSQL needs that are missing.
+# pg_packages: the Debian packages PostgreSQL needs that are missing. PostGIS (for the
+# geometry/geography fidelity tests; each test database runs CREATE EXTENSION postgis) is
+# the package of the installed server's major version, or of Debian's default one when no
+# server is installed yet. Installing it needs no server restart.
 pg_packages() {
-  pg_bindir >/dev/null || echo postgresql
+  local bin
+  if bin=$(pg_bindir); then
+    echo "postgresql-$(basename "$(dirname "$bin")")-postgis-3"
+  else
+    echo postgresql
+    echo postgresql-postgis
+  fi
   command -v psql >/dev/null || echo postgresql-client
 }
 

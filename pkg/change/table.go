@@ -33,7 +33,25 @@ const (
 	// KindArray: a one-dimensional array of Type.Elem; the Value is of
 	// ValueKind Array with one element Value per item in Elems.
 	KindArray
+	// KindTsvector, KindLtree: Text, PostgreSQL's text form of a tsvector
+	// or an ltree (Debezium gives them their own semantic names).
+	KindTsvector
+	KindLtree
+	// KindPoint, KindGeometry, KindGeography: Binary, the geometry's WKB
+	// as Debezium publishes it (PostGIS: EWKB, SRID flag included), with
+	// the SRID in Int, or NoSRID when it has none. A KindPoint's WKB is a
+	// 2D point (21 bytes).
+	KindPoint
+	KindGeometry
+	KindGeography
 )
+
+// NoSRID is the Int of a geometry Value without a spatial reference id
+// (Debezium writes "srid":null).
+const NoSRID = -1
+
+// GeometryValue builds a KindPoint/KindGeometry/KindGeography value.
+func GeometryValue(wkb []byte, srid int64) Value { return Value{Kind: Binary, Bytes: wkb, Int: srid} }
 
 // Type is a column's type: the neutral Kind plus what the source said.
 type Type struct {

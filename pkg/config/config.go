@@ -41,6 +41,11 @@ type Source struct {
 	Publication string `yaml:"publication" json:"publication"`
 	// ServerID is the MySQL replica server id. Default derived from the name.
 	ServerID uint32 `yaml:"server_id" json:"server_id"`
+	// IncludeUnknownTypes publishes columns of types Tributary cannot
+	// encode as bytes of their text form (Debezium's
+	// include.unknown.datatypes=true). Default false: such columns are left
+	// out, with a warning and the tributary_columns_dropped metric.
+	IncludeUnknownTypes bool `yaml:"include_unknown_types" json:"include_unknown_types"`
 }
 
 // Destination is the Kafka or MSK cluster.

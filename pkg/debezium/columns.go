@@ -31,6 +31,8 @@ const (
 	encZoned     // io.debezium.time.ZonedTimestamp string
 	encZonedTime // io.debezium.time.ZonedTime string
 	encArray     // a JSON array of elem's values
+	encPoint     // io.debezium.data.geometry.Point: {x, y, wkb, srid}
+	encGeometry  // io.debezium.data.geometry.Geometry / Geography: {wkb, srid}
 )
 
 // defaultTimePrecision is what PostgreSQL reports for time, timestamp and
@@ -137,8 +139,18 @@ func columnSchema(c *change.Column) (s connectSchema, enc colEnc, ok bool) {
 	case change.KindDuration:
 		s.typ, enc = "int64", encInt64
 		s.name, s.version = "io.debezium.time.MicroDuration", 1
+	case change.KindTsvector:
+		s.typ, enc = "string", encString
+		s.name, s.version = "io.debezium.data.Tsvector", 1
+	case change.KindLtree:
+		s.typ, enc = "string", encString
+		s.name, s.version = "io.debezium.data.Ltree", 1
+	case change.KindPoint, change.KindGeometry, change.KindGeography:
+		enc, _ = spatialSchema(&s, t.Kind)
 	case change.KindArray:
-		if t.Elem == nil || t.Elem.Kind == change.KindArray {
+		// Debezium has no converter for arrays of points (it drops the
+		// column, as it does nested arrays).
+		if t.Elem == nil || t.Elem.Kind == change.KindArray || t.Elem.Kind == change.KindPoint {
 			return s, 0, false
 		}
 		items, _, ok := columnSchema(&change.Column{Type: *t.Elem, Optional: elemOptional(t.Elem)})
@@ -165,7 +177,7 @@ func newColPlan(i int, col *change.Column, enc colEnc) colPlan {
 		e := newColPlan(i, &ec, eenc)
 		e.inArray = true
 		p.elem = &e
-		if u, ok := unavailableArrays[col.Type.Elem.Kind]; ok {
+		if u, ok := unavailableArrays[col.Type.Elem.Kind]; ok && !noArrayPlaceholder(col.Type.Elem) {
 			p.unavailable = []byte(u)
 		}
 	}
@@ -179,9 +191,9 @@ func newColPlan(i int, col *change.Column, enc colEnc) colPlan {
 // (Debezium's converter fallback) and no default otherwise.
 func columnDefault(p *colPlan, col *change.Column) []byte {
 	d := col.Default
-	if d == nil || p.enc == encArray {
-		// Debezium gives array columns no default (its default-value
-		// converter has none for arrays).
+	if d == nil || p.enc == encArray || p.enc == encPoint || p.enc == encGeometry {
+		// Debezium gives array and spatial columns no default (its
+		// default-value converter has none for them).
 		return nil
 	}
 	if d.Kind == change.Null {
@@ -198,12 +210,28 @@ func columnDefault(p *colPlan, col *change.Column) []byte {
 }
 
 // elemOptional says whether an array's element schema is optional:
-// Debezium's are, except an enum array's (a NULL element fails the array).
-func elemOptional(t *change.Type) bool { return t.Kind != change.KindEnum }
+// Debezium's are, except an enum array's (a NULL element fails the array)
+// and a tsvector array's (Debezium builds its element schema through the
+// generic array path, which leaves it required).
+func elemOptional(t *change.Type) bool {
+	return t.Kind != change.KindEnum && t.Kind != change.KindTsvector
+}
 
 func precision(t *change.Type) int {
 	if t.Precision < 0 {
 		return defaultTimePrecision
 	}
 	return t.Precision
+}
+
+// noArrayPlaceholder: arrays of citext, ranges, ltree and tsvector are
+// string arrays for Debezium, but its unchanged-TOAST placeholder for them
+// is a plain string that fails to convert ("Invalid Java object for
+// schema with type ARRAY"), so the field is null (verified side by side).
+func noArrayPlaceholder(elem *change.Type) bool {
+	switch elem.Name {
+	case "citext", "int4range", "int8range", "numrange", "tsrange", "tstzrange", "daterange", "ltree", "tsvector":
+		return true
+	}
+	return false
 }

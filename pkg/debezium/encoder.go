@@ -17,6 +17,12 @@ type Options struct {
 	// Version is written in source.version. Default: [Version], the
 	// Debezium release whose format this package matches.
 	Version string
+	// IncludeUnknownTypes publishes columns of types this package cannot
+	// encode (change.KindUnknown) as bytes holding the source's text form,
+	// as Debezium's include.unknown.datatypes=true does, instead of leaving
+	// them out. Default false: left out (Debezium's default), and reported
+	// by the pipeline (see Dropped).
+	IncludeUnknownTypes bool
 }
 
 // Encoder turns change events into Debezium JSON keys and values. It is safe
@@ -31,6 +37,8 @@ type Encoder struct {
 	sourceHead []byte
 	tables     sync.Map // *change.Table → *tableCodec
 	binlog     sync.Map // *change.Table → *binlogHead (MySQL/MariaDB, source_mysql.go)
+	// includeUnknown: Options.IncludeUnknownTypes.
+	includeUnknown bool
 }
 
 // tableCodec is everything precomputed for one table version.
@@ -54,7 +62,7 @@ func NewEncoder(opts Options) *Encoder {
 	if version == "" {
 		version = Version
 	}
-	e := &Encoder{prefix: opts.TopicPrefix, sourceSchema: postgresSourceSchema()}
+	e := &Encoder{prefix: opts.TopicPrefix, sourceSchema: postgresSourceSchema(), includeUnknown: opts.IncludeUnknownTypes}
 	e.sourceHead = append(e.sourceHead, `,"source":{"version":`...)
 	e.sourceHead = appendString(e.sourceHead, version)
 	e.sourceHead = append(e.sourceHead, `,"connector":"`+connectorPostgres+`","name":`...)
@@ -166,7 +174,7 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 	var fields []connectField
 	for i := range t.Columns {
 		col := &t.Columns[i]
-		s, enc, ok := columnSchema(col)
+		s, enc, ok := e.columnSchema(col)
 		if !ok {
 			planOf[i] = -1
 			continue

@@ -125,6 +125,16 @@ func kindName(k change.Kind) string {
 		return "duration"
 	case change.KindArray:
 		return "array"
+	case change.KindTsvector:
+		return "tsvector"
+	case change.KindLtree:
+		return "ltree"
+	case change.KindPoint:
+		return "point"
+	case change.KindGeometry:
+		return "geometry"
+	case change.KindGeography:
+		return "geography"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }

@@ -165,6 +165,8 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 			return b, ErrValueRange
 		}
 		return appendZonedTime(b, v.Int), nil
+	case encPoint, encGeometry:
+		return p.appendSpatial(b, v)
 	case encArray:
 		if v.Kind != change.Array {
 			return b, ErrValueKind
@@ -242,6 +244,8 @@ func (p *colPlan) appendFallback(b []byte) []byte {
 		return append(b, `"00:00:00Z"`...)
 	case encArray:
 		return append(b, "[]"...)
+	case encPoint, encGeometry:
+		return p.appendSpatialFallback(b)
 	}
 	return append(b, '0') // integers, dates, times, timestamps: the epoch
 }
@@ -258,6 +262,11 @@ func (p *colPlan) appendUnavailable(b []byte) ([]byte, error) {
 		return append(b, `"`+unavailablePlaceholder+`"`...), nil
 	case encBytes:
 		return append(b, unavailableBytesJSON...), nil
+	case encPoint, encGeometry:
+		// Debezium's placeholder is a string that fails to convert to the
+		// struct: it logs a DataException and writes null (the schema is
+		// optional). A point is never TOASTed (16 bytes).
+		return append(b, "null"...), nil
 	case encArray:
 		if p.unavailable != nil {
 			return append(b, p.unavailable...), nil

@@ -39,6 +39,8 @@ type Pipeline struct {
 	newest   atomic.Int64 // commit time (µs) of the newest c/u/d record handed over
 
 	samples *reservoir // latency samples for EMF; nil unless an EMF writer reads them
+
+	dropped dropped // tributary_columns_dropped, per table (dropped.go)
 }
 
 // NewPipeline registers the metrics of the pipeline name in reg.

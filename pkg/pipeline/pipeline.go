@@ -60,7 +60,8 @@ type Pipeline struct {
 
 	tracker    tracker
 	topics     map[string]bool
-	sizeHint   map[*change.Table]int // last key+value size per table version
+	sizeHint   map[*change.Table]int  // last key+value size per table version
+	reported   map[*change.Table]bool // table versions whose dropped columns were reported
 	fail       func(error)
 	produceCtx context.Context
 	saved      change.Position
@@ -251,6 +252,7 @@ func (p *Pipeline) emit(ctx context.Context, ev *change.Event) error {
 }
 
 func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
+	p.reportDropped(ev.Table)
 	topic := p.Encoder.Topic(ev.Table)
 	if err := p.ensureTopic(ctx, topic); err != nil {
 		return err

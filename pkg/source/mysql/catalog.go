@@ -199,8 +199,8 @@ func sameShape(a, b *change.Table) bool {
 // columnType maps a MySQL column to the neutral type, following Debezium's
 // defaults (BinlogValueConverters, time.precision.mode=adaptive_time_microseconds,
 // decimal.handling.mode=precise, bigint.unsigned.handling.mode=long).
-// Types without a mapping (spatial types, vectors) get KindUnknown and are
-// left out of messages.
+// Types without a mapping (vectors) get KindUnknown: left out of messages
+// and reported, or published as bytes with source.include_unknown_types.
 func columnType(c *column) change.Type {
 	t := change.Type{Name: c.dataType, Precision: -1, Scale: -1, Length: -1}
 	unsigned := c.unsigned()
@@ -262,6 +262,11 @@ func columnType(c *column) change.Type {
 	case "set":
 		t.Kind = change.KindSet
 		t.Values = strings.Join(enumValues(c.columnType), ",")
+	case "point":
+		t.Kind = change.KindPoint
+	case "geometry", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
+		"geometrycollection", "geomcollection":
+		t.Kind = change.KindGeometry
 	}
 	return t
 }

@@ -26,7 +26,11 @@ func decodeText(c *column, v []byte) (change.Value, error) {
 	t := &c.typ
 	switch t.Kind {
 	case change.KindUnknown:
-		return change.Value{}, nil
+		// The raw value, for debezium.Options.IncludeUnknownTypes (the
+		// encoder leaves the column out otherwise).
+		return change.BinaryValue(v), nil
+	case change.KindPoint, change.KindGeometry:
+		return decodeGeometry(v)
 	case change.KindBool:
 		// BIT(1) arrives as one raw byte.
 		if len(v) == 0 {
@@ -112,7 +116,16 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 	t := &c.typ
 	switch t.Kind {
 	case change.KindUnknown:
+		if b, ok := rawBytes(v); ok {
+			return change.BinaryValue(b), nil
+		}
 		return change.Value{}, nil
+	case change.KindPoint, change.KindGeometry:
+		b, ok := rawBytes(v)
+		if !ok {
+			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
+		}
+		return decodeGeometry(b)
 	case change.KindBool:
 		i, ok := asInt(v)
 		if !ok {

@@ -43,7 +43,9 @@ func TestColumnTypes(t *testing.T) {
 		{"year", "year(4)", change.KindYear},
 		{"enum", "enum('a','b')", change.KindEnum},
 		{"set", "set('a','b')", change.KindSet},
-		{"geometry", "geometry", change.KindUnknown},
+		{"geometry", "geometry", change.KindGeometry},
+		{"point", "point", change.KindPoint},
+		{"multipolygon", "multipolygon", change.KindGeometry},
 	} {
 		if got := col(tc.dataType, tc.columnType, 0).typ.Kind; got != tc.want {
 			t.Errorf("%s: kind %d, want %d", tc.columnType, got, tc.want)

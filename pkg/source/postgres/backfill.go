@@ -220,9 +220,6 @@ func (b *backfiller) event(rel *relation, t *change.Table, vals [][]byte, key []
 		if v == nil {
 			continue // Null
 		}
-		if t.Columns[i].Type.Kind == change.KindUnknown {
-			continue
-		}
 		start := len(buf)
 		buf = append(buf, v...)
 		val, err := decodeText(t.Columns[i].Type, buf[start:len(buf):len(buf)])

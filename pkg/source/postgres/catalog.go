@@ -97,7 +97,7 @@ func scalarType(oid uint32, typmod int32, name, typType, labels string) change.T
 // now()) is a default it cannot evaluate: a Null value.
 func columnDefault(t change.Type, expr string) *change.Value {
 	null := &change.Value{}
-	if t.Kind == change.KindArray {
+	if t.Kind == change.KindArray || !defaultConverted(t) {
 		// Debezium's default-value converter has no array converter: no
 		// schema default, and a key-only old image keeps its null.
 		return null

@@ -42,11 +42,21 @@ const (
 	oidInterval    = 1186
 	oidBit         = 1560
 	oidVarbit      = 1562
+	oidChar        = 18 // "char": one byte
+	oidPoint       = 600
+	oidTsvector    = 3614
+	oidInt4Range   = 3904
+	oidNumRange    = 3906
+	oidTsRange     = 3908
+	oidTsTzRange   = 3910
+	oidDateRange   = 3912
+	oidInt8Range   = 3926
 )
 
 // columnType maps a Postgres type (OID, typmod, name) to the neutral type.
-// Types without a mapping yet get KindUnknown and are left out of messages,
-// as Debezium does with include.unknown.datatypes=false.
+// Types without a mapping get KindUnknown: left out of messages (as
+// Debezium does with include.unknown.datatypes=false) and reported, or
+// published as text with source.include_unknown_types.
 func columnType(oid uint32, typmod int32, name string) change.Type {
 	t := change.Type{Name: name, Precision: -1, Scale: -1, Length: -1}
 	switch oid {
@@ -115,13 +125,48 @@ func columnType(oid uint32, typmod int32, name string) change.Type {
 	case oidTimestampTZ:
 		t.Kind = change.KindTimestampTZ
 		t.Precision = timePrecision(typmod)
+	case oidChar, oidInt4Range, oidInt8Range, oidNumRange, oidTsRange, oidTsTzRange, oidDateRange:
+		// Debezium publishes these as strings in PostgreSQL's text form.
+		t.Kind = change.KindString
+	case oidTsvector:
+		t.Kind = change.KindTsvector
+	case oidPoint:
+		t.Kind = change.KindPoint
 	default:
-		// Dropped, as Debezium drops unknown types. Known deviation:
-		// Debezium 3 maps point to io.debezium.data.geometry.Point
-		// ({x, y, wkb, srid}); Tributary drops point columns for now.
-		t.Kind = change.KindUnknown
+		// Extension types have no fixed OID: Debezium's type registry
+		// finds them by name, and so does this.
+		t.Kind = extensionKind(name)
 	}
 	return t
+}
+
+// defaultConverted says whether Debezium's default-value converter knows
+// t, so that a column of it gets a schema default: not the types issue 18
+// added (verified side by side), whose defaults Debezium leaves out.
+func defaultConverted(t change.Type) bool {
+	switch t.Name {
+	case "citext", "char", "int4range", "int8range", "numrange", "tsrange", "tstzrange", "daterange",
+		"tsvector", "ltree", "point", "geometry", "geography":
+		return false
+	}
+	return true
+}
+
+// extensionKind maps the extension types Debezium knows by name; other
+// types are KindUnknown (left out of messages and reported, or published
+// as text when source.include_unknown_types is set).
+func extensionKind(name string) change.Kind {
+	switch name {
+	case "citext":
+		return change.KindString
+	case "ltree":
+		return change.KindLtree
+	case "geometry":
+		return change.KindGeometry
+	case "geography":
+		return change.KindGeography
+	}
+	return change.KindUnknown
 }
 
 func timePrecision(typmod int32) int {
@@ -171,8 +216,16 @@ func decodeText(t change.Type, src []byte) (change.Value, error) {
 			return hstoreToJSON(src)
 		}
 		return change.Value{Kind: change.Text, Bytes: src}, nil
-	case change.KindString, change.KindUUID, change.KindXML, change.KindEnum:
+	case change.KindString, change.KindUUID, change.KindXML, change.KindEnum, change.KindTsvector, change.KindLtree:
 		return change.Value{Kind: change.Text, Bytes: src}, nil
+	case change.KindUnknown:
+		// The text form, for debezium.Options.IncludeUnknownTypes (the
+		// encoder leaves the column out otherwise).
+		return change.BinaryValue(src), nil
+	case change.KindPoint:
+		return parsePoint(src)
+	case change.KindGeometry, change.KindGeography:
+		return parseHexEWKB(src)
 	case change.KindTimeTZ:
 		us, err := parseTimeTZ(src)
 		if err != nil {

@@ -243,9 +243,6 @@ func decodeTuple(t *change.Table, td *pglogrepl.TupleData) (change.Row, error) {
 		case pglogrepl.TupleDataTypeToast:
 			row[i] = change.Value{Kind: change.Unavailable}
 		case pglogrepl.TupleDataTypeText:
-			if t.Columns[i].Type.Kind == change.KindUnknown {
-				continue
-			}
 			v, err := decodeText(t.Columns[i].Type, c.Data)
 			if err != nil {
 				return nil, fmt.Errorf("column %s: %w", t.Columns[i].Name, err)

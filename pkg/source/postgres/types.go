@@ -446,8 +446,11 @@ func parseArray(elem change.Type, src []byte) (change.Value, error) {
 		return v, nil
 	}
 	delim := byte(',')
-	if elem.Name == "box" {
+	switch elem.Name {
+	case "box":
 		delim = ';'
+	case "geometry", "geography":
+		delim = ':' // PostGIS's typdelim
 	}
 	for i := 0; ; {
 		var text []byte

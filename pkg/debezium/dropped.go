@@ -1,0 +1,31 @@
+package debezium
+
+import "github.com/tributary-cdc/tributary/pkg/change"
+
+// columnSchema is the package's columnSchema with the encoder's handling of
+// unknown types: with IncludeUnknownTypes, a column of a type it cannot
+// encode is published as Debezium's include.unknown.datatypes publishes
+// it, as bytes (the source's text form, which the source hands over as a
+// Binary value).
+func (e *Encoder) columnSchema(col *change.Column) (connectSchema, colEnc, bool) {
+	s, enc, ok := columnSchema(col)
+	if ok || !e.includeUnknown || col.Type.Kind != change.KindUnknown {
+		return s, enc, ok
+	}
+	return connectSchema{typ: "bytes", optional: col.Optional}, encBytes, true
+}
+
+// Dropped returns the columns of t that the encoder leaves out of every
+// message: types it cannot encode (unless IncludeUnknownTypes) and the
+// ones Debezium itself drops (arrays of points, multi-dimensional
+// arrays). The pipeline reports them, so that no column goes missing
+// silently.
+func (e *Encoder) Dropped(t *change.Table) []change.Column {
+	var out []change.Column
+	for i := range t.Columns {
+		if _, _, ok := e.columnSchema(&t.Columns[i]); !ok {
+			out = append(out, t.Columns[i])
+		}
+	}
+	return out
+}
