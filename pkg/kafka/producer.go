@@ -188,7 +188,7 @@ func (p *Producer) EnsureTopic(ctx context.Context, topic string) error {
 		}
 		resp, err := p.adm.CreateTopic(ctx, -1, -1, nil, topic)
 		if err == nil {
-			err = resp.Err
+			err = withMessage(resp.Err, resp.ErrMessage)
 		}
 		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 			return fmt.Errorf("create topic %s: %w", topic, err)

@@ -251,7 +251,11 @@ func (p *Pipeline) emit(ctx context.Context, ev *change.Event) error {
 }
 
 func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
-	topic := p.Encoder.Topic(ev.Table)
+	topic, err := p.Encoder.TableTopic(ev.Table)
+	if err != nil {
+		// Refused before its topic is created or anything of it is sent.
+		return err
+	}
 	if err := p.ensureTopic(ctx, topic); err != nil {
 		return err
 	}
@@ -282,11 +286,15 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 			gzipped = true
 		}
 		if size := len(key) + len(value); size > p.MaxMessageBytes {
-			// The row (and its tombstone, which follows it) is not
-			// published; it is recorded before anything moves past it.
-			return p.skip(ctx, topic, key, ev, size, gzipped)
+			// The row is not published; it is recorded before anything
+			// moves past it. Its tombstone still is (below): without it a
+			// compacted topic would keep the deleted row for ever.
+			if err := p.skip(ctx, topic, key, ev, size, gzipped, tombstone); err != nil {
+				return err
+			}
+		} else {
+			p.produce(topic, key, value, ev, gzipped)
 		}
-		p.produce(topic, key, value, ev, gzipped)
 	}
 	if tombstone {
 		// Debezium sends the tombstone for a table without a primary key
@@ -359,7 +367,7 @@ func gzipValue(v []byte) ([]byte, error) {
 // skip records a row.skipped event for an oversized row and returns only
 // once the notifier has made it durable. An error stops the pipeline
 // before the position can pass the row.
-func (p *Pipeline) skip(ctx context.Context, topic string, key []byte, ev *change.Event, size int, gzipped bool) error {
+func (p *Pipeline) skip(ctx context.Context, topic string, key []byte, ev *change.Event, size int, gzipped, tombstone bool) error {
 	if p.Notifier == nil {
 		return fmt.Errorf("row of %s (event %s) is %d bytes, over max_message_bytes %d, and no row.skipped notifier is set", ev.Table.ID, ev.ID, size, p.MaxMessageBytes)
 	}
@@ -367,9 +375,13 @@ func (p *Pipeline) skip(ctx context.Context, topic string, key []byte, ev *chang
 	if gzipped {
 		reason += " after gzip"
 	}
+	extra := map[string]any{"op": ev.Op.String(), "source_event_id": ev.ID}
+	if tombstone {
+		extra["tombstone_published"] = true
+	}
 	rs := webhook.RowSkipped{
 		Type:       webhook.EventType,
-		EventID:    ev.ID,
+		EventID:    webhook.SkippedEventID(p.Name, ev.ID),
 		Pipeline:   p.Name,
 		Topic:      topic,
 		Table:      ev.Table.ID.String(),
@@ -378,7 +390,7 @@ func (p *Pipeline) skip(ctx context.Context, topic string, key []byte, ev *chang
 		LimitBytes: p.MaxMessageBytes,
 		Reason:     reason,
 		Time:       time.Now().UTC(),
-		Extra:      map[string]any{"op": ev.Op.String()},
+		Extra:      extra,
 	}
 	if err := p.Notifier.Notify(ctx, rs); err != nil {
 		return fmt.Errorf("row of %s (event %s) is over max_message_bytes and its row.skipped event was not recorded: %w", ev.Table.ID, ev.ID, err)
