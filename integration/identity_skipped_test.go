@@ -93,10 +93,10 @@ func TestIdentitySkippedLongKeyAndTombstone(t *testing.T) {
 			t.Errorf("event id %q: %d characters; an SQS FIFO deduplication id is at most 128, without spaces", ev.EventID, len(ev.EventID))
 		}
 		src, _ := ev.Extra["source_event_id"].(string)
-		if !strings.Contains(src, "key with spaces") {
-			t.Errorf("extra.source_event_id %q does not keep the source event id", src)
-		}
 		op, _ := ev.Extra["op"].(string)
+		if src == "" || op == "r" && !strings.Contains(src, "key with spaces") {
+			t.Errorf("op %s: extra.source_event_id %q does not keep the source event id", op, src)
+		}
 		ops[op] = true
 		if op == "d" && ev.Extra["tombstone_published"] != true {
 			t.Errorf("the skipped delete's event does not say its tombstone was published: %+v", ev.Extra)

@@ -40,7 +40,7 @@ func TestIdentityTopicCollisionWhileStreaming(t *testing.T) {
 	if code := p.cmd.ProcessState.ExitCode(); code == 0 {
 		t.Fatalf("exit 0; output:\n%s", out)
 	}
-	for _, want := range []string{`public.my table`, `public.my_table`, "topic " + topic, "source.tables"} {
+	for _, want := range []string{`'public.my table'`, `'public.my_table'`, "topic " + topic, "source.tables"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output does not name %q:\n%s", want, out)
 		}
@@ -83,7 +83,7 @@ func TestIdentityTopicCollisionAtStartup(t *testing.T) {
 	if p.cmd.ProcessState.ExitCode() == 0 {
 		t.Fatalf("exit 0; output:\n%s", out)
 	}
-	for _, want := range []string{`"a.b_c"`, `"a_b.c"`, e.prefix + ".a.b_c", e.prefix + ".a_b.c", "Kafka treats as the same topic", "source.tables"} {
+	for _, want := range []string{`'a.b_c'`, `'a_b.c'`, e.prefix + ".a.b_c", e.prefix + ".a_b.c", "Kafka treats as the same topic", "source.tables"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output does not say %s:\n%s", want, out)
 		}

@@ -94,10 +94,10 @@ type TopicCollisionError struct {
 func (e *TopicCollisionError) Error() string {
 	fix := "; Tributary never mixes two tables in one topic: leave one of them out of source.tables (list the tables to capture), or rename one"
 	if e.Topic == e.OtherTopic {
-		return fmt.Sprintf("tables %q and %q would both publish to topic %s (characters Kafka does not allow in topic names become '_')%s",
+		return fmt.Sprintf("tables '%s' and '%s' would both publish to topic %s (characters Kafka does not allow in topic names become '_')%s",
 			e.Other.String(), e.Table.String(), e.Topic, fix)
 	}
-	return fmt.Sprintf("tables %q and %q would publish to topics %s and %s, which Kafka treats as the same topic (names that differ only in '.' and '_' collide)%s",
+	return fmt.Sprintf("tables '%s' and '%s' would publish to topics %s and %s, which Kafka treats as the same topic (names that differ only in '.' and '_' collide)%s",
 		e.Other.String(), e.Table.String(), e.OtherTopic, e.Topic, fix)
 }
 

@@ -44,13 +44,13 @@ func TestTopicCollisionRefused(t *testing.T) {
 		want          []string
 	}{
 		{"space and underscore", pg("public", "my table"), pg("public", "my_table"),
-			[]string{`"public.my table"`, `"public.my_table"`, "topic p.public.my_table", "source.tables"}},
+			[]string{`'public.my table'`, `'public.my_table'`, "topic p.public.my_table", "source.tables"}},
 		{"two CJK names", pg("public", "表"), pg("public", "桌"),
-			[]string{`"public.表"`, `"public.桌"`, "topic p.public._", "source.tables"}},
+			[]string{`'public.表'`, `'public.桌'`, "topic p.public._", "source.tables"}},
 		{"dot and underscore", pg("a", "b_c"), pg("a_b", "c"),
-			[]string{`"a.b_c"`, `"a_b.c"`, "p.a.b_c and p.a_b.c", "Kafka treats as the same topic"}},
+			[]string{`'a.b_c'`, `'a_b.c'`, "p.a.b_c and p.a_b.c", "Kafka treats as the same topic"}},
 		{"mysql", &change.Table{ID: change.TableID{DB: "shop", Name: "my%table"}}, &change.Table{ID: change.TableID{DB: "shop", Name: "my$table"}},
-			[]string{`"shop.my%table"`, `"shop.my$table"`}},
+			[]string{`'shop.my%table'`, `'shop.my$table'`}},
 	} {
 		e := NewEncoder(Options{TopicPrefix: "p"})
 		first, err := e.TableTopic(tt.first)
