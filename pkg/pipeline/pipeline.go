@@ -7,7 +7,6 @@ package pipeline
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,8 +14,6 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
@@ -41,9 +38,9 @@ type Pipeline struct {
 	// MaxMessageBytes is the largest key+value published; default 1 MiB.
 	// A larger row is skipped and reported to Notifier.
 	MaxMessageBytes int
-	// MessageCompression gzip compresses values of GzipThreshold bytes or
-	// more before the size check (header tributary-compression: gzip);
-	// default none.
+	// MessageCompression gzip compresses values of kafka.GzipThreshold
+	// bytes or more before the size check (header tributary-compression:
+	// gzip); default none.
 	MessageCompression string
 	// Notifier records row.skipped events durably; the pipeline does not
 	// move past a skipped row until Notify returns nil. Required for
@@ -277,13 +274,9 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 			return fmt.Errorf("encode value of %s: %w", ev.Table.ID, err)
 		}
 		p.sizeHint[ev.Table] = len(buf)
-		value := buf[len(key):]
-		gzipped := false
-		if p.MessageCompression == "gzip" && len(value) >= GzipThreshold {
-			if value, err = gzipValue(value); err != nil {
-				return fmt.Errorf("gzip value of %s: %w", ev.Table.ID, err)
-			}
-			gzipped = true
+		value, gzipped, err := kafka.CompressValue(p.MessageCompression, buf[len(key):])
+		if err != nil {
+			return fmt.Errorf("%s value of %s: %w", p.MessageCompression, ev.Table.ID, err)
 		}
 		if size := len(key) + len(value); size > p.MaxMessageBytes {
 			// The row is not published; it is recorded before anything
@@ -347,23 +340,6 @@ func (p *Pipeline) ensureTopic(ctx context.Context, topic string) error {
 	}
 }
 
-// GzipThreshold is the value size from which message_compression gzip
-// compresses a value.
-const GzipThreshold = 500 << 10
-
-func gzipValue(v []byte) ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(len(v) / 4)
-	w := gzip.NewWriter(&b)
-	if _, err := w.Write(v); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
 // skip records a row.skipped event for an oversized row and returns only
 // once the notifier has made it durable. An error stops the pipeline
 // before the position can pass the row.
@@ -416,41 +392,28 @@ func keyPayload(key []byte) map[string]any {
 	return msg.Payload
 }
 
-var (
-	contentType = []byte("application/json")
-	gzipName    = []byte("gzip")
-)
+// opNames are the ops' letters as constants: Op.String allocates one for
+// every record.
+var opNames = [256]string{change.OpCreate: "c", change.OpUpdate: "u", change.OpDelete: "d", change.OpRead: "r"}
 
 func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gzipped bool) {
 	op := ev.Op
-	rec := &kgo.Record{
-		Topic: topic,
-		Key:   key,
-		Value: value,
-		Headers: []kgo.RecordHeader{
-			{Key: "content-type", Value: contentType},
-			{Key: "tributary-op", Value: []byte(op.String())},
-			{Key: "tributary-event-id", Value: []byte(ev.ID)},
-		},
-	}
-	if gzipped {
-		rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: "tributary-compression", Value: gzipName})
-	}
 	// The source may reuse ev once emit returns: take what the promise
 	// needs now.
-	rows, commit := p.rowMetrics(ev.Table), ev.Source.CommitMicros
+	rows, commit, tombstone := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil
 	rows.Sent(op, commit)
 	seq := p.tracker.add()
 	defer crashPoint(crashAfterProduce)
-	p.Producer.Produce(p.produceCtx, rec, func(r *kgo.Record, err error) {
+	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID, Gzipped: gzipped}
+	p.Producer.Publish(p.produceCtx, m, func(err error) {
 		if err != nil {
 			rows.Failed(op)
-			p.fail(fmt.Errorf("%w: %s partition %d: %w", errPublish, r.Topic, r.Partition, err))
+			p.fail(fmt.Errorf("%w: %w", errPublish, err))
 			return
 		}
 		p.tracker.ack(seq)
-		rows.Acked(op, commit, r.Value != nil, time.Now())
-		if r.Value == nil {
+		rows.Acked(op, commit, !tombstone, time.Now())
+		if tombstone {
 			return
 		}
 		if op == change.OpRead {
