@@ -36,6 +36,14 @@ func rowSkippedNotifier(cfg *config.Config, log *slog.Logger) webhook.Notifier {
 // may not be created.
 func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Producer, log *slog.Logger) error {
 	d := cfg.Destination
+	// Two listed tables that would share a topic are refused before
+	// anything connects; tables found later are checked as they appear.
+	claims := debezium.NewEncoder(debezium.Options{TopicPrefix: d.TopicPrefix})
+	for _, name := range cfg.Source.Tables {
+		if _, err := claims.ClaimTopic(tableID(name)); err != nil {
+			return &startupError{"source.tables: " + err.Error()}
+		}
+	}
 	r := kafka.TestConnection(ctx, d, d.TopicPrefix)
 	for _, c := range r.Checks {
 		if c.OK {

@@ -37,17 +37,19 @@ type Encoder struct {
 	sourceHead []byte
 	tables     sync.Map // *change.Table → *tableCodec
 	binlog     sync.Map // *change.Table → *binlogHead (MySQL/MariaDB, source_mysql.go)
+	claims     topicClaims
 	// includeUnknown: Options.IncludeUnknownTypes.
 	includeUnknown bool
 }
 
 // tableCodec is everything precomputed for one table version.
 type tableCodec struct {
-	topic string
-	err   error     // non-nil: the table cannot be encoded
-	ncols int       // len(Table.Columns): the length every row must have
-	cols  []colPlan // encodable columns, in column order
-	key   []colPlan // encodable key columns, in key order
+	topic    string
+	topicErr error     // a *TopicCollisionError: another table has this topic
+	err      error     // non-nil: the table cannot be encoded
+	ncols    int       // len(Table.Columns): the length every row must have
+	cols     []colPlan // encodable columns, in column order
+	key      []colPlan // encodable key columns, in key order
 	// keyHead is `{"schema":<Key schema>,"payload":`.
 	keyHead []byte
 	// valueHead is `{"schema":<Envelope schema>,"payload":{"before":`.
@@ -78,6 +80,27 @@ func (e *Encoder) Topic(t *change.Table) string {
 		return ""
 	}
 	return e.codec(t).topic
+}
+
+// TableTopic is Topic for publishing: it fails with a
+// *TopicCollisionError when a different table seen earlier by this
+// Encoder already publishes to the topic, or to one Kafka treats as the
+// same. The first table keeps its topic; the second is refused for the
+// Encoder's lifetime (AppendKey and AppendValue fail for it too).
+func (e *Encoder) TableTopic(t *change.Table) (string, error) {
+	if t == nil {
+		return "", &EncodeError{Table: tableName(nil), Err: ErrTable}
+	}
+	c := e.codec(t)
+	return c.topic, c.topicErr
+}
+
+// ClaimTopic returns the topic of the table id and records that id
+// publishes to it, as TableTopic does for a table first seen; start-up
+// checks use it on the configured tables before anything runs.
+func (e *Encoder) ClaimTopic(id change.TableID) (string, error) {
+	topic := topicName(e.prefix, id)
+	return topic, e.claims.claim(id, topic)
 }
 
 // AppendKey appends the key message ({"schema":…,"payload":{…}}) for ev to
@@ -170,6 +193,9 @@ func (e *Encoder) codec(t *change.Table) *tableCodec {
 // build computes a table version's topic, column plans and schema JSON.
 func (e *Encoder) build(t *change.Table) *tableCodec {
 	c := &tableCodec{topic: topicName(e.prefix, t.ID), ncols: len(t.Columns)}
+	if err := e.claims.claim(t.ID, c.topic); err != nil {
+		c.topicErr, c.err = err, err
+	}
 	planOf := make([]int, len(t.Columns)) // column index → index in c.cols, or -1
 	var fields []connectField
 	for i := range t.Columns {

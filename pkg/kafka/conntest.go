@@ -285,7 +285,7 @@ func writeProbe(ctx context.Context, cl *kgo.Client, broker int32, probe string)
 	if len(pr.Topics) != 1 || len(pr.Topics[0].Partitions) != 1 {
 		return false, "produce probe: unexpected response shape"
 	}
-	switch err := kerr.ErrorForCode(pr.Topics[0].Partitions[0].ErrorCode); {
+	switch err := brokerError(pr.Topics[0].Partitions[0].ErrorCode, pr.Topics[0].Partitions[0].ErrorMessage); {
 	case errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.NotLeaderForPartition):
 		return true, fmt.Sprintf("allowed for topics like %s", probe)
 	case err == nil:
@@ -313,7 +313,7 @@ func createProbe(ctx context.Context, cl *kgo.Client, probe string) (bool, strin
 	if len(resp.Topics) != 1 {
 		return false, "create-topics probe: unexpected response shape"
 	}
-	switch err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); {
+	switch err := brokerError(resp.Topics[0].ErrorCode, resp.Topics[0].ErrorMessage); {
 	case err == nil, errors.Is(err, kerr.TopicAlreadyExists):
 		return true, fmt.Sprintf("allowed for topics like %s (validated only, nothing created)", probe)
 	default:

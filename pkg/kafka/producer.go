@@ -187,8 +187,8 @@ func (p *Producer) EnsureTopic(ctx context.Context, topic string) error {
 			return &TopicMissingError{Topic: topic}
 		}
 		resp, err := p.adm.CreateTopic(ctx, -1, -1, nil, topic)
-		if err == nil {
-			err = resp.Err
+		if resp.Err != nil { // CreateTopic returns resp.Err as err too, without the message
+			err = withMessage(resp.Err, resp.ErrMessage)
 		}
 		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 			return fmt.Errorf("create topic %s: %w", topic, err)

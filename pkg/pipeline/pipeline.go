@@ -7,7 +7,6 @@ package pipeline
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,8 +14,6 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
@@ -41,9 +38,9 @@ type Pipeline struct {
 	// MaxMessageBytes is the largest key+value published; default 1 MiB.
 	// A larger row is skipped and reported to Notifier.
 	MaxMessageBytes int
-	// MessageCompression gzip compresses values of GzipThreshold bytes or
-	// more before the size check (header tributary-compression: gzip);
-	// default none.
+	// MessageCompression gzip compresses values of kafka.GzipThreshold
+	// bytes or more before the size check (header tributary-compression:
+	// gzip); default none.
 	MessageCompression string
 	// Notifier records row.skipped events durably; the pipeline does not
 	// move past a skipped row until Notify returns nil. Required for
@@ -253,7 +250,11 @@ func (p *Pipeline) emit(ctx context.Context, ev *change.Event) error {
 
 func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	p.reportDropped(ev.Table)
-	topic := p.Encoder.Topic(ev.Table)
+	topic, err := p.Encoder.TableTopic(ev.Table)
+	if err != nil {
+		// Refused before its topic is created or anything of it is sent.
+		return err
+	}
 	if err := p.ensureTopic(ctx, topic); err != nil {
 		return err
 	}
@@ -275,20 +276,20 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 			return fmt.Errorf("encode value of %s: %w", ev.Table.ID, err)
 		}
 		p.sizeHint[ev.Table] = len(buf)
-		value := buf[len(key):]
-		gzipped := false
-		if p.MessageCompression == "gzip" && len(value) >= GzipThreshold {
-			if value, err = gzipValue(value); err != nil {
-				return fmt.Errorf("gzip value of %s: %w", ev.Table.ID, err)
-			}
-			gzipped = true
+		value, gzipped, err := kafka.CompressValue(p.MessageCompression, buf[len(key):])
+		if err != nil {
+			return fmt.Errorf("%s value of %s: %w", p.MessageCompression, ev.Table.ID, err)
 		}
 		if size := len(key) + len(value); size > p.MaxMessageBytes {
-			// The row (and its tombstone, which follows it) is not
-			// published; it is recorded before anything moves past it.
-			return p.skip(ctx, topic, key, ev, size, gzipped)
+			// The row is not published; it is recorded before anything
+			// moves past it. Its tombstone still is (below): without it a
+			// compacted topic would keep the deleted row for ever.
+			if err := p.skip(ctx, topic, key, ev, size, gzipped, tombstone); err != nil {
+				return err
+			}
+		} else {
+			p.produce(topic, key, value, ev, gzipped)
 		}
-		p.produce(topic, key, value, ev, gzipped)
 	}
 	if tombstone {
 		// Debezium sends the tombstone for a table without a primary key
@@ -341,27 +342,10 @@ func (p *Pipeline) ensureTopic(ctx context.Context, topic string) error {
 	}
 }
 
-// GzipThreshold is the value size from which message_compression gzip
-// compresses a value.
-const GzipThreshold = 500 << 10
-
-func gzipValue(v []byte) ([]byte, error) {
-	var b bytes.Buffer
-	b.Grow(len(v) / 4)
-	w := gzip.NewWriter(&b)
-	if _, err := w.Write(v); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
 // skip records a row.skipped event for an oversized row and returns only
 // once the notifier has made it durable. An error stops the pipeline
 // before the position can pass the row.
-func (p *Pipeline) skip(ctx context.Context, topic string, key []byte, ev *change.Event, size int, gzipped bool) error {
+func (p *Pipeline) skip(ctx context.Context, topic string, key []byte, ev *change.Event, size int, gzipped, tombstone bool) error {
 	if p.Notifier == nil {
 		return fmt.Errorf("row of %s (event %s) is %d bytes, over max_message_bytes %d, and no row.skipped notifier is set", ev.Table.ID, ev.ID, size, p.MaxMessageBytes)
 	}
@@ -369,9 +353,13 @@ func (p *Pipeline) skip(ctx context.Context, topic string, key []byte, ev *chang
 	if gzipped {
 		reason += " after gzip"
 	}
+	extra := map[string]any{"op": ev.Op.String(), "source_event_id": ev.ID}
+	if tombstone {
+		extra["tombstone_published"] = true
+	}
 	rs := webhook.RowSkipped{
 		Type:       webhook.EventType,
-		EventID:    ev.ID,
+		EventID:    webhook.SkippedEventID(p.Name, ev.ID),
 		Pipeline:   p.Name,
 		Topic:      topic,
 		Table:      ev.Table.ID.String(),
@@ -380,7 +368,7 @@ func (p *Pipeline) skip(ctx context.Context, topic string, key []byte, ev *chang
 		LimitBytes: p.MaxMessageBytes,
 		Reason:     reason,
 		Time:       time.Now().UTC(),
-		Extra:      map[string]any{"op": ev.Op.String()},
+		Extra:      extra,
 	}
 	if err := p.Notifier.Notify(ctx, rs); err != nil {
 		return fmt.Errorf("row of %s (event %s) is over max_message_bytes and its row.skipped event was not recorded: %w", ev.Table.ID, ev.ID, err)
@@ -406,41 +394,28 @@ func keyPayload(key []byte) map[string]any {
 	return msg.Payload
 }
 
-var (
-	contentType = []byte("application/json")
-	gzipName    = []byte("gzip")
-)
+// opNames are the ops' letters as constants: Op.String allocates one for
+// every record.
+var opNames = [256]string{change.OpCreate: "c", change.OpUpdate: "u", change.OpDelete: "d", change.OpRead: "r"}
 
 func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gzipped bool) {
 	op := ev.Op
-	rec := &kgo.Record{
-		Topic: topic,
-		Key:   key,
-		Value: value,
-		Headers: []kgo.RecordHeader{
-			{Key: "content-type", Value: contentType},
-			{Key: "tributary-op", Value: []byte(op.String())},
-			{Key: "tributary-event-id", Value: []byte(ev.ID)},
-		},
-	}
-	if gzipped {
-		rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: "tributary-compression", Value: gzipName})
-	}
 	// The source may reuse ev once emit returns: take what the promise
 	// needs now.
-	rows, commit := p.rowMetrics(ev.Table), ev.Source.CommitMicros
+	rows, commit, tombstone := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil
 	rows.Sent(op, commit)
 	seq := p.tracker.add()
 	defer crashPoint(crashAfterProduce)
-	p.Producer.Produce(p.produceCtx, rec, func(r *kgo.Record, err error) {
+	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID, Gzipped: gzipped}
+	p.Producer.Publish(p.produceCtx, m, func(err error) {
 		if err != nil {
 			rows.Failed(op)
-			p.fail(fmt.Errorf("%w: %s partition %d: %w", errPublish, r.Topic, r.Partition, err))
+			p.fail(fmt.Errorf("%w: %w", errPublish, err))
 			return
 		}
 		p.tracker.ack(seq)
-		rows.Acked(op, commit, r.Value != nil, time.Now())
-		if r.Value == nil {
+		rows.Acked(op, commit, !tombstone, time.Now())
+		if tombstone {
 			return
 		}
 		if op == change.OpRead {

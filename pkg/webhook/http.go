@@ -33,13 +33,20 @@ type httpNotifier struct {
 // webhook-timestamp, webhook-signature; see Sign). A 2xx answer is
 // delivery. Network errors, 408, 429 and 5xx are retried with exponential
 // backoff (0.5 s doubling, capped at 30 s) up to 8 attempts; any other
-// answer, or running out of attempts, is an error. client nil means a
-// client with a 10 s timeout per attempt. Errors never quote the URL (it
-// may carry a token) or the secret.
+// answer, or running out of attempts, is an error. Redirects are not
+// followed: a 3xx is a failed delivery naming the status and the Location
+// (Go's client would turn a 301/302/303 into a GET without the event, and
+// its 200 would count as delivered). client nil means a client with a
+// 10 s timeout per attempt. Errors never quote the URL (it may carry a
+// token) or the secret, nor a Location's query or user info.
 func NewHTTP(url, secret string, client *http.Client) Notifier {
 	if client == nil {
 		client = &http.Client{Timeout: httpTryTimeout}
+	} else {
+		c := *client
+		client = &c
 	}
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &httpNotifier{url: url, secret: secret, client: client, wait: backoff}
 }
 
@@ -105,9 +112,26 @@ func (n *httpNotifier) post(ctx context.Context, id string, body []byte) error {
 	switch c := resp.StatusCode; {
 	case c >= 200 && c < 300:
 		return nil
+	case c >= 300 && c < 400:
+		return fmt.Errorf("POST: HTTP %d redirect to %s, not followed (set webhooks.row_skipped_url to the final address): %w",
+			c, shownLocation(resp.Header.Get("Location")), errPermanent)
 	case c == http.StatusRequestTimeout || c == http.StatusTooManyRequests || c >= 500:
 		return fmt.Errorf("POST: HTTP %d", c)
 	default:
 		return fmt.Errorf("POST: HTTP %d: %w", c, errPermanent)
 	}
+}
+
+// shownLocation is a redirect's Location without what may be a secret:
+// user info, query and fragment.
+func shownLocation(loc string) string {
+	if loc == "" {
+		return "(no Location header)"
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return "(an unparsable Location)"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
 }

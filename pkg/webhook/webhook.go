@@ -5,6 +5,8 @@ package webhook
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"time"
 )
 
@@ -32,4 +34,21 @@ const EventType = "row.skipped"
 // not move its position past the row.
 type Notifier interface {
 	Notify(ctx context.Context, ev RowSkipped) error
+}
+
+// SkippedEventID is the event_id of the row.skipped event for the source
+// change sourceID of pipeline: "rs-" and 32 hex digits of a SHA-256 of
+// both. A source change's ID embeds its primary key, which may be
+// kilobytes long and hold any character; this ID stays within what the
+// row-skipped function (256 characters) and an SQS FIFO deduplication ID
+// (128 characters, no spaces) accept, is the same each time the change is
+// skipped again after a restart, and differs between pipelines that
+// share a queue. RowSkipped.Extra["source_event_id"] keeps the change's
+// own ID, the tributary-event-id header of its Kafka records.
+func SkippedEventID(pipeline, sourceID string) string {
+	h := sha256.New()
+	h.Write([]byte(pipeline))
+	h.Write([]byte{0})
+	h.Write([]byte(sourceID))
+	return "rs-" + hex.EncodeToString(h.Sum(nil)[:16])
 }
