@@ -239,7 +239,7 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 		}
 	}
 	// A publisher that stops short of them (a gap) is given up on after
-	// 10 s without a new message.
+	// 16 s without a new message.
 	prev, still := int64(-1), 0
 	caughtUp := func() bool {
 		var n int64
@@ -252,7 +252,7 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 			still = 0
 		}
 		prev = n
-		return (still >= 1 && n >= required) || still >= 5
+		return (still >= 1 && n >= required) || still >= 8
 	}
 	for end := time.Now().Add(180 * time.Second); !caughtUp() && time.Now().Before(end); {
 		time.Sleep(2 * time.Second)
