@@ -45,9 +45,14 @@ func (f features) String() string {
 	return strings.Join(on, ",")
 }
 
-func parseFeatures(t *testing.T) features {
+// parseFeatures reads ORACLE_FEATURES_<SOURCE> (e.g. ORACLE_FEATURES_MARIADB)
+// or else ORACLE_FEATURES.
+func parseFeatures(t *testing.T, kind string) features {
 	f := features{}
-	s := os.Getenv("ORACLE_FEATURES")
+	s, ok := os.LookupEnv("ORACLE_FEATURES_" + strings.ToUpper(kind))
+	if !ok {
+		s = os.Getenv("ORACLE_FEATURES")
+	}
 	if s == "" || s == "all" {
 		for _, n := range allFeatures {
 			f[n] = true
@@ -85,7 +90,8 @@ func envInt(t *testing.T, name string, def int) int {
 // restarted; then the checker reads every topic, the row.skipped records
 // and the database (checkOracle). ORACLE_SEED replays a workload,
 // ORACLE_SECONDS sets how long it writes, ORACLE_BIG_ROWS the size of the
-// big transaction, ORACLE_FEATURES which shapes it makes.
+// big transaction, ORACLE_FEATURES (or ORACLE_FEATURES_POSTGRES,
+// ORACLE_FEATURES_MARIADB) which shapes it makes.
 func TestRandomOracle(t *testing.T) {
 	skipShort(t)
 	seed := uint64(time.Now().UnixNano() % 1_000_000)
@@ -96,10 +102,10 @@ func TestRandomOracle(t *testing.T) {
 		}
 		seed = n
 	}
-	f := parseFeatures(t)
 	d := time.Duration(envInt(t, "ORACLE_SECONDS", 40)) * time.Second
 	bigRows := envInt(t, "ORACLE_BIG_ROWS", 50_000)
 	forEachBackend(t, "rnd", func(t *testing.T, b backend) {
+		f := parseFeatures(t, b.kind())
 		t.Logf("seed %d, features %s; replay: ORACLE_SEED=%d ORACLE_FEATURES=%s go test -count=1 -v -run 'TestRandomOracle/%s' ./integration/",
 			seed, f, seed, f, b.kind())
 		runRandomOracle(t, b, seed, f, d, bigRows)
