@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-cdc/tributary/pkg/webhook"
 )
@@ -80,11 +85,11 @@ func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
 		}
 		seen := map[string]bool{}
 		last := map[int64]int64{}
-		for _, m := range readTopic(t, topic) {
+		eachMessage(t, topic, func(m message) {
 			f.messages++
 			if m.Value == nil {
 				f.tombstones++
-				continue
+				return
 			}
 			pl := m.payload()
 			op, _ := pl["op"].(string)
@@ -97,7 +102,7 @@ func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
 			sf, ok2 := row["seq"].(float64)
 			if !ok1 || !ok2 {
 				report(&f.values, "%s %d/%d: op %s without k or seq: key %v row %v", topic, m.Partition, m.Offset, op, m.Key["payload"], row)
-				continue
+				return
 			}
 			k, seq := int64(kf), int64(sf)
 			id := m.Headers["tributary-event-id"]
@@ -106,7 +111,7 @@ func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
 			}
 			if seen[id] {
 				f.dups++
-				continue
+				return
 			}
 			seen[id] = true
 			published[tb][pubKey{op, k, seq}] = true
@@ -137,7 +142,7 @@ func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
 			} else {
 				topicState[tb][k] = seq
 			}
-		}
+		})
 	}
 
 	changes := 0
@@ -214,6 +219,64 @@ func textOf(s *string) string {
 		return "null"
 	}
 	return fmt.Sprintf("%q", *s)
+}
+
+// eachMessage calls fn for each record of topic, from the start to the
+// current end, without keeping them (readTopic keeps them all, which a
+// soak's millions of messages make too large).
+func eachMessage(t *testing.T, topic string, fn func(message)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr), kgo.FetchMaxBytes(64<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatalf("end offsets of %s: %v", topic, err)
+	}
+	want := map[int32]int64{}
+	offsets := map[string]map[int32]kgo.Offset{topic: {}}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil && o.Offset > 0 {
+			want[o.Partition] = o.Offset
+			offsets[topic][o.Partition] = kgo.NewOffset().AtStart()
+		}
+	})
+	if len(want) == 0 {
+		return
+	}
+	cl.AddConsumePartitions(offsets)
+	for len(want) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("reading %s: %v (still waiting for %v)", topic, err, want)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch %s: %v", topic, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			if end, ok := want[r.Partition]; !ok || r.Offset >= end {
+				return
+			}
+			m := message{Partition: r.Partition, Offset: r.Offset, Headers: map[string]string{}, ProducerID: r.ProducerID}
+			if err := json.Unmarshal(r.Key, &m.Key); err != nil {
+				t.Fatalf("key at %d/%d is not JSON: %v: %s", r.Partition, r.Offset, err, r.Key)
+			}
+			if r.Value != nil {
+				if err := json.Unmarshal(r.Value, &m.Value); err != nil {
+					t.Fatalf("value at %d/%d is not JSON: %v", r.Partition, r.Offset, err)
+				}
+			}
+			for _, h := range r.Headers {
+				m.Headers[h.Key] = string(h.Value)
+			}
+			fn(m)
+			if r.Offset+1 >= want[r.Partition] {
+				delete(want, r.Partition)
+			}
+		})
+	}
 }
 
 // readSkipped reads the local row.skipped records (no webhook URL is set).

@@ -174,7 +174,8 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 		return n >= int64(run.initial)
 	})
 
-	// The writer.
+	// The writer, pausing up to ORACLE_TX_PAUSE_MS between transactions.
+	pause := envInt(t, "ORACLE_TX_PAUSE_MS", 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	werr := make(chan error, 1)
 	go func() {
@@ -183,7 +184,7 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 				werr <- err
 				return
 			}
-			time.Sleep(time.Duration(w.rng.IntN(3)) * time.Millisecond)
+			time.Sleep(time.Duration(w.rng.IntN(pause+1)) * time.Millisecond)
 		}
 		werr <- nil
 	}()
