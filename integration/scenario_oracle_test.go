@@ -176,6 +176,7 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 
 	// The writer, pausing up to ORACLE_TX_PAUSE_MS between transactions.
 	pause := envInt(t, "ORACLE_TX_PAUSE_MS", 2)
+	prng := rand.New(rand.NewPCG(seed, 0x9a05e))
 	ctx, cancel := context.WithCancel(context.Background())
 	werr := make(chan error, 1)
 	go func() {
@@ -184,7 +185,7 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 				werr <- err
 				return
 			}
-			time.Sleep(time.Duration(w.rng.IntN(pause+1)) * time.Millisecond)
+			time.Sleep(time.Duration(prng.IntN(pause+1)) * time.Millisecond)
 		}
 		werr <- nil
 	}()
