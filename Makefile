@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: build test unit integration demo services-up services-down bench bench-micro lint fuzz clean build-functions cdk-app synth cfn-lint
+.PHONY: build test unit integration soak demo services-up services-down bench bench-micro lint fuzz clean build-functions cdk-app synth cfn-lint
 
 # cfn-lint, pinned, in a venv under the git-ignored .services/; installed
 # once per version (the binary exists only after pip succeeded). `make
@@ -52,6 +52,17 @@ unit: ## unit tests only (no services)
 
 integration: services-up ## integration tests only
 	$(GO) test -count=1 -timeout 15m ./integration/...
+
+# The randomized workload oracle (TestRandomOracle, integration/scenario_*_test.go), long:
+# SOAK_MINUTES of writing per source and a 500,000-row transaction. `make test` runs it for
+# 40 s per source with a 50,000-row one. A failing seed replays with the command it prints,
+# e.g. ORACLE_SEED=123 go test -count=1 -v -run 'TestRandomOracle/mariadb' ./integration/
+# ORACLE_FEATURES (or ORACLE_FEATURES_POSTGRES / _MARIADB) picks the workload's shapes.
+SOAK_MINUTES ?= 60
+soak: services-up ## the randomized oracle for SOAK_MINUTES (default 60) per source, under random SIGKILLs
+	ORACLE_SECONDS=$$(( $(SOAK_MINUTES) * 60 )) ORACLE_BIG_ROWS=$${ORACLE_BIG_ROWS:-500000} \
+	ORACLE_TX_PAUSE_MS=$${ORACLE_TX_PAUSE_MS:-10} \
+	  $(GO) test -count=1 -v -timeout $$(( $(SOAK_MINUTES) * 2 + 40 ))m -run 'TestRandomOracle' ./integration/
 
 demo: services-up build ## a shop database streamed to Kafka, messages printed
 	bash integration/demo.sh

@@ -11,98 +11,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TestNoGapsAcrossKills is the no-gap oracle. A writer commits rows
-// (k, seq) — inserts, updates, deletes, multi-row transactions — and rolls
-// some transactions back, while the pipeline is SIGKILLed at random moments
-// and restarted. Reading the topic from the start must then show every
-// committed change (zero gaps), no rolled-back value, and per key the first
-// occurrences of seq in increasing order. Duplicates (replays after a kill)
-// are allowed and counted.
-func TestNoGapsAcrossKills(t *testing.T) {
-	e := newEnv(t, "oracle")
-	e.exec(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text)`)
-	e.exec(`ALTER TABLE ledger REPLICA IDENTITY FULL`) // deletes carry seq
-	e.exec(`INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 500) g`)
-	cfg := e.writeConfig("")
-	topic := e.prefix + ".public.ledger"
-
-	start := func() *proc { return e.start("run", "--config", cfg) }
-	runOracle(t, "oracle", topic, 500, 25*time.Second, start, func(ctx context.Context, w *writer) {
-		w.run(ctx, t, e.pgURL(), 25*time.Second)
-	})
-}
-
-// runOracle runs the no-gap oracle on the pipeline that start launches,
-// whose table holds `backfilled` rows (k = seq = 1…backfilled). The writer
-// starts once the backfill is published, so that every change it makes is
-// a streamed change (a kill during a backfill re-snapshots, which folds
-// changes into r rows). While write commits changes for d, the pipeline is
-// SIGKILLed at random and restarted; then the last incarnation catches up
-// and stops gracefully, and the topic is verified.
-func runOracle(t *testing.T, label, topic string, backfilled int, d time.Duration, start func() *proc, write func(ctx context.Context, w *writer)) {
-	t.Helper()
-	p := start()
-	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= int64(backfilled) })
-
-	w := newWriter(int64(backfilled))
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		write(ctx, w)
-	}()
-	p, kills := killAtRandom(t, p, d, start)
-	cancel()
-	wg.Wait()
-	if w.err != nil {
-		t.Fatal(w.err)
-	}
-
-	want := w.committed()
-	awaitCatchUp(t, topic, int64(backfilled+len(want)))
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
-	}
-	res := verifyOracle(t, topic, w)
-	t.Logf("%s: %d committed changes (+%d backfilled rows), %d rolled back, %d kills, %s",
-		label, len(want), backfilled, len(w.rolledBack), kills, res)
-	if res.gaps > 0 {
-		t.Fatalf("%d gaps", res.gaps)
-	}
-}
-
-// killAtRandom SIGKILLs p at random moments (1.5-5 s apart) for d, and at
-// least 3 times, restarting it with start each time; it returns the last
-// incarnation and the number of kills.
-func killAtRandom(t *testing.T, p *proc, d time.Duration, start func() *proc) (*proc, int) {
-	t.Helper()
-	kills := 0
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) || kills < 3 {
-		time.Sleep(time.Duration(1500+rng.IntN(3500)) * time.Millisecond)
-		if p.exited() {
-			t.Fatalf("tributary exited on its own: %v\n%s", p.err, p.out)
-		}
-		p.kill()
-		kills++
-		p = start()
-	}
-	return p, kills
-}
-
-func awaitCatchUp(t *testing.T, topic string, min int64) {
-	t.Helper()
-	prev := int64(-1)
-	waitFor(t, 120*time.Second, "every committed change", func() bool {
-		n := topicEnd(topic)
-		stable := n == prev && n >= min
-		prev = n
-		time.Sleep(2 * time.Second)
-		return stable
-	})
-}
+// The writer and verifyOracle below serve TestCrashPoints (crash_test.go).
+// The no-gap oracles that were here, one per source, are now subtests of
+// TestRandomOracle (scenario_oracle_test.go), whose base workload (no
+// ORACLE_FEATURES) is theirs: inserts, updates and deletes under random
+// SIGKILLs.
 
 // oracleResult is what verifyOracle found.
 type oracleResult struct {

@@ -1,0 +1,304 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-cdc/tributary/pkg/webhook"
+)
+
+// oracleFindings counts what checkOracle found; everything but dups and
+// tombstones is a failure.
+type oracleFindings struct {
+	messages, dups, tombstones, skipped                      int
+	gaps, rolledBackPublished, reversals, finalState, values int
+	afterRemoval                                             int
+}
+
+func (f oracleFindings) failed() bool {
+	return f.gaps+f.rolledBackPublished+f.reversals+f.finalState+f.values+f.afterRemoval > 0
+}
+
+// checkOracle reads every topic of run, the row.skipped records and the
+// database, and reports against the workload's model:
+//   - gaps: a committed change (or an initial row's r event) of a table
+//     configured from start to end that is on no topic (oversized changes
+//     need a row.skipped record instead);
+//   - rolled-back changes published (whole transactions and savepoint
+//     rollbacks);
+//   - order reversals: per key, the first occurrences of seq decreasing;
+//   - values: a message whose texts are not the ones its seq wrote;
+//   - final state: per key, the state the topic leaves (first occurrences
+//     applied in order) against the database, for every table configured
+//     at the end, the added one included. TRUNCATE publishes nothing, so a
+//     key whose last message is older than its table's last TRUNCATE is
+//     expected gone from the database; a skipped (oversized) key is not
+//     compared;
+//   - after removal: changes of a removed table committed after it left
+//     source.tables that were published anyway.
+//
+// Duplicates (replays after a kill) are counted, not errors.
+func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
+	t.Helper()
+	w, b := run.w, run.b
+	var f oracleFindings
+	report := func(count *int, format string, args ...any) {
+		*count++
+		if *count <= 10 {
+			t.Errorf(format, args...)
+		}
+	}
+
+	skippedKeys := map[string]map[int64]bool{} // table → keys with a row.skipped record
+	for _, rs := range readSkipped(t, run) {
+		tb := rs.Table[strings.LastIndex(rs.Table, ".")+1:]
+		k, _ := rs.PrimaryKey["k"].(float64)
+		if skippedKeys[tb] == nil {
+			skippedKeys[tb] = map[int64]bool{}
+		}
+		skippedKeys[tb][int64(k)] = true
+		f.skipped++
+	}
+
+	type pubKey struct {
+		op     string
+		k, seq int64
+	}
+	published := map[string]map[pubKey]bool{} // table → first occurrences
+	topicState := map[string]map[int64]int64{}
+	for _, tb := range w.tables {
+		published[tb], topicState[tb] = map[pubKey]bool{}, map[int64]int64{}
+		topic := b.topic(tb)
+		if topicEnd(topic) == 0 {
+			continue
+		}
+		seen := map[string]bool{}
+		last := map[int64]int64{}
+		eachMessage(t, topic, func(m message) {
+			f.messages++
+			if m.Value == nil {
+				f.tombstones++
+				return
+			}
+			pl := m.payload()
+			op, _ := pl["op"].(string)
+			row, _ := pl["after"].(map[string]any)
+			if op == "d" {
+				row, _ = pl["before"].(map[string]any)
+			}
+			kp, _ := m.Key["payload"].(map[string]any)
+			kf, ok1 := kp["k"].(float64)
+			sf, ok2 := row["seq"].(float64)
+			if !ok1 || !ok2 {
+				report(&f.values, "%s %d/%d: op %s without k or seq: key %v row %v", topic, m.Partition, m.Offset, op, m.Key["payload"], row)
+				return
+			}
+			k, seq := int64(kf), int64(sf)
+			id := m.Headers["tributary-event-id"]
+			if id == "" {
+				id = fmt.Sprintf("%s/%d/%d", op, k, seq)
+			}
+			if seen[id] {
+				f.dups++
+				return
+			}
+			seen[id] = true
+			published[tb][pubKey{op, k, seq}] = true
+			if w.rolledBack[seq] {
+				report(&f.rolledBackPublished, "%s: rolled-back change published: op %s k=%d seq=%d", tb, op, k, seq)
+			}
+			if seq < last[k] {
+				report(&f.reversals, "%s: key %d: seq %d (op %s) published after seq %d", tb, k, seq, op, last[k])
+			}
+			last[k] = seq
+			if x, ok := w.vOf[seq]; !ok {
+				report(&f.values, "%s: key %d: seq %d was never written (op %s)", tb, k, seq, op)
+			} else {
+				if got := row["v"]; !sameText(got, x.v) {
+					report(&f.values, "%s: key %d seq %d: v = %v, want %s", tb, k, seq, got, textOf(x.v))
+				}
+				if b.latin1() {
+					if got := row["vl"]; !sameText(got, x.vl) {
+						report(&f.values, "%s: key %d seq %d: vl (latin1) = %v, want %s", tb, k, seq, got, textOf(x.vl))
+					}
+				}
+			}
+			if at, ok := run.removed[tb]; ok && seq > at && op != "r" {
+				report(&f.afterRemoval, "%s: removed from source.tables at seq %d, yet op %s k=%d seq=%d was published", tb, at, op, k, seq)
+			}
+			if op == "d" {
+				delete(topicState[tb], k)
+			} else {
+				topicState[tb][k] = seq
+			}
+		})
+	}
+
+	changes := 0
+	for _, c := range w.log {
+		if c.op != "r" {
+			changes++
+		}
+		if !run.fromStart[c.table] {
+			continue
+		}
+		if c.oversized {
+			if !skippedKeys[c.table][c.k] {
+				report(&f.gaps, "%s: oversized op %s k=%d seq=%d has no row.skipped record", c.table, c.op, c.k, c.seq)
+			}
+			continue
+		}
+		if !published[c.table][pubKey{c.op, c.k, c.seq}] {
+			report(&f.gaps, "gap: %s op %s k=%d seq=%d committed, never published", c.table, c.op, c.k, c.seq)
+		}
+	}
+
+	for tb := range run.configured {
+		db, err := b.state(tb)
+		if err != nil {
+			t.Fatalf("read %s: %v", tb, err)
+		}
+		ts := topicState[tb]
+		keys := make([]int64, 0, len(db))
+		for k := range db {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+		for _, k := range keys {
+			if skippedKeys[tb][k] {
+				continue
+			}
+			if got, ok := ts[k]; !ok || got != db[k].seq {
+				report(&f.finalState, "final state %s k=%d: database seq %d, topic %s", tb, k, db[k].seq, topicSeq(got, ok))
+			}
+		}
+		for k, seq := range ts {
+			if _, ok := db[k]; !ok && seq > w.truncSeq[tb] {
+				report(&f.finalState, "final state %s k=%d: topic seq %d, not in the database", tb, k, seq)
+			}
+		}
+	}
+
+	t.Logf("oracle %s seed=%d: %d transactions (%d rolled back, %d with savepoints), %d changes, %d truncates, %d ddl, "+
+		"%d large (%d oversized), %d kills, %d crashes, %d messages, %d duplicates, %d tombstones, %d row.skipped | "+
+		"gaps=%d rolled_back_published=%d reversals=%d final_state=%d values=%d after_removal=%d",
+		b.kind(), seed, w.txs, w.rollbacks, w.savepoints, changes, w.truncates, w.ddls, w.larges, w.oversized,
+		run.kills, len(run.crashes), f.messages, f.dups, f.tombstones, f.skipped,
+		f.gaps, f.rolledBackPublished, f.reversals, f.finalState, f.values, f.afterRemoval)
+	return f
+}
+
+func topicSeq(seq int64, ok bool) string {
+	if !ok {
+		return "absent"
+	}
+	return fmt.Sprintf("seq %d", seq)
+}
+
+func sameText(got any, want *string) bool {
+	if want == nil {
+		return got == nil
+	}
+	s, ok := got.(string)
+	return ok && s == *want
+}
+
+func textOf(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", *s)
+}
+
+// eachMessage calls fn for each record of topic, from the start to the
+// current end, without keeping them (readTopic keeps them all, which a
+// soak's millions of messages make too large).
+func eachMessage(t *testing.T, topic string, fn func(message)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr), kgo.FetchMaxBytes(64<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatalf("end offsets of %s: %v", topic, err)
+	}
+	want := map[int32]int64{}
+	offsets := map[string]map[int32]kgo.Offset{topic: {}}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil && o.Offset > 0 {
+			want[o.Partition] = o.Offset
+			offsets[topic][o.Partition] = kgo.NewOffset().AtStart()
+		}
+	})
+	if len(want) == 0 {
+		return
+	}
+	cl.AddConsumePartitions(offsets)
+	for len(want) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("reading %s: %v (still waiting for %v)", topic, err, want)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch %s: %v", topic, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			if end, ok := want[r.Partition]; !ok || r.Offset >= end {
+				return
+			}
+			m := message{Partition: r.Partition, Offset: r.Offset, Headers: map[string]string{}, ProducerID: r.ProducerID}
+			if err := json.Unmarshal(r.Key, &m.Key); err != nil {
+				t.Fatalf("key at %d/%d is not JSON: %v: %s", r.Partition, r.Offset, err, r.Key)
+			}
+			if r.Value != nil {
+				if err := json.Unmarshal(r.Value, &m.Value); err != nil {
+					t.Fatalf("value at %d/%d is not JSON: %v", r.Partition, r.Offset, err)
+				}
+			}
+			for _, h := range r.Headers {
+				m.Headers[h.Key] = string(h.Value)
+			}
+			fn(m)
+			if r.Offset+1 >= want[r.Partition] {
+				delete(want, r.Partition)
+			}
+		})
+	}
+}
+
+// readSkipped reads the local row.skipped records (no webhook URL is set).
+func readSkipped(t *testing.T, run *oracleRun) []webhook.RowSkipped {
+	e := run.b.env()
+	fh, err := os.Open(filepath.Join(e.dir, "checkpoints", e.name+".row-skipped.jsonl"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var out []webhook.RowSkipped
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var rs webhook.RowSkipped
+		if err := json.Unmarshal(sc.Bytes(), &rs); err != nil {
+			t.Fatalf("row-skipped record %q: %v", sc.Text(), err)
+		}
+		out = append(out, rs)
+	}
+	return out
+}

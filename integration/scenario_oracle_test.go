@@ -1,0 +1,328 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// allFeatures are the workload's named switches (ORACLE_FEATURES, comma
+// separated; default all). Inserts, updates and deletes are always on.
+var allFeatures = []string{
+	"keyupdate",  // UPDATE of the primary key: delete of the old key, create of the new
+	"multitable", // transactions that change several tables
+	"savepoint",  // SAVEPOINT, changes, ROLLBACK TO SAVEPOINT inside committed transactions (and in the big one)
+	"rollback",   // whole transactions rolled back
+	"bigtx",      // one transaction of ORACLE_BIG_ROWS rows, with a kill aimed at its streaming
+	"truncate",   // TRUNCATE TABLE: nothing published (Debezium's default for both sources)
+	"ddl",        // add, rename, change type, drop a column while streaming
+	"ddlstopped", // rows, then a column that shifts the others, then rows, all while the publisher is down
+	"tables",     // a table added to source.tables (backfilled, then streamed) and one removed
+	"nulls",      // NULL text values
+	"large",      // rows just under and over max_message_bytes (over: row.skipped, no message)
+	"encodings",  // text in several scripts (utf8mb4, latin1 columns on MariaDB)
+}
+
+type features map[string]bool
+
+func (f features) on(name string) bool { return f[name] }
+
+func (f features) String() string {
+	var on []string
+	for _, n := range allFeatures {
+		if f[n] {
+			on = append(on, n)
+		}
+	}
+	return strings.Join(on, ",")
+}
+
+// parseFeatures reads ORACLE_FEATURES_<SOURCE> (e.g. ORACLE_FEATURES_MARIADB)
+// or else ORACLE_FEATURES.
+func parseFeatures(t *testing.T, kind string) features {
+	f := features{}
+	s, ok := os.LookupEnv("ORACLE_FEATURES_" + strings.ToUpper(kind))
+	if !ok {
+		s = os.Getenv("ORACLE_FEATURES")
+	}
+	if s == "" || s == "all" {
+		for _, n := range allFeatures {
+			f[n] = true
+		}
+		return f
+	}
+	for _, n := range strings.Split(s, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" || n == "none" {
+			continue
+		}
+		if !slices.Contains(allFeatures, n) {
+			t.Fatalf("ORACLE_FEATURES: unknown feature %q; known: %s", n, strings.Join(allFeatures, ","))
+		}
+		f[n] = true
+	}
+	return f
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		t.Fatalf("%s=%q: want a whole number", name, s)
+	}
+	return n
+}
+
+// TestRandomOracle is the randomized workload oracle, on every source: a
+// seeded generator commits and rolls back transactions of every shape in
+// allFeatures while the publisher is SIGKILLed at random moments and
+// restarted; then the checker reads every topic, the row.skipped records
+// and the database (checkOracle). ORACLE_SEED replays a workload,
+// ORACLE_SECONDS sets how long it writes, ORACLE_BIG_ROWS the size of the
+// big transaction, ORACLE_FEATURES (or ORACLE_FEATURES_POSTGRES,
+// ORACLE_FEATURES_MARIADB) which shapes it makes.
+func TestRandomOracle(t *testing.T) {
+	skipShort(t)
+	seed := uint64(time.Now().UnixNano() % 1_000_000)
+	if s := os.Getenv("ORACLE_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("ORACLE_SEED=%q: want a whole number", s)
+		}
+		seed = n
+	}
+	d := time.Duration(envInt(t, "ORACLE_SECONDS", 40)) * time.Second
+	bigRows := envInt(t, "ORACLE_BIG_ROWS", 50_000)
+	forEachBackend(t, "rnd", func(t *testing.T, b backend) {
+		f := parseFeatures(t, b.kind())
+		t.Logf("seed %d, features %s; replay: ORACLE_SEED=%d ORACLE_FEATURES=%s go test -count=1 -v -run 'TestRandomOracle/%s' ./integration/",
+			seed, f, seed, f, b.kind())
+		runRandomOracle(t, b, seed, f, d, bigRows)
+	})
+}
+
+const oracleMaxBytes = 128 << 10 // max_message_bytes when "large" is on
+
+// oracleRun is what the controller did, for the checker.
+type oracleRun struct {
+	b          backend
+	w          *workload
+	initial    int
+	configured map[string]bool  // tables in source.tables at the end
+	fromStart  map[string]bool  // configured from the start and never removed
+	added      map[string]int64 // table → seq when it was added to source.tables
+	removed    map[string]int64 // table → seq when it was removed
+	kills      int
+	crashes    []string // output tails of incarnations that exited on their own
+}
+
+func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Duration, bigRows int) {
+	tables := []string{"t1", "t2", "t3", "t4"}
+	for _, tb := range tables {
+		for _, s := range b.createTable(tb) {
+			if err := b.exec(s); err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+		}
+	}
+	w := newWorkload(b, seed, f, tables, oracleMaxBytes, bigRows)
+	const initial = 100
+	if err := w.seedRows(initial); err != nil {
+		t.Fatal(err)
+	}
+	run := &oracleRun{b: b, w: w, configured: map[string]bool{}, fromStart: map[string]bool{},
+		added: map[string]int64{}, removed: map[string]int64{}}
+	for _, tb := range tables {
+		if tb != "t4" || !f.on("tables") {
+			run.configured[tb], run.fromStart[tb] = true, true
+			run.initial += initial
+		}
+	}
+	destExtra := ""
+	if f.on("large") {
+		destExtra = fmt.Sprintf("  max_message_bytes: %d\n", oracleMaxBytes)
+	}
+	writeCfg := func() string {
+		var list []string
+		for _, tb := range tables {
+			if run.configured[tb] {
+				list = append(list, tb)
+			}
+		}
+		return b.config(list, destExtra)
+	}
+	cfg := writeCfg()
+	e := b.env()
+	start := func() *proc { return e.start("run", "--config", cfg) }
+	p := start()
+	waitFor(t, 90*time.Second, "the backfill", func() bool {
+		var n int64
+		for tb := range run.fromStart {
+			n += topicEnd(b.topic(tb))
+		}
+		return n >= int64(run.initial)
+	})
+
+	// The writer, pausing up to ORACLE_TX_PAUSE_MS between transactions.
+	pause := envInt(t, "ORACLE_TX_PAUSE_MS", 2)
+	prng := rand.New(rand.NewPCG(seed, 0x9a05e))
+	ctx, cancel := context.WithCancel(context.Background())
+	werr := make(chan error, 1)
+	go func() {
+		for ctx.Err() == nil {
+			if err := w.step(); err != nil {
+				werr <- err
+				return
+			}
+			time.Sleep(time.Duration(prng.IntN(pause+1)) * time.Millisecond)
+		}
+		werr <- nil
+	}()
+
+	// The controller: SIGKILL at random moments (and soon after the big
+	// transaction commits), restart; while down, change the configuration
+	// or the tables' shape.
+	krng := rand.New(rand.NewPCG(seed, 0xc0de))
+	deadline := time.Now().Add(d)
+	bigDone := w.bigDone
+	minKills := 3
+	if f.on("tables") {
+		minKills = 5
+	}
+	for (time.Now().Before(deadline) || run.kills < minKills) && len(run.crashes) < 5 {
+		wait := time.Duration(1500+krng.IntN(3500)) * time.Millisecond
+		select {
+		case <-time.After(wait):
+		case <-bigDone:
+			bigDone = nil
+			t.Log(aimAtBigTx(b.topic(tables[0]), filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json"), bigRows))
+		}
+		if p.exited() {
+			run.crashes = append(run.crashes, tail(p.out.String(), 600))
+			t.Errorf("%s: the publisher exited on its own (%v):\n%s", b.kind(), p.err, tail(p.out.String(), 600))
+		} else {
+			p.kill()
+			run.kills++
+		}
+		w.mu.Lock()
+		switch {
+		case f.on("tables") && run.kills == 2:
+			run.configured["t4"], run.added["t4"] = true, w.seq
+			cfg = writeCfg()
+		case f.on("tables") && run.kills == 4:
+			delete(run.configured, "t3")
+			delete(run.fromStart, "t3")
+			run.removed["t3"] = w.seq
+			cfg = writeCfg()
+		case f.on("ddlstopped") && run.kills%3 == 0:
+			if err := w.whileDown(); err != nil {
+				t.Errorf("while down: %v", err)
+			}
+		}
+		w.mu.Unlock()
+		p = start()
+	}
+	cancel()
+	if err := <-werr; err != nil {
+		t.Errorf("writer: %v", err)
+	}
+
+	// Catch up: every required change on the topics, and the topics
+	// still, then a graceful stop.
+	required := int64(0)
+	for _, c := range w.log {
+		if run.fromStart[c.table] && !c.oversized {
+			required++
+		}
+	}
+	// A publisher that stops short of them (a gap) is given up on after
+	// 16 s without a new message.
+	prev, still := int64(-1), 0
+	caughtUp := func() bool {
+		var n int64
+		for _, tb := range tables {
+			n += topicEnd(b.topic(tb))
+		}
+		if n == prev {
+			still++
+		} else {
+			still = 0
+		}
+		prev = n
+		return (still >= 1 && n >= required) || still >= 8
+	}
+	for end := time.Now().Add(180 * time.Second); !caughtUp() && time.Now().Before(end); {
+		time.Sleep(2 * time.Second)
+	}
+	if p.exited() {
+		run.crashes = append(run.crashes, tail(p.out.String(), 600))
+		t.Errorf("%s: the last publisher exited on its own (%v):\n%s", b.kind(), p.err, tail(p.out.String(), 600))
+	} else if code := p.stop(t); code != 0 {
+		t.Errorf("exit %d after SIGTERM; output:\n%s", code, tail(p.out.String(), 3000))
+	}
+	checkOracle(t, run, seed)
+}
+
+// aimAtBigTx returns at the moment to kill the publisher while the big
+// transaction's rows stream: as soon as a checkpoint is written while
+// they stream (a position inside the transaction, such as a SAVEPOINT
+// taken for a commit, is then saved), or when three quarters of them are
+// on the topic. It says how many of the rows were there.
+func aimAtBigTx(topic, checkpoint string, rows int) string {
+	base := topicEnd(topic)
+	var cp []byte
+	n := int64(0)
+	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		n = topicEnd(topic) - base
+		if n >= int64(rows)*3/4 {
+			break
+		}
+		if n > 0 {
+			now, _ := os.ReadFile(checkpoint)
+			if cp == nil {
+				cp = now
+			} else if !bytes.Equal(cp, now) {
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("big transaction: killed with %d of its %d rows on the topic", n, rows)
+}
+
+// whileDown runs, with the publisher down: transactions, a column that
+// shifts the others in a configured table, more transactions. Called
+// with w.mu held.
+func (w *workload) whileDown() error {
+	for i := 0; i < 3; i++ {
+		if err := w.tx(); err != nil {
+			return err
+		}
+	}
+	if err := w.shiftWhileDown(w.tables[w.rng.IntN(2)]); err != nil {
+		return err
+	}
+	for i := 0; i < 3; i++ {
+		if err := w.tx(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
