@@ -73,8 +73,10 @@ func TestDebeziumFidelity(t *testing.T) {
 		{`UPDATE arr_t SET n = n + 1 WHERE id = 4`, 1},      // every array and the bytea unchanged TOAST
 		{`UPDATE arr_t SET a_int4 = '{7}' WHERE id = 4`, 1}, // the rest still unchanged
 		{`DELETE FROM arr_t WHERE id = 3`, 2},
-		// Streamed only: without an include list Tributary backfills
-		// tables with a primary key only (selectedTables), Debezium all.
+		// Streamed only (the table is empty during the snapshots): a
+		// keyless table with REPLICA IDENTITY FULL, captured because the
+		// include list names it (without one, Tributary captures tables
+		// with a primary key only, Debezium all).
 		{`INSERT INTO nopk (a, b) VALUES (1, 'one'), (2, 'two')`, 2},
 		{`UPDATE nopk SET b = 'deux' WHERE a = 2`, 1},
 		// A keyless delete: 'd', then a tombstone whose key is null too.
@@ -88,6 +90,7 @@ func TestDebeziumFidelity(t *testing.T) {
 	dbzOut := filepath.Join(e.dir, "debezium.jsonl")
 	dbz := startDebezium(t, e, dbzOut, want)
 	cfg := e.writeConfig("  delete_mode: record_and_tombstone\n")
+	listTables(t, cfg, "public.wide", "public.full_t", "public.arr_t", "public.nopk")
 	p := e.start("run", "--config", cfg)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -764,4 +767,21 @@ func brief(v any) string {
 		return string(b[:200]) + "…"
 	}
 	return string(b)
+}
+
+// listTables gives the config at path a source.tables include list.
+func listTables(t *testing.T, path string, tables ...string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := "  tables: [" + strings.Join(tables, ", ") + "]\n"
+	out := strings.Replace(string(b), "  type: postgres\n", "  type: postgres\n"+list, 1)
+	if out == string(b) {
+		t.Fatalf("%s: no postgres source section to add tables to", path)
+	}
+	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -33,6 +33,11 @@ func TestMySQLTypesAndDDL(t *testing.T) {
 	e.exec(`INSERT INTO kinds (id, amount, note) VALUES (4, 4, 'hi')`)
 	e.exec(`ALTER TABLE kinds MODIFY COLUMN note VARCHAR(40) NOT NULL DEFAULT 'm'`)
 	e.exec(`UPDATE kinds SET note = 'after modify' WHERE id = 4`)
+	// The column default of u4 ('m') is not in the binlog: it is read from
+	// the catalog when the MODIFY streams by. Let the stream reach u4 before
+	// the next DDL changes the catalog again (a lagging stream publishes u4
+	// with its logged shape, without the default; see the README).
+	waitFor(t, 60*time.Second, "u4 on the topic", func() bool { return topicEnd(topic) >= 5 })
 	e.exec(`ALTER TABLE kinds CHANGE COLUMN note remark VARCHAR(40)`)
 	e.exec(`INSERT INTO kinds (id, amount, remark) VALUES (5, 5, 'renamed')`)
 	e.exec(`ALTER TABLE kinds DROP COLUMN remark, DROP COLUMN j`)

@@ -51,7 +51,9 @@ func TestPGListedTableDroppedOrRenamed(t *testing.T) {
 		t.Fatalf("the restart after a listed table was dropped and one renamed failed (exit %d); output:\n%s", code, p.out)
 	}
 	for _, name := range []string{"public.gone", "public.moved"} {
-		if !strings.Contains(p.out.String(), "table="+name) || !strings.Contains(p.out.String(), "source.tables: table not found") {
+		out := p.out.String()
+		named := strings.Contains(out, "table="+name) || strings.Contains(out, `"table":"`+name+`"`)
+		if !named || !strings.Contains(out, "source.tables: table not found") {
 			t.Errorf("the restart did not warn that %s is not found; output:\n%s", name, p.out)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -31,8 +32,9 @@ func (s *Source) Check(ctx context.Context) []source.Check {
 		problems = err.Error()
 	}
 	checks = append(checks,
-		prerequisite("wal_level", "wal_level", problems, "wal_level is logical"),
-		prerequisite("replication grant", "REPLICATION attribute", problems, "the user may replicate"))
+		prerequisite("wal_level", problems, "wal_level is logical", "wal_level"),
+		prerequisite("replication grant", problems, "the user may replicate",
+			"REPLICATION attribute", "may not use logical replication"))
 
 	var pubExists, canCreate bool
 	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1),
@@ -71,10 +73,11 @@ func (s *Source) Check(ctx context.Context) []source.Check {
 }
 
 // prerequisite makes one line of checkPrerequisites' report: failed, with
-// its own words, when a problem mentions marker.
-func prerequisite(name, marker, problems, okDetail string) source.Check {
+// its own words, when a problem mentions one of markers (the self-managed
+// and the RDS wording of the same problem).
+func prerequisite(name, problems, okDetail string, markers ...string) source.Check {
 	for _, line := range strings.Split(problems, "\n") {
-		if strings.Contains(line, marker) {
+		if slices.ContainsFunc(markers, func(m string) bool { return strings.Contains(line, m) }) {
 			detail, fix, _ := strings.Cut(strings.TrimSpace(line), ": ")
 			return source.Check{Name: name, Detail: detail, Fix: fix}
 		}
