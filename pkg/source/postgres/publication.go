@@ -21,7 +21,9 @@ import (
 
 // listTables returns the tables to capture, without their columns: the
 // include list, or every ordinary or partitioned table with a primary key
-// outside system schemas (partitions are captured through their root).
+// outside system schemas (partitions are captured through their root)
+// that no extension owns (PostGIS's spatial_ref_sys is the extension's
+// data, not the application's; listing it captures it all the same).
 // missing names the listed tables that do not exist.
 func listTables(ctx context.Context, conn *pgx.Conn, include []string) (rels []*relation, missing []string, err error) {
 	const q = `
@@ -31,6 +33,8 @@ WHERE c.relkind IN ('r','p') AND NOT c.relispartition
   AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg\_%'
   AND ($1::text[] IS NULL OR n.nspname || '.' || c.relname = ANY($1))
   AND ($1::text[] IS NOT NULL OR EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary))
+  AND ($1::text[] IS NOT NULL OR NOT EXISTS (SELECT 1 FROM pg_depend d
+    WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e'))
 ORDER BY n.nspname, c.relname`
 	var arg any
 	if len(include) > 0 {
