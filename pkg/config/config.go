@@ -31,6 +31,13 @@ type Source struct {
 	Publication string `yaml:"publication" json:"publication"`
 	// ServerID is the MySQL replica server id. Default derived from the name.
 	ServerID uint32 `yaml:"server_id" json:"server_id"`
+	// CACertificate (PEM) is the only authority a TLS connection to the
+	// database trusts; with it, TLS is required and verified in full (chain
+	// and host name). ClientCertificate + ClientKey (PEM, the key a secret)
+	// log in with a certificate. See sourcetls.go.
+	CACertificate     string `yaml:"ca_certificate" json:"ca_certificate"`
+	ClientCertificate string `yaml:"client_certificate" json:"client_certificate"`
+	ClientKey         string `yaml:"client_key" json:"client_key"`
 }
 
 // Destination is the Kafka or MSK cluster.
