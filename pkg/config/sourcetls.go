@@ -35,10 +35,13 @@ func SourceTLSSettings(s *Source) (SourceTLS, error) {
 			// verify-full / verify-ca: we verify ourselves, so the error
 			// says what failed in words. require / prefer / allow keep
 			// the driver's behaviour (no verification, as libpq).
-			switch pgSSLMode(s.URL) {
-			case "verify-full":
+			// An sslrootcert file in the URL is the driver's to read.
+			mode, rootFile := pgSSL(s.URL)
+			switch {
+			case rootFile != "":
+			case mode == "verify-full":
 				t.Enabled = true
-			case "verify-ca":
+			case mode == "verify-ca":
 				t.Enabled, t.HostName = true, false
 			}
 		case SourceMySQL:
@@ -64,14 +67,15 @@ func SourceTLSSettings(s *Source) (SourceTLS, error) {
 
 var errSourceClientKey = &Errors{Problems: []Problem{{Field: "source.client_key", Message: "does not parse or does not match client_certificate"}}}
 
-// pgSSLMode is the sslmode of a postgres:// URL, or "" (the value is not
-// secret, the rest of the URL may be).
-func pgSSLMode(raw string) string {
+// pgSSL returns the sslmode and sslrootcert of a postgres:// URL (neither
+// is secret; the rest of the URL may be).
+func pgSSL(raw string) (mode, rootFile string) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	return u.Query().Get("sslmode")
+	q := u.Query()
+	return q.Get("sslmode"), q.Get("sslrootcert")
 }
 
 // sourceTLS checks the source's certificate fields with the destination's
@@ -106,8 +110,10 @@ func (v validator) sourceTLS(s *Source) {
 				}
 			}
 		}
-		if s.CACertificate != "" && q.Get("sslrootcert") != "" {
-			v.add("source.ca_certificate", "and sslrootcert in source.url both name the authority; keep ca_certificate and remove sslrootcert")
+		if q.Get("sslrootcert") != "" {
+			// With any certificate field, the sources verify against
+			// ca_certificate (or the system roots), never a file.
+			v.add("source.ca_certificate", "is where the authority goes with the source's certificate fields; move the PEM of sslrootcert (in source.url) here and remove sslrootcert")
 		}
 		if s.ClientCertificate != "" && (q.Get("sslcert") != "" || q.Get("sslkey") != "") {
 			v.add("source.client_certificate", "and sslcert/sslkey in source.url both give a client certificate; remove sslcert and sslkey")

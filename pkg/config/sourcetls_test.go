@@ -33,6 +33,10 @@ func TestSourceTLSRules(t *testing.T) {
 			c.Source.URL = "postgres://u@db:5432/shop?sslmode=verify-full&sslrootcert=/ca.pem"
 			c.Source.CACertificate = ca
 		}, "source.ca_certificate", "remove sslrootcert"},
+		{"pg sslrootcert with a client certificate", func(c *Config) {
+			c.Source.URL = "postgres://u@db:5432/shop?sslmode=verify-full&sslrootcert=/ca.pem"
+			c.Source.ClientCertificate, c.Source.ClientKey = cert, key
+		}, "source.ca_certificate", "remove sslrootcert"},
 		{"pg sslcert too", func(c *Config) {
 			c.Source.URL = "postgres://u@db:5432/shop?sslcert=/c.pem&sslkey=/k.pem"
 			c.Source.ClientCertificate, c.Source.ClientKey = cert, key
@@ -77,6 +81,7 @@ func TestSourceTLSSettings(t *testing.T) {
 		{"pg no tls fields", SourcePostgres, "postgres://u@db/shop", "", false, false, true},
 		{"pg require keeps the driver", SourcePostgres, "postgres://u@db/shop?sslmode=require", "", false, false, true},
 		{"pg verify-full", SourcePostgres, "postgres://u@db/shop?sslmode=verify-full", "", false, true, true},
+		{"pg sslrootcert is the driver's", SourcePostgres, "postgres://u@db/shop?sslmode=verify-full&sslrootcert=/ca.pem", "", false, false, true},
 		{"pg verify-ca", SourcePostgres, "postgres://u@db/shop?sslmode=verify-ca", "", false, true, false},
 		{"pg ca makes verify-full", SourcePostgres, "postgres://u@db/shop?sslmode=require", ca, false, true, true},
 		{"pg ca with verify-ca is still full", SourcePostgres, "postgres://u@db/shop?sslmode=verify-ca", ca, false, true, true},

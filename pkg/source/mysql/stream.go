@@ -52,8 +52,9 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 		DisableRetrySync:        true,
 		Logger:                  slog.New(slog.DiscardHandler),
 	}
-	if v := s.conn.Params["tls"]; v == "true" || v == "preferred" {
-		cfg.TLSConfig = tlsConfig(s.conn.Host)
+	var tlsErr error
+	if cfg.TLSConfig, tlsErr = s.tlsConfig(); tlsErr != nil {
+		return tlsErr
 	}
 	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
