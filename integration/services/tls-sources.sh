@@ -142,8 +142,20 @@ GRANT ALL PRIVILEGES ON *.* TO 'tls_cert_user'@'%';
 FLUSH PRIVILEGES;" >/dev/null || die "tls-sources: could not create the account tls_cert_user"
 }
 
+# The servers outlive this script: they must not inherit a descriptor a caller holds a lock on
+# (the tests run under `flock /tmp/it.lock go test …`, whose descriptor reaches us through go
+# test and the test binary), or that lock is held until the servers stop.
+close_inherited_fds() {
+  local fd
+  for fd in $(ls /proc/$$/fd); do
+    ((fd > 2 && fd != 255)) || continue
+    eval "exec $fd>&-" 2>/dev/null || true
+  done
+}
+
 case ${1:-} in
 up)
+  close_inherited_fds
   lock_state_dir
   tls_certs
   pg_tls_up
