@@ -9,7 +9,7 @@ source "$SERVICES_DIR/postgres.sh"
 source "$SERVICES_DIR/mariadb.sh"
 source "$SERVICES_DIR/moto.sh"
 
-ALL=(kafka postgres mariadb moto)
+ALL=(kafka postgres mariadb moto tls-sources)
 services=("$@")
 ((${#services[@]})) || services=("${ALL[@]}")
 for s in "${services[@]}"; do
@@ -25,5 +25,6 @@ for s in "${services[@]}"; do
   postgres) pg_down ;;
   mariadb) mariadb_down ;;
   moto) moto_down ;;
+  tls-sources) "$SERVICES_DIR/tls-sources.sh" down ;; # started only by the tests that need them
   esac
 done

@@ -46,6 +46,13 @@ type Source struct {
 	// include.unknown.datatypes=true). Default false: such columns are left
 	// out, with a warning and the tributary_columns_dropped metric.
 	IncludeUnknownTypes bool `yaml:"include_unknown_types" json:"include_unknown_types"`
+	// CACertificate (PEM) is the only authority a TLS connection to the
+	// database trusts; with it, TLS is required and verified in full (chain
+	// and host name). ClientCertificate + ClientKey (PEM, the key a secret)
+	// log in with a certificate. See sourcetls.go.
+	CACertificate     string `yaml:"ca_certificate" json:"ca_certificate"`
+	ClientCertificate string `yaml:"client_certificate" json:"client_certificate"`
+	ClientKey         string `yaml:"client_key" json:"client_key"`
 }
 
 // Destination is the Kafka or MSK cluster.

@@ -9,7 +9,7 @@ import (
 const RedactedValue = "REDACTED"
 
 // Redacted returns a copy of c that is safe to log or show: passwords,
-// external_id, client_key, signing_secret and refused tunnel settings are
+// external_id, client_key (both), signing_secret and refused tunnel settings are
 // replaced by "REDACTED", and URLs lose their passwords and secret query
 // parameters. Empty secrets stay empty, so the copy still shows what is unset.
 func (c Config) Redacted() Config {
@@ -21,7 +21,7 @@ func (c Config) Redacted() Config {
 	}
 	r.Source.URL = RedactURL(c.Source.URL)
 	d := &r.Destination
-	for _, secret := range []*string{&d.Password, &d.ExternalID, &d.ClientKey, &r.Webhooks.SigningSecret} {
+	for _, secret := range []*string{&d.Password, &d.ExternalID, &d.ClientKey, &r.Source.ClientKey, &r.Webhooks.SigningSecret} {
 		if *secret != "" {
 			*secret = RedactedValue
 		}

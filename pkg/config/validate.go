@@ -41,6 +41,7 @@ func (c *Config) validate(errs *Errors) {
 	v := validator{errs: errs}
 	v.name(c)
 	v.source(c)
+	v.sourceTLS(&c.Source)
 	v.destination(&c.Destination)
 	v.checkpoint(&c.Checkpoint)
 	v.webhooks(&c.Webhooks)

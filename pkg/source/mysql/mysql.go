@@ -128,19 +128,6 @@ func (s *Source) connect(ctx context.Context) (*client.Conn, error) {
 	return conn, nil
 }
 
-// tlsOption applies ?tls=true|preferred from the URL.
-func (s *Source) tlsOption() client.Option {
-	return func(c *client.Conn) error {
-		switch s.conn.Params["tls"] {
-		case "true":
-			c.SetTLSConfig(tlsConfig(s.conn.Host))
-		case "preferred":
-			c.SetTLSConfig(tlsConfig(s.conn.Host))
-		}
-		return nil
-	}
-}
-
 // Run implements source.Source.
 func (s *Source) Run(ctx context.Context, from change.Position, emit func(context.Context, *change.Event) error) error {
 	conn, err := s.connect(ctx)

@@ -1,7 +1,6 @@
 package mysql
 
 import (
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -76,8 +75,4 @@ func trunc(b []byte) string {
 		return string(b[:200]) + "…"
 	}
 	return string(b)
-}
-
-func tlsConfig(host string) *tls.Config {
-	return &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
 }

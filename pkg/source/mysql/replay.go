@@ -29,7 +29,11 @@ func (s *Source) checkReplayable(ctx context.Context, file string, pos uint32, s
 	if !binlogBefore(file, pos, endFile, endPos) {
 		return nil
 	}
-	syncer := replication.NewBinlogSyncer(s.syncerConfig(serverID))
+	cfg, err := s.syncerConfig(serverID)
+	if err != nil {
+		return err
+	}
+	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 	bs, err := syncer.StartSync(gomysql.Position{Name: file, Pos: pos})
 	if err != nil {

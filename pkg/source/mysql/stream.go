@@ -41,12 +41,15 @@ type streamer struct {
 // stream reads the binlog from pos until ctx is done or an error occurs,
 // emitting row changes of captured tables and a position after each commit.
 func (s *Source) stream(ctx context.Context, srv server, pos position, emit func(context.Context, *change.Event) error) error {
-	syncer := replication.NewBinlogSyncer(s.syncerConfig(s.serverID))
+	cfg, err := s.syncerConfig(s.serverID)
+	if err != nil {
+		return err
+	}
+	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 
 	st := &streamer{src: s, srv: srv, emit: emit, file: pos.File}
 	var bs *replication.BinlogStreamer
-	var err error
 	if pos.GTID != "" {
 		if st.gset, err = parseGTIDSet(s.flavor, pos.GTID); err != nil {
 			return err
@@ -73,7 +76,7 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 }
 
 // syncerConfig is the replication client's configuration.
-func (s *Source) syncerConfig(serverID uint32) replication.BinlogSyncerConfig {
+func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, error) {
 	cfg := replication.BinlogSyncerConfig{
 		ServerID:                serverID,
 		Flavor:                  s.flavor,
@@ -90,10 +93,9 @@ func (s *Source) syncerConfig(serverID uint32) replication.BinlogSyncerConfig {
 		DisableRetrySync:        true,
 		Logger:                  slog.New(slog.DiscardHandler),
 	}
-	if v := s.conn.Params["tls"]; v == "true" || v == "preferred" {
-		cfg.TLSConfig = tlsConfig(s.conn.Host)
-	}
-	return cfg
+	var err error
+	cfg.TLSConfig, err = s.tlsConfig()
+	return cfg, err
 }
 
 // classify marks the server's "could not find the first log file / GTID"

@@ -63,6 +63,9 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 		// pgx errors may quote the URL; keep the secret out of the message.
 		return nil, errors.New("source.url: not a valid PostgreSQL connection URL")
 	}
+	if err := applyTLS(cfg, &opts.Config); err != nil {
+		return nil, err
+	}
 	// Text output the decoders expect, whatever the server's defaults.
 	cfg.RuntimeParams["TimeZone"] = "UTC"
 	cfg.RuntimeParams["DateStyle"] = "ISO, YMD"
