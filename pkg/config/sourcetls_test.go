@@ -55,11 +55,23 @@ func TestSourceTLSRules(t *testing.T) {
 			tc.change(&c)
 			err := c.Validate()
 			var errs *Errors
-			if !errors.As(err, &errs) || len(errs.Problems) != 1 {
-				t.Fatalf("want one problem, got: %v", err)
+			if !errors.As(err, &errs) {
+				t.Fatalf("want problems, got: %v", err)
 			}
-			if p := errs.Problems[0]; p.Field != tc.field || !strings.Contains(p.Message, tc.rule) {
-				t.Fatalf("got %q, want field %s with %q", p, tc.field, tc.rule)
+			// One problem names the field; any other is the source type
+			// itself (mongodb: not built in this release).
+			var mine []Problem
+			for _, p := range errs.Problems {
+				switch p.Field {
+				case tc.field:
+					mine = append(mine, p)
+				case "source.type":
+				default:
+					t.Fatalf("unexpected problem %q", p)
+				}
+			}
+			if len(mine) != 1 || !strings.Contains(mine[0].Message, tc.rule) {
+				t.Fatalf("got %v, want one problem of %s with %q", errs.Problems, tc.field, tc.rule)
 			}
 			for _, pem := range []string{ca, cert, key, otherKey} {
 				if body := strings.Split(pem, "\n")[1]; strings.Contains(err.Error(), body) {

@@ -61,11 +61,33 @@ func (ca testCA) server(t *testing.T, notAfter time.Time) tls.Certificate {
 // handshake runs a TLS handshake over a pipe and returns the client's error.
 func handshake(t *testing.T, server tls.Certificate, client *tls.Config) error {
 	t.Helper()
-	a, b := net.Pipe()
-	defer a.Close()
-	defer b.Close()
-	go func() { _ = tls.Server(b, &tls.Config{Certificates: []tls.Certificate{server}}).Handshake() }()
-	return tls.Client(a, client).Handshake()
+	// A loopback TCP connection, not net.Pipe: a refused certificate makes
+	// the client write an alert while the server may still be writing its
+	// flight, and an unbuffered pipe then blocks both for good.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		_ = tls.Server(c, &tls.Config{Certificates: []tls.Certificate{server}}).Handshake()
+	}()
+	defer func() { <-done }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	return tls.Client(c, client).Handshake()
 }
 
 // Each way a database certificate fails to verify is told in words with its
