@@ -173,9 +173,11 @@ func (s *Source) discover(ctx context.Context, emit func(context.Context, *chang
 // addTables starts capturing rels while streaming: into the publication
 // first (from then on their changes are streamed), then a backfill from a
 // snapshot taken after that, so every row written before is read. Rows
-// written in between are both read and streamed (duplicates, the newest
-// state last). Its progress markers keep the stream's position, so an
-// interrupted backfill resumes after a restart.
+// written in between are both read and streamed: the snapshot's (newer)
+// row comes first, then the stream's changes of the window, older ones
+// included, and the stream ends on the newest state; no change is lost.
+// Its progress markers keep the stream's position, so an interrupted
+// backfill resumes after a restart.
 func (s *Source) addTables(ctx context.Context, rels []*relation, emit func(context.Context, *change.Event) error) error {
 	var list []string
 	for _, r := range rels {

@@ -22,7 +22,10 @@ type txState struct {
 	finalLSN     uint64
 	xid          uint32
 	commitMicros int64
-	index        int
+	// lastLSN and atLSN number the changes that share one WAL record (a
+	// multi-row insert), so that an event ID is unique.
+	lastLSN uint64
+	atLSN   int
 }
 
 // stream starts logical replication at start and emits every change of a
@@ -180,6 +183,19 @@ func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 
 func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, relID uint32, op change.Op,
 	oldType uint8, oldTuple, newTuple *pglogrepl.TupleData, emit func(context.Context, *change.Event) error) error {
+	// The event ID names the change by its own LSN, not by its rank among
+	// the published changes of its transaction: the rank shifts when a
+	// replay after a restart publishes another set of tables (one removed
+	// from or added to source.tables), and the same change would then get
+	// another ID, or two changes the same one.
+	if uint64(xld.WALStart) != tx.lastLSN {
+		tx.lastLSN, tx.atLSN = uint64(xld.WALStart), 0
+	}
+	id := fmt.Sprintf("pg:%s:%s", formatLSN(tx.finalLSN), formatLSN(uint64(xld.WALStart)))
+	if tx.atLSN > 0 {
+		id += fmt.Sprintf(":%d", tx.atLSN)
+	}
+	tx.atLSN++
 	if _, ok := s.captured[relID]; !ok {
 		return nil
 	}
@@ -201,9 +217,8 @@ func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, r
 			TxID:         int64(tx.xid),
 			LSN:          int64(xld.WALStart),
 		},
-		ID: fmt.Sprintf("pg:%s:%d", formatLSN(tx.finalLSN), tx.index),
+		ID: id,
 	}
-	tx.index++
 	var err error
 	if newTuple != nil {
 		if ev.After, err = decodeTuple(t, newTuple); err != nil {

@@ -1,0 +1,71 @@
+package postgres
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// TestEventIDIndependentOfCapturedSet replays one transaction that writes
+// to t3, t1, t3, t1 first with both tables captured, then with t3 removed
+// from source.tables (as after a restart that replays WAL already
+// published): each t1 change must keep its event ID. With IDs numbered by
+// rank among the published changes, the replay gave t1's second change
+// the ID its first one had, and a consumer deduplicating by ID (Kafka
+// header tributary-event-id) dropped it as a duplicate: a lost change.
+func TestEventIDIndependentOfCapturedSet(t *testing.T) {
+	rel := func(oid uint32, name string) *relation {
+		return &relation{oid: oid, schema: "public", name: name, key: []string{"k"},
+			columns: []catalogColumn{{name: "k", typOID: 23, typName: "int4", notNull: true}}}
+	}
+	t1, t3 := rel(1, "t1"), rel(3, "t3")
+	type w struct {
+		rel *relation
+		lsn uint64
+		k   int
+	}
+	tx := []w{{t3, 0x100, 1}, {t1, 0x200, 2}, {t3, 0x300, 3}, {t1, 0x400, 4}, {t1, 0x400, 5}}
+
+	replay := func(captured ...*relation) map[int]string {
+		s := &Source{connCfg: &pgx.ConnConfig{}, captured: map[uint32]string{},
+			tables: map[uint32]*change.Table{}, rels: map[uint32]*relation{}}
+		s.connCfg.Database = "db"
+		for _, r := range captured {
+			s.captured[r.oid] = r.fullName()
+			s.tables[r.oid], s.rels[r.oid] = r.table("db", nil), r
+		}
+		ids := map[int]string{}
+		emit := func(_ context.Context, ev *change.Event) error {
+			ids[int(ev.After[0].Int)] = ev.ID
+			return nil
+		}
+		state := txState{finalLSN: 0x500}
+		for _, c := range tx {
+			tuple := &pglogrepl.TupleData{Columns: []*pglogrepl.TupleDataColumn{
+				{DataType: pglogrepl.TupleDataTypeText, Data: []byte(strconv.Itoa(c.k))}}}
+			xld := pglogrepl.XLogData{WALStart: pglogrepl.LSN(c.lsn)}
+			if err := s.row(context.Background(), &state, xld, c.rel.oid, change.OpCreate, 0, nil, tuple, emit); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ids
+	}
+	both, only := replay(t1, t3), replay(t1)
+	seen := map[string]int{}
+	for k, id := range both {
+		if other, dup := seen[id]; dup {
+			t.Errorf("changes k=%d and k=%d share the event ID %s", other, k, id)
+		}
+		seen[id] = k
+	}
+	for _, k := range []int{2, 4, 5} {
+		if only[k] != both[k] {
+			t.Errorf("k=%d: event ID %q after t3 left the captured set, %q before", k, only[k], both[k])
+		}
+	}
+}
