@@ -1,9 +1,6 @@
 package integration
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,23 +69,7 @@ func TestDebeziumFidelityTypes(t *testing.T) {
 // writeSourceConfig is writeConfig with lines added to the source section
 // too.
 func (e *env) writeSourceConfig(source, destination string) string {
-	cfg := fmt.Sprintf(`name: %s
-source:
-  type: postgres
-  url: %s
-%sdestination:
-  bootstrap_servers: %s
-  topic_prefix: %s
-  disable_tls: true
-  create_missing_topics: true
-%scheckpoint:
-  path: %s
-`, e.name, e.pgURL(), source, kafkaAddr, e.prefix, destination, filepath.Join(e.dir, "checkpoints"))
-	path := filepath.Join(e.dir, "pipeline.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		e.t.Fatal(err)
-	}
-	return path
+	return e.writePipeline(pipelineConfig{source: source, destination: destination})
 }
 
 func typesSchema() []string {

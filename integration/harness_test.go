@@ -114,26 +114,51 @@ func (e *env) exec(sql string, args ...any) {
 	}
 }
 
-// writeConfig writes the pipeline config and returns its path. extra is
-// appended to the destination section.
-func (e *env) writeConfig(extra string) string {
+// pipelineConfig is what the tests' pipeline configs differ in; the rest
+// (Kafka without TLS, topics created when missing, a prefix of the test's
+// own) is the same for all.
+type pipelineConfig struct {
+	typ, url    string // the source; "": e's PostgreSQL database
+	source      string // lines added to the source section
+	destination string // lines added to the destination section
+	checkpoint  string // the checkpoint section; "": a file store in e.dir
+	file        string // the config's name in e.dir; "": pipeline.yaml
+}
+
+// writePipeline writes the pipeline config c describes and returns its path.
+func (e *env) writePipeline(c pipelineConfig) string {
+	e.t.Helper()
+	if c.typ == "" {
+		c.typ, c.url = "postgres", e.pgURL()
+	}
+	if c.checkpoint == "" {
+		c.checkpoint = "  path: " + filepath.Join(e.dir, "checkpoints") + "\n"
+	}
+	if c.file == "" {
+		c.file = "pipeline.yaml"
+	}
 	cfg := fmt.Sprintf(`name: %s
 source:
-  type: postgres
+  type: %s
   url: %s
-destination:
+%sdestination:
   bootstrap_servers: %s
   topic_prefix: %s
   disable_tls: true
   create_missing_topics: true
 %scheckpoint:
-  path: %s
-`, e.name, e.pgURL(), kafkaAddr, e.prefix, extra, filepath.Join(e.dir, "checkpoints"))
-	path := filepath.Join(e.dir, "pipeline.yaml")
+%s`, e.name, c.typ, c.url, c.source, kafkaAddr, e.prefix, c.destination, c.checkpoint)
+	path := filepath.Join(e.dir, c.file)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
 	return path
+}
+
+// writeConfig writes the pipeline config and returns its path. extra is
+// appended to the destination section.
+func (e *env) writeConfig(extra string) string {
+	return e.writePipeline(pipelineConfig{destination: extra})
 }
 
 // proc is a running tributary.
