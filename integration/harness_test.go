@@ -253,9 +253,18 @@ func (m message) payload() map[string]any {
 // readTopic reads a topic from the start up to its current end.
 func readTopic(t *testing.T, topic string) []message {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	var msgs []message
+	eachMessageWithin(t, topic, 60*time.Second, func(m message) { msgs = append(msgs, m) })
+	return msgs
+}
+
+// eachMessageWithin calls fn for each record of topic, from the start up
+// to its end when called, failing the test after timeout.
+func eachMessageWithin(t *testing.T, topic string, timeout time.Duration, fn func(message)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr), kgo.FetchMaxBytes(64<<20))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,10 +282,9 @@ func readTopic(t *testing.T, topic string) []message {
 		}
 	})
 	if len(want) == 0 {
-		return nil
+		return
 	}
 	cl.AddConsumePartitions(offsets)
-	var msgs []message
 	for len(want) > 0 {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
@@ -284,6 +292,9 @@ func readTopic(t *testing.T, topic string) []message {
 		}
 		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch %s: %v", topic, err) })
 		fs.EachRecord(func(r *kgo.Record) {
+			if end, ok := want[r.Partition]; !ok || r.Offset >= end {
+				return
+			}
 			m := message{Partition: r.Partition, Offset: r.Offset, Headers: map[string]string{}, ProducerID: r.ProducerID}
 			if err := json.Unmarshal(r.Key, &m.Key); err != nil {
 				t.Fatalf("key at %d/%d is not JSON: %v: %s", r.Partition, r.Offset, err, r.Key)
@@ -296,13 +307,12 @@ func readTopic(t *testing.T, topic string) []message {
 			for _, h := range r.Headers {
 				m.Headers[h.Key] = string(h.Value)
 			}
-			msgs = append(msgs, m)
-			if end, ok := want[r.Partition]; ok && r.Offset+1 >= end {
+			fn(m)
+			if r.Offset+1 >= want[r.Partition] {
 				delete(want, r.Partition)
 			}
 		})
 	}
-	return msgs
 }
 
 // waitFor polls cond until it holds or the timeout passes.
