@@ -125,23 +125,10 @@ func TestStatusDynamoDBWhileRunning(t *testing.T) {
 	e.exec(`CREATE TABLE items (id int PRIMARY KEY)`)
 	e.exec(`INSERT INTO items SELECT generate_series(1, 3)`)
 	table := awstest.Name("status-")
-	cfg := fmt.Sprintf(`name: %s
-source:
-  type: postgres
-  url: %s
-destination:
-  bootstrap_servers: %s
-  topic_prefix: %s
-  disable_tls: true
-  create_missing_topics: true
-checkpoint:
-  store: dynamodb
-  table: %s
-  create_table: true
-  path: %s
-`, e.name, e.pgURL(), kafkaAddr, e.prefix, table, filepath.Join(e.dir, "checkpoints"))
-	path := filepath.Join(e.dir, "ddb.yaml")
-	writeText(t, path, cfg)
+	path := e.writePipeline(pipelineConfig{
+		checkpoint: dynamoCheckpoint(table) + "  path: " + filepath.Join(e.dir, "checkpoints") + "\n",
+		file:       "ddb.yaml",
+	})
 	p := e.start("run", "--config", path)
 	var r status.Report
 	var raw string

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -43,25 +42,13 @@ func useMoto(t *testing.T) {
 // writeDynamoConfig writes a pipeline config that checkpoints in the
 // DynamoDB table (created when missing). extra goes into the source section.
 func (e *env) writeDynamoConfig(table, extra string) string {
-	cfg := fmt.Sprintf(`name: %s
-source:
-  type: postgres
-  url: %s
-%sdestination:
-  bootstrap_servers: %s
-  topic_prefix: %s
-  disable_tls: true
-  create_missing_topics: true
-checkpoint:
-  store: dynamodb
-  table: %s
-  create_table: true
-`, e.name, e.pgURL(), extra, kafkaAddr, e.prefix, table)
-	path := filepath.Join(e.dir, "pipeline.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		e.t.Fatal(err)
-	}
-	return path
+	return e.writePipeline(pipelineConfig{source: extra, checkpoint: dynamoCheckpoint(table)})
+}
+
+// dynamoCheckpoint is the checkpoint section of a DynamoDB store in table,
+// created when missing.
+func dynamoCheckpoint(table string) string {
+	return "  store: dynamodb\n  table: " + table + "\n  create_table: true\n"
 }
 
 // startWith starts the binary with extra environment variables.

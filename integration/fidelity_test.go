@@ -44,9 +44,6 @@ func TestDebeziumFidelity(t *testing.T) {
 		{`INSERT INTO full_t (id, name, amount, body) VALUES (1, 'one', 1.50, ` + toastText + `)`, 1},
 		{fidelityInsert("arr_t", arrRowSmall("1")), 1},
 	}
-	for _, s := range snapshot {
-		e.exec(s.sql)
-	}
 	// The stream: every statement with the number of messages it makes
 	// (a delete is a 'd' and a tombstone).
 	stream := []fidelityStep{
@@ -82,72 +79,13 @@ func TestDebeziumFidelity(t *testing.T) {
 		// A keyless delete: 'd', then a tombstone whose key is null too.
 		{`DELETE FROM nopk WHERE a = 1`, 2},
 	}
-	want := 0
-	for _, s := range append(snapshot, stream...) {
-		want += s.events
-	}
-
-	dbzOut := filepath.Join(e.dir, "debezium.jsonl")
-	dbz := startDebezium(t, e, dbzOut, want)
 	cfg := e.writeConfig("  delete_mode: record_and_tombstone\n")
 	listTables(t, cfg, "public.wide", "public.full_t", "public.arr_t", "public.nopk")
-	p := e.start("run", "--config", cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("tributary output:\n%s", p.out)
-		}
-	})
-
-	// Changes start once both have read the snapshot (their slots exist by then).
-	snapWant := len(snapshot)
-	waitFor(t, 60*time.Second, "both snapshots", func() bool {
-		if dbz.exited() {
-			t.Fatalf("debezium exited early:\n%s", dbz.out)
-		}
-		if p.exited() {
-			t.Fatalf("tributary exited early:\n%s", p.out)
-		}
-		return countLines(dbzOut) >= snapWant && topicsEnd(topics) >= int64(snapWant)
-	})
-	for _, s := range stream {
-		e.exec(s.sql)
-	}
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) && !(countLines(dbzOut) >= want && topicsEnd(topics) >= int64(want)) {
-		if p.exited() {
-			t.Fatalf("tributary exited:\n%s", p.out)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	if code := p.stop(t); code != 0 {
-		t.Errorf("tributary exit code %d after SIGTERM; output:\n%s", code, p.out)
-	}
-	dbz.stop()
-
-	dbzRecs := readDebeziumOutput(t, dbzOut)
-	var diffs fidelityDiffs
-	for _, topic := range topics {
-		var d []rawRecord
-		for _, r := range dbzRecs {
-			if r.topic == topic {
-				d = append(d, r)
-			}
-		}
-		diffs.compareTopic(topic, d, readTopicRaw(t, topic))
-	}
-	if len(dbzRecs) != want {
-		diffs.add("", -1, "count", fmt.Sprintf("%d records", len(dbzRecs)), fmt.Sprintf("%d expected by the test script", want))
-	}
-	if len(diffs.lines) > 0 {
-		t.Errorf("Tributary differs from Debezium %s (%d difference(s); volatile fields ignored: %s):\n%s",
-			debeziumVersion, len(diffs.lines), strings.Join(volatileFields, ", "), diffs.String())
-		if keep := os.Getenv("FIDELITY_KEEP"); keep != "" {
-			// The test's directory goes with it: copy Debezium's output.
-			if b, err := os.ReadFile(dbzOut); err == nil && os.WriteFile(keep, b, 0o644) == nil {
-				t.Logf("debezium output kept in %s", keep)
-			}
-		}
-	}
+	sideBySide{
+		e: e, exec: func(sql string) { e.exec(sql) }, snapshot: snapshot, stream: stream, topics: topics,
+		debezium: func(out string, want int) *debeziumProc { return startDebezium(t, e, out, want) },
+		config:   cfg, snapshotWait: 60 * time.Second, streamWait: 90 * time.Second,
+	}.run(t)
 }
 
 // topicsEnd is the sum of the topics' end offsets.

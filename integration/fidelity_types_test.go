@@ -1,9 +1,6 @@
 package integration
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,9 +32,6 @@ func TestDebeziumFidelityTypes(t *testing.T) {
 		{fidelityInsert("types_t", typesRowNulls("2")), 1},
 		{fidelityInsert("types_t", typesRowEdges("3")), 1},
 	}
-	for _, s := range snapshot {
-		e.exec(s.sql)
-	}
 	stream := []fidelityStep{
 		{fidelityInsert("types_t", typesRowFull("4")), 1},
 		{fidelityInsert("types_t", typesRowNulls("5")), 1},
@@ -55,67 +49,19 @@ func TestDebeziumFidelityTypes(t *testing.T) {
 			ARRAY[ST_Buffer('POINT(0 0)'::geometry, 10, 500)])`, 1},
 		{`UPDATE types_t SET c_int4range = '[2,3)' WHERE id = 7`, 1},
 	}
-	want := 0
-	for _, s := range append(snapshot, stream...) {
-		want += s.events
-	}
-
-	dbzOut := filepath.Join(e.dir, "debezium.jsonl")
-	dbz := startDebezium(t, e, dbzOut, want)
 	// PostGIS's own table spatial_ref_sys is left out: Debezium does not
 	// snapshot it, Tributary's default selection would.
 	cfg := e.writeSourceConfig("  tables: [public.types_t]\n", "  delete_mode: record_and_tombstone\n")
-	p := e.start("run", "--config", cfg)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("tributary output:\n%s", p.out)
-		}
-	})
-	waitFor(t, 90*time.Second, "both snapshots", func() bool {
-		if dbz.exited() {
-			t.Fatalf("debezium exited early:\n%s", dbz.out)
-		}
-		if p.exited() {
-			t.Fatalf("tributary exited early:\n%s", p.out)
-		}
-		return countLines(dbzOut) >= len(snapshot) && topicsEnd(topics) >= int64(len(snapshot))
-	})
-	for _, s := range stream {
-		e.exec(s.sql)
-	}
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) && !(countLines(dbzOut) >= want && topicsEnd(topics) >= int64(want)) {
-		if p.exited() {
-			t.Fatalf("tributary exited:\n%s", p.out)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	if code := p.stop(t); code != 0 {
-		t.Errorf("tributary exit code %d after SIGTERM; output:\n%s", code, p.out)
-	}
-	dbz.stop()
-
-	dbzRecs := readDebeziumOutput(t, dbzOut)
-	var diffs fidelityDiffs
-	diffs.compareTopic(topic, dbzRecs, readTopicRaw(t, topic))
-	if len(dbzRecs) != want {
-		diffs.add("", -1, "count", fmt.Sprintf("%d records", len(dbzRecs)), fmt.Sprintf("%d expected by the test script", want))
-	}
-	t.Logf("compared %d records of %d columns with Debezium %s: %d difference(s)", len(dbzRecs), len(typesRowFull("0")), debeziumVersion, len(diffs.lines))
-	if len(diffs.lines) > 0 {
-		t.Errorf("Tributary differs from Debezium %s (%d difference(s); volatile fields ignored: %s):\n%s",
-			debeziumVersion, len(diffs.lines), strings.Join(volatileFields, ", "), diffs.String())
-		if keep := os.Getenv("FIDELITY_KEEP"); keep != "" {
-			if b, err := os.ReadFile(dbzOut); err == nil && os.WriteFile(keep, b, 0o644) == nil {
-				t.Logf("debezium output kept in %s", keep)
-			}
-		}
-	}
+	out := sideBySide{
+		e: e, exec: func(sql string) { e.exec(sql) }, snapshot: snapshot, stream: stream, topics: topics,
+		debezium: func(out string, want int) *debeziumProc { return startDebezium(t, e, out, want) },
+		config:   cfg, snapshotWait: 90 * time.Second, streamWait: 90 * time.Second,
+	}.run(t)
 	// point[] and arrays of a domain are columns Debezium leaves out too:
 	// Tributary must say so.
 	for _, col := range []string{`"column":"a_point"`, `"column":"d_emails"`} {
-		if !strings.Contains(p.out.String(), col) {
-			t.Errorf("no warning about the dropped column %s; output:\n%s", col, p.out)
+		if !strings.Contains(out, col) {
+			t.Errorf("no warning about the dropped column %s; output:\n%s", col, out)
 		}
 	}
 }
@@ -123,23 +69,7 @@ func TestDebeziumFidelityTypes(t *testing.T) {
 // writeSourceConfig is writeConfig with lines added to the source section
 // too.
 func (e *env) writeSourceConfig(source, destination string) string {
-	cfg := fmt.Sprintf(`name: %s
-source:
-  type: postgres
-  url: %s
-%sdestination:
-  bootstrap_servers: %s
-  topic_prefix: %s
-  disable_tls: true
-  create_missing_topics: true
-%scheckpoint:
-  path: %s
-`, e.name, e.pgURL(), source, kafkaAddr, e.prefix, destination, filepath.Join(e.dir, "checkpoints"))
-	path := filepath.Join(e.dir, "pipeline.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		e.t.Fatal(err)
-	}
-	return path
+	return e.writePipeline(pipelineConfig{source: source, destination: destination})
 }
 
 func typesSchema() []string {

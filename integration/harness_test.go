@@ -114,26 +114,51 @@ func (e *env) exec(sql string, args ...any) {
 	}
 }
 
-// writeConfig writes the pipeline config and returns its path. extra is
-// appended to the destination section.
-func (e *env) writeConfig(extra string) string {
+// pipelineConfig is what the tests' pipeline configs differ in; the rest
+// (Kafka without TLS, topics created when missing, a prefix of the test's
+// own) is the same for all.
+type pipelineConfig struct {
+	typ, url    string // the source; "": e's PostgreSQL database
+	source      string // lines added to the source section
+	destination string // lines added to the destination section
+	checkpoint  string // the checkpoint section; "": a file store in e.dir
+	file        string // the config's name in e.dir; "": pipeline.yaml
+}
+
+// writePipeline writes the pipeline config c describes and returns its path.
+func (e *env) writePipeline(c pipelineConfig) string {
+	e.t.Helper()
+	if c.typ == "" {
+		c.typ, c.url = "postgres", e.pgURL()
+	}
+	if c.checkpoint == "" {
+		c.checkpoint = "  path: " + filepath.Join(e.dir, "checkpoints") + "\n"
+	}
+	if c.file == "" {
+		c.file = "pipeline.yaml"
+	}
 	cfg := fmt.Sprintf(`name: %s
 source:
-  type: postgres
+  type: %s
   url: %s
-destination:
+%sdestination:
   bootstrap_servers: %s
   topic_prefix: %s
   disable_tls: true
   create_missing_topics: true
 %scheckpoint:
-  path: %s
-`, e.name, e.pgURL(), kafkaAddr, e.prefix, extra, filepath.Join(e.dir, "checkpoints"))
-	path := filepath.Join(e.dir, "pipeline.yaml")
+%s`, e.name, c.typ, c.url, c.source, kafkaAddr, e.prefix, c.destination, c.checkpoint)
+	path := filepath.Join(e.dir, c.file)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
 	return path
+}
+
+// writeConfig writes the pipeline config and returns its path. extra is
+// appended to the destination section.
+func (e *env) writeConfig(extra string) string {
+	return e.writePipeline(pipelineConfig{destination: extra})
 }
 
 // proc is a running tributary.
@@ -228,9 +253,18 @@ func (m message) payload() map[string]any {
 // readTopic reads a topic from the start up to its current end.
 func readTopic(t *testing.T, topic string) []message {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	var msgs []message
+	eachMessageWithin(t, topic, 60*time.Second, func(m message) { msgs = append(msgs, m) })
+	return msgs
+}
+
+// eachMessageWithin calls fn for each record of topic, from the start up
+// to its end when called, failing the test after timeout.
+func eachMessageWithin(t *testing.T, topic string, timeout time.Duration, fn func(message)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr), kgo.FetchMaxBytes(64<<20))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,10 +282,9 @@ func readTopic(t *testing.T, topic string) []message {
 		}
 	})
 	if len(want) == 0 {
-		return nil
+		return
 	}
 	cl.AddConsumePartitions(offsets)
-	var msgs []message
 	for len(want) > 0 {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
@@ -259,6 +292,9 @@ func readTopic(t *testing.T, topic string) []message {
 		}
 		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch %s: %v", topic, err) })
 		fs.EachRecord(func(r *kgo.Record) {
+			if end, ok := want[r.Partition]; !ok || r.Offset >= end {
+				return
+			}
 			m := message{Partition: r.Partition, Offset: r.Offset, Headers: map[string]string{}, ProducerID: r.ProducerID}
 			if err := json.Unmarshal(r.Key, &m.Key); err != nil {
 				t.Fatalf("key at %d/%d is not JSON: %v: %s", r.Partition, r.Offset, err, r.Key)
@@ -271,13 +307,12 @@ func readTopic(t *testing.T, topic string) []message {
 			for _, h := range r.Headers {
 				m.Headers[h.Key] = string(h.Value)
 			}
-			msgs = append(msgs, m)
-			if end, ok := want[r.Partition]; ok && r.Offset+1 >= end {
+			fn(m)
+			if r.Offset+1 >= want[r.Partition] {
 				delete(want, r.Partition)
 			}
 		})
 	}
-	return msgs
 }
 
 // waitFor polls cond until it holds or the timeout passes.

@@ -3,11 +3,9 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 )
@@ -95,9 +93,6 @@ func TestDebeziumFidelityMySQL(t *testing.T) {
 		{fidelityInsert("kinds", myRowEdges(3)), 1},
 		{`INSERT INTO pair VALUES (9, 'z', 'snap')`, 1},
 	}
-	for _, s := range snapshot {
-		e.exec(s.sql)
-	}
 	// The stream: every statement with the number of messages it makes (a
 	// delete is a 'd' and a tombstone).
 	stream := []fidelityStep{
@@ -120,80 +115,13 @@ func TestDebeziumFidelityMySQL(t *testing.T) {
 		{`UPDATE kinds SET c_small = 70000 WHERE id = 7`, 1},
 		{`DELETE FROM kinds WHERE id = 1`, 2},
 	}
-	want := 0
-	for _, s := range append(snapshot, stream...) {
-		want += s.events
-	}
-
-	dbzOut := filepath.Join(e.dir, "debezium.jsonl")
-	props := fmt.Sprintf(`connector.class=io.debezium.connector.mariadb.MariaDbConnector
-database.hostname=127.0.0.1
-database.port=3306
-database.user=root
-database.password=root
-database.server.id=%d
-database.include.list=%s
-topic.prefix=%s
-include.schema.changes=false
-schema.history.internal=io.debezium.storage.file.history.FileSchemaHistory
-schema.history.internal.file.filename=%s
-offset.storage=org.apache.kafka.connect.storage.FileOffsetBackingStore
-offset.storage.file.filename=%s
-harness.max.records=%d
-harness.max.runtime.ms=110000
-`, 5_400_000+rand.IntN(100_000), e.db, e.prefix,
-		filepath.Join(e.dir, "debezium-history.dat"), filepath.Join(e.dir, "debezium-offsets.dat"), want)
-	dbz := runDebezium(t, e.dir, "mariadb", props, dbzOut)
-	cfg := e.writeConfigWith("", "  delete_mode: record_and_tombstone\n")
-	p := e.start("run", "--config", cfg)
-
-	snapWant := len(snapshot)
-	waitFor(t, 60*time.Second, "both snapshots", func() bool {
-		if dbz.exited() {
-			t.Fatalf("debezium exited early:\n%s", dbz.out)
-		}
-		if p.exited() {
-			t.Fatalf("tributary exited early:\n%s", p.out)
-		}
-		return countLines(dbzOut) >= snapWant && topicEnd(kindsTopic)+topicEnd(pairTopic) >= int64(snapWant)
-	})
-	for _, s := range stream {
-		e.exec(s.sql)
-	}
-	deadline := time.Now().Add(40 * time.Second)
-	for time.Now().Before(deadline) && !(countLines(dbzOut) >= want && topicEnd(kindsTopic)+topicEnd(pairTopic) >= int64(want)) {
-		if p.exited() {
-			t.Fatalf("tributary exited:\n%s", p.out)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	if code := p.stop(t); code != 0 {
-		t.Errorf("tributary exit code %d after SIGTERM; output:\n%s", code, p.out)
-	}
-	dbz.stop()
-
-	dbzRecs := readDebeziumOutput(t, dbzOut)
-	diffs := fidelityDiffs{sanitize: sanitizeMySQL}
-	for _, topic := range []string{kindsTopic, pairTopic} {
-		var d []rawRecord
-		for _, r := range dbzRecs {
-			if r.topic == topic {
-				d = append(d, r)
-			}
-		}
-		trib := readTopicRaw(t, topic)
-		keepFidelityOutput(t, topic, d, trib)
-		checkSourceVersions(&diffs, topic, d, trib)
-		diffs.compareTopic(topic, d, trib)
-	}
-	if len(dbzRecs) != want {
-		diffs.add("", -1, "count", fmt.Sprintf("%d records", len(dbzRecs)), fmt.Sprintf("%d expected by the test script", want))
-	}
-	if len(diffs.lines) > 0 {
-		t.Errorf("Tributary differs from Debezium's MariaDB connector %s (%d difference(s); volatile fields ignored: %s; in 'r' messages also %s):\n%s",
-			mariadbPeerVersion, len(diffs.lines), strings.Join(mysqlVolatileFields, ", "),
-			strings.Join(mysqlSnapshotVolatileFields, ", "), diffs.String())
-	}
+	sideBySide{
+		e: e.env, exec: func(sql string) { e.exec(sql) }, snapshot: snapshot, stream: stream,
+		topics:       []string{kindsTopic, pairTopic},
+		debezium:     func(out string, want int) *debeziumProc { return startMariaDBDebezium(t, e, out, want) },
+		config:       e.writeConfigWith("", "  delete_mode: record_and_tombstone\n"),
+		snapshotWait: 60 * time.Second, streamWait: 40 * time.Second, mariadb: true,
+	}.run(t)
 }
 
 // keepFidelityOutput writes both sides of topic as JSON lines to the

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,21 +56,5 @@ func (e *myEnv) writeConfig(extra string) string { return e.writeConfigWith(extr
 // writeConfigWith writes a mysql pipeline config with extra lines in the
 // source and destination sections.
 func (e *myEnv) writeConfigWith(sourceExtra, destExtra string) string {
-	cfg := fmt.Sprintf(`name: %s
-source:
-  type: mysql
-  url: %s
-%sdestination:
-  bootstrap_servers: %s
-  topic_prefix: %s
-  disable_tls: true
-  create_missing_topics: true
-%scheckpoint:
-  path: %s
-`, e.name, e.url(), sourceExtra, kafkaAddr, e.prefix, destExtra, filepath.Join(e.dir, "checkpoints"))
-	path := filepath.Join(e.dir, "pipeline.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		e.t.Fatal(err)
-	}
-	return path
+	return e.writePipeline(pipelineConfig{typ: "mysql", url: e.url(), source: sourceExtra, destination: destExtra})
 }

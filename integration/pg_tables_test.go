@@ -18,23 +18,7 @@ func (e *env) writeTablesConfig(tables ...string) string {
 	if len(tables) > 0 {
 		list = "  tables: [" + strings.Join(tables, ", ") + "]\n"
 	}
-	cfg := fmt.Sprintf(`name: %s
-source:
-  type: postgres
-  url: %s
-%sdestination:
-  bootstrap_servers: %s
-  topic_prefix: %s
-  disable_tls: true
-  create_missing_topics: true
-checkpoint:
-  path: %s
-`, e.name, e.pgURL(), list, kafkaAddr, e.prefix, filepath.Join(e.dir, "checkpoints"))
-	path := filepath.Join(e.dir, "pipeline.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		e.t.Fatal(err)
-	}
-	return path
+	return e.writePipeline(pipelineConfig{source: list})
 }
 
 // pgCaughtUp commits row id into the sentinel table (which must be

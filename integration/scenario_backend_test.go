@@ -3,8 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -207,21 +205,5 @@ func writeScenarioConfig(e *env, typ, url string, b backend, tables []string, de
 			src.WriteString("    - " + b.tableID(t) + "\n")
 		}
 	}
-	cfg := fmt.Sprintf(`name: %s
-source:
-  type: %s
-  url: %s
-%sdestination:
-  bootstrap_servers: %s
-  topic_prefix: %s
-  disable_tls: true
-  create_missing_topics: true
-%scheckpoint:
-  path: %s
-`, e.name, typ, url, src.String(), kafkaAddr, e.prefix, destExtra, filepath.Join(e.dir, "checkpoints"))
-	path := filepath.Join(e.dir, "pipeline.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		e.t.Fatal(err)
-	}
-	return path
+	return e.writePipeline(pipelineConfig{typ: typ, url: url, source: src.String(), destination: destExtra})
 }

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,9 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-cdc/tributary/pkg/webhook"
 )
@@ -226,57 +222,7 @@ func textOf(s *string) string {
 // soak's millions of messages make too large).
 func eachMessage(t *testing.T, topic string, fn func(message)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr), kgo.FetchMaxBytes(64<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatalf("end offsets of %s: %v", topic, err)
-	}
-	want := map[int32]int64{}
-	offsets := map[string]map[int32]kgo.Offset{topic: {}}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil && o.Offset > 0 {
-			want[o.Partition] = o.Offset
-			offsets[topic][o.Partition] = kgo.NewOffset().AtStart()
-		}
-	})
-	if len(want) == 0 {
-		return
-	}
-	cl.AddConsumePartitions(offsets)
-	for len(want) > 0 {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			t.Fatalf("reading %s: %v (still waiting for %v)", topic, err, want)
-		}
-		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch %s: %v", topic, err) })
-		fs.EachRecord(func(r *kgo.Record) {
-			if end, ok := want[r.Partition]; !ok || r.Offset >= end {
-				return
-			}
-			m := message{Partition: r.Partition, Offset: r.Offset, Headers: map[string]string{}, ProducerID: r.ProducerID}
-			if err := json.Unmarshal(r.Key, &m.Key); err != nil {
-				t.Fatalf("key at %d/%d is not JSON: %v: %s", r.Partition, r.Offset, err, r.Key)
-			}
-			if r.Value != nil {
-				if err := json.Unmarshal(r.Value, &m.Value); err != nil {
-					t.Fatalf("value at %d/%d is not JSON: %v", r.Partition, r.Offset, err)
-				}
-			}
-			for _, h := range r.Headers {
-				m.Headers[h.Key] = string(h.Value)
-			}
-			fn(m)
-			if r.Offset+1 >= want[r.Partition] {
-				delete(want, r.Partition)
-			}
-		})
-	}
+	eachMessageWithin(t, topic, 30*time.Minute, fn)
 }
 
 // readSkipped reads the local row.skipped records (no webhook URL is set).

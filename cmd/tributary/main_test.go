@@ -40,15 +40,7 @@ destination:
 }
 
 func TestValidateAcceptsAGoodConfig(t *testing.T) {
-	cfg := writeFile(t, `name: shop
-source:
-  type: postgres
-  url: postgres://u:secret-canary@127.0.0.1:5432/shop
-destination:
-  bootstrap_servers: 127.0.0.1:9092
-  topic_prefix: shop
-  disable_tls: true
-`)
+	cfg := writeFile(t, goodConfig)
 	var stdout, stderr bytes.Buffer
 	if code := mainExit([]string{"validate", "--config", cfg}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
