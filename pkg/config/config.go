@@ -4,6 +4,8 @@
 // at once.
 package config
 
+import "time"
+
 // Config is one pipeline document.
 type Config struct {
 	// Name names the pipeline, its checkpoint, and the default slot and
@@ -31,6 +33,10 @@ type Source struct {
 	Publication string `yaml:"publication" json:"publication"`
 	// ServerID is the MySQL replica server id. Default derived from the name.
 	ServerID uint32 `yaml:"server_id" json:"server_id"`
+	// OutageWindow is how long the source keeps reconnecting after it lost
+	// its connection before the pipeline exits 1 (a Go duration: "5m",
+	// "90s"). Default 5m.
+	OutageWindow string `yaml:"outage_window" json:"outage_window"`
 }
 
 // Destination is the Kafka or MSK cluster.
@@ -71,6 +77,13 @@ type Webhooks struct {
 	RowSkippedURL string `yaml:"row_skipped_url" json:"row_skipped_url"`
 	SigningSecret string `yaml:"signing_secret" json:"signing_secret"` // secret
 	QueueURL      string `yaml:"queue_url" json:"queue_url"`
+}
+
+// OutageWindowDuration is source.outage_window, 0 when unset (the source
+// package's default). Validate has checked it parses.
+func (s Source) OutageWindowDuration() time.Duration {
+	d, _ := time.ParseDuration(s.OutageWindow)
+	return d
 }
 
 // BackfillEnabled reports source.backfill, default true.

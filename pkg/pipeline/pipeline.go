@@ -114,6 +114,12 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	leaseDone := make(chan struct{})
 	go func() { defer close(leaseDone); p.watchLease(runCtx) }()
 
+	if w, ok := p.Source.(interface {
+		Connected() bool
+		Reconnects() int64
+	}); ok {
+		p.Metrics.WatchSource(w.Connected, w.Reconnects) // a reconnecting source (source.Reconnecting)
+	}
 	srcErr := p.Source.Run(runCtx, from, p.emitOwned)
 	close(done)
 	commitErr := <-committerDone

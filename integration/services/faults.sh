@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# faults.sh SERVICE ACTION — private servers for the fault tests (integration/fault_*_test.go),
+# so that restarting or killing them never disturbs the shared services other tests use.
+#
+#   faults.sh mariadb up        start (creating it on first use) MariaDB on 127.0.0.1:3316
+#   faults.sh mariadb restart   clean shutdown (SIGTERM), then start again
+#   faults.sh mariadb stop      clean shutdown
+#   faults.sh mariadb down      stop if running (down.sh calls it)
+#
+# State: $STATE_DIR/faults/mariadb. Same settings as mariadb.sh (binlog ROW, FULL images and
+# metadata, GTIDs), root/root over TCP.
+
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+
+FAULT_MARIADB_PORT=3316
+FAULT_HOME=$STATE_DIR/faults/mariadb
+
+fault_owner() { if ((EUID == 0)); then echo mysql; else id -un; fi; }
+fault_as() { if ((EUID == 0)); then (cd / && runuser -u mysql -- "$@"); else "$@"; fi; }
+fault_pid() { running_pid "$FAULT_HOME/run/mariadb.pid" "--defaults-file=$FAULT_HOME/my.cnf"; }
+fault_sql() {
+  local user=root
+  ((EUID == 0)) || user=$(id -un)
+  timeout 30 mariadb --no-defaults -S "$FAULT_HOME/run/mariadb.sock" -u "$user" -N -B -e "$1"
+}
+
+fault_mariadb_start() {
+  local h=$FAULT_HOME
+  if fault_pid >/dev/null; then return 0; fi
+  mkdir -p "$h/run" "$h/binlog" "$h/data"
+  cat >"$h/my.cnf" <<EOF
+# Written by integration/services/faults.sh.
+[mariadbd]
+datadir = $h/data
+socket = $h/run/mariadb.sock
+pid-file = $h/run/mariadb.pid
+log-error = $h/mariadb.log
+bind-address = 127.0.0.1
+port = $FAULT_MARIADB_PORT
+skip-name-resolve
+character-set-server = utf8mb4
+collation-server = utf8mb4_general_ci
+server-id = 1
+log-bin = $h/binlog/mariadb-bin
+binlog-format = ROW
+binlog-row-image = FULL
+binlog-row-metadata = FULL
+log-slave-updates = ON
+gtid-strict-mode = ON
+binlog-expire-logs-seconds = 604800
+innodb-buffer-pool-size = 32M
+innodb-log-file-size = 48M
+performance-schema = OFF
+max-connections = 100
+EOF
+  chown -R "$(fault_owner)": "$STATE_DIR/faults" "$h"
+  if [[ ! -d $h/data/mysql ]]; then
+    fault_as mariadb-install-db --defaults-file="$h/my.cnf" --user="$(fault_owner)" --skip-test-db \
+      >"$h/install.log" 2>&1 || { show_tail "$h/install.log"; die "faults: mariadb-install-db failed"; }
+  fi
+  port_open "$FAULT_MARIADB_PORT" && die "faults: port $FAULT_MARIADB_PORT is taken: $(port_owner "$FAULT_MARIADB_PORT")"
+  setsid /usr/sbin/mariadbd --defaults-file="$h/my.cnf" --user="$(fault_owner)" \
+    </dev/null >>"$h/mariadb.log" 2>&1 9>&- &
+  local pid=$! deadline=$((SECONDS + 90))
+  until fault_sql 'SELECT 1' >/dev/null 2>&1; do
+    alive "$pid" || { show_tail "$h/mariadb.log"; die "faults: mariadb did not start"; }
+    ((SECONDS < deadline)) || die "faults: mariadb did not start in 90 s"
+    sleep 0.3
+  done
+  fault_sql "CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY 'root';
+GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION; FLUSH PRIVILEGES;" >/dev/null
+}
+
+fault_mariadb_stop() {
+  local pid
+  pid=$(fault_pid) || return 0
+  stop_pid "$pid" mariadb 60
+}
+
+case "${1:-} ${2:-}" in
+"mariadb up" | "mariadb start") fault_mariadb_start ;;
+"mariadb restart") fault_mariadb_stop && fault_mariadb_start ;;
+"mariadb stop" | "mariadb down") fault_mariadb_stop ;;
+"all down") fault_mariadb_stop ;;
+*) die "usage: faults.sh mariadb up|restart|stop|down | faults.sh all down" ;;
+esac
