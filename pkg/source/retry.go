@@ -2,6 +2,8 @@ package source
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -49,7 +51,7 @@ func RegisterClassifier(typ string, c Classifier) { classifiers.Store(typ, c) }
 // reset, refused, broken pipe, timeouts (a dropped packet), DNS lookups
 // and TLS handshakes cut short. Anything else is not.
 func NetworkRetriable(err error) bool {
-	if err == nil {
+	if err == nil || CertificateProblem(err) {
 		return false
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
@@ -63,11 +65,26 @@ func NetworkRetriable(err error) bool {
 		return true
 	}
 	var op *net.OpError
-	if errors.As(err, &op) {
-		return true
+	if errors.As(err, &op) && op.Op != "remote error" {
+		return true // dial, read, write on the socket; not a TLS alert the server sent
 	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// CertificateProblem reports a TLS failure that is configuration, not
+// the network: an unknown authority, a wrong host name, an expired or
+// refused certificate. Retrying cannot fix those.
+func CertificateProblem(err error) bool {
+	var alert tls.AlertError
+	var verify *tls.CertificateVerificationError
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var op *net.OpError
+	return errors.As(err, &alert) || errors.As(err, &verify) || errors.As(err, &unknown) ||
+		errors.As(err, &host) || errors.As(err, &invalid) ||
+		(errors.As(err, &op) && op.Op == "remote error")
 }
 
 // connectedKey carries the reconnect loop's "the source is connected"

@@ -2,6 +2,8 @@ package source
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +25,8 @@ func TestNetworkRetriable(t *testing.T) {
 		{fmt.Errorf("tls handshake: %w", io.EOF), true},
 		{fmt.Errorf("wait: %w", context.DeadlineExceeded), true},
 		{errors.New("password authentication failed for user x"), false},
+		{fmt.Errorf("tls: %w", x509.UnknownAuthorityError{}), false},
+		{&net.OpError{Op: "remote error", Err: tls.AlertError(42)}, false},
 		{nil, false},
 	} {
 		if got := NetworkRetriable(c.err); got != c.want {
