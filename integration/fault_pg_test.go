@@ -174,3 +174,55 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 		t.Fatalf("%d gaps", res.gaps)
 	}
 }
+
+// TestPostgresBackfillFault restarts PostgreSQL (immediate: a crash) in
+// the middle of a backfill: the publisher reconnects by itself, resumes
+// the backfill and publishes every row (duplicates allowed, no gaps).
+func TestPostgresBackfillFault(t *testing.T) {
+	e := faultPgEnv(t, "pgbffault")
+	const rows = 150000
+	e.faultPgSQL(fmt.Sprintf(`CREATE TABLE bulk (k int PRIMARY KEY, pad text);
+INSERT INTO bulk SELECT g, repeat('y', 100) FROM generate_series(1, %d) g`, rows))
+	topic := e.prefix + ".public.bulk"
+	p := e.start("run", "--config", e.faultPgConfig("60s"))
+	waitFor(t, 60*time.Second, "the backfill to start", func() bool { return topicEnd(topic) > 0 })
+	at := topicEnd(topic)
+	faults(t, "postgres", "restart-immediate")
+	outage := awaitReconnectOrStream(t, p)
+	waitFor(t, 120*time.Second, "the whole backfill", func() bool { return topicEnd(topic) >= rows })
+	if p.exited() {
+		t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+	}
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+	keys := map[int64]bool{}
+	msgs := readTopic(t, topic)
+	for _, m := range msgs {
+		keys[int64(m.Key["payload"].(map[string]any)["k"].(float64))] = true
+	}
+	t.Logf("postgres restarted mid-backfill (after %d of %d rows): %s; %d messages, %d distinct keys, %d duplicates",
+		at, rows, outage, len(msgs), len(keys), len(msgs)-len(keys))
+	if len(keys) != rows {
+		t.Fatalf("%d of %d rows published: %d gaps", len(keys), rows, rows-len(keys))
+	}
+}
+
+// awaitReconnectOrStream waits for the first "source reconnected" line
+// (or, when the fault struck before anything was read, the stream) and
+// says which.
+func awaitReconnectOrStream(t *testing.T, p *proc) string {
+	t.Helper()
+	var what string
+	waitFor(t, 90*time.Second, "the reconnect", func() bool {
+		if p.exited() {
+			t.Fatalf("tributary exited instead of reconnecting: %v\n%s", p.err, p.out)
+		}
+		if m := reconnectedLine.FindStringSubmatch(p.out.String()); m != nil {
+			what = "recovered in " + strings.Trim(m[1], `"`)
+			return true
+		}
+		return false
+	})
+	return what
+}
