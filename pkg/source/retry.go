@@ -117,7 +117,7 @@ type Reconnecting struct {
 
 	connected  atomic.Bool
 	reconnects atomic.Int64
-	failures   atomic.Int64 // consecutive failed attempts of the current outage
+	failures   atomic.Int64 // failed attempts of the current outage
 }
 
 // Connected reports whether the source is up (1) or reconnecting (0), for
@@ -156,18 +156,25 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 		log = slog.Default()
 	}
 
-	var outageSince time.Time // zero while connected
-	var mu sync.Mutex         // guards outageSince and last against the emit callback
+	// An outage runs from the first loss until the connection has stayed
+	// up for stable: a source that connects and drops again at once
+	// (flapping) keeps its outage, its backoff and its window running.
+	stable := min(30*time.Second, window/2)
+	var outageSince, lostAt, upAt time.Time // outageSince zero: no outage
+	var mu sync.Mutex                       // guards the times and last against the emit callback
 	last := from
 	var emitFailed atomic.Bool
 	up := func() {
 		mu.Lock()
 		defer mu.Unlock()
-		if !outageSince.IsZero() {
-			log.Info("source reconnected", "outage", time.Since(outageSince).Round(time.Millisecond).String(), "attempts", r.failures.Load()+1)
-			outageSince = time.Time{}
+		if r.connected.Load() {
+			return
 		}
-		r.failures.Store(0)
+		now := time.Now()
+		if !lostAt.IsZero() {
+			log.Info("source reconnected", "outage", now.Sub(lostAt).Round(time.Millisecond).String(), "attempts", r.failures.Load())
+		}
+		upAt = now
 		r.connected.Store(true)
 	}
 	wrapped := func(ctx context.Context, ev *change.Event) error {
@@ -197,12 +204,19 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 			log.Error("source error is fatal, not retrying", "class", "fatal", "err", err)
 			return err
 		}
-		r.connected.Store(false)
 		mu.Lock()
 		now := time.Now()
+		if r.connected.Load() && now.Sub(upAt) >= stable {
+			outageSince = time.Time{} // the last outage is over: a new one starts
+			r.failures.Store(0)
+		}
 		if outageSince.IsZero() {
 			outageSince = now
 		}
+		if r.connected.Load() || lostAt.IsZero() {
+			lostAt = now
+		}
+		r.connected.Store(false)
 		since := outageSince
 		mu.Unlock()
 		n := r.failures.Add(1)
