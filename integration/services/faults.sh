@@ -63,7 +63,8 @@ innodb-log-file-size = 48M
 performance-schema = OFF
 max-connections = 100
 EOF
-  chown -R "$(fault_owner)": "$STATE_DIR/faults" "$h"
+  chown "$(fault_owner)": "$STATE_DIR/faults"
+  chown -R "$(fault_owner)": "$h"
   if [[ ! -d $h/data/mysql ]]; then
     fault_as mariadb-install-db --defaults-file="$h/my.cnf" --user="$(fault_owner)" --skip-test-db \
       >"$h/install.log" 2>&1 || { show_tail "$h/install.log"; die "faults: mariadb-install-db failed"; }
