@@ -195,3 +195,17 @@ func anyKey(live map[int64]int64, rng *rand.Rand) int64 {
 	}
 	panic("unreachable")
 }
+
+// awaitCatchUp waits until topic holds at least min messages and has
+// stopped growing.
+func awaitCatchUp(t *testing.T, topic string, min int64) {
+	t.Helper()
+	prev := int64(-1)
+	waitFor(t, 120*time.Second, "every committed change", func() bool {
+		n := topicEnd(topic)
+		stable := n == prev && n >= min
+		prev = n
+		time.Sleep(2 * time.Second)
+		return stable
+	})
+}

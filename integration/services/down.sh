@@ -17,6 +17,8 @@ for s in "${services[@]}"; do
 done
 
 [[ -d $STATE_DIR ]] || exit 0
+# The fault tests' private servers (faults.sh), stopped with everything.
+((${#@})) || "$SERVICES_DIR/faults.sh" all down || true
 lock_state_dir
 
 for s in "${services[@]}"; do

@@ -4,6 +4,8 @@
 // at once.
 package config
 
+import "time"
+
 // Config is one pipeline document.
 type Config struct {
 	// Name names the pipeline, its checkpoint, and the default slot and
@@ -53,6 +55,11 @@ type Source struct {
 	CACertificate     string `yaml:"ca_certificate" json:"ca_certificate"`
 	ClientCertificate string `yaml:"client_certificate" json:"client_certificate"`
 	ClientKey         string `yaml:"client_key" json:"client_key"`
+
+	// OutageWindow is how long the source keeps reconnecting after it lost
+	// its connection before the pipeline exits 1 (a Go duration: "5m",
+	// "90s"). Default 5m.
+	OutageWindow string `yaml:"outage_window" json:"outage_window"`
 }
 
 // Destination is the Kafka or MSK cluster.
@@ -93,6 +100,13 @@ type Webhooks struct {
 	RowSkippedURL string `yaml:"row_skipped_url" json:"row_skipped_url"`
 	SigningSecret string `yaml:"signing_secret" json:"signing_secret"` // secret
 	QueueURL      string `yaml:"queue_url" json:"queue_url"`
+}
+
+// OutageWindowDuration is source.outage_window, 0 when unset (the source
+// package's default). Validate has checked it parses.
+func (s Source) OutageWindowDuration() time.Duration {
+	d, _ := time.ParseDuration(s.OutageWindow)
+	return d
 }
 
 // BackfillEnabled reports source.backfill, default true.

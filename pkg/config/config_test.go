@@ -361,6 +361,8 @@ func TestValidateRules(t *testing.T) {
 		{"log level", func(c *Config) { c.LogLevel = "verbose" }, "log_level", "must be debug, info, warn or error"},
 		{"log format", func(c *Config) { c.LogFormat = "xml" }, "log_format", "must be text or json"},
 		{"url required", func(c *Config) { c.Source.URL = "" }, "source.url", "required"},
+		{"outage window unit", func(c *Config) { c.Source.OutageWindow = "5 minutes" }, "source.outage_window", "duration from 1s to 24h"},
+		{"outage window zero", func(c *Config) { c.Source.OutageWindow = "0s" }, "source.outage_window", "duration from 1s to 24h"},
 		{"url parse", func(c *Config) { c.Source.URL = "postgres://u:p@h:port/db" }, "source.url", "not a valid URL"},
 		{"url scheme", func(c *Config) { c.Source.URL = "mysql://h/db" }, "source.url", "postgres:// or postgresql://"},
 		{"url no scheme", func(c *Config) { c.Source.URL = "host=db user=x" }, "source.url", "must be a URL"},
@@ -440,6 +442,7 @@ func TestValidateAccepts(t *testing.T) {
 		change func(c *Config)
 	}{
 		{"postgresql scheme", func(c *Config) { c.Source.URL = "postgresql://h/db" }},
+		{"outage window", func(c *Config) { c.Source.OutageWindow = "90s" }},
 		{"ipv6 broker", func(c *Config) { c.Destination.BootstrapServers = "[::1]:9092" }},
 		{"prefix chars", func(c *Config) { c.Destination.TopicPrefix = "Shop.eu_1-a" }},
 		{"iam with region", func(c *Config) {

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 var (
@@ -89,6 +90,12 @@ func (v validator) source(c *Config) {
 		v.add("source.url", "must be a URL such as %s://user@host/database", urlScheme(s.Type))
 	} else if s.Type == SourcePostgres && u.Scheme != "postgres" && u.Scheme != "postgresql" {
 		v.add("source.url", "must start with postgres:// or postgresql:// for a postgres source")
+	}
+
+	if s.OutageWindow != "" {
+		if d, err := time.ParseDuration(s.OutageWindow); err != nil || d < time.Second || d > 24*time.Hour {
+			v.add("source.outage_window", "must be a duration from 1s to 24h, such as 5m or 90s")
+		}
 	}
 
 	seen := map[string]int{}

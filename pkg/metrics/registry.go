@@ -129,6 +129,13 @@ func (r *Registry) GaugeFunc(name, help string, labels Labels, f func() float64)
 	s.gauge = f
 }
 
+// CounterFunc registers a counter whose value f computes at exposition
+// time (f must never decrease).
+func (r *Registry) CounterFunc(name, help string, labels Labels, f func() float64) {
+	s, _ := r.series(name, help, "counter", labels, nil)
+	s.gauge = f
+}
+
 // Histogram returns the histogram with these labels and bucket upper
 // bounds (ascending; +Inf is implied), creating it if needed.
 func (r *Registry) Histogram(name, help string, labels Labels, buckets []float64) *Histogram {

@@ -112,6 +112,12 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	leaseDone := make(chan struct{})
 	go func() { defer close(leaseDone); p.watchLease(runCtx) }()
 
+	if w, ok := p.Source.(interface {
+		Connected() bool
+		Reconnects() int64
+	}); ok {
+		p.Metrics.WatchSource(w.Connected, w.Reconnects) // a reconnecting source (source.Reconnecting)
+	}
 	srcErr := p.Source.Run(runCtx, from, p.emitOwned)
 	close(done)
 	commitErr := <-committerDone
@@ -172,21 +178,43 @@ func (p *Pipeline) defaults() {
 	p.sizeHint = map[*change.Table]int{}
 }
 
+// checkpointRetryWindow is how long checkpoint saves may keep failing
+// before the pipeline stops.
+const checkpointRetryWindow = time.Minute
+
 // commitLoop checkpoints on a cadence until done closes.
 func (p *Pipeline) commitLoop(ctx context.Context, done <-chan struct{}) error {
 	tick := time.NewTicker(p.CheckpointEvery)
 	defer tick.Stop()
+	var failingSince time.Time
 	for {
 		select {
 		case <-done:
 			return nil
 		case <-tick.C:
-			if err := p.commit(ctx); err != nil {
-				if ctx.Err() == nil {
-					p.fail(err)
+			err := p.commit(ctx)
+			if err == nil {
+				if !failingSince.IsZero() {
+					p.Log.Info("checkpoint store reachable again", "after", time.Since(failingSince).Round(time.Millisecond).String())
+					failingSince = time.Time{}
 				}
-				return err
+				continue
 			}
+			// A store outage shorter than the lease (or than
+			// checkpointRetryWindow, for a store without one) is ridden
+			// out: the checkpoint waits, publishing goes on while the
+			// lease holds, and a lost lease still stops everything.
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			if ctx.Err() == nil && !errors.Is(err, checkpoint.ErrLeaseLost) && time.Since(failingSince) < checkpointRetryWindow {
+				p.Log.Warn("checkpoint save failed; retrying", "err", err, "failing_for", time.Since(failingSince).Round(time.Millisecond).String())
+				continue
+			}
+			if ctx.Err() == nil {
+				p.fail(err)
+			}
+			return err
 		}
 	}
 }

@@ -76,7 +76,12 @@ func New(ctx context.Context, opts Options) (Source, error) {
 	if !ok {
 		return nil, fmt.Errorf("source.type %q is not supported (have %v)", opts.Config.Type, Types())
 	}
-	return c(ctx, opts)
+	src, err := c(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	// Every source rides out a lost connection the same way (retry.go).
+	return &Reconnecting{Source: src, Type: opts.Config.Type, Window: opts.Config.OutageWindowDuration()}, nil
 }
 
 // Types lists the registered source types.

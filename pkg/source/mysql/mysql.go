@@ -137,6 +137,7 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 	s.db = conn
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
+	defer conn.Close() // a reconnect runs Run again with a new one
 
 	if s.flavor, err = detectFlavor(conn); err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // txState is the transaction being decoded.
@@ -61,6 +62,7 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 	if err != nil {
 		return classify(fmt.Errorf("start binlog stream: %w", err))
 	}
+	source.MarkConnected(ctx)
 	for {
 		ev, err := bs.GetEvent(ctx)
 		if err != nil {

@@ -94,6 +94,7 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 
 // Run implements source.Source.
 func (s *Source) Run(ctx context.Context, from change.Position, emit func(context.Context, *change.Event) error) error {
+	s.Close() // a reconnect (source.Reconnecting) runs Run again: drop the lost connections
 	conn, err := pgx.ConnectConfig(ctx, s.connCfg)
 	if err != nil {
 		return fmt.Errorf("connect to postgres: %w", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // statusInterval is how often the acknowledged position is reported to the
@@ -37,6 +38,7 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 	}); err != nil {
 		return fmt.Errorf("start replication on slot %s: %w", s.slot, err)
 	}
+	source.MarkConnected(ctx)
 	var tx txState
 	next := time.Now().Add(statusInterval)
 	s.nextDiscover = time.Now().Add(discoverEvery)
