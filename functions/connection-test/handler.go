@@ -43,11 +43,12 @@ type errorBody struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
-// Handle answers 200 with the kafka.Report, 400 for a bad request or a
+// Handle answers 200 with the source's checks and the kafka.Report (ok
+// only when both passed), 400 for a bad request or a
 // pipeline whose configuration does not load, 404 for an unknown pipeline.
 // Responses and logs carry no secret: configuration problems name fields,
-// the report's details come from kafka.TestConnection, which promises the
-// same, and scrub takes every value a reference resolved to out of it (a
+// the report's details come from kafka.TestConnection and the source's
+// Check, which promise the same, and scrub takes every value a reference resolved to out of it (a
 // document could put a secret where the report shows it, e.g. as a broker).
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	log := h.log.With("request_id", req.RequestContext.RequestID)
@@ -79,11 +80,24 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		log.Error("no time left for the connection test after reading the configuration")
 		return respond(http.StatusGatewayTimeout, errorBody{Error: "reading the pipeline configuration took too long; try again"}), nil
 	}
-	report := kafka.TestConnection(ctx, cfg.Destination, cfg.Destination.TopicPrefix,
+	// The source and Kafka are tested side by side, so each has the whole
+	// budget; both dial only through h.dial.
+	var r response
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Source = sourceChecks(ctx, cfg, h.dial, budget)
+	}()
+	r.Report = kafka.TestConnection(ctx, cfg.Destination, cfg.Destination.TopicPrefix,
 		kafka.WithDialer(h.dial), kafka.WithTimeout(budget))
-	scrub(&report, resolved)
-	log.Info("connection test", "ok", report.OK, "brokers", len(report.Brokers))
-	return respond(http.StatusOK, report), nil
+	<-done
+	r.OK = r.Report.OK
+	for _, c := range r.Source {
+		r.OK = r.OK && c.OK
+	}
+	scrub(&r, resolved)
+	log.Info("connection test", "ok", r.OK, "kafka_ok", r.Report.OK, "source_checks", len(r.Source), "brokers", len(r.Report.Brokers))
+	return respond(http.StatusOK, r), nil
 }
 
 func respond(status int, v any) events.APIGatewayV2HTTPResponse {

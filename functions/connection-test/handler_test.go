@@ -17,7 +17,7 @@ import (
 	"github.com/tributary-cdc/tributary/functions/internal/dialguard"
 	"github.com/tributary-cdc/tributary/functions/internal/pipelines"
 	"github.com/tributary-cdc/tributary/integration/awstest"
-	"github.com/tributary-cdc/tributary/pkg/kafka"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 const canary = "kafkaCANARY5150pw"
@@ -47,7 +47,12 @@ func TestReplaySampleRequests(t *testing.T) {
 		return "name: " + name + "\nsource: {type: postgres, url: \"postgres://u:${ssm:" + secret(name) + "}@127.0.0.1:5432/db\"}\n" +
 			"destination: {topic_prefix: " + name + ", " + dest + "}\n"
 	}
-	put(prefix+"shop", doc("shop", `bootstrap_servers: "127.0.0.1:9092", disable_tls: true`), ssmtypes.ParameterTypeString)
+	// shop signs in to the tests' PostgreSQL for real (its password from
+	// SSM); every other pipeline's source password is the canary, which
+	// the server refuses.
+	put(root+"shop/pg", "postgres", ssmtypes.ParameterTypeSecureString)
+	put(prefix+"shop", strings.Replace(doc("shop", `bootstrap_servers: "127.0.0.1:9092", disable_tls: true`),
+		"postgres://u:${ssm:"+secret("shop")+"}@127.0.0.1:5432/db", "postgres://postgres:${ssm:"+root+"shop/pg}@127.0.0.1:5432/postgres", 1), ssmtypes.ParameterTypeString)
 	put(prefix+"imds", doc("imds", `bootstrap_servers: "169.254.169.254:9092,[fd00:ec2::254]:9092", disable_tls: true`), ssmtypes.ParameterTypeString)
 	put(prefix+"scram", doc("scram", `bootstrap_servers: "127.0.0.1:9092", disable_tls: true, authentication: SCRAM-SHA-512, username: u, password: "${ssm:`+secret("scram")+`}"`), ssmtypes.ParameterTypeString)
 	put(prefix+"broken", doc("broken", `bootstrap_servers: "127.0.0.1:9092", password: "${ssm:`+root+`broken/gone}"`), ssmtypes.ParameterTypeString)
@@ -88,12 +93,23 @@ func TestReplaySampleRequests(t *testing.T) {
 		}
 		return res.StatusCode, res.Body
 	}
-	report := func(body string) kafka.Report {
-		var r kafka.Report
+	report := func(body string) response {
+		var r response
 		if err := json.Unmarshal([]byte(body), &r); err != nil {
 			t.Fatal(err)
 		}
 		return r
+	}
+	// sourceCheck is the source check called name in body's report.
+	sourceCheck := func(body, name string) source.Check {
+		t.Helper()
+		for _, c := range report(body).Source {
+			if c.Name == name {
+				return c
+			}
+		}
+		t.Fatalf("no source check %q: %s", name, body)
+		return source.Check{}
 	}
 
 	// The sample itself, unchanged, names pipeline "shop".
@@ -101,10 +117,22 @@ func TestReplaySampleRequests(t *testing.T) {
 	if r := report(body); code != 200 || !r.OK || len(r.Brokers) == 0 || !r.Brokers[0].Reachable {
 		t.Fatalf("shop: %d %s", code, body)
 	}
-	for _, key := range []string{`"ok":true`, `"brokers":[{"id":`, `"host":"`, `"port":`, `"reachable":true`, `"checks":[`} {
+	for _, key := range []string{`"ok":true`, `"brokers":[{"id":`, `"host":"`, `"port":`, `"reachable":true`, `"checks":[`, `"source":[{"name":"source connection","ok":true`} {
 		if !strings.Contains(body, key) {
 			t.Errorf("shop: response lacks %s: %s", key, body)
 		}
+	}
+	t.Logf("shop: %s", body)
+	// The source's checks, as `tributary test-connection --json` gives
+	// them; the password's value ("postgres", also the user name here) is
+	// scrubbed like any resolved value.
+	for _, name := range []string{"source connection", "wal_level", "replication grant", "publication", "replication slot"} {
+		if c := sourceCheck(body, name); !c.OK {
+			t.Errorf("shop: source check %s failed: %+v", name, c)
+		}
+	}
+	if d := sourceCheck(body, "source connection").Detail; !strings.Contains(d, "signed in to PostgreSQL at 127.0.0.1:5432") || strings.Contains(d, "as postgres") {
+		t.Errorf("shop: source connection detail %q", d)
 	}
 
 	if code, body := call("nope", nil); code != 404 || !strings.Contains(body, "pipeline nope not found") {
@@ -131,6 +159,13 @@ func TestReplaySampleRequests(t *testing.T) {
 	if r := report(body); code != 200 || r.OK {
 		t.Errorf("scram against a plaintext listener: %d %s", code, body)
 	}
+	// The source refuses the canary as a password: ok is false even
+	// where Kafka passed, and the failed line does not show the password
+	// (call checks that).
+	code, body = call("echo", nil)
+	if c := sourceCheck(body, "source connection"); code != 200 || report(body).OK || c.OK || c.Fix == "" {
+		t.Errorf("echo: a source that refuses the sign-in: %d %s", code, body)
+	}
 	if code, body := call("thief", nil); code != 400 || !strings.Contains(body, "parameter "+secret("shop")+" is outside "+root+"thief/") {
 		t.Errorf("thief read another pipeline's secret: %d %s", code, body)
 	}
@@ -148,6 +183,12 @@ func TestReplaySampleRequests(t *testing.T) {
 	code, body = call("shop", nil)
 	if r := report(body); code != 200 || r.OK || !strings.Contains(body, "loopback") {
 		t.Errorf("loopback reached through the guarded dialer: %d %s", code, body)
+	}
+	t.Logf("shop through the guarded dialer: %s", body)
+	// The source's database too: refused, in one clear line.
+	if c := sourceCheck(body, "source connection"); c.OK || len(report(body).Source) != 1 ||
+		!strings.Contains(c.Detail, "address refused") || !strings.Contains(c.Detail, "loopback") {
+		t.Errorf("source database on loopback reached through the guarded dialer: %+v", c)
 	}
 
 	if strings.Contains(logs.String(), "CANARY") {

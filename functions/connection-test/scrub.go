@@ -2,22 +2,33 @@ package main
 
 import (
 	"net"
+	"net/url"
 	"sort"
 	"strings"
 
 	"github.com/tributary-cdc/tributary/pkg/config"
-	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
-// scrub takes out of r every value that a reference in the pipeline's
+// scrub takes out of r (Kafka's report and the source's checks) every value that a reference in the pipeline's
 // document resolved to: the caller of the API may start a test, not read
 // the pipeline's secrets back. A value used as a broker list (e.g.
 // bootstrap_servers: ${ssm:/tributary/shop/brokers}) is taken out entry by
 // entry and host by host too, since the report shows brokers that way.
-func scrub(r *kafka.Report, resolved []string) {
+func scrub(r *response, resolved []string) {
 	needles := map[string]bool{}
 	for _, v := range resolved {
 		needles[v] = true
+		// A whole source URL from one reference: its user and host are
+		// parts of the resolved value, and the source's checks show them.
+		if u, err := url.Parse(v); err == nil && u.Host != "" {
+			needles[u.Host], needles[u.Hostname()] = true, true
+			if u.User != nil {
+				needles[u.User.Username()] = true
+				if pw, ok := u.User.Password(); ok {
+					needles[pw] = true
+				}
+			}
+		}
 		for _, entry := range strings.Split(v, ",") {
 			entry = strings.TrimSpace(entry)
 			needles[entry] = true
@@ -56,5 +67,9 @@ func scrub(r *kafka.Report, resolved []string) {
 	}
 	for i := range r.Checks {
 		r.Checks[i].Detail = whole(r.Checks[i].Detail)
+	}
+	for i := range r.Source {
+		c := &r.Source[i]
+		c.Detail, c.Fix = whole(c.Detail), whole(c.Fix)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"sort"
 	"sync"
 
@@ -43,6 +44,10 @@ type Options struct {
 	// Logger is the pipeline's logger (it carries the pipeline field);
 	// nil means slog.Default().
 	Logger *slog.Logger
+	// Dial, when set, opens every TCP connection the source makes to its
+	// database (the Lambda functions pass their guarded dialer, which
+	// refuses loopback and instance metadata); nil dials directly.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Log returns the logger a source logs through: Logger, or slog.Default().

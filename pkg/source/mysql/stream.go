@@ -93,6 +93,7 @@ func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, 
 		HeartbeatPeriod:         10 * time.Second,
 		ReadTimeout:             60 * time.Second,
 		DisableRetrySync:        true,
+		Dialer:                  s.opts.Dial, // nil: the syncer's own
 		Logger:                  slog.New(slog.DiscardHandler),
 	}
 	var err error

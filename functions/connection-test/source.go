@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"net"
+	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/kafka"
+	"github.com/tributary-cdc/tributary/pkg/source"
+	_ "github.com/tributary-cdc/tributary/pkg/source/mysql"    // registers source.type mysql
+	_ "github.com/tributary-cdc/tributary/pkg/source/postgres" // registers source.type postgres
+)
+
+// response is Kafka's report with the source's checks beside it, the
+// shape `tributary test-connection --json` prints; OK only when both
+// passed.
+type response struct {
+	kafka.Report
+	OK     bool           `json:"ok"`
+	Source []source.Check `json:"source"`
+}
+
+// sourceChecks runs the source's own checks within budget, every
+// connection through dial (the guarded dialer): a source is never dialled
+// any other way. A source that cannot be set up answers one failed line
+// instead.
+func sourceChecks(ctx context.Context, cfg *config.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error), budget time.Duration) []source.Check {
+	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix,
+		Config: cfg.Source, Dial: dial})
+	if err != nil {
+		return []source.Check{{Name: "source connection", Detail: err.Error()}}
+	}
+	defer src.Close()
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	var checks []source.Check
+	if c, ok := src.(source.Checker); ok { // New's Reconnecting always is
+		checks = c.Check(ctx)
+	}
+	if len(checks) == 0 {
+		return []source.Check{{Name: "source connection", Detail: "source type " + cfg.Source.Type + " has no connection test"}}
+	}
+	return checks
+}
