@@ -56,6 +56,10 @@ func TestReplaySampleRequests(t *testing.T) {
 	put(prefix+"imds", doc("imds", `bootstrap_servers: "169.254.169.254:9092,[fd00:ec2::254]:9092", disable_tls: true`), ssmtypes.ParameterTypeString)
 	put(prefix+"scram", doc("scram", `bootstrap_servers: "127.0.0.1:9092", disable_tls: true, authentication: SCRAM-SHA-512, username: u, password: "${ssm:`+secret("scram")+`}"`), ssmtypes.ParameterTypeString)
 	put(prefix+"broken", doc("broken", `bootstrap_servers: "127.0.0.1:9092", password: "${ssm:`+root+`broken/gone}"`), ssmtypes.ParameterTypeString)
+	// maria's source is the tests' MariaDB (root's password from SSM).
+	put(root+"maria/db", "root", ssmtypes.ParameterTypeSecureString)
+	put(prefix+"maria", "name: maria\nsource: {type: mysql, url: \"mysql://root:${ssm:"+root+"maria/db}@127.0.0.1:3306\"}\n"+
+		"destination: {topic_prefix: maria, bootstrap_servers: \"127.0.0.1:9092\", disable_tls: true}\n", ssmtypes.ParameterTypeString)
 	// Reads shop's secret, then the function's environment.
 	put(prefix+"thief", doc("thief", `bootstrap_servers: "${ssm:`+secret("shop")+`}:9092", disable_tls: true`), ssmtypes.ParameterTypeString)
 	t.Setenv("CT_TEST_ENV_SECRET", "envCANARY77")
@@ -123,6 +127,13 @@ func TestReplaySampleRequests(t *testing.T) {
 		}
 	}
 	t.Logf("shop: %s", body)
+	mcode, mbody := call("maria", nil)
+	t.Logf("maria: %s", mbody)
+	for _, name := range []string{"source connection", "log_bin", "binlog_format", "replication grants"} {
+		if c := sourceCheck(mbody, name); mcode != 200 || !c.OK {
+			t.Errorf("maria: source check %s failed: %+v", name, c)
+		}
+	}
 	// The source's checks, as `tributary test-connection --json` gives
 	// them; the password's value ("postgres", also the user name here) is
 	// scrubbed like any resolved value.
@@ -185,6 +196,11 @@ func TestReplaySampleRequests(t *testing.T) {
 		t.Errorf("loopback reached through the guarded dialer: %d %s", code, body)
 	}
 	t.Logf("shop through the guarded dialer: %s", body)
+	// go-mysql dials through the guard as pgx does.
+	_, mbody = call("maria", nil)
+	if c := sourceCheck(mbody, "source connection"); c.OK || !strings.Contains(c.Detail, "address refused") || !strings.Contains(c.Detail, "loopback") {
+		t.Errorf("MariaDB on loopback reached through the guarded dialer: %+v", c)
+	}
 	// The source's database too: refused, in one clear line.
 	if c := sourceCheck(body, "source connection"); c.OK || len(report(body).Source) != 1 ||
 		!strings.Contains(c.Detail, "address refused") || !strings.Contains(c.Detail, "loopback") {
