@@ -63,6 +63,7 @@ func testConnection(ctx context.Context, inv *invocation) error {
 // After a successful sign-in, sources that can describe their tables add
 // the "column types" line.
 func sourceChecks(ctx context.Context, src source.Source, cfg config.Source) []source.Check {
+	src = source.Unwrapped(src) // source.New wraps it in a Reconnecting
 	checker, ok := src.(source.Checker)
 	if !ok {
 		return nil
