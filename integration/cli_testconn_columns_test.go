@@ -49,3 +49,25 @@ func TestTestConnectionColumnsAndTLSMySQL(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
+
+// TestTestConnectionTLSState: against the TLS-only servers of
+// tls-sources.sh, the "source TLS" line gives the version and says the
+// certificate was verified against source.ca_certificate with the host
+// name checked, for PostgreSQL and MariaDB.
+func TestTestConnectionTLSState(t *testing.T) {
+	e := newTLSEnv(t, "conntls")
+	withCA := "  ca_certificate: ${env:TLS_IT_CA}\n"
+	for _, tc := range []struct{ name, source string }{
+		{"postgres", "  type: postgres\n  url: postgres://postgres:postgres@" + tlsPGAddr + "/postgres?sslmode=verify-full\n" + withCA},
+		{"mariadb", "  type: mysql\n  url: mysql://root:root@" + tlsMariaDBAddr + "/mysql\n" + withCA},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.t = t
+			code, out := testConnection(t, e.env, e.writeSource(tc.source))
+			if code != 0 || !strings.Contains(out, "ok   source TLS         TLS 1.") ||
+				!strings.Contains(out, "certificate verified against source.ca_certificate, host name checked") {
+				t.Errorf("exit %d, want 0 and the TLS version with its verification:\n%s", code, out)
+			}
+		})
+	}
+}
