@@ -46,7 +46,7 @@ func lagBytes(ctx context.Context, cfg *config.Config, pos []byte) (*int64, stri
 		return nil, err.Error()
 	}
 	defer src.Close()
-	l, ok := src.(source.Lagger)
+	l, ok := source.Unwrapped(src).(source.Lagger)
 	if !ok {
 		return nil, ""
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
@@ -31,7 +32,7 @@ func testConnection(ctx context.Context, inv *invocation) error {
 		return &usageError{err.Error()}
 	}
 	defer src.Close()
-	r := connectionReport{Source: sourceChecks(ctx, src)}
+	r := connectionReport{Source: sourceChecks(ctx, src, cfg.Source)}
 	r.Report = kafka.TestConnection(ctx, cfg.Destination, cfg.Destination.TopicPrefix)
 	r.OK = r.Report.OK
 	for _, c := range r.Source {
@@ -59,14 +60,22 @@ func testConnection(ctx context.Context, inv *invocation) error {
 
 // sourceChecks runs the source's own checks, bounded so a source that does
 // not answer cannot hold the Kafka checks back for long.
-func sourceChecks(ctx context.Context, src source.Source) []source.Check {
+// After a successful sign-in, sources that can describe their tables add
+// the "column types" line.
+func sourceChecks(ctx context.Context, src source.Source, cfg config.Source) []source.Check {
+	src = source.Unwrapped(src) // source.New wraps it in a Reconnecting
 	checker, ok := src.(source.Checker)
 	if !ok {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return checker.Check(ctx)
+	checks := checker.Check(ctx)
+	d, ok := src.(source.Describer)
+	if ok && len(checks) > 0 && checks[0].Name == "source connection" && checks[0].OK {
+		checks = append(checks, columnTypesCheck(ctx, d, cfg))
+	}
+	return checks
 }
 
 func printReport(w io.Writer, r connectionReport) {

@@ -1,6 +1,10 @@
 package source
 
-import "context"
+import (
+	"context"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
 
 // Check is one thing a connection test verified about the source: its
 // name ("source connection", "wal_level", …), whether it passed, what was
@@ -27,4 +31,11 @@ type Checker interface {
 // for status displays. It connects, reads and disconnects.
 type Lagger interface {
 	LagBytes(ctx context.Context, pos []byte) (int64, error)
+}
+
+// Describer is implemented by sources that can read the current shape of
+// the tables they would capture, without capturing anything: for
+// test-connection's list of the columns the encoder leaves out (issue 18).
+type Describer interface {
+	Describe(ctx context.Context) ([]*change.Table, error)
 }

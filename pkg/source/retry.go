@@ -273,3 +273,13 @@ func backoff(min, max time.Duration, n int64) time.Duration {
 	half := d / 2
 	return half + time.Duration(rand.Int64N(int64(half)+1))
 }
+
+// Unwrapped returns the source a Reconnecting wraps (src itself
+// otherwise): the optional interfaces (Checker, Describer, Lagger) are
+// the wrapped source's, and the wrapper does not forward them.
+func Unwrapped(src Source) Source {
+	if r, ok := src.(*Reconnecting); ok {
+		return r.Source
+	}
+	return src
+}

@@ -7,6 +7,7 @@ import (
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
@@ -27,6 +28,10 @@ func (s *Source) Check(ctx context.Context) []source.Check {
 		return []source.Check{{Name: "source connection", Detail: err.Error()}}
 	}
 	checks := []source.Check{{Name: "source connection", OK: true, Detail: fmt.Sprintf("signed in to %s at %s as %s", flavor, s.conn.Addr(), s.conn.User)}}
+	// go-mysql swaps its packet connection's net.Conn for a *tls.Conn
+	// after the TLS handshake, so the state read there is the live one.
+	tlsCfg, _ := s.tlsConfig()
+	checks = append(checks, source.TLSState(conn.Conn.Conn, &s.opts.Config, tlsCfg))
 
 	srv, perr := checkPrerequisites(conn, flavor)
 	var problems string
@@ -49,6 +54,31 @@ func (s *Source) Check(ctx context.Context) []source.Check {
 	}
 	checks = append(checks, grants(conn))
 	return checks
+}
+
+var _ source.Describer = (*Source)(nil)
+
+// Describe implements source.Describer: the tables run would capture
+// (source.tables, or every table with a primary key in the URL's
+// database), as information_schema describes them now.
+func (s *Source) Describe(ctx context.Context) ([]*change.Table, error) {
+	conn, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if s.flavor, err = detectFlavor(conn); err != nil {
+		return nil, err
+	}
+	tables, err := s.selectTables(conn)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*change.Table, len(tables))
+	for i, t := range tables {
+		out[i] = t.t
+	}
+	return out, nil
 }
 
 // binlogSetting makes one line of checkPrerequisites' report: failed, in

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
@@ -25,7 +26,8 @@ func (s *Source) Check(ctx context.Context) []source.Check {
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	checks := []source.Check{{Name: "source connection", OK: true,
-		Detail: fmt.Sprintf("signed in to PostgreSQL at %s:%d as %s", s.connCfg.Host, s.connCfg.Port, s.connCfg.User)}}
+		Detail: fmt.Sprintf("signed in to PostgreSQL at %s:%d as %s", s.connCfg.Host, s.connCfg.Port, s.connCfg.User)},
+		source.TLSState(conn.PgConn().Conn(), &s.opts.Config, s.connCfg.TLSConfig)}
 
 	var problems string
 	if err := checkPrerequisites(ctx, conn); err != nil {
@@ -86,6 +88,28 @@ func prerequisite(name, problems, okDetail string, markers ...string) source.Che
 		return source.Check{Name: name, Detail: problems} // the check itself could not run
 	}
 	return source.Check{Name: name, OK: true, Detail: okDetail}
+}
+
+var _ source.Describer = (*Source)(nil)
+
+// Describe implements source.Describer: the tables run would capture
+// (source.tables, or every table with a primary key), as the catalog
+// describes them now.
+func (s *Source) Describe(ctx context.Context) ([]*change.Table, error) {
+	conn, err := pgx.ConnectConfig(ctx, s.connCfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to postgres: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	rels, _, err := selectedTables(ctx, conn, s.opts.Config.Tables)
+	if err != nil {
+		return nil, err
+	}
+	tables := make([]*change.Table, len(rels))
+	for i, r := range rels {
+		tables[i] = r.table(s.connCfg.Database, nil)
+	}
+	return tables, nil
 }
 
 func connectionFailed(s *Source, err error) source.Check {
