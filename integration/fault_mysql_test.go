@@ -91,7 +91,9 @@ func (w *writer) writeMySQLFor(t *testing.T, addr, db string, d time.Duration) {
 	}
 }
 
-var reconnectedLine = regexp.MustCompile(`source reconnected.*?outage=(\S+)`)
+// reconnectedLine matches the text and the JSON form of the line (the pipeline logs
+// JSON when its output is not a terminal).
+var reconnectedLine = regexp.MustCompile(`source reconnected.*?outage"?[=:]"?([^",\s}]+)`)
 
 // awaitReconnect waits for the n-th "source reconnected" log line and
 // returns the outage it reports.
