@@ -211,9 +211,13 @@ func (p *Pipeline) commitLoop(ctx context.Context, done <-chan struct{}) error {
 				p.Log.Warn("checkpoint save failed; retrying", "err", err, "failing_for", time.Since(failingSince).Round(time.Millisecond).String())
 				continue
 			}
-			if ctx.Err() == nil {
-				p.fail(err)
+			if ctx.Err() != nil {
+				// Stopping (SIGTERM, or a failure elsewhere): the save
+				// was cut short by the stop itself; Run takes the last
+				// checkpoint after the flush, with a context of its own.
+				return nil
 			}
+			p.fail(err)
 			return err
 		}
 	}
