@@ -97,7 +97,7 @@ fuzz: ## each fuzz target for a short while
 	done
 
 lint:
-	gofmt -l . | tee /dev/stderr | (! read)
+	gofmt -l $$(git ls-files '*.go') | tee /dev/stderr | (! read)
 	$(GO) vet ./...
 
 FUNCTIONS := connection-test row-skipped
