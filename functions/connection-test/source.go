@@ -35,7 +35,7 @@ func sourceChecks(ctx context.Context, cfg *config.Config, dial func(ctx context
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	var checks []source.Check
-	if c, ok := src.(source.Checker); ok { // New's Reconnecting always is
+	if c, ok := source.Unwrapped(src).(source.Checker); ok {
 		checks = c.Check(ctx)
 	}
 	if len(checks) == 0 {

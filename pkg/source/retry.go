@@ -127,24 +127,6 @@ func (r *Reconnecting) Connected() bool { return r.connected.Load() }
 // Reconnects counts the reconnect attempts since start.
 func (r *Reconnecting) Reconnects() int64 { return r.reconnects.Load() }
 
-// Check implements Checker for the source it wraps (New wraps every
-// source, so a type assertion on New's result sees only Reconnecting):
-// the wrapped source's checks, or none when it has no connection test.
-func (r *Reconnecting) Check(ctx context.Context) []Check {
-	if c, ok := r.Source.(Checker); ok {
-		return c.Check(ctx)
-	}
-	return nil
-}
-
-// LagBytes implements Lagger for the source it wraps, as Check does.
-func (r *Reconnecting) LagBytes(ctx context.Context, pos []byte) (int64, error) {
-	if l, ok := r.Source.(Lagger); ok {
-		return l.LagBytes(ctx, pos)
-	}
-	return 0, fmt.Errorf("source type %s cannot report its lag: %w", r.Type, errors.ErrUnsupported)
-}
-
 // Retriable classifies an error of a source of type typ.
 func Retriable(typ string, err error) bool {
 	if err == nil || errors.Is(err, ErrFatal) {
