@@ -193,18 +193,26 @@ func TestMySQLSourceFaults(t *testing.T) {
 	faults(t, "mariadb", "up")
 	w.writeMySQLFor(t, faultMariaDBAddr, e.db, 2*time.Second)
 	p = e.start("run", "--config", cfg)
+	if e.my, err = client.Connect(faultMariaDBAddr, "root", "root", e.db); err != nil {
+		t.Fatal(err)
+	}
+	verifyFaultRun(t, p, topic, w, "mysql", report)
+}
+
+// verifyFaultRun ends a fault test: the publisher catches up and stops
+// gracefully, the report is logged, and the topic must hold every
+// committed change of w (duplicates allowed).
+func verifyFaultRun(t *testing.T, p *proc, topic string, w *writer, label string, report []string) {
+	t.Helper()
 	awaitCatchUp(t, topic, int64(200+len(w.committed())))
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
-	}
-	if e.my, err = client.Connect(faultMariaDBAddr, "root", "root", e.db); err != nil {
-		t.Fatal(err)
 	}
 	res := verifyOracle(t, topic, w)
 	for _, l := range report {
 		t.Log(l)
 	}
-	t.Logf("mysql faults: %d committed changes, %s", len(w.committed()), res)
+	t.Logf("%s faults: %d committed changes, %s", label, len(w.committed()), res)
 	if res.gaps > 0 {
 		t.Fatalf("%d gaps", res.gaps)
 	}

@@ -161,18 +161,7 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 	faults(t, "postgres", "up")
 	w.writePgFor(t, url, 2*time.Second)
 	p = e.start("run", "--config", cfg)
-	awaitCatchUp(t, topic, int64(200+len(w.committed())))
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
-	}
-	res := verifyOracle(t, topic, w)
-	for _, l := range report {
-		t.Log(l)
-	}
-	t.Logf("postgres faults: %d committed changes, %s", len(w.committed()), res)
-	if res.gaps > 0 {
-		t.Fatalf("%d gaps", res.gaps)
-	}
+	verifyFaultRun(t, p, topic, w, "postgres", report)
 }
 
 // TestPostgresBackfillFault restarts PostgreSQL (immediate: a crash) in
