@@ -58,10 +58,23 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 			return nil, fmt.Errorf("source.url: database %q does not exist on the server at %s: create it, or name an existing database in the URL", db, s.conn.Addr())
 		}
 	}
-	r, err := conn.Execute(`SELECT t.TABLE_SCHEMA, t.TABLE_NAME,
-  EXISTS (SELECT 1 FROM information_schema.TABLE_CONSTRAINTS c
-          WHERE c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME AND c.CONSTRAINT_TYPE = 'PRIMARY KEY')
-FROM information_schema.TABLES t WHERE t.TABLE_TYPE = 'BASE TABLE'`)
+	// Two flat queries, not one with a correlated EXISTS over
+	// information_schema: MariaDB 10.11 re-creates the subquery's temporary
+	// table for every outer row, and a connection ended during that (our
+	// process killed, a server shutdown) crashed the server with signal 11
+	// in Create_tmp_table::cleanup_on_failure (seen in the 60-minute soak,
+	// which SIGKILLs Tributary every few seconds while discovery runs).
+	keyed, err := conn.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLE_CONSTRAINTS WHERE CONSTRAINT_TYPE = 'PRIMARY KEY'`)
+	if err != nil {
+		return nil, fmt.Errorf("list primary keys: %w", err)
+	}
+	hasKey := map[string]bool{}
+	for i := range keyed.Values {
+		db, _ := keyed.GetString(i, 0)
+		name, _ := keyed.GetString(i, 1)
+		hasKey[db+"."+name] = true
+	}
+	r, err := conn.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'`)
 	if err != nil {
 		return nil, fmt.Errorf("list tables: %w", err)
 	}
@@ -74,7 +87,6 @@ FROM information_schema.TABLES t WHERE t.TABLE_TYPE = 'BASE TABLE'`)
 	for i := range r.Values {
 		db, _ := r.GetString(i, 0)
 		name, _ := r.GetString(i, 1)
-		hasKey, _ := r.GetInt(i, 2)
 		db, name = strings.Clone(db), strings.Clone(name)
 		id := db + "." + name
 		switch {
@@ -83,7 +95,7 @@ FROM information_schema.TABLES t WHERE t.TABLE_TYPE = 'BASE TABLE'`)
 				continue
 			}
 			found[id] = true
-		case systemDBs[db], hasKey == 0:
+		case systemDBs[db], !hasKey[id]:
 			continue
 		case s.conn.Database != "" && db != s.conn.Database:
 			continue
