@@ -85,6 +85,7 @@ type Source struct {
 	tables map[string]*table // "db.table" → captured table
 	gone   map[string]*table // tables of the set met in the binlog that no longer exist (goneTable)
 	acked  change.Position
+	hist   *history // the schema history, without binlog_row_metadata = FULL (history.go)
 }
 
 // New parses the connection settings; it does not connect yet.
@@ -173,9 +174,10 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 			return err
 		}
 	}
-	if from != nil && pos.Backfilled && !srv.fullMetadata {
-		s.log.Warn("binlog_row_metadata is not FULL: binlog rows are decoded with the tables' current shape, and a schema change after a row not yet published stops the pipeline; set binlog_row_metadata = FULL (RDS/Aurora: the DB parameter group)")
-		if err := s.checkReplayable(ctx, pos.File, pos.Pos, s.scanServerID()); err != nil {
+	s.hist = nil
+	if !srv.fullMetadata {
+		s.log.Warn("binlog_row_metadata is not FULL: binlog rows are decoded with a schema history kept in the checkpoint from the DDL in the binlog; set binlog_row_metadata = FULL where the server has it (MySQL ≥ 8.0.1, MariaDB ≥ 10.5; RDS/Aurora: the DB parameter group)")
+		if s.hist, err = s.openHistory(ctx, pos); err != nil {
 			return err
 		}
 	}
