@@ -290,9 +290,35 @@ func (s *Source) historyScope() string {
 	return "db=" + s.conn.Database + ";tables=" + strings.Join(tables, ",")
 }
 
+// startHistory sets s.hist for a stream from pos: a history without FULL
+// metadata, and after a switch to FULL while the checkpoint carries one
+// (it still decodes the rows logged before, which carry no names).
+func (s *Source) startHistory(ctx context.Context, srv server, pos position, emit func(context.Context, *change.Event) error) error {
+	s.hist = nil
+	if srv.fullMetadata && len(pos.Shapes) == 0 {
+		return nil
+	}
+	if !srv.fullMetadata {
+		s.log.Warn("binlog_row_metadata is not FULL: binlog rows are decoded with a schema history kept in the checkpoint and derived from the DDL in the binlog; set binlog_row_metadata = FULL where the server has it (MySQL ≥ 8.0.1, MariaDB ≥ 10.5; RDS/Aurora: the DB parameter group)")
+	}
+	h, err := s.openHistory(ctx, pos, srv.fullMetadata)
+	if err != nil || h == nil {
+		return err
+	}
+	s.hist = h
+	if h.seedAt != "" {
+		// A history read from the catalog is checkpointed at once: a
+		// restart before the next commit would read the catalog again,
+		// later, and need the binlog up to it to be replayable.
+		pos.Shapes = nil
+		return emit(ctx, &change.Event{Position: h.attach(pos.encode())})
+	}
+	return nil
+}
+
 // openHistory returns the history at pos: the checkpoint's, when it was
 // kept for the same captured set, or else one read from the catalog.
-func (s *Source) openHistory(ctx context.Context, pos position) (*history, error) {
+func (s *Source) openHistory(ctx context.Context, pos position, full bool) (*history, error) {
 	if len(pos.Shapes) > 0 {
 		h, err := decodeHistory(pos.Shapes, s.flavor == flavorMariaDB)
 		if err != nil {
@@ -302,6 +328,9 @@ func (s *Source) openHistory(ctx context.Context, pos position) (*history, error
 			s.hookHistory(h)
 			s.log.Info("schema history from the checkpoint (binlog_row_metadata is not FULL)", "tables", len(h.tables))
 			return h, nil
+		}
+		if full {
+			return nil, nil // the server logs names now: no history to read again
 		}
 		s.log.Warn("the checkpoint's schema history was kept for another set of tables (source.url or source.tables changed): reading it again from the catalog")
 	}

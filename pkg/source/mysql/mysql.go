@@ -174,12 +174,8 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 			return err
 		}
 	}
-	s.hist = nil
-	if !srv.fullMetadata {
-		s.log.Warn("binlog_row_metadata is not FULL: binlog rows are decoded with a schema history kept in the checkpoint from the DDL in the binlog; set binlog_row_metadata = FULL where the server has it (MySQL ≥ 8.0.1, MariaDB ≥ 10.5; RDS/Aurora: the DB parameter group)")
-		if s.hist, err = s.openHistory(ctx, pos); err != nil {
-			return err
-		}
+	if err := s.startHistory(ctx, srv, pos, emit); err != nil {
+		return err
 	}
 	s.log.Info("streaming binlog", "flavor", s.flavor, "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID, "row_metadata_full", srv.fullMetadata)
 	return s.stream(ctx, srv, pos, emit)
