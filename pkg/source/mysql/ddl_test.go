@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
 	"github.com/tributary-cdc/tributary/pkg/change"
 )
 
@@ -200,5 +203,27 @@ func TestHistoryRoundTrip(t *testing.T) {
 	back.passed("bin.000003", 4)
 	if back.seedAt != "" {
 		t.Error("the seed position is kept after the stream passed it")
+	}
+}
+
+// TestHistoryRowTable: a MINIMAL rows event is decoded with the history's
+// names when its types match, and refused, naming the table and position,
+// when they do not (a DDL the binlog never saw: sql_log_bin = 0).
+func TestHistoryRowTable(t *testing.T) {
+	h := testHistory(t, true)
+	h.listed = false
+	tm := func(types ...byte) *replication.TableMapEvent {
+		return &replication.TableMapEvent{ColumnCount: uint64(len(types)), ColumnType: types, ColumnMeta: make([]uint16, len(types)), NullBitmap: []byte{0xff}}
+	}
+	tb, err := h.rowTable("d", "t", tm(gomysql.MYSQL_TYPE_LONG, gomysql.MYSQL_TYPE_VARCHAR, gomysql.MYSQL_TYPE_VARCHAR), flavorMariaDB, "bin.000002:4")
+	if err != nil || tb == nil || typeList(tb.cols) != "id int, a varchar(10), b varchar(10)" {
+		t.Fatalf("matching row: %v, %v", tb, err)
+	}
+	if tb, err := h.rowTable("d", "other", tm(gomysql.MYSQL_TYPE_LONG), flavorMariaDB, "bin.000002:4"); tb != nil || err != nil {
+		t.Errorf("a table the history does not hold: %v, %v", tb, err)
+	}
+	_, err = h.rowTable("d", "t", tm(gomysql.MYSQL_TYPE_LONG, gomysql.MYSQL_TYPE_VARCHAR), flavorMariaDB, "bin.000002:4")
+	if err == nil || !strings.Contains(err.Error(), "d.t at bin.000002:4: the binlog row has 2 columns") || !errors.Is(err, ErrResnapshotRequired) {
+		t.Errorf("mismatching row: %v", err)
 	}
 }

@@ -15,9 +15,10 @@
 // (the shape now). Each rows event is then checked against the shape its
 // table map event logged (shape.go): with binlog_row_metadata = FULL a
 // row written under an older shape is decoded with that shape; without
-// it, rows are decoded with the current shape only when no later DDL of
-// their table lies between them and the end of the binlog (replay.go),
-// and the pipeline stops with an error otherwise.
+// it, rows are decoded with a schema history that DDL from the binlog is
+// applied to and that travels in the checkpoint (history.go, ddl.go); a
+// history first read from the catalog needs the binlog between the
+// checkpoint and that read to be replayable (replay.go).
 //
 // Transactions: only XID, COMMIT, a transaction-ending ROLLBACK, DDL and
 // statements outside BEGIN … COMMIT are commits; SAVEPOINT, ROLLBACK TO
