@@ -8,9 +8,11 @@
 #   faults.sh mariadb down      stop if running (down.sh calls it)
 #   faults.sh postgres up|stop|down                    PostgreSQL on 127.0.0.1:5442
 #   faults.sh postgres restart-fast|restart-immediate  pg_ctl restart -m fast|immediate
+#   faults.sh mariadb-minimal up|stop|down   a second one on 127.0.0.1:3317 with
+#                               binlog_row_metadata = MINIMAL (the schema history tests)
 #   faults.sh all down
 #
-# State: $STATE_DIR/faults/{mariadb,postgres}. Same settings as mariadb.sh (binlog ROW, FULL
+# State: $STATE_DIR/faults/{mariadb,mariadb-minimal,postgres}. Same settings as mariadb.sh (binlog ROW, FULL
 # images and metadata, GTIDs; root/root) and postgres.sh (wal_level logical;
 # postgres/postgres), over TCP.
 
@@ -54,7 +56,7 @@ server-id = 1
 log-bin = $h/binlog/mariadb-bin
 binlog-format = ROW
 binlog-row-image = FULL
-binlog-row-metadata = FULL
+binlog-row-metadata = ${FAULT_ROW_METADATA:-FULL}
 log-slave-updates = ON
 gtid-strict-mode = ON
 binlog-expire-logs-seconds = 604800
@@ -136,6 +138,11 @@ fault_pg_ctl() {
   fault_as_pg "$bin/pg_ctl" "$@" -D "$FAULT_PG_HOME/data" -l "$FAULT_PG_HOME/postgres.log" -w -t 60 -s 9>&-
 }
 
+# fault_minimal CMD: CMD for the MINIMAL-metadata MariaDB (another home, port and setting).
+fault_minimal() {
+  FAULT_HOME=$STATE_DIR/faults/mariadb-minimal FAULT_MARIADB_PORT=3317 FAULT_ROW_METADATA=MINIMAL "$@"
+}
+
 case "${1:-} ${2:-}" in
 "postgres up") fault_pg_up ;;
 "postgres restart-fast") fault_pg_ctl restart -m fast ;;
@@ -145,6 +152,8 @@ case "${1:-} ${2:-}" in
 "mariadb up" | "mariadb start") fault_mariadb_start ;;
 "mariadb restart") fault_mariadb_stop && fault_mariadb_start ;;
 "mariadb stop" | "mariadb down") fault_mariadb_stop ;;
-"all down") fault_mariadb_stop && fault_pg_ctl stop -m fast ;;
-*) die "usage: faults.sh mariadb up|restart|stop|down | faults.sh postgres up|restart-fast|restart-immediate|stop|down | faults.sh all down" ;;
+"mariadb-minimal up" | "mariadb-minimal start") fault_minimal fault_mariadb_start ;;
+"mariadb-minimal stop" | "mariadb-minimal down") fault_minimal fault_mariadb_stop ;;
+"all down") fault_mariadb_stop && fault_minimal fault_mariadb_stop && fault_pg_ctl stop -m fast ;;
+*) die "usage: faults.sh mariadb up|restart|stop|down | faults.sh mariadb-minimal up|stop|down | faults.sh postgres up|restart-fast|restart-immediate|stop|down | faults.sh all down" ;;
 esac

@@ -38,6 +38,11 @@ type column struct {
 	charset    string // CHARACTER_SET_NAME of text columns, lower case; "" otherwise
 	octets     int    // CHARACTER_OCTET_LENGTH (BINARY(n): n), or -1
 	typ        change.Type
+	// dfltRaw and extra are COLUMN_DEFAULT (nil: SQL NULL) and EXTRA as
+	// information_schema writes them, kept for the schema history
+	// (history.go), which rebuilds the default from them.
+	dfltRaw []byte
+	extra   string
 }
 
 func (c *column) unsigned() bool { return strings.Contains(c.columnType, "unsigned") }
@@ -153,8 +158,9 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDE
 		if r.Values[i][10].Type != gomysql.FieldValueTypeNull {
 			dflt = []byte(str(10))
 		}
+		c.dfltRaw, c.extra = dflt, str(11)
 		t.cols = append(t.cols, c)
-		t.dflts = append(t.dflts, columnDefault(&c, dflt, str(11), t.mariadb))
+		t.dflts = append(t.dflts, columnDefault(&c, dflt, c.extra, t.mariadb))
 	}
 	r, err = conn.Execute(fmt.Sprintf(`SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE
 WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY ORDINAL_POSITION`,

@@ -15,9 +15,10 @@
 // (the shape now). Each rows event is then checked against the shape its
 // table map event logged (shape.go): with binlog_row_metadata = FULL a
 // row written under an older shape is decoded with that shape; without
-// it, rows are decoded with the current shape only when no later DDL of
-// their table lies between them and the end of the binlog (replay.go),
-// and the pipeline stops with an error otherwise.
+// it, rows are decoded with a schema history that DDL from the binlog is
+// applied to and that travels in the checkpoint (history.go, ddl.go); a
+// history first read from the catalog needs the binlog between the
+// checkpoint and that read to be replayable (replay.go).
 //
 // Transactions: only XID, COMMIT, a transaction-ending ROLLBACK, DDL and
 // statements outside BEGIN … COMMIT are commits; SAVEPOINT, ROLLBACK TO
@@ -85,6 +86,7 @@ type Source struct {
 	tables map[string]*table // "db.table" → captured table
 	gone   map[string]*table // tables of the set met in the binlog that no longer exist (goneTable)
 	acked  change.Position
+	hist   *history // the schema history, without binlog_row_metadata = FULL (history.go)
 }
 
 // New parses the connection settings; it does not connect yet.
@@ -173,11 +175,8 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 			return err
 		}
 	}
-	if from != nil && pos.Backfilled && !srv.fullMetadata {
-		s.log.Warn("binlog_row_metadata is not FULL: binlog rows are decoded with the tables' current shape, and a schema change after a row not yet published stops the pipeline; set binlog_row_metadata = FULL (RDS/Aurora: the DB parameter group)")
-		if err := s.checkReplayable(ctx, pos.File, pos.Pos, s.scanServerID()); err != nil {
-			return err
-		}
+	if err := s.startHistory(ctx, srv, pos, emit); err != nil {
+		return err
 	}
 	s.log.Info("streaming binlog", "flavor", s.flavor, "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID, "row_metadata_full", srv.fullMetadata)
 	return s.stream(ctx, srv, pos, emit)

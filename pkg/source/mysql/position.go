@@ -25,6 +25,10 @@ type position struct {
 	Backfilled bool     `json:"backfilled"`
 	Table      string   `json:"table,omitempty"`
 	After      []string `json:"after,omitempty"`
+	// Shapes is the schema history at this position when the server does
+	// not log binlog_row_metadata = FULL (history.go); written by
+	// history.attach, never by encode.
+	Shapes json.RawMessage `json:"shapes,omitempty"`
 }
 
 func (p position) encode() change.Position {

@@ -37,6 +37,7 @@ type streamer struct {
 	// history holds the past shapes rows were decoded with (shapeFor),
 	// by table and shape.
 	history map[string]*table
+	hist    *history // the schema history (MINIMAL metadata), or nil
 }
 
 // stream reads the binlog from pos until ctx is done or an error occurs,
@@ -49,7 +50,7 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 
-	st := &streamer{src: s, srv: srv, emit: emit, file: pos.File}
+	st := &streamer{src: s, srv: srv, emit: emit, file: pos.File, hist: s.hist}
 	var bs *replication.BinlogStreamer
 	if pos.GTID != "" {
 		if st.gset, err = parseGTIDSet(s.flavor, pos.GTID); err != nil {
@@ -176,7 +177,8 @@ func (st *streamer) commit(ctx context.Context, h *replication.EventHeader) erro
 		p.GTID = st.gset.String()
 	}
 	st.tx = txState{}
-	return st.emit(ctx, &change.Event{Position: p.encode()})
+	st.hist.passed(st.file, h.LogPos)
+	return st.emit(ctx, &change.Event{Position: st.hist.attach(p.encode())})
 }
 
 // ddlTable finds the table names a DDL statement touches: ALTER / RENAME /
@@ -216,6 +218,11 @@ func (st *streamer) query(ctx context.Context, h *replication.EventHeader, e *re
 		return nil
 	}
 	defaultDB := string(e.Schema)
+	if st.hist != nil {
+		if err := st.hist.apply(q, defaultDB, st.file, h.LogPos); err != nil {
+			return err
+		}
+	}
 	renames := renameStmt.MatchString(q)
 	for _, m := range ddlTable.FindAllStringSubmatch(q, -1) {
 		db, name := defaultDB, m[1]
@@ -231,7 +238,7 @@ func (st *streamer) query(ctx context.Context, h *replication.EventHeader, e *re
 		st.src.mu.Lock()
 		captured := st.src.tables[db+"."+name] != nil
 		st.src.mu.Unlock()
-		if captured && !st.srv.fullMetadata {
+		if captured && !st.srv.fullMetadata && st.hist == nil {
 			// The shape just read is the one at the end of the binlog:
 			// right for the rows after this DDL unless another one of the
 			// table follows them before the end (the stream lags).
@@ -259,7 +266,14 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	st.src.mu.Lock()
 	cur := st.src.tables[db+"."+name]
 	st.src.mu.Unlock()
-	if cur == nil {
+	if st.hist != nil && len(e.Table.ColumnName) != int(e.Table.ColumnCount) {
+		// No names in the event: the schema history says the shape.
+		var err error
+		at := fmt.Sprintf("%s:%d", st.file, int64(h.LogPos)-int64(h.EventSize))
+		if cur, err = st.hist.rowTable(db, name, e.Table, st.src.flavor, at); cur == nil || err != nil {
+			return err
+		}
+	} else if cur == nil {
 		if cur = st.src.goneTable(db, name, e.Table); cur == nil {
 			return nil
 		}
