@@ -77,6 +77,16 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 	}
 }
 
+// The server sends a heartbeat event after heartbeatPeriod without binlog
+// events, so a binlog connection silent for binlogReadTimeout (three
+// heartbeats) is dead even when TCP says nothing: its packets vanish (a
+// partition, a failover that moved the address). The read fails with a
+// timeout, which is retriable, and the pipeline reconnects.
+const (
+	heartbeatPeriod   = 5 * time.Second
+	binlogReadTimeout = 3 * heartbeatPeriod
+)
+
 // syncerConfig is the replication client's configuration.
 func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, error) {
 	cfg := replication.BinlogSyncerConfig{
@@ -90,10 +100,10 @@ func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, 
 		UseDecimal:              true,
 		ParseTime:               false,
 		TimestampStringLocation: time.UTC,
-		HeartbeatPeriod:         10 * time.Second,
-		ReadTimeout:             60 * time.Second,
+		HeartbeatPeriod:         heartbeatPeriod,
+		ReadTimeout:             binlogReadTimeout,
 		DisableRetrySync:        true,
-		Dialer:                  s.opts.Dial, // nil: the syncer's own
+		Dialer:                  source.Dial(s.opts.Dial),
 		Logger:                  slog.New(slog.DiscardHandler),
 	}
 	var err error

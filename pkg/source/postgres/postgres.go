@@ -67,10 +67,10 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 		return nil, err
 	}
 	// Text output the decoders expect, whatever the server's defaults.
-	if opts.Dial != nil {
-		// pgconn dials every host and fallback through DialFunc.
-		cfg.DialFunc = pgconn.DialFunc(opts.Dial)
-	}
+	// pgconn dials every host and fallback through DialFunc: with
+	// keepalive and a user timeout, a connection whose packets vanish is
+	// found dead (source.Dial).
+	cfg.DialFunc = pgconn.DialFunc(source.Dial(opts.Dial))
 	cfg.RuntimeParams["TimeZone"] = "UTC"
 	cfg.RuntimeParams["DateStyle"] = "ISO, YMD"
 	cfg.RuntimeParams["IntervalStyle"] = "iso_8601"
