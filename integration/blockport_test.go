@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary-cdc/tributary/pkg/source"
+	"github.com/tributary-cdc/tributary/pkg/status"
 )
 
 // blockedHost is the address the blocked-port tests' pipelines reach the
@@ -96,15 +97,14 @@ func tcRun(t *testing.T, name string, args ...string) {
 	}
 }
 
-// retarget rewrites the pipeline config at path to reach the server by
-// blockedHost instead of 127.0.0.1.
-func retarget(t *testing.T, path string, port int) string {
+// retarget rewrites the pipeline config at path to reach the server at
+// the address to instead of from.
+func retarget(t *testing.T, path, from, to string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	from, to := fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("%s:%d", blockedHost, port)
 	if !strings.Contains(string(b), from) {
 		t.Fatalf("%s does not name %s", path, from)
 	}
@@ -172,11 +172,15 @@ func blockedPortScenario(t *testing.T, e *env, s blockedSource) {
 		return strings.Contains(p.out.String(), lostLine)
 	})
 	detected := time.Since(blocked)
-	r, raw := statusJSON(t, e, cfg)
-	if r.Live == nil || r.Live.Source == nil || r.Live.Source.State != source.ConnReconnecting ||
-		r.Live.Source.LastErrorClass != "retriable" || r.Live.Source.LastError == "" {
-		t.Errorf("status --json while the port is blocked does not say reconnecting with the retriable error:\n%s", raw)
-	}
+	// The live record is refreshed every status.Interval (2 s).
+	var raw string
+	waitFor(t, 30*time.Second, "status --json to say reconnecting with the retriable error", func() bool {
+		var r status.Report
+		r, raw = statusJSON(t, e, cfg)
+		return r.Live != nil && r.Live.Source != nil && r.Live.Source.State == source.ConnReconnecting &&
+			r.Live.Source.LastErrorClass == "retriable" && r.Live.Source.LastError != "" && r.Live.Source.Attempts > 0
+	})
+	t.Logf("status --json while blocked, source: %s", raw[strings.Index(raw, `"source"`):])
 	if txt := statusText(t, e, cfg); !strings.Contains(txt, "RECONNECTING since") || !strings.Contains(txt, "(retriable)") {
 		t.Errorf("status while the port is blocked:\n%s", txt)
 	}
@@ -251,7 +255,7 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 		label:  "postgres",
 		port:   5442,
 		topic:  e.prefix + ".public.ledger",
-		config: func(window string) string { return retarget(t, e.faultPgConfig(window), 5442) },
+		config: func(window string) string { return retarget(t, e.faultPgConfig(window), "127.0.0.1:5442", blockedHost+":5442") },
 		write: func(ctx context.Context, w *writer) error {
 			conn, err := pgx.Connect(context.Background(), e.faultPgURL())
 			if err != nil {
@@ -281,7 +285,7 @@ func TestMySQLBlockedPort(t *testing.T) {
 		label:  "mysql",
 		port:   3316,
 		topic:  e.prefix + "." + e.db + ".ledger",
-		config: func(window string) string { return retarget(t, e.faultConfig(window), 3316) },
+		config: func(window string) string { return retarget(t, e.faultConfig(window), faultMariaDBAddr, blockedHost+":3316") },
 		write: func(ctx context.Context, w *writer) error {
 			conn, err := client.Connect(faultMariaDBAddr, "root", "root", e.db)
 			if err != nil {

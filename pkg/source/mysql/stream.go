@@ -158,9 +158,7 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 			st.gset = &gomysql.MariadbGTIDSet{Sets: map[uint32]map[uint32]*gomysql.MariadbGTID{}}
 		}
 		if set, ok := st.gset.(*gomysql.MariadbGTIDSet); ok {
-			if err := set.AddSet(&g); err != nil {
-				return fmt.Errorf("binlog GTID %s: %w", g.String(), err)
-			}
+			advance(set, g)
 		}
 	case *replication.QueryEvent:
 		return st.query(ctx, h, e)
