@@ -252,10 +252,12 @@ func TestPostgresBlockedPort(t *testing.T) {
 ALTER TABLE ledger REPLICA IDENTITY FULL;
 INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`)
 	blockedPortScenario(t, e, blockedSource{
-		label:  "postgres",
-		port:   5442,
-		topic:  e.prefix + ".public.ledger",
-		config: func(window string) string { return retarget(t, e.faultPgConfig(window), "127.0.0.1:5442", blockedHost+":5442") },
+		label: "postgres",
+		port:  5442,
+		topic: e.prefix + ".public.ledger",
+		config: func(window string) string {
+			return retarget(t, e.faultPgConfig(window), "127.0.0.1:5442", blockedHost+":5442")
+		},
 		write: func(ctx context.Context, w *writer) error {
 			conn, err := pgx.Connect(context.Background(), e.faultPgURL())
 			if err != nil {
@@ -282,10 +284,12 @@ func TestMySQLBlockedPort(t *testing.T) {
 	e.exec(`CREATE TABLE ledger (k INT PRIMARY KEY, seq BIGINT NOT NULL, pad VARCHAR(200))`)
 	e.exec(`INSERT INTO ledger SELECT seq, seq, REPEAT('x', 100) FROM seq_1_to_200`)
 	blockedPortScenario(t, e.env, blockedSource{
-		label:  "mysql",
-		port:   3316,
-		topic:  e.prefix + "." + e.db + ".ledger",
-		config: func(window string) string { return retarget(t, e.faultConfig(window), faultMariaDBAddr, blockedHost+":3316") },
+		label: "mysql",
+		port:  3316,
+		topic: e.prefix + "." + e.db + ".ledger",
+		config: func(window string) string {
+			return retarget(t, e.faultConfig(window), faultMariaDBAddr, blockedHost+":3316")
+		},
 		write: func(ctx context.Context, w *writer) error {
 			conn, err := client.Connect(faultMariaDBAddr, "root", "root", e.db)
 			if err != nil {
