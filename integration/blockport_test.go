@@ -24,9 +24,12 @@ import (
 const blockedHost = "127.0.0.2"
 
 // dropDev is the device dropped packets are redirected to: one end of a
-// veth pair left down, which discards what it is given. This kernel has
-// no iptables and no tc drop action (act_gact), but tc's u32 classifier
-// and mirred action exist.
+// veth pair whose other end, without an address, discards them (they are
+// not addressed to it). This kernel has no iptables and no tc drop action
+// (act_gact), but tc's u32 classifier and mirred action exist. Both ends
+// are up: a redirect to a down device fails in the sender's own stack,
+// which TCP sees, so it neither retransmits nor times out as it does when
+// a packet is lost on the way.
 const dropDev = "tfdrop0"
 
 // portBlock drops the packets between the pipeline and one private server
@@ -53,6 +56,8 @@ func newPortBlock(t *testing.T, port int) *portBlock {
 	if exec.Command("ip", "link", "show", dropDev).Run() != nil {
 		tcRun(t, "ip", "link", "add", dropDev, "type", "veth", "peer", "name", "tfdrop1")
 	}
+	tcRun(t, "ip", "link", "set", dropDev, "up")
+	tcRun(t, "ip", "link", "set", "tfdrop1", "up")
 	if out, _ := exec.Command("tc", "qdisc", "show", "dev", "lo").CombinedOutput(); !strings.Contains(string(out), "clsact") {
 		// Another test may add it at the same moment: an error is fine
 		// as long as it is there afterwards.
