@@ -11,14 +11,14 @@ import (
 
 // faultReplicaAddr is the second private MariaDB of faults.sh (server_id
 // 2): a replica of the first, promoted to primary by the failover test.
-const faultReplicaAddr = "127.0.0.1:3317"
+const faultReplicaAddr = "127.0.0.1:3318"
 
 // replicaOf makes the second private MariaDB a GTID replica of the first,
 // starting at the first's current position (not its whole history, which
 // holds every earlier fault test), with e's database created on it first.
 func replicaOf(t *testing.T, e *myEnv) *client.Conn {
 	t.Helper()
-	faults(t, "mariadb2", "up")
+	faults(t, "mariadb-replica", "up")
 	replica, err := client.Connect(faultReplicaAddr, "root", "root", "")
 	if err != nil {
 		t.Fatalf("connect to the replica: %v", err)

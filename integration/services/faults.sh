@@ -3,7 +3,8 @@
 # so that restarting or killing them never disturbs the shared services other tests use.
 #
 #   faults.sh mariadb up        start (creating it on first use) MariaDB on 127.0.0.1:3316
-#   faults.sh mariadb2 up|stop|down  a second one on :3317 (server_id 2): a replica to fail over to
+#   faults.sh mariadb-replica up|stop|down   another on 127.0.0.1:3318 with server_id 2: the
+#                               GTID replica the failover test promotes
 #   faults.sh mariadb restart   clean shutdown (SIGTERM), then start again
 #   faults.sh mariadb stop      clean shutdown
 #   faults.sh mariadb down      stop if running (down.sh calls it)
@@ -11,7 +12,7 @@
 #   faults.sh postgres restart-fast|restart-immediate  pg_ctl restart -m fast|immediate
 #   faults.sh all down
 #
-# State: $STATE_DIR/faults/{mariadb,mariadb2,postgres}. Same settings as mariadb.sh (binlog ROW,
+# State: $STATE_DIR/faults/{mariadb,mariadb-replica,postgres}. Same settings as mariadb.sh (binlog ROW,
 # FULL images and metadata, GTIDs; root/root) and postgres.sh (wal_level logical;
 # postgres/postgres), over TCP. Each server also listens on 127.0.0.2: the blocked-port tests
 # (integration/blockport_test.go) drop the packets of that address only, so the test's writer
@@ -27,9 +28,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 
 FAULT_MARIADB_PORT=3316
 FAULT_HOME=$STATE_DIR/faults/mariadb
-FAULT_SERVER_ID=1
-# fault_mariadb2: the functions below act on the second server.
-fault_mariadb2() { FAULT_MARIADB_PORT=3317 FAULT_HOME=$STATE_DIR/faults/mariadb2 FAULT_SERVER_ID=2; }
 
 fault_owner() { if ((EUID == 0)); then echo mysql; else id -un; fi; }
 fault_as() { if ((EUID == 0)); then (cd / && runuser -u mysql -- "$@"); else "$@"; fi; }
@@ -56,7 +54,7 @@ port = $FAULT_MARIADB_PORT
 skip-name-resolve
 character-set-server = utf8mb4
 collation-server = utf8mb4_general_ci
-server-id = $FAULT_SERVER_ID
+server-id = ${FAULT_SERVER_ID:-1}
 log-bin = $h/binlog/mariadb-bin
 binlog-format = ROW
 binlog-row-image = FULL
@@ -148,6 +146,11 @@ fault_pg_ctl() {
   fault_as_pg "$bin/pg_ctl" "$@" -D "$FAULT_PG_HOME/data" -l "$FAULT_PG_HOME/postgres.log" -w -t 60 -s 9>&-
 }
 
+# fault_replica CMD: CMD for the replica MariaDB (another home, port and server_id).
+fault_replica() {
+  FAULT_HOME=$STATE_DIR/faults/mariadb-replica FAULT_MARIADB_PORT=3318 FAULT_SERVER_ID=2 "$@"
+}
+
 case "${1:-} ${2:-}" in
 "postgres up") fault_pg_up ;;
 "postgres restart-fast") fault_pg_ctl restart -m fast ;;
@@ -157,8 +160,8 @@ case "${1:-} ${2:-}" in
 "mariadb up" | "mariadb start") fault_mariadb_start ;;
 "mariadb restart") fault_mariadb_stop && fault_mariadb_start ;;
 "mariadb stop" | "mariadb down") fault_mariadb_stop ;;
-"mariadb2 up" | "mariadb2 start") fault_mariadb2 && fault_mariadb_start ;;
-"mariadb2 stop" | "mariadb2 down") fault_mariadb2 && fault_mariadb_stop ;;
-"all down") fault_mariadb_stop && (fault_mariadb2 && fault_mariadb_stop) && fault_pg_ctl stop -m fast ;;
-*) die "usage: faults.sh mariadb|mariadb2 up|restart|stop|down | faults.sh postgres up|restart-fast|restart-immediate|stop|down | faults.sh all down" ;;
+"mariadb-replica up" | "mariadb-replica start") fault_replica fault_mariadb_start ;;
+"mariadb-replica stop" | "mariadb-replica down") fault_replica fault_mariadb_stop ;;
+"all down") fault_mariadb_stop && fault_replica fault_mariadb_stop && fault_pg_ctl stop -m fast ;;
+*) die "usage: faults.sh mariadb up|restart|stop|down | faults.sh mariadb-replica up|stop|down | faults.sh postgres up|restart-fast|restart-immediate|stop|down | faults.sh all down" ;;
 esac
