@@ -19,7 +19,7 @@ type ConnState struct {
 	State string    `json:"state"`
 	Since time.Time `json:"since"` // when it entered State
 	// Attempts counts the failed connection attempts of the current
-	// outage (0 while streaming after a stable period).
+	// outage (while streaming: of the last one).
 	Attempts int64 `json:"attempts,omitempty"`
 	// OutageWindow is how long the outage may last before the process
 	// exits 1 (source.outage_window).
