@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: build test unit integration soak demo services-up services-down bench bench-micro lint fuzz clean build-functions cdk-app synth cfn-lint
+.PHONY: build test unit integration soak faults demo services-up services-down bench bench-micro lint fuzz clean build-functions cdk-app synth cfn-lint
 
 # cfn-lint, pinned, in a venv under the git-ignored .services/; installed
 # once per version (the binary exists only after pip succeeded). `make
@@ -59,6 +59,9 @@ unit: ## unit tests only (no services)
 
 integration: services-up ## integration tests only
 	$(GO) test -count=1 -timeout 25m ./integration/...
+
+faults: services-up ## the source fault tests in full, with the blocked-port outage past the window
+	TRIBUTARY_FAULTS_LONG=1 $(GO) test -count=1 -v -timeout 30m -run 'Fault|BlockedPort|Failover' ./integration/
 
 # The randomized workload oracle (TestRandomOracle, integration/scenario_*_test.go), long:
 # SOAK_MINUTES of writing per source and a 500,000-row transaction. `make test` runs it for

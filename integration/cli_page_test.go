@@ -121,6 +121,9 @@ func TestStatusPageInChromium(t *testing.T) {
 		if !strings.Contains(dom, `<span id="pipeline">`+e.name+`</span>`) {
 			t.Errorf("the page does not name the pipeline %s", e.name)
 		}
+		if !strings.Contains(dom, `<span id="source">streaming since`) {
+			t.Errorf("the page does not show the source connection streaming:\n%s", dom)
+		}
 	}
 	read := func(dom string) (int, string) {
 		m := cellsOf("public.orders").FindStringSubmatch(dom)

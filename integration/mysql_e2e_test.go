@@ -127,8 +127,9 @@ func TestMySQLTypesAndDDL(t *testing.T) {
 	}
 }
 
-// TestMySQLResnapshotRequired: a checkpoint whose binlog file was purged
-// fails the start with "resnapshot required" instead of starting from now.
+// TestMySQLResnapshotRequired: a checkpoint whose unread transactions
+// were purged with their binlog file fails the start with "resnapshot
+// required" instead of starting from now.
 func TestMySQLResnapshotRequired(t *testing.T) {
 	e := newMyEnv(t, "mypurge")
 	e.exec(`CREATE TABLE t (id INT PRIMARY KEY)`)
@@ -141,6 +142,7 @@ func TestMySQLResnapshotRequired(t *testing.T) {
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.out)
 	}
+	e.exec(`INSERT INTO t VALUES (2)`) // not read: purged below
 	e.exec(`FLUSH BINARY LOGS`)
 	r := e.exec(`SHOW MASTER STATUS`)
 	file, _ := r.GetString(0, 0)

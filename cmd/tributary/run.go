@@ -61,6 +61,9 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 		return &usageError{err.Error()}
 	}
 	defer src.Close()
+	if r, ok := src.(*source.Reconnecting); ok {
+		rec.WatchSource(r.State)
+	}
 	prod, err := kafka.NewProducer(cfg.Destination)
 	if err != nil {
 		return &usageError{err.Error()}

@@ -3,6 +3,8 @@
 # so that restarting or killing them never disturbs the shared services other tests use.
 #
 #   faults.sh mariadb up        start (creating it on first use) MariaDB on 127.0.0.1:3316
+#   faults.sh mariadb-replica up|stop|down   another on 127.0.0.1:3318 with server_id 2: the
+#                               GTID replica the failover test promotes
 #   faults.sh mariadb restart   clean shutdown (SIGTERM), then start again
 #   faults.sh mariadb stop      clean shutdown
 #   faults.sh mariadb down      stop if running (down.sh calls it)
@@ -12,9 +14,11 @@
 #                               binlog_row_metadata = MINIMAL (the schema history tests)
 #   faults.sh all down
 #
-# State: $STATE_DIR/faults/{mariadb,mariadb-minimal,postgres}. Same settings as mariadb.sh (binlog ROW, FULL
-# images and metadata, GTIDs; root/root) and postgres.sh (wal_level logical;
-# postgres/postgres), over TCP.
+# State: $STATE_DIR/faults/{mariadb,mariadb-minimal,mariadb-replica,postgres}. Same settings as
+# mariadb.sh (binlog ROW, FULL images and metadata, GTIDs; root/root) and postgres.sh (wal_level
+# logical; postgres/postgres), over TCP. Each server also listens on 127.0.0.2: the blocked-port
+# tests (integration/blockport_test.go) drop the packets of that address only, so the test's
+# writer keeps committing through 127.0.0.1 while the pipeline's connections go silent.
 
 # The servers started here outlive this script: they must not inherit its open files, above
 # all the lock of `flock /tmp/it.lock go test …`, which they would hold until they stop.
@@ -47,12 +51,12 @@ datadir = $h/data
 socket = $h/run/mariadb.sock
 pid-file = $h/run/mariadb.pid
 log-error = $h/mariadb.log
-bind-address = 127.0.0.1
+bind-address = 127.0.0.1,127.0.0.2
 port = $FAULT_MARIADB_PORT
 skip-name-resolve
 character-set-server = utf8mb4
 collation-server = utf8mb4_general_ci
-server-id = 1
+server-id = ${FAULT_SERVER_ID:-1}
 log-bin = $h/binlog/mariadb-bin
 binlog-format = ROW
 binlog-row-image = FULL
@@ -107,22 +111,28 @@ fault_pg_up() {
     fault_as_pg "$bin/initdb" -D "$h/data" -U postgres --pwfile="$h/pwfile" -E UTF8 --no-locale \
       --auth-local=peer --auth-host=scram-sha-256 >"$h/initdb.log" 2>&1 ||
       { show_tail "$h/initdb.log"; die "faults: initdb failed"; }
-    cat >>"$h/data/postgresql.conf" <<EOF
-listen_addresses = '127.0.0.1'
+  fi
+  # Rewritten at every start, so an existing data directory gets new settings. A short
+  # wal_sender_timeout makes the replication silence limit (10 s) quick to reach in tests.
+  cat >"$h/data/faults.conf" <<EOF
+listen_addresses = '127.0.0.1,127.0.0.2'
 port = $FAULT_PG_PORT
 unix_socket_directories = '$h/run'
 wal_level = logical
 max_replication_slots = 10
 max_wal_senders = 10
 shared_buffers = 32MB
+wal_sender_timeout = 10s
 EOF
-    cat >"$h/data/pg_hba.conf" <<'EOF'
+  cat >"$h/data/pg_hba.conf" <<'EOF'
 local   all          all                  peer
 local   replication  all                  peer
-host    all          all   127.0.0.1/32   scram-sha-256
-host    replication  all   127.0.0.1/32   scram-sha-256
+host    all          all   127.0.0.0/8    scram-sha-256
+host    replication  all   127.0.0.0/8    scram-sha-256
 EOF
-  fi
+  grep -q "^include_if_exists = 'faults.conf'" "$h/data/postgresql.conf" ||
+    echo "include_if_exists = 'faults.conf'" >>"$h/data/postgresql.conf"
+  chown "$(fault_pg_owner)": "$h/data/faults.conf" "$h/data/pg_hba.conf"
   fault_as_pg "$bin/pg_ctl" status -D "$h/data" >/dev/null 2>&1 && return 0
   port_open "$FAULT_PG_PORT" && die "faults: port $FAULT_PG_PORT is taken: $(port_owner "$FAULT_PG_PORT")"
   fault_as_pg "$bin/pg_ctl" start -D "$h/data" -l "$h/postgres.log" -w -t 60 -s 9>&- ||
@@ -143,6 +153,11 @@ fault_minimal() {
   FAULT_HOME=$STATE_DIR/faults/mariadb-minimal FAULT_MARIADB_PORT=3317 FAULT_ROW_METADATA=MINIMAL "$@"
 }
 
+# fault_replica CMD: CMD for the replica MariaDB (another home, port and server_id).
+fault_replica() {
+  FAULT_HOME=$STATE_DIR/faults/mariadb-replica FAULT_MARIADB_PORT=3318 FAULT_SERVER_ID=2 "$@"
+}
+
 case "${1:-} ${2:-}" in
 "postgres up") fault_pg_up ;;
 "postgres restart-fast") fault_pg_ctl restart -m fast ;;
@@ -154,6 +169,8 @@ case "${1:-} ${2:-}" in
 "mariadb stop" | "mariadb down") fault_mariadb_stop ;;
 "mariadb-minimal up" | "mariadb-minimal start") fault_minimal fault_mariadb_start ;;
 "mariadb-minimal stop" | "mariadb-minimal down") fault_minimal fault_mariadb_stop ;;
-"all down") fault_mariadb_stop && fault_minimal fault_mariadb_stop && fault_pg_ctl stop -m fast ;;
-*) die "usage: faults.sh mariadb up|restart|stop|down | faults.sh mariadb-minimal up|stop|down | faults.sh postgres up|restart-fast|restart-immediate|stop|down | faults.sh all down" ;;
+"mariadb-replica up" | "mariadb-replica start") fault_replica fault_mariadb_start ;;
+"mariadb-replica stop" | "mariadb-replica down") fault_replica fault_mariadb_stop ;;
+"all down") fault_mariadb_stop && fault_minimal fault_mariadb_stop && fault_replica fault_mariadb_stop && fault_pg_ctl stop -m fast ;;
+*) die "usage: faults.sh mariadb up|restart|stop|down | faults.sh mariadb-minimal|mariadb-replica up|stop|down | faults.sh postgres up|restart-fast|restart-immediate|stop|down | faults.sh all down" ;;
 esac

@@ -118,7 +118,11 @@ type Reconnecting struct {
 	connected  atomic.Bool
 	reconnects atomic.Int64
 	failures   atomic.Int64 // failed attempts of the current outage
+	state      connRecord
 }
+
+// State is the connection as of now, for the live status record.
+func (r *Reconnecting) State() ConnState { return r.state.get() }
 
 // Connected reports whether the source is up (1) or reconnecting (0), for
 // the tributary_source_connected gauge.
@@ -176,6 +180,7 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 		}
 		upAt = now
 		r.connected.Store(true)
+		r.state.set(ConnStreaming, now)
 	}
 	wrapped := func(ctx context.Context, ev *change.Event) error {
 		if !r.connected.Load() {
@@ -195,12 +200,14 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 		return nil
 	}
 	rctx := context.WithValue(ctx, connectedKey{}, up)
+	r.state.set(ConnConnecting, time.Now())
 	for {
 		err := r.Source.Run(rctx, last, wrapped)
 		if err == nil || ctx.Err() != nil || emitFailed.Load() {
 			return err
 		}
 		if !Retriable(r.Type, err) {
+			r.state.failed(err, "fatal", r.failures.Load(), window, time.Now())
 			log.Error("source error is fatal, not retrying", "class", "fatal", "err", err)
 			return err
 		}
@@ -220,6 +227,8 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 		since := outageSince
 		mu.Unlock()
 		n := r.failures.Add(1)
+		r.state.set(ConnReconnecting, now)
+		r.state.failed(err, "retriable", n, window, now)
 		if now.Sub(since) >= window {
 			return fmt.Errorf("%w (%s, %d attempts): %w", ErrOutage, window, n, err)
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // Print writes r for a person: a header of key facts, then one line per
@@ -52,6 +54,9 @@ func Print(w io.Writer, r Report) {
 			label = "last run started"
 		}
 		row(label, "%s (version %s, %s)", l.StartedAt.UTC().Format(time.RFC3339), l.Version, l.Owner)
+		if c := l.Source; c != nil && r.State == StateRunning {
+			sourceRows(row, c, l.UpdatedAt)
+		}
 		if r.State == StateRunning {
 			row("lag", "%s behind the source", round(l.LagSeconds))
 		} else {
@@ -105,4 +110,21 @@ func ops(rows map[string]uint64) string {
 		return "none"
 	}
 	return strings.Join(parts, " ")
+}
+
+// sourceRows prints the source connection: how long it has streamed, or
+// how long it has been reconnecting, after how many attempts and why.
+func sourceRows(row func(k, format string, args ...any), c *source.ConnState, now time.Time) {
+	since := fmt.Sprintf("since %s (%s)", c.Since.UTC().Format(time.RFC3339), now.Sub(c.Since).Round(time.Second))
+	switch c.State {
+	case source.ConnReconnecting:
+		row("source", "RECONNECTING %s, %d failed attempts, outage window %s", since, c.Attempts, c.OutageWindow)
+	case source.ConnStreaming:
+		row("source", "%s %s", c.State, since)
+	default:
+		row("source", "%s", c.State)
+	}
+	if c.LastError != "" {
+		row("source error", "%s %s (%s)", c.LastErrorAt.UTC().Format(time.RFC3339), c.LastError, c.LastErrorClass)
+	}
 }

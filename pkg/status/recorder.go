@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tributary-cdc/tributary/pkg/metrics"
+	"github.com/tributary-cdc/tributary/pkg/source"
 	"github.com/tributary-cdc/tributary/pkg/webhook"
 )
 
@@ -22,6 +23,15 @@ type Recorder struct {
 	mu      sync.Mutex
 	live    Live
 	stopped bool
+	conn    func() source.ConnState
+}
+
+// WatchSource makes every snapshot carry the source connection's state
+// (source.Reconnecting.State).
+func (r *Recorder) WatchSource(state func() source.ConnState) {
+	r.mu.Lock()
+	r.conn = state
+	r.mu.Unlock()
 }
 
 // NewRecorder starts the Live view of the process that runs the pipeline.
@@ -57,7 +67,12 @@ func (r *Recorder) Snapshot() Live {
 	l := r.live
 	l.Skipped = append([]Skipped(nil), r.live.Skipped...)
 	l.Stopped = r.stopped
+	conn := r.conn
 	r.mu.Unlock()
+	if conn != nil {
+		st := conn()
+		l.Source = &st
+	}
 	l.UpdatedAt = time.Now().UTC()
 	l.LagSeconds = r.m.Lag().Seconds()
 	l.Rows = r.m.Published()

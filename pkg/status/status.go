@@ -15,6 +15,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/metrics"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // Interval is how often a running pipeline refreshes its Live snapshot.
@@ -87,6 +88,9 @@ type Live struct {
 	SkippedRows int64     `json:"skipped_rows"`
 	Skipped     []Skipped `json:"recent_skipped,omitempty"`
 	LastError   *Failure  `json:"last_error,omitempty"`
+	// Source is the source connection: streaming, or reconnecting since
+	// when, after how many attempts and which error.
+	Source *source.ConnState `json:"source,omitempty"`
 	// Stopped is set when the process has ended.
 	Stopped bool `json:"stopped,omitempty"`
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/metrics"
+	"github.com/tributary-cdc/tributary/pkg/source"
 	"github.com/tributary-cdc/tributary/pkg/webhook"
 )
 
@@ -111,4 +112,23 @@ func FuzzDecode(f *testing.F) {
 		}
 		backfillOf(position)
 	})
+}
+
+// A pipeline riding out a source outage says so: reconnecting, since
+// when, attempts, the window and the last error with its class.
+func TestPrintReconnecting(t *testing.T) {
+	rec := NewRecorder(metrics.NewPipeline(metrics.NewRegistry(), "shop"), "v9")
+	since := time.Now().Add(-42 * time.Second)
+	rec.WatchSource(func() source.ConnState {
+		return source.ConnState{State: source.ConnReconnecting, Since: since, Attempts: 7, OutageWindow: "5m0s",
+			LastError: "dial tcp 10.0.0.1:5432: i/o timeout", LastErrorClass: "retriable", LastErrorAt: time.Now()}
+	})
+	live := rec.Snapshot()
+	var out bytes.Buffer
+	Print(&out, Build("shop", checkpoint.Checkpoint{}, false, &live, time.Now()))
+	for _, want := range []string{"RECONNECTING since", "(42s)", "7 failed attempts", "outage window 5m0s", "i/o timeout (retriable)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
 }

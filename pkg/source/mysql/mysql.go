@@ -45,10 +45,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
 
@@ -113,11 +111,7 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 // NO_BACKSLASH_ESCAPES (literals in backfill queries are escaped with
 // backslashes).
 func (s *Source) connect(ctx context.Context) (*client.Conn, error) {
-	dial := s.opts.Dial
-	if dial == nil {
-		dial = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
-	}
-	conn, err := client.ConnectWithDialer(ctx, "", s.conn.Addr(), s.conn.User, s.conn.Password, "", dial, s.tlsOption())
+	conn, err := client.ConnectWithDialer(ctx, "", s.conn.Addr(), s.conn.User, s.conn.Password, "", source.Dial(s.opts.Dial), s.tlsOption())
 	if err != nil {
 		// The driver's messages name the user and address, never the password.
 		return nil, fmt.Errorf("connect to mysql at %s: %w", s.conn.Addr(), err)

@@ -130,9 +130,18 @@ func rdsRetention(conn *client.Conn) (rds bool, hours int) {
 const unknownRetention = -2
 
 // checkRetained fails with ErrResnapshotRequired when the checkpoint's
-// binlog file is gone (purged or expired), or, on MySQL with GTIDs, when
-// the server purged transactions the checkpoint has not seen.
+// binlog file is gone (purged or expired), or, with GTIDs, when the server
+// lacks transactions the checkpoint has read (checkHasGTIDs) or, on
+// MySQL, purged transactions it has not (checkPurged).
 func checkRetained(conn *client.Conn, flavor string, pos position) error {
+	if pos.GTID != "" {
+		// Streaming resumes by GTID (stream), not by the file, whose name
+		// means nothing on another server (a new primary after failover).
+		if err := checkHasGTIDs(conn, flavor, pos); err != nil {
+			return err
+		}
+		return checkPurged(conn, flavor, pos)
+	}
 	r, err := conn.Execute("SHOW BINARY LOGS")
 	if err != nil {
 		return fmt.Errorf("list binary logs (needs the REPLICATION CLIENT / BINLOG MONITOR privilege): %w", err)
@@ -146,7 +155,17 @@ func checkRetained(conn *client.Conn, flavor string, pos position) error {
 	if !found {
 		return fmt.Errorf("binlog file %s of the checkpoint is no longer on the server (purged or expired): %w", pos.File, ErrResnapshotRequired)
 	}
-	if flavor == flavorMySQL && pos.GTID != "" {
+	return nil
+}
+
+// checkPurged fails with ErrResnapshotRequired when the server purged
+// transactions the checkpoint has not read: on MySQL some of gtid_purged,
+// on MariaDB a GTID state before its oldest binlog file (checkPurgedMariaDB).
+func checkPurged(conn *client.Conn, flavor string, pos position) error {
+	if flavor == flavorMariaDB {
+		return checkPurgedMariaDB(conn, pos)
+	}
+	if flavor == flavorMySQL {
 		r, err := conn.Execute("SELECT @@GLOBAL.gtid_purged")
 		if err != nil {
 			return fmt.Errorf("read gtid_purged: %w", err)

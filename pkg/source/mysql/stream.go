@@ -78,6 +78,16 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 	}
 }
 
+// The server sends a heartbeat event after heartbeatPeriod without binlog
+// events, so a binlog connection silent for binlogReadTimeout (three
+// heartbeats) is dead even when TCP says nothing: its packets vanish (a
+// partition, a failover that moved the address). The read fails with a
+// timeout, which is retriable, and the pipeline reconnects.
+const (
+	heartbeatPeriod   = 5 * time.Second
+	binlogReadTimeout = 3 * heartbeatPeriod
+)
+
 // syncerConfig is the replication client's configuration.
 func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, error) {
 	cfg := replication.BinlogSyncerConfig{
@@ -91,10 +101,10 @@ func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, 
 		UseDecimal:              true,
 		ParseTime:               false,
 		TimestampStringLocation: time.UTC,
-		HeartbeatPeriod:         10 * time.Second,
-		ReadTimeout:             60 * time.Second,
+		HeartbeatPeriod:         heartbeatPeriod,
+		ReadTimeout:             binlogReadTimeout,
 		DisableRetrySync:        true,
-		Dialer:                  s.opts.Dial, // nil: the syncer's own
+		Dialer:                  source.Dial(s.opts.Dial),
 		Logger:                  slog.New(slog.DiscardHandler),
 	}
 	var err error
@@ -149,9 +159,7 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 			st.gset = &gomysql.MariadbGTIDSet{Sets: map[uint32]map[uint32]*gomysql.MariadbGTID{}}
 		}
 		if set, ok := st.gset.(*gomysql.MariadbGTIDSet); ok {
-			if err := set.AddSet(&g); err != nil {
-				return fmt.Errorf("binlog GTID %s: %w", g.String(), err)
-			}
+			advance(set, g)
 		}
 	case *replication.QueryEvent:
 		return st.query(ctx, h, e)

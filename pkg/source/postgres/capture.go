@@ -207,7 +207,7 @@ func (s *Source) addTables(ctx context.Context, rels []*relation, emit func(cont
 		next := time.Now().Add(statusInterval)
 		alive := func(ctx context.Context, ev *change.Event) error {
 			if time.Now().After(next) {
-				if err := s.sendStatus(ctx); err != nil {
+				if err := s.sendStatus(ctx, false); err != nil {
 					return err
 				}
 				next = time.Now().Add(statusInterval)

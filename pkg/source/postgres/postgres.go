@@ -67,10 +67,10 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 		return nil, err
 	}
 	// Text output the decoders expect, whatever the server's defaults.
-	if opts.Dial != nil {
-		// pgconn dials every host and fallback through DialFunc.
-		cfg.DialFunc = pgconn.DialFunc(opts.Dial)
-	}
+	// pgconn dials every host and fallback through DialFunc: with
+	// keepalive and a user timeout, a connection whose packets vanish is
+	// found dead (source.Dial).
+	cfg.DialFunc = pgconn.DialFunc(source.Dial(opts.Dial))
 	cfg.RuntimeParams["TimeZone"] = "UTC"
 	cfg.RuntimeParams["DateStyle"] = "ISO, YMD"
 	cfg.RuntimeParams["IntervalStyle"] = "iso_8601"
@@ -172,7 +172,10 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 	default:
 		switch {
 		case !slot.exists:
-			return fmt.Errorf("replication slot %s does not exist: %w", s.slot, ErrResnapshotRequired)
+			return fmt.Errorf("replication slot %s does not exist on this server, but the checkpoint streams from it: "+
+				"the slot was dropped, or this is a new primary after a failover that did not carry the slot over "+
+				"(RDS Multi-AZ, Aurora, or PostgreSQL without failover slots, which PostgreSQL 17 adds); "+
+				"the changes since the checkpoint are kept nowhere this pipeline can read them: %w", s.slot, ErrResnapshotRequired)
 		case slot.lost:
 			return fmt.Errorf("replication slot %s lost WAL it still needed: %w", s.slot, ErrResnapshotRequired)
 		case slot.confirmedLSN > start:

@@ -40,6 +40,8 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 	}
 	source.MarkConnected(ctx)
 	var tx txState
+	limit := silenceLimit(ctx, s.conn)
+	heard := time.Now() // the last message from the server
 	next := time.Now().Add(statusInterval)
 	s.nextDiscover = time.Now().Add(discoverEvery)
 	for {
@@ -48,9 +50,10 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 				return err
 			}
 			s.nextDiscover = time.Now().Add(discoverEvery)
+			heard = time.Now() // the stream was not read meanwhile
 		}
 		if time.Now().After(next) {
-			if err := s.sendStatus(ctx); err != nil {
+			if err := s.sendStatus(ctx, time.Since(heard) >= pingAfter); err != nil {
 				return err
 			}
 			next = time.Now().Add(statusInterval)
@@ -63,10 +66,14 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 				return ctx.Err()
 			}
 			if pgconn.Timeout(err) {
+				if silent := time.Since(heard); silent >= limit {
+					return fmt.Errorf("replication stream: %w", errSilent(silent, limit))
+				}
 				continue
 			}
 			return fmt.Errorf("replication stream: %w", err)
 		}
+		heard = time.Now()
 		switch msg := msg.(type) {
 		case *pgproto3.ErrorResponse:
 			return fmt.Errorf("replication stream: %w", pgconn.ErrorResponseToPgError(msg))
@@ -117,10 +124,11 @@ func (s *Source) heartbeat(ctx context.Context, tx *txState, walEnd uint64, emit
 
 // sendStatus reports the acknowledged LSN as written, flushed and applied:
 // the server may recycle WAL only up to what is durably checkpointed.
-func (s *Source) sendStatus(ctx context.Context) error {
+// ping asks the server to answer at once (see silenceLimit).
+func (s *Source) sendStatus(ctx context.Context, ping bool) error {
 	lsn := pglogrepl.LSN(s.acked.Load())
 	err := pglogrepl.SendStandbyStatusUpdate(ctx, s.repl, pglogrepl.StandbyStatusUpdate{
-		WALWritePosition: lsn, WALFlushPosition: lsn, WALApplyPosition: lsn,
+		WALWritePosition: lsn, WALFlushPosition: lsn, WALApplyPosition: lsn, ReplyRequested: ping,
 	})
 	if err != nil {
 		return fmt.Errorf("send standby status: %w", err)

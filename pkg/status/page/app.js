@@ -38,6 +38,16 @@ function backfillCell(report, table) {
   return read > 0 ? '<span class="bar active"><span></span></span>reading' : "—";
 }
 
+// sourceText says whether the source connection streams or is riding out
+// an outage (since when, attempts, the last error and its class).
+function sourceText(s) {
+  if (!s) return "—";
+  let t = s.state + (s.since ? " since " + s.since : "");
+  if (s.state === "reconnecting") t += ", " + (s.attempts || 0) + " failed attempts (outage window " + s.outage_window + ")";
+  if (s.last_error) t += " · last error " + s.last_error_at + " (" + s.last_error_class + "): " + s.last_error;
+  return t;
+}
+
 function render(r, now) {
   text("pipeline", r.pipeline);
   const state = document.getElementById("state");
@@ -73,6 +83,7 @@ function render(r, now) {
     body.appendChild(tr);
   }
 
+  text("source", sourceText(live.source));
   text("error", live.last_error ? live.last_error.at + " " + live.last_error.message : "none");
   text("skipped-count", live.skipped_rows || 0);
   const ul = document.getElementById("skipped");
