@@ -14,13 +14,9 @@
 # images and metadata, GTIDs; root/root) and postgres.sh (wal_level logical;
 # postgres/postgres), over TCP.
 
-# The servers started here outlive this script: they must not inherit its open files, above
-# all the lock of `flock /tmp/it.lock go test …`, which they would hold until they stop.
-for fd in /proc/$$/fd/*; do
-  fd=${fd##*/}
-  ((fd > 2)) && eval "exec $fd>&-" 2>/dev/null
-done
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+# The servers started here outlive this script.
+close_inherited_fds
 
 FAULT_MARIADB_PORT=3316
 FAULT_HOME=$STATE_DIR/faults/mariadb
