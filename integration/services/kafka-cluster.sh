@@ -11,6 +11,10 @@
 #   kafka-cluster.sh stop [N]    SIGTERM (a controlled shutdown) node N, or every node
 #   kafka-cluster.sh kill N      SIGKILL node N
 #   kafka-cluster.sh freeze N    SIGSTOP node N;  thaw N: SIGCONT
+#   kafka-cluster.sh cut N       cut the clients off node N: packets to its client ports
+#                                (19N92, 19N94, 19N95) are dropped, by an `ip rule … blackhole`
+#                                per port, so the cluster still sees the node healthy
+#   kafka-cluster.sh uncut N     remove those rules (also done by down)
 #   kafka-cluster.sh status      one line per node
 #   kafka-cluster.sh down        stop every node, thawing frozen ones (down.sh calls it)
 #   kafka-cluster.sh clean       down, then remove the cluster's state
@@ -193,6 +197,23 @@ node_stop() {
   rm -f "$(node_home "$1")/kafka.pid"
 }
 
+# node_rules N add|del: the blackhole rules of `cut N` (no iptables here; a routing rule
+# matching the destination port drops what the client sends, silently, as a partition does).
+node_rules() {
+  local suffix port
+  for suffix in 92 94 95; do
+    port=$(node_port "$1" "$suffix")
+    if [[ $2 == add ]]; then
+      [[ $(ip rule show) == *"dport $port blackhole"* ]] ||
+        as_root ip rule add pref 0 ipproto tcp dport "$port" blackhole
+    else
+      while [[ $(ip rule show) == *"dport $port blackhole"* ]]; do
+        as_root ip rule del pref 0 ipproto tcp dport "$port" blackhole
+      done
+    fi
+  done
+}
+
 check_node() {
   [[ $1 =~ ^[123]$ ]] || die "kafka-cluster: node must be 1, 2 or 3, not '${1:-}'"
 }
@@ -218,10 +239,15 @@ stop | down)
     check_node "$node"
     node_stop "$node"
   else
-    for n in "${CLUSTER_NODES[@]}"; do node_stop "$n"; done
+    for n in "${CLUSTER_NODES[@]}"; do
+      node_rules "$n" del
+      node_stop "$n"
+    done
   fi
   ;;
 kill) check_node "$node" && node_signal "$node" KILL ;;
+cut) check_node "$node" && node_rules "$node" add ;;
+uncut) check_node "$node" && node_rules "$node" del ;;
 freeze) check_node "$node" && node_signal "$node" STOP ;;
 thaw) check_node "$node" && node_signal "$node" CONT ;;
 status)
@@ -234,8 +260,11 @@ status)
   done
   ;;
 clean)
-  for n in "${CLUSTER_NODES[@]}"; do node_stop "$n"; done
+  for n in "${CLUSTER_NODES[@]}"; do
+    node_rules "$n" del
+    node_stop "$n"
+  done
   rm -rf "${CLUSTER_HOME:?}"/node* "$CLUSTER_HOME/cluster.id"
   ;;
-*) die "usage: kafka-cluster.sh start [N] | stop [N] | kill N | freeze N | thaw N | status | down | clean" ;;
+*) die "usage: kafka-cluster.sh start [N] | stop [N] | kill N | freeze N | thaw N | cut N | uncut N | status | down | clean" ;;
 esac
