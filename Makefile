@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: build test unit integration soak demo services-up services-down bench bench-micro lint fuzz clean build-functions cdk-app synth cfn-lint
+.PHONY: build test unit integration soak faults demo services-up services-down bench bench-micro lint fuzz clean build-functions cdk-app synth cfn-lint
 
 # cfn-lint, pinned, in a venv under the git-ignored .services/; installed
 # once per version (the binary exists only after pip succeeded). `make
@@ -70,6 +70,13 @@ soak: services-up ## the randomized oracle for SOAK_MINUTES (default 60) per sou
 	ORACLE_SECONDS=$$(( $(SOAK_MINUTES) * 60 )) ORACLE_BIG_ROWS=$${ORACLE_BIG_ROWS:-500000} \
 	ORACLE_TX_PAUSE_MS=$${ORACLE_TX_PAUSE_MS:-10} \
 	  $(GO) test -count=1 -v -timeout $$(( $(SOAK_MINUTES) * 2 + 40 ))m -run 'TestRandomOracle' ./integration/
+
+# The multi-broker fault suite (integration/kafka_cluster_faults_test.go) on the three-broker
+# cluster of integration/services/kafka-cluster.sh, which the test starts: every fault, longer.
+# `make test` runs its short form (a few faults, short outages). The table of faults × (gaps,
+# duplicates, longest stall, recovered by itself?) is in the log.
+faults: services-up ## the Kafka multi-broker fault suite, full form
+	KAFKA_FAULTS=full $(GO) test -count=1 -v -timeout 60m -run 'TestKafkaClusterFaults' ./integration/
 
 demo: services-up build ## a shop database streamed to Kafka, messages printed
 	bash integration/demo.sh

@@ -61,7 +61,8 @@ type faultRun struct {
 	adm      *kadm.Client
 	sup      *supervisor
 	tl       *topicTail
-	old      []message // what the tail read from a deleted topic
+	old      []message   // what the tail read from a deleted topic
+	oldTimes []time.Time // and their append times
 	w        *writer
 	full     bool
 	excuse   func(i int) bool // a missing change i (index in w.committed()) is not a gap
@@ -170,7 +171,7 @@ var clusterFaults = []clusterFault{
 		n0 := len(f.w.committed())
 		f.awaitRead(n0)
 		f.tl.stop()
-		f.old, _, _ = f.tl.snapshot()
+		f.old, f.oldTimes, _ = f.tl.snapshot()
 		ctx := context.Background()
 		if _, err := f.adm.DeleteTopic(ctx, f.topic); err != nil {
 			f.t.Fatalf("delete %s: %v", f.topic, err)
@@ -275,6 +276,7 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 
 	ctx, stopWriting := context.WithCancel(context.Background())
 	written := make(chan error, 1)
+	defer stopWriting()
 	go func() { written <- f.w.stream(ctx, e.pgURL()) }()
 	time.Sleep(2 * time.Second)
 	faultAt := time.Now()
@@ -303,7 +305,7 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 	f.tl.stop()
 	res = f.tally()
 	_, appended, _ := f.tl.snapshot()
-	res.stall = longestStall(appended, faultAt, stoppedAt)
+	res.stall = longestStall(append(appended, f.oldTimes...), faultAt, stoppedAt)
 	res.name, res.exits, res.notes = fault.name, f.sup.exitLog(), f.notes
 	t.Logf("%s: %d committed changes, %d gaps, %d duplicates, %d excused, %d reversals, longest stall %s, exits %v, %v",
 		fault.name, n, res.gaps, res.dups, res.excused, res.reversals, res.stall, res.exits, f.notes)

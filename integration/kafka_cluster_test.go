@@ -169,6 +169,13 @@ type supervisor struct {
 func supervise(e *env, args ...string) *supervisor {
 	s := &supervisor{e: e, args: args, p: e.start(args...), done: make(chan struct{})}
 	go s.loop()
+	e.t.Cleanup(func() { // a restarted process too
+		s.mu.Lock()
+		s.stopping = true
+		p := s.p
+		s.mu.Unlock()
+		p.cmd.Process.Kill()
+	})
 	return s
 }
 
