@@ -37,9 +37,9 @@ import (
 //     retention.ms is far above the tail's lag, so this is 0 in practice.
 //   - duplicates: records whose tributary-event-id was already read;
 //   - the longest stall: the longest time, from the fault on until the
-//     writer stopped, in which the cluster appended nothing to the topic
-//     (broker append times, LogAppendTime, so the reader's own lag does
-//     not count);
+//     writer stopped, in which the cluster appended nothing to one of the
+//     topic's partitions (broker append times, LogAppendTime, so the
+//     reader's own lag does not count);
 //   - whether the pipeline recovered by itself or exited; an exit is
 //     restarted as ECS restarts a task, and the gap count then proves the
 //     restart lost nothing.
@@ -304,8 +304,8 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 	}
 	f.tl.stop()
 	res = f.tally()
-	_, appended, _ := f.tl.snapshot()
-	res.stall = longestStall(append(appended, f.oldTimes...), faultAt, stoppedAt)
+	msgs, appended, _ := f.tl.snapshot()
+	res.stall = longestStall(append(f.old, msgs...), append(f.oldTimes, appended...), faultAt, stoppedAt)
 	res.name, res.exits, res.notes = fault.name, f.sup.exitLog(), f.notes
 	t.Logf("%s: %d committed changes, %d gaps, %d duplicates, %d excused, %d reversals, longest stall %s, exits %v, %v",
 		fault.name, n, res.gaps, res.dups, res.excused, res.reversals, res.stall, res.exits, f.notes)
@@ -389,19 +389,39 @@ func (f *faultRun) awaitRead(n int) {
 	})
 }
 
-// longestStall is the longest time within [from, to] with no append.
-func longestStall(appended []time.Time, from, to time.Time) time.Duration {
-	var in []time.Time
-	for _, a := range appended {
-		if !a.Before(from) && !a.After(to) {
-			in = append(in, a)
+// longestStall is the longest time within [from, to] in which some
+// partition had nothing appended: the topic as a whole keeps growing while
+// one partition waits for its leader, and the keys of that partition wait
+// with it. A partition counts from from if it had records before, else
+// (a partition added by the test) from its first record.
+func longestStall(msgs []message, appended []time.Time, from, to time.Time) time.Duration {
+	byPart := map[int32][]time.Time{}
+	before := map[int32]bool{}
+	for i, a := range appended {
+		p := msgs[i].Partition
+		switch {
+		case a.Before(from):
+			before[p] = true
+		case !a.After(to):
+			byPart[p] = append(byPart[p], a)
 		}
 	}
-	slices.SortFunc(in, func(a, b time.Time) int { return a.Compare(b) })
-	prev, longest := from, time.Duration(0)
-	for _, a := range append(in, to) {
-		longest = max(longest, a.Sub(prev))
-		prev = a
+	var longest time.Duration
+	for p := range before {
+		if len(byPart[p]) == 0 { // nothing appended from the fault until the end
+			longest = to.Sub(from)
+		}
+	}
+	for p, in := range byPart {
+		slices.SortFunc(in, func(a, b time.Time) int { return a.Compare(b) })
+		prev := in[0]
+		if before[p] {
+			prev = from
+		}
+		for _, a := range append(in, to) {
+			longest = max(longest, a.Sub(prev))
+			prev = a
+		}
 	}
 	return longest
 }
