@@ -45,7 +45,8 @@ import (
 //     restart lost nothing.
 //
 // The short form (`make test`) runs a few faults with short durations;
-// KAFKA_FAULTS=full (`make faults`) runs every fault, longer.
+// KAFKA_FAULTS=full (`make faults`) runs every fault, longer;
+// KAFKA_FAULTS=all runs every fault with the short durations.
 
 type clusterFault struct {
 	name   string
@@ -233,10 +234,11 @@ type faultResult struct {
 
 func TestKafkaClusterFaults(t *testing.T) {
 	startKafkaCluster(t)
-	full := os.Getenv("KAFKA_FAULTS") == "full"
+	// KAFKA_FAULTS=all: every fault, with the short form's durations.
+	full, all := os.Getenv("KAFKA_FAULTS") == "full", os.Getenv("KAFKA_FAULTS") == "all"
 	var results []faultResult
 	for _, fault := range clusterFaults {
-		if !full && !fault.short {
+		if !full && !all && !fault.short {
 			continue
 		}
 		t.Run(fault.name, func(t *testing.T) {
