@@ -19,6 +19,8 @@ done
 [[ -d $STATE_DIR ]] || exit 0
 # The fault tests' private servers (faults.sh), stopped with everything.
 ((${#@})) || "$SERVICES_DIR/faults.sh" all down || true
+# The three-broker cluster of the Kafka fault tests (kafka-cluster.sh), likewise.
+((${#@})) || "$SERVICES_DIR/kafka-cluster.sh" down || true
 lock_state_dir
 
 for s in "${services[@]}"; do

@@ -119,6 +119,18 @@ show_tail() {
   done
 }
 
+# close_inherited_fds: closes every open file above stderr. Scripts that start daemons which
+# outlive them call it first: a daemon must not inherit, and hold until it stops, what the
+# caller had open, above all the lock of `flock /tmp/it.lock go test …`.
+close_inherited_fds() {
+  local fd
+  for fd in /proc/$$/fd/*; do
+    fd=${fd##*/}
+    ((fd > 2)) && eval "exec $fd>&-" 2>/dev/null
+  done
+  return 0
+}
+
 # lock_state_dir: serialises concurrent up.sh/down.sh runs of one checkout.
 # Daemons started while holding it must be launched with `9>&-` so they do not inherit the lock.
 lock_state_dir() {

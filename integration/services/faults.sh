@@ -20,13 +20,9 @@
 # tests (integration/blockport_test.go) drop the packets of that address only, so the test's
 # writer keeps committing through 127.0.0.1 while the pipeline's connections go silent.
 
-# The servers started here outlive this script: they must not inherit its open files, above
-# all the lock of `flock /tmp/it.lock go test …`, which they would hold until they stop.
-for fd in /proc/$$/fd/*; do
-  fd=${fd##*/}
-  ((fd > 2)) && eval "exec $fd>&-" 2>/dev/null
-done
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+# The servers started here outlive this script.
+close_inherited_fds
 
 FAULT_MARIADB_PORT=3316
 FAULT_HOME=$STATE_DIR/faults/mariadb
