@@ -63,7 +63,15 @@ func (p *Producer) CommitTransaction(ctx context.Context) error {
 	if err := p.cl.Flush(ctx); err != nil {
 		return transactionError("flush the transaction", err)
 	}
-	if err := p.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+	err := p.cl.EndTransaction(ctx, kgo.TryCommit)
+	if errors.Is(err, kerr.OperationNotAttempted) {
+		// A record failed, so the client did not try to commit; the
+		// abort that must follow says why (fenced, say).
+		if aerr := p.cl.EndTransaction(ctx, kgo.TryAbort); aerr != nil {
+			err = fmt.Errorf("%w (abort: %w)", err, aerr)
+		}
+	}
+	if err != nil {
 		return transactionError("commit the transaction", err)
 	}
 	return nil
