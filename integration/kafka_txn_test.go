@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,5 +97,63 @@ func TestKafkaTransactionFencing(t *testing.T) {
 	}
 	if _, found, err := kafka.ReadLastCommitted(ctx, d, offsets, []byte("other")); err != nil || found {
 		t.Errorf("offsets reader for a key never written: found %v, err %v", found, err)
+	}
+}
+
+// TestKafkaTransactionsACL: on the SASL_SSL listener, whose users may use
+// topics and transactional ids named sec.* only, the connection test's
+// transactions check passes under that prefix and says in words why it
+// fails under another; and a principal with those ACLs does what an
+// exactly-once pipeline does: fence, create and write the offsets topic
+// in a transaction, read it back read_committed.
+func TestKafkaTransactionsACL(t *testing.T) {
+	skipShort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	d := saslDest(t, config.AuthSCRAMSHA512, "creator", saslUsers["creator"])
+	d.CreateMissingTopics = true
+	prefix := secPrefix("txn")
+
+	check := func(prefix string) kafka.Check {
+		r := kafka.TestConnection(ctx, d, prefix, kafka.WithTransactions())
+		for _, c := range r.Checks {
+			if c.Name == kafka.CheckTransactions {
+				return c
+			}
+		}
+		t.Fatalf("no %s check in %+v", kafka.CheckTransactions, r.Checks)
+		return kafka.Check{}
+	}
+	if c := check(prefix); !c.OK || !c.Required {
+		t.Errorf("transactions check under %s: %+v", prefix, c)
+	}
+	denied := check("other-" + prefix[len(aclPrefix):])
+	if denied.OK || !strings.Contains(denied.Detail, "may not use the pipeline's transactional id") {
+		t.Errorf("transactions check outside the ACL prefix: %+v", denied)
+	}
+	t.Logf("denied: %s", denied.Detail)
+
+	p, err := kafka.NewTransactionalProducer(d, prefix+".tributary-acl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	offsets := prefix + ".tributary-offsets"
+	for _, step := range []func() error{
+		func() error { return p.Fence(ctx) },
+		func() error { return p.EnsureOffsetsTopic(ctx, offsets) },
+		p.BeginTransaction,
+		func() error {
+			p.Publish(ctx, kafka.Message{Topic: offsets, Key: []byte("acl"), Value: []byte("v1")}, func(error) {})
+			return p.CommitTransaction(ctx)
+		},
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, found, err := kafka.ReadLastCommitted(ctx, d, offsets, []byte("acl"))
+	if err != nil || !found || string(v) != "v1" {
+		t.Fatalf("read back as creator: %q %v %v", v, found, err)
 	}
 }
