@@ -110,7 +110,7 @@ func (t tributary) readyStream(ctx context.Context, w world) error {
 	backfilled := regexp.MustCompile(`"backfilled":\s*true`)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		files, _ := filepath.Glob(filepath.Join(w.dir, "checkpoints", "*.json"))
+		files, _ := filepath.Glob(filepath.Join(w.dir, "checkpoints", "*.checkpoint.json"))
 		if len(files) == 1 {
 			if b, err := os.ReadFile(files[0]); err == nil && backfilled.Match(b) {
 				break
