@@ -128,7 +128,7 @@ func TestKafkaTransactionsACL(t *testing.T) {
 		t.Errorf("transactions check under %s: %+v", prefix, c)
 	}
 	denied := check("other-" + prefix[len(aclPrefix):])
-	if denied.OK || !strings.Contains(denied.Detail, "may not use the pipeline's transactional id") {
+	if denied.OK || !strings.Contains(denied.Detail, "may not use this transactional id") {
 		t.Errorf("transactions check outside the ACL prefix: %+v", denied)
 	}
 	t.Logf("denied: %s", denied.Detail)

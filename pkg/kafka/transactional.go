@@ -102,7 +102,7 @@ func transactionError(what string, err error) error {
 		errors.Is(err, kerr.InvalidProducerIDMapping):
 		return fmt.Errorf("%s: %w: %w", what, ErrFenced, err)
 	case errors.Is(err, kerr.TransactionalIDAuthorizationFailed):
-		return fmt.Errorf("%s: the principal may not use the pipeline's transactional id (grant Describe and Write on it, or on MSK kafka-cluster:DescribeTransactionalId and AlterTransactionalId): %w", what, err)
+		return fmt.Errorf("%s: the principal may not use this transactional id (grant Describe and Write on it, or on MSK kafka-cluster:DescribeTransactionalId and AlterTransactionalId): %w", what, err)
 	case errors.Is(err, kerr.CoordinatorNotAvailable) || errors.Is(err, kerr.UnsupportedVersion):
 		return fmt.Errorf("%s: the cluster does not support transactions or its transaction coordinator is not available (check transaction.state.log.replication.factor and min.isr): %w", what, err)
 	}
