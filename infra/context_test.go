@@ -52,7 +52,7 @@ func contextApp(t *testing.T) {
 				"alarmEmail":    "ops@example.com",
 				"silentMinutes": "45",
 				"customerAccess": `{"taskRoleArn":"arn:aws:iam::444455556666:role/staging-tributary-task-shop",` +
-					`"externalId":"ext-from-cli","clusterArn":"` + testCluster + `","topicPrefix":"shop","createTopics":"true"}`,
+					`"externalId":"ext-from-cli","clusterArn":"` + testCluster + `","topicPrefix":"shop","createTopics":"true","exactlyOnce":"true"}`,
 			},
 		})
 		if ctxErr = build(ctxApp, root); ctxErr != nil {
@@ -95,6 +95,13 @@ func TestContextAsStrings(t *testing.T) {
 	ctxCA.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj(
 		"PolicyDocument", obj("Statement", assertions.Match_ArrayWith(&[]any{
 			assertions.Match_ObjectLike(obj("Action", assertions.Match_ArrayWith(&[]any{"kafka-cluster:CreateTopic"}))),
+		})),
+	))
+	// exactlyOnce given as the string "true": the transactional ids of the prefix.
+	ctxCA.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj(
+		"PolicyDocument", obj("Statement", assertions.Match_ArrayWith(&[]any{
+			assertions.Match_ObjectLike(obj("Sid", "TransactionalIdsUnderPrefix",
+				"Resource", "arn:aws:kafka:us-east-1:111122223333:transactional-id/orders/0a1b2c3d-4e5f-6789-abcd-ef0123456789-2/shop.*")),
 		})),
 	))
 }

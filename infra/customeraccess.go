@@ -19,6 +19,8 @@ type Writer struct {
 	TaskRoleARN string
 	// TopicPrefix scopes the topic permissions to <prefix>.* (default Pipeline).
 	TopicPrefix string
+	// ExactlyOnce grants what delivery exactly_once needs (transactions.go).
+	ExactlyOnce bool
 }
 
 // CustomerAccessProps configures the stack deployed in the account that
@@ -90,6 +92,9 @@ func NewCustomerAccessStack(scope constructs.Construct, id string, props *Custom
 			Actions:   jsii.Strings(topicActions...),
 			Resources: jsii.Strings(topics),
 		}))
+		if w.ExactlyOnce {
+			grantTransactions(role, props.ClusterARN, prefix)
+		}
 		suppress(role, "AwsSolutions-IAM5", "Topic permissions are scoped to the pipeline's prefix ("+prefix+".*), the narrowest pattern that covers one topic per table.")
 		awscdk.NewCfnOutput(stack, jsii.String(outputKey("WriterRoleArn", w.Pipeline)), &awscdk.CfnOutputProps{
 			Value: role.RoleArn(), Description: jsii.String("customerRoles entry of pipeline " + w.Pipeline),

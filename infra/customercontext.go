@@ -32,6 +32,12 @@ func customerAccessProps(ca map[string]any, deployment string) (*CustomerAccessP
 		}
 		props.CreateTopics = b
 	}
+	// exactlyOnce: for every pipeline (-c customerAccess with
+	// "exactlyOnce":true), or per pipeline entry.
+	allExactlyOnce, err := contextBool(ca, "exactlyOnce", "context customerAccess")
+	if err != nil {
+		return nil, err
+	}
 	for _, k := range []string{"externalId", "clusterArn"} {
 		if str(ca, k) == "" {
 			return nil, fmt.Errorf("context customerAccess: %s is missing (want externalId, clusterArn and pipelines)", k)
@@ -82,6 +88,11 @@ func customerAccessProps(ca map[string]any, deployment string) (*CustomerAccessP
 		if _, err := topicARN(props.ClusterARN, prefix); err != nil {
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
+		eos, err := contextBool(e, "exactlyOnce", at)
+		if err != nil {
+			return nil, err
+		}
+		w.ExactlyOnce = allExactlyOnce || eos
 		props.Writers = append(props.Writers, w)
 	}
 	if len(props.Writers) == 0 {

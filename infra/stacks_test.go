@@ -61,7 +61,7 @@ func stacks(t *testing.T) {
 		customer = NewCustomerAccessStack(app, "Customer", &CustomerAccessProps{
 			Writers: []Writer{
 				{Pipeline: "shop", TaskRoleARN: testShopTaskRole},
-				{Pipeline: "billing", TaskRoleARN: testBillingTaskRole, TopicPrefix: "bill"},
+				{Pipeline: "billing", TaskRoleARN: testBillingTaskRole, TopicPrefix: "bill", ExactlyOnce: true},
 			},
 			ConnectionTestRoleARN: testConnTestRole, ExternalID: "ext-123",
 			ClusterARN: testCluster, CreateTopics: true,
@@ -197,15 +197,26 @@ func TestCustomerRoles(t *testing.T) {
 	topics := func(prefix string) string {
 		return "arn:aws:kafka:us-east-1:111122223333:topic/orders/0a1b2c3d-4e5f-6789-abcd-ef0123456789-2/" + prefix + ".*"
 	}
+	// Only billing is exactly_once: only its role may use transactional
+	// ids (under its prefix) and read its offsets topic.
 	for role, prefix := range map[string]string{"WriterShop": "shop", "WriterBilling": "bill"} {
+		statements := []any{
+			obj("Sid", "Cluster", "Effect", "Allow", "Resource", testCluster,
+				"Action", []any{"kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:WriteDataIdempotently"}),
+			obj("Sid", "TopicsUnderPrefix", "Effect", "Allow", "Resource", topics(prefix),
+				"Action", []any{"kafka-cluster:DescribeTopic", "kafka-cluster:WriteData", "kafka-cluster:CreateTopic"}),
+		}
+		if role == "WriterBilling" {
+			statements = append(statements,
+				obj("Sid", "TransactionalIdsUnderPrefix", "Effect", "Allow",
+					"Resource", strings.Replace(topics(prefix), ":topic/", ":transactional-id/", 1),
+					"Action", []any{"kafka-cluster:DescribeTransactionalId", "kafka-cluster:AlterTransactionalId"}),
+				obj("Sid", "ReadOffsetsTopic", "Effect", "Allow", "Resource", strings.TrimSuffix(topics(prefix), "*")+"tributary-offsets",
+					"Action", "kafka-cluster:ReadData"))
+		}
 		caTmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj(
 			"Roles", []any{obj("Ref", assertions.Match_StringLikeRegexp(jsii.String(role+".*")))},
-			"PolicyDocument", obj("Statement", []any{
-				obj("Sid", "Cluster", "Effect", "Allow", "Resource", testCluster,
-					"Action", []any{"kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:WriteDataIdempotently"}),
-				obj("Sid", "TopicsUnderPrefix", "Effect", "Allow", "Resource", topics(prefix),
-					"Action", []any{"kafka-cluster:DescribeTopic", "kafka-cluster:WriteData", "kafka-cluster:CreateTopic"}),
-			}),
+			"PolicyDocument", obj("Statement", statements),
 		))
 	}
 	caTmpl.HasOutput(jsii.String("WriterRoleArnBilling"), obj())

@@ -32,8 +32,13 @@ func (r oracleResult) String() string {
 // Duplicates are counted, not errors.
 func verifyOracle(t *testing.T, topic string, w *writer) oracleResult {
 	t.Helper()
+	return verifyMessages(t, readTopic(t, topic), w)
+}
+
+// verifyMessages is verifyOracle on messages already read.
+func verifyMessages(t *testing.T, msgs []message, w *writer) oracleResult {
+	t.Helper()
 	want := w.committed()
-	msgs := readTopic(t, topic)
 	res := oracleResult{changes: len(want), messages: len(msgs)}
 	seen := map[string]bool{}    // event ids
 	got := map[change3]bool{}    // (op, k, seq) published

@@ -44,7 +44,7 @@ func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Produ
 			return &startupError{"source.tables: " + err.Error()}
 		}
 	}
-	r := kafka.TestConnection(ctx, d, d.TopicPrefix)
+	r := kafka.TestConnection(ctx, d, d.TopicPrefix, kafka.DeliveryOptions(cfg)...)
 	for _, c := range r.Checks {
 		if c.OK {
 			continue

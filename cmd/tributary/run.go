@@ -9,7 +9,6 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
-	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/metrics"
 	"github.com/tributary-cdc/tributary/pkg/pipeline"
 	"github.com/tributary-cdc/tributary/pkg/source"
@@ -64,7 +63,7 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 	if r, ok := src.(*source.Reconnecting); ok {
 		rec.WatchSource(r.State)
 	}
-	prod, err := kafka.NewProducer(cfg.Destination)
+	prod, err := newProducer(cfg)
 	if err != nil {
 		return &usageError{err.Error()}
 	}
@@ -86,6 +85,7 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 		MessageCompression: cfg.Destination.MessageCompression,
 		Notifier:           rec.Notifier(rowSkippedNotifier(cfg, log)),
 		Metrics:            m,
+		Transactions:       transactions(cfg),
 	}
 	log.Info("starting", "source", cfg.Source.Type, "bootstrap_servers", cfg.Destination.BootstrapServers, "topic_prefix", cfg.Destination.TopicPrefix)
 	return p.Run(ctx)

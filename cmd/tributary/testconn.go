@@ -33,7 +33,7 @@ func testConnection(ctx context.Context, inv *invocation) error {
 	}
 	defer src.Close()
 	r := connectionReport{Source: sourceChecks(ctx, src, cfg.Source)}
-	r.Report = kafka.TestConnection(ctx, cfg.Destination, cfg.Destination.TopicPrefix)
+	r.Report = kafka.TestConnection(ctx, cfg.Destination, cfg.Destination.TopicPrefix, kafka.DeliveryOptions(cfg)...)
 	r.OK = r.Report.OK
 	for _, c := range r.Source {
 		r.OK = r.OK && c.OK

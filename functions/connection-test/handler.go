@@ -89,7 +89,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		r.Source = sourceChecks(ctx, cfg, h.dial, budget)
 	}()
 	r.Report = kafka.TestConnection(ctx, cfg.Destination, cfg.Destination.TopicPrefix,
-		kafka.WithDialer(h.dial), kafka.WithTimeout(budget))
+		kafka.DeliveryOptions(cfg, kafka.WithDialer(h.dial), kafka.WithTimeout(budget))...)
 	<-done
 	r.OK = r.Report.OK
 	for _, c := range r.Source {

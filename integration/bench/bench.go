@@ -96,7 +96,9 @@ func (b *bench) run(ctx context.Context) error {
 func (b *bench) publisher(sys string) publisher {
 	switch sys {
 	case sysTributary:
-		return tributary{b.p}
+		return tributary{p: b.p}
+	case sysTributaryEOS:
+		return tributary{p: b.p, exactlyOnce: true}
 	case sysDebeziumTuned:
 		return debezium{p: b.p, tuned: true}
 	}
@@ -119,7 +121,7 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 			cctx := context.Background()
 			dropDB(cctx, w.db)
 			dropDB(cctx, w.db+"_warm")
-			deleteTopics(cctx, w.topic, w.prefix+"-warm.public.bench")
+			deleteTopics(cctx, w.topic, w.prefix+"-warm.public.bench", w.prefix+".tributary-offsets")
 		}
 	}()
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
@@ -144,7 +146,7 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 			return r, err
 		}
 		cpu0 := 0.0 // Tributary: from its exec; a JVM: from the end of its warm-up
-		if sys != sysTributary {
+		if !isTributary(sys) {
 			cpu0, _ = cpuSeconds(c.pid())
 		}
 		ends, err := waitForCount(ctx, w.topic, int64(b.p.Rows), 5*time.Minute, c.done)
@@ -172,7 +174,7 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 			return r, err
 		}
 		cpu0 := 0.0
-		if sys != sysTributary {
+		if !isTributary(sys) {
 			cpu0, _ = cpuSeconds(c.pid())
 		}
 		ends, err := waitForCount(ctx, w.topic, sum(base)+int64(b.p.Rows), 5*time.Minute, c.done)

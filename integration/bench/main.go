@@ -48,12 +48,13 @@ type params struct {
 }
 
 var (
-	allSystems   = []string{sysTributary, sysDebeziumDefault, sysDebeziumTuned}
+	allSystems   = []string{sysTributary, sysTributaryEOS, sysDebeziumDefault, sysDebeziumTuned}
 	allScenarios = []string{scBackfill, scStreaming, scLatency, scCeiling}
 )
 
 const (
 	sysTributary       = "tributary"
+	sysTributaryEOS    = "tributary-exactly-once" // delivery: exactly_once, read read_committed
 	sysDebeziumDefault = "debezium-default"
 	sysDebeziumTuned   = "debezium-tuned"
 	sysCeiling         = "producer-perf-test"

@@ -27,7 +27,7 @@ type world struct {
 }
 
 func newWorld(p params, system, scenario, stamp string) world {
-	short := map[string]string{sysTributary: "trib", sysDebeziumDefault: "dbzdef", sysDebeziumTuned: "dbztun"}[system]
+	short := map[string]string{sysTributary: "trib", sysTributaryEOS: "tribeos", sysDebeziumDefault: "dbzdef", sysDebeziumTuned: "dbztun"}[system]
 	w := world{
 		system:   system,
 		scenario: scenario,
@@ -36,7 +36,7 @@ func newWorld(p params, system, scenario, stamp string) world {
 		dir:      filepath.Join(p.scratch, system+"-"+scenario),
 	}
 	w.topic = w.prefix + ".public.bench"
-	if system == sysTributary {
+	if isTributary(system) {
 		w.slot = "tributary_" + w.db // the default slot of pipeline w.db
 	} else {
 		w.slot = w.db
@@ -54,8 +54,14 @@ type publisher interface {
 	start(ctx context.Context, w world) (*child, time.Time, error)
 }
 
-// tributary runs bin/tributary.
-type tributary struct{ p params }
+// tributary runs bin/tributary; exactlyOnce with delivery exactly_once
+// (the offsets topic created as the pipeline starts).
+type tributary struct {
+	p           params
+	exactlyOnce bool
+}
+
+func isTributary(system string) bool { return system == sysTributary || system == sysTributaryEOS }
 
 func (t tributary) config(w world) (string, error) {
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
@@ -74,6 +80,9 @@ destination:
 checkpoint:
   path: %s
 `, w.db, dbURL(w.db), kafkaAddr, w.prefix, filepath.Join(w.dir, "checkpoints"))
+	if t.exactlyOnce {
+		cfg = strings.Replace(cfg, "  delete_mode: record\n", "  delete_mode: record\n  create_missing_topics: true\n", 1) + "delivery: exactly_once\n"
+	}
 	path := filepath.Join(w.dir, "pipeline.yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o600)
 }
@@ -101,7 +110,7 @@ func (t tributary) readyStream(ctx context.Context, w world) error {
 	backfilled := regexp.MustCompile(`"backfilled":\s*true`)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		files, _ := filepath.Glob(filepath.Join(w.dir, "checkpoints", "*.json"))
+		files, _ := filepath.Glob(filepath.Join(w.dir, "checkpoints", "*.checkpoint.json"))
 		if len(files) == 1 {
 			if b, err := os.ReadFile(files[0]); err == nil && backfilled.Match(b) {
 				break

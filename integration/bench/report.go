@@ -149,6 +149,13 @@ func (b *bench) targets() []target {
 	}
 	add(fmt.Sprintf("latency p99 ≤ 50 ms at %d changes/s", b.p.Rate), p99, atMost(50))
 	add("streaming ≥ 70 % of the producer-perf-test ceiling", b.share(scStreaming), atLeast(0.7))
+	// Issue 14: exactly_once against at_least_once in the same run.
+	add("exactly_once streaming ≥ 80 % of at_least_once (tributary-exactly-once ÷ tributary)", ratio(sysTributaryEOS, scStreaming, rate, true), atLeast(0.8))
+	var eosP99 *float64
+	if r := b.find(sysTributaryEOS, scLatency); r != nil {
+		eosP99 = r.P99Ms
+	}
+	add(fmt.Sprintf("exactly_once latency p99 ≤ 100 ms at %d changes/s (visible to read_committed)", b.p.Rate), eosP99, atMost(100))
 	return ts
 }
 

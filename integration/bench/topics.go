@@ -117,7 +117,9 @@ func waitForCount(ctx context.Context, topic string, want int64, stall time.Dura
 }
 
 // consume calls f for each record of topic from the offsets in from (partition → offset;
-// a missing partition from the start) up to the offsets in to.
+// a missing partition from the start) up to the offsets in to, as a read_committed consumer
+// sees them, and with the transaction markers (control records) of transactional topics:
+// a marker is when its transaction's records became visible, and the end of the log.
 func consume(ctx context.Context, topic string, from, to map[int32]int64, f func(*kgo.Record)) error {
 	offsets := map[int32]kgo.Offset{}
 	want := map[int32]int64{}
@@ -132,7 +134,7 @@ func consume(ctx context.Context, topic string, from, to map[int32]int64, f func
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
-		kgo.FetchMaxBytes(64<<20))
+		kgo.FetchMaxBytes(64<<20), kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
 	if err != nil {
 		return err
 	}
@@ -151,10 +153,13 @@ func consume(ctx context.Context, topic string, from, to map[int32]int64, f func
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			end, ok := want[r.Partition]
-			if !ok || r.Offset >= end {
+			if !ok {
 				return
 			}
-			f(r)
+			if r.Offset < end {
+				f(r)
+			}
+			// Past end too: the record at end-1 may be an aborted one, never returned.
 			if r.Offset+1 >= end {
 				delete(want, r.Partition)
 			}
@@ -179,11 +184,21 @@ func lastAppend(ctx context.Context, topic string, ends map[int32]int64) (time.T
 }
 
 // commitLatencies reads the records between from and to and returns, for each one with a
-// value, broker append time minus the source commit time (payload.source.ts_us), in ms.
+// value, when it became visible minus the source commit time (payload.source.ts_us), in ms:
+// the broker append time, or for a record of a transaction the append time of the marker
+// that committed it (a read_committed consumer sees it only then).
 func commitLatencies(ctx context.Context, topic string, from, to map[int32]int64) ([]float64, error) {
 	var lat []float64
 	var bad error
+	open := map[int32][]float64{} // per partition: commit times of records awaiting their marker
 	err := consume(ctx, topic, from, to, func(r *kgo.Record) {
+		if r.Attrs.IsControl() {
+			for _, commit := range open[r.Partition] {
+				lat = append(lat, float64(r.Timestamp.UnixMilli())-commit)
+			}
+			delete(open, r.Partition)
+			return
+		}
 		if r.Value == nil {
 			return
 		}
@@ -202,6 +217,10 @@ func commitLatencies(ctx context.Context, topic string, from, to map[int32]int64
 		commit := float64(v.Payload.Source.TsUs) / 1000
 		if v.Payload.Source.TsUs == 0 {
 			commit = float64(v.Payload.Source.TsMs)
+		}
+		if r.Attrs.IsTransactional() {
+			open[r.Partition] = append(open[r.Partition], commit)
+			return
 		}
 		lat = append(lat, float64(r.Timestamp.UnixMilli())-commit)
 	})
@@ -230,7 +249,7 @@ func samplePayloads(ctx context.Context, topic string, n int, path string) (avgB
 	defer f.Close()
 	var total, count int
 	err = consume(ctx, topic, nil, to, func(r *kgo.Record) {
-		if r.Value == nil || count >= n {
+		if r.Value == nil || r.Attrs.IsControl() || count >= n {
 			return
 		}
 		f.Write(r.Value)

@@ -13,12 +13,16 @@ KAFKA_MTLS_PORT=9095       # SSL requiring a client certificate (mutual TLS test
 # client.pem / client.key (CN=tributary-client, for mutual TLS).
 KAFKA_TLS_DIR=$KAFKA_HOME/tls
 # SASL users of the SASL_SSL listener (test-only passwords; the tests know them):
-#   writer   may Describe and Write topics named sec.*
-#   creator  may also Create them
+#   writer   may Describe and Write topics named sec.*, Read them (a pipeline of delivery
+#            exactly_once reads its offsets topic back), and Describe and Write
+#            transactional ids named sec.* (exactly_once's <prefix>.tributary-<name>)
+#   creator  may also Create the topics
 # The mutual-TLS principal tributary-client has the same rights as creator. Every other
 # principal but ANONYMOUS (the PLAINTEXT and controller listeners, a super user) is denied.
 KAFKA_ACL_PREFIX=sec.
 KAFKA_SASL_USERS=(writer:writer-secret creator:creator-secret)
+# Bumped when kafka_acls grants more, so that the next up.sh applies it to existing storage.
+KAFKA_ACL_VERSION=2
 KAFKA_PIDFILE=$KAFKA_HOME/kafka.pid
 KAFKA_PROPERTIES=$KAFKA_HOME/config/server.properties
 # The JVM with the downloaded jars; a main class and its arguments follow.
@@ -168,7 +172,7 @@ kafka_admin_tool() {
 # with a checksum of what was set up, so a change here is applied at the next up.sh).
 kafka_acls() {
   local marker=$KAFKA_HOME/data/.tributary-acls sum u
-  sum=$(declare -p KAFKA_SASL_USERS KAFKA_ACL_PREFIX | sha256sum | cut -d' ' -f1)
+  sum=$(declare -p KAFKA_SASL_USERS KAFKA_ACL_PREFIX KAFKA_ACL_VERSION | sha256sum | cut -d' ' -f1)
   [[ -f $marker && $(<"$marker") == "$sum" ]] && return 0
   say "kafka: creating SCRAM users and ACLs (users ${KAFKA_SASL_USERS[*]%%:*}; topics ${KAFKA_ACL_PREFIX}*)"
   local mech
@@ -184,7 +188,12 @@ kafka_acls() {
   kafka_admin_tool "${acl[@]}" --allow-principal User:writer --allow-principal User:creator \
     --allow-principal User:tributary-client --operation Describe --operation Write &&
     kafka_admin_tool "${acl[@]}" --allow-principal User:creator --allow-principal User:tributary-client \
-      --operation Create ||
+      --operation Create &&
+    kafka_admin_tool "${acl[@]}" --allow-principal User:writer --allow-principal User:creator \
+      --allow-principal User:tributary-client --operation Read &&
+    kafka_admin_tool org.apache.kafka.tools.AclCommand --add --force --resource-pattern-type prefixed \
+      --transactional-id "$KAFKA_ACL_PREFIX" --allow-principal User:writer --allow-principal User:creator \
+      --allow-principal User:tributary-client --operation Describe --operation Write ||
     die "kafka: creating ACLs failed (see $KAFKA_HOME/logs/setup.log)"
   printf '%s\n' "$sum" >"$marker"
 }

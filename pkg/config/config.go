@@ -15,6 +15,10 @@ type Config struct {
 	Destination Destination `yaml:"destination" json:"destination"`
 	Checkpoint  Checkpoint  `yaml:"checkpoint" json:"checkpoint"`
 	Webhooks    Webhooks    `yaml:"webhooks" json:"webhooks"`
+	// Delivery is at_least_once (default) or exactly_once (Kafka
+	// transactions; see delivery.go).
+	Delivery     string       `yaml:"delivery" json:"delivery"`
+	Transactions Transactions `yaml:"transactions" json:"transactions"`
 	// LogLevel is debug | info | warn | error. Default info; --log-level overrides it.
 	LogLevel string `yaml:"log_level" json:"log_level"`
 	// LogFormat is text | json. Default: text on a terminal, json otherwise

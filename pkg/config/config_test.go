@@ -106,8 +106,10 @@ func TestParseValid(t *testing.T) {
 			MaxMessageBytes:    1048576,
 			DeleteMode:         "record",
 		},
-		Checkpoint: Checkpoint{Store: "file", Path: ".tributary", Table: "tributary-checkpoints"},
-		Webhooks:   Webhooks{RowSkippedURL: "https://hooks.example.com/tributary", SigningSecret: "whsec"},
+		Checkpoint:   Checkpoint{Store: "file", Path: ".tributary", Table: "tributary-checkpoints"},
+		Webhooks:     Webhooks{RowSkippedURL: "https://hooks.example.com/tributary", SigningSecret: "whsec"},
+		Delivery:     DeliveryAtLeastOnce,
+		Transactions: Transactions{MaxRecords: DefaultTransactionMaxRecords, MaxInterval: DefaultTransactionMaxInterval},
 	}
 	want.positions = cfg.positions // where keys are is tested by TestProblemsCarryLineAndColumn
 	if !reflect.DeepEqual(*cfg, want) {

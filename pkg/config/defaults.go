@@ -50,6 +50,7 @@ func (c *Config) ApplyDefaults() {
 	setDefault(&c.Checkpoint.Store, DefaultCheckpointStore)
 	setDefault(&c.Checkpoint.Path, DefaultCheckpointPath)
 	setDefault(&c.Checkpoint.Table, DefaultCheckpointTable)
+	c.applyDeliveryDefaults()
 	if c.Source.Backfill == nil {
 		on := true
 		c.Source.Backfill = &on

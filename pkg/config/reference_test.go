@@ -38,6 +38,9 @@ var documentedDefaults = map[string]string{
 	"checkpoint.store":                DefaultCheckpointStore,
 	"checkpoint.path":                 DefaultCheckpointPath,
 	"checkpoint.table":                DefaultCheckpointTable,
+	"delivery":                        DefaultDelivery,
+	"transactions.max_records":        strconv.Itoa(DefaultTransactionMaxRecords),
+	"transactions.max_interval":       DefaultTransactionMaxInterval,
 }
 
 var referenceRow = regexp.MustCompile("(?m)^\\| `([a-z_.]+)` \\| ([^|]*) \\|")

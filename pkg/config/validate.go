@@ -46,6 +46,7 @@ func (c *Config) validate(errs *Errors) {
 	v.destination(&c.Destination)
 	v.checkpoint(&c.Checkpoint)
 	v.webhooks(&c.Webhooks)
+	v.delivery(c)
 	v.logging(c)
 }
 

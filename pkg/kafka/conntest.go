@@ -64,8 +64,9 @@ const (
 type TestOption func(*testOptions)
 
 type testOptions struct {
-	dial    DialFunc
-	timeout time.Duration
+	dial         DialFunc
+	timeout      time.Duration
+	transactions bool // conntest_txn.go
 }
 
 // WithDialer makes every TCP connection of the test go through dial, which
@@ -213,6 +214,10 @@ func TestConnection(ctx context.Context, d config.Destination, topicPrefix strin
 		detail += " (needed only with destination.create_missing_topics)"
 	}
 	add(CheckCreate, d.CreateMissingTopics, ok, detail)
+	if o.transactions {
+		ok, detail := transactionsProbe(ctx, kopts, topicPrefix)
+		add(CheckTransactions, true, ok, detail)
+	}
 	return r
 }
 

@@ -33,6 +33,7 @@ type Producer struct {
 	cl     *kgo.Client
 	adm    *kadm.Client
 	create bool
+	dest   config.Destination // for the offsets reader of transactions
 
 	mu     sync.Mutex
 	topics map[string]bool // topics known to exist
@@ -74,7 +75,7 @@ func NewProducer(d config.Destination, extra ...kgo.Opt) (*Producer, error) {
 		cl.Close()
 		return nil, err
 	}
-	return &Producer{cl: cl, adm: kadm.NewClient(cl), create: d.CreateMissingTopics, topics: map[string]bool{}}, nil
+	return &Producer{cl: cl, adm: kadm.NewClient(cl), create: d.CreateMissingTopics, dest: d, topics: map[string]bool{}}, nil
 }
 
 // ErrUnsafeProducer is returned by CheckSettings.

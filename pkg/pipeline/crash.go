@@ -15,7 +15,10 @@ import (
 //	after-produce     a record was handed to the producer, before its ack
 //	after-ack         acknowledged records are about to be checkpointed
 //	after-checkpoint  the checkpoint is durable, the source not told yet
+//	after-txn-commit  a Kafka transaction committed (exactly_once), the
+//	                  checkpoint store not written yet
 const (
+	crashAfterTxnCommit  = "after-txn-commit"
 	crashAfterProduce    = "after-produce"
 	crashAfterAck        = "after-ack"
 	crashAfterCheckpoint = "after-checkpoint"

@@ -68,6 +68,11 @@ type Pipeline struct {
 	Read      atomic.Int64 // r rows acknowledged (backfill, not billable)
 	Skipped   atomic.Int64 // rows over max_message_bytes, recorded as row.skipped
 
+	// Transactions, when set, publishes exactly once (exactlyonce.go);
+	// nil: at least once.
+	Transactions *Transactions
+	txn          *txnState
+
 	// Metrics, when set, counts acknowledged rows per table and op, the
 	// source-to-publish latency, the source lag and publish errors; nil
 	// records nothing.
@@ -95,6 +100,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		p.saved = cp.Position
 		p.Log.Info("resuming from checkpoint", "position", string(cp.Position))
 	}
+	if p.Transactions != nil {
+		if from, err = p.startTransactions(ctx, from); err != nil {
+			return err
+		}
+	}
 
 	// runCtx stops the source on shutdown or failure. Records are produced
 	// under produceCtx, which only a failure cancels, so that a graceful
@@ -111,6 +121,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	go func() { committerDone <- p.commitLoop(runCtx, done) }()
 	leaseDone := make(chan struct{})
 	go func() { defer close(leaseDone); p.watchLease(runCtx) }()
+	if p.txn != nil {
+		go p.commitDue(runCtx)
+	}
 
 	if w, ok := p.Source.(interface {
 		Connected() bool
@@ -126,6 +139,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	<-leaseDone
 	if ctx.Err() != nil && !errors.Is(cause, errPublish) && !errors.Is(cause, checkpoint.ErrLeaseLost) && commitErr == nil {
 		// Graceful stop: wait for what is in flight, then checkpoint it.
+		if p.txn != nil {
+			if err := p.endTransactions(true); err != nil {
+				return err
+			}
+		}
 		fctx, cancel := context.WithTimeout(context.Background(), p.FlushTimeout)
 		defer cancel()
 		if err := p.Producer.Flush(fctx); err != nil {
@@ -140,6 +158,11 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		return nil
 	}
 	// Failure: keep what is safely acknowledged, report the first cause.
+	if p.txn != nil {
+		if err := p.endTransactions(false); err != nil {
+			p.Log.Warn("abort the open transaction", "err", err)
+		}
+	}
 	if err := p.commit(context.Background()); err != nil {
 		p.Log.Error("checkpoint after failure", "err", err)
 	}
@@ -249,7 +272,7 @@ func (p *Pipeline) watchLease(ctx context.Context) {
 	case <-p.Store.Lost():
 		err := p.Store.Owned()
 		p.Log.Error("lease lost: stopping without publishing further", "err", err)
-		p.fail(err)
+		p.staleOwner(err)
 	}
 }
 
@@ -258,8 +281,11 @@ func (p *Pipeline) watchLease(ctx context.Context) {
 // again, even before the store has noticed the takeover.
 func (p *Pipeline) emitOwned(ctx context.Context, ev *change.Event) error {
 	if err := p.Store.Owned(); err != nil {
-		p.fail(err)
+		p.staleOwner(err)
 		return err
+	}
+	if p.txn != nil {
+		return p.emitInTransaction(ctx, ev)
 	}
 	return p.emit(ctx, ev)
 }
@@ -268,14 +294,14 @@ func (p *Pipeline) emitOwned(ctx context.Context, ev *change.Event) error {
 // called by the source's goroutine only.
 func (p *Pipeline) emit(ctx context.Context, ev *change.Event) error {
 	if ev.Op == change.OpNone {
-		p.tracker.mark(ev.Position)
+		p.mark(ev.Position)
 		return nil
 	}
 	if err := p.emitRow(ctx, ev); err != nil {
 		return err
 	}
 	if ev.Position != nil {
-		p.tracker.mark(ev.Position)
+		p.mark(ev.Position)
 	}
 	return nil
 }
@@ -437,6 +463,9 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gz
 	rows, commit, tombstone := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil
 	rows.Sent(op, commit)
 	seq := p.tracker.add()
+	if p.txn != nil {
+		p.txn.counted()
+	}
 	defer crashPoint(crashAfterProduce)
 	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID, Gzipped: gzipped}
 	p.Producer.Publish(p.produceCtx, m, func(err error) {

@@ -1,0 +1,260 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/kafka"
+)
+
+// Transactions configures delivery exactly_once: records are published in
+// Kafka transactions, and each transaction also writes, to OffsetsTopic,
+// the source position its records lead to. A read_committed consumer sees
+// a transaction's records exactly when the position after them is
+// committed, so resuming from the position read back (read_committed)
+// neither skips nor repeats a committed record. The producer must be a
+// transactional one (kafka.NewTransactionalProducer): its initialisation
+// fences the previous owner at the broker.
+type Transactions struct {
+	OffsetsTopic string
+	// MaxRecords: commit at the first source-transaction end after this
+	// many records; a source transaction of more records is split every
+	// MaxRecords records.
+	MaxRecords int
+	// MaxInterval: commit at the first source-transaction end once the
+	// transaction has been open this long.
+	MaxInterval time.Duration
+}
+
+// positionOnlyEvery spaces transactions that carry nothing but a newer
+// position (the source moved past changes of no published table): they
+// only keep the offsets topic close to the log the source may release.
+const positionOnlyEvery = time.Second
+
+// txnState is the open Kafka transaction. mu serialises the source
+// goroutine's emits with commits: franz-go refuses records handed over
+// while a transaction ends.
+type txnState struct {
+	mu         sync.Mutex
+	cfg        Transactions
+	ended      bool            // finished: no more commits
+	records    int             // records in the open transaction
+	atMark     int             // records when pending was marked
+	opened     time.Time       // when the open transaction got its first record
+	pending    change.Position // newest resumable position in the transaction
+	committed  change.Position // the position of the last committed transaction
+	lastCommit time.Time
+}
+
+// offsetsRecord is the value written to the offsets topic, key = pipeline.
+type offsetsRecord struct {
+	Version     int             `json:"version"`
+	Pipeline    string          `json:"pipeline"`
+	Position    json.RawMessage `json:"position"`
+	CommittedAt time.Time       `json:"committed_at"`
+}
+
+const offsetsRecordVersion = 1
+
+// decodeOffsets reads an offsets-topic value (bytes from the broker: any
+// writer of the topic could have put them there).
+func decodeOffsets(b []byte, pipeline string) (change.Position, error) {
+	var r offsetsRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("offsets record is not JSON: %w", err)
+	}
+	switch {
+	case r.Version < 1 || r.Version > offsetsRecordVersion:
+		return nil, fmt.Errorf("offsets record has version %d; this build reads version %d", r.Version, offsetsRecordVersion)
+	case r.Pipeline != pipeline:
+		return nil, fmt.Errorf("offsets record under key %q names pipeline %q", pipeline, r.Pipeline)
+	case len(r.Position) == 0 || bytes.Equal(r.Position, []byte("null")):
+		return nil, errors.New("offsets record has no position")
+	}
+	return change.Position(r.Position), nil
+}
+
+// startTransactions fences any previous owner, reads the committed
+// position back and opens the first transaction. The offsets topic wins
+// over the checkpoint store: it is written atomically with the records,
+// the store only after the commit. stored is the store's position (a
+// pipeline that ran at_least_once before has only that).
+func (p *Pipeline) startTransactions(ctx context.Context, stored change.Position) (change.Position, error) {
+	t := &txnState{cfg: *p.Transactions, lastCommit: time.Now()}
+	if t.cfg.MaxRecords <= 0 {
+		t.cfg.MaxRecords = 5000
+	}
+	if t.cfg.MaxInterval <= 0 {
+		t.cfg.MaxInterval = 50 * time.Millisecond
+	}
+	// Fencing first: once it returns, no earlier owner's transaction can
+	// commit, so the position read next is final.
+	if err := p.Producer.Fence(ctx); err != nil {
+		return nil, err
+	}
+	if err := p.Producer.EnsureOffsetsTopic(ctx, t.cfg.OffsetsTopic); err != nil {
+		return nil, err
+	}
+	raw, found, err := p.Producer.ReadLastCommitted(ctx, t.cfg.OffsetsTopic, []byte(p.Name))
+	if err != nil {
+		return nil, fmt.Errorf("read the committed position from %s: %w", t.cfg.OffsetsTopic, err)
+	}
+	from := stored
+	if found {
+		pos, err := decodeOffsets(raw, p.Name)
+		if err != nil {
+			return nil, fmt.Errorf("offsets topic %s: %w", t.cfg.OffsetsTopic, err)
+		}
+		if !bytes.Equal(pos, stored) {
+			p.Log.Info("resuming from the offsets topic (it wins over the checkpoint store)", "offsets_topic", t.cfg.OffsetsTopic,
+				"position", string(pos), "checkpoint_store_position", string(stored))
+		}
+		from = pos
+	} else if stored != nil {
+		p.Log.Info("no position in the offsets topic yet; resuming from the checkpoint store", "offsets_topic", t.cfg.OffsetsTopic)
+	}
+	t.committed, t.pending = from, from
+	if err := p.Producer.BeginTransaction(); err != nil {
+		return nil, err
+	}
+	p.txn = t
+	return from, nil
+}
+
+// emitInTransaction emits ev inside the open transaction and commits it
+// when it is due: at a source-transaction end once MaxRecords or
+// MaxInterval is reached, or within a source transaction every MaxRecords
+// records (a split).
+func (p *Pipeline) emitInTransaction(ctx context.Context, ev *change.Event) error {
+	t := p.txn
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		return errors.New("transactions already ended")
+	}
+	if err := p.emit(ctx, ev); err != nil {
+		return err
+	}
+	atEnd := t.records == t.atMark
+	due := (atEnd && (t.records >= t.cfg.MaxRecords || (t.records > 0 && time.Since(t.opened) >= t.cfg.MaxInterval))) ||
+		t.records-t.atMark >= t.cfg.MaxRecords
+	if !due {
+		return nil
+	}
+	if err := p.commitTransaction(true); err != nil {
+		p.fail(err)
+		return err
+	}
+	return nil
+}
+
+// markTransaction records a resumable position inside the transaction; it
+// becomes checkpointable when the transaction commits.
+func (t *txnState) mark(pos change.Position) {
+	t.pending, t.atMark = pos, t.records
+}
+
+// counted notes one record handed to the producer in the transaction.
+func (t *txnState) counted() {
+	if t.records == 0 {
+		t.opened = time.Now()
+	}
+	t.records++
+}
+
+// commitTransaction writes the pending position to the offsets topic and
+// commits; t.mu is held. Then the position is checkpointable and, with
+// reopen, the next transaction opens.
+func (p *Pipeline) commitTransaction(reopen bool) error {
+	t := p.txn
+	moved := !bytes.Equal(t.pending, t.committed)
+	if t.records == 0 && !moved {
+		return nil
+	}
+	if moved {
+		v, err := json.Marshal(offsetsRecord{Version: offsetsRecordVersion, Pipeline: p.Name, Position: json.RawMessage(t.pending), CommittedAt: time.Now().UTC()})
+		if err != nil {
+			return fmt.Errorf("encode position: %w", err)
+		}
+		p.Producer.Publish(p.produceCtx, kafka.Message{Topic: t.cfg.OffsetsTopic, Key: []byte(p.Name), Value: v}, func(err error) {
+			if err != nil {
+				p.fail(fmt.Errorf("%w: offsets topic: %w", errPublish, err))
+			}
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), kafka.TransactionTimeout)
+	defer cancel()
+	if err := p.Producer.CommitTransaction(ctx); err != nil {
+		return fmt.Errorf("%w: %w", errPublish, err)
+	}
+	crashPoint(crashAfterTxnCommit)
+	if moved {
+		t.committed = t.pending
+		p.tracker.mark(t.pending) // every record is acknowledged: checkpointable now
+	}
+	t.records, t.atMark, t.lastCommit = 0, 0, time.Now()
+	if !reopen {
+		return nil
+	}
+	return p.Producer.BeginTransaction()
+}
+
+// commitDue commits on a timer while the source is quiet: a transaction
+// whose records all belong to ended source transactions once MaxInterval
+// passed, and a newer position alone every positionOnlyEvery.
+func (p *Pipeline) commitDue(ctx context.Context) {
+	t := p.txn
+	tick := time.NewTicker(max(t.cfg.MaxInterval/2, time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		t.mu.Lock()
+		due := !t.ended && t.records == t.atMark &&
+			((t.records > 0 && time.Since(t.opened) >= t.cfg.MaxInterval) ||
+				(t.records == 0 && !bytes.Equal(t.pending, t.committed) && time.Since(t.lastCommit) >= positionOnlyEvery))
+		var err error
+		if due {
+			err = p.commitTransaction(true)
+		}
+		t.mu.Unlock()
+		if err != nil {
+			p.fail(err)
+			return
+		}
+	}
+}
+
+// endTransactions commits the open transaction (a graceful stop) or aborts
+// it (a failure, a lost lease); no transaction opens after it.
+func (p *Pipeline) endTransactions(commit bool) error {
+	t := p.txn
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		return nil
+	}
+	t.ended = true
+	// A stop within a source transaction aborts: the committed position
+	// is before that source transaction, which is published again (whole)
+	// from there, so committing its first records would repeat them.
+	if commit && t.records == t.atMark {
+		err := p.commitTransaction(false)
+		if err == nil {
+			return nil
+		}
+		p.Log.Error("commit on shutdown failed; aborting", "err", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.FlushTimeout)
+	defer cancel()
+	return p.Producer.AbortTransaction(ctx)
+}
