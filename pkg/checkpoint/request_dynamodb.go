@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -61,8 +62,12 @@ func RequestBackfillDynamoDB(ctx context.Context, client *dynamodb.Client, table
 		ExpressionAttributeNames:  map[string]string{"#bf": attrBackfill, "#k": attrPipeline},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":req": requestSet(r)},
 	})
-	if isConditionFailed(err) {
+	var missing *types.ResourceNotFoundException
+	switch {
+	case isConditionFailed(err):
 		return fmt.Errorf("%w: no item for %s in table %s", ErrNeverRan, pipeline, table)
+	case errors.As(err, &missing):
+		return fmt.Errorf("%w: table %s does not exist", ErrNeverRan, table)
 	}
 	if err != nil {
 		return fmt.Errorf("checkpoint: request a backfill of %s in table %s: %w", pipeline, table, err)
