@@ -14,9 +14,9 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-lambda-go/lambda"
 )
 
 func main() {
