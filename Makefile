@@ -111,7 +111,7 @@ lint:
 	gofmt -l $$(git ls-files '*.go') | tee /dev/stderr | (! read)
 	$(GO) vet ./...
 
-FUNCTIONS := connection-test row-skipped
+FUNCTIONS := connection-test row-skipped backfill
 
 build-functions: ## Lambda bootstrap binaries (provided.al2023, arm64) in bin/functions/<name>/
 	@for f in $(FUNCTIONS); do \

@@ -33,7 +33,7 @@ func contextApp(t *testing.T) {
 		if err != nil {
 			panic(err)
 		}
-		for _, f := range []string{"cdk.json", "bin/functions/connection-test/bootstrap", "bin/functions/row-skipped/bootstrap"} {
+		for _, f := range []string{"cdk.json", "bin/functions/connection-test/bootstrap", "bin/functions/row-skipped/bootstrap", "bin/functions/backfill/bootstrap"} {
 			p := filepath.Join(root, f)
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			os.WriteFile(p, []byte("{}\n"), 0o755)
@@ -188,7 +188,7 @@ func TestPrebuiltImage(t *testing.T) {
 
 func TestBadContextIsRefused(t *testing.T) {
 	root := t.TempDir()
-	for _, f := range []string{"bin/functions/connection-test/bootstrap", "bin/functions/row-skipped/bootstrap"} {
+	for _, f := range []string{"bin/functions/connection-test/bootstrap", "bin/functions/row-skipped/bootstrap", "bin/functions/backfill/bootstrap"} {
 		os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755)
 		os.WriteFile(filepath.Join(root, f), []byte("stand-in\n"), 0o755)
 	}

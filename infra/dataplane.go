@@ -42,6 +42,8 @@ type DataPlaneProps struct {
 	// function's `bootstrap` (linux/arm64), as `make build-functions` makes them.
 	ConnectionTestCode string
 	RowSkippedCode     string
+	// BackfillCode holds functions/backfill's `bootstrap`.
+	BackfillCode string
 	// Network: an existing VPC (needs an account and region) or a new one.
 	Network NetworkProps
 	// TaskCPU and TaskMemoryMiB size each pipeline's task (default 512 and
@@ -233,6 +235,7 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 	}
 
 	s.Api = newConnectionTestApi(stack, connTest)
+	s.addBackfillRoute(stack, props.BackfillCode, props.Pipelines)
 
 	logs := awslogs.NewLogGroup(stack, jsii.String("TaskLogs"), &awslogs.LogGroupProps{
 		Retention:     awslogs.RetentionDays_ONE_MONTH,
@@ -325,7 +328,7 @@ func assumeCustomerRole(roleARN string) awsiam.PolicyStatement {
 // access logs.
 func newConnectionTestApi(stack awscdk.Stack, fn awslambda.Function) awsapigatewayv2.HttpApi {
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
-		Description:       jsii.String("Tributary: POST /pipelines/{name}/connection-test (SigV4)"),
+		Description:       jsii.String("Tributary: POST /pipelines/{name}/connection-test and /backfill (SigV4)"),
 		DefaultAuthorizer: awsapigatewayv2authorizers.NewHttpIamAuthorizer(),
 	})
 	api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{

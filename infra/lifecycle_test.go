@@ -36,7 +36,7 @@ func redeploys(t *testing.T) {
 		if err != nil {
 			panic(err)
 		}
-		for _, f := range []string{"cdk.json", "bin/functions/connection-test/bootstrap", "bin/functions/row-skipped/bootstrap"} {
+		for _, f := range []string{"cdk.json", "bin/functions/connection-test/bootstrap", "bin/functions/row-skipped/bootstrap", "bin/functions/backfill/bootstrap"} {
 			p := filepath.Join(root, f)
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			os.WriteFile(p, []byte("{}\n"), 0o755)

@@ -187,7 +187,7 @@ func build(app awscdk.App, root string) error {
 	if !filepath.IsAbs(assets) {
 		assets = filepath.Join(root, assets)
 	}
-	for _, fn := range []string{"connection-test", "row-skipped"} {
+	for _, fn := range []string{"connection-test", "row-skipped", "backfill"} {
 		if _, err := os.Stat(filepath.Join(assets, fn, "bootstrap")); err != nil {
 			return fmt.Errorf("%s/bootstrap is missing: run `make build-functions` first", filepath.Join(assets, fn))
 		}
@@ -205,6 +205,7 @@ func build(app awscdk.App, root string) error {
 		Image:              c.str("image"),
 		ConnectionTestCode: filepath.Join(assets, "connection-test"),
 		RowSkippedCode:     filepath.Join(assets, "row-skipped"),
+		BackfillCode:       filepath.Join(assets, "backfill"),
 		Network:            network,
 		TaskCPU:            cpu,
 		TaskMemoryMiB:      mem,

@@ -42,7 +42,7 @@ func stacks(t *testing.T) {
 		if err != nil {
 			panic(err)
 		}
-		for _, f := range []string{"connection-test/bootstrap", "row-skipped/bootstrap", "image/Dockerfile"} {
+		for _, f := range []string{"connection-test/bootstrap", "row-skipped/bootstrap", "backfill/bootstrap", "image/Dockerfile"} {
 			p := filepath.Join(dir, f)
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			os.WriteFile(p, []byte("stand-in\n"), 0o755)
@@ -57,6 +57,7 @@ func stacks(t *testing.T) {
 			ImageDir:           filepath.Join(dir, "image"),
 			ConnectionTestCode: filepath.Join(dir, "connection-test"),
 			RowSkippedCode:     filepath.Join(dir, "row-skipped"),
+			BackfillCode:       filepath.Join(dir, "backfill"),
 		})
 		customer = NewCustomerAccessStack(app, "Customer", &CustomerAccessProps{
 			Writers: []Writer{
@@ -133,8 +134,8 @@ func TestFunctionsAreGoOnGraviton(t *testing.T) {
 	stacks(t)
 	defer failOnPanic(t)
 	fns := dpTmpl.FindResources(jsii.String("AWS::Lambda::Function"), obj("Properties", obj("Handler", "bootstrap")))
-	if len(*fns) != 2 {
-		t.Fatalf("%d bootstrap functions, want 2", len(*fns))
+	if len(*fns) != 3 {
+		t.Fatalf("%d bootstrap functions, want 3", len(*fns))
 	}
 	for id, fn := range *fns {
 		if s := jsonString(fn); !strings.Contains(s, `"Runtime":"provided.al2023"`) || !strings.Contains(s, `"Architectures":["arm64"]`) {

@@ -3,6 +3,7 @@
 //	tributary run --config <file>              backfill then stream until SIGTERM
 //	tributary validate --config <file>         exit 0 (warnings on stderr), or 2 with every problem listed
 //	tributary status --config <file> [--json]  the pipeline's state, read without taking it over
+//	tributary backfill --config <file> --table <t>[,…] | --all   re-publish tables (op r) without stopping the pipeline
 //	tributary test-connection --config <file>  check the source and Kafka (--json)
 //	tributary version                          version, commit and Go version
 //
@@ -41,6 +42,8 @@ type invocation struct {
 
 	json     bool   // status, test-connection: --json
 	httpAddr string // run: --http-addr (alias --metrics-addr)
+	tables   string // backfill: --table
+	all      bool   // backfill: --all
 }
 
 // command is one subcommand.
@@ -56,6 +59,7 @@ var commands = []command{
 	{"run", "backfill, then stream changes until SIGTERM", false, runPipeline},
 	{"validate", "check the configuration; exit 2 listing every problem, warnings on stderr", false, validate},
 	{"status", "show state, owner, position, lag, progress and errors, without taking the pipeline over (--json)", true, showStatus},
+	{"backfill", "re-publish tables with op r while the pipeline keeps streaming (--table <name>[,…] or --all)", false, requestBackfill},
 	{"test-connection", "check the source and Kafka: reachability, sign-in, settings, grants, topic permissions (--json)", true, testConnection},
 }
 
@@ -103,6 +107,10 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 	if cmd.name == "run" {
 		fs.StringVar(&inv.httpAddr, "http-addr", "", "serve /metrics, the status page and /status.json on this address (e.g. 127.0.0.1:8080)")
 		fs.StringVar(&inv.httpAddr, "metrics-addr", "", "the same as --http-addr")
+	}
+	if cmd.name == "backfill" {
+		fs.StringVar(&inv.tables, "table", "", "tables to re-publish, comma-separated, as source.tables writes them (schema.table)")
+		fs.BoolVar(&inv.all, "all", false, "re-publish every captured table")
 	}
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: tributary %s --config <file> [flags]\n\n%s\n\nflags:\n", cmd.name, cmd.summary)

@@ -74,6 +74,7 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 	p := &pipeline.Pipeline{
 		Name:            cfg.Name,
 		Source:          src,
+		SourceType:      cfg.Source.Type,
 		Encoder:         debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.Destination.TopicPrefix, IncludeUnknownTypes: cfg.Source.IncludeUnknownTypes}),
 		Producer:        prod,
 		Store:           store,

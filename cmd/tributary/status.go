@@ -26,6 +26,7 @@ func showStatus(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	r := status.Build(inv.cfg.Name, cp, found, live, time.Now())
+	r.BackfillRequested = pendingBackfill(ctx, inv.cfg)
 	if found {
 		r.LagBytes, r.LagBytesError = lagBytes(ctx, inv.cfg, cp.Position)
 	}

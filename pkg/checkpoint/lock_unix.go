@@ -28,3 +28,14 @@ func tryLock(f *os.File) error {
 		}
 	}
 }
+
+// waitLock takes an exclusive flock, waiting for it: for the short
+// read-modify-write of a backfill request file.
+func waitLock(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}

@@ -40,7 +40,8 @@ type Pipeline struct {
 
 	samples *reservoir // latency samples for EMF; nil unless an EMF writer reads them
 
-	dropped dropped // tributary_columns_dropped, per table (dropped.go)
+	dropped  dropped  // tributary_columns_dropped, per table (dropped.go)
+	backfill backfill // snapshot progress (backfill.go)
 }
 
 // NewPipeline registers the metrics of the pipeline name in reg.

@@ -62,6 +62,11 @@ type Pipeline struct {
 	fail       func(error)
 	produceCtx context.Context
 	saved      change.Position
+	savedMark  atomic.Uint64 // tracker mark of saved (requests.go)
+	backfills  backfills
+
+	// SourceType names the source in messages (source.type).
+	SourceType string
 
 	// Counters, for logs and status.
 	Published atomic.Int64 // c/u/d rows acknowledged (billable)
@@ -131,7 +136,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}); ok {
 		p.Metrics.WatchSource(w.Connected, w.Reconnects) // a reconnecting source (source.Reconnecting)
 	}
+	stopBackfills := p.startBackfills(runCtx) // hands a pending request over first
 	srcErr := p.Source.Run(runCtx, from, p.emitOwned)
+	stopBackfills()
 	close(done)
 	commitErr := <-committerDone
 	cause := context.Cause(runCtx)
@@ -152,6 +159,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		if err := p.commit(context.Background()); err != nil {
 			return err
 		}
+		p.clearBackfills(context.Background()) // what the last checkpoint carries
 		_, pending := p.tracker.position()
 		p.Log.Info("stopped", "checkpoint", string(p.saved), "unacknowledged", pending,
 			"published", p.Published.Load(), "read", p.Read.Load())
@@ -249,7 +257,7 @@ func (p *Pipeline) commitLoop(ctx context.Context, done <-chan struct{}) error {
 // commit saves the contiguous acknowledged position, if it moved, and only
 // then lets the source release its log up to it.
 func (p *Pipeline) commit(ctx context.Context) error {
-	pos, _ := p.tracker.position()
+	pos, mark := p.tracker.committed()
 	if pos == nil || bytes.Equal(pos, p.saved) {
 		return nil
 	}
@@ -260,6 +268,7 @@ func (p *Pipeline) commit(ctx context.Context) error {
 	}
 	crashPoint(crashAfterCheckpoint)
 	p.saved = pos
+	p.savedMark.Store(mark)
 	p.Source.Ack(pos)
 	return nil
 }

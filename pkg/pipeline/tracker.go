@@ -17,11 +17,16 @@ type tracker struct {
 	entries []entry // hand-over order; entries[head:] are not yet passed
 	// committable is the newest position whose every predecessor is acked.
 	committable change.Position
+	// marks counts positions marked so far; committableMark is the count
+	// when committable was marked. A backfill request is cleared only once
+	// a position marked after its hand-over is saved (requests.go).
+	marks, committableMark uint64
 }
 
 type entry struct {
 	acked bool
 	pos   change.Position // set for position markers
+	mark  uint64          // the marker's number (marks after it was added)
 }
 
 // add registers a record about to be produced and returns its sequence.
@@ -36,11 +41,12 @@ func (t *tracker) add() uint64 {
 func (t *tracker) mark(pos change.Position) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.marks++
 	if len(t.entries) == t.head {
-		t.committable = pos
+		t.committable, t.committableMark = pos, t.marks
 		return
 	}
-	t.entries = append(t.entries, entry{acked: true, pos: pos})
+	t.entries = append(t.entries, entry{acked: true, pos: pos, mark: t.marks})
 }
 
 // ack records that the broker acknowledged record seq.
@@ -50,7 +56,7 @@ func (t *tracker) ack(seq uint64) {
 	t.entries[t.head+int(seq-t.base)].acked = true
 	for t.head < len(t.entries) && t.entries[t.head].acked {
 		if p := t.entries[t.head].pos; p != nil {
-			t.committable = p
+			t.committable, t.committableMark = p, t.entries[t.head].mark
 		}
 		t.entries[t.head] = entry{}
 		t.head++
@@ -71,4 +77,19 @@ func (t *tracker) position() (change.Position, int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.committable, len(t.entries) - t.head
+}
+
+// committed returns the newest checkpointable position and its marker's
+// number (see marks).
+func (t *tracker) committed() (change.Position, uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.committable, t.committableMark
+}
+
+// marked returns how many positions were marked so far.
+func (t *tracker) marked() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.marks
 }

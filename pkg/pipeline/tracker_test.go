@@ -83,3 +83,26 @@ func TestTrackerRandomAckOrder(t *testing.T) {
 		}
 	}
 }
+
+// A backfill request is cleared only once a position marked after its
+// hand-over is checkpointable: committed says which mark a position is.
+func TestTrackerCommittedMark(t *testing.T) {
+	var tr tracker
+	a := tr.add()
+	tr.mark(change.Position("p1")) // mark 1, behind a
+	handedAt := tr.marked()        // a request handed over now
+	b := tr.add()
+	tr.mark(change.Position("p2")) // mark 2: carries the request
+	tr.ack(a)
+	if pos, mark := tr.committed(); string(pos) != "p1" || mark > handedAt {
+		t.Fatalf("committed %q mark %d; want p1, a mark not after the hand-over (%d)", pos, mark, handedAt)
+	}
+	tr.ack(b)
+	if pos, mark := tr.committed(); string(pos) != "p2" || mark <= handedAt {
+		t.Fatalf("committed %q mark %d; want p2 after the hand-over (%d)", pos, mark, handedAt)
+	}
+	tr.mark(change.Position("p3")) // nothing in flight
+	if pos, mark := tr.committed(); string(pos) != "p3" || mark != 3 {
+		t.Fatalf("committed %q mark %d; want p3, 3", pos, mark)
+	}
+}

@@ -48,6 +48,13 @@ func Print(w io.Writer, r Report) {
 			row("backfill", "in progress")
 		}
 	}
+	if q := r.BackfillRequested; q != nil && !q.Empty() {
+		what := list(q.Tables)
+		if q.All {
+			what = "every table"
+		}
+		row("backfill requested", "%s (waiting for the pipeline to take it)", what)
+	}
 	if l := r.Live; l != nil {
 		label := "running since"
 		if r.State != StateRunning {
@@ -82,6 +89,10 @@ func Print(w io.Writer, r Report) {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", t.Table, t.Rows["r"], t.Rows["c"], t.Rows["u"], t.Rows["d"])
 		}
 		tw.Flush()
+	}
+	if r.Live != nil && len(r.Live.Backfills) > 0 {
+		fmt.Fprintln(w)
+		printBackfills(w, r.Live.Backfills)
 	}
 }
 

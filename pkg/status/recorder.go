@@ -77,6 +77,7 @@ func (r *Recorder) Snapshot() Live {
 	l.LagSeconds = r.m.Lag().Seconds()
 	l.Rows = r.m.Published()
 	l.Tables = r.m.Tables()
+	l.Backfills = r.m.Backfills()
 	return l
 }
 

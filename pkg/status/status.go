@@ -51,6 +51,9 @@ type Report struct {
 	LagBytesError string `json:"lag_bytes_error,omitempty"`
 	// Backfill is the progress recorded in the checkpoint's position.
 	Backfill *Backfill `json:"backfill,omitempty"`
+	// BackfillRequested is a request (`tributary backfill`, the API)
+	// waiting in the checkpoint store for the pipeline to take it.
+	BackfillRequested *checkpoint.Request `json:"backfill_requested,omitempty"`
 	// Live is the running (or last) process's own view; nil when the
 	// pipeline never ran with this version.
 	Live *Live `json:"live,omitempty"`
@@ -83,6 +86,9 @@ type Live struct {
 	// Rows is rows acknowledged per op (c, u, d, r) since start.
 	Rows   map[string]uint64   `json:"rows"`
 	Tables []metrics.TableRows `json:"tables"`
+	// Backfills is each table's snapshot (op r) as the source reports it:
+	// rows so far, the estimated total, rate and time left.
+	Backfills []metrics.BackfillTable `json:"backfills,omitempty"`
 	// SkippedRows counts row.skipped events since start; Skipped holds the
 	// most recent ones (no key values: they may be personal data).
 	SkippedRows int64     `json:"skipped_rows"`

@@ -26,7 +26,30 @@ function draw(canvasId, values, color) {
 
 function total(rows) { return Object.values(rows || {}).reduce((a, b) => a + b, 0); }
 
+function duration(seconds) {
+  const s = Math.round(seconds);
+  if (s >= 3600) return Math.floor(s / 3600) + "h" + String(Math.floor(s % 3600 / 60)).padStart(2, "0") + "m";
+  if (s >= 60) return Math.floor(s / 60) + "m" + String(s % 60).padStart(2, "0") + "s";
+  return s + "s";
+}
+
+// snapshotCell draws a table's snapshot (live.backfills): a determinate
+// bar once the database gave an estimate of the table's size.
+function snapshotCell(s) {
+  if (s.done) return '<span class="bar"><span style="width:100%"></span></span>done';
+  if (!s.started) return '<span class="bar"></span>queued';
+  const rate = s.rows_per_second ? " · " + Math.round(s.rows_per_second).toLocaleString("en") + " rows/s" : "";
+  if (s.estimated_rows > 0) {
+    const pct = Math.min(99, Math.floor(s.rows * 100 / s.estimated_rows));
+    const eta = s.eta_seconds ? " · " + duration(s.eta_seconds) + " left" : "";
+    return '<span class="bar"><span style="width:' + pct + '%"></span></span>' + pct + "%" + rate + eta;
+  }
+  return '<span class="bar active"><span></span></span>' + s.rows.toLocaleString("en") + " rows" + rate;
+}
+
 function backfillCell(report, table) {
+  const s = ((report.live || {}).backfills || []).find(x => x.table === table.table);
+  if (s) return snapshotCell(s);
   const b = report.backfill;
   const read = (table.rows && table.rows.r) || 0;
   if (b && (b.done || (b.tables_done || []).includes(table.table))) {
@@ -74,7 +97,11 @@ function render(r, now) {
 
   const body = document.querySelector("#tables tbody");
   body.innerHTML = "";
-  for (const t of live.tables || []) {
+  const tables = (live.tables || []).slice();
+  for (const s of live.backfills || []) {
+    if (!tables.some(t => t.table === s.table)) tables.push({ table: s.table, rows: {} });
+  }
+  for (const t of tables) {
     const tr = document.createElement("tr");
     tr.innerHTML = "<td></td><td></td>" + ["r", "c", "u", "d"].map(() => '<td class="num"></td>').join("");
     tr.children[0].textContent = t.table;
