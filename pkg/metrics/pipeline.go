@@ -41,6 +41,7 @@ type Pipeline struct {
 	samples *reservoir // latency samples for EMF; nil unless an EMF writer reads them
 
 	dropped dropped // tributary_columns_dropped, per table (dropped.go)
+	missing missing // tributary_table_missing, per listed table (missing.go)
 }
 
 // NewPipeline registers the metrics of the pipeline name in reg.

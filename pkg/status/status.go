@@ -87,6 +87,9 @@ type Live struct {
 	SkippedRows int64     `json:"skipped_rows"`
 	Skipped     []Skipped `json:"recent_skipped,omitempty"`
 	LastError   *Failure  `json:"last_error,omitempty"`
+	// MissingTables are source.tables entries that match no table now
+	// (dropped, renamed away, or not created yet): a warning, not an error.
+	MissingTables []string `json:"missing_tables,omitempty"`
 	// Stopped is set when the process has ended.
 	Stopped bool `json:"stopped,omitempty"`
 }
