@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -97,14 +98,29 @@ const sentinelTable = `CREATE TABLE sentinel (id int PRIMARY KEY)`
 func (e *env) awaitSentinel(p *proc, id int) {
 	e.t.Helper()
 	e.exec(`INSERT INTO sentinel VALUES ($1)`, id)
-	topic := e.prefix + ".public.sentinel"
-	p.waitFor(e.t, 120*time.Second, fmt.Sprintf("sentinel row %d", id), func() bool {
+	awaitKey(e.t, p, e.prefix+".public.sentinel", "id", id)
+}
+
+// awaitBackendSentinel is awaitSentinel on any backend, whose sentinel
+// table is b.createTable("sentinel").
+func awaitBackendSentinel(t *testing.T, b backend, p *proc, id int) {
+	t.Helper()
+	if err := b.exec(fmt.Sprintf(`INSERT INTO sentinel (k, seq) VALUES (%d, %d)`, id, id)); err != nil {
+		t.Fatal(err)
+	}
+	awaitKey(t, p, b.topic("sentinel"), "k", id)
+}
+
+// awaitKey waits until p published a row of topic whose column is id.
+func awaitKey(t *testing.T, p *proc, topic, column string, id int) {
+	t.Helper()
+	p.waitFor(t, 120*time.Second, fmt.Sprintf("sentinel row %d", id), func() bool {
 		if topicEnd(topic) == 0 {
 			return false
 		}
-		for _, m := range readTopic(e.t, topic) {
+		for _, m := range readTopic(t, topic) {
 			if pl := m.payload(); pl != nil {
-				if after, ok := pl["after"].(map[string]any); ok && after["id"] == float64(id) {
+				if after, ok := pl["after"].(map[string]any); ok && after[column] == float64(id) {
 					return true
 				}
 			}
@@ -176,24 +192,56 @@ func attrN(it map[string]types.AttributeValue, name string) string {
 
 // TestCrashPoints SIGKILLs the pipeline at each point of the delivery
 // path, three times per point, while a writer commits changes, then checks
-// the topic with the no-gap oracle.
+// the topic with the no-gap oracle; on every source.
 func TestCrashPoints(t *testing.T) {
 	for _, point := range []string{"after-produce", "after-ack", "after-checkpoint"} {
-		t.Run(point, func(t *testing.T) { crashAt(t, point) })
+		t.Run(point, func(t *testing.T) {
+			forEachBackend(t, "crash", func(t *testing.T, b backend) { crashAt(t, b, point) })
+		})
 	}
 }
 
-func crashAt(t *testing.T, point string) {
-	e := newEnv(t, "crash")
+// createTables creates the scenario tables on b, or fails the test.
+func createTables(t *testing.T, b backend, tables ...string) {
+	t.Helper()
+	for _, table := range tables {
+		for _, q := range b.createTable(table) {
+			if err := b.exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+}
+
+// withDynamoStore makes the config at path checkpoint in the DynamoDB
+// table (writePipeline writes the checkpoint section last).
+func withDynamoStore(t *testing.T, path, table string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.LastIndex(string(b), "checkpoint:\n")
+	if i < 0 {
+		t.Fatalf("no checkpoint section in %s", path)
+	}
+	if err := os.WriteFile(path, []byte(string(b[:i])+"checkpoint:\n"+dynamoCheckpoint(table)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func crashAt(t *testing.T, b backend, point string) {
+	e := b.env()
 	useMoto(t)
 	const rows = 200
-	e.exec(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text)`)
-	e.exec(`ALTER TABLE ledger REPLICA IDENTITY FULL`)
-	e.exec(fmt.Sprintf(`INSERT INTO ledger SELECT g, g, 'x' FROM generate_series(1, %d) g`, rows))
-	e.exec(sentinelTable)
+	createTables(t, b, "ledger", "sentinel")
+	if err := b.exec(b.bulkInsert("ledger", 0, 0, rows)); err != nil {
+		t.Fatal(err)
+	}
 	table := testTableName("crash")
-	cfg := e.writeDynamoConfig(table, "")
-	topic := e.prefix + ".public.ledger"
+	cfg := withDynamoStore(t, b.config(nil, ""), table)
+	topic := b.topic("ledger")
 
 	p := e.start("run", "--config", cfg)
 	p.waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= rows })
@@ -204,7 +252,7 @@ func crashAt(t *testing.T, point string) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		w.run(ctx, t, e.pgURL(), 60*time.Second)
+		w.runOn(ctx, b.exec, 60*time.Second)
 	}()
 	defer func() { cancel(); wg.Wait() }()
 
@@ -234,7 +282,7 @@ func crashAt(t *testing.T, point string) {
 
 	p = e.start("run", "--config", cfg)
 	want := w.committed()
-	e.awaitSentinel(p, 1)
+	awaitBackendSentinel(t, b, p, 1)
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
 	}
@@ -243,8 +291,8 @@ func crashAt(t *testing.T, point string) {
 		t.Errorf("lease still held by %s after SIGTERM", owner)
 	}
 	res := verifyOracle(t, topic, w)
-	t.Logf("crash %s: %d committed changes (+%d backfilled rows), %d rolled back, %d self-kills, %s; final epoch %s",
-		point, len(want), rows, len(w.rolledBack), crashes, res, attrN(it, "epoch"))
+	t.Logf("crash %s on %s: %d committed changes (+%d backfilled rows), %d rolled back, %d self-kills, %s; final epoch %s",
+		point, b.kind(), len(want), rows, len(w.rolledBack), crashes, res, attrN(it, "epoch"))
 	if res.gaps > 0 {
 		t.Fatalf("%d gaps", res.gaps)
 	}

@@ -65,7 +65,8 @@ func TestMySQLTablesAppearWhileStreaming(t *testing.T) {
 
 // TestMySQLListedTableDropped: a table in source.tables that is dropped
 // while streaming is logged when it happens, and the next start warns and
-// runs instead of failing with "source.tables: … not found".
+// runs instead of failing with "source.tables: … not found"; status and
+// metrics name it as missing.
 func TestMySQLListedTableDropped(t *testing.T) {
 	e := newMyEnv(t, "mydropped")
 	e.exec("CREATE TABLE keep (id INT PRIMARY KEY)")
@@ -73,11 +74,13 @@ func TestMySQLListedTableDropped(t *testing.T) {
 	e.exec("INSERT INTO keep VALUES (1)")
 	cfg := e.writeConfig("  tables: [" + e.db + ".keep, " + e.db + ".gone]\n")
 	keep := e.prefix + "." + e.db + ".keep"
-	p := e.start("run", "--config", cfg)
+	addr := freeAddr(t)
+	p := e.start("run", "--config", cfg, "--http-addr", addr)
 	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(keep) >= 1 })
 	e.exec("DROP TABLE gone")
 	e.exec("INSERT INTO keep VALUES (2)")
 	waitFor(t, 60*time.Second, "the row after the drop", func() bool { return topicEnd(keep) >= 2 })
+	missingReported(t, e.env, p, cfg, addr, e.db+".gone")
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.out)
 	}

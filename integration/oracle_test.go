@@ -116,10 +116,16 @@ func (w *writer) run(ctx context.Context, t *testing.T, url string, d time.Durat
 		return
 	}
 	defer conn.Close(context.Background())
+	w.runOn(ctx, func(q string) error { _, err := conn.Exec(ctx, q); return err }, d)
+}
+
+// runOn commits random transactions through exec (one statement per
+// call, on one session of any source) for d or until ctx is done.
+func (w *writer) runOn(ctx context.Context, exec func(string) error, d time.Duration) {
 	rng := rand.New(rand.NewPCG(42, uint64(time.Now().UnixNano())))
 	end := time.Now().Add(d)
 	for time.Now().Before(end) && ctx.Err() == nil {
-		if err := w.tx(ctx, conn, rng); err != nil && ctx.Err() == nil {
+		if err := w.tx(exec, rng); err != nil && ctx.Err() == nil {
 			w.err = fmt.Errorf("writer: %w", err)
 			return
 		}
@@ -127,13 +133,12 @@ func (w *writer) run(ctx context.Context, t *testing.T, url string, d time.Durat
 	}
 }
 
-// tx runs one transaction of 1-5 changes; one in ten is rolled back.
-func (w *writer) tx(ctx context.Context, conn *pgx.Conn, rng *rand.Rand) error {
-	tx, err := conn.Begin(ctx)
-	if err != nil {
+// tx runs one transaction of 1-5 changes; one in ten is rolled back. The
+// SQL is the same on every source.
+func (w *writer) tx(exec func(string) error, rng *rand.Rand) error {
+	if err := exec("BEGIN"); err != nil {
 		return err
 	}
-	defer tx.Rollback(context.Background())
 	rollback := rng.IntN(10) == 0
 	live := map[int64]int64{}
 	w.mu.Lock()
@@ -146,29 +151,28 @@ func (w *writer) tx(ctx context.Context, conn *pgx.Conn, rng *rand.Rand) error {
 	for n := 1 + rng.IntN(5); n > 0; n-- {
 		seq++
 		var k int64
+		var q string
 		switch r := rng.IntN(10); {
 		case r < 5 || len(live) < 50: // insert
 			k = nextKey
 			nextKey++
-			if _, err := tx.Exec(ctx, `INSERT INTO ledger VALUES ($1, $2, 'w')`, k, seq); err != nil {
-				return err
-			}
+			q = fmt.Sprintf(`INSERT INTO ledger (k, seq) VALUES (%d, %d)`, k, seq)
 			changes = append(changes, change3{"c", k, seq})
 			live[k] = seq
 		case r < 8: // update
 			k = anyKey(live, rng)
-			if _, err := tx.Exec(ctx, `UPDATE ledger SET seq = $2 WHERE k = $1`, k, seq); err != nil {
-				return err
-			}
+			q = fmt.Sprintf(`UPDATE ledger SET seq = %d WHERE k = %d`, seq, k)
 			changes = append(changes, change3{"u", k, seq})
 			live[k] = seq
 		default: // delete: the event carries the deleted row's seq
 			k = anyKey(live, rng)
-			if _, err := tx.Exec(ctx, `DELETE FROM ledger WHERE k = $1`, k); err != nil {
-				return err
-			}
+			q = fmt.Sprintf(`DELETE FROM ledger WHERE k = %d`, k)
 			changes = append(changes, change3{"d", k, live[k]})
 			delete(live, k)
+		}
+		if err := exec(q); err != nil {
+			exec("ROLLBACK")
+			return err
 		}
 	}
 	w.mu.Lock()
@@ -180,9 +184,9 @@ func (w *writer) tx(ctx context.Context, conn *pgx.Conn, rng *rand.Rand) error {
 			}
 		}
 		w.seq = seq // rolled-back seqs are never reused
-		return tx.Rollback(ctx)
+		return exec("ROLLBACK")
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := exec("COMMIT"); err != nil {
 		return err
 	}
 	w.live, w.nextKey, w.seq = live, nextKey, seq

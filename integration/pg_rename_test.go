@@ -8,9 +8,10 @@ import (
 
 // TestPGListedTableDroppedOrRenamed: a table in source.tables that is
 // dropped, or renamed to a name the list does not hold, is logged when it
-// happens; the renamed table's changes are not published (no topic for a
-// table the list does not name) and it leaves the publication; and the
-// next start warns about both instead of failing with "not found".
+// happens and named as missing by status and metrics; the renamed
+// table's changes are not published (no topic for a table the list does
+// not name) and it leaves the publication; and the next start warns
+// about both instead of failing with "not found".
 func TestPGListedTableDroppedOrRenamed(t *testing.T) {
 	e := newEnv(t, "pgrename")
 	e.exec(`CREATE TABLE gone (k int PRIMARY KEY, v text)`)
@@ -19,7 +20,8 @@ func TestPGListedTableDroppedOrRenamed(t *testing.T) {
 	e.exec(`INSERT INTO moved VALUES (1, 'x')`)
 	e.exec(sentinelTable)
 	cfg := e.writeTablesConfig("public.gone", "public.moved", "public.sentinel")
-	p := e.start("run", "--config", cfg)
+	addr := freeAddr(t)
+	p := e.start("run", "--config", cfg, "--http-addr", addr)
 	e.pgCaughtUp(p, 1)
 
 	e.exec(`DROP TABLE gone`)
@@ -31,6 +33,7 @@ func TestPGListedTableDroppedOrRenamed(t *testing.T) {
 		return strings.Contains(out, "a captured table was dropped") &&
 			strings.Contains(out, "renamed to a name the list does not hold")
 	})
+	missingReported(t, e, p, cfg, addr, "public.gone", "public.moved")
 	e.pgCaughtUp(p, 2)
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.out)

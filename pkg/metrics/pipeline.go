@@ -42,6 +42,7 @@ type Pipeline struct {
 
 	dropped  dropped  // tributary_columns_dropped, per table (dropped.go)
 	backfill backfill // snapshot progress (backfill.go)
+	missing  missing  // tributary_table_missing, per listed table (missing.go)
 }
 
 // NewPipeline registers the metrics of the pipeline name in reg.

@@ -48,6 +48,9 @@ type Options struct {
 	// database (the Lambda functions pass their guarded dialer, which
 	// refuses loopback and instance metadata); nil dials directly.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// MissingTables, when set, is told the source.tables entries that
+	// match no table, each time that set changes (see ReportMissing).
+	MissingTables func(tables []string)
 }
 
 // Log returns the logger a source logs through: Logger, or slog.Default().

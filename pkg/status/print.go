@@ -74,6 +74,9 @@ func Print(w io.Writer, r Report) {
 		for _, s := range l.Skipped {
 			row("  skipped", "%s %s: %d bytes, %s", s.At.UTC().Format(time.RFC3339), s.Table, s.SizeBytes, s.Reason)
 		}
+		if len(l.MissingTables) > 0 {
+			row("missing tables", "%s (listed in source.tables, not in the database: dropped, renamed away or not created yet; captured if they appear)", list(l.MissingTables))
+		}
 		if e := l.LastError; e != nil {
 			row("last error", "%s %s", e.At.UTC().Format(time.RFC3339), e.Message)
 		} else {

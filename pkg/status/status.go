@@ -97,6 +97,9 @@ type Live struct {
 	// Source is the source connection: streaming, or reconnecting since
 	// when, after how many attempts and which error.
 	Source *source.ConnState `json:"source,omitempty"`
+	// MissingTables are source.tables entries that match no table now
+	// (dropped, renamed away, or not created yet): a warning, not an error.
+	MissingTables []string `json:"missing_tables,omitempty"`
 	// Stopped is set when the process has ended.
 	Stopped bool `json:"stopped,omitempty"`
 }

@@ -63,13 +63,14 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 			return nil, fmt.Errorf("source.url: database %q does not exist on the server at %s: create it, or name an existing database in the URL", db, s.conn.Addr())
 		}
 	}
-	// Two flat queries, not one with a correlated EXISTS over
-	// information_schema: MariaDB 10.11 re-creates the subquery's temporary
-	// table for every outer row, and a connection ended during that (our
-	// process killed, a server shutdown) crashed the server with signal 11
-	// in Create_tmp_table::cleanup_on_failure (seen in the 60-minute soak,
-	// which SIGKILLs Tributary every few seconds while discovery runs).
-	keyed, err := conn.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLE_CONSTRAINTS WHERE CONSTRAINT_TYPE = 'PRIMARY KEY'`)
+	// Two flat queries limited to the schemas that can hold a captured
+	// table, not one with a correlated EXISTS over information_schema: that
+	// re-filled TABLE_CONSTRAINTS (opening every table of the server) once
+	// per table, took minutes on a busy server, ran on after its client was
+	// killed, and MariaDB 10.11 crashed with signal 11 in
+	// Create_tmp_table::cleanup_on_failure when such a connection ended
+	// (seen in the 60-minute soak, which SIGKILLs Tributary every few seconds).
+	keyed, err := conn.Execute(`SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLE_CONSTRAINTS t WHERE t.CONSTRAINT_TYPE = 'PRIMARY KEY'` + s.schemaFilter())
 	if err != nil {
 		return nil, fmt.Errorf("list primary keys: %w", err)
 	}
@@ -79,7 +80,7 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 		name, _ := keyed.GetString(i, 1)
 		hasKey[db+"."+name] = true
 	}
-	r, err := conn.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'`)
+	r, err := conn.Execute(`SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLES t WHERE t.TABLE_TYPE = 'BASE TABLE'` + s.schemaFilter())
 	if err != nil {
 		return nil, fmt.Errorf("list tables: %w", err)
 	}
@@ -352,4 +353,23 @@ func quoteString(s string) string {
 	}
 	b.WriteByte('\'')
 	return b.String()
+}
+
+// schemaFilter limits a catalog query on information_schema alias t to the
+// schemas of source.tables, or the URL's database; "" when every
+// database is captured.
+func (s *Source) schemaFilter() string {
+	var dbs []string
+	for _, id := range s.opts.Config.Tables {
+		if i := strings.IndexByte(id, '.'); i > 0 {
+			dbs = append(dbs, quoteString(id[:i]))
+		}
+	}
+	switch {
+	case len(dbs) > 0:
+		return " AND t.TABLE_SCHEMA IN (" + strings.Join(dbs, ", ") + ")"
+	case len(s.opts.Config.Tables) == 0 && s.conn.Database != "":
+		return " AND t.TABLE_SCHEMA = " + quoteString(s.conn.Database)
+	}
+	return ""
 }

@@ -65,6 +65,7 @@ func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
 		s.tables[id] = t
 		s.mu.Unlock()
 		s.log.Info("table created or renamed into the captured set: captured from its first row", "table", id, "statement", trimStmt(stmt))
+		s.reportMissing()
 		return nil
 	}
 	if err := describe(s.db, t, t.t); err != nil {
@@ -73,6 +74,7 @@ func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
 			delete(s.tables, id)
 			s.mu.Unlock()
 			s.log.Warn("captured table dropped or renamed away: no longer published", "table", id, "statement", trimStmt(stmt))
+			s.reportMissing()
 			return nil
 		}
 		return err

@@ -147,10 +147,15 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 	if err != nil {
 		return err
 	}
+	// Before the backfill: a second task must not publish the tables again.
+	if err := s.checkReader(ctx, conn); err != nil {
+		return err
+	}
 	tables, err := s.selectTables(conn)
 	if err != nil {
 		return err
 	}
+	s.reportMissing()
 
 	var pos position
 	if from != nil {

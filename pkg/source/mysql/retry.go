@@ -36,7 +36,7 @@ var retriableCodes = map[uint16]bool{
 // a server shutting down and the network rules every source shares are
 // retriable.
 func retriable(err error) bool {
-	if errors.Is(err, ErrResnapshotRequired) || errors.Is(err, ErrPrerequisite) || source.CertificateProblem(err) {
+	if errors.Is(err, ErrResnapshotRequired) || errors.Is(err, ErrPrerequisite) || errors.Is(err, ErrReaderInUse) || source.CertificateProblem(err) {
 		return false
 	}
 	var me *gomysql.MyError

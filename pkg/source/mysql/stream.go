@@ -47,6 +47,11 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 	if err != nil {
 		return err
 	}
+	// Again here: a backfill takes long, and another task may have
+	// started streaming meanwhile (reader.go).
+	if err := s.checkReader(ctx, s.db); err != nil {
+		return err
+	}
 	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
 
@@ -61,7 +66,7 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 		bs, err = syncer.StartSync(gomysql.Position{Name: pos.File, Pos: pos.Pos})
 	}
 	if err != nil {
-		return classify(fmt.Errorf("start binlog stream: %w", err))
+		return s.takenOver(classify(fmt.Errorf("start binlog stream: %w", err)))
 	}
 	source.MarkConnected(ctx)
 	for {
@@ -70,7 +75,7 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return classify(fmt.Errorf("binlog stream: %w", err))
+			return s.takenOver(classify(fmt.Errorf("binlog stream: %w", err)))
 		}
 		if err := st.handle(ctx, ev); err != nil {
 			return err
@@ -106,6 +111,7 @@ func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, 
 		DisableRetrySync:        true,
 		Dialer:                  source.Dial(s.opts.Dial),
 		Logger:                  slog.New(slog.DiscardHandler),
+		Localhost:               readerTag, // SHOW SLAVE HOSTS names this process (reader.go)
 	}
 	var err error
 	cfg.TLSConfig, err = s.tlsConfig()
@@ -115,6 +121,9 @@ func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, 
 // classify marks the server's "could not find the first log file / GTID"
 // replies (ER_MASTER_FATAL_ERROR_READING_BINLOG, 1236) as a lost position.
 func classify(err error) error {
+	if strings.Contains(err.Error(), "same server_uuid/server_id") {
+		return err // MySQL's 1236 for a stream another replica took over: takenOver
+	}
 	var me *gomysql.MyError
 	if errors.As(err, &me) && me.Code == gomysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
 		return fmt.Errorf("%w: %w", err, ErrResnapshotRequired)

@@ -164,6 +164,7 @@ func (s *Source) discover(ctx context.Context, emit func(context.Context, *chang
 	for _, r := range cur {
 		delete(s.missing, r.fullName())
 	}
+	s.reportMissing()
 	if len(added) == 0 {
 		return nil
 	}

@@ -129,6 +129,7 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 		s.missing[t] = true
 		slog.Warn("source.tables: table not found (dropped or renamed?); it is captured if it appears", "table", t)
 	}
+	s.reportMissing()
 	pub, err := reconcilePublication(ctx, conn, s.pub, rels)
 	if err != nil {
 		return err

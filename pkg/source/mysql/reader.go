@@ -1,0 +1,148 @@
+package mysql
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+)
+
+// A binlog stream has no slot: what marks a live reader on the server is
+// its registration as a replica (SHOW SLAVE HOSTS), under the server_id
+// every task of a pipeline derives from the pipeline name. A server ends
+// the older dump connection when a replica registers with a server_id that
+// is already streaming, so two tasks with the same pipeline name but
+// different checkpoint stores would end each other's stream in turn (and
+// the second would backfill again). As on PostgreSQL (holder.go), only a
+// lease (Options.Leased) lets a task take the stream over, by registering:
+// the other reader can only be a stale owner. Without one, the task waits a
+// little for a reader that just died, then refuses, naming it.
+
+// ErrReaderInUse reports that another live process streams this
+// pipeline's binlog (the same server_id) and this task may not end it.
+var ErrReaderInUse = errors.New("binlog stream in use by another reader")
+
+// readerWait is how long a task with the file store waits for another
+// reader to go away before it refuses: a task that just died leaves its
+// dump thread behind until the server notices the closed connection.
+const readerWait = 15 * time.Second
+
+// readerTag is the host name this process registers its binlog streams
+// under: it names the process (machine and pid, plus a random token, as
+// containers all run as pid 1) to a task that finds the stream taken, and
+// lets a task recognise its own registration left by a lost connection.
+var readerTag = func() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 3)
+	rand.Read(b)
+	tag := fmt.Sprintf("tributary pid %d on %s run %s", os.Getpid(), host, hex.EncodeToString(b))
+	if len(tag) > 255 {
+		tag = tag[len(tag)-255:]
+	}
+	return tag
+}()
+
+// registeredReader is a replica registration with our server_id.
+type registeredReader struct {
+	host string // what the replica reported: our readerTag, or another client's host name
+	port string
+}
+
+// lookupReader finds the replica registered with serverID, if any.
+func lookupReader(conn *client.Conn, serverID uint32) (*registeredReader, error) {
+	r, err := conn.Execute("SHOW SLAVE HOSTS")
+	if err != nil {
+		// MySQL 8.4 knows only the new name.
+		if r, err = conn.Execute("SHOW REPLICAS"); err != nil {
+			return nil, fmt.Errorf("list the binlog readers (SHOW SLAVE HOSTS): %w", err)
+		}
+	}
+	id := strconv.FormatUint(uint64(serverID), 10)
+	for i := 0; i < r.RowNumber(); i++ {
+		if s, _ := r.GetString(i, 0); s != id {
+			continue
+		}
+		h, _ := r.GetString(i, 1)
+		p, _ := r.GetString(i, 2)
+		return &registeredReader{host: h, port: p}, nil
+	}
+	return nil, nil
+}
+
+// dumpConnections lists the server's binlog dump connections of user, as
+// "id N from addr (N s)": the server does not tell which one has which
+// server_id, so the refusal lists the candidates for a KILL.
+func dumpConnections(conn *client.Conn, user string) []string {
+	r, err := conn.Execute(`SELECT ID, HOST, TIME FROM information_schema.PROCESSLIST
+WHERE COMMAND LIKE 'Binlog Dump%' AND USER = ? ORDER BY ID`, user)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for i := 0; i < r.RowNumber(); i++ {
+		id, _ := r.GetInt(i, 0)
+		host, _ := r.GetString(i, 1)
+		secs, _ := r.GetInt(i, 2)
+		out = append(out, fmt.Sprintf("id %d from %s (streaming for %d s)", id, host, secs))
+	}
+	return out
+}
+
+// checkReader makes sure no other live process streams this pipeline's
+// binlog before this task backfills or starts its stream.
+func (s *Source) checkReader(ctx context.Context, conn *client.Conn) error {
+	r, err := lookupReader(conn, s.serverID)
+	if err != nil || r == nil {
+		return err
+	}
+	if r.host == readerTag {
+		return nil // our own stream, from before a lost connection: registering ends it
+	}
+	if s.opts.Leased {
+		s.log.Warn("another connection streams this pipeline's binlog (a stale owner: this task holds the lease); registering with the same server_id makes the server end it",
+			"server_id", s.serverID, "reader", r.host)
+		return nil
+	}
+	deadline := time.Now().Add(readerWait)
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+		if r2, err := lookupReader(conn, s.serverID); err != nil || r2 == nil {
+			return err
+		}
+	}
+	conns := "none listed"
+	if c := dumpConnections(conn, s.conn.User); len(c) > 0 {
+		conns = strings.Join(c, "; ")
+	}
+	return fmt.Errorf("%w: the binlog of pipeline %q is streamed by another reader registered with server_id %d as %q. "+
+		"Only one task may stream a pipeline's binlog, and with the file checkpoint store Tributary does not end another reader's connection. "+
+		"Stop the other task (a second task with the same pipeline name but another checkpoint store or path?), "+
+		"or give this pipeline its own source.server_id; if the other reader is stuck, end its Binlog Dump connection with KILL <id> "+
+		"(Binlog Dump connections of user %s: %s); then start again",
+		ErrReaderInUse, s.opts.Pipeline, s.serverID, r.host, s.conn.User, conns)
+}
+
+// takenOver recognises the server's reply to a stream whose server_id
+// another replica registered with meanwhile (MariaDB's 4052
+// ER_SLAVE_SAME_ID, MySQL's 1236 "A slave with the same server_uuid/
+// server_id …"): not a lost binlog position, but another task that took
+// the stream over.
+func (s *Source) takenOver(err error) error {
+	if err == nil || !strings.Contains(err.Error(), "same server_uuid/server_id") {
+		return err
+	}
+	return fmt.Errorf("%w: another reader registered with this pipeline's server_id %d and the server ended this task's binlog stream "+
+		"(a second task with the same pipeline name, holding the lease or started by an older Tributary?): %s",
+		ErrReaderInUse, s.serverID, err.Error())
+}
