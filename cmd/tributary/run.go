@@ -61,7 +61,9 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 		return &usageError{err.Error()}
 	}
 	defer src.Close()
-	prod, err := kafka.NewProducer(cfg.Destination)
+	dest := cfg.Destination
+	dest.ClientID = cfg.ClientID()
+	prod, err := kafka.NewProducer(dest)
 	if err != nil {
 		return &usageError{err.Error()}
 	}

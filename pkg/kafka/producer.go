@@ -21,10 +21,7 @@ const (
 	MaxAttempts = 10
 	// MaxBackoff caps the wait between attempts.
 	MaxBackoff = 5 * time.Second
-	// maxBufferedBytes bounds what is handed to the producer but not yet
-	// acknowledged; Produce blocks beyond it (backpressure).
-	maxBufferedBytes = 16 << 20
-	linger           = 5 * time.Millisecond
+	linger = 5 * time.Millisecond
 )
 
 // Producer publishes records idempotently with acks=all and LZ4 batches,
@@ -36,6 +33,7 @@ type Producer struct {
 
 	mu     sync.Mutex
 	topics map[string]bool // topics known to exist
+	limits *topicLimits    // each topic's max.message.bytes (limits.go)
 }
 
 // NewProducer connects lazily: the first request dials. extra options are
@@ -51,15 +49,12 @@ func NewProducer(d config.Destination, extra ...kgo.Opt) (*Producer, error) {
 	if maxBytes <= 0 {
 		maxBytes = 1 << 20
 	}
+	limits := &topicLimits{def: maxBytes}
+	opts = append(opts, sinkOpts(d, limits)...)
 	opts = append(opts,
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerBatchCompression(kgo.Lz4Compression(), kgo.NoCompression()),
 		kgo.ProducerLinger(linger),
-		kgo.MaxBufferedBytes(maxBufferedBytes),
-		kgo.MaxBufferedRecords(1<<20),
-		// A batch must hold at least one record of the largest allowed size
-		// plus its overhead.
-		kgo.ProducerBatchMaxBytes(maxBytes+64<<10),
 		// kgo retries while tries <= RecordRetries: n retries are n+1 attempts.
 		kgo.RecordRetries(MaxAttempts-1),
 		kgo.RetryBackoffFn(backoff),
@@ -74,7 +69,7 @@ func NewProducer(d config.Destination, extra ...kgo.Opt) (*Producer, error) {
 		cl.Close()
 		return nil, err
 	}
-	return &Producer{cl: cl, adm: kadm.NewClient(cl), create: d.CreateMissingTopics, topics: map[string]bool{}}, nil
+	return &Producer{cl: cl, adm: kadm.NewClient(cl), create: d.CreateMissingTopics, topics: map[string]bool{}, limits: limits}, nil
 }
 
 // ErrUnsafeProducer is returned by CheckSettings.
@@ -194,6 +189,7 @@ func (p *Producer) EnsureTopic(ctx context.Context, topic string) error {
 			return fmt.Errorf("create topic %s: %w", topic, err)
 		}
 	}
+	p.learnLimit(ctx, topic)
 	p.mu.Lock()
 	p.topics[topic] = true
 	p.mu.Unlock()

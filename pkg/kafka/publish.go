@@ -46,22 +46,11 @@ var (
 // failed. Publish blocks while too much is in flight (backpressure);
 // records of one partition are acknowledged in the order published.
 func (p *Producer) Publish(ctx context.Context, m Message, onAck func(error)) {
-	op, ok := opHeaderValues[m.Op]
-	if !ok {
-		op = []byte(m.Op)
-	}
 	rec := &kgo.Record{
-		Topic: m.Topic,
-		Key:   m.Key,
-		Value: m.Value,
-		Headers: []kgo.RecordHeader{
-			{Key: "content-type", Value: contentType},
-			{Key: "tributary-op", Value: op},
-			{Key: "tributary-event-id", Value: []byte(m.EventID)},
-		},
-	}
-	if m.Gzipped {
-		rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: "tributary-compression", Value: gzipName})
+		Topic:   m.Topic,
+		Key:     m.Key,
+		Value:   m.Value,
+		Headers: m.headers(make([]kgo.RecordHeader, 0, 4)),
 	}
 	p.cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
 		if err != nil {
@@ -70,6 +59,23 @@ func (p *Producer) Publish(ctx context.Context, m Message, onAck func(error)) {
 		}
 		onAck(nil)
 	})
+}
+
+// headers appends Tributary's headers for m to hs.
+func (m Message) headers(hs []kgo.RecordHeader) []kgo.RecordHeader {
+	op, ok := opHeaderValues[m.Op]
+	if !ok {
+		op = []byte(m.Op)
+	}
+	hs = append(hs,
+		kgo.RecordHeader{Key: "content-type", Value: contentType},
+		kgo.RecordHeader{Key: "tributary-op", Value: op},
+		kgo.RecordHeader{Key: "tributary-event-id", Value: []byte(m.EventID)},
+	)
+	if m.Gzipped {
+		hs = append(hs, kgo.RecordHeader{Key: "tributary-compression", Value: gzipName})
+	}
+	return hs
 }
 
 // GzipThreshold is the value size from which message_compression gzip

@@ -312,11 +312,18 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 		if err != nil {
 			return fmt.Errorf("%s value of %s: %w", p.MessageCompression, ev.Table.ID, err)
 		}
-		if size := len(key) + len(value); size > p.MaxMessageBytes {
+		// The size the broker counts: key, value, headers and the record
+		// and batch overhead (kafka.Message.BatchSize).
+		m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[ev.Op], EventID: ev.ID, Gzipped: gzipped}
+		if size := m.BatchSize(); size > p.MaxMessageBytes {
 			// The row is not published; it is recorded before anything
 			// moves past it. Its tombstone still is (below): without it a
 			// compacted topic would keep the deleted row for ever.
-			if err := p.skip(ctx, topic, key, ev, size, gzipped, tombstone); err != nil {
+			reason := fmt.Sprintf("message of %d bytes is over destination.max_message_bytes %d", size, p.MaxMessageBytes)
+			if gzipped {
+				reason += " after gzip"
+			}
+			if err := p.skip(ctx, skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID, size: size, tombstone: tombstone}, reason); err != nil {
 				return err
 			}
 		} else {
@@ -374,41 +381,6 @@ func (p *Pipeline) ensureTopic(ctx context.Context, topic string) error {
 	}
 }
 
-// skip records a row.skipped event for an oversized row and returns only
-// once the notifier has made it durable. An error stops the pipeline
-// before the position can pass the row.
-func (p *Pipeline) skip(ctx context.Context, topic string, key []byte, ev *change.Event, size int, gzipped, tombstone bool) error {
-	if p.Notifier == nil {
-		return fmt.Errorf("row of %s (event %s) is %d bytes, over max_message_bytes %d, and no row.skipped notifier is set", ev.Table.ID, ev.ID, size, p.MaxMessageBytes)
-	}
-	reason := fmt.Sprintf("message of %d bytes is over destination.max_message_bytes %d", size, p.MaxMessageBytes)
-	if gzipped {
-		reason += " after gzip"
-	}
-	extra := map[string]any{"op": ev.Op.String(), "source_event_id": ev.ID}
-	if tombstone {
-		extra["tombstone_published"] = true
-	}
-	rs := webhook.RowSkipped{
-		Type:       webhook.EventType,
-		EventID:    webhook.SkippedEventID(p.Name, ev.ID),
-		Pipeline:   p.Name,
-		Topic:      topic,
-		Table:      ev.Table.ID.String(),
-		PrimaryKey: keyPayload(key),
-		SizeBytes:  size,
-		LimitBytes: p.MaxMessageBytes,
-		Reason:     reason,
-		Time:       time.Now().UTC(),
-		Extra:      extra,
-	}
-	if err := p.Notifier.Notify(ctx, rs); err != nil {
-		return fmt.Errorf("row of %s (event %s) is over max_message_bytes and its row.skipped event was not recorded: %w", ev.Table.ID, ev.ID, err)
-	}
-	p.Skipped.Add(1)
-	return nil
-}
-
 // keyPayload returns the payload of a Debezium key message: the primary
 // key columns (nil for a table without one). Numbers keep their digits.
 func keyPayload(key []byte) map[string]any {
@@ -434,12 +406,25 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gz
 	op := ev.Op
 	// The source may reuse ev once emit returns: take what the promise
 	// needs now.
-	rows, commit, tombstone := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil
+	rows, commit, tombstone, table := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil, ev.Table
 	rows.Sent(op, commit)
 	seq := p.tracker.add()
 	defer crashPoint(crashAfterProduce)
 	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID, Gzipped: gzipped}
 	p.Producer.Publish(p.produceCtx, m, func(err error) {
+		if err != nil && kafka.IsTooLarge(err) && !tombstone && p.Notifier != nil {
+			// The topic refused it as too large (its max.message.bytes is
+			// below max_message_bytes, or changed): an oversized row,
+			// skipped and reported like one, not a delivery failure.
+			row := skippedRow{topic: topic, key: key, table: table.ID.String(), op: op, eventID: m.EventID, size: m.BatchSize()}
+			if err := p.skip(p.produceCtx, row, "broker refused: MESSAGE_TOO_LARGE"); err != nil {
+				rows.Failed(op)
+				p.fail(fmt.Errorf("%w: %w", errPublish, err))
+				return
+			}
+			p.tracker.ack(seq)
+			return
+		}
 		if err != nil {
 			rows.Failed(op)
 			p.fail(fmt.Errorf("%w: %w", errPublish, err))
