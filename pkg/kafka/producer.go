@@ -21,7 +21,7 @@ const (
 	MaxAttempts = 10
 	// MaxBackoff caps the wait between attempts.
 	MaxBackoff = 5 * time.Second
-	linger = 5 * time.Millisecond
+	linger     = 5 * time.Millisecond
 )
 
 // Producer publishes records idempotently with acks=all and LZ4 batches,
