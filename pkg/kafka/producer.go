@@ -34,6 +34,9 @@ type Producer struct {
 	mu     sync.Mutex
 	topics map[string]bool // topics known to exist
 	limits *topicLimits    // each topic's max.message.bytes (limits.go)
+
+	// Receipts holds the write receipts of what was acknowledged (receipts.go).
+	Receipts *Receipts
 }
 
 // NewProducer connects lazily: the first request dials. extra options are
@@ -69,7 +72,7 @@ func NewProducer(d config.Destination, extra ...kgo.Opt) (*Producer, error) {
 		cl.Close()
 		return nil, err
 	}
-	return &Producer{cl: cl, adm: kadm.NewClient(cl), create: d.CreateMissingTopics, topics: map[string]bool{}, limits: limits}, nil
+	return &Producer{cl: cl, adm: kadm.NewClient(cl), create: d.CreateMissingTopics, topics: map[string]bool{}, limits: limits, Receipts: newReceipts()}, nil
 }
 
 // ErrUnsafeProducer is returned by CheckSettings.
@@ -159,8 +162,9 @@ func (p *Producer) MissingTopics(ctx context.Context, topics []string) ([]string
 
 // EnsureTopic makes sure topic exists before it is written: with
 // create_missing_topics it is created with the cluster's default partitions
-// and replication factor; otherwise a missing topic is an error. Existing
-// topics are never altered.
+// and replication factor; otherwise a cluster that creates topics
+// automatically may do so (autocreate.go), and where it does not, a
+// missing topic is an error. Existing topics are never altered.
 func (p *Producer) EnsureTopic(ctx context.Context, topic string) error {
 	p.mu.Lock()
 	known := p.topics[topic]
@@ -177,10 +181,10 @@ func (p *Producer) EnsureTopic(ctx context.Context, topic string) error {
 	if ok && td.Err != nil && !errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
 		return fmt.Errorf("describe topic %s: %w", topic, td.Err)
 	}
-	if !exists {
-		if !p.create {
-			return &TopicMissingError{Topic: topic}
-		}
+	if !exists && !p.create && !p.autoCreated(ctx, topic) {
+		return &TopicMissingError{Topic: topic}
+	}
+	if !exists && p.create {
 		resp, err := p.adm.CreateTopic(ctx, -1, -1, nil, topic)
 		if resp.Err != nil { // CreateTopic returns resp.Err as err too, without the message
 			err = withMessage(resp.Err, resp.ErrMessage)

@@ -57,6 +57,9 @@ func (p *Producer) Publish(ctx context.Context, m Message, onAck func(error)) {
 			onAck(&PublishError{Topic: r.Topic, Partition: r.Partition, Err: err})
 			return
 		}
+		if p.Receipts != nil {
+			p.Receipts.acked(r)
+		}
 		onAck(nil)
 	})
 }

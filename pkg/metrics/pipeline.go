@@ -40,7 +40,9 @@ type Pipeline struct {
 
 	samples *reservoir // latency samples for EMF; nil unless an EMF writer reads them
 
-	dropped dropped // tributary_columns_dropped, per table (dropped.go)
+	dropped  dropped  // tributary_columns_dropped, per table (dropped.go)
+	receipts receipts // tributary_receipt_*, per topic partition (receipts.go)
+	topics   topics   // tributary_topic_missing, per topic (topics.go)
 }
 
 // NewPipeline registers the metrics of the pipeline name in reg.

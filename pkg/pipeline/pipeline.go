@@ -95,6 +95,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		p.saved = cp.Position
 		p.Log.Info("resuming from checkpoint", "position", string(cp.Position))
 	}
+	p.restoreReceipts(cp.Receipts)
 
 	// runCtx stops the source on shutdown or failure. Records are produced
 	// under produceCtx, which only a failure cancels, so that a graceful
@@ -231,10 +232,11 @@ func (p *Pipeline) commit(ctx context.Context) error {
 		return nil
 	}
 	crashPoint(crashAfterAck)
-	cp := checkpoint.Checkpoint{Pipeline: p.Name, Position: pos, UpdatedAt: time.Now().UTC()}
+	cp := checkpoint.Checkpoint{Pipeline: p.Name, Position: pos, UpdatedAt: time.Now().UTC(), Receipts: p.Producer.Receipts.Snapshot()}
 	if err := p.Store.Save(ctx, cp); err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
+	p.Metrics.Receipts(cp.Receipts)
 	crashPoint(crashAfterCheckpoint)
 	p.saved = pos
 	p.Source.Ack(pos)
@@ -354,6 +356,7 @@ func (p *Pipeline) ensureTopic(ctx context.Context, topic string) error {
 		if err == nil {
 			if !since.IsZero() {
 				p.Log.Info("topic exists now; continuing", "topic", topic, "waited", time.Since(since).Round(time.Second).String())
+				p.Metrics.TopicMissing(topic, false)
 			}
 			p.topics[topic] = true
 			return nil
@@ -364,6 +367,7 @@ func (p *Pipeline) ensureTopic(ctx context.Context, topic string) error {
 		now := time.Now()
 		if since.IsZero() {
 			since = now
+			p.Metrics.TopicMissing(topic, true) // the alarm, not only the log line
 		}
 		if now.Sub(logged) >= p.TopicWaitLogEvery {
 			p.Log.Error(err.Error()+"; waiting for it to be created (or set destination.create_missing_topics); nothing advances meanwhile",

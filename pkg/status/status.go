@@ -50,6 +50,9 @@ type Report struct {
 	LagBytesError string `json:"lag_bytes_error,omitempty"`
 	// Backfill is the progress recorded in the checkpoint's position.
 	Backfill *Backfill `json:"backfill,omitempty"`
+	// Receipts are the write receipts saved with the checkpoint: per topic
+	// partition, the records, value bytes and CRC32C acknowledged.
+	Receipts []checkpoint.Receipt `json:"receipts,omitempty"`
 	// Live is the running (or last) process's own view; nil when the
 	// pipeline never ran with this version.
 	Live *Live `json:"live,omitempty"`
@@ -117,6 +120,7 @@ func Build(pipeline string, cp checkpoint.Checkpoint, found bool, live *Live, no
 			AgeSeconds: now.Sub(cp.UpdatedAt).Seconds(),
 		}
 		r.Backfill = backfillOf(cp.Position)
+		r.Receipts = cp.Receipts
 	}
 	if live != nil && !live.Stopped && now.Sub(live.UpdatedAt) < staleAfter {
 		r.State = StateRunning
