@@ -55,7 +55,7 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 	// more (stopped, with the error) before it is released.
 	stopStatus := publishStatus(store, cfg, rec, log)
 	defer func() { rec.Failed(err); stopStatus() }()
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix, Config: cfg.Source, Logger: log,
+	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: log,
 		Leased: cfg.Checkpoint.Store == config.StoreDynamoDB})
 	if err != nil {
 		return &usageError{err.Error()}
@@ -74,7 +74,9 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 	p := &pipeline.Pipeline{
 		Name:            cfg.Name,
 		Source:          src,
-		Encoder:         debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.Destination.TopicPrefix, IncludeUnknownTypes: cfg.Source.IncludeUnknownTypes}),
+		Encoder: debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), IncludeUnknownTypes: cfg.Source.IncludeUnknownTypes,
+			Topic: cfg.Destination.Topic, KeyColumns: cfg.Destination.KeyColumns}),
+		PartitionColumns: cfg.Destination.PartitionColumn,
 		Producer:        prod,
 		Store:           store,
 		Log:             log,

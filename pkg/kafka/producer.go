@@ -34,6 +34,7 @@ type Producer struct {
 	mu     sync.Mutex
 	topics map[string]bool // topics known to exist
 	limits *topicLimits    // each topic's max.message.bytes (limits.go)
+	counts partitionCounts // each topic's partitions (partitioner.go)
 
 	// Receipts holds the write receipts of what was acknowledged (receipts.go).
 	Receipts *Receipts
@@ -61,7 +62,7 @@ func NewProducer(d config.Destination, extra ...kgo.Opt) (*Producer, error) {
 		// kgo retries while tries <= RecordRetries: n retries are n+1 attempts.
 		kgo.RecordRetries(MaxAttempts-1),
 		kgo.RetryBackoffFn(backoff),
-		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
+		kgo.RecordPartitioner(columnPartitioner{kgo.StickyKeyPartitioner(nil)}),
 	)
 	opts = append(opts, extra...)
 	cl, err := kgo.NewClient(opts...)

@@ -20,6 +20,10 @@ type Message struct {
 	Op      string // "c", "u", "d" or "r": the tributary-op header
 	EventID string // the tributary-event-id header
 	Gzipped bool   // Value went through CompressValue and was gzipped
+	// Partition, when set (not 0: use Partitioned), is the partition
+	// destination.partition_column chose; else the key chooses.
+	Partition   int32
+	Partitioned bool
 }
 
 // PublishError is a record that every attempt failed to deliver.
@@ -51,6 +55,9 @@ func (p *Producer) Publish(ctx context.Context, m Message, onAck func(error)) {
 		Key:     m.Key,
 		Value:   m.Value,
 		Headers: m.headers(make([]kgo.RecordHeader, 0, 4)),
+	}
+	if m.Partitioned {
+		rec.Context = withPartition(ctx, m.Partition)
 	}
 	p.cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
 		if err != nil {

@@ -50,18 +50,24 @@ type Pipeline struct {
 	// not be created) is reported while the pipeline waits for it;
 	// default 30 s.
 	TopicWaitLogEvery time.Duration
+	// PartitionColumns is destination.partition_column: per table
+	// ("schema.table"), the signed integer column whose value is the
+	// partition (partition.go).
+	PartitionColumns map[string]string
 	// CheckpointEvery is the checkpoint cadence; default 1 s.
 	CheckpointEvery time.Duration
 	// FlushTimeout bounds the flush on shutdown; default 20 s.
 	FlushTimeout time.Duration
 
-	tracker    tracker
-	topics     map[string]bool
-	sizeHint   map[*change.Table]int  // last key+value size per table version
-	reported   map[*change.Table]bool // table versions whose dropped columns were reported
-	fail       func(error)
-	produceCtx context.Context
-	saved      change.Position
+	tracker      tracker
+	topics       map[string]bool
+	sizeHint     map[*change.Table]int  // last key+value size per table version
+	partitionIdx map[*change.Table]int  // partition column index per table version
+	partition    rowPartition           // for the row being emitted
+	reported     map[*change.Table]bool // table versions whose dropped columns were reported
+	fail         func(error)
+	produceCtx   context.Context
+	saved        change.Position
 
 	// Counters, for logs and status.
 	Published atomic.Int64 // c/u/d rows acknowledged (billable)
@@ -303,6 +309,11 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	if hasKey {
 		key = buf[:len(buf):len(buf)]
 	}
+	if reason, err := p.choosePartition(ctx, topic, ev); err != nil {
+		return err
+	} else if reason != "" {
+		return p.skip(ctx, skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID}, reason)
+	}
 	tombstone := ev.Op == change.OpDelete && p.DeleteMode != "record"
 	if !(ev.Op == change.OpDelete && p.DeleteMode == "tombstone") {
 		buf, err = p.Encoder.AppendValue(buf, ev, time.Now().UnixMicro())
@@ -414,7 +425,8 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gz
 	rows.Sent(op, commit)
 	seq := p.tracker.add()
 	defer crashPoint(crashAfterProduce)
-	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID, Gzipped: gzipped}
+	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID, Gzipped: gzipped,
+		Partition: p.partition.value, Partitioned: p.partition.set}
 	p.Producer.Publish(p.produceCtx, m, func(err error) {
 		if err != nil && kafka.IsTooLarge(err) && !tombstone && p.Notifier != nil {
 			// The topic refused it as too large (its max.message.bytes is
