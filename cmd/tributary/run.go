@@ -72,17 +72,17 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 		return err
 	}
 	p := &pipeline.Pipeline{
-		Name:            cfg.Name,
-		Source:          src,
+		Name:   cfg.Name,
+		Source: src,
 		Encoder: debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), IncludeUnknownTypes: cfg.Source.IncludeUnknownTypes,
 			Topic: cfg.Destination.Topic, KeyColumns: cfg.Destination.KeyColumns}),
 		PartitionColumns: cfg.Destination.PartitionColumn,
-		Producer:        prod,
-		Store:           store,
-		Log:             log,
-		DeleteMode:      cfg.Destination.DeleteMode,
-		MaxMessageBytes: cfg.Destination.MaxMessageBytes,
-		CheckpointEvery: checkpointInterval(),
+		Producer:         prod,
+		Store:            store,
+		Log:              log,
+		DeleteMode:       cfg.Destination.DeleteMode,
+		MaxMessageBytes:  cfg.Destination.MaxMessageBytes,
+		CheckpointEvery:  checkpointInterval(),
 
 		MessageCompression: cfg.Destination.MessageCompression,
 		Notifier:           rec.Notifier(rowSkippedNotifier(cfg, log)),
