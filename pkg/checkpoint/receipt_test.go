@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // TestReceiptsSavedWithTheCheckpoint: the file store keeps the write
@@ -40,4 +41,27 @@ func FuzzDecodeReceipts(f *testing.F) {
 			t.Fatalf("decoded receipts do not encode: %v", err)
 		}
 	})
+}
+
+// TestDynamoDBKeepsReceipts: the DynamoDB store keeps the receipts in one
+// attribute of the pipeline's item, and the lease-free reader for status
+// gives them back too.
+func TestDynamoDBKeepsReceipts(t *testing.T) {
+	cl := dynamoClient(t)
+	table := testTable()
+	d := openTest(t, cl, table, "p", 10*time.Second)
+	defer d.Close()
+	rs := []Receipt{{Topic: "t", Partition: 0, Records: 2, Bytes: 9, CRC32C: 42, FirstOffset: 0, NextOffset: 2}}
+	ctx := context.Background()
+	if err := d.Save(ctx, Checkpoint{Position: []byte(`{"lsn":"0/2"}`), Receipts: rs}); err != nil {
+		t.Fatal(err)
+	}
+	cp, found, err := d.Load(ctx)
+	if err != nil || !found || !reflect.DeepEqual(cp.Receipts, rs) {
+		t.Fatalf("Load: %+v %v %v", cp.Receipts, found, err)
+	}
+	cp, found, err = ReadDynamoDB(ctx, cl, table, "p")
+	if err != nil || !found || !reflect.DeepEqual(cp.Receipts, rs) {
+		t.Fatalf("ReadDynamoDB: %+v %v %v", cp.Receipts, found, err)
+	}
 }
