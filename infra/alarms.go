@@ -86,6 +86,19 @@ func (s *DataPlaneStack) alarmsAndDashboard(stack awscdk.Stack, props *DataPlane
 			ComparisonOperator: awscloudwatch.ComparisonOperator_LESS_THAN_OR_EQUAL_TO_THRESHOLD,
 			TreatMissingData:   awscloudwatch.TreatMissingData_BREACHING,
 		})
+		// A topic that does not exist (and may not be created) holds the
+		// pipeline at the row that needs it: report it as soon as it
+		// happens, not only in the log.
+		alarm("TopicMissing-"+p.Name, &awscloudwatch.AlarmProps{
+			AlarmDescription: jsii.String("Pipeline " + p.Name + " waits for a Kafka topic that does not exist; nothing after the row that needs it is published " +
+				"until the topic is created (or destination.create_missing_topics is set)"),
+			Metric:             metric("TopicsMissing", p.Name, "Maximum", 1, nil),
+			Threshold:          jsii.Number(1),
+			EvaluationPeriods:  jsii.Number(1),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+			// No data is a task not running: the Lag alarm reports that.
+			TreatMissingData: awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
 		dash.AddWidgets(
 			awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
 				Title: jsii.String(p.Name + ": rows published per op"), Left: &published, Width: jsii.Number(12),

@@ -17,8 +17,16 @@ func TestAlarmsReachSomeone(t *testing.T) {
 	defer failOnPanic(t)
 	for _, tm := range []assertions.Template{dpTmpl, ctxDP} {
 		tm.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(1))
-		// 3 per pipeline (errors, lag, silent) × 2 pipelines + the DLQ's two.
-		tm.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(8))
+		// 4 per pipeline (errors, lag, silent, topic missing) × 2 pipelines + the DLQ's two.
+		tm.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(10))
+		tm.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj(
+			"AlarmDescription", assertions.Match_StringLikeRegexp(jsii.String("Pipeline shop waits for a Kafka topic that does not exist.*")),
+			"MetricName", "TopicsMissing",
+			"Namespace", "Tributary",
+			"Threshold", 1,
+			"ComparisonOperator", "GreaterThanOrEqualToThreshold",
+			"Dimensions", []any{obj("Name", "Pipeline", "Value", "shop")},
+		))
 		tm.AllResourcesProperties(jsii.String("AWS::CloudWatch::Alarm"), obj(
 			"AlarmActions", []any{obj("Ref", assertions.Match_StringLikeRegexp(jsii.String("AlarmTopic.*")))},
 			"OKActions", []any{obj("Ref", assertions.Match_StringLikeRegexp(jsii.String("AlarmTopic.*")))},

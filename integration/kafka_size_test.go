@@ -8,18 +8,22 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/webhook"
 )
 
@@ -180,4 +184,160 @@ func readRaw(t *testing.T, topic string) []*kgo.Record {
 		fs.EachRecord(func(r *kgo.Record) { recs = append(recs, r) })
 	}
 	return recs
+}
+
+// alnum returns n random letters and digits: incompressible for LZ4 (no
+// repeats to match) and written into JSON as they are (no escapes), so a
+// value grows byte for byte with it.
+func alnum(n int) string {
+	const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, n)
+	rand.Read(b)
+	for i := range b {
+		b[i] = chars[int(b[i])%len(chars)]
+	}
+	return string(b)
+}
+
+// batchSizeOf is the size the broker counts for r alone in a batch, as
+// Tributary's check computes it.
+func batchSizeOf(r *kgo.Record) int {
+	m := kafka.Message{Topic: r.Topic, Key: r.Key, Value: r.Value, Op: header(r, "tributary-op"),
+		EventID: header(r, "tributary-event-id"), Gzipped: header(r, "tributary-compression") != ""}
+	return m.BatchSize()
+}
+
+// createTopicWith creates a one-partition topic with max.message.bytes set.
+func createTopicWith(t *testing.T, topic string, maxMessageBytes int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	v := strconv.Itoa(maxMessageBytes)
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, map[string]*string{"max.message.bytes": &v}, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("create %s: %v", topic, err)
+	}
+}
+
+// skippedLines reads the row.skipped events of the local file.
+func (e *env) skippedLines(t *testing.T) []webhook.RowSkipped {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(e.dir, "checkpoints", e.name+".row-skipped.jsonl"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []webhook.RowSkipped
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var ev webhook.RowSkipped
+		if len(line) > 0 && json.Unmarshal(line, &ev) == nil {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// TestKafkaExactSizeLimit: the size check counts what the broker counts
+// (key, value, headers, record and batch overhead). On a topic whose
+// max.message.bytes equals max_message_bytes, an incompressible row 16
+// bytes under the limit is published and one 16 bytes over is skipped; the
+// old check (key + value only) let the second through to a broker refusal
+// that failed the pipeline at every restart.
+func TestKafkaExactSizeLimit(t *testing.T) {
+	e := newEnv(t, "exact")
+	const limit = 1 << 20
+	topic := e.prefix + ".public.docs"
+	createTopicWith(t, topic, limit)
+	e.exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
+	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
+	const probeLen = 4000
+	e.exec(`INSERT INTO docs VALUES (1, $1)`, alnum(probeLen))
+	cfg := e.writeConfig(fmt.Sprintf("  max_message_bytes: %d\n", limit))
+	p := e.start("run", "--config", cfg)
+	waitFor(t, 60*time.Second, "the probe row", func() bool { return topicEnd(topic) >= 1 })
+	probe := readRaw(t, topic)[0]
+	// A body of n bytes makes a batch of about probe + (n - probeLen)
+	// bytes; the margin of 16 covers varint lengths growing by a byte
+	// and event ids of another length.
+	base := batchSizeOf(probe) - probeLen
+	under, over := limit-16-base, limit+16-base
+	e.exec(`INSERT INTO docs VALUES (2, $1)`, alnum(under))
+	e.exec(`INSERT INTO docs VALUES (3, $1)`, alnum(over))
+	e.exec(`INSERT INTO docs VALUES (4, 'after')`)
+	waitFor(t, 60*time.Second, "rows 2 and 4", func() bool { return topicEnd(topic) >= 3 || p.exited() })
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+	recs := readRaw(t, topic)
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want 3 (rows 1, 2, 4); output:\n%s", len(recs), p.out)
+	}
+	if n := batchSizeOf(recs[1]); n > limit || n < limit-32 {
+		t.Fatalf("row 2 is %d bytes as the broker counts them, want just under %d", n, limit)
+	}
+	skipped := e.skippedLines(t)
+	if len(skipped) != 1 || skipped[0].PrimaryKey["id"] != float64(3) || skipped[0].SizeBytes <= limit || skipped[0].SizeBytes > limit+32 ||
+		!strings.Contains(skipped[0].Reason, "over destination.max_message_bytes") {
+		t.Fatalf("row.skipped events %+v, want row 3 just over %d", skipped, limit)
+	}
+}
+
+// TestKafkaBrokerRefusedTooLarge: a topic whose max.message.bytes (256 KiB)
+// is below max_message_bytes (1 MiB) refuses a 600 KiB row; it is skipped
+// as an oversized row with the reason `broker refused: MESSAGE_TOO_LARGE`,
+// not retried for ever as a poison pill, and the rows around it arrive.
+func TestKafkaBrokerRefusedTooLarge(t *testing.T) {
+	e := newEnv(t, "refused")
+	topic := e.prefix + ".public.docs"
+	createTopicWith(t, topic, 256<<10)
+	e.exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
+	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
+	e.exec(`INSERT INTO docs VALUES (1, 'before'), (2, $1), (3, 'after')`, alnum(600<<10))
+	p := e.start("run", "--config", e.writeConfig(""))
+	waitFor(t, 60*time.Second, "rows 1 and 3", func() bool { return topicEnd(topic) >= 2 || p.exited() })
+	e.exec(`INSERT INTO docs VALUES (4, 'streamed')`)
+	waitFor(t, 60*time.Second, "row 4", func() bool { return topicEnd(topic) >= 3 || p.exited() })
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+	skipped := e.skippedLines(t)
+	if len(skipped) != 1 || skipped[0].PrimaryKey["id"] != float64(2) || skipped[0].Reason != "broker refused: MESSAGE_TOO_LARGE" {
+		t.Fatalf("row.skipped events %+v; output:\n%s", skipped, p.out)
+	}
+	if n := len(readRaw(t, topic)); n != 3 {
+		t.Fatalf("%d records, want rows 1, 3 and 4", n)
+	}
+}
+
+// TestKafkaLargeLimit: with max_message_bytes 20 MiB and a topic that
+// takes it, an 18 MiB row is published (franz-go's batch cap follows the
+// limit; before, the 16 MiB producer buffer and 1 MiB batches failed it).
+func TestKafkaLargeLimit(t *testing.T) {
+	e := newEnv(t, "large")
+	const limit = 20 << 20
+	topic := e.prefix + ".public.docs"
+	createTopicWith(t, topic, limit)
+	e.exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
+	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
+	body := alnum(18 << 20)
+	e.exec(`INSERT INTO docs VALUES (1, $1), (2, 'after')`, body)
+	p := e.start("run", "--config", e.writeConfig(fmt.Sprintf("  max_message_bytes: %d\n", limit)))
+	waitFor(t, 120*time.Second, "both rows", func() bool { return topicEnd(topic) >= 2 || p.exited() })
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+	recs := readRaw(t, topic)
+	if len(recs) != 2 || len(recs[0].Value) < 18<<20 || !bytes.Contains(recs[0].Value, []byte(body[:64])) {
+		t.Fatalf("%d records (first %d bytes); output:\n%s", len(recs), len(recs[0].Value), p.out)
+	}
+	if s := e.skippedLines(t); len(s) != 0 {
+		t.Fatalf("skipped %+v", s)
+	}
 }

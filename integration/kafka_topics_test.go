@@ -31,11 +31,19 @@ func TestKafkaMissingTopics(t *testing.T) {
 	rewrite(t, cfg, "create_missing_topics: true", "create_missing_topics: false")
 	rewrite(t, cfg, "  type: postgres\n", "  type: postgres\n  tables: [public.items, public.events]\n")
 
-	p := e.start("run", "--config", cfg)
+	addr := freeAddr(t)
+	p := e.start("run", "--config", cfg, "--http-addr", addr)
 	waitFor(t, 60*time.Second, "the missing-topic report", func() bool {
 		out := p.out.String()
 		return strings.Contains(out, "topics do not exist") && strings.Contains(out, " does not exist; waiting")
 	})
+	// Not only a log line: the metric the TopicMissing alarm watches.
+	// The pipeline waits at the first row whose topic is missing, items
+	// or events, whichever it reads first.
+	missingMetric := func() float64 {
+		return samples(scrape(t, addr), "tributary_topic_missing", `topic="`+e.prefix+`.public.`)[""]
+	}
+	waitFor(t, 30*time.Second, "tributary_topic_missing 1", func() bool { return missingMetric() == 1 })
 	out := p.out.String()
 	if !strings.Contains(out, items) || !strings.Contains(out, events) {
 		t.Fatalf("start-up report does not list both topics:\n%s", out)
@@ -57,6 +65,9 @@ func TestKafkaMissingTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 60*time.Second, "2 items and 2 events", func() bool { return topicEnd(items) >= 2 && topicEnd(events) >= 2 })
+	if v := missingMetric(); v != 0 {
+		t.Errorf("tributary_topic_missing is %v once the topics exist, want 0", v)
+	}
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, p.out)
 	}

@@ -9,10 +9,12 @@ import (
 // newProducer is the producer delivery asks for: transactional, with the
 // pipeline's transactional id, for exactly_once.
 func newProducer(cfg *config.Config) (*kafka.Producer, error) {
+	dest := cfg.Destination
+	dest.ClientID = cfg.ClientID()
 	if cfg.ExactlyOnce() {
-		return kafka.NewTransactionalProducer(cfg.Destination, cfg.TransactionalID())
+		return kafka.NewTransactionalProducer(dest, cfg.TransactionalID())
 	}
-	return kafka.NewProducer(cfg.Destination)
+	return kafka.NewProducer(dest)
 }
 
 // transactions is the pipeline's exactly-once setup; nil at least once.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,13 +39,13 @@ func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Produ
 	d := cfg.Destination
 	// Two listed tables that would share a topic are refused before
 	// anything connects; tables found later are checked as they appear.
-	claims := debezium.NewEncoder(debezium.Options{TopicPrefix: d.TopicPrefix})
+	claims := debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), Topic: d.Topic})
 	for _, name := range cfg.Source.Tables {
 		if _, err := claims.ClaimTopic(tableID(name)); err != nil {
 			return &startupError{"source.tables: " + err.Error()}
 		}
 	}
-	r := kafka.TestConnection(ctx, d, d.TopicPrefix, kafka.DeliveryOptions(cfg)...)
+	r := kafka.TestConnection(ctx, d, cfg.LogicalName(), kafka.DeliveryOptions(cfg)...)
 	for _, c := range r.Checks {
 		if c.OK {
 			continue
@@ -60,10 +61,12 @@ func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Produ
 	if d.CreateMissingTopics || len(cfg.Source.Tables) == 0 {
 		return nil
 	}
-	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: d.TopicPrefix})
+	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), Topic: d.Topic})
 	var topics []string
 	for _, name := range cfg.Source.Tables {
-		topics = append(topics, enc.Topic(&change.Table{ID: tableID(name)}))
+		if t := enc.Topic(&change.Table{ID: tableID(name)}); !slices.Contains(topics, t) { // destination.topic: one for all
+			topics = append(topics, t)
+		}
 	}
 	mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

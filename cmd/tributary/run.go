@@ -54,7 +54,7 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 	// more (stopped, with the error) before it is released.
 	stopStatus := publishStatus(store, cfg, rec, log)
 	defer func() { rec.Failed(err); stopStatus() }()
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix, Config: cfg.Source, Logger: log,
+	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: log,
 		Leased:        cfg.Checkpoint.Store == config.StoreDynamoDB,
 		MissingTables: func(t []string) { m.TablesMissing(t); rec.TablesMissing(t) }})
 	if err != nil {
@@ -73,16 +73,18 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 		return err
 	}
 	p := &pipeline.Pipeline{
-		Name:            cfg.Name,
-		Source:          src,
-		SourceType:      cfg.Source.Type,
-		Encoder:         debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.Destination.TopicPrefix, IncludeUnknownTypes: cfg.Source.IncludeUnknownTypes}),
-		Producer:        prod,
-		Store:           store,
-		Log:             log,
-		DeleteMode:      cfg.Destination.DeleteMode,
-		MaxMessageBytes: cfg.Destination.MaxMessageBytes,
-		CheckpointEvery: checkpointInterval(),
+		Name:       cfg.Name,
+		Source:     src,
+		SourceType: cfg.Source.Type,
+		Encoder: debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), IncludeUnknownTypes: cfg.Source.IncludeUnknownTypes,
+			Topic: cfg.Destination.Topic, KeyColumns: cfg.Destination.KeyColumns}),
+		PartitionColumns: cfg.Destination.PartitionColumn,
+		Producer:         prod,
+		Store:            store,
+		Log:              log,
+		DeleteMode:       cfg.Destination.DeleteMode,
+		MaxMessageBytes:  cfg.Destination.MaxMessageBytes,
+		CheckpointEvery:  checkpointInterval(),
 
 		MessageCompression: cfg.Destination.MessageCompression,
 		Notifier:           rec.Notifier(rowSkippedNotifier(cfg, log)),

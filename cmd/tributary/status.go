@@ -42,7 +42,7 @@ func showStatus(ctx context.Context, inv *invocation) error {
 // lagBytes asks the source how much log lies after the checkpoint; the
 // source is a few seconds away at most, or the answer is "unknown".
 func lagBytes(ctx context.Context, cfg *config.Config, pos []byte) (*int64, string) {
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix, Config: cfg.Source})
+	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source})
 	if err != nil {
 		return nil, err.Error()
 	}

@@ -27,13 +27,13 @@ type connectionReport struct {
 // the configuration is unusable.
 func testConnection(ctx context.Context, inv *invocation) error {
 	cfg, stdout := inv.cfg, inv.stdout
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix, Config: cfg.Source, Logger: inv.log})
+	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log})
 	if err != nil {
 		return &usageError{err.Error()}
 	}
 	defer src.Close()
 	r := connectionReport{Source: sourceChecks(ctx, src, cfg.Source)}
-	r.Report = kafka.TestConnection(ctx, cfg.Destination, cfg.Destination.TopicPrefix, kafka.DeliveryOptions(cfg)...)
+	r.Report = kafka.TestConnection(ctx, cfg.Destination, cfg.LogicalName(), kafka.DeliveryOptions(cfg)...)
 	r.OK = r.Report.OK
 	for _, c := range r.Source {
 		r.OK = r.OK && c.OK

@@ -16,6 +16,9 @@ type Checkpoint struct {
 	Pipeline  string          `json:"pipeline"`
 	Position  change.Position `json:"position"` // the source's JSON; nil before the first checkpoint
 	UpdatedAt time.Time       `json:"updated_at"`
+	// Receipts are the write receipts of every partition written, as of
+	// this checkpoint (receipt.go).
+	Receipts []Receipt `json:"receipts,omitempty"`
 	// Owner and Epoch describe the lease when the store has one (DynamoDB):
 	// who held the pipeline at the last write, and its fencing epoch. Load
 	// fills them in; Save ignores them.

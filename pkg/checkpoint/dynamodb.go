@@ -74,6 +74,7 @@ const (
 	attrLeaseMS   = "lease_ms"
 	attrUpdatedAt = "updated_at"
 	attrVersion   = "version"
+	attrReceipts  = "receipts" // JSON list of Receipt (receipt.go)
 )
 
 // itemVersion is the item format written; decodeItem refuses newer ones.
@@ -141,6 +142,7 @@ func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Va
 var leaseNames = map[string]string{
 	"#o": attrOwner, "#e": attrEpoch, "#h": attrHeartbeat, "#l": attrLeaseMS,
 	"#u": attrUpdatedAt, "#v": attrVersion, "#p": attrPosition, "#k": attrPipeline,
+	"#r": attrReceipts,
 }
 
 // names returns the expression attribute names used in expr: DynamoDB
@@ -400,7 +402,7 @@ func (d *DynamoDB) Load(ctx context.Context) (Checkpoint, bool, error) {
 		d.lease.lose(err)
 		return Checkpoint{}, false, err
 	}
-	cp := Checkpoint{Pipeline: it.Pipeline, Position: it.Position, UpdatedAt: it.UpdatedAt, Owner: it.Owner, Epoch: it.Epoch}
+	cp := Checkpoint{Pipeline: it.Pipeline, Position: it.Position, UpdatedAt: it.UpdatedAt, Owner: it.Owner, Epoch: it.Epoch, Receipts: it.Receipts}
 	return cp, it.Position != nil, nil
 }
 
@@ -419,10 +421,20 @@ func (d *DynamoDB) Save(ctx context.Context, cp Checkpoint) error {
 	if cp.UpdatedAt.IsZero() {
 		cp.UpdatedAt = time.Now()
 	}
-	return d.write(ctx, "SET #p = :pos, #u = :ts, #v = :ver, #h = #h + :one", map[string]types.AttributeValue{
+	values := map[string]types.AttributeValue{
 		":pos": str(string(cp.Position)), ":ts": str(cp.UpdatedAt.UTC().Format(time.RFC3339Nano)),
 		":ver": num(itemVersion), ":one": num(1),
-	})
+	}
+	update := "SET #p = :pos, #u = :ts, #v = :ver, #h = #h + :one"
+	receipts, err := encodeReceipts(cp.Receipts)
+	if err != nil {
+		return err
+	}
+	if receipts != nil {
+		update += ", #r = :rec"
+		values[":rec"] = str(string(receipts))
+	}
+	return d.write(ctx, update, values)
 }
 
 // Close implements Store: it stops renewing and releases the lease (a
@@ -493,6 +505,7 @@ type item struct {
 	Heartbeat int64
 	LeaseMS   int64
 	UpdatedAt time.Time
+	Receipts  []Receipt
 }
 
 // leaseDuration is the holder's declared lease, or def when it has none.
@@ -541,6 +554,13 @@ func decodeItem(av map[string]types.AttributeValue) (item, error) {
 			return it, errors.New("position is not JSON")
 		}
 		it.Position = change.Position(pos)
+	}
+	rec, err := getS(av, attrReceipts, false)
+	if err != nil {
+		return it, err
+	}
+	if it.Receipts, err = decodeReceipts([]byte(rec)); err != nil {
+		return it, err
 	}
 	ts, err := getS(av, attrUpdatedAt, false)
 	if err != nil {
@@ -597,6 +617,6 @@ func ReadDynamoDB(ctx context.Context, client *dynamodb.Client, table, pipeline 
 	if err != nil || !found {
 		return Checkpoint{}, false, err
 	}
-	cp := Checkpoint{Pipeline: it.Pipeline, Position: it.Position, UpdatedAt: it.UpdatedAt, Owner: it.Owner, Epoch: it.Epoch}
+	cp := Checkpoint{Pipeline: it.Pipeline, Position: it.Position, UpdatedAt: it.UpdatedAt, Owner: it.Owner, Epoch: it.Epoch, Receipts: it.Receipts}
 	return cp, it.Position != nil, nil
 }

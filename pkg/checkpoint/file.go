@@ -249,6 +249,7 @@ type fileFormat struct {
 	Pipeline  string          `json:"pipeline"`
 	Position  json.RawMessage `json:"position"`
 	UpdatedAt time.Time       `json:"updated_at"`
+	Receipts  json.RawMessage `json:"receipts,omitempty"`
 }
 
 func encodeFile(cp Checkpoint, pipeline string) ([]byte, error) {
@@ -262,6 +263,11 @@ func encodeFile(cp Checkpoint, pipeline string) ([]byte, error) {
 		}
 		w.Position = json.RawMessage(cp.Position)
 	}
+	receipts, err := encodeReceipts(cp.Receipts)
+	if err != nil {
+		return nil, err
+	}
+	w.Receipts = receipts
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -299,5 +305,10 @@ func decodeFile(data []byte, pipeline string) (Checkpoint, error) {
 		}
 		cp.Position = change.Position(pos.Bytes())
 	}
+	rs, err := decodeReceipts(w.Receipts)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	cp.Receipts = rs
 	return cp, nil
 }

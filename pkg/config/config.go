@@ -85,6 +85,16 @@ type Destination struct {
 	MaxMessageBytes     int    `yaml:"max_message_bytes" json:"max_message_bytes"`     // default 1048576
 	DeleteMode          string `yaml:"delete_mode" json:"delete_mode"`                 // default record
 
+	// The sink settings users tune (sink.go validates them, docs/configuration.md
+	// describes them).
+	Topic            string              `yaml:"topic" json:"topic"`                             // one topic for every table; never with topic_prefix
+	KeyColumns       map[string][]string `yaml:"key_columns" json:"key_columns"`                 // table → key columns (Debezium message.key.columns)
+	PartitionColumn  map[string]string   `yaml:"partition_column" json:"partition_column"`       // table → signed integer column picking the partition
+	PublishTimeout   string              `yaml:"publish_timeout" json:"publish_timeout"`         // default 30s, >= 1s
+	MaxInFlight      int                 `yaml:"max_in_flight" json:"max_in_flight"`             // records buffered; 1..65536
+	MaxInFlightBytes int64               `yaml:"max_in_flight_bytes" json:"max_in_flight_bytes"` // bytes buffered; <= 1 GiB
+	ClientID         string              `yaml:"client_id" json:"client_id"`                     // default tributary-<name>
+
 	// SSHTunnel and PrivateLink are recognised only to be refused with a
 	// clear message: Tributary connects to Kafka directly (DESIGN.md §1).
 	SSHTunnel   any `yaml:"ssh_tunnel,omitempty" json:"ssh_tunnel,omitempty"`

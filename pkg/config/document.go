@@ -156,6 +156,8 @@ func (w *walker) walk(n *yaml.Node, out reflect.Value, path string) {
 			w.walk(item, s.Index(i), field)
 		}
 		out.Set(s)
+	case reflect.Map:
+		w.tableMap(n, out, path)
 	case reflect.Pointer:
 		v := reflect.New(out.Type().Elem())
 		w.walk(n, v.Elem(), path)
@@ -406,4 +408,34 @@ func jsonAsYAML(data []byte) []byte {
 func hex4(b []byte) rune {
 	n, _ := strconv.ParseUint(string(b), 16, 16)
 	return rune(n)
+}
+
+// tableMap walks a mapping of table name to value (destination.key_columns,
+// destination.partition_column); each entry's field is path[table].
+func (w *walker) tableMap(n *yaml.Node, out reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		w.errs.add(path, "must be a mapping of schema.table to a value")
+		return
+	}
+	m := reflect.MakeMapWithSize(out.Type(), len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := w.deref(n.Content[i])
+		if k == nil || !w.step() {
+			return
+		}
+		if k.Kind != yaml.ScalarNode {
+			w.errs.add(path, "keys must be plain table names (schema.table)")
+			continue
+		}
+		field := path + "[" + k.Value + "]"
+		w.positions[field] = Position{k.Line, k.Column}
+		if m.MapIndex(reflect.ValueOf(k.Value)).IsValid() {
+			w.errs.add(field, "is set more than once")
+			continue
+		}
+		v := reflect.New(out.Type().Elem()).Elem()
+		w.walk(n.Content[i+1], v, field)
+		m.SetMapIndex(reflect.ValueOf(k.Value), v)
+	}
+	out.Set(m)
 }

@@ -44,6 +44,7 @@ func (c *Config) validate(errs *Errors) {
 	v.source(c)
 	v.sourceTLS(&c.Source)
 	v.destination(&c.Destination)
+	v.sink(c)
 	v.checkpoint(&c.Checkpoint)
 	v.webhooks(&c.Webhooks)
 	v.delivery(c)
@@ -148,8 +149,8 @@ func (v validator) destination(d *Destination) {
 		}
 	}
 
-	if d.TopicPrefix == "" {
-		v.add("destination.topic_prefix", "required")
+	if d.TopicPrefix == "" && d.Topic == "" {
+		v.add("destination.topic_prefix", "required (or destination.topic: one topic for every table)")
 	} else if bad := badCharacter(d.TopicPrefix, isTopicChar); bad != "" {
 		v.add("destination.topic_prefix", "%s; use letters, digits, '.', '_' and '-' only", bad)
 	}

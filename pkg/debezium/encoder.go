@@ -23,6 +23,13 @@ type Options struct {
 	// them out. Default false: left out (Debezium's default), and reported
 	// by the pipeline (see Dropped).
 	IncludeUnknownTypes bool
+	// Topic, when set, is the one topic of every table
+	// (destination.topic); TopicPrefix still names the schemas and
+	// source.name (routing.go).
+	Topic string
+	// KeyColumns is, per table ("schema.table"), the columns that form the
+	// message key instead of the primary key (destination.key_columns).
+	KeyColumns map[string][]string
 }
 
 // Encoder turns change events into Debezium JSON keys and values. It is safe
@@ -40,11 +47,13 @@ type Encoder struct {
 	claims     topicClaims
 	// includeUnknown: Options.IncludeUnknownTypes.
 	includeUnknown bool
+	routing        routing // Options.Topic and KeyColumns
 }
 
 // tableCodec is everything precomputed for one table version.
 type tableCodec struct {
 	topic    string
+	schema   string    // the base of the schema names: <prefix>.<schema>.<table>
 	topicErr error     // a *TopicCollisionError: another table has this topic
 	err      error     // non-nil: the table cannot be encoded
 	ncols    int       // len(Table.Columns): the length every row must have
@@ -64,7 +73,8 @@ func NewEncoder(opts Options) *Encoder {
 	if version == "" {
 		version = Version
 	}
-	e := &Encoder{prefix: opts.TopicPrefix, sourceSchema: postgresSourceSchema(), includeUnknown: opts.IncludeUnknownTypes}
+	e := &Encoder{prefix: opts.TopicPrefix, sourceSchema: postgresSourceSchema(), includeUnknown: opts.IncludeUnknownTypes,
+		routing: routing{topic: opts.Topic, keyColumns: opts.KeyColumns}}
 	e.sourceHead = append(e.sourceHead, `,"source":{"version":`...)
 	e.sourceHead = appendString(e.sourceHead, version)
 	e.sourceHead = append(e.sourceHead, `,"connector":"`+connectorPostgres+`","name":`...)
@@ -99,7 +109,10 @@ func (e *Encoder) TableTopic(t *change.Table) (string, error) {
 // publishes to it, as TableTopic does for a table first seen; start-up
 // checks use it on the configured tables before anything runs.
 func (e *Encoder) ClaimTopic(id change.TableID) (string, error) {
-	topic := topicName(e.prefix, id)
+	topic, _ := e.topicOf(id)
+	if e.routing.topic != "" {
+		return topic, nil // one topic for every table, by configuration
+	}
 	return topic, e.claims.claim(id, topic)
 }
 
@@ -192,9 +205,15 @@ func (e *Encoder) codec(t *change.Table) *tableCodec {
 
 // build computes a table version's topic, column plans and schema JSON.
 func (e *Encoder) build(t *change.Table) *tableCodec {
-	c := &tableCodec{topic: topicName(e.prefix, t.ID), ncols: len(t.Columns)}
-	if err := e.claims.claim(t.ID, c.topic); err != nil {
+	c := &tableCodec{ncols: len(t.Columns)}
+	c.topic, c.schema = e.topicOf(t.ID)
+	if _, err := e.ClaimTopic(t.ID); err != nil {
 		c.topicErr, c.err = err, err
+	}
+	keyIdx, err := e.keyOf(t)
+	if err != nil {
+		c.err = err
+		return c
 	}
 	planOf := make([]int, len(t.Columns)) // column index → index in c.cols, or -1
 	var fields []connectField
@@ -212,7 +231,7 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 		fields = append(fields, connectField{col.Name, s})
 	}
 	var keyFields []connectField
-	for _, k := range t.Key {
+	for _, k := range keyIdx {
 		if k < 0 || k >= len(t.Columns) {
 			c.err = &EncodeError{Table: tableName(t), Err: ErrTable, Detail: "key column index " + strconv.Itoa(k) + " out of range"}
 			return c
@@ -223,13 +242,13 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 		}
 	}
 
-	key := connectSchema{typ: "struct", fields: keyFields, name: c.topic + ".Key"}
+	key := connectSchema{typ: "struct", fields: keyFields, name: c.schema + ".Key"}
 	c.keyHead = append(c.keyHead, `{"schema":`...)
 	c.keyHead = key.appendJSON(c.keyHead, "")
 	c.keyHead = append(c.keyHead, `,"payload":`...)
 
-	value := connectSchema{typ: "struct", fields: fields, optional: true, name: c.topic + ".Value"}
-	env := envelopeSchema(c.topic, value, e.sourceSchema)
+	value := connectSchema{typ: "struct", fields: fields, optional: true, name: c.schema + ".Value"}
+	env := envelopeSchema(c.schema, value, e.sourceSchema)
 	c.valueHead = append(c.valueHead, `{"schema":`...)
 	c.valueHead = env.appendJSON(c.valueHead, "")
 	c.valueHead = append(c.valueHead, `,"payload":{"before":`...)

@@ -118,8 +118,8 @@ func (e *Encoder) binlogValueHead(c *tableCodec, t *change.Table, connector stri
 		s.defaultJSON = columnDefault(&c.cols[i], col)
 		fields = append(fields, connectField{col.Name, s})
 	}
-	value := connectSchema{typ: "struct", fields: fields, optional: true, name: c.topic + ".Value"}
-	env := envelopeSchema(c.topic, value, binlogSourceSchema(connector))
+	value := connectSchema{typ: "struct", fields: fields, optional: true, name: c.schema + ".Value"}
+	env := envelopeSchema(c.schema, value, binlogSourceSchema(connector))
 	h := &binlogHead{connector: connector}
 	h.head = append(h.head, `{"schema":`...)
 	h.head = env.appendJSON(h.head, "")

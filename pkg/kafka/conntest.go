@@ -191,6 +191,8 @@ func TestConnection(ctx context.Context, d config.Destination, topicPrefix strin
 		add(CheckBrokers, true, len(r.Brokers) > 0, fmt.Sprintf("all %d broker(s) reachable and signed in", len(r.Brokers)))
 	}
 
+	versionChecks(ctx, cl, d, add) // conntest_version.go
+
 	// Permissions under the prefix, asked about the probe topic.
 	probe := ProbeTopic(topicPrefix)
 	exists, canDescribe, ops, detail := describeProbe(ctx, cl, probe)

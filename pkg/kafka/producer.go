@@ -21,10 +21,7 @@ const (
 	MaxAttempts = 10
 	// MaxBackoff caps the wait between attempts.
 	MaxBackoff = 5 * time.Second
-	// maxBufferedBytes bounds what is handed to the producer but not yet
-	// acknowledged; Produce blocks beyond it (backpressure).
-	maxBufferedBytes = 16 << 20
-	linger           = 5 * time.Millisecond
+	linger     = 5 * time.Millisecond
 )
 
 // Producer publishes records idempotently with acks=all and LZ4 batches,
@@ -37,6 +34,11 @@ type Producer struct {
 
 	mu     sync.Mutex
 	topics map[string]bool // topics known to exist
+	limits *topicLimits    // each topic's max.message.bytes (limits.go)
+	counts partitionCounts // each topic's partitions (partitioner.go)
+
+	// Receipts holds the write receipts of what was acknowledged (receipts.go).
+	Receipts *Receipts
 }
 
 // NewProducer connects lazily: the first request dials. extra options are
@@ -52,19 +54,16 @@ func NewProducer(d config.Destination, extra ...kgo.Opt) (*Producer, error) {
 	if maxBytes <= 0 {
 		maxBytes = 1 << 20
 	}
+	limits := &topicLimits{def: maxBytes}
+	opts = append(opts, sinkOpts(d, limits)...)
 	opts = append(opts,
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerBatchCompression(kgo.Lz4Compression(), kgo.NoCompression()),
 		kgo.ProducerLinger(linger),
-		kgo.MaxBufferedBytes(maxBufferedBytes),
-		kgo.MaxBufferedRecords(1<<20),
-		// A batch must hold at least one record of the largest allowed size
-		// plus its overhead.
-		kgo.ProducerBatchMaxBytes(maxBytes+64<<10),
 		// kgo retries while tries <= RecordRetries: n retries are n+1 attempts.
 		kgo.RecordRetries(MaxAttempts-1),
 		kgo.RetryBackoffFn(backoff),
-		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
+		kgo.RecordPartitioner(columnPartitioner{kgo.StickyKeyPartitioner(nil)}),
 	)
 	opts = append(opts, extra...)
 	cl, err := kgo.NewClient(opts...)
@@ -75,7 +74,7 @@ func NewProducer(d config.Destination, extra ...kgo.Opt) (*Producer, error) {
 		cl.Close()
 		return nil, err
 	}
-	return &Producer{cl: cl, adm: kadm.NewClient(cl), create: d.CreateMissingTopics, dest: d, topics: map[string]bool{}}, nil
+	return &Producer{cl: cl, adm: kadm.NewClient(cl), create: d.CreateMissingTopics, dest: d, topics: map[string]bool{}, limits: limits, Receipts: newReceipts()}, nil
 }
 
 // ErrUnsafeProducer is returned by CheckSettings.
@@ -165,8 +164,9 @@ func (p *Producer) MissingTopics(ctx context.Context, topics []string) ([]string
 
 // EnsureTopic makes sure topic exists before it is written: with
 // create_missing_topics it is created with the cluster's default partitions
-// and replication factor; otherwise a missing topic is an error. Existing
-// topics are never altered.
+// and replication factor; otherwise a cluster that creates topics
+// automatically may do so (autocreate.go), and where it does not, a
+// missing topic is an error. Existing topics are never altered.
 func (p *Producer) EnsureTopic(ctx context.Context, topic string) error {
 	p.mu.Lock()
 	known := p.topics[topic]
@@ -183,10 +183,10 @@ func (p *Producer) EnsureTopic(ctx context.Context, topic string) error {
 	if ok && td.Err != nil && !errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
 		return fmt.Errorf("describe topic %s: %w", topic, td.Err)
 	}
-	if !exists {
-		if !p.create {
-			return &TopicMissingError{Topic: topic}
-		}
+	if !exists && !p.create && !p.autoCreated(ctx, topic) {
+		return &TopicMissingError{Topic: topic}
+	}
+	if !exists && p.create {
 		resp, err := p.adm.CreateTopic(ctx, -1, -1, nil, topic)
 		if resp.Err != nil { // CreateTopic returns resp.Err as err too, without the message
 			err = withMessage(resp.Err, resp.ErrMessage)
@@ -195,6 +195,7 @@ func (p *Producer) EnsureTopic(ctx context.Context, topic string) error {
 			return fmt.Errorf("create topic %s: %w", topic, err)
 		}
 	}
+	p.learnLimit(ctx, topic)
 	p.mu.Lock()
 	p.topics[topic] = true
 	p.mu.Unlock()

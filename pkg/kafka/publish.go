@@ -20,6 +20,10 @@ type Message struct {
 	Op      string // "c", "u", "d" or "r": the tributary-op header
 	EventID string // the tributary-event-id header
 	Gzipped bool   // Value went through CompressValue and was gzipped
+	// Partition, when set (not 0: use Partitioned), is the partition
+	// destination.partition_column chose; else the key chooses.
+	Partition   int32
+	Partitioned bool
 }
 
 // PublishError is a record that every attempt failed to deliver.
@@ -46,30 +50,42 @@ var (
 // failed. Publish blocks while too much is in flight (backpressure);
 // records of one partition are acknowledged in the order published.
 func (p *Producer) Publish(ctx context.Context, m Message, onAck func(error)) {
-	op, ok := opHeaderValues[m.Op]
-	if !ok {
-		op = []byte(m.Op)
-	}
 	rec := &kgo.Record{
-		Topic: m.Topic,
-		Key:   m.Key,
-		Value: m.Value,
-		Headers: []kgo.RecordHeader{
-			{Key: "content-type", Value: contentType},
-			{Key: "tributary-op", Value: op},
-			{Key: "tributary-event-id", Value: []byte(m.EventID)},
-		},
+		Topic:   m.Topic,
+		Key:     m.Key,
+		Value:   m.Value,
+		Headers: m.headers(make([]kgo.RecordHeader, 0, 4)),
 	}
-	if m.Gzipped {
-		rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: "tributary-compression", Value: gzipName})
+	if m.Partitioned {
+		rec.Context = withPartition(ctx, m.Partition)
 	}
 	p.cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
 		if err != nil {
 			onAck(&PublishError{Topic: r.Topic, Partition: r.Partition, Err: err})
 			return
 		}
+		if p.Receipts != nil {
+			p.Receipts.acked(r)
+		}
 		onAck(nil)
 	})
+}
+
+// headers appends Tributary's headers for m to hs.
+func (m Message) headers(hs []kgo.RecordHeader) []kgo.RecordHeader {
+	op, ok := opHeaderValues[m.Op]
+	if !ok {
+		op = []byte(m.Op)
+	}
+	hs = append(hs,
+		kgo.RecordHeader{Key: "content-type", Value: contentType},
+		kgo.RecordHeader{Key: "tributary-op", Value: op},
+		kgo.RecordHeader{Key: "tributary-event-id", Value: []byte(m.EventID)},
+	)
+	if m.Gzipped {
+		hs = append(hs, kgo.RecordHeader{Key: "tributary-compression", Value: gzipName})
+	}
+	return hs
 }
 
 // GzipThreshold is the value size from which message_compression gzip

@@ -9,7 +9,8 @@
 //   - recording on the publish path (Rows.Acked, Pipeline.Sent) takes no
 //     lock that exposition holds for long and allocates nothing;
 //   - no label or property holds anything but the pipeline name, a table
-//     name and an op letter: never a URL, a credential or a row value.
+//     name, an op letter, a topic and a partition: never a URL, a
+//     credential or a row value.
 //
 // Names (Prometheus / EMF):
 //
@@ -17,4 +18,7 @@
 //	tributary_source_to_publish_latency_seconds        SourceToPublishLatencyMs (Milliseconds; dim Pipeline)
 //	tributary_source_lag_seconds                       SourceLagSeconds (Seconds; dim Pipeline)
 //	tributary_errors_total{pipeline,kind}              Errors (Count; dim Pipeline; Kind as a property)
+//	tributary_topic_missing{pipeline,topic}            TopicsMissing (Count of topics waited for; dim Pipeline)
+//	tributary_receipt_records_total{pipeline,topic,partition}, tributary_receipt_bytes_total{…},
+//	tributary_receipt_crc32c{…}                        (Prometheus only: the write receipts, receipts.go)
 package metrics

@@ -130,11 +130,11 @@ func (e *EMF) Flush(now time.Time) error {
 		e.errors[k] = v
 	}
 	lag := m.Lag().Seconds()
-	summary := map[string]any{EMFLag: math.Round(lag*1000) / 1000, EMFErrors: errs}
+	summary := map[string]any{EMFLag: math.Round(lag*1000) / 1000, EMFErrors: errs, EMFTopicsMissing: m.TopicsMissing()}
 	if len(byKind) > 0 {
 		summary["ErrorKinds"] = byKind
 	}
-	metrics := []emfMetric{{EMFLag, "Seconds"}, {EMFErrors, "Count"}}
+	metrics := []emfMetric{{EMFLag, "Seconds"}, {EMFErrors, "Count"}, {EMFTopicsMissing, "Count"}}
 	samples := m.samples.drain()
 	first := samples[:min(len(samples), maxValues)]
 	if len(first) > 0 {

@@ -238,7 +238,7 @@ func TestNamesMatchInfraAndReadme(t *testing.T) {
 	if err != nil {
 		t.Skipf("README: %v", err)
 	}
-	for _, name := range []string{Namespace, EMFRowsPublished, EMFLatency, EMFLag, EMFErrors} {
+	for _, name := range []string{Namespace, EMFRowsPublished, EMFLatency, EMFLag, EMFErrors, EMFTopicsMissing} {
 		if !bytes.Contains(code, []byte(`"`+name+`"`)) {
 			t.Errorf("infra/*.go does not name %q", name)
 		}

@@ -43,6 +43,8 @@ type Pipeline struct {
 	dropped  dropped  // tributary_columns_dropped, per table (dropped.go)
 	backfill backfill // snapshot progress (backfill.go)
 	missing  missing  // tributary_table_missing, per listed table (missing.go)
+	receipts receipts // tributary_receipt_*, per topic partition (receipts.go)
+	topics   topics   // tributary_topic_missing, per topic (topics.go)
 }
 
 // NewPipeline registers the metrics of the pipeline name in reg.

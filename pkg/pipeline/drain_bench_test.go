@@ -80,7 +80,7 @@ func BenchmarkDrain(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer src.Close()
-		prod, err := kafka.NewProducer(config.Destination{BootstrapServers: "127.0.0.1:9092", DisableTLS: true, CreateMissingTopics: true})
+		prod, err := kafka.NewProducer(config.Destination{BootstrapServers: "127.0.0.1:9092", DisableTLS: true, CreateMissingTopics: true, MaxInFlight: benchInFlight()})
 		if err != nil {
 			b.Fatal(err)
 		}

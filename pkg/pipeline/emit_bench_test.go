@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,7 +91,7 @@ func emitBenchEvents(t *change.Table, n int) []*change.Event {
 
 // emitBenchPipeline is a Pipeline ready for emit, publishing to the brokers at addr.
 func emitBenchPipeline(b *testing.B, addr string) *Pipeline {
-	prod, err := kafka.NewProducer(config.Destination{BootstrapServers: addr, DisableTLS: true, CreateMissingTopics: true})
+	prod, err := kafka.NewProducer(config.Destination{BootstrapServers: addr, DisableTLS: true, CreateMissingTopics: true, MaxInFlight: benchInFlight()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -195,4 +197,11 @@ func BenchmarkEncode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchInFlight is destination.max_in_flight for the benchmarks:
+// BENCH_MAX_IN_FLIGHT when set (to compare settings), else the default.
+func benchInFlight() int {
+	n, _ := strconv.Atoi(os.Getenv("BENCH_MAX_IN_FLIGHT"))
+	return n
 }

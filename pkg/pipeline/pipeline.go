@@ -50,20 +50,26 @@ type Pipeline struct {
 	// not be created) is reported while the pipeline waits for it;
 	// default 30 s.
 	TopicWaitLogEvery time.Duration
+	// PartitionColumns is destination.partition_column: per table
+	// ("schema.table"), the signed integer column whose value is the
+	// partition (partition.go).
+	PartitionColumns map[string]string
 	// CheckpointEvery is the checkpoint cadence; default 1 s.
 	CheckpointEvery time.Duration
 	// FlushTimeout bounds the flush on shutdown; default 20 s.
 	FlushTimeout time.Duration
 
-	tracker    tracker
-	topics     map[string]bool
-	sizeHint   map[*change.Table]int  // last key+value size per table version
-	reported   map[*change.Table]bool // table versions whose dropped columns were reported
-	fail       func(error)
-	produceCtx context.Context
-	saved      change.Position
-	savedMark  atomic.Uint64 // tracker mark of saved (requests.go)
-	backfills  backfills
+	tracker      tracker
+	topics       map[string]bool
+	sizeHint     map[*change.Table]int  // last key+value size per table version
+	partitionIdx map[*change.Table]int  // partition column index per table version
+	partition    rowPartition           // for the row being emitted
+	reported     map[*change.Table]bool // table versions whose dropped columns were reported
+	fail         func(error)
+	produceCtx   context.Context
+	saved        change.Position
+	savedMark    atomic.Uint64 // tracker mark of saved (requests.go)
+	backfills    backfills
 
 	// SourceType names the source in messages (source.type).
 	SourceType string
@@ -110,6 +116,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	p.restoreReceipts(cp.Receipts)
 
 	// runCtx stops the source on shutdown or failure. Records are produced
 	// under produceCtx, which only a failure cancels, so that a graceful
@@ -262,10 +269,11 @@ func (p *Pipeline) commit(ctx context.Context) error {
 		return nil
 	}
 	crashPoint(crashAfterAck)
-	cp := checkpoint.Checkpoint{Pipeline: p.Name, Position: pos, UpdatedAt: time.Now().UTC()}
+	cp := checkpoint.Checkpoint{Pipeline: p.Name, Position: pos, UpdatedAt: time.Now().UTC(), Receipts: p.Producer.Receipts.Snapshot()}
 	if err := p.Store.Save(ctx, cp); err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
+	p.Metrics.Receipts(cp.Receipts)
 	crashPoint(crashAfterCheckpoint)
 	p.saved = pos
 	p.savedMark.Store(mark)
@@ -336,6 +344,11 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	if hasKey {
 		key = buf[:len(buf):len(buf)]
 	}
+	if reason, err := p.choosePartition(ctx, topic, ev); err != nil {
+		return err
+	} else if reason != "" {
+		return p.skip(ctx, skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID}, reason)
+	}
 	tombstone := ev.Op == change.OpDelete && p.DeleteMode != "record"
 	if !(ev.Op == change.OpDelete && p.DeleteMode == "tombstone") {
 		buf, err = p.Encoder.AppendValue(buf, ev, time.Now().UnixMicro())
@@ -347,11 +360,18 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 		if err != nil {
 			return fmt.Errorf("%s value of %s: %w", p.MessageCompression, ev.Table.ID, err)
 		}
-		if size := len(key) + len(value); size > p.MaxMessageBytes {
+		// The size the broker counts: key, value, headers and the record
+		// and batch overhead (kafka.Message.BatchSize).
+		m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[ev.Op], EventID: ev.ID, Gzipped: gzipped}
+		if size := m.BatchSize(); size > p.MaxMessageBytes {
 			// The row is not published; it is recorded before anything
 			// moves past it. Its tombstone still is (below): without it a
 			// compacted topic would keep the deleted row for ever.
-			if err := p.skip(ctx, topic, key, ev, size, gzipped, tombstone); err != nil {
+			reason := fmt.Sprintf("message of %d bytes is over destination.max_message_bytes %d", size, p.MaxMessageBytes)
+			if gzipped {
+				reason += " after gzip"
+			}
+			if err := p.skip(ctx, skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID, size: size, tombstone: tombstone}, reason); err != nil {
 				return err
 			}
 		} else {
@@ -382,6 +402,7 @@ func (p *Pipeline) ensureTopic(ctx context.Context, topic string) error {
 		if err == nil {
 			if !since.IsZero() {
 				p.Log.Info("topic exists now; continuing", "topic", topic, "waited", time.Since(since).Round(time.Second).String())
+				p.Metrics.TopicMissing(topic, false)
 			}
 			p.topics[topic] = true
 			return nil
@@ -392,6 +413,7 @@ func (p *Pipeline) ensureTopic(ctx context.Context, topic string) error {
 		now := time.Now()
 		if since.IsZero() {
 			since = now
+			p.Metrics.TopicMissing(topic, true) // the alarm, not only the log line
 		}
 		if now.Sub(logged) >= p.TopicWaitLogEvery {
 			p.Log.Error(err.Error()+"; waiting for it to be created (or set destination.create_missing_topics); nothing advances meanwhile",
@@ -407,41 +429,6 @@ func (p *Pipeline) ensureTopic(ctx context.Context, topic string) error {
 		}
 		wait = min(2*wait, 5*time.Second)
 	}
-}
-
-// skip records a row.skipped event for an oversized row and returns only
-// once the notifier has made it durable. An error stops the pipeline
-// before the position can pass the row.
-func (p *Pipeline) skip(ctx context.Context, topic string, key []byte, ev *change.Event, size int, gzipped, tombstone bool) error {
-	if p.Notifier == nil {
-		return fmt.Errorf("row of %s (event %s) is %d bytes, over max_message_bytes %d, and no row.skipped notifier is set", ev.Table.ID, ev.ID, size, p.MaxMessageBytes)
-	}
-	reason := fmt.Sprintf("message of %d bytes is over destination.max_message_bytes %d", size, p.MaxMessageBytes)
-	if gzipped {
-		reason += " after gzip"
-	}
-	extra := map[string]any{"op": ev.Op.String(), "source_event_id": ev.ID}
-	if tombstone {
-		extra["tombstone_published"] = true
-	}
-	rs := webhook.RowSkipped{
-		Type:       webhook.EventType,
-		EventID:    webhook.SkippedEventID(p.Name, ev.ID),
-		Pipeline:   p.Name,
-		Topic:      topic,
-		Table:      ev.Table.ID.String(),
-		PrimaryKey: keyPayload(key),
-		SizeBytes:  size,
-		LimitBytes: p.MaxMessageBytes,
-		Reason:     reason,
-		Time:       time.Now().UTC(),
-		Extra:      extra,
-	}
-	if err := p.Notifier.Notify(ctx, rs); err != nil {
-		return fmt.Errorf("row of %s (event %s) is over max_message_bytes and its row.skipped event was not recorded: %w", ev.Table.ID, ev.ID, err)
-	}
-	p.Skipped.Add(1)
-	return nil
 }
 
 // keyPayload returns the payload of a Debezium key message: the primary
@@ -469,15 +456,29 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gz
 	op := ev.Op
 	// The source may reuse ev once emit returns: take what the promise
 	// needs now.
-	rows, commit, tombstone := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil
+	rows, commit, tombstone, table := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil, ev.Table
 	rows.Sent(op, commit)
 	seq := p.tracker.add()
 	if p.txn != nil {
 		p.txn.counted()
 	}
 	defer crashPoint(crashAfterProduce)
-	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID, Gzipped: gzipped}
+	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID, Gzipped: gzipped,
+		Partition: p.partition.value, Partitioned: p.partition.set}
 	p.Producer.Publish(p.produceCtx, m, func(err error) {
+		if err != nil && kafka.IsTooLarge(err) && !tombstone && p.Notifier != nil {
+			// The topic refused it as too large (its max.message.bytes is
+			// below max_message_bytes, or changed): an oversized row,
+			// skipped and reported like one, not a delivery failure.
+			row := skippedRow{topic: topic, key: key, table: table.ID.String(), op: op, eventID: m.EventID, size: m.BatchSize()}
+			if err := p.skip(p.produceCtx, row, "broker refused: MESSAGE_TOO_LARGE"); err != nil {
+				rows.Failed(op)
+				p.fail(fmt.Errorf("%w: %w", errPublish, err))
+				return
+			}
+			p.tracker.ack(seq)
+			return
+		}
 		if err != nil {
 			rows.Failed(op)
 			p.fail(fmt.Errorf("%w: %w", errPublish, err))

@@ -84,6 +84,7 @@ func Print(w io.Writer, r Report) {
 		}
 	}
 	tw.Flush()
+	printReceipts(w, r.Receipts)
 	if r.Live != nil && len(r.Live.Tables) > 0 {
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

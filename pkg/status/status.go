@@ -54,6 +54,9 @@ type Report struct {
 	// BackfillRequested is a request (`tributary backfill`, the API)
 	// waiting in the checkpoint store for the pipeline to take it.
 	BackfillRequested *checkpoint.Request `json:"backfill_requested,omitempty"`
+	// Receipts are the write receipts saved with the checkpoint: per topic
+	// partition, the records, value bytes and CRC32C acknowledged.
+	Receipts []checkpoint.Receipt `json:"receipts,omitempty"`
 	// Live is the running (or last) process's own view; nil when the
 	// pipeline never ran with this version.
 	Live *Live `json:"live,omitempty"`
@@ -130,6 +133,7 @@ func Build(pipeline string, cp checkpoint.Checkpoint, found bool, live *Live, no
 			AgeSeconds: now.Sub(cp.UpdatedAt).Seconds(),
 		}
 		r.Backfill = backfillOf(cp.Position)
+		r.Receipts = cp.Receipts
 	}
 	if live != nil && !live.Stopped && now.Sub(live.UpdatedAt) < staleAfter {
 		r.State = StateRunning

@@ -1,0 +1,55 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/webhook"
+)
+
+// skippedRow is what a row.skipped event says of a row that is not
+// published; taken from the event before emit returns (the source may
+// reuse the event), since a broker refusal is learnt later, in the
+// producer's callback.
+type skippedRow struct {
+	topic     string
+	key       []byte
+	table     string
+	op        change.Op
+	eventID   string
+	size      int
+	tombstone bool // its tombstone is still published
+}
+
+// skip records a row.skipped event for a row that is not published and
+// returns only once the notifier has made it durable. An error stops the
+// pipeline before the position can pass the row.
+func (p *Pipeline) skip(ctx context.Context, row skippedRow, reason string) error {
+	if p.Notifier == nil {
+		return fmt.Errorf("row of %s (event %s) is not published (%s), and no row.skipped notifier is set", row.table, row.eventID, reason)
+	}
+	extra := map[string]any{"op": row.op.String(), "source_event_id": row.eventID}
+	if row.tombstone {
+		extra["tombstone_published"] = true
+	}
+	rs := webhook.RowSkipped{
+		Type:       webhook.EventType,
+		EventID:    webhook.SkippedEventID(p.Name, row.eventID),
+		Pipeline:   p.Name,
+		Topic:      row.topic,
+		Table:      row.table,
+		PrimaryKey: keyPayload(row.key),
+		SizeBytes:  row.size,
+		LimitBytes: p.MaxMessageBytes,
+		Reason:     reason,
+		Time:       time.Now().UTC(),
+		Extra:      extra,
+	}
+	if err := p.Notifier.Notify(ctx, rs); err != nil {
+		return fmt.Errorf("row of %s (event %s) is not published (%s) and its row.skipped event was not recorded: %w", row.table, row.eventID, reason, err)
+	}
+	p.Skipped.Add(1)
+	return nil
+}
