@@ -300,7 +300,7 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 			defer conn.Close(context.Background())
 			rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
 			for ctx.Err() == nil { // a transaction is never cut short: its outcome is known
-				if err := w.tx(context.Background(), conn, rng); err != nil {
+				if err := w.tx(pgExec(context.Background(), conn), rng); err != nil {
 					return err
 				}
 				time.Sleep(time.Duration(rng.IntN(4)) * time.Millisecond)
@@ -332,7 +332,7 @@ func TestMySQLBlockedPort(t *testing.T) {
 			defer conn.Close()
 			rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
 			for ctx.Err() == nil {
-				if err := w.txMySQL(conn, rng); err != nil {
+				if err := w.tx(mysqlExec(conn), rng); err != nil {
 					return err
 				}
 				time.Sleep(time.Duration(rng.IntN(4)) * time.Millisecond)

@@ -440,7 +440,7 @@ func (w *writer) stream(ctx context.Context, url string) error {
 	defer conn.Close(context.Background())
 	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
 	for ctx.Err() == nil {
-		if err := w.tx(ctx, conn, rng); err != nil && ctx.Err() == nil {
+		if err := w.tx(pgExec(ctx, conn), rng); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("writer: %w", err)
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -116,7 +116,12 @@ func (w *writer) run(ctx context.Context, t *testing.T, url string, d time.Durat
 		return
 	}
 	defer conn.Close(context.Background())
-	w.runOn(ctx, func(q string) error { _, err := conn.Exec(ctx, q); return err }, d)
+	w.runOn(ctx, pgExec(ctx, conn), d)
+}
+
+// pgExec runs the writer's statements on a PostgreSQL connection.
+func pgExec(ctx context.Context, conn *pgx.Conn) func(string) error {
+	return func(q string) error { _, err := conn.Exec(ctx, q); return err }
 }
 
 // runOn commits random transactions through exec (one statement per
