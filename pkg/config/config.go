@@ -35,8 +35,12 @@ type Source struct {
 	URL string `yaml:"url" json:"url"`
 	// Tables is an include list ("schema.table"); default: every table with a primary key.
 	Tables []string `yaml:"tables" json:"tables"`
-	// Backfill publishes existing rows (op r) before streaming. Default true.
+	// Backfill publishes existing rows (op r) when the pipeline starts, while
+	// it streams. Default true.
 	Backfill *bool `yaml:"backfill" json:"backfill"`
+	// SnapshotParallelism is how many tables a snapshot reads at once.
+	// Default 2 (snapshot.DefaultParallelism).
+	SnapshotParallelism int `yaml:"snapshot_parallelism" json:"snapshot_parallelism"`
 	// Slot is the Postgres replication slot. Default tributary_<name>.
 	Slot string `yaml:"slot" json:"slot"`
 	// Publication is the Postgres publication, created if missing. Default tributary_<name>.

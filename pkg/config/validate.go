@@ -97,6 +97,9 @@ func (v validator) source(c *Config) {
 			v.add("source.outage_window", "must be a duration from 1s to 24h, such as 5m or 90s")
 		}
 	}
+	if n := s.SnapshotParallelism; n < 0 || n > 64 {
+		v.add("source.snapshot_parallelism", "must be from 1 to 64 (tables read at once; default 2), not %d", n)
+	}
 
 	seen := map[string]int{}
 	for i, t := range s.Tables {
