@@ -41,6 +41,11 @@ type Source struct {
 	// SnapshotParallelism is how many tables a snapshot reads at once.
 	// Default 2 (snapshot.DefaultParallelism).
 	SnapshotParallelism int `yaml:"snapshot_parallelism" json:"snapshot_parallelism"`
+	// SignalTable ("db.table") is where a MySQL/MariaDB source writes its
+	// snapshot watermarks; created if missing. Default
+	// <URL database>.tributary_signal (else the first listed table's
+	// database, else tributary).
+	SignalTable string `yaml:"signal_table" json:"signal_table"`
 	// Slot is the Postgres replication slot. Default tributary_<name>.
 	Slot string `yaml:"slot" json:"slot"`
 	// Publication is the Postgres publication, created if missing. Default tributary_<name>.

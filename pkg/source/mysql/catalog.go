@@ -83,7 +83,7 @@ FROM information_schema.TABLES t WHERE t.TABLE_TYPE = 'BASE TABLE'`)
 				continue
 			}
 			found[id] = true
-		case systemDBs[db], hasKey == 0:
+		case systemDBs[db], hasKey == 0, s.isSignal(db, name):
 			continue
 		case s.conn.Database != "" && db != s.conn.Database:
 			continue
