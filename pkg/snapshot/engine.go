@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +25,9 @@ import (
 // watermarks in its log by it.
 const MarkPrefix = "tributary-snapshot:"
 
+// chunkRowsEnv overrides ChunkRows, for tests.
+const chunkRowsEnv = "TRIBUTARY_SNAPSHOT_CHUNK_ROWS"
+
 // Engine runs the snapshots of one source. Its bookkeeping outlives a
 // reconnect (Run called again); its workers run inside one Run (Start).
 type Engine struct {
@@ -30,7 +35,7 @@ type Engine struct {
 	cfg  Config
 	id   string // this engine's watermark namespace: others' marks are ignored
 	seq  atomic.Uint64
-	open atomic.Int32 // windows whose low watermark the stream has met
+	open atomic.Int32 // windows that note keys
 
 	mu      sync.Mutex
 	tables  []*table // in queue order: running, queued, and done since the last idle
@@ -55,7 +60,7 @@ type table struct {
 // window is one chunk between its watermarks.
 type window struct {
 	t       *table
-	open    bool                // the stream met its low watermark
+	open    bool                // its keys are noted (from registration on)
 	changed map[string]struct{} // keys the stream changed since
 	rows    []Row               // the chunk, set before the high watermark is written
 	final   bool                // the chunk ends the table
@@ -70,6 +75,11 @@ func New(db Database, cfg Config) *Engine {
 	}
 	if cfg.ChunkRows <= 0 {
 		cfg.ChunkRows = ChunkRows
+		// Tests make chunks small to place a crash or a change between
+		// them; not a setting (one chunk size for every source).
+		if n, err := strconv.Atoi(os.Getenv(chunkRowsEnv)); err == nil && n > 0 {
+			cfg.ChunkRows = n
+		}
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -296,13 +306,22 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 	e.cfg.Log.Info("snapshot: reading table", "table", t.name, "resume", after != nil, "estimated_rows", t.estimated)
 	for {
 		id := fmt.Sprintf("%s%s:%d", MarkPrefix, e.id, e.seq.Add(1))
-		w := &window{t: t, changed: map[string]struct{}{}, closed: make(chan struct{})}
+		// The window opens now, before the low watermark is written, not
+		// when the stream meets it: PostgreSQL makes a transaction visible
+		// a moment after its commit record is in the log, so a change
+		// logged just before the low watermark may still be invisible to
+		// the chunk's read, whose older copy must then not be emitted.
+		// Noting keys from any point before the read is safe: every change
+		// the read sees is streamed before the high watermark, so a key
+		// the stream touched since has its newest state published by then.
+		w := &window{t: t, open: true, changed: map[string]struct{}{}, closed: make(chan struct{})}
 		e.mu.Lock()
 		if t.done { // dropped meanwhile
 			e.mu.Unlock()
 			return nil
 		}
 		e.windows[id] = w
+		e.open.Add(1)
 		e.mu.Unlock()
 		forget := func() {
 			e.mu.Lock()
@@ -431,8 +450,9 @@ func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.C
 // marks every row "incremental", as Debezium's incremental snapshots do.
 func (e *Engine) markLocked(t *table, out []*change.Event, final bool) {
 	started := t.started.UnixMicro()
+	base := t.rows - int64(len(out)) // rows of t published before this chunk
 	for i, ev := range out {
-		ev.ID = fmt.Sprintf("%s:r:%s:%d:%s", e.cfg.IDPrefix, t.name, started, idKey(ev))
+		ev.ID = fmt.Sprintf("%s:r:%s:%d:%s", e.cfg.IDPrefix, t.name, started, idKey(ev, base+int64(i)))
 		if !t.initial {
 			ev.Source.Snapshot = "incremental"
 			continue

@@ -45,10 +45,10 @@ func appendValue(b []byte, v change.Value) []byte {
 }
 
 // idKey renders a read event's key for its ID: the same row gets the same
-// ID in a resumed snapshot.
-func idKey(ev *change.Event) string {
+// ID in a resumed snapshot. A table without a key has only the row's rank n.
+func idKey(ev *change.Event, n int64) string {
 	if ev.Table == nil || len(ev.Table.Key) == 0 {
-		return "#" + strconv.Itoa(len(ev.After))
+		return "#" + strconv.FormatInt(n, 10)
 	}
 	var parts []string
 	for _, k := range ev.Table.Key {

@@ -7,10 +7,10 @@
 //
 // The window: for each chunk a worker writes a low watermark to the
 // database's log, reads the chunk (a short query, no long transaction),
-// and writes a high watermark. The stream, meeting the low watermark,
-// starts noting the keys its changes touch in that table; meeting the high
-// one, it emits the chunk's rows whose keys it did not see changed, right
-// there in the stream's order. A row changed inside the window is thus
+// and writes a high watermark. From just before the low watermark the
+// stream notes the keys its changes touch in that table; meeting the high
+// watermark, it emits the chunk's rows whose keys it did not see changed,
+// right there in the stream's order. A row changed inside the window is thus
 // published only by the stream, whose message is newer than (or as new
 // as) the chunk's copy, and every chunk row comes after every change
 // older than it: a key's last message is always its latest state, and no

@@ -53,18 +53,24 @@ func (s *Source) isSignal(db, name string) bool {
 	return db == sdb && name == sname
 }
 
-// ensureSignalTable creates the signal table if it is missing and checks
-// that the user may write it, with the grant that fixes it.
+// ensureSignalTable checks that the user may write the signal table,
+// creating it when it is missing, and names the grant that fixes it.
 func (s *Source) ensureSignalTable(conn *client.Conn) error {
 	db, name := s.signalTable()
 	q := quoteIdent(db) + "." + quoteIdent(name)
-	if _, err := conn.Execute(fmt.Sprintf(signalDDL, q)); err != nil {
-		return fmt.Errorf("%w: snapshots write their watermarks to the signal table %s.%s (source.signal_table), which could not be created: %w; "+
-			"create it (%s) and GRANT SELECT, INSERT, UPDATE ON %s TO <user>, or GRANT CREATE, INSERT, UPDATE ON %s.* TO <user>",
-			ErrPrerequisite, db, name, err, fmt.Sprintf(signalDDL, q), q, quoteIdent(db))
+	upsert := fmt.Sprintf("INSERT INTO %s (id, mark) VALUES ('check', '') ON DUPLICATE KEY UPDATE mark = ''", q)
+	_, err := conn.Execute(upsert)
+	var me *gomysql.MyError
+	if errors.As(err, &me) && me.Code == gomysql.ER_NO_SUCH_TABLE {
+		if _, err := conn.Execute(fmt.Sprintf(signalDDL, q)); err != nil {
+			return fmt.Errorf("%w: snapshots write their watermarks to the signal table %s.%s (source.signal_table), which does not exist and could not be created: %w; "+
+				"create it (%s) and GRANT SELECT, INSERT, UPDATE ON %s TO <user>, or GRANT CREATE, INSERT, UPDATE ON %s.* TO <user>",
+				ErrPrerequisite, db, name, err, fmt.Sprintf(signalDDL, q), q, quoteIdent(db))
+		}
+		_, err = conn.Execute(upsert)
 	}
-	if _, err := conn.Execute(fmt.Sprintf("INSERT INTO %s (id, mark) VALUES ('check', '') ON DUPLICATE KEY UPDATE mark = ''", q)); err != nil {
-		return fmt.Errorf("%w: snapshots write their watermarks to the signal table %s.%s (source.signal_table): %w; GRANT INSERT, UPDATE ON %s TO <user>",
+	if err != nil {
+		return fmt.Errorf("%w: snapshots write their watermarks to the signal table %s.%s (source.signal_table): %w; GRANT SELECT, INSERT, UPDATE ON %s TO <user>",
 			ErrPrerequisite, db, name, err, q)
 	}
 	return nil
