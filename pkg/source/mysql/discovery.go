@@ -11,8 +11,8 @@ import (
 
 // Table discovery while streaming, the same rules as the PostgreSQL
 // source: a table created, or renamed into the captured set, is captured
-// from its first row and snapshotted while streaming (the rows it held
-// before a rename); a captured table that is
+// from its first row, and a table renamed into it is snapshotted while
+// streaming (the rows it held before); a captured table that is
 // dropped or renamed away is logged when it happens and stops being
 // published; a listed table that is missing at start is a warning.
 
@@ -68,7 +68,12 @@ func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
 		s.tables[id] = t
 		s.capturedChangedLocked()
 		s.mu.Unlock()
-		s.log.Info("table created or renamed into the captured set: captured from its first row, and snapshotted", "table", id, "statement", trimStmt(stmt))
+		if !renameStmt.MatchString(stmt) {
+			// Created: every row it will hold is in the binlog from here.
+			s.log.Info("table created in the captured set: captured from its first row", "table", id, "statement", trimStmt(stmt))
+			return nil
+		}
+		s.log.Info("table renamed into the captured set: captured from its first row, and its rows snapshotted", "table", id, "statement", trimStmt(stmt))
 		if s.opts.Config.BackfillEnabled() {
 			s.engine.Queue([]string{id}, false)
 		}
