@@ -157,6 +157,9 @@ func (e *Engine) Drop(name string) {
 // State is the bookkeeping as a position records it, encoded; nil when no
 // snapshot ran since the engine started or was restored empty.
 func (e *Engine) State() json.RawMessage {
+	if e == nil {
+		return nil
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.dirty {
@@ -492,9 +495,10 @@ func (e *Engine) firstOfAllLocked(t *table) bool {
 // Observe is called by the stream for each row change it is about to
 // emit: while a window of the change's table is open, its keys (old and
 // new) are noted so that the chunk's copy of those rows is not emitted.
-// It costs one atomic load when no window is open.
+// It costs one atomic load when no window is open; a nil Engine (a
+// source built without one, in tests) observes nothing.
 func (e *Engine) Observe(ev *change.Event) {
-	if e.open.Load() == 0 || ev.Table == nil || len(ev.Table.Key) == 0 {
+	if e == nil || e.open.Load() == 0 || ev.Table == nil || len(ev.Table.Key) == 0 {
 		return
 	}
 	name := e.cfg.TableName(ev.Table.ID)
