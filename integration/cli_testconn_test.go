@@ -118,7 +118,7 @@ func TestTestConnectionChecksMySQL(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("root: exit %d:\n%s", code, out)
 	}
-	for _, want := range []string{"ok   source connection", "ok   log_bin", "ok   binlog_format", "ok   binlog_row_image", "ok   server_id", "ok   replication grants"} {
+	for _, want := range []string{"ok   source connection", "ok   log_bin", "ok   binlog_format", "ok   binlog_row_image", "ok   server_id", "ok   replication grants", "ok   signal table"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -132,5 +132,8 @@ func TestTestConnectionChecksMySQL(t *testing.T) {
 	code, out = testConnection(t, e.env, cfg)
 	if code != 1 || !strings.Contains(out, "FAIL replication grants") || !strings.Contains(out, "fix: GRANT REPLICATION SLAVE") {
 		t.Errorf("user without grants: exit %d:\n%s", code, out)
+	}
+	if !strings.Contains(out, "FAIL signal table") || !strings.Contains(out, "GRANT SELECT, INSERT, UPDATE ON `"+e.db+"`.`tributary_signal`") {
+		t.Errorf("user who may not write the signal table: no check naming the grant:\n%s", out)
 	}
 }

@@ -1,9 +1,7 @@
 package integration
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -42,10 +40,11 @@ func backfillResumes(t *testing.T) bool {
 	bigTopic, smallTopic := e.prefix+".public.big", e.prefix+".public.a_small"
 
 	// Kill it once the checkpoint shows 60 % of big published and
-	// acknowledged (checkpoints every 50 ms; the file is polled faster).
-	target := int64(small + big*60/100)
+	// acknowledged (checkpoints every 50 ms; the file is polled faster;
+	// chunks of 1000 rows, each one checkpointable).
+	target := int64(big * 60 / 100)
 	ckpt := filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json")
-	p := e.startWith([]string{"TRIBUTARY_CHECKPOINT_INTERVAL=50ms"}, "run", "--config", cfg)
+	p := e.startWith([]string{"TRIBUTARY_CHECKPOINT_INTERVAL=50ms", "TRIBUTARY_SNAPSHOT_CHUNK_ROWS=1000"}, "run", "--config", cfg)
 	var prog backfillProgressJSON
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -58,7 +57,7 @@ func backfillResumes(t *testing.T) bool {
 			p.kill()
 			return false
 		}
-		if prog.Rows >= target {
+		if prog.Table == "public.big" && prog.Rows >= target {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -133,30 +132,25 @@ func backfillResumes(t *testing.T) bool {
 }
 
 type backfillProgressJSON struct {
-	Done  []string `json:"done"`
-	Table string   `json:"table"`
-	After []string `json:"after"`
-	Rows  int64    `json:"rows"`
+	Done  []string // tables finished
+	Table string   // the table read (with a last key)
+	After []string // its last key
+	Rows  int64    // rows published of that table
 }
 
-// readBackfillProgress reads the backfill progress of a file checkpoint;
-// finished is true once the backfill is done.
+// readBackfillProgress reads the snapshot progress of a file checkpoint
+// (the capture engine's state in the position); finished is true once no
+// table is left.
 func readBackfillProgress(path string) (prog backfillProgressJSON, finished bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
+	st, ok := readSnapshotState(path)
+	if !ok {
 		return prog, false
 	}
-	var f struct {
-		Position struct {
-			Backfilled bool                  `json:"backfilled"`
-			Backfill   *backfillProgressJSON `json:"backfill"`
-		} `json:"position"`
+	prog.Done = st.Done
+	for _, t := range st.Tables {
+		if len(t.Key) > 0 {
+			prog.Table, prog.After, prog.Rows = t.Table, []string{strconv.Itoa(intKey(t.Key))}, t.Rows
+		}
 	}
-	if json.Unmarshal(b, &f) != nil {
-		return prog, false
-	}
-	if f.Position.Backfill != nil {
-		prog = *f.Position.Backfill
-	}
-	return prog, f.Position.Backfilled
+	return prog, len(st.Tables) == 0 && len(st.Done) > 0
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -209,6 +210,13 @@ func TestPGTableListReconciled(t *testing.T) {
 	e.exec(`INSERT INTO b VALUES (3002, 'after restart')`)
 	e.exec(`INSERT INTO a VALUES (12, 'a12')`)
 	e.pgCaughtUp(p, 3)
+	// b is snapshotted while streaming: wait for the checkpoint to show
+	// it done (every r row acknowledged).
+	ckpt := filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json")
+	waitFor(t, 90*time.Second, "the snapshot of b", func() bool {
+		st, ok := readSnapshotState(ckpt)
+		return ok && len(st.Tables) == 0 && slices.Contains(st.Done, "public.b")
+	})
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.out)
 	}
@@ -218,8 +226,8 @@ func TestPGTableListReconciled(t *testing.T) {
 	if d := sameState(finalState(t, aTopic), e.dbState("a")); d != "" {
 		t.Errorf("a: %s", d)
 	}
-	if !strings.Contains(p.out.String(), "backfilling tables added since the last run") {
-		t.Errorf("the restart did not say it backfills b; output:\n%s", p.out)
+	if !strings.Contains(p.out.String(), "snapshotting tables added since the last run") {
+		t.Errorf("the restart did not say it snapshots b; output:\n%s", p.out)
 	}
 	if strings.Contains(p.out.String(), "resnapshot") {
 		t.Errorf("adding a table needed a resnapshot; output:\n%s", p.out)

@@ -39,8 +39,17 @@ type Source struct {
 	URL string `yaml:"url" json:"url"`
 	// Tables is an include list ("schema.table"); default: every table with a primary key.
 	Tables []string `yaml:"tables" json:"tables"`
-	// Backfill publishes existing rows (op r) before streaming. Default true.
+	// Backfill publishes existing rows (op r) when the pipeline starts, while
+	// it streams. Default true.
 	Backfill *bool `yaml:"backfill" json:"backfill"`
+	// SnapshotParallelism is how many tables a snapshot reads at once.
+	// Default 2 (snapshot.DefaultParallelism).
+	SnapshotParallelism int `yaml:"snapshot_parallelism" json:"snapshot_parallelism"`
+	// SignalTable ("db.table") is where a MySQL/MariaDB source writes its
+	// snapshot watermarks; created if missing. Default
+	// <URL database>.tributary_signal (else the first listed table's
+	// database, else tributary).
+	SignalTable string `yaml:"signal_table" json:"signal_table"`
 	// Slot is the Postgres replication slot. Default tributary_<name>.
 	Slot string `yaml:"slot" json:"slot"`
 	// Publication is the Postgres publication, created if missing. Default tributary_<name>.

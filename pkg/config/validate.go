@@ -99,6 +99,16 @@ func (v validator) source(c *Config) {
 			v.add("source.outage_window", "must be a duration from 1s to 24h, such as 5m or 90s")
 		}
 	}
+	if t := s.SignalTable; t != "" {
+		if db, name, ok := strings.Cut(t, "."); !ok || db == "" || name == "" || strings.Contains(name, ".") {
+			v.add("source.signal_table", "must be db.table, not %q", t)
+		} else if s.Type != SourceMySQL {
+			v.add("source.signal_table", "is for mysql sources only (PostgreSQL writes its watermarks with pg_logical_emit_message)")
+		}
+	}
+	if n := s.SnapshotParallelism; n < 0 || n > 64 {
+		v.add("source.snapshot_parallelism", "must be from 1 to 64 (tables read at once; default 2), not %d", n)
+	}
 
 	seen := map[string]int{}
 	for i, t := range s.Tables {

@@ -145,7 +145,9 @@ func Build(pipeline string, cp checkpoint.Checkpoint, found bool, live *Live, no
 }
 
 // backfillOf reads the backfill fields the sources put in their
-// positions: backfilled, table and, for PostgreSQL, backfill.{table,rows,done}.
+// positions: backfilled and the capture engine's snapshot state
+// (snapshot.{tables,done}); positions of earlier releases carry table
+// and, for PostgreSQL, backfill.{table,rows,done}.
 func backfillOf(pos []byte) *Backfill {
 	var p struct {
 		Backfilled *bool  `json:"backfilled"`
@@ -155,6 +157,14 @@ func backfillOf(pos []byte) *Backfill {
 			Rows  int64    `json:"rows"`
 			Done  []string `json:"done"`
 		} `json:"backfill"`
+		Snapshot *struct {
+			Tables []struct {
+				Table   string `json:"table"`
+				Rows    int64  `json:"rows"`
+				Started int64  `json:"started"`
+			} `json:"tables"`
+			Done []string `json:"done"`
+		} `json:"snapshot"`
 	}
 	if json.Unmarshal(pos, &p) != nil || p.Backfilled == nil {
 		return nil
@@ -162,6 +172,16 @@ func backfillOf(pos []byte) *Backfill {
 	b := &Backfill{Done: *p.Backfilled, Table: p.Table}
 	if p.Backfill != nil {
 		b.Table, b.Rows, b.TablesDone = p.Backfill.Table, p.Backfill.Rows, p.Backfill.Done
+	}
+	if s := p.Snapshot; s != nil {
+		b.Done = b.Done && len(s.Tables) == 0
+		b.TablesDone = s.Done
+		for _, t := range s.Tables {
+			b.Rows += t.Rows
+			if b.Table == "" && t.Started != 0 {
+				b.Table = t.Table
+			}
+		}
 	}
 	return b
 }

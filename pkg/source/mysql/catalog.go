@@ -101,7 +101,7 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 				continue
 			}
 			found[id] = true
-		case systemDBs[db], !hasKey[id]:
+		case systemDBs[db], !hasKey[id], s.isSignal(db, name):
 			continue
 		case s.conn.Database != "" && db != s.conn.Database:
 			continue

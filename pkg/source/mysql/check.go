@@ -53,7 +53,14 @@ func (s *Source) Check(ctx context.Context) []source.Check {
 			Fix: "optional: SET GLOBAL gtid_mode = ON (in steps) and enforce_gtid_consistency = ON"})
 	}
 	checks = append(checks, grants(conn))
-	return checks
+	sig := source.Check{Name: "signal table", OK: true}
+	db, name := s.signalTable()
+	sig.Detail = fmt.Sprintf("snapshots can write their watermarks to %s.%s", db, name)
+	if err := s.ensureSignalTable(conn); err != nil {
+		detail, fix, _ := strings.Cut(strings.TrimPrefix(err.Error(), ErrPrerequisite.Error()+": "), "; ")
+		sig = source.Check{Name: "signal table", Detail: detail, Fix: fix}
+	}
+	return append(checks, sig)
 }
 
 var _ source.Describer = (*Source)(nil)

@@ -11,8 +11,8 @@ import (
 
 // Table discovery while streaming, the same rules as the PostgreSQL
 // source: a table created, or renamed into the captured set, is captured
-// from its first row (its rows from before a rename are not snapshotted:
-// that needs a snapshot taken while streaming); a captured table that is
+// from its first row, and a table renamed into it is snapshotted while
+// streaming (the rows it held before); a captured table that is
 // dropped or renamed away is logged when it happens and stops being
 // published; a listed table that is missing at start is a warning.
 
@@ -23,6 +23,9 @@ var renameStmt = regexp.MustCompile(`(?is)^\s*(?:RENAME\s+TABLE|ALTER\s+.*\bRENA
 // listed in source.tables, or, with no list, in the URL's database (every
 // non-system database when the URL names none).
 func (s *Source) wants(db, name string) bool {
+	if s.isSignal(db, name) {
+		return false
+	}
 	if len(s.opts.Config.Tables) > 0 {
 		for _, t := range s.opts.Config.Tables {
 			if t == db+"."+name {
@@ -63,15 +66,29 @@ func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
 		}
 		s.mu.Lock()
 		s.tables[id] = t
+		s.capturedChangedLocked()
 		s.mu.Unlock()
-		s.log.Info("table created or renamed into the captured set: captured from its first row", "table", id, "statement", trimStmt(stmt))
 		s.reportMissing()
+		if !renameStmt.MatchString(stmt) {
+			// Created: every row it will hold is in the binlog from here.
+			s.log.Info("table created in the captured set: captured from its first row", "table", id, "statement", trimStmt(stmt))
+			return nil
+		}
+		s.log.Info("table renamed into the captured set: captured from its first row, and its rows snapshotted", "table", id, "statement", trimStmt(stmt))
+		if s.opts.Config.BackfillEnabled() {
+			s.engine.Queue([]string{id}, false)
+		}
 		return nil
 	}
-	if err := describe(s.db, t, t.t); err != nil {
+	s.mu.Lock() // snapshot workers copy the table under mu
+	err := describe(s.db, t, t.t)
+	s.mu.Unlock()
+	if err != nil {
 		if strings.Contains(err.Error(), "table not found") {
+			s.engine.Drop(id)
 			s.mu.Lock()
 			delete(s.tables, id)
+			s.capturedChangedLocked()
 			s.mu.Unlock()
 			s.log.Warn("captured table dropped or renamed away: no longer published", "table", id, "statement", trimStmt(stmt))
 			s.reportMissing()

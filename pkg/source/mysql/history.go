@@ -310,8 +310,7 @@ func (s *Source) startHistory(ctx context.Context, srv server, pos position, emi
 		// A history read from the catalog is checkpointed at once: a
 		// restart before the next commit would read the catalog again,
 		// later, and need the binlog up to it to be replayable.
-		pos.Shapes = nil
-		return emit(ctx, &change.Event{Position: h.attach(pos.encode())})
+		return emit(ctx, &change.Event{Position: s.encode(pos)})
 	}
 	return nil
 }

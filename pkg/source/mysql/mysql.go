@@ -1,7 +1,8 @@
-// Package mysql is the MySQL / MariaDB source: it backfills tables from a
-// consistent snapshot taken at a known binlog position and then streams row
-// events from the binary log (go-mysql's replication client), resuming
-// from a GTID set or a file/position.
+// Package mysql is the MySQL / MariaDB source: it streams row events from
+// the binary log (go-mysql's replication client), resuming from a GTID set
+// or a file/position, and snapshots tables while it streams (the capture
+// engine, pkg/snapshot, with watermarks written to a signal table; no
+// global read lock, so it runs with the privileges of an RDS master user).
 //
 // Promises: a position is emitted only after a transaction's commit (XID, or
 // the statement of an implicitly committed DDL), so a checkpoint never sits
@@ -47,11 +48,13 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-mysql-org/go-mysql/client"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
@@ -85,6 +88,16 @@ type Source struct {
 	gone   map[string]*table // tables of the set met in the binlog that no longer exist (goneTable)
 	acked  change.Position
 	hist   *history // the schema history, without binlog_row_metadata = FULL (history.go)
+
+	// engine runs the snapshots; streamStart is where the stream started
+	// (the file and pos of read rows). started says Run listed the
+	// tables; all that Snapshot(nil) came before. tablesJSON is the
+	// captured set's names for the positions (guarded by mu).
+	engine      *snapshot.Engine
+	streamStart atomic.Pointer[position]
+	started     bool
+	all         bool
+	tablesJSON  []byte
 }
 
 // New parses the connection settings; it does not connect yet.
@@ -97,13 +110,20 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 	if id == 0 {
 		id = config.DefaultServerID(opts.Pipeline)
 	}
-	return &Source{
+	s := &Source{
 		opts:     opts,
 		conn:     c,
 		serverID: id,
 		log:      opts.Log().With("source", "mysql"),
 		tables:   map[string]*table{},
-	}, nil
+	}
+	s.engine = snapshot.New(mySnapshots{s}, snapshot.Config{
+		Parallelism: opts.Config.SnapshotParallelism,
+		IDPrefix:    "my",
+		TableName:   func(id change.TableID) string { return id.DB + "." + id.Name },
+		Log:         s.log,
+	})
+	return s, nil
 }
 
 // connect opens a session with the settings the decoders expect: UTC for
@@ -157,6 +177,10 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 	}
 	s.reportMissing()
 
+	if err := s.ensureSignalTable(conn); err != nil {
+		return err
+	}
+
 	var pos position
 	if from != nil {
 		if pos, err = decodePosition(from); err != nil {
@@ -169,16 +193,67 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 			return err
 		}
 	}
-	if from == nil || !pos.Backfilled {
-		if pos, err = s.backfill(ctx, srv, from != nil, pos, tables, emit); err != nil {
+	state, err := snapshot.DecodeState(pos.Snapshot)
+	if err != nil {
+		return fmt.Errorf("mysql position: %w", err)
+	}
+	names := make([]string, len(tables))
+	for i, t := range tables {
+		names[i] = t.id()
+	}
+	switch {
+	case from == nil:
+		// Stream from the binlog's end now, and snapshot every table
+		// while streaming.
+		if pos, err = s.binlogNow(conn, srv); err != nil {
 			return err
 		}
+		s.engine.Restore(snapshot.State{})
+		if s.opts.Config.BackfillEnabled() {
+			s.engine.Queue(names, true)
+		}
+		s.log.Info("snapshotting while streaming", "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID, "tables", len(tables))
+	case !pos.Backfilled:
+		// A backfill of an earlier release, unfinished: the engine reads
+		// on after its last key while streaming from its start.
+		s.engine.Restore(legacyState(pos, names))
+	default:
+		s.engine.Restore(state)
+		if added := addedTables(pos.Tables, names); len(added) > 0 && s.opts.Config.BackfillEnabled() {
+			s.log.Info("snapshotting tables added since the last run", "tables", strings.Join(added, ", "))
+			s.engine.Queue(added, false)
+		}
+	}
+	pos.Backfilled, pos.Table, pos.After = true, "", nil
+	s.mu.Lock()
+	s.started = true
+	all := s.all
+	s.all = false
+	s.capturedChangedLocked()
+	s.mu.Unlock()
+	if all {
+		s.engine.Queue(names, false)
 	}
 	if err := s.startHistory(ctx, srv, pos, emit); err != nil {
 		return err
 	}
+	start := pos
+	s.streamStart.Store(&start)
+	if err := emit(ctx, &change.Event{Position: s.encode(pos)}); err != nil {
+		return err
+	}
 	s.log.Info("streaming binlog", "flavor", s.flavor, "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID, "row_metadata_full", srv.fullMetadata)
-	return s.stream(ctx, srv, pos, emit)
+	// The snapshot workers live as long as this stream; one that fails
+	// ends it (and the reconnect loop decides).
+	sctx, cancel := context.WithCancelCause(ctx)
+	wait := s.engine.Start(sctx, cancel)
+	err = s.stream(sctx, srv, pos, emit)
+	cancel(err)
+	wait()
+	if cause := context.Cause(sctx); ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) && (err == nil || errors.Is(err, context.Canceled)) {
+		return cause
+	}
+	return err
 }
 
 // Ack implements source.Source. The server expires binlog on its own

@@ -14,9 +14,10 @@ import (
 // after the last transaction whose changes are all published, as a GTID
 // set (in the flavour's format) when the server has GTIDs, and always as a
 // file and position. Backfilled says the initial backfill finished; until
-// it has, Table and After say how far it got (tables before Table are done;
-// After is the primary key, as text, of the last row published of Table),
-// and File/Pos/GTID are where streaming starts once it is done.
+// it has (positions of earlier releases, which backfilled before
+// streaming), Table and After say how far it got (tables before Table are
+// done; After is the primary key, hex, of the last row published of
+// Table), and File/Pos/GTID are where streaming starts.
 type position struct {
 	Flavor     string   `json:"flavor"`
 	GTID       string   `json:"gtid,omitempty"`
@@ -29,6 +30,11 @@ type position struct {
 	// not log binlog_row_metadata = FULL (history.go); written by
 	// history.attach, never by encode.
 	Shapes json.RawMessage `json:"shapes,omitempty"`
+	// Tables lists the captured tables (see captured.go); Snapshot is the
+	// capture engine's state (snapshot.State): the tables it still
+	// snapshots while streaming, each with its last key.
+	Tables   json.RawMessage `json:"tables,omitempty"`
+	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 }
 
 func (p position) encode() change.Position {

@@ -195,7 +195,7 @@ func (st *streamer) commit(ctx context.Context, h *replication.EventHeader) erro
 	}
 	st.tx = txState{}
 	st.hist.passed(st.file, h.LogPos)
-	return st.emit(ctx, &change.Event{Position: st.hist.attach(p.encode())})
+	return st.emit(ctx, &change.Event{Position: st.src.encode(p)})
 }
 
 // ddlTable finds the table names a DDL statement touches: ALTER / RENAME /
@@ -280,6 +280,19 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 		return nil
 	}
 	db, name := string(e.Table.Schema), string(e.Table.Table)
+	if st.src.isSignal(db, name) {
+		// A snapshot watermark (its row's mark, after the change).
+		step, after := 1, 0
+		if op == change.OpUpdate {
+			step, after = 2, 1
+		}
+		for i := after; op != change.OpDelete && i < len(e.Rows); i += step {
+			if _, err := st.src.engine.Watermark(ctx, signalMark(e.Rows[i]), st.emit); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	st.src.mu.Lock()
 	cur := st.src.tables[db+"."+name]
 	st.src.mu.Unlock()
@@ -356,12 +369,14 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 				// Like Debezium: a delete of the old key, then a create of the new one.
 				del := *ev
 				del.Op, del.After, del.ID = change.OpDelete, nil, ev.ID+":old"
+				st.src.engine.Observe(&del)
 				if err := st.emit(ctx, &del); err != nil {
 					return err
 				}
 				ev.Op, ev.Before = change.OpCreate, nil
 			}
 		}
+		st.src.engine.Observe(ev)
 		if err := st.emit(ctx, ev); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -23,23 +24,45 @@ const discoverEvery = 5 * time.Second
 func (s *Source) setCaptured(rels []*relation) {
 	s.captured = map[uint32]string{}
 	for _, r := range rels {
-		s.captured[r.oid] = r.fullName()
+		s.capture(r)
 	}
 	s.capturedChanged()
 }
 
-// capturedChanged re-encodes the captured set for the positions.
-func (s *Source) capturedChanged() {
-	m := make(map[string]uint32, len(s.captured))
-	for oid, name := range s.captured {
-		m[name] = oid
-	}
-	s.tablesJSON = encodeTables(m)
+// capture adds r, described, to the captured set.
+func (s *Source) capture(r *relation) {
+	s.captured[r.oid] = r.fullName()
+	t := r.table(s.connCfg.Database, s.tables[r.oid])
+	s.tables[r.oid], s.rels[r.oid] = t, r
+	s.snapshotTable(r, t)
 }
 
-// marker is a resumable position at lsn carrying the captured set.
+// capturedChanged re-encodes the captured set for the positions, and
+// hands its names to Snapshot (which runs on the pipeline's goroutine).
+func (s *Source) capturedChanged() {
+	m := make(map[string]uint32, len(s.captured))
+	known := make(map[string]bool, len(s.captured))
+	for oid, name := range s.captured {
+		m[name] = oid
+		known[name] = true
+	}
+	s.tablesJSON = encodeTables(m)
+	s.snapMu.Lock()
+	s.known = known
+	all := s.all
+	s.all = false
+	s.snapMu.Unlock()
+	if all {
+		s.engine.Queue(sortedNames(known), false)
+	}
+}
+
+// marker is a resumable position at lsn carrying the captured set and the
+// snapshots' progress.
 func (s *Source) marker(lsn uint64) *change.Event {
-	return &change.Event{Position: position{Slot: s.slot, LSN: formatLSN(lsn), Backfilled: true, Tables: s.tablesJSON}.encode()}
+	s.streamLSN.Store(lsn)
+	return &change.Event{Position: position{Slot: s.slot, LSN: formatLSN(lsn), Backfilled: true, Tables: s.tablesJSON,
+		Snapshot: s.engine.State()}.encode()}
 }
 
 // capturedBefore is the set of tables a streaming checkpoint says are
@@ -72,6 +95,11 @@ func names(rels []*relation) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// sortedNames returns the keys of a name set, sorted.
+func sortedNames(set map[string]bool) []string {
+	return slices.Sorted(maps.Keys(set))
 }
 
 // follows reports whether the stream publishes relation oid, which the
@@ -138,6 +166,7 @@ func (s *Source) discover(ctx context.Context, emit func(context.Context, *chang
 		switch {
 		case err == pgx.ErrNoRows:
 			slog.Warn("a captured table was dropped; its topic gets no more changes", "table", was)
+			s.engine.Drop(was)
 			delete(s.captured, oid)
 			s.capturedChanged()
 		case err != nil:
@@ -172,13 +201,11 @@ func (s *Source) discover(ctx context.Context, emit func(context.Context, *chang
 }
 
 // addTables starts capturing rels while streaming: into the publication
-// first (from then on their changes are streamed), then a backfill from a
-// snapshot taken after that, so every row written before is read. Rows
-// written in between are both read and streamed: the snapshot's (newer)
-// row comes first, then the stream's changes of the window, older ones
-// included, and the stream ends on the newest state; no change is lost.
-// Its progress markers keep the stream's position, so an interrupted
-// backfill resumes after a restart.
+// first (from then on their changes are streamed), then queued for a
+// snapshot by the engine, whose watermarks come after the ALTER in the
+// log: every row written before is read, and a change in a chunk's window
+// wins over the chunk's copy. The queued snapshot rides on the positions,
+// so an interrupted one resumes after a restart.
 func (s *Source) addTables(ctx context.Context, rels []*relation, emit func(context.Context, *change.Event) error) error {
 	var list []string
 	for _, r := range rels {
@@ -197,35 +224,13 @@ func (s *Source) addTables(ctx context.Context, rels []*relation, emit func(cont
 		return nil
 	}
 	slog.Info("capturing new tables", "tables", strings.Join(names(rels), ", "))
-	if s.opts.Config.BackfillEnabled() {
-		var done []string
-		for _, name := range s.captured {
-			done = append(done, name)
-		}
-		slices.Sort(done)
-		// The replication connection is not read meanwhile: keep telling
-		// the server we are alive, or wal_sender_timeout ends it.
-		next := time.Now().Add(statusInterval)
-		alive := func(ctx context.Context, ev *change.Event) error {
-			if time.Now().After(next) {
-				if err := s.sendStatus(ctx, false); err != nil {
-					return err
-				}
-				next = time.Now().Add(statusInterval)
-			}
-			return emit(ctx, ev)
-		}
-		if err := s.backfill(ctx, "", s.marked, rels, &backfillProgress{Done: done}, alive); err != nil {
-			return err
-		}
-	}
 	for _, r := range rels {
-		s.captured[r.oid] = r.fullName()
-		if _, ok := s.tables[r.oid]; !ok {
-			s.tables[r.oid], s.rels[r.oid] = r.table(s.connCfg.Database, nil), r
-		}
+		s.capture(r)
 	}
 	s.capturedChanged()
+	if s.opts.Config.BackfillEnabled() {
+		s.engine.Queue(names(rels), false)
+	}
 	return emit(ctx, s.marker(s.marked))
 }
 

@@ -26,9 +26,13 @@ type position struct {
 	// encoded: it rides on every commit's position. Absent in positions
 	// written before it existed (see capturedFromLegacy).
 	Tables json.RawMessage `json:"tables,omitempty"`
+	// Snapshot is the capture engine's state (snapshot.State): the tables
+	// it still snapshots while streaming, each with its last key.
+	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 }
 
-// backfillProgress is how far an unfinished backfill got: every row up to
+// backfillProgress is how far an unfinished backfill of an earlier
+// release (which backfilled before streaming) got: every row up to
 // and including it is published and acknowledged (the position is only
 // checkpointed once they are).
 type backfillProgress struct {

@@ -1,6 +1,7 @@
-// Package postgres is the PostgreSQL source: it backfills tables from an
-// exported snapshot and streams changes from a pgoutput logical
-// replication slot, resuming from the slot's confirmed LSN.
+// Package postgres is the PostgreSQL source: it streams changes from a
+// pgoutput logical replication slot, resuming from the slot's confirmed
+// LSN, and snapshots tables while it streams (the capture engine,
+// pkg/snapshot, with watermarks written by pg_logical_emit_message).
 //
 // Promises: the slot's confirmed flush LSN only moves to positions the
 // pipeline has acknowledged (Ack); a missing or lost slot after a
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
@@ -54,6 +57,18 @@ type Source struct {
 	include      map[string]bool
 	missing      map[string]bool
 	nextDiscover time.Time
+
+	// engine runs the snapshots; snapTables is what its workers read of
+	// the tables (see snapshotTable); streamLSN the last position the
+	// stream emitted, for the lsn of read rows. known is the captured
+	// set's names for Snapshot, nil before the first Run found it; all
+	// says Snapshot(nil) came before that.
+	engine     *snapshot.Engine
+	snapMu     sync.Mutex
+	snapTables map[string]snapTable
+	streamLSN  atomic.Uint64
+	known      map[string]bool
+	all        bool
 }
 
 // New parses the connection settings; it does not connect yet.
@@ -86,7 +101,15 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 		rels:     map[uint32]*relation{},
 		captured: map[uint32]string{},
 		missing:  map[string]bool{},
+
+		snapTables: map[string]snapTable{},
 	}
+	s.engine = snapshot.New(pgSnapshots{s}, snapshot.Config{
+		Parallelism: opts.Config.SnapshotParallelism,
+		IDPrefix:    "pg",
+		TableName:   func(id change.TableID) string { return id.Schema + "." + id.Name },
+		Log:         opts.Log(),
+	})
 	if len(opts.Config.Tables) > 0 {
 		s.include = map[string]bool{}
 		for _, t := range opts.Config.Tables {
@@ -152,22 +175,24 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 			return fmt.Errorf("the checkpoint belongs to replication slot %s, the config names %s: %w", pos.Slot, s.slot, ErrResnapshotRequired)
 		}
 	}
+	state, err := snapshot.DecodeState(pos.Snapshot)
+	if err != nil {
+		return fmt.Errorf("postgres position: %w", err)
+	}
 	switch {
 	case !pos.Backfilled && pos.Backfill != nil && slot.exists && !slot.lost && slot.confirmedLSN <= start:
-		// An unfinished backfill whose slot still starts at its consistent
-		// point: read on from the last acknowledged key (see backfill).
+		// A backfill of an earlier release, unfinished, whose slot still
+		// starts at its consistent point: the engine reads on from its
+		// last key while streaming from there.
 		slog.Info("resuming the backfill", "slot", s.slot, "lsn", formatLSN(start), "table", pos.Backfill.Table, "rows", pos.Backfill.Rows)
-		if err := s.backfill(ctx, "", start, rels, pos.Backfill, emit); err != nil {
-			return err
-		}
+		state = legacyState(pos.Backfill, rels)
 		s.setCaptured(rels)
-		if err := emit(ctx, s.marker(start)); err != nil {
-			return err
-		}
+		s.engine.Restore(state)
 	case !pos.Backfilled:
-		// No usable stream position yet: take a fresh slot and its snapshot.
-		// Whatever an earlier, unfinished start published is published again.
-		if start, err = s.freshStart(ctx, slot, rels, emit); err != nil {
+		// No usable stream position yet: take a fresh slot and snapshot
+		// every table while streaming from its consistent point. Whatever
+		// an earlier, unfinished start published is published again.
+		if start, err = s.freshStart(ctx, slot, rels); err != nil {
 			return err
 		}
 	default:
@@ -183,19 +208,32 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 			return fmt.Errorf("replication slot %s confirmed %s, beyond the checkpoint %s: %w",
 				s.slot, formatLSN(slot.confirmedLSN), formatLSN(start), ErrResnapshotRequired)
 		}
-		if err := s.backfillAdded(ctx, start, pos, pub, rels, emit); err != nil {
-			return err
-		}
+		s.engine.Restore(state)
+		s.queueAdded(pos, pub, rels)
 	}
 	s.acked.Store(start)
 	s.marked = start
-	return s.stream(ctx, start, emit)
+	s.streamLSN.Store(start)
+	if err := emit(ctx, s.marker(start)); err != nil {
+		return err
+	}
+	// The snapshot workers live as long as this stream; one that fails
+	// ends it (and the reconnect loop decides).
+	sctx, cancel := context.WithCancelCause(ctx)
+	wait := s.engine.Start(sctx, cancel)
+	err = s.stream(sctx, start, emit)
+	cancel(err)
+	wait()
+	if cause := context.Cause(sctx); ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) && (err == nil || errors.Is(err, context.Canceled)) {
+		return cause
+	}
+	return err
 }
 
-// freshStart (re)creates the slot with an exported snapshot, backfills from
-// that snapshot when configured, and returns the slot's consistent point,
-// where streaming continues.
-func (s *Source) freshStart(ctx context.Context, slot slotState, rels []*relation, emit func(context.Context, *change.Event) error) (uint64, error) {
+// freshStart (re)creates the slot and returns its consistent point, where
+// streaming starts; every selected table is queued for the initial
+// snapshot (when source.backfill is on).
+func (s *Source) freshStart(ctx context.Context, slot slotState, rels []*relation) (uint64, error) {
 	if slot.exists {
 		if err := retryActive(ctx, func() error {
 			_, err := s.conn.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, s.slot)
@@ -204,59 +242,44 @@ func (s *Source) freshStart(ctx context.Context, slot slotState, rels []*relatio
 			return 0, fmt.Errorf("drop stale replication slot %s: %w", s.slot, err)
 		}
 	}
-	res := s.repl.Exec(ctx, fmt.Sprintf("CREATE_REPLICATION_SLOT %s LOGICAL pgoutput EXPORT_SNAPSHOT", pgx.Identifier{s.slot}.Sanitize()))
+	res := s.repl.Exec(ctx, fmt.Sprintf("CREATE_REPLICATION_SLOT %s LOGICAL pgoutput NOEXPORT_SNAPSHOT", pgx.Identifier{s.slot}.Sanitize()))
 	results, err := res.ReadAll()
 	if err != nil {
 		return 0, fmt.Errorf("create replication slot %s: %w", s.slot, err)
 	}
-	if len(results) != 1 || len(results[0].Rows) != 1 || len(results[0].Rows[0]) < 3 {
+	if len(results) != 1 || len(results[0].Rows) != 1 || len(results[0].Rows[0]) < 2 {
 		return 0, fmt.Errorf("create replication slot %s: unexpected reply", s.slot)
 	}
-	row := results[0].Rows[0]
-	start, err := parseLSN(string(row[1]))
+	start, err := parseLSN(string(results[0].Rows[0][1]))
 	if err != nil {
 		return 0, err
 	}
-	snapshot := string(row[2])
-	if s.opts.Config.BackfillEnabled() {
-		if err := s.backfill(ctx, snapshot, start, rels, nil, emit); err != nil {
-			return 0, err
-		}
-	}
 	s.setCaptured(rels)
-	return start, emit(ctx, s.marker(start))
+	s.engine.Restore(snapshot.State{})
+	if s.opts.Config.BackfillEnabled() {
+		s.engine.Queue(names(rels), true)
+	}
+	return start, nil
 }
 
-// backfillAdded backfills, before streaming from start, the selected tables
+// queueAdded queues, for a snapshot while streaming, the selected tables
 // the checkpoint does not record as captured: tables added to
 // source.tables (or created, with no list) while the pipeline was down.
 // reconcilePublication has already added them to the publication, so
-// their changes stream from then on, and the snapshot read here is newer
-// than that. Its progress markers stay at start: an interrupted run
-// resumes the backfill (the tables captured before count as done).
-func (s *Source) backfillAdded(ctx context.Context, start uint64, pos position, pub publicationState, rels []*relation,
-	emit func(context.Context, *change.Event) error) error {
+// their changes stream from then on.
+func (s *Source) queueAdded(pos position, pub publicationState, rels []*relation) {
 	before := capturedBefore(pos, pub, rels)
-	var done []string
 	var added []*relation
 	for _, r := range rels {
-		if before[r.oid] {
-			done = append(done, r.fullName())
-		} else {
+		if !before[r.oid] {
 			added = append(added, r)
 		}
 	}
-	if len(added) > 0 && s.opts.Config.BackfillEnabled() {
-		slog.Info("backfilling tables added since the last run", "tables", strings.Join(names(added), ", "))
-		if err := s.backfill(ctx, "", start, rels, &backfillProgress{Done: done}, emit); err != nil {
-			return err
-		}
-	}
 	s.setCaptured(rels)
-	if pos.Tables != nil && string(pos.Tables) == string(s.tablesJSON) {
-		return nil
+	if len(added) > 0 && s.opts.Config.BackfillEnabled() {
+		slog.Info("snapshotting tables added since the last run", "tables", strings.Join(names(added), ", "))
+		s.engine.Queue(names(added), false)
 	}
-	return emit(ctx, s.marker(start))
 }
 
 // Ack implements source.Source: the slot may release WAL up to pos.

@@ -12,6 +12,9 @@ import (
 type serverFacts struct {
 	user     string
 	walLevel string
+	// version is server_version_num: snapshots need 14 or later
+	// (pgoutput's messages option carries their watermarks).
+	version int
 	// canReplicate: superuser, the REPLICATION attribute, or (RDS and
 	// Aurora, where the master user has neither) membership in
 	// rds_replication or rds_superuser.
@@ -25,7 +28,7 @@ type serverFacts struct {
 
 func readServerFacts(ctx context.Context, conn *pgx.Conn) (serverFacts, error) {
 	var f serverFacts
-	if err := conn.QueryRow(ctx, `SHOW wal_level`).Scan(&f.walLevel); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT current_setting('wal_level'), current_setting('server_version_num')::int`).Scan(&f.walLevel, &f.version); err != nil {
 		return f, fmt.Errorf("read wal_level: %w", err)
 	}
 	err := conn.QueryRow(ctx, `
@@ -52,6 +55,10 @@ func (f serverFacts) problems() []string {
 		} else {
 			out = append(out, fmt.Sprintf("wal_level is %q: set wal_level = logical and restart PostgreSQL", f.walLevel))
 		}
+	}
+	if f.version != 0 && f.version < 140000 {
+		out = append(out, fmt.Sprintf("PostgreSQL %d.%d is too old: snapshots while streaming write their watermarks with pg_logical_emit_message, which pgoutput delivers from PostgreSQL 14 on; upgrade to 14 or later",
+			f.version/10000, f.version%10000/100))
 	}
 	if !f.canReplicate {
 		if f.onRDS {

@@ -32,7 +32,8 @@ type txState struct {
 // stream starts logical replication at start and emits every change of a
 // published table, then a position marker at each commit.
 func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Context, *change.Event) error) error {
-	args := []string{"proto_version '1'", "publication_names " + quoteLiteral(s.pub)}
+	// messages: the snapshot watermarks (pg_logical_emit_message).
+	args := []string{"proto_version '1'", "publication_names " + quoteLiteral(s.pub), "messages 'true'"}
 	if err := retryActive(ctx, func() error {
 		return pglogrepl.StartReplication(ctx, s.repl, s.slot, pglogrepl.LSN(start), pglogrepl.StartReplicationOptions{PluginArgs: args})
 	}); err != nil {
@@ -157,8 +158,13 @@ func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData
 		return s.row(ctx, tx, xld, m.RelationID, change.OpUpdate, m.OldTupleType, m.OldTuple, m.NewTuple, emit)
 	case *pglogrepl.DeleteMessage:
 		return s.row(ctx, tx, xld, m.RelationID, change.OpDelete, m.OldTupleType, m.OldTuple, nil, emit)
+	case *pglogrepl.LogicalDecodingMessage:
+		if m.Prefix == watermarkPrefix {
+			_, err := s.engine.Watermark(ctx, string(m.Content), emit)
+			return err
+		}
 	}
-	// Truncate, Type, Origin and logical messages publish nothing
+	// Truncate, Type, Origin and other logical messages publish nothing
 	// (Debezium skips truncates by default).
 	return nil
 }
@@ -188,6 +194,7 @@ func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 	}
 	s.rels[m.RelationID] = rel
 	s.tables[m.RelationID] = rel.table(s.connCfg.Database, s.tables[m.RelationID])
+	s.snapshotTable(rel, s.tables[m.RelationID])
 	return nil
 }
 
@@ -246,6 +253,7 @@ func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, r
 		// and a create of the new one.
 		del := *ev
 		del.Op, del.After, del.ID = change.OpDelete, nil, ev.ID+":old"
+		s.engine.Observe(&del)
 		if err := emit(ctx, &del); err != nil {
 			return err
 		}
@@ -253,6 +261,7 @@ func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, r
 	} else if op == change.OpUpdate && oldType != pglogrepl.UpdateMessageTupleTypeOld {
 		ev.Before = nil
 	}
+	s.engine.Observe(ev)
 	return emit(ctx, ev)
 }
 

@@ -1,0 +1,518 @@
+package snapshot
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/source"
+)
+
+// MarkPrefix starts every watermark the engine writes:
+// "tributary-snapshot:<engine>:<n>:low|high". A source recognises
+// watermarks in its log by it.
+const MarkPrefix = "tributary-snapshot:"
+
+// chunkRowsEnv overrides ChunkRows, for tests.
+const chunkRowsEnv = "TRIBUTARY_SNAPSHOT_CHUNK_ROWS"
+
+// Engine runs the snapshots of one source. Its bookkeeping outlives a
+// reconnect (Run called again); its workers run inside one Run (Start).
+type Engine struct {
+	db   Database
+	cfg  Config
+	id   string // this engine's watermark namespace: others' marks are ignored
+	seq  atomic.Uint64
+	open atomic.Int32 // windows that note keys
+
+	mu      sync.Mutex
+	tables  []*table // in queue order: running, queued, and done since the last idle
+	windows map[string]*window
+	wake    chan struct{} // closed when a table is queued
+	encoded json.RawMessage
+	dirty   bool
+}
+
+type table struct {
+	name      string
+	key       Key
+	rows      int64
+	estimated int64
+	started   time.Time
+	initial   bool
+	running   bool // a worker reads it
+	done      bool
+	first     bool // its next published row is its first
+}
+
+// window is one chunk between its watermarks.
+type window struct {
+	t       *table
+	open    bool                // its keys are noted (from registration on)
+	changed map[string]struct{} // keys the stream changed since
+	rows    []Row               // the chunk, set before the high watermark is written
+	final   bool                // the chunk ends the table
+	emitted bool                // the stream emitted the chunk at its high watermark
+	closed  chan struct{}       // the stream met the high watermark
+}
+
+// New makes an Engine over db.
+func New(db Database, cfg Config) *Engine {
+	if cfg.Parallelism <= 0 {
+		cfg.Parallelism = DefaultParallelism
+	}
+	if cfg.ChunkRows <= 0 {
+		cfg.ChunkRows = ChunkRows
+		// Tests make chunks small to place a crash or a change between
+		// them; not a setting (one chunk size for every source).
+		if n, err := strconv.Atoi(os.Getenv(chunkRowsEnv)); err == nil && n > 0 {
+			cfg.ChunkRows = n
+		}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	b := make([]byte, 6)
+	rand.Read(b) // never fails (crypto/rand)
+	return &Engine{db: db, cfg: cfg, id: hex.EncodeToString(b), windows: map[string]*window{}, wake: make(chan struct{})}
+}
+
+// Queue adds tables to the snapshot (a table already queued or running
+// is left as it is, a finished one is read again). initial marks the
+// snapshot a pipeline takes when it starts (see TableState.Initial).
+func (e *Engine) Queue(tables []string, initial bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.idleLocked() {
+		e.tables = nil // the last snapshots are over: their done list goes
+	}
+	for _, name := range tables {
+		if i := e.indexLocked(name); i >= 0 {
+			if !e.tables[i].done {
+				continue
+			}
+			e.tables = slices.Delete(e.tables, i, i+1)
+		}
+		e.tables = append(e.tables, &table{name: name, initial: initial, first: true})
+	}
+	e.dirty = true
+	close(e.wake)
+	e.wake = make(chan struct{})
+}
+
+// Restore replaces the bookkeeping with what a position recorded, before
+// a Run streams from that position: every table the state names reads on
+// after its key; tables queued since (not in the state) start over.
+func (e *Engine) Restore(s State) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []*table
+	for _, name := range s.Done {
+		out = append(out, &table{name: name, done: true})
+	}
+	for _, ts := range s.Tables {
+		t := &table{name: ts.Table, key: ts.Key, rows: ts.Rows, initial: ts.Initial, first: ts.Rows == 0}
+		if ts.Started != 0 {
+			t.started = time.UnixMilli(ts.Started)
+		}
+		out = append(out, t)
+	}
+	for _, t := range e.tables {
+		if !t.done && !slices.ContainsFunc(out, func(o *table) bool { return o.name == t.name }) {
+			out = append(out, &table{name: t.name, initial: t.initial, first: true})
+		}
+	}
+	e.tables = out
+	e.windows = map[string]*window{}
+	e.open.Store(0)
+	e.dirty = true
+}
+
+// Drop forgets a table (dropped, or no longer captured): a window of it
+// that is open emits nothing.
+func (e *Engine) Drop(name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if i := e.indexLocked(name); i >= 0 && !e.tables[i].done {
+		e.tables[i].done = true
+		e.dirty = true
+	}
+}
+
+// State is the bookkeeping as a position records it, encoded; nil when no
+// snapshot ran since the engine started or was restored empty.
+func (e *Engine) State() json.RawMessage {
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.dirty {
+		return e.encoded
+	}
+	e.dirty = false
+	if len(e.tables) == 0 {
+		e.encoded = nil
+		return nil
+	}
+	var s State
+	for _, t := range e.tables {
+		if t.done {
+			s.Done = append(s.Done, t.name)
+			continue
+		}
+		ts := TableState{Table: t.name, Key: t.key, Rows: t.rows, Initial: t.initial}
+		if !t.started.IsZero() {
+			ts.Started = t.started.UnixMilli()
+		}
+		s.Tables = append(s.Tables, ts)
+	}
+	e.encoded, _ = json.Marshal(s) // strings, numbers, bytes: cannot fail
+	return e.encoded
+}
+
+// Pending reports whether a table is queued or running.
+func (e *Engine) Pending() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return !e.idleLocked()
+}
+
+// Progress is the per-table progress (source.Progresser).
+func (e *Engine) Progress() []source.TableProgress {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]source.TableProgress, 0, len(e.tables))
+	for _, t := range e.tables {
+		out = append(out, source.TableProgress{Table: t.name, Rows: t.rows, Estimated: t.estimated, Started: t.started, Done: t.done})
+	}
+	return out
+}
+
+func (e *Engine) idleLocked() bool {
+	for _, t := range e.tables {
+		if !t.done {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *Engine) indexLocked(name string) int {
+	return slices.IndexFunc(e.tables, func(t *table) bool { return t.name == name })
+}
+
+// Start runs the workers until ctx ends; it returns at once. A worker's
+// failure is handed to fail (the Run's cancel), which ends the Run.
+// wait returns once every worker has ended.
+func (e *Engine) Start(ctx context.Context, fail func(error)) (wait func()) {
+	var wg sync.WaitGroup
+	for range e.cfg.Parallelism {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := e.work(ctx); err != nil && ctx.Err() == nil {
+				fail(err)
+			}
+		}()
+	}
+	return wg.Wait
+}
+
+// work takes tables one after the other and reads them chunk by chunk.
+func (e *Engine) work(ctx context.Context) error {
+	var sess Session
+	defer func() {
+		if sess != nil {
+			sess.Close()
+		}
+	}()
+	for {
+		t, err := e.next(ctx)
+		if err != nil {
+			return err
+		}
+		if sess == nil {
+			if sess, err = e.db.Session(ctx); err != nil {
+				e.release(t)
+				return fmt.Errorf("snapshot: %w", err)
+			}
+		}
+		if err := e.table(ctx, sess, t); err != nil {
+			e.release(t)
+			if errors.Is(err, ErrNoTable) {
+				e.cfg.Log.Warn("snapshot: the table is gone (dropped or renamed); its snapshot ends", "table", t.name, "err", err)
+				e.Drop(t.name)
+				continue
+			}
+			return err
+		}
+	}
+}
+
+// next waits for a queued table and marks it running.
+func (e *Engine) next(ctx context.Context) (*table, error) {
+	for {
+		e.mu.Lock()
+		for _, t := range e.tables {
+			if !t.done && !t.running {
+				t.running = true
+				e.mu.Unlock()
+				return t, nil
+			}
+		}
+		wake := e.wake
+		e.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-wake:
+		}
+	}
+}
+
+func (e *Engine) release(t *table) {
+	e.mu.Lock()
+	t.running = false
+	e.mu.Unlock()
+}
+
+// table reads t chunk by chunk, each in its window, until done.
+func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
+	if est, err := sess.Estimate(ctx, t.name); err == nil {
+		e.mu.Lock()
+		t.estimated = est
+		e.mu.Unlock()
+	}
+	e.mu.Lock()
+	if t.started.IsZero() {
+		t.started = e.cfg.Now()
+		e.dirty = true
+	}
+	after := t.key
+	e.mu.Unlock()
+	e.cfg.Log.Info("snapshot: reading table", "table", t.name, "resume", after != nil, "estimated_rows", t.estimated)
+	for {
+		id := fmt.Sprintf("%s%s:%d", MarkPrefix, e.id, e.seq.Add(1))
+		// The window opens now, before the low watermark is written, not
+		// when the stream meets it: PostgreSQL makes a transaction visible
+		// a moment after its commit record is in the log, so a change
+		// logged just before the low watermark may still be invisible to
+		// the chunk's read, whose older copy must then not be emitted.
+		// Noting keys from any point before the read is safe: every change
+		// the read sees is streamed before the high watermark, so a key
+		// the stream touched since has its newest state published by then.
+		w := &window{t: t, open: true, changed: map[string]struct{}{}, closed: make(chan struct{})}
+		e.mu.Lock()
+		if t.done { // dropped meanwhile
+			e.mu.Unlock()
+			return nil
+		}
+		e.windows[id] = w
+		e.open.Add(1)
+		e.mu.Unlock()
+		forget := func() {
+			e.mu.Lock()
+			if w.open {
+				e.open.Add(-1)
+			}
+			delete(e.windows, id)
+			e.mu.Unlock()
+		}
+		if err := sess.WriteWatermark(ctx, id+":low"); err != nil {
+			forget()
+			return fmt.Errorf("snapshot %s: write the low watermark: %w", t.name, err)
+		}
+		rows, err := sess.ReadChunk(ctx, t.name, after, e.cfg.ChunkRows)
+		if err != nil {
+			forget()
+			return fmt.Errorf("snapshot %s: read a chunk: %w", t.name, err)
+		}
+		e.mu.Lock()
+		w.rows = rows
+		w.final = len(rows) < e.cfg.ChunkRows || len(rows) == 0 || rows[0].Key == nil
+		e.mu.Unlock()
+		if err := sess.WriteWatermark(ctx, id+":high"); err != nil {
+			forget()
+			return fmt.Errorf("snapshot %s: write the high watermark: %w", t.name, err)
+		}
+		select {
+		case <-ctx.Done():
+			forget()
+			return ctx.Err()
+		case <-w.closed:
+		}
+		if !w.emitted {
+			continue // not placed in the stream (see Watermark): read it again
+		}
+		if w.final {
+			return nil
+		}
+		after = rows[len(rows)-1].Key
+	}
+}
+
+// Watermark is called by the stream for every watermark it meets, in
+// stream order, with the emit of the stream. It reports whether mark was
+// a watermark of this engine. At a high watermark the chunk's rows whose
+// keys the stream did not change in the window are emitted.
+func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.Context, *change.Event) error) (bool, error) {
+	rest, ok := strings.CutPrefix(mark, MarkPrefix)
+	if !ok {
+		return false, nil
+	}
+	if !strings.HasPrefix(rest, e.id+":") {
+		return true, nil // another engine's (another pipeline, an earlier run)
+	}
+	id, kind, _ := strings.Cut(mark[len(MarkPrefix)+len(e.id)+1:], ":")
+	id = MarkPrefix + e.id + ":" + id
+	e.mu.Lock()
+	w := e.windows[id]
+	if w == nil {
+		e.mu.Unlock()
+		return true, nil
+	}
+	switch kind {
+	case "low":
+		if !w.open {
+			w.open = true
+			e.open.Add(1)
+		}
+		e.mu.Unlock()
+		return true, nil
+	case "high":
+	default:
+		e.mu.Unlock()
+		return true, nil
+	}
+	delete(e.windows, id)
+	if w.open {
+		e.open.Add(-1)
+	}
+	t := w.t
+	if t.done || !w.open {
+		// Dropped meanwhile; or the low mark was never met (a stream
+		// restarted inside the window): the chunk cannot be placed, and
+		// the worker's context is ending with that Run.
+		e.mu.Unlock()
+		close(w.closed)
+		return true, nil
+	}
+	var out []*change.Event
+	for _, r := range w.rows {
+		if r.Key != nil {
+			if _, changed := w.changed[rowKey(r.Event.Table, r.Event.After)]; changed {
+				continue // the stream published a newer state in the window
+			}
+		}
+		out = append(out, r.Event)
+	}
+	if n := len(w.rows); n > 0 {
+		t.key = w.rows[n-1].Key
+	}
+	t.rows += int64(len(out))
+	if w.final {
+		t.done, t.running = true, false
+	}
+	e.markLocked(t, out, w.final)
+	w.emitted = true
+	e.dirty = true
+	e.mu.Unlock()
+	defer close(w.closed)
+	for _, ev := range out {
+		if err := emit(ctx, ev); err != nil {
+			return true, err
+		}
+	}
+	if w.final {
+		e.cfg.Log.Info("snapshot: table done", "table", t.name, "rows", t.rows)
+	}
+	return true, nil
+}
+
+// markLocked sets Debezium's snapshot field and the event IDs of a
+// chunk's rows: an initial snapshot marks the first row of the whole
+// snapshot "first", the first and last of each table
+// first_in_data_collection / last_in_data_collection, the very last
+// "last", and the others "true"; a snapshot requested while streaming
+// marks every row "incremental", as Debezium's incremental snapshots do.
+func (e *Engine) markLocked(t *table, out []*change.Event, final bool) {
+	started := t.started.UnixMicro()
+	base := t.rows - int64(len(out)) // rows of t published before this chunk
+	for i, ev := range out {
+		ev.ID = fmt.Sprintf("%s:r:%s:%d:%s", e.cfg.IDPrefix, t.name, started, idKey(ev, base+int64(i)))
+		if !t.initial {
+			ev.Source.Snapshot = "incremental"
+			continue
+		}
+		ev.Source.Snapshot = "true"
+		if t.first && i == 0 {
+			ev.Source.Snapshot = "first_in_data_collection"
+			if e.firstOfAllLocked(t) {
+				ev.Source.Snapshot = "first"
+			}
+		}
+	}
+	if len(out) > 0 {
+		t.first = false
+		if final && t.initial {
+			last := out[len(out)-1]
+			if last.Source.Snapshot == "true" || last.Source.Snapshot == "first_in_data_collection" {
+				last.Source.Snapshot = "last_in_data_collection"
+			}
+			if e.idleLocked() && last.Source.Snapshot != "first" {
+				last.Source.Snapshot = "last"
+			}
+		}
+	}
+}
+
+// firstOfAllLocked: no other initial table published a row yet.
+func (e *Engine) firstOfAllLocked(t *table) bool {
+	for _, o := range e.tables {
+		if o != t && o.initial && (o.rows > 0 || (o.done && !o.first)) {
+			return false
+		}
+	}
+	return true
+}
+
+// Observe is called by the stream for each row change it is about to
+// emit: while a window of the change's table is open, its keys (old and
+// new) are noted so that the chunk's copy of those rows is not emitted.
+// It costs one atomic load when no window is open; a nil Engine (a
+// source built without one, in tests) observes nothing.
+func (e *Engine) Observe(ev *change.Event) {
+	if e == nil || e.open.Load() == 0 || ev.Table == nil || len(ev.Table.Key) == 0 {
+		return
+	}
+	name := e.cfg.TableName(ev.Table.ID)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, w := range e.windows {
+		if !w.open || w.t.name != name {
+			continue
+		}
+		if ev.Before != nil {
+			w.changed[rowKey(ev.Table, ev.Before)] = struct{}{}
+		}
+		if ev.After != nil {
+			w.changed[rowKey(ev.Table, ev.After)] = struct{}{}
+		}
+	}
+}

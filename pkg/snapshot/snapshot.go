@@ -1,0 +1,105 @@
+// Package snapshot is the capture engine's snapshot side, shared by every
+// source: it re-publishes whole tables (op r) while the source streams,
+// with DBLog-style watermarks, several tables at once, resumable from each
+// table's last key. It knows no database: a source plugs in through
+// Database (read a chunk after a key, write a watermark to its own log)
+// and feeds its stream through Observe and Watermark.
+//
+// The window: for each chunk a worker writes a low watermark to the
+// database's log, reads the chunk (a short query, no long transaction),
+// and writes a high watermark. From just before the low watermark the
+// stream notes the keys its changes touch in that table; meeting the high
+// watermark, it emits the chunk's rows whose keys it did not see changed,
+// right there in the stream's order. A row changed inside the window is thus
+// published only by the stream, whose message is newer than (or as new
+// as) the chunk's copy, and every chunk row comes after every change
+// older than it: a key's last message is always its latest state, and no
+// r row is older than a change published after it.
+//
+// Promises: Watermark and Observe are called by the stream's goroutine
+// only and emit from it, so the source's order is kept; State, encoded in
+// each position the source emits, says how far every unfinished table got,
+// so a restart from that position reads on after each table's last key.
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// DefaultParallelism is how many tables are read at once when
+// source.snapshot_parallelism is not set: sized for a small task (one
+// vCPU), where more readers only compete with the stream.
+const DefaultParallelism = 2
+
+// ChunkRows is how many rows one chunk query reads, for every source. A
+// chunk is held in memory between its watermarks.
+const ChunkRows = 10000
+
+// ErrNoTable is returned (wrapped) by Session.ReadChunk when the table no
+// longer exists: the engine drops it from the snapshot with a warning
+// instead of failing the pipeline.
+var ErrNoTable = errors.New("table not found")
+
+// Key is a primary key as a source's chunk query takes it back: one raw
+// value per key column, in the source's own text form. It is stored in
+// positions (base64 in JSON), so it survives any byte.
+type Key [][]byte
+
+// Row is one row a chunk read: its key, for resuming after it, and its
+// read event (op r, Table and Source set; the engine sets Source.Snapshot
+// and ID).
+type Row struct {
+	Key   Key
+	Event *change.Event
+}
+
+// Database is what a source answers for the engine.
+type Database interface {
+	// Session opens a connection for one worker; the engine calls it
+	// once per worker and closes the session when the worker ends.
+	Session(ctx context.Context) (Session, error)
+}
+
+// Session is one worker's connection. Calls on one session come from one
+// goroutine; sessions of different workers run at once.
+type Session interface {
+	// ReadChunk returns up to limit rows of table with keys after after
+	// (nil: from the start), in key order, as of now (a single short
+	// read, no long transaction). A table without a primary key is read
+	// whole, limit ignored.
+	ReadChunk(ctx context.Context, table string, after Key, limit int) ([]Row, error)
+	// WriteWatermark writes mark to the database's log, committed, so
+	// that the stream meets it after every change committed before it;
+	// the source hands it back to Engine.Watermark.
+	WriteWatermark(ctx context.Context, mark string) error
+	// Estimate is the table's row count from the database's statistics;
+	// 0 when unknown.
+	Estimate(ctx context.Context, table string) (int64, error)
+	Close() error
+}
+
+// Config sets an Engine up.
+type Config struct {
+	// Parallelism is how many tables are read at once;
+	// DefaultParallelism when 0.
+	Parallelism int
+	// ChunkRows is the rows of one chunk; ChunkRows when 0 (tests set
+	// it small).
+	ChunkRows int
+	// IDPrefix starts the event IDs of read rows ("pg", "my").
+	IDPrefix string
+	// TableName names the table of a streamed event as source.tables
+	// does ("schema.table", "db.table").
+	TableName func(change.TableID) string
+	// Log receives the engine's messages; nil: slog.Default().
+	Log interface {
+		Info(msg string, args ...any)
+		Warn(msg string, args ...any)
+	}
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
+}

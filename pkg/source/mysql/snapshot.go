@@ -1,0 +1,302 @@
+package mysql
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
+	"github.com/tributary-cdc/tributary/pkg/source"
+)
+
+// Snapshots run in the capture engine (pkg/snapshot) while the binlog
+// streams. The watermarks are rows written to a signal table
+// (source.signal_table, default <database>.tributary_signal), which the
+// binlog carries in commit order; chunks are autocommit SELECTs. No
+// FLUSH TABLES WITH READ LOCK, no long transaction: the privileges of an
+// RDS/Aurora master user are enough (SELECT on the tables, REPLICATION
+// SLAVE, REPLICATION CLIENT / BINLOG MONITOR, and INSERT, UPDATE (and
+// CREATE, to create it) on the signal table).
+
+// signalDDL creates the signal table: one row per snapshot worker, whose
+// mark column carries the watermark.
+const signalDDL = "CREATE TABLE IF NOT EXISTS %s (id VARCHAR(64) NOT NULL PRIMARY KEY, mark VARCHAR(128) NOT NULL) ENGINE=InnoDB"
+
+// signalTable is source.signal_table or its default: the URL's database,
+// else that of the first listed table, else "tributary".
+func (s *Source) signalTable() (db, name string) {
+	if t := s.opts.Config.SignalTable; t != "" {
+		db, name, _ = strings.Cut(t, ".")
+		return db, name
+	}
+	db = s.conn.Database
+	if db == "" && len(s.opts.Config.Tables) > 0 {
+		db, _, _ = strings.Cut(s.opts.Config.Tables[0], ".")
+	}
+	if db == "" {
+		db = "tributary"
+	}
+	return db, "tributary_signal"
+}
+
+// isSignal tells the signal table's rows apart in the binlog.
+func (s *Source) isSignal(db, name string) bool {
+	sdb, sname := s.signalTable()
+	return db == sdb && name == sname
+}
+
+// ensureSignalTable checks that the user may write the signal table,
+// creating it when it is missing, and names the grant that fixes it.
+func (s *Source) ensureSignalTable(conn *client.Conn) error {
+	db, name := s.signalTable()
+	q := quoteIdent(db) + "." + quoteIdent(name)
+	upsert := fmt.Sprintf("INSERT INTO %s (id, mark) VALUES ('check', '') ON DUPLICATE KEY UPDATE mark = ''", q)
+	_, err := conn.Execute(upsert)
+	var me *gomysql.MyError
+	if errors.As(err, &me) && me.Code == gomysql.ER_NO_SUCH_TABLE {
+		if _, err := conn.Execute(fmt.Sprintf(signalDDL, q)); err != nil {
+			return fmt.Errorf("%w: snapshots write their watermarks to the signal table %s.%s (source.signal_table), which does not exist and could not be created: %w; "+
+				"create it (%s) and GRANT SELECT, INSERT, UPDATE ON %s TO <user>, or GRANT CREATE, INSERT, UPDATE ON %s.* TO <user>",
+				ErrPrerequisite, db, name, err, fmt.Sprintf(signalDDL, q), q, quoteIdent(db))
+		}
+		_, err = conn.Execute(upsert)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: snapshots write their watermarks to the signal table %s.%s (source.signal_table): %w; GRANT SELECT, INSERT, UPDATE ON %s TO <user>",
+			ErrPrerequisite, db, name, err, q)
+	}
+	return nil
+}
+
+// signalMark returns the watermark a signal table row carries, or "".
+func signalMark(row []any) string {
+	if len(row) < 2 {
+		return ""
+	}
+	switch v := row[1].(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
+}
+
+// mySnapshots is the snapshot.Database of a Source.
+type mySnapshots struct{ s *Source }
+
+var sessions atomic.Int64
+
+// Session implements snapshot.Database.
+func (d mySnapshots) Session(ctx context.Context) (snapshot.Session, error) {
+	conn, err := d.s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db, name := d.s.signalTable()
+	return &mySession{s: d.s, conn: conn, signal: quoteIdent(db) + "." + quoteIdent(name),
+		id: fmt.Sprintf("%d:%d", d.s.serverID, sessions.Add(1))}, nil
+}
+
+type mySession struct {
+	s      *Source
+	conn   *client.Conn
+	signal string // `db`.`table` of the signal table
+	id     string // this session's row in it
+}
+
+func (m *mySession) Close() error { return m.conn.Close() }
+
+// WriteWatermark implements snapshot.Session: an autocommit upsert of the
+// session's own row.
+func (m *mySession) WriteWatermark(ctx context.Context, mark string) error {
+	stop := context.AfterFunc(ctx, func() { m.conn.Close() })
+	defer stop()
+	_, err := m.conn.Execute(fmt.Sprintf("INSERT INTO %s (id, mark) VALUES (%s, %s) ON DUPLICATE KEY UPDATE mark = VALUES(mark)",
+		m.signal, quoteString(m.id), quoteString(mark)))
+	return err
+}
+
+// Estimate implements snapshot.Session: information_schema's TABLE_ROWS.
+func (m *mySession) Estimate(_ context.Context, table string) (int64, error) {
+	db, name, _ := strings.Cut(table, ".")
+	r, err := m.conn.Execute(fmt.Sprintf("SELECT IFNULL(TABLE_ROWS, 0) FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+		quoteString(db), quoteString(name)))
+	if err != nil || len(r.Values) == 0 {
+		return 0, err
+	}
+	n, _ := r.GetInt(0, 0)
+	return n, nil
+}
+
+// ReadChunk implements snapshot.Session: one keyset query on the text
+// protocol, read in autocommit (its own consistent read, no lock).
+func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.Key, limit int) ([]snapshot.Row, error) {
+	s := m.s
+	s.mu.Lock()
+	cur := s.tables[name]
+	var t table
+	if cur != nil {
+		t = *cur // the stream re-describes tables under s.mu: read a copy
+	}
+	s.mu.Unlock()
+	if cur == nil {
+		return nil, fmt.Errorf("%s: %w", name, snapshot.ErrNoTable)
+	}
+	cols := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		cols[i] = quoteIdent(c.name)
+	}
+	keys := make([]string, len(t.key))
+	for i, k := range t.key {
+		keys[i] = cols[k]
+	}
+	q := "SELECT " + strings.Join(cols, ", ") + " FROM " + t.quoted()
+	if len(keys) > 0 {
+		if len(after) == len(keys) {
+			lits := make([]string, len(keys))
+			for i, k := range t.key {
+				lit, err := keyLiteral(&t.cols[k], hex.EncodeToString(after[i]))
+				if err != nil {
+					return nil, fmt.Errorf("%s: resume key: %w", name, err)
+				}
+				lits[i] = lit
+			}
+			q += " WHERE (" + strings.Join(keys, ", ") + ") > (" + strings.Join(lits, ", ") + ")"
+		}
+		q += " ORDER BY " + strings.Join(keys, ", ") + fmt.Sprintf(" LIMIT %d", limit)
+	}
+	stop := context.AfterFunc(ctx, func() { m.conn.Close() })
+	defer stop()
+	r, err := m.conn.Execute(q)
+	if err != nil {
+		var me *gomysql.MyError
+		if errors.As(err, &me) && me.Code == gomysql.ER_NO_SUCH_TABLE {
+			return nil, fmt.Errorf("%s: %w: %w", name, snapshot.ErrNoTable, err)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	now := time.Now().UnixMicro()
+	start := s.streamStart.Load()
+	out := make([]snapshot.Row, 0, len(r.Values))
+	for i := range r.Values {
+		vals := make([][]byte, len(t.cols))
+		for j := range t.cols {
+			fv := r.Values[i][j]
+			if fv.Type == gomysql.FieldValueTypeNull {
+				continue
+			}
+			vals[j] = []byte(fieldText(fv))
+		}
+		row := make(change.Row, len(vals))
+		for j, v := range vals {
+			val, err := decodeText(&t.cols[j], v)
+			if err != nil {
+				return nil, fmt.Errorf("snapshot %s column %s: %w", name, t.cols[j].name, err)
+			}
+			row[j] = val
+		}
+		var key snapshot.Key
+		if len(t.key) > 0 {
+			key = make(snapshot.Key, len(t.key))
+			for j, k := range t.key {
+				key[j] = vals[k]
+			}
+		}
+		ev := &change.Event{
+			Table: t.t,
+			Op:    change.OpRead,
+			After: row,
+			Source: change.Source{
+				Connector:    s.flavor,
+				Name:         s.opts.TopicPrefix,
+				DB:           t.db,
+				Table:        t.name,
+				CommitMicros: now,
+				// Debezium leaves server_id at 0 in snapshot records: no binlog event was read.
+			},
+		}
+		if start != nil {
+			ev.Source.File, ev.Source.Pos = start.File, int64(start.Pos)
+		}
+		out = append(out, snapshot.Row{Key: key, Event: ev})
+	}
+	return out, nil
+}
+
+// fieldText is a text-protocol value as the server sent it.
+func fieldText(fv gomysql.FieldValue) string {
+	switch v := fv.Value().(type) {
+	case []byte:
+		return string(v)
+	case string:
+		return v
+	case int64:
+		return fmt.Sprint(v)
+	case uint64:
+		return fmt.Sprint(v)
+	case float64:
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprint(fv.Value())
+}
+
+// keyLiteral turns a hex-encoded key value back into an SQL literal.
+func keyLiteral(c *column, hexVal string) (string, error) {
+	raw, err := hex.DecodeString(hexVal)
+	if err != nil {
+		return "", err
+	}
+	switch c.typ.Kind {
+	case change.KindInt16, change.KindInt32, change.KindInt64, change.KindYear, change.KindDecimal, change.KindFloat32, change.KindFloat64:
+		for _, ch := range raw {
+			if !(ch >= '0' && ch <= '9' || ch == '-' || ch == '.' || ch == 'e' || ch == 'E' || ch == '+') {
+				return "", fmt.Errorf("bad numeric key %q", raw)
+			}
+		}
+		return string(raw), nil
+	case change.KindBytes, change.KindBits, change.KindBool:
+		return "X'" + hexVal + "'", nil
+	}
+	return "_utf8mb4 X'" + hexVal + "'", nil
+}
+
+// Snapshot implements source.Snapshotter.
+func (s *Source) Snapshot(_ context.Context, tables []string) error {
+	s.mu.Lock()
+	known := map[string]bool{}
+	for id := range s.tables {
+		known[id] = true
+	}
+	started := s.started
+	if !started && tables == nil {
+		s.all = true // queued once Run knows the tables
+	}
+	s.mu.Unlock()
+	if tables == nil {
+		if started {
+			s.engine.Queue(sortedKeys(known), false)
+		}
+		return nil
+	}
+	if started {
+		for _, t := range tables {
+			if !known[t] {
+				return fmt.Errorf("snapshot: table %q is not captured by this pipeline (source.tables, and tables with a primary key)", t)
+			}
+		}
+	}
+	s.engine.Queue(tables, false)
+	return nil
+}
+
+// SnapshotProgress implements source.Progresser.
+func (s *Source) SnapshotProgress() []source.TableProgress { return s.engine.Progress() }

@@ -1,0 +1,231 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
+	"github.com/tributary-cdc/tributary/pkg/source"
+)
+
+// Snapshots run in the capture engine (pkg/snapshot) while the slot
+// streams. The watermarks are transactional logical decoding messages
+// (pg_logical_emit_message with prefix watermarkPrefix), which pgoutput
+// sends with `messages 'true'` at their transaction's place in commit
+// order: any role may call the function, so snapshots need nothing more
+// than the REPLICATION attribute (rds_replication on RDS) and SELECT on
+// the tables. Chunks are plain autocommit SELECTs on connections of their
+// own: no exported snapshot, no long transaction.
+
+// watermarkPrefix is the prefix of Tributary's logical decoding messages.
+const watermarkPrefix = "tributary"
+
+// snapTable is what a chunk query needs of a table.
+type snapTable struct {
+	rel *relation
+	t   *change.Table
+}
+
+// snapshotTable records (or refreshes) what chunk queries read of rel:
+// the stream's goroutine owns s.rels and s.tables, the workers read this
+// copy under snapMu.
+func (s *Source) snapshotTable(rel *relation, t *change.Table) {
+	s.snapMu.Lock()
+	s.snapTables[rel.fullName()] = snapTable{rel: rel, t: t}
+	s.snapMu.Unlock()
+}
+
+// pgSnapshots is the snapshot.Database of a Source.
+type pgSnapshots struct{ s *Source }
+
+// Session implements snapshot.Database.
+func (d pgSnapshots) Session(ctx context.Context) (snapshot.Session, error) {
+	conn, err := pgx.ConnectConfig(ctx, d.s.connCfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to postgres: %w", err)
+	}
+	return &pgSession{s: d.s, conn: conn}, nil
+}
+
+type pgSession struct {
+	s    *Source
+	conn *pgx.Conn
+}
+
+func (p *pgSession) Close() error { return p.conn.Close(context.Background()) }
+
+// WriteWatermark implements snapshot.Session.
+func (p *pgSession) WriteWatermark(ctx context.Context, mark string) error {
+	_, err := p.conn.Exec(ctx, `SELECT pg_logical_emit_message(true, $1, $2::text)`, watermarkPrefix, mark)
+	return err
+}
+
+// Estimate implements snapshot.Session: pg_class.reltuples (-1 when the
+// table was never analyzed or vacuumed).
+func (p *pgSession) Estimate(ctx context.Context, table string) (int64, error) {
+	var n float64
+	if err := p.conn.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = $1::regclass`, quoteName(table)).Scan(&n); err != nil {
+		return 0, err
+	}
+	return max(0, int64(n)), nil
+}
+
+// ReadChunk implements snapshot.Session: one keyset query, values in
+// text format (the stream's decoders read the same text).
+func (p *pgSession) ReadChunk(ctx context.Context, table string, after snapshot.Key, limit int) ([]snapshot.Row, error) {
+	p.s.snapMu.Lock()
+	st, ok := p.s.snapTables[table]
+	p.s.snapMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", table, snapshot.ErrNoTable)
+	}
+	rel, t := st.rel, st.t
+	cols := make([]string, len(rel.columns))
+	for i, c := range rel.columns {
+		cols[i] = pgx.Identifier{c.name}.Sanitize()
+	}
+	keys := make([]string, len(t.Key))
+	for i, k := range t.Key {
+		keys[i] = cols[k]
+	}
+	sql := "SELECT " + strings.Join(cols, ", ") + " FROM " + rel.qualified()
+	var params [][]byte
+	if len(keys) > 0 {
+		if len(after) == len(keys) {
+			ph := make([]string, len(keys))
+			for i := range keys {
+				ph[i] = fmt.Sprintf("$%d", i+1)
+			}
+			sql += " WHERE (" + strings.Join(keys, ", ") + ") > (" + strings.Join(ph, ", ") + ")"
+			params = after
+		}
+		sql += fmt.Sprintf(" ORDER BY %s LIMIT %d", strings.Join(keys, ", "), limit)
+	}
+	now := time.Now().UnixMicro()
+	lsn := int64(p.s.streamLSN.Load())
+	rr := p.conn.PgConn().ExecParams(ctx, sql, params, nil, nil, nil)
+	var out []snapshot.Row
+	for rr.NextRow() {
+		vals := rr.Values()
+		ev, err := p.s.readEvent(rel, t, vals, now, lsn)
+		if err != nil {
+			rr.Close()
+			return nil, err
+		}
+		var key snapshot.Key
+		if len(t.Key) > 0 {
+			key = make(snapshot.Key, len(t.Key))
+			for i, k := range t.Key {
+				key[i] = append([]byte(nil), vals[k]...)
+			}
+		}
+		out = append(out, snapshot.Row{Key: key, Event: ev})
+	}
+	if _, err := rr.Close(); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "42703") {
+			// Dropped, or a column dropped since the table was described:
+			// the stream's Relation message refreshes it, or it is gone.
+			if pgErr.Code == "42P01" {
+				return nil, fmt.Errorf("%s: %w: %w", table, snapshot.ErrNoTable, err)
+			}
+		}
+		return nil, fmt.Errorf("%s: %w", table, err)
+	}
+	return out, nil
+}
+
+// readEvent decodes one row in text format into a read event. The values
+// are copied: the result reader reuses its buffers.
+func (s *Source) readEvent(rel *relation, t *change.Table, vals [][]byte, now, lsn int64) (*change.Event, error) {
+	size := 0
+	for _, v := range vals {
+		size += len(v)
+	}
+	buf := make([]byte, 0, size)
+	row := make(change.Row, len(vals))
+	for i, v := range vals {
+		if v == nil || i >= len(t.Columns) {
+			continue // Null
+		}
+		start := len(buf)
+		buf = append(buf, v...)
+		val, err := decodeText(t.Columns[i].Type, buf[start:len(buf):len(buf)])
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %s column %s: %w", rel.fullName(), t.Columns[i].Name, err)
+		}
+		row[i] = val
+	}
+	return &change.Event{
+		Table: t,
+		Op:    change.OpRead,
+		After: row,
+		Source: change.Source{
+			Connector:    "postgresql",
+			Name:         s.opts.TopicPrefix,
+			DB:           s.connCfg.Database,
+			Schema:       rel.schema,
+			Table:        rel.name,
+			CommitMicros: now,
+			LSN:          lsn,
+		},
+	}, nil
+}
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// Snapshot implements source.Snapshotter.
+func (s *Source) Snapshot(_ context.Context, tables []string) error {
+	s.snapMu.Lock()
+	known := s.known
+	if known == nil && tables == nil {
+		s.all = true // queued once the first Run knows the tables
+	}
+	s.snapMu.Unlock()
+	if tables == nil {
+		if known != nil {
+			s.engine.Queue(sortedNames(known), false)
+		}
+		return nil
+	}
+	if known != nil {
+		for _, t := range tables {
+			if !known[t] {
+				return fmt.Errorf("snapshot: table %q is not captured by this pipeline (source.tables, and tables with a primary key)", t)
+			}
+		}
+	}
+	s.engine.Queue(tables, false)
+	return nil
+}
+
+// SnapshotProgress implements source.Progresser.
+func (s *Source) SnapshotProgress() []source.TableProgress { return s.engine.Progress() }
+
+// legacyState turns the backfill progress of an earlier release into the
+// engine's state: the tables it had not finished, reading on after the
+// last key of the one it was reading.
+func legacyState(b *backfillProgress, rels []*relation) snapshot.State {
+	var st snapshot.State
+	for _, r := range rels {
+		name := r.fullName()
+		if slices.Contains(b.Done, name) {
+			st.Done = append(st.Done, name)
+			continue
+		}
+		ts := snapshot.TableState{Table: name, Initial: true}
+		if name == b.Table {
+			ts.Key, ts.Rows = b.resumeKey(), b.Rows
+		}
+		st.Tables = append(st.Tables, ts)
+	}
+	return st
+}

@@ -1,0 +1,84 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
+	"github.com/tributary-cdc/tributary/pkg/source"
+)
+
+// TestSnapshotResumeNonUTF8Key: in a SQL_ASCII database a text primary key
+// can hold any bytes. A snapshot interrupted right after a key that is not
+// UTF-8 must resume after exactly that key: the checkpoint goes through
+// JSON, and a key rewritten there (invalid bytes become U+FFFD, which
+// sorts after them) would make the resumed scan skip every row between.
+func TestSnapshotResumeNonUTF8Key(t *testing.T) {
+	conn, url := testDB(t, "ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
+	ctx := context.Background()
+	exec := func(sql string) {
+		t.Helper()
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	const chunk = 1000
+	exec(`CREATE TABLE t (k text PRIMARY KEY, v int)`)
+	// chunk-1 plain keys, then the chunk-th row (where the first chunk
+	// ends) with key 'k\xe9', then keys that sort between 'k\xe9' and
+	// 'k\xef\xbf\xbd' (its U+FFFD rewrite), then some after.
+	exec(fmt.Sprintf(`INSERT INTO t SELECT 'k' || lpad(g::text, 5, '0'), g FROM generate_series(1, %d) g`, chunk-1))
+	exec(`INSERT INTO t VALUES (convert_from('\x6be9'::bytea, 'SQL_ASCII'), 0)`)
+	for _, b := range []string{"e9", "ea", "eb", "ec", "ed", "ee"} {
+		for _, c := range []string{"61", "62", "63"} {
+			exec(fmt.Sprintf(`INSERT INTO t VALUES (convert_from('\x6b%s%s'::bytea, 'SQL_ASCII'), 1)`, b, c))
+		}
+	}
+	exec(`INSERT INTO t VALUES (convert_from('\x6bf0'::bytea, 'SQL_ASCII'), 2), (convert_from('\x6bf1'::bytea, 'SQL_ASCII'), 2)`)
+
+	src, err := New(ctx, source.Options{Pipeline: "p", TopicPrefix: "p", Config: config.Source{Type: "postgres", URL: url, Slot: "s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := src.(*Source)
+	defer s.Close()
+	rels, _, err := selectedTables(ctx, conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.setCaptured(rels)
+	sess, err := pgSnapshots{s}.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+
+	// A first chunk; its last key goes through the position's JSON, as
+	// the checkpoint store keeps it.
+	first, err := sess.ReadChunk(ctx, "public.t", nil, chunk)
+	if err != nil || len(first) != chunk {
+		t.Fatalf("first chunk: %d rows, %v", len(first), err)
+	}
+	raw, _ := json.Marshal(snapshot.State{Tables: []snapshot.TableState{{Table: "public.t", Key: first[chunk-1].Key, Rows: chunk}}})
+	marker := position{Slot: "s", LSN: "0/1000", Backfilled: true, Snapshot: raw}.encode()
+	pos, _, err := decodePosition(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := snapshot.DecodeState(pos.Snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Resume from it: every row after the chunk-th is read.
+	rest, err := sess.ReadChunk(ctx, "public.t", st.Tables[0].Key, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 18 + 2; len(rest) != want {
+		t.Fatalf("resumed snapshot read %d rows, want %d (the rows after key 'k\\xe9'); checkpoint %s", len(rest), want, marker)
+	}
+}
