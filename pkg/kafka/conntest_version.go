@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -45,12 +46,7 @@ func versionChecks(ctx context.Context, cl *kgo.Client, d config.Destination, ad
 	}
 	before30 := produce < 9 // Produce v9 came with Kafka 3.0
 
-	req := kmsg.NewPtrInitProducerIDRequest()
-	req.TransactionTimeoutMillis = 60000
-	ip, err := req.RequestWith(ctx, cl)
-	if err == nil {
-		err = kerr.ErrorForCode(ip.ErrorCode)
-	}
+	err = initProducerID(ctx, cl)
 	switch {
 	case err == nil:
 		add(CheckIdempotent, true, true, "the broker gives this principal a producer id (idempotent writes allowed)")
@@ -60,5 +56,28 @@ func versionChecks(ctx context.Context, cl *kgo.Client, d config.Destination, ad
 		add(CheckIdempotent, true, false, "the broker refuses this principal a producer id: from Kafka 3.0 that needs Write on at least one topic (or IdempotentWrite on the cluster)")
 	default:
 		add(CheckIdempotent, true, false, "could not get a producer id: "+describeConnErr(err))
+	}
+}
+
+// initProducerID asks for a producer id, again while the broker answers
+// with a retriable error: a new cluster's coordinator answers
+// COORDINATOR_LOAD_IN_PROGRESS for its first seconds, which says nothing
+// about what the principal may do.
+func initProducerID(ctx context.Context, cl *kgo.Client) error {
+	for {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionTimeoutMillis = 60000
+		ip, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			err = kerr.ErrorForCode(ip.ErrorCode)
+		}
+		if err == nil || !kerr.IsRetriable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
 }
