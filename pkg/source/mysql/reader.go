@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 )
 
 // A binlog stream has no slot: what marks a live reader on the server is
@@ -58,11 +59,12 @@ type registeredReader struct {
 // lookupReader finds the replica registered with serverID, if any.
 func lookupReader(conn *client.Conn, serverID uint32) (*registeredReader, error) {
 	r, err := conn.Execute("SHOW SLAVE HOSTS")
-	if err != nil {
+	if me := (*gomysql.MyError)(nil); errors.As(err, &me) && me.Code == gomysql.ER_PARSE_ERROR {
 		// MySQL 8.4 knows only the new name.
-		if r, err = conn.Execute("SHOW REPLICAS"); err != nil {
-			return nil, fmt.Errorf("list the binlog readers (SHOW SLAVE HOSTS): %w", err)
-		}
+		r, err = conn.Execute("SHOW REPLICAS")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list the binlog readers (SHOW SLAVE HOSTS): %w", err)
 	}
 	id := strconv.FormatUint(uint64(serverID), 10)
 	for i := 0; i < r.RowNumber(); i++ {
@@ -99,6 +101,14 @@ WHERE COMMAND LIKE 'Binlog Dump%' AND USER = ? ORDER BY ID`, user)
 // binlog before this task backfills or starts its stream.
 func (s *Source) checkReader(ctx context.Context, conn *client.Conn) error {
 	r, err := lookupReader(conn, s.serverID)
+	if me := (*gomysql.MyError)(nil); errors.As(err, &me) && deniedCodes[me.Code] {
+		// MariaDB ≥ 10.5.2 lets only REPLICATION MASTER ADMIN list the
+		// replicas, which a managed database's master user may lack: the
+		// check is skipped, and the server still ends the older of two
+		// readers with one server_id (then said in words, see stream.go).
+		s.log.Warn("cannot check for another reader of this pipeline's binlog: the user may not list replicas (SHOW SLAVE HOSTS needs REPLICATION MASTER ADMIN on MariaDB ≥ 10.5.2, REPLICATION SLAVE on MySQL)", "err", err)
+		return nil
+	}
 	if err != nil || r == nil {
 		return err
 	}
@@ -146,3 +156,7 @@ func (s *Source) takenOver(err error) error {
 		"(a second task with the same pipeline name, holding the lease or started by an older Tributary?): %s",
 		ErrReaderInUse, s.serverID, err.Error())
 }
+
+// deniedCodes are the server's "not allowed" errors: access denied for
+// the database, the table, or a privilege the statement needs.
+var deniedCodes = map[uint16]bool{gomysql.ER_DBACCESS_DENIED_ERROR: true, gomysql.ER_TABLEACCESS_DENIED_ERROR: true, gomysql.ER_SPECIFIC_ACCESS_DENIED_ERROR: true}
