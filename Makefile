@@ -55,10 +55,7 @@ unit: ## unit tests only (no services)
 	$(GO) test -count=1 -short ./...
 
 integration: services-up ## integration tests only
-	$(GO) test -count=1 -timeout 25m ./integration/...
-
-faults: services-up ## the source fault tests in full, with the blocked-port outage past the window
-	TRIBUTARY_FAULTS_LONG=1 $(GO) test -count=1 -v -timeout 30m -run 'Fault|BlockedPort|Failover' ./integration/
+	$(GO) test -count=1 -timeout 45m ./integration/...
 
 # The randomized workload oracle (TestRandomOracle, integration/scenario_*_test.go), long:
 # SOAK_MINUTES of writing per source and a 500,000-row transaction. `make test` runs it for
@@ -71,13 +68,15 @@ soak: services-up ## the randomized oracle for SOAK_MINUTES (default 60) per sou
 	ORACLE_TX_PAUSE_MS=$${ORACLE_TX_PAUSE_MS:-10} \
 	  $(GO) test -count=1 -v -timeout $$(( $(SOAK_MINUTES) * 2 + 40 ))m -run 'TestRandomOracle' ./integration/
 
-# The multi-broker fault suite (integration/kafka_cluster_faults_test.go) on the three-broker
-# cluster of integration/services/kafka-cluster.sh, which the test starts: every fault, longer.
-# `make test` runs its short form (a few faults, short outages). The table of faults × (gaps,
-# duplicates, longest stall, recovered by itself?) is in the log. KAFKA_FAULTS=all (by hand:
-# go test -v -run TestKafkaClusterFaults ./integration/) runs every fault with the short durations.
-faults: services-up ## the Kafka multi-broker fault suite, full form
-	KAFKA_FAULTS=full $(GO) test -count=1 -v -timeout 60m -run 'TestKafkaClusterFaults' ./integration/
+# The fault suites in full: the source faults (restarts, killed connections, failovers, the
+# blocked-port outage past the window) and the multi-broker suite
+# (integration/kafka_cluster_faults_test.go) on the three-broker cluster of
+# integration/services/kafka-cluster.sh, which the test starts: every fault, longer. `make test`
+# runs their short forms. The tables of faults × (gaps, duplicates, longest stall, recovered by
+# itself?) are in the log. KAFKA_FAULTS=all (by hand: go test -v -run TestKafkaClusterFaults
+# ./integration/) runs every broker fault with the short durations.
+faults: services-up ## the source and multi-broker fault suites, full form
+	TRIBUTARY_FAULTS_LONG=1 KAFKA_FAULTS=full $(GO) test -count=1 -v -timeout 90m -run 'Fault|BlockedPort|Failover' ./integration/
 
 demo: services-up build ## a shop database streamed to Kafka, messages printed
 	bash integration/demo.sh
