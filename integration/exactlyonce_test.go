@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -37,62 +35,11 @@ type committedMessage struct {
 // records are kept to see the end, and dropped from the result.
 func readCommitted(t *testing.T, topic string) []committedMessage {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr), kgo.FetchMaxBytes(64<<20),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatalf("end offsets of %s: %v", topic, err)
-	}
-	want := map[int32]int64{}
-	offsets := map[string]map[int32]kgo.Offset{topic: {}}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil && o.Offset > 0 {
-			want[o.Partition] = o.Offset
-			offsets[topic][o.Partition] = kgo.NewOffset().AtStart()
-		}
-	})
 	var msgs []committedMessage
-	if len(want) == 0 {
-		return nil
-	}
-	cl.AddConsumePartitions(offsets)
-	for len(want) > 0 {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			t.Fatalf("reading %s read_committed: %v (still waiting for %v)", topic, err, want)
-		}
-		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch %s: %v", topic, err) })
-		fs.EachRecord(func(r *kgo.Record) {
-			end, ok := want[r.Partition]
-			if !ok {
-				return
-			}
-			if r.Offset < end && !r.Attrs.IsControl() {
-				m := committedMessage{message: message{Partition: r.Partition, Offset: r.Offset, Headers: map[string]string{}, ProducerID: r.ProducerID}, Epoch: r.ProducerEpoch}
-				if err := json.Unmarshal(r.Key, &m.Key); err != nil {
-					t.Fatalf("key at %d/%d is not JSON: %v", r.Partition, r.Offset, err)
-				}
-				if r.Value != nil {
-					if err := json.Unmarshal(r.Value, &m.Value); err != nil {
-						t.Fatalf("value at %d/%d is not JSON: %v", r.Partition, r.Offset, err)
-					}
-				}
-				for _, h := range r.Headers {
-					m.Headers[h.Key] = string(h.Value)
-				}
-				msgs = append(msgs, m)
-			}
-			if r.Offset+1 >= end {
-				delete(want, r.Partition)
-			}
+	eachRecordWithin(t, topic, 60*time.Second, []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords()},
+		func(r *kgo.Record, m message) {
+			msgs = append(msgs, committedMessage{message: m, Epoch: r.ProducerEpoch})
 		})
-	}
 	return msgs
 }
 

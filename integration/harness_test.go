@@ -262,9 +262,17 @@ func readTopic(t *testing.T, topic string) []message {
 // to its end when called, failing the test after timeout.
 func eachMessageWithin(t *testing.T, topic string, timeout time.Duration, fn func(message)) {
 	t.Helper()
+	eachRecordWithin(t, topic, timeout, nil, func(_ *kgo.Record, m message) { fn(m) })
+}
+
+// eachRecordWithin is eachMessageWithin with extra client options (e.g.
+// read_committed); fn also gets the record. Control records (kept to see
+// a transactional topic's end) are not passed on.
+func eachRecordWithin(t *testing.T, topic string, timeout time.Duration, opts []kgo.Opt, fn func(*kgo.Record, message)) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr), kgo.FetchMaxBytes(64<<20))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(kafkaAddr), kgo.FetchMaxBytes(64 << 20)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +300,14 @@ func eachMessageWithin(t *testing.T, topic string, timeout time.Duration, fn fun
 		}
 		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch %s: %v", topic, err) })
 		fs.EachRecord(func(r *kgo.Record) {
-			if end, ok := want[r.Partition]; !ok || r.Offset >= end {
+			end, ok := want[r.Partition]
+			if !ok || r.Offset >= end {
+				return
+			}
+			if r.Offset+1 >= end {
+				delete(want, r.Partition)
+			}
+			if r.Attrs.IsControl() {
 				return
 			}
 			m := message{Partition: r.Partition, Offset: r.Offset, Headers: map[string]string{}, ProducerID: r.ProducerID}
@@ -307,10 +322,7 @@ func eachMessageWithin(t *testing.T, topic string, timeout time.Duration, fn fun
 			for _, h := range r.Headers {
 				m.Headers[h.Key] = string(h.Value)
 			}
-			fn(m)
-			if r.Offset+1 >= want[r.Partition] {
-				delete(want, r.Partition)
-			}
+			fn(r, m)
 		})
 	}
 }
