@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -79,23 +80,7 @@ func TestMySQLHistoryMinimal(t *testing.T) {
 	// Stopped: the scenario, rename, retype, reorder, an ALTER
 	// with several clauses, drop and re-create, TRUNCATE, RENAME TABLE,
 	// CREATE TABLE … LIKE.
-	for _, q := range []string{
-		"INSERT INTO t VALUES (2, 'two', 'twenty')",
-		"ALTER TABLE t DROP COLUMN b",
-		"ALTER TABLE t ADD COLUMN z VARCHAR(10) AFTER id",
-		"INSERT INTO t VALUES (3, '33', 'a3')",
-		"ALTER TABLE t CHANGE COLUMN a a2 VARCHAR(10)",
-		"INSERT INTO t VALUES (4, '44', 'a4')",
-		"ALTER TABLE t MODIFY COLUMN z INT",
-		"INSERT INTO t VALUES (5, 55, 'a5')",
-		"ALTER TABLE t MODIFY COLUMN a2 VARCHAR(10) AFTER id",
-		"INSERT INTO t VALUES (6, 'a6', 66)",
-		"ALTER TABLE t ADD COLUMN c BIGINT UNSIGNED NOT NULL DEFAULT 7, DROP COLUMN z, RENAME COLUMN a2 TO a",
-		"INSERT INTO t (id, a) VALUES (7, 'a7')",
-		"INSERT INTO u VALUES (1, 'old u')",
-		"DROP TABLE u",
-		"CREATE TABLE u (id INT PRIMARY KEY, n INT, v TEXT)",
-		"INSERT INTO u VALUES (2, 22, 'new u')",
+	for _, q := range append(slices.Clone(ddlWhileStopped),
 		"TRUNCATE TABLE u",
 		"INSERT INTO u VALUES (3, 33, 'after truncate')",
 		"INSERT INTO w VALUES (2, 'w2')",
@@ -103,7 +88,7 @@ func TestMySQLHistoryMinimal(t *testing.T) {
 		"INSERT INTO w_old VALUES (4, 'w4')",
 		"CREATE TABLE w LIKE t",
 		"INSERT INTO w (id, a) VALUES (3, 'like t')",
-	} {
+	) {
 		e.exec(q)
 	}
 	p = e.start("run", "--config", cfg)

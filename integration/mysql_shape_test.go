@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -32,26 +33,10 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 	// While stopped: the scenario, then rename, retype, reorder,
 	// one ALTER with several clauses, a table dropped and re-created, a
 	// table dropped.
-	for _, q := range []string{
-		"INSERT INTO t VALUES (2, 'two', 'twenty')",
-		"ALTER TABLE t DROP COLUMN b",
-		"ALTER TABLE t ADD COLUMN z VARCHAR(10) AFTER id",
-		"INSERT INTO t VALUES (3, '33', 'a3')",
-		"ALTER TABLE t CHANGE COLUMN a a2 VARCHAR(10)",
-		"INSERT INTO t VALUES (4, '44', 'a4')",
-		"ALTER TABLE t MODIFY COLUMN z INT",
-		"INSERT INTO t VALUES (5, 55, 'a5')",
-		"ALTER TABLE t MODIFY COLUMN a2 VARCHAR(10) AFTER id",
-		"INSERT INTO t VALUES (6, 'a6', 66)",
-		"ALTER TABLE t ADD COLUMN c BIGINT UNSIGNED NOT NULL DEFAULT 7, DROP COLUMN z, RENAME COLUMN a2 TO a",
-		"INSERT INTO t (id, a) VALUES (7, 'a7')",
-		"INSERT INTO u VALUES (1, 'old u')",
-		"DROP TABLE u",
-		"CREATE TABLE u (id INT PRIMARY KEY, n INT, v TEXT)",
-		"INSERT INTO u VALUES (2, 22, 'new u')",
+	for _, q := range append(slices.Clone(ddlWhileStopped),
 		"INSERT INTO w VALUES (2, 'w2')", // then dropped: its row is still published
 		"DROP TABLE w",
-	} {
+	) {
 		e.exec(q)
 	}
 	p = e.start("run", "--config", cfg)
@@ -152,4 +137,27 @@ func afterFields(value map[string]any) []string {
 		return names
 	}
 	return nil
+}
+
+// ddlWhileStopped is the scenario and what follows it (rename,
+// retype, reorder, one ALTER with several clauses, a table dropped and
+// re-created), made while the pipeline is stopped; the FULL-metadata test
+// here and the schema-history test (MINIMAL) both run it and add their own.
+var ddlWhileStopped = []string{
+	"INSERT INTO t VALUES (2, 'two', 'twenty')",
+	"ALTER TABLE t DROP COLUMN b",
+	"ALTER TABLE t ADD COLUMN z VARCHAR(10) AFTER id",
+	"INSERT INTO t VALUES (3, '33', 'a3')",
+	"ALTER TABLE t CHANGE COLUMN a a2 VARCHAR(10)",
+	"INSERT INTO t VALUES (4, '44', 'a4')",
+	"ALTER TABLE t MODIFY COLUMN z INT",
+	"INSERT INTO t VALUES (5, 55, 'a5')",
+	"ALTER TABLE t MODIFY COLUMN a2 VARCHAR(10) AFTER id",
+	"INSERT INTO t VALUES (6, 'a6', 66)",
+	"ALTER TABLE t ADD COLUMN c BIGINT UNSIGNED NOT NULL DEFAULT 7, DROP COLUMN z, RENAME COLUMN a2 TO a",
+	"INSERT INTO t (id, a) VALUES (7, 'a7')",
+	"INSERT INTO u VALUES (1, 'old u')",
+	"DROP TABLE u",
+	"CREATE TABLE u (id INT PRIMARY KEY, n INT, v TEXT)",
+	"INSERT INTO u VALUES (2, 22, 'new u')",
 }
