@@ -11,15 +11,10 @@ import (
 func TestBackfillMetrics(t *testing.T) {
 	reg := NewRegistry()
 	m := NewPipeline(reg, "shop")
-	scrape := func() string {
-		var b bytes.Buffer
-		reg.WritePrometheus(&b)
-		return b.String()
-	}
 	first := time.Unix(1_700_000_000, 0)
 	m.SetBackfill([]BackfillTable{{Table: "public.orders", Rows: 400, Estimated: 1000, Started: first}, {Table: "public.items"}})
 	m.SetBackfill([]BackfillTable{{Table: "public.orders", Rows: 600, Estimated: 1000, Started: first}, {Table: "public.items"}})
-	out := scrape()
+	out := scrape(t, reg)
 	for _, want := range []string{
 		"# TYPE tributary_backfill_rows_total counter\n",
 		`tributary_backfill_rows_total{pipeline="shop",table="public.orders"} 600` + "\n",
@@ -38,7 +33,7 @@ func TestBackfillMetrics(t *testing.T) {
 	// goes down), remaining follows the new snapshot.
 	m.SetBackfill([]BackfillTable{{Table: "public.orders", Rows: 1010, Estimated: 1000, Started: first, Done: true}})
 	m.SetBackfill([]BackfillTable{{Table: "public.orders", Rows: 100, Estimated: 1000, Started: first.Add(time.Hour)}})
-	out = scrape()
+	out = scrape(t, reg)
 	for _, want := range []string{
 		`tributary_backfill_rows_total{pipeline="shop",table="public.orders"} 1110` + "\n",
 		`tributary_backfill_remaining_rows{pipeline="shop",table="public.orders"} 900` + "\n",
