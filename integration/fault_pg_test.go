@@ -148,16 +148,7 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 	waitFor(t, 30*time.Second, "streaming", func() bool { return strings.Contains(p.out.String(), "resuming from checkpoint") })
 	time.Sleep(time.Second)
 	faults(t, "postgres", "stop")
-	stopped := time.Now()
-	select {
-	case <-p.done:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("still running 60 s into an outage with a 3 s window:\n%s", p.out)
-	}
-	if code := p.cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(p.out.String(), "outage_window") {
-		t.Fatalf("exit %d after the outage window, want 1 and a message naming source.outage_window:\n%s", code, p.out)
-	}
-	report = append(report, fmt.Sprintf("outage over the 3 s window: exit 1 after %s", time.Since(stopped).Round(100*time.Millisecond)))
+	report = append(report, outageExit(t, p, time.Now()))
 	faults(t, "postgres", "up")
 	w.writePgFor(t, url, 2*time.Second)
 	p = e.start("run", "--config", cfg)
@@ -214,4 +205,20 @@ func awaitReconnectOrStream(t *testing.T, p *proc) string {
 		return false
 	})
 	return what
+}
+
+// outageExit waits for p, which lost its source at stopped, to exit on an
+// outage longer than its 3 s window (exit 1, the message naming the
+// setting), and says after how long, for the report.
+func outageExit(t *testing.T, p *proc, stopped time.Time) string {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("still running 60 s into an outage with a 3 s window:\n%s", p.out)
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(p.out.String(), "outage_window") {
+		t.Fatalf("exit %d after the outage window, want 1 and a message naming source.outage_window:\n%s", code, p.out)
+	}
+	return fmt.Sprintf("outage over the 3 s window: exit 1 after %s", time.Since(stopped).Round(100*time.Millisecond))
 }
