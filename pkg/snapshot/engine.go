@@ -307,6 +307,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 	after := t.key
 	e.mu.Unlock()
 	e.cfg.Log.Info("snapshot: reading table", "table", t.name, "resume", after != nil, "estimated_rows", t.estimated)
+	moved := 0 // chunk reads in a row that met ErrShapeMoved
 	for {
 		id := fmt.Sprintf("%s%s:%d", MarkPrefix, e.id, e.seq.Add(1))
 		// The window opens now, before the low watermark is written, not
@@ -339,6 +340,19 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 			return fmt.Errorf("snapshot %s: write the low watermark: %w", t.name, err)
 		}
 		rows, err := sess.ReadChunk(ctx, t.name, after, e.cfg.ChunkRows)
+		if errors.Is(err, ErrShapeMoved) {
+			forget()
+			moved++
+			wait := min(time.Duration(moved)*time.Second, 10*time.Second)
+			e.cfg.Log.Warn("snapshot: the table changed shape ahead of the stream; reading the chunk again", "table", t.name, "attempt", moved, "in", wait, "err", err)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait):
+			}
+			continue
+		}
+		moved = 0
 		if err != nil {
 			forget()
 			return fmt.Errorf("snapshot %s: read a chunk: %w", t.name, err)

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -24,6 +25,8 @@ type memDB struct {
 	// beforeHigh runs after the chunk is read, before the high mark:
 	// a change that lands in the window.
 	beforeHigh func()
+	// moved is how many chunk reads fail with ErrShapeMoved first.
+	moved int
 }
 
 func (d *memDB) Session(context.Context) (Session, error) { return d, nil }
@@ -45,6 +48,10 @@ func (d *memDB) WriteWatermark(_ context.Context, mark string) error {
 func (d *memDB) ReadChunk(_ context.Context, _ string, after Key, limit int) ([]Row, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.moved > 0 {
+		d.moved--
+		return nil, fmt.Errorf("column \"gone\" does not exist: %w", ErrShapeMoved)
+	}
 	from := int64(0)
 	if after != nil {
 		from, _ = strconv.ParseInt(string(after[0]), 10, 64)
@@ -135,6 +142,37 @@ func TestWindowDropsKeysChangedInIt(t *testing.T) {
 	st, err := DecodeState(e.State())
 	if err != nil || len(st.Tables) != 0 || len(st.Done) != 1 {
 		t.Errorf("state after the snapshot %+v, %v: want s.t done", st, err)
+	}
+}
+
+// TestShapeMovedReadsAgain: a chunk read that meets an ALTER TABLE the
+// stream has not reached (ErrShapeMoved) is read again once the stream
+// may have got there, instead of failing the pipeline (found by the soak:
+// a dropped column stopped every restart until the stream passed the DDL).
+func TestShapeMovedReadsAgain(t *testing.T) {
+	db := &memDB{rows: map[int64]int64{1: 1, 2: 2, 3: 3}, marks: make(chan string, 16), moved: 2}
+	e := New(db, Config{Parallelism: 1, ChunkRows: 2, IDPrefix: "t", TableName: func(id change.TableID) string { return id.Schema + "." + id.Name }})
+	e.Queue([]string{"s.t"}, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wait := e.Start(ctx, func(err error) { t.Errorf("the snapshot failed: %v", err) })
+	var reads []int64
+	emit := func(_ context.Context, ev *change.Event) error { reads = append(reads, ev.After[0].Int); return nil }
+	deadline := time.After(20 * time.Second)
+	for !func() bool { p := e.Progress(); return len(p) == 1 && p[0].Done }() {
+		select {
+		case m := <-db.marks:
+			if _, err := e.Watermark(ctx, m, emit); err != nil {
+				t.Fatal(err)
+			}
+		case <-deadline:
+			t.Fatal("the snapshot did not finish")
+		}
+	}
+	cancel()
+	wait()
+	if fmt.Sprint(reads) != "[1 2 3]" {
+		t.Errorf("read rows %v, want [1 2 3]", reads)
 	}
 }
 

@@ -44,6 +44,12 @@ const ChunkRows = 10000
 // instead of failing the pipeline.
 var ErrNoTable = errors.New("table not found")
 
+// ErrShapeMoved is returned (wrapped) by Session.ReadChunk when the
+// table's shape on the server is not yet the one the source knows (an
+// ALTER TABLE the stream has not reached): the engine reads the chunk
+// again a moment later, as long as it takes the stream to get there.
+var ErrShapeMoved = errors.New("the table's shape changed since it was described")
+
 // Key is a primary key as a source's chunk query takes it back: one raw
 // value per key column, in the source's own text form. It is stored in
 // positions (base64 in JSON), so it survives any byte.

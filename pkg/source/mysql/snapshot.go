@@ -182,6 +182,11 @@ func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.K
 		if errors.As(err, &me) && me.Code == gomysql.ER_NO_SUCH_TABLE {
 			return nil, fmt.Errorf("%s: %w: %w", name, snapshot.ErrNoTable, err)
 		}
+		if errors.As(err, &me) && me.Code == gomysql.ER_BAD_FIELD_ERROR {
+			// A column dropped or renamed by a DDL the stream has not
+			// reached yet: the stream re-describes the table there.
+			return nil, fmt.Errorf("%s: %w: %w", name, snapshot.ErrShapeMoved, err)
+		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	now := time.Now().UnixMicro()

@@ -80,6 +80,14 @@ func (p *pgSession) Estimate(ctx context.Context, table string) (int64, error) {
 
 // ReadChunk implements snapshot.Session: one keyset query, values in
 // text format (the stream's decoders read the same text).
+//
+// The shape the chunk query selects is the one the stream last learnt,
+// from the table's last Relation message; PostgreSQL sends that only with
+// a change to the table, so after an ALTER TABLE it can be stale for as
+// long as nobody writes to the table. When the query names a column that
+// is gone, or the server answers with other types than the shape's, the
+// chunk is read again with the shape the catalog has now: the rows are
+// read now, so they are published with the table's shape as of now.
 func (p *pgSession) ReadChunk(ctx context.Context, table string, after snapshot.Key, limit int) ([]snapshot.Row, error) {
 	p.s.snapMu.Lock()
 	st, ok := p.s.snapTables[table]
@@ -87,7 +95,29 @@ func (p *pgSession) ReadChunk(ctx context.Context, table string, after snapshot.
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", table, snapshot.ErrNoTable)
 	}
+	for attempt := 1; ; attempt++ {
+		rows, err := p.readChunk(ctx, st, after, limit)
+		if !errors.Is(err, snapshot.ErrShapeMoved) || attempt == 3 {
+			return rows, err
+		}
+		rel := &relation{oid: st.rel.oid, schema: st.rel.schema, name: st.rel.name}
+		if err := describe(ctx, p.conn, rel); err != nil {
+			return nil, err
+		}
+		st = snapTable{rel: rel, t: rel.table(p.s.connCfg.Database, st.t)}
+		p.s.snapMu.Lock()
+		if cur, ok := p.s.snapTables[table]; ok && cur.rel.oid == rel.oid {
+			// Until the stream learns the shape from a Relation message:
+			// the next chunks read with this one, as the same *Table.
+			p.s.snapTables[table] = st
+		}
+		p.s.snapMu.Unlock()
+	}
+}
+
+func (p *pgSession) readChunk(ctx context.Context, st snapTable, after snapshot.Key, limit int) ([]snapshot.Row, error) {
 	rel, t := st.rel, st.t
+	table := rel.fullName()
 	cols := make([]string, len(rel.columns))
 	for i, c := range rel.columns {
 		cols[i] = pgx.Identifier{c.name}.Sanitize()
@@ -112,6 +142,14 @@ func (p *pgSession) ReadChunk(ctx context.Context, table string, after snapshot.
 	now := time.Now().UnixMicro()
 	lsn := int64(p.s.streamLSN.Load())
 	rr := p.conn.PgConn().ExecParams(ctx, sql, params, nil, nil, nil)
+	// A domain column's values come as its base type (RowDescription
+	// names the base type), so either OID is the column's.
+	for i, f := range rr.FieldDescriptions() {
+		if c := rel.columns[i]; f.DataTypeOID != c.typOID && f.DataTypeOID != c.baseOID {
+			rr.Close()
+			return nil, fmt.Errorf("%s: column %s is of type %d now: %w", table, c.name, f.DataTypeOID, snapshot.ErrShapeMoved)
+		}
+	}
 	var out []snapshot.Row
 	for rr.NextRow() {
 		vals := rr.Values()
@@ -131,11 +169,12 @@ func (p *pgSession) ReadChunk(ctx context.Context, table string, after snapshot.
 	}
 	if _, err := rr.Close(); err != nil {
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "42703") {
-			// Dropped, or a column dropped since the table was described:
-			// the stream's Relation message refreshes it, or it is gone.
-			if pgErr.Code == "42P01" {
+		if errors.As(err, &pgErr) {
+			switch pgErr.Code {
+			case "42P01": // dropped
 				return nil, fmt.Errorf("%s: %w: %w", table, snapshot.ErrNoTable, err)
+			case "42703": // a column dropped or renamed
+				return nil, fmt.Errorf("%s: %w: %w", table, snapshot.ErrShapeMoved, err)
 			}
 		}
 		return nil, fmt.Errorf("%s: %w", table, err)
