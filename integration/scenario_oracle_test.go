@@ -91,7 +91,8 @@ func envInt(t *testing.T, name string, def int) int {
 // and the database (checkOracle). ORACLE_SEED replays a workload,
 // ORACLE_SECONDS sets how long it writes, ORACLE_BIG_ROWS the size of the
 // big transaction, ORACLE_FEATURES (or ORACLE_FEATURES_POSTGRES,
-// ORACLE_FEATURES_MARIADB) which shapes it makes.
+// ORACLE_FEATURES_MARIADB) which shapes it makes, ORACLE_DELIVERY=exactly_once
+// the delivery (scenario_oracle_eos_test.go).
 func TestRandomOracle(t *testing.T) {
 	skipShort(t)
 	seed := oracleSeed(t)
