@@ -91,17 +91,11 @@ func envInt(t *testing.T, name string, def int) int {
 // and the database (checkOracle). ORACLE_SEED replays a workload,
 // ORACLE_SECONDS sets how long it writes, ORACLE_BIG_ROWS the size of the
 // big transaction, ORACLE_FEATURES (or ORACLE_FEATURES_POSTGRES,
-// ORACLE_FEATURES_MARIADB) which shapes it makes.
+// ORACLE_FEATURES_MARIADB) which shapes it makes, ORACLE_DELIVERY=exactly_once
+// the delivery (scenario_oracle_eos_test.go).
 func TestRandomOracle(t *testing.T) {
 	skipShort(t)
-	seed := uint64(time.Now().UnixNano() % 1_000_000)
-	if s := os.Getenv("ORACLE_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("ORACLE_SEED=%q: want a whole number", s)
-		}
-		seed = n
-	}
+	seed := oracleSeed(t)
 	d := time.Duration(envInt(t, "ORACLE_SECONDS", 40)) * time.Second
 	bigRows := envInt(t, "ORACLE_BIG_ROWS", 50_000)
 	forEachBackend(t, "rnd", func(t *testing.T, b backend) {
@@ -110,6 +104,19 @@ func TestRandomOracle(t *testing.T) {
 			seed, f, seed, f, b.kind())
 		runRandomOracle(t, b, seed, f, d, bigRows)
 	})
+}
+
+// oracleSeed is ORACLE_SEED, or a random seed.
+func oracleSeed(t *testing.T) uint64 {
+	s := os.Getenv("ORACLE_SEED")
+	if s == "" {
+		return uint64(time.Now().UnixNano() % 1_000_000)
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatalf("ORACLE_SEED=%q: want a whole number", s)
+	}
+	return n
 }
 
 const oracleMaxBytes = 128 << 10 // max_message_bytes when "large" is on
@@ -125,6 +132,9 @@ type oracleRun struct {
 	removed    map[string]int64 // table → seq when it was removed
 	kills      int
 	crashes    []string // output tails of incarnations that exited on their own
+	// exactlyOnce: delivery exactly_once (ORACLE_DELIVERY); the checker
+	// reads read_committed and fails on duplicates.
+	exactlyOnce bool
 }
 
 func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Duration, bigRows int) {
@@ -146,7 +156,7 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 		t.Fatal(err)
 	}
 	run := &oracleRun{b: b, w: w, configured: map[string]bool{}, fromStart: map[string]bool{},
-		added: map[string]int64{}, removed: map[string]int64{}}
+		added: map[string]int64{}, removed: map[string]int64{}, exactlyOnce: oracleExactlyOnce(t)}
 	for _, tb := range tables {
 		if tb != "t4" || !f.on("tables") {
 			run.configured[tb], run.fromStart[tb] = true, true
@@ -156,6 +166,9 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 	destExtra := ""
 	if f.on("large") {
 		destExtra = fmt.Sprintf("  max_message_bytes: %d\n", oracleMaxBytes)
+	}
+	if run.exactlyOnce {
+		destExtra += exactlyOnceLines // a top-level line: it ends the destination section
 	}
 	writeCfg := func() string {
 		list := []string{done}

@@ -50,6 +50,7 @@ type workload struct {
 	ddlStep    map[string]int
 	shifted    map[string]string // table → column added by shiftColumn while down
 	bigDone    chan struct{}     // closed when the big transaction committed
+	bigSeqs    [2]int64          // the big transaction's first and last seq
 
 	txs, rollbacks, savepoints, truncates, ddls, larges, oversized int
 }
@@ -376,6 +377,7 @@ func (w *workload) bigTx() error {
 	}
 	w.nextKey = k0 + int64(w.bigRows) + 1
 	w.seq = seq0 + int64(w.bigRows)
+	w.bigSeqs = [2]int64{seq0, w.seq}
 	w.log = append(w.log, ochange{table: t, op: "c", k: k0, seq: seq0})
 	bulk := "bulk"
 	bx := vexp{v: &bulk}

@@ -83,6 +83,11 @@ checkpoint:
 	if t.exactlyOnce {
 		cfg = strings.Replace(cfg, "  delete_mode: record\n", "  delete_mode: record\n  create_missing_topics: true\n", 1) + "delivery: exactly_once\n"
 	}
+	// BENCH_EOS_MAX_INTERVAL (e.g. 25ms) sets transactions.max_interval of the
+	// exactly-once system: the commit interval trades latency for throughput.
+	if iv := os.Getenv("BENCH_EOS_MAX_INTERVAL"); t.exactlyOnce && iv != "" {
+		cfg += "transactions:\n  max_interval: " + iv + "\n"
+	}
 	path := filepath.Join(w.dir, "pipeline.yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o600)
 }

@@ -148,26 +148,13 @@ func ReadLastCommitted(ctx context.Context, d config.Destination, topic string, 
 		return nil, false, fmt.Errorf("kafka client: %w", err)
 	}
 	defer cl.Close()
-	// The end including open transactions: reading up to it waits until
-	// they are decided, so none can commit a position after the read.
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	want, err := endOffsets(ctx, kadm.NewClient(cl), topic)
 	if err != nil {
-		return nil, false, fmt.Errorf("end offsets of %s: %w", topic, err)
+		return nil, false, err
 	}
-	want := map[int32]int64{}
 	start := map[string]map[int32]kgo.Offset{topic: {}}
-	var listErr error
-	ends.Each(func(o kadm.ListedOffset) {
-		switch {
-		case o.Err != nil:
-			listErr = fmt.Errorf("end offset of %s partition %d: %w", topic, o.Partition, o.Err)
-		case o.Offset > 0:
-			want[o.Partition] = o.Offset
-			start[topic][o.Partition] = kgo.NewOffset().AtStart()
-		}
-	})
-	if listErr != nil {
-		return nil, false, listErr
+	for part := range want {
+		start[topic][part] = kgo.NewOffset().AtStart()
 	}
 	if len(want) == 0 {
 		return nil, false, nil
@@ -206,4 +193,49 @@ func ReadLastCommitted(ctx context.Context, d config.Destination, topic string, 
 // ReadLastCommitted is ReadLastCommitted on the producer's destination.
 func (p *Producer) ReadLastCommitted(ctx context.Context, topic string, key []byte) ([]byte, bool, error) {
 	return ReadLastCommitted(ctx, p.dest, topic, key)
+}
+
+// endOffsetsPatience is how long endOffsets asks again while the cluster
+// answers with a retriable error.
+const endOffsetsPatience = 60 * time.Second
+
+// endOffsets returns the end offset of each non-empty partition of topic:
+// the end including open transactions, so that reading up to it waits
+// until they are decided and none can commit a position after the read.
+// A retriable answer (measured in a rolling restart: a broker that has
+// just started answers UNKNOWN_TOPIC_OR_PARTITION for the offsets topic
+// until it has caught up with the cluster's metadata; a partition without
+// a leader) is asked again for up to endOffsetsPatience instead of ending
+// the task.
+func endOffsets(ctx context.Context, adm *kadm.Client, topic string) (map[int32]int64, error) {
+	deadline := time.Now().Add(endOffsetsPatience)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		want, err := endOffsetsOnce(ctx, adm, topic)
+		if err == nil || !kerr.IsRetriable(err) || time.Now().After(deadline) {
+			return want, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (%w)", err, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+func endOffsetsOnce(ctx context.Context, adm *kadm.Client, topic string) (map[int32]int64, error) {
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	want := map[int32]int64{}
+	var listErr error
+	ends.Each(func(o kadm.ListedOffset) {
+		switch {
+		case o.Err != nil:
+			listErr = fmt.Errorf("end offset of %s partition %d: %w", topic, o.Partition, o.Err)
+		case o.Offset > 0:
+			want[o.Partition] = o.Offset
+		}
+	})
+	return want, listErr
 }

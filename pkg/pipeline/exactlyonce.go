@@ -205,12 +205,20 @@ func (p *Pipeline) commitTransaction(reopen bool) error {
 	return p.Producer.BeginTransaction()
 }
 
+// commitTick is how often commitDue looks: a tenth of the interval, so a
+// quiet source's last records wait at most 1.1 × MaxInterval for their
+// commit (at half the interval, as before, up to 1.5 ×: 75 ms of a 50 ms
+// interval). A look is a mutex and a clock read.
+func commitTick(interval time.Duration) time.Duration {
+	return max(interval/10, time.Millisecond)
+}
+
 // commitDue commits on a timer while the source is quiet: a transaction
 // whose records all belong to ended source transactions once MaxInterval
 // passed, and a newer position alone every positionOnlyEvery.
 func (p *Pipeline) commitDue(ctx context.Context) {
 	t := p.txn
-	tick := time.NewTicker(max(t.cfg.MaxInterval/2, time.Millisecond))
+	tick := time.NewTicker(commitTick(t.cfg.MaxInterval))
 	defer tick.Stop()
 	for {
 		select {

@@ -41,3 +41,19 @@ func FuzzDecodeOffsets(f *testing.F) {
 		}
 	})
 }
+
+// TestCommitTickBoundsTheWait: the README promises a read_committed
+// consumer sees a record at most max_interval plus one commit after it was
+// written; on a quiet source the timer's granularity adds to that, and
+// must stay within a tenth of the interval (it was half: 75 ms of 50).
+func TestCommitTickBoundsTheWait(t *testing.T) {
+	for _, iv := range []time.Duration{time.Millisecond, 10 * time.Millisecond, 50 * time.Millisecond, time.Second, 10 * time.Second} {
+		tick := commitTick(iv)
+		if tick <= 0 {
+			t.Fatalf("interval %s: tick %s", iv, tick)
+		}
+		if iv >= 10*time.Millisecond && iv+tick > iv*11/10 {
+			t.Errorf("interval %s: tick %s lets a quiet source's last records wait %s, more than 1.1 × the interval", iv, tick, iv+tick)
+		}
+	}
+}
