@@ -82,7 +82,13 @@ func backfillResumes(t *testing.T, b backend) bool {
 	mustExecOn(t, b, fmt.Sprintf(`DELETE FROM big WHERE k = %d`, big-1))
 	mustExecOn(t, b, fmt.Sprintf(`INSERT INTO big (k, seq, v) VALUES (%d, %d, 'new')`, big+1, big+1))
 
+	// The snapshot runs beside the stream: the sentinel alone does not
+	// tell that it is over.
 	p = e.start("run", "--config", cfg)
+	waitOrDump(t, p, 90*time.Second, "the resumed backfill to finish", func() bool {
+		_, finished := readBackfillProgress(ckpt)
+		return finished
+	})
 	awaitBackendSentinel(t, b, p, 1)
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
