@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -21,15 +20,19 @@ import (
 // characters, no spaces); its source event id is kept in extra. With
 // delete_mode record_and_tombstone, deleting that row skips the
 // oversized delete record but still publishes its tombstone, so a
-// compacted topic forgets the row.
+// compacted topic forgets the row. On every source.
 func TestIdentitySkippedLongKeyAndTombstone(t *testing.T) {
-	e := newEnv(t, "idskip")
-	e.exec(`CREATE TABLE docs (id text PRIMARY KEY, body text NOT NULL)`)
-	e.exec(`ALTER TABLE docs REPLICA IDENTITY FULL`) // the delete carries the big body
-	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
+	forEachBackend(t, "idskip", identitySkipped)
+}
+
+func identitySkipped(t *testing.T, b backend) {
+	e := b.env()
+	for _, q := range b.textKeyTable("docs") {
+		mustExecOn(t, b, q)
+	}
 	longKey := strings.Repeat("key with spaces ", 125) // 2,000 characters
 	big := strings.Repeat("x", 40<<10)
-	e.exec(`INSERT INTO docs VALUES ('small', 'a'), ($1, $2)`, longKey, big)
+	mustExecOn(t, b, `INSERT INTO docs VALUES ('small', 'a'), ('`+longKey+`', '`+big+`')`)
 
 	var mu sync.Mutex
 	var events []webhook.RowSkipped
@@ -47,21 +50,16 @@ func TestIdentitySkippedLongKeyAndTombstone(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	cfg := e.writeConfig("  delete_mode: record_and_tombstone\n  max_message_bytes: 20000\n")
-	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("webhooks:\n  row_skipped_url: " + srv.URL + "/hooks\n  signing_secret: whsec_dGVzdC1zZWNyZXQ=\n")
-	f.Close()
+	cfg := b.config(nil, "  delete_mode: record_and_tombstone\n  max_message_bytes: 20000\n")
+	appendConfig(t, cfg, "webhooks:\n  row_skipped_url: "+srv.URL+"/hooks\n  signing_secret: whsec_dGVzdC1zZWNyZXQ=\n")
 
-	topic := e.prefix + ".public.docs"
+	topic := b.topic("docs")
 	nEvents := func() int { mu.Lock(); defer mu.Unlock(); return len(events) }
 	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "the small row and the skipped backfill row", func() bool { return topicEnd(topic) >= 1 && nEvents() >= 1 })
-	e.exec(`DELETE FROM docs WHERE id = $1`, longKey)
-	e.exec(`INSERT INTO docs VALUES ('after', 'b')`)
-	waitFor(t, 60*time.Second, "the tombstone and the row after it", func() bool { return topicEnd(topic) >= 3 })
+	waitOrDump(t, p, 60*time.Second, "the small row and the skipped backfill row", func() bool { return topicEnd(topic) >= 1 && nEvents() >= 1 })
+	mustExecOn(t, b, `DELETE FROM docs WHERE id = '`+longKey+`'`)
+	mustExecOn(t, b, `INSERT INTO docs VALUES ('after', 'b')`)
+	waitOrDump(t, p, 60*time.Second, "the tombstone and the row after it", func() bool { return topicEnd(topic) >= 3 })
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.out)
 	}

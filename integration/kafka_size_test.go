@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -31,16 +30,20 @@ import (
 // compressible value is gzipped and published with
 // tributary-compression: gzip, while a 2 MiB incompressible row is skipped
 // with a signed row.skipped webhook; the rows around it arrive. A second
-// run without a webhook URL records the event in the local file.
+// run without a webhook URL records the event in the local file. On every
+// source.
 func TestKafkaOversizedRowSkipped(t *testing.T) {
-	e := newEnv(t, "size")
-	e.exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
-	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`) // no TOAST compression: sizes stay as written
-	rnd := make([]byte, 3<<19)                                        // 1.5 MiB random → 2 MiB base64
+	forEachBackend(t, "size", oversizedRowSkipped)
+}
+
+func oversizedRowSkipped(t *testing.T, b backend) {
+	e := b.env()
+	createTables(t, b, "docs")
+	rnd := make([]byte, 3<<19) // 1.5 MiB random → 2 MiB base64
 	rand.Read(rnd)
 	big := base64.StdEncoding.EncodeToString(rnd)
 	compressible := strings.Repeat("tributary ", 700<<10/10) // 700 KiB
-	e.exec(`INSERT INTO docs VALUES (1, 'small'), (2, $1), (3, $2), (4, 'after')`, big, compressible)
+	mustExecOn(t, b, `INSERT INTO docs (k, seq, v, big) VALUES (1, 1, 'small', NULL), (2, 2, NULL, '`+big+`'), (3, 3, NULL, '`+compressible+`'), (4, 4, 'after', NULL)`)
 
 	const secret = "whsec_dGVzdC1zZWNyZXQtY2FuYXJ5LTQy" // "test-secret-canary-42"
 	var mu sync.Mutex
@@ -60,13 +63,13 @@ func TestKafkaOversizedRowSkipped(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	cfg := e.writeConfig("  message_compression: gzip\n")
+	cfg := b.config(nil, "  message_compression: gzip\n")
 	appendConfig(t, cfg, "webhooks:\n  row_skipped_url: "+srv.URL+"/hooks\n  signing_secret: "+secret+"\n")
-	topic := e.prefix + ".public.docs"
+	topic := b.topic("docs")
 	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "3 messages", func() bool { return topicEnd(topic) >= 3 })
-	e.exec(`INSERT INTO docs VALUES (5, 'streamed')`)
-	waitFor(t, 30*time.Second, "4 messages", func() bool { return topicEnd(topic) >= 4 })
+	waitOrDump(t, p, 60*time.Second, "3 messages", func() bool { return topicEnd(topic) >= 3 })
+	mustExecOn(t, b, `INSERT INTO docs (k, seq, v) VALUES (5, 5, 'streamed')`)
+	waitOrDump(t, p, 30*time.Second, "4 messages", func() bool { return topicEnd(topic) >= 4 })
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.out)
 	}
@@ -78,10 +81,10 @@ func TestKafkaOversizedRowSkipped(t *testing.T) {
 	for _, r := range readRaw(t, topic) {
 		var k struct{ Payload map[string]any }
 		json.Unmarshal(r.Key, &k)
-		ids[k.Payload["id"].(float64)] = r
+		ids[k.Payload["k"].(float64)] = r
 	}
 	if len(ids) != 4 || ids[2] != nil || ids[1] == nil || ids[3] == nil || ids[4] == nil || ids[5] == nil {
-		t.Fatalf("ids on the topic: %v, want 1, 3, 4, 5", keys(ids))
+		t.Fatalf("keys on the topic: %v, want 1, 3, 4, 5", keys(ids))
 	}
 	gz := ids[3]
 	if header(gz, "tributary-compression") != "gzip" || header(ids[1], "tributary-compression") != "" {
@@ -95,7 +98,7 @@ func TestKafkaOversizedRowSkipped(t *testing.T) {
 	var v struct {
 		Payload struct{ After map[string]any }
 	}
-	if err := json.Unmarshal(plain, &v); err != nil || v.Payload.After["body"] != compressible {
+	if err := json.Unmarshal(plain, &v); err != nil || v.Payload.After["big"] != compressible {
 		t.Fatalf("gzipped value does not round-trip (%d bytes gzipped, %d plain): %v", len(gz.Value), len(plain), err)
 	}
 
@@ -105,33 +108,22 @@ func TestKafkaOversizedRowSkipped(t *testing.T) {
 	}
 	ev := events[0]
 	mu.Unlock()
-	if ev.Type != "row.skipped" || ev.Table != "public.docs" || ev.Topic != topic || ev.Pipeline != e.name ||
-		ev.PrimaryKey["id"] != float64(2) || ev.SizeBytes <= 1<<20 || ev.LimitBytes != 1<<20 || ev.EventID == "" || ev.Reason == "" {
+	if ev.Type != "row.skipped" || ev.Table != b.tableID("docs") || ev.Topic != topic || ev.Pipeline != e.name ||
+		ev.PrimaryKey["k"] != float64(2) || ev.SizeBytes <= 1<<20 || ev.LimitBytes != 1<<20 || ev.EventID == "" || ev.Reason == "" {
 		t.Fatalf("event %+v", ev)
 	}
 
 	// Without a URL: the local file beside the checkpoints, and a log line.
-	e.exec(`INSERT INTO docs VALUES (6, $1), (7, 'last')`, big)
-	cfg = e.writeConfig("")
+	mustExecOn(t, b, `INSERT INTO docs (k, seq, big) VALUES (6, 6, '`+big+`')`)
+	mustExecOn(t, b, `INSERT INTO docs (k, seq, v) VALUES (7, 7, 'last')`)
+	cfg = b.config(nil, "")
 	p = e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "row 7", func() bool { return topicEnd(topic) >= 5 })
+	waitOrDump(t, p, 60*time.Second, "row 7", func() bool { return topicEnd(topic) >= 5 })
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.out)
 	}
-	f, err := os.Open(filepath.Join(e.dir, "checkpoints", e.name+".row-skipped.jsonl"))
-	if err != nil {
-		t.Fatalf("row-skipped file: %v; output:\n%s", err, p.out)
-	}
-	defer f.Close()
-	var lines []webhook.RowSkipped
-	for sc := bufio.NewScanner(f); sc.Scan(); {
-		var ev webhook.RowSkipped
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, ev)
-	}
-	if len(lines) != 1 || lines[0].PrimaryKey["id"] != float64(6) || !strings.Contains(p.out.String(), "row skipped") {
+	lines := e.skippedLines(t)
+	if len(lines) != 1 || lines[0].PrimaryKey["k"] != float64(6) || !strings.Contains(p.out.String(), "row skipped") {
 		t.Fatalf("file events %+v; output:\n%s", lines, p.out)
 	}
 }

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,112 +13,96 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // TestMetrics runs the binary with --metrics-addr and EMF on, makes a
 // backfill and c/u/d changes, and checks the counts per op on /metrics
-// and in the EMF lines, and that the source password is in neither.
+// and in the EMF lines, and that the source password is in neither; on
+// every source.
 func TestMetrics(t *testing.T) {
-	skipShort(t)
-	const canary = "canary-Metr1cs-5ecret-c0d3"
-	role := fmt.Sprintf("metrics_%d", rand.IntN(1_000_000))
-	admin, err := pgx.Connect(context.Background(), pgAdminURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec(context.Background(), "CREATE ROLE "+role+" LOGIN SUPERUSER PASSWORD '"+canary+"'"); err != nil {
-		t.Fatal(err)
-	}
-	admin.Close(context.Background())
-	// Registered before newEnv's cleanup, so it runs after the database
-	// (and the slot and publication the role owns) are gone.
-	t.Cleanup(func() {
-		admin, err := pgx.Connect(context.Background(), pgAdminURL)
-		if err == nil {
-			admin.Exec(context.Background(), "DROP ROLE IF EXISTS "+role)
-			admin.Close(context.Background())
+	forEachBackend(t, "metrics", func(t *testing.T, b backend) {
+		const canary = "canary-Metr1cs-5ecret-c0d3"
+		user := fmt.Sprintf("metrics_%d", rand.IntN(1_000_000))
+		b.createLogin(t, user, canary)
+		e := b.env()
+		createTables(t, b, "orders")
+		mustExecOn(t, b, `INSERT INTO orders (k, seq, v) VALUES (1, 1, 'a'), (2, 2, 'b'), (3, 3, 'c')`)
+		cfg := b.config(nil, "")
+		doc, _ := os.ReadFile(cfg)
+		withCanary := strings.Replace(string(doc), b.adminUserinfo()+"@", user+":"+canary+"@", 1)
+		if withCanary == string(doc) {
+			t.Fatal("no source URL to put the canary in")
+		}
+		os.WriteFile(cfg, []byte(withCanary), 0o600)
+
+		addr := freeAddr(t)
+		t.Setenv("TRIBUTARY_METRICS", "emf")
+		p := e.start("run", "--config", cfg, "--metrics-addr", addr)
+
+		table := `table="` + b.tableID("orders") + `"`
+		var body string
+		published := func() map[string]float64 {
+			body = scrape(t, addr)
+			return samples(body, "tributary_rows_published_total", table)
+		}
+		waitOrDump(t, p, 60*time.Second, "3 backfilled rows on /metrics", func() bool { return published()["r"] == 3 })
+		mustExecOn(t, b, `INSERT INTO orders (k, seq, v) VALUES (4, 4, 'd'), (5, 5, 'e')`)
+		mustExecOn(t, b, `UPDATE orders SET v = 'x' WHERE k = 1`)
+		mustExecOn(t, b, `DELETE FROM orders WHERE k = 2`)
+		waitOrDump(t, p, 30*time.Second, "c/u/d on /metrics", func() bool {
+			got := published()
+			return got["c"] == 2 && got["u"] == 1 && got["d"] == 1
+		})
+		if got := published(); got["r"] != 3 || got["c"] != 2 || got["u"] != 1 || got["d"] != 1 {
+			t.Errorf("rows published per op %v, want r=3 c=2 u=1 d=1", got)
+		}
+		if n := samples(body, "tributary_source_to_publish_latency_seconds_count", ""); n[""] != 4 {
+			t.Errorf("latency observations %v, want 4 (c/u/d only)\n%s", n, body)
+		}
+		for _, name := range []string{"tributary_source_lag_seconds{", `tributary_errors_total{pipeline="` + e.name + `",kind="publish"} 0`} {
+			if !strings.Contains(body, name) {
+				t.Errorf("/metrics lacks %s:\n%s", name, body)
+			}
+		}
+		if strings.Contains(body, canary) || strings.Contains(body, user+":") {
+			t.Fatalf("the source password appears on /metrics:\n%s", body)
+		}
+
+		if code := p.stop(t); code != 0 {
+			t.Fatalf("exit code %d, want 0; output:\n%s", code, p.out)
+		}
+		out := p.out.String()
+		if strings.Contains(out, canary) {
+			t.Fatal("the source password appears in the output")
+		}
+		// The EMF lines (stdout) add up to the same counts.
+		emf := map[string]float64{}
+		lines := 0
+		sc := bufio.NewScanner(strings.NewReader(out))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var l struct {
+				AWS *struct {
+					CloudWatchMetrics []struct{ Namespace string }
+				} `json:"_aws"`
+				Pipeline, Table, Op string
+				RowsPublished       float64
+			}
+			if json.Unmarshal(sc.Bytes(), &l) != nil || l.AWS == nil {
+				continue
+			}
+			lines++
+			if l.Pipeline != e.name || len(l.AWS.CloudWatchMetrics) != 1 || l.AWS.CloudWatchMetrics[0].Namespace != "Tributary" {
+				t.Errorf("EMF line %s", sc.Bytes())
+			}
+			if l.Table == b.tableID("orders") {
+				emf[l.Op] += l.RowsPublished
+			}
+		}
+		if lines == 0 || emf["r"] != 3 || emf["c"] != 2 || emf["u"] != 1 || emf["d"] != 1 {
+			t.Errorf("%d EMF lines with rows %v, want r=3 c=2 u=1 d=1; output:\n%s", lines, emf, out)
 		}
 	})
-
-	e := newEnv(t, "metrics")
-	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, note text)`)
-	e.exec(`INSERT INTO orders VALUES (1, 'a'), (2, 'b'), (3, 'c')`)
-	cfg := e.writeConfig("")
-	doc, _ := os.ReadFile(cfg)
-	withCanary := strings.Replace(string(doc), "postgres:postgres@", role+":"+canary+"@", 1)
-	if withCanary == string(doc) {
-		t.Fatal("no source URL to put the canary in")
-	}
-	os.WriteFile(cfg, []byte(withCanary), 0o600)
-
-	addr := freeAddr(t)
-	t.Setenv("TRIBUTARY_METRICS", "emf")
-	p := e.start("run", "--config", cfg, "--metrics-addr", addr)
-
-	var body string
-	published := func() map[string]float64 {
-		body = scrape(t, addr)
-		return samples(body, "tributary_rows_published_total", `table="public.orders"`)
-	}
-	waitFor(t, 60*time.Second, "3 backfilled rows on /metrics", func() bool { return !p.exited() && published()["r"] == 3 })
-	e.exec(`INSERT INTO orders VALUES (4, 'd'), (5, 'e')`)
-	e.exec(`UPDATE orders SET note = 'x' WHERE id = 1`)
-	e.exec(`DELETE FROM orders WHERE id = 2`)
-	waitFor(t, 30*time.Second, "c/u/d on /metrics", func() bool {
-		got := published()
-		return got["c"] == 2 && got["u"] == 1 && got["d"] == 1
-	})
-	if got := published(); got["r"] != 3 || got["c"] != 2 || got["u"] != 1 || got["d"] != 1 {
-		t.Errorf("rows published per op %v, want r=3 c=2 u=1 d=1", got)
-	}
-	if n := samples(body, "tributary_source_to_publish_latency_seconds_count", ""); n[""] != 4 {
-		t.Errorf("latency observations %v, want 4 (c/u/d only)\n%s", n, body)
-	}
-	for _, name := range []string{"tributary_source_lag_seconds{", `tributary_errors_total{pipeline="` + e.name + `",kind="publish"} 0`} {
-		if !strings.Contains(body, name) {
-			t.Errorf("/metrics lacks %s:\n%s", name, body)
-		}
-	}
-	if strings.Contains(body, canary) || strings.Contains(body, role+":") {
-		t.Fatalf("the source password appears on /metrics:\n%s", body)
-	}
-
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit code %d, want 0; output:\n%s", code, p.out)
-	}
-	out := p.out.String()
-	if strings.Contains(out, canary) {
-		t.Fatal("the source password appears in the output")
-	}
-	// The EMF lines (stdout) add up to the same counts.
-	emf := map[string]float64{}
-	lines := 0
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var l struct {
-			AWS *struct {
-				CloudWatchMetrics []struct{ Namespace string }
-			} `json:"_aws"`
-			Pipeline, Table, Op string
-			RowsPublished       float64
-		}
-		if json.Unmarshal(sc.Bytes(), &l) != nil || l.AWS == nil {
-			continue
-		}
-		lines++
-		if l.Pipeline != e.name || len(l.AWS.CloudWatchMetrics) != 1 || l.AWS.CloudWatchMetrics[0].Namespace != "Tributary" {
-			t.Errorf("EMF line %s", sc.Bytes())
-		}
-		if l.Table == "public.orders" {
-			emf[l.Op] += l.RowsPublished
-		}
-	}
-	if lines == 0 || emf["r"] != 3 || emf["c"] != 2 || emf["u"] != 1 || emf["d"] != 1 {
-		t.Errorf("%d EMF lines with rows %v, want r=3 c=2 u=1 d=1; output:\n%s", lines, emf, out)
-	}
 }
 
 // freeAddr returns a 127.0.0.1 address with a port nothing listens on.

@@ -35,6 +35,14 @@ type backend interface {
 	// the dialect can (MariaDB AFTER k); Postgres appends it.
 	shiftColumn(table, col string) string
 	changeType(table, col string) string
+	// createLogin creates a login user with password and every privilege,
+	// dropped when the test ends; adminUserinfo is the "user:password"
+	// of config's source URL, which a test may replace by it.
+	createLogin(t *testing.T, user, password string)
+	// textKeyTable creates table (id text PRIMARY KEY, body text NOT NULL)
+	// whose deletes carry the whole row, for keys up to 2,000 characters.
+	textKeyTable(table string) []string
+	adminUserinfo() string
 }
 
 // dbRow is a row of a scenario table as the database holds it.
@@ -58,6 +66,19 @@ var backends = []struct {
 }{
 	{"postgres", newPGBackend},
 	{"mariadb", newMariaBackend},
+}
+
+// backendNamed makes a fresh backend of the kind named (a database of
+// its own), for a scenario that starts over.
+func backendNamed(t *testing.T, kind, label string) backend {
+	t.Helper()
+	for _, bk := range backends {
+		if bk.name == kind {
+			return bk.make(t, label)
+		}
+	}
+	t.Fatalf("no backend %q", kind)
+	return nil
 }
 
 // pgBackend is PostgreSQL through pgx.
@@ -115,6 +136,13 @@ func (b *pgBackend) createTable(table string) []string {
 	}
 }
 
+func (b *pgBackend) textKeyTable(table string) []string {
+	return []string{
+		`CREATE TABLE ` + table + ` (id text PRIMARY KEY, body text NOT NULL)`,
+		`ALTER TABLE ` + table + ` REPLICA IDENTITY FULL`,
+	}
+}
+
 func (b *pgBackend) bulkInsert(table string, k0, seq0 int64, n int) string {
 	return fmt.Sprintf(`INSERT INTO %s (k, seq, v) SELECT %d + g, %d + g, 'bulk' FROM generate_series(1, %d) g`, table, k0, seq0, n)
 }
@@ -125,6 +153,22 @@ func (b *pgBackend) shiftColumn(table, col string) string {
 
 func (b *pgBackend) changeType(table, col string) string {
 	return fmt.Sprintf(`ALTER TABLE %s ALTER COLUMN %s TYPE bigint`, table, col)
+}
+
+func (b *pgBackend) adminUserinfo() string { return "postgres:postgres" }
+
+func (b *pgBackend) createLogin(t *testing.T, user, password string) {
+	t.Helper()
+	if err := b.exec("CREATE ROLE " + user + " LOGIN SUPERUSER PASSWORD '" + password + "'"); err != nil {
+		t.Fatal(err)
+	}
+	// Runs before the database is dropped (cleanups run last first): the
+	// publication the role created goes with DROP OWNED.
+	t.Cleanup(func() {
+		if b.exec("DROP OWNED BY "+user) == nil {
+			b.exec("DROP ROLE " + user)
+		}
+	})
 }
 
 // mariaBackend is MariaDB through go-mysql's client.
@@ -183,6 +227,12 @@ func (b *mariaBackend) createTable(table string) []string {
 		v VARCHAR(200) CHARACTER SET utf8mb4, vl VARCHAR(200) CHARACTER SET latin1, big MEDIUMTEXT)`}
 }
 
+// textKeyTable: latin1, so that 2,000 characters fit InnoDB's 3,072-byte
+// key; the binlog's full row image carries the whole row of a delete.
+func (b *mariaBackend) textKeyTable(table string) []string {
+	return []string{`CREATE TABLE ` + table + ` (id VARCHAR(2000) CHARACTER SET latin1 PRIMARY KEY, body MEDIUMTEXT NOT NULL)`}
+}
+
 func (b *mariaBackend) bulkInsert(table string, k0, seq0 int64, n int) string {
 	return fmt.Sprintf(`INSERT INTO %s (k, seq, v, vl) SELECT %d + seq, %d + seq, 'bulk', 'bulk' FROM seq_1_to_%d`, table, k0, seq0, n)
 }
@@ -193,6 +243,18 @@ func (b *mariaBackend) shiftColumn(table, col string) string {
 
 func (b *mariaBackend) changeType(table, col string) string {
 	return fmt.Sprintf(`ALTER TABLE %s MODIFY COLUMN %s BIGINT`, table, col)
+}
+
+func (b *mariaBackend) adminUserinfo() string { return "root:root" }
+
+func (b *mariaBackend) createLogin(t *testing.T, user, password string) {
+	t.Helper()
+	for _, q := range []string{"CREATE USER '" + user + "'@'%' IDENTIFIED BY '" + password + "'", "GRANT ALL PRIVILEGES ON *.* TO '" + user + "'@'%'"} {
+		if err := b.exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { b.exec("DROP USER IF EXISTS '" + user + "'@'%'") })
 }
 
 // writeScenarioConfig writes a pipeline config for either source; tables
