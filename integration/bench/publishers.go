@@ -24,6 +24,11 @@ type world struct {
 	prefix           string
 	topic            string
 	dir              string
+	// source is "postgres" or "mariadb"; tables are source.tables and parallelism is
+	// source.snapshot_parallelism (0: the default) of Tributary's pipeline.
+	source      string
+	tables      []string
+	parallelism int
 }
 
 func newWorld(p params, system, scenario, stamp string) world {
@@ -31,11 +36,17 @@ func newWorld(p params, system, scenario, stamp string) world {
 	w := world{
 		system:   system,
 		scenario: scenario,
-		db:       "bench_" + short + "_" + scenario,
+		db:       "bench_" + short + "_" + strings.ReplaceAll(scenario, "-", "_"),
 		prefix:   "bench-" + short + "-" + scenario + "-" + strings.ToLower(stamp),
 		dir:      filepath.Join(p.scratch, system+"-"+scenario),
+		source:   "postgres",
+		tables:   []string{"public.bench"},
 	}
 	w.topic = w.prefix + ".public.bench"
+	if scenario == scBackfillMariaDB {
+		w.source, w.tables = srcMariaDB, []string{w.db + ".bench"}
+		w.topic = w.prefix + "." + w.db + ".bench"
+	}
 	if isTributary(system) {
 		w.slot = "tributary_" + w.db // the default slot of pipeline w.db
 	} else {
@@ -67,19 +78,27 @@ func (t tributary) config(w world) (string, error) {
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
 		return "", err
 	}
+	typ, url := "postgres", dbURL(w.db)
+	if w.source == srcMariaDB {
+		typ, url = "mysql", myURL(w.db)
+	}
+	extra := ""
+	if w.parallelism > 0 {
+		extra = fmt.Sprintf("  snapshot_parallelism: %d\n", w.parallelism)
+	}
 	cfg := fmt.Sprintf(`name: %s
 source:
-  type: postgres
+  type: %s
   url: %s
-  tables: [public.bench]
-destination:
+  tables: [%s]
+%sdestination:
   bootstrap_servers: %s
   topic_prefix: %s
   disable_tls: true
   delete_mode: record
 checkpoint:
   path: %s
-`, w.db, dbURL(w.db), kafkaAddr, w.prefix, filepath.Join(w.dir, "checkpoints"))
+`, w.db, typ, url, strings.Join(w.tables, ", "), extra, kafkaAddr, w.prefix, filepath.Join(w.dir, "checkpoints"))
 	if t.exactlyOnce {
 		cfg = strings.Replace(cfg, "  delete_mode: record\n", "  delete_mode: record\n  create_missing_topics: true\n", 1) + "delivery: exactly_once\n"
 	}
