@@ -74,10 +74,6 @@ func (b *bench) run(ctx context.Context) error {
 			continue
 		}
 		for _, sys := range b.p.Systems {
-			if sc == scBackfillMariaDB && !isTributary(sys) {
-				b.log.Info("skipped: the Debezium runner has no MariaDB connector", "system", sys, "scenario", sc)
-				continue
-			}
 			b.log.Info("running", "system", sys, "scenario", sc)
 			r, err := b.runOne(ctx, sys, sc)
 			if err != nil {
@@ -140,8 +136,9 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 			dropDB(cctx, w.db+"_warm")
 			if w.source == srcMariaDB {
 				dropMyDB(w.db)
+				dropMyDB(w.db + "_warm")
 			}
-			deleteTopics(cctx, w.topic, w.prefix+"-warm.public.bench", w.prefix+".tributary-offsets")
+			deleteTopics(cctx, w.topic, w.warmTopic(), w.prefix+".tributary-offsets")
 		}
 	}()
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
@@ -151,7 +148,7 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 		return r, err
 	}
 	if _, ok := pub.(debezium); ok {
-		if err := createTopic(ctx, w.prefix+"-warm.public.bench", b.p.Partitions); err != nil {
+		if err := createTopic(ctx, w.warmTopic(), b.p.Partitions); err != nil {
 			return r, err
 		}
 	}

@@ -2,7 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
 )
@@ -57,3 +64,61 @@ FROM seq_1_to_%d`, rows), "ANALYZE TABLE bench")
 }
 
 func dropMyDB(db string) error { return myExec("", "DROP DATABASE IF EXISTS `"+db+"`") }
+
+// startMariaDB runs BenchRunner on Debezium's MariaDB connector: a warm-up snapshot of a
+// table of warmRows rows, then the measured snapshot of w's table. The connector is not
+// published for the runner's Debezium version; it runs on the 3.5.0 jar set that
+// integration/debezium/build.sh keeps for the MariaDB side-by-side tests (see its
+// mariadb/pom.xml), the runner compiled against the main set.
+func (d debezium) startMariaDB(ctx context.Context, w world) (*child, time.Time, error) {
+	lib := filepath.Join(d.p.repo, ".services", "debezium", "mariadb", "lib")
+	if _, err := os.Stat(lib); err != nil {
+		return nil, time.Time{}, errors.New("Debezium's MariaDB jars are missing: run integration/debezium/build.sh (make services-up does)")
+	}
+	n := d.warmRows()
+	if err := createMyDB(ctx, w.db+"_warm", n); err != nil {
+		return nil, time.Time{}, fmt.Errorf("warm-up database: %w", err)
+	}
+	warm := filepath.Join(w.dir, "warmup.properties")
+	props := d.myProperties(w.db+"_warm", w.prefix+"-warm") + fmt.Sprintf("runner.expect.records=%d\n", n)
+	if err := os.WriteFile(warm, []byte(props), 0o600); err != nil {
+		return nil, time.Time{}, err
+	}
+	measure := filepath.Join(w.dir, "measure.properties")
+	if err := os.WriteFile(measure, []byte(d.myProperties(w.db, w.prefix)), 0o600); err != nil {
+		return nil, time.Time{}, err
+	}
+	return d.run(ctx, w, lib, warm, measure)
+}
+
+// myProperties are the MariaDB connector's settings for an initial snapshot of db.bench;
+// the producer's are those of the PostgreSQL runs.
+func (d debezium) myProperties(db, prefix string) string {
+	var b strings.Builder
+	set := func(k, v string) { fmt.Fprintf(&b, "%s=%s\n", k, v) }
+	set("name", db)
+	set("connector.class", "io.debezium.connector.mariadb.MariaDbConnector")
+	set("offset.storage", "org.apache.kafka.connect.storage.MemoryOffsetBackingStore")
+	set("schema.history.internal", "io.debezium.relational.history.MemorySchemaHistory")
+	set("include.schema.changes", "false")
+	set("converter.schemas.enable", "true")
+	set("database.hostname", "127.0.0.1")
+	set("database.port", "3306")
+	set("database.user", "root")
+	set("database.password", "root")
+	// Random: two runners at once must not take each other's binlog connection.
+	set("database.server.id", strconv.Itoa(5_600_000+rand.IntN(200_000)))
+	set("database.include.list", db)
+	set("table.include.list", db+".bench")
+	set("topic.prefix", prefix)
+	set("snapshot.mode", "initial")
+	set("tombstones.on.delete", "false")
+	// The producer settings, without the PostgreSQL ones.
+	pg := d.properties(db, "", prefix, "initial")
+	for _, line := range strings.Split(pg, "\n") {
+		if strings.HasPrefix(line, "producer.") || strings.HasPrefix(line, "max.") {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}

@@ -55,6 +55,14 @@ func newWorld(p params, system, scenario, stamp string) world {
 	return w
 }
 
+// warmTopic is the topic of Debezium's warm-up run.
+func (w world) warmTopic() string {
+	if w.source == srcMariaDB {
+		return w.prefix + "-warm." + w.db + "_warm.bench"
+	}
+	return w.prefix + "-warm.public.bench"
+}
+
 // publisher is one system under test.
 type publisher interface {
 	// readyStream leaves w's database with a slot whose position is before anything committed
@@ -167,7 +175,11 @@ type debezium struct {
 	tuned bool
 }
 
-func (d debezium) home() string { return filepath.Join(d.p.repo, ".services", "bench-debezium") }
+// home is where integration/bench/debezium/build.sh put the runner (BENCH_DEBEZIUM_HOME, as
+// for build.sh).
+func (d debezium) home() string {
+	return envStr("BENCH_DEBEZIUM_HOME", filepath.Join(d.p.repo, ".services", "bench-debezium"))
+}
 
 // properties are the engine and producer settings of one phase.
 func (d debezium) properties(db, slot, prefix, snapshotMode string) string {
@@ -253,6 +265,9 @@ func (d debezium) start(ctx context.Context, w world) (*child, time.Time, error)
 	if _, err := os.Stat(filepath.Join(d.home(), "classes", "BenchRunner.class")); err != nil {
 		return nil, time.Time{}, errors.New("the Debezium runner is not built: run integration/bench/debezium/build.sh")
 	}
+	if w.source == srcMariaDB {
+		return d.startMariaDB(ctx, w)
+	}
 	warm, err := d.prepareWarmup(ctx, w)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("warm-up database: %w", err)
@@ -268,9 +283,14 @@ func (d debezium) start(ctx context.Context, w world) (*child, time.Time, error)
 	if err := os.WriteFile(measure, []byte(d.properties(w.db, w.slot, w.prefix, mode)), 0o600); err != nil {
 		return nil, time.Time{}, err
 	}
+	return d.run(ctx, w, filepath.Join(d.home(), "lib"), warm, measure)
+}
+
+// run starts BenchRunner with the jars of lib and waits for the start of its measured phase.
+func (d debezium) run(ctx context.Context, w world, lib, warm, measure string) (*child, time.Time, error) {
 	cmd := exec.Command("java", "-Xms"+d.p.JVMHeap, "-Xmx"+d.p.JVMHeap, "-XX:+ExitOnOutOfMemoryError",
 		"-Djava.awt.headless=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-		"-cp", filepath.Join(d.home(), "classes")+":"+filepath.Join(d.home(), "lib", "*"),
+		"-cp", filepath.Join(d.home(), "classes")+":"+filepath.Join(lib, "*"),
 		"BenchRunner", warm, measure)
 	cmd.Dir = w.dir
 	stdout, err := cmd.StdoutPipe()
