@@ -88,7 +88,8 @@ services-down:
 	bash integration/services/down.sh
 
 # Sizes: make bench BENCH_ROWS=200000 BENCH_LATENCY_SECONDS=20 (also BENCH_RATE, BENCH_SYSTEMS,
-# BENCH_SCENARIOS, BENCH_PARTITIONS, BENCH_JVM_HEAP, BENCH_KEEP; see integration/bench/main.go).
+# BENCH_SCENARIOS, BENCH_PARTITIONS, BENCH_JVM_HEAP, BENCH_KEEP, BENCH_PARALLEL_TABLES,
+# BENCH_SNAPSHOT_RATE; see integration/bench/main.go).
 bench: services-up build ## Tributary vs Debezium side by side; table on stdout, JSON in integration/bench/results/
 	bash integration/bench/debezium/build.sh
 	$(GO) run ./integration/bench

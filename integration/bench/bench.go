@@ -48,11 +48,12 @@ func (b *bench) run(ctx context.Context) error {
 		return fmt.Errorf("%s is missing: run make build", b.p.binary)
 	}
 	var failed error
-	for _, sc := range []string{scBackfill, scStreaming, scLatency} {
+	templated := false
+	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scLatency, scParallel, scSnapLatency} {
 		if !slices.Contains(b.p.Scenarios, sc) {
 			continue
 		}
-		if sc == scBackfill {
+		if (sc == scBackfill || sc == scParallel || sc == scSnapLatency) && !templated {
 			b.log.Info("making the backfill template", "rows", b.p.Rows)
 			if err := createDB(ctx, "bench_template", ""); err != nil {
 				return err
@@ -60,6 +61,17 @@ func (b *bench) run(ctx context.Context) error {
 			if err := fillRows(ctx, "bench_template", b.p.Rows); err != nil {
 				return err
 			}
+			templated = true
+		}
+		if sc == scParallel || sc == scSnapLatency {
+			if err := b.snapshotScenario(ctx, sc); err != nil {
+				failed = errors.Join(failed, fmt.Errorf("%s %s: %w", sysTributary, sc, err))
+				b.log.Error("run failed", "system", sysTributary, "scenario", sc, "err", err)
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue
 		}
 		for _, sys := range b.p.Systems {
 			b.log.Info("running", "system", sys, "scenario", sc)
@@ -76,7 +88,7 @@ func (b *bench) run(ctx context.Context) error {
 				return ctx.Err()
 			}
 		}
-		if sc != scLatency && slices.Contains(b.p.Scenarios, scCeiling) && b.payloads[sc] != "" {
+		if (sc == scBackfill || sc == scStreaming) && slices.Contains(b.p.Scenarios, scCeiling) && b.payloads[sc] != "" {
 			b.log.Info("running", "system", sysCeiling, "scenario", sc)
 			r, err := b.ceiling(ctx, sc)
 			if err != nil {
@@ -89,6 +101,7 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	if !b.p.keep {
 		dropDB(context.Background(), "bench_template")
+		dropDB(context.Background(), parallelTemplate)
 	}
 	return failed
 }
@@ -121,7 +134,11 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 			cctx := context.Background()
 			dropDB(cctx, w.db)
 			dropDB(cctx, w.db+"_warm")
-			deleteTopics(cctx, w.topic, w.prefix+"-warm.public.bench", w.prefix+".tributary-offsets")
+			if w.source == srcMariaDB {
+				dropMyDB(w.db)
+				dropMyDB(w.db + "_warm")
+			}
+			deleteTopics(cctx, w.topic, w.warmTopic(), w.prefix+".tributary-offsets")
 		}
 	}()
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
@@ -131,14 +148,19 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 		return r, err
 	}
 	if _, ok := pub.(debezium); ok {
-		if err := createTopic(ctx, w.prefix+"-warm.public.bench", b.p.Partitions); err != nil {
+		if err := createTopic(ctx, w.warmTopic(), b.p.Partitions); err != nil {
 			return r, err
 		}
 	}
 
 	switch sc {
-	case scBackfill:
-		if err := createDB(ctx, w.db, "bench_template"); err != nil {
+	case scBackfill, scBackfillMariaDB:
+		if sc == scBackfillMariaDB {
+			b.log.Info("making the MariaDB table", "db", w.db, "rows", b.p.Rows)
+			if err := createMyDB(ctx, w.db, b.p.Rows); err != nil {
+				return r, err
+			}
+		} else if err := createDB(ctx, w.db, "bench_template"); err != nil {
 			return r, err
 		}
 		var t0 time.Time
@@ -212,7 +234,7 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 		}
 		cpu1, _ := cpuSeconds(c.pid())
 		hwm, _ := peakRSSMB(c.pid())
-		lat, err := commitLatencies(ctx, w.topic, base, ends)
+		lat, err := commitLatencies(ctx, w.topic, base, ends, nil)
 		if err != nil {
 			return r, err
 		}

@@ -39,6 +39,8 @@ type params struct {
 	JVMHeap        string   `json:"jvm_heap"`        // -Xms and -Xmx of the Debezium JVM
 	Systems        []string `json:"systems"`
 	Scenarios      []string `json:"scenarios"`
+	ParallelTables int      `json:"parallel_tables"` // backfill-parallel: tables the rows are split over
+	SnapshotRate   int      `json:"snapshot_rate"`   // snapshot-latency: changes/s while the snapshot runs
 
 	repo    string // repository root
 	binary  string // bin/tributary
@@ -49,7 +51,7 @@ type params struct {
 
 var (
 	allSystems   = []string{sysTributary, sysTributaryEOS, sysDebeziumDefault, sysDebeziumTuned}
-	allScenarios = []string{scBackfill, scStreaming, scLatency, scCeiling}
+	allScenarios = []string{scBackfill, scBackfillMariaDB, scStreaming, scLatency, scParallel, scSnapLatency, scCeiling}
 )
 
 const (
@@ -63,6 +65,11 @@ const (
 	scStreaming = "streaming"
 	scLatency   = "latency"
 	scCeiling   = "ceiling" // not a scenario of its own in the output: producer-perf-test rows
+
+	// Snapshots (issue 12), Tributary only: see snapshot.go.
+	scBackfillMariaDB = "backfill-mariadb"  // the backfill scenario on MariaDB
+	scParallel        = "backfill-parallel" // the same rows in 1 table and in N, parallelism 1…N
+	scSnapLatency     = "snapshot-latency"  // stream latency while a table snapshots on demand
 )
 
 func envInt(name string, def int) int {
@@ -89,11 +96,15 @@ func main() {
 	flag.StringVar(&p.JVMHeap, "jvm-heap", envStr("BENCH_JVM_HEAP", "1g"), "fixed heap (-Xms = -Xmx) of the Debezium JVM (env BENCH_JVM_HEAP)")
 	flag.StringVar(&systems, "systems", envStr("BENCH_SYSTEMS", strings.Join(allSystems, ",")), "systems to run (env BENCH_SYSTEMS)")
 	flag.StringVar(&scenarios, "scenarios", envStr("BENCH_SCENARIOS", strings.Join(allScenarios, ",")), "scenarios to run (env BENCH_SCENARIOS)")
+	flag.IntVar(&p.ParallelTables, "parallel-tables", envInt("BENCH_PARALLEL_TABLES", 4), "backfill-parallel: tables the rows are split over (env BENCH_PARALLEL_TABLES)")
+	flag.IntVar(&p.SnapshotRate, "snapshot-rate", envInt("BENCH_SNAPSHOT_RATE", 5_000), "snapshot-latency: changes/s streamed while the table snapshots (env BENCH_SNAPSHOT_RATE); a multiple of 100")
 	flag.BoolVar(&p.keep, "keep", os.Getenv("BENCH_KEEP") != "", "keep scratch files, databases and topics (env BENCH_KEEP)")
 	flag.Parse()
 
 	p.Rows = max(100, p.Rows/100*100)
 	p.Rate = max(100, p.Rate/100*100)
+	p.SnapshotRate = max(100, p.SnapshotRate/100*100)
+	p.ParallelTables = max(2, p.ParallelTables)
 	p.Systems = splitList(systems, allSystems)
 	p.Scenarios = splitList(scenarios, allScenarios)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -24,6 +24,11 @@ type world struct {
 	prefix           string
 	topic            string
 	dir              string
+	// source is "postgres" or "mariadb"; tables are source.tables and parallelism is
+	// source.snapshot_parallelism (0: the default) of Tributary's pipeline.
+	source      string
+	tables      []string
+	parallelism int
 }
 
 func newWorld(p params, system, scenario, stamp string) world {
@@ -31,17 +36,31 @@ func newWorld(p params, system, scenario, stamp string) world {
 	w := world{
 		system:   system,
 		scenario: scenario,
-		db:       "bench_" + short + "_" + scenario,
+		db:       "bench_" + short + "_" + strings.ReplaceAll(scenario, "-", "_"),
 		prefix:   "bench-" + short + "-" + scenario + "-" + strings.ToLower(stamp),
 		dir:      filepath.Join(p.scratch, system+"-"+scenario),
+		source:   "postgres",
+		tables:   []string{"public.bench"},
 	}
 	w.topic = w.prefix + ".public.bench"
+	if scenario == scBackfillMariaDB {
+		w.source, w.tables = srcMariaDB, []string{w.db + ".bench"}
+		w.topic = w.prefix + "." + w.db + ".bench"
+	}
 	if isTributary(system) {
 		w.slot = "tributary_" + w.db // the default slot of pipeline w.db
 	} else {
 		w.slot = w.db
 	}
 	return w
+}
+
+// warmTopic is the topic of Debezium's warm-up run.
+func (w world) warmTopic() string {
+	if w.source == srcMariaDB {
+		return w.prefix + "-warm." + w.db + "_warm.bench"
+	}
+	return w.prefix + "-warm.public.bench"
 }
 
 // publisher is one system under test.
@@ -67,19 +86,27 @@ func (t tributary) config(w world) (string, error) {
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
 		return "", err
 	}
+	typ, url := "postgres", dbURL(w.db)
+	if w.source == srcMariaDB {
+		typ, url = "mysql", myURL(w.db)
+	}
+	extra := ""
+	if w.parallelism > 0 {
+		extra = fmt.Sprintf("  snapshot_parallelism: %d\n", w.parallelism)
+	}
 	cfg := fmt.Sprintf(`name: %s
 source:
-  type: postgres
+  type: %s
   url: %s
-  tables: [public.bench]
-destination:
+  tables: [%s]
+%sdestination:
   bootstrap_servers: %s
   topic_prefix: %s
   disable_tls: true
   delete_mode: record
 checkpoint:
   path: %s
-`, w.db, dbURL(w.db), kafkaAddr, w.prefix, filepath.Join(w.dir, "checkpoints"))
+`, w.db, typ, url, strings.Join(w.tables, ", "), extra, kafkaAddr, w.prefix, filepath.Join(w.dir, "checkpoints"))
 	if t.exactlyOnce {
 		cfg = strings.Replace(cfg, "  delete_mode: record\n", "  delete_mode: record\n  create_missing_topics: true\n", 1) + "delivery: exactly_once\n"
 	}
@@ -153,7 +180,11 @@ type debezium struct {
 	tuned bool
 }
 
-func (d debezium) home() string { return filepath.Join(d.p.repo, ".services", "bench-debezium") }
+// home is where integration/bench/debezium/build.sh put the runner (BENCH_DEBEZIUM_HOME, as
+// for build.sh).
+func (d debezium) home() string {
+	return envStr("BENCH_DEBEZIUM_HOME", filepath.Join(d.p.repo, ".services", "bench-debezium"))
+}
 
 // properties are the engine and producer settings of one phase.
 func (d debezium) properties(db, slot, prefix, snapshotMode string) string {
@@ -239,6 +270,9 @@ func (d debezium) start(ctx context.Context, w world) (*child, time.Time, error)
 	if _, err := os.Stat(filepath.Join(d.home(), "classes", "BenchRunner.class")); err != nil {
 		return nil, time.Time{}, errors.New("the Debezium runner is not built: run integration/bench/debezium/build.sh")
 	}
+	if w.source == srcMariaDB {
+		return d.startMariaDB(ctx, w)
+	}
 	warm, err := d.prepareWarmup(ctx, w)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("warm-up database: %w", err)
@@ -254,9 +288,14 @@ func (d debezium) start(ctx context.Context, w world) (*child, time.Time, error)
 	if err := os.WriteFile(measure, []byte(d.properties(w.db, w.slot, w.prefix, mode)), 0o600); err != nil {
 		return nil, time.Time{}, err
 	}
+	return d.run(ctx, w, filepath.Join(d.home(), "lib"), warm, measure)
+}
+
+// run starts BenchRunner with the jars of lib and waits for the start of its measured phase.
+func (d debezium) run(ctx context.Context, w world, lib, warm, measure string) (*child, time.Time, error) {
 	cmd := exec.Command("java", "-Xms"+d.p.JVMHeap, "-Xmx"+d.p.JVMHeap, "-XX:+ExitOnOutOfMemoryError",
 		"-Djava.awt.headless=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-		"-cp", filepath.Join(d.home(), "classes")+":"+filepath.Join(d.home(), "lib", "*"),
+		"-cp", filepath.Join(d.home(), "classes")+":"+filepath.Join(lib, "*"),
 		"BenchRunner", warm, measure)
 	cmd.Dir = w.dir
 	stdout, err := cmd.StdoutPipe()

@@ -128,6 +128,16 @@ func (b *bench) targets() []target {
 		bf = &r.EventsPerSec
 	}
 	add("backfill ≥ 100,000 rows/s", bf, atLeast(100_000))
+	var bfMy *float64
+	if r := b.find(sysTributary, scBackfillMariaDB); r != nil {
+		bfMy = &r.EventsPerSec
+	}
+	add("backfill (MariaDB) ≥ 100,000 rows/s", bfMy, atLeast(100_000))
+	var snapP99 *float64
+	if r := b.find(sysTributary, scSnapLatency+" stream"); r != nil {
+		snapP99 = r.P99Ms
+	}
+	add(fmt.Sprintf("stream latency p99 ≤ 100 ms at %d changes/s while a %d-row table snapshots", b.p.SnapshotRate, b.p.Rows), snapP99, atMost(100))
 	for _, sc := range []string{scBackfill, scStreaming} {
 		add(sc+" CPU s/M ≤ 1/3 of debezium-tuned (debezium-tuned ÷ tributary ≥ 3)", ratio(sysDebeziumTuned, sc, cpu, true), atLeast(3))
 	}

@@ -168,6 +168,23 @@ func consume(ctx context.Context, topic string, from, to map[int32]int64, f func
 	return nil
 }
 
+// firstAppend is the earliest broker append time among the first records after from.
+func firstAppend(ctx context.Context, topic string, from, ends map[int32]int64) (time.Time, error) {
+	to := map[int32]int64{}
+	for p, end := range ends {
+		if from[p] < end {
+			to[p] = from[p] + 1
+		}
+	}
+	var first time.Time
+	err := consume(ctx, topic, from, to, func(r *kgo.Record) {
+		if first.IsZero() || r.Timestamp.Before(first) {
+			first = r.Timestamp
+		}
+	})
+	return first, err
+}
+
 // lastAppend is the latest broker append time among the records before ends.
 func lastAppend(ctx context.Context, topic string, ends map[int32]int64) (time.Time, error) {
 	from := map[int32]int64{}
@@ -186,8 +203,9 @@ func lastAppend(ctx context.Context, topic string, ends map[int32]int64) (time.T
 // commitLatencies reads the records between from and to and returns, for each one with a
 // value, when it became visible minus the source commit time (payload.source.ts_us), in ms:
 // the broker append time, or for a record of a transaction the append time of the marker
-// that committed it (a read_committed consumer sees it only then).
-func commitLatencies(ctx context.Context, topic string, from, to map[int32]int64) ([]float64, error) {
+// that committed it (a read_committed consumer sees it only then). With keep set, only the
+// records whose commit time (Unix ms) it keeps count.
+func commitLatencies(ctx context.Context, topic string, from, to map[int32]int64, keep func(commitMs float64) bool) ([]float64, error) {
 	var lat []float64
 	var bad error
 	open := map[int32][]float64{} // per partition: commit times of records awaiting their marker
@@ -217,6 +235,9 @@ func commitLatencies(ctx context.Context, topic string, from, to map[int32]int64
 		commit := float64(v.Payload.Source.TsUs) / 1000
 		if v.Payload.Source.TsUs == 0 {
 			commit = float64(v.Payload.Source.TsMs)
+		}
+		if keep != nil && !keep(commit) {
+			return
 		}
 		if r.Attrs.IsTransactional() {
 			open[r.Partition] = append(open[r.Partition], commit)

@@ -80,6 +80,7 @@ func New(db Database, cfg Config) *Engine {
 		if n, err := strconv.Atoi(os.Getenv(chunkRowsEnv)); err == nil && n > 0 {
 			cfg.ChunkRows = n
 		}
+		cfg.ChunkRows = chunkRowsFor(cfg.ChunkRows, cfg.Parallelism)
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -90,6 +91,20 @@ func New(db Database, cfg Config) *Engine {
 	b := make([]byte, 6)
 	rand.Read(b) // never fails (crypto/rand)
 	return &Engine{db: db, cfg: cfg, id: hex.EncodeToString(b), windows: map[string]*window{}, wake: make(chan struct{})}
+}
+
+// chunkRowsFor is the chunk size when parallelism workers each hold a
+// chunk between its watermarks: beyond DefaultParallelism, chunks shrink so
+// that all of them together hold no more rows than DefaultParallelism full
+// chunks. The task's memory is sized for that (cmd/tributary's soft memory
+// limit): with four or more full chunks held at once the collector ran
+// nearly without pause near the limit, tripling the CPU per row and
+// cutting the rows/s (make bench, backfill-parallel).
+func chunkRowsFor(rows, parallelism int) int {
+	if parallelism <= DefaultParallelism {
+		return rows
+	}
+	return max(1, rows*DefaultParallelism/parallelism)
 }
 
 // Queue adds tables to the snapshot (a table already queued or running

@@ -176,6 +176,50 @@ func TestShapeMovedReadsAgain(t *testing.T) {
 	}
 }
 
+// TestParallelChunksHoldDefaultRows: with more workers than the default,
+// every chunk query asks for fewer rows, so that the chunks held at once
+// (one per worker) add up to what the default parallelism holds; at or
+// below the default a chunk is ChunkRows.
+func TestParallelChunksHoldDefaultRows(t *testing.T) {
+	t.Setenv(chunkRowsEnv, "")
+	for _, tc := range []struct{ parallelism, want int }{{1, ChunkRows}, {2, ChunkRows}, {4, ChunkRows / 2}, {8, ChunkRows / 4}} {
+		db := &limitDB{memDB: memDB{rows: map[int64]int64{1: 1}, marks: make(chan string, 16)}}
+		e := New(db, Config{Parallelism: tc.parallelism, IDPrefix: "t", TableName: func(id change.TableID) string { return id.Schema + "." + id.Name }})
+		e.Queue([]string{"s.t"}, true)
+		ctx, cancel := context.WithCancel(context.Background())
+		wait := e.Start(ctx, func(err error) { t.Error(err) })
+		deadline := time.After(10 * time.Second)
+		for !func() bool { p := e.Progress(); return len(p) == 1 && p[0].Done }() {
+			select {
+			case m := <-db.marks:
+				e.Watermark(ctx, m, func(context.Context, *change.Event) error { return nil })
+			case <-deadline:
+				t.Fatal("the snapshot did not finish")
+			}
+		}
+		cancel()
+		wait()
+		if db.limit != tc.want {
+			t.Errorf("snapshot_parallelism %d: chunk queries of %d rows, want %d", tc.parallelism, db.limit, tc.want)
+		}
+	}
+}
+
+// limitDB records the limit of the chunk queries.
+type limitDB struct {
+	memDB
+	limit int
+}
+
+func (d *limitDB) Session(context.Context) (Session, error) { return d, nil }
+
+func (d *limitDB) ReadChunk(ctx context.Context, table string, after Key, limit int) ([]Row, error) {
+	d.mu.Lock()
+	d.limit = limit
+	d.mu.Unlock()
+	return d.memDB.ReadChunk(ctx, table, after, limit)
+}
+
 // TestRestoreReadsOnAfterKey: a position's state, restored, resumes the
 // table after its key; a table queued since and not in it starts over.
 func TestRestoreReadsOnAfterKey(t *testing.T) {
