@@ -55,8 +55,9 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 	stopStatus := publishStatus(store, cfg, rec, log)
 	defer func() { rec.Failed(err); stopStatus() }()
 	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: log,
-		Leased:        cfg.Checkpoint.Store == config.StoreDynamoDB,
-		MissingTables: func(t []string) { m.TablesMissing(t); rec.TablesMissing(t) }})
+		Leased:          cfg.Checkpoint.Store == config.StoreDynamoDB,
+		MissingTables:   func(t []string) { m.TablesMissing(t); rec.TablesMissing(t) },
+		SnapshotBacklog: m.SnapshotBacklog})
 	if err != nil {
 		return &usageError{err.Error()}
 	}

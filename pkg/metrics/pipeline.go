@@ -36,6 +36,8 @@ type Pipeline struct {
 
 	latency  *Histogram
 	inflight atomic.Int64 // c/u/d records handed to the producer, not yet settled
+	reads    atomic.Int64 // r records handed to the producer, not yet settled
+	streamed atomic.Int64 // when (unix ns) the last c/u/d record was handed over
 	newest   atomic.Int64 // commit time (µs) of the newest c/u/d record handed over
 
 	samples *reservoir // latency samples for EMF; nil unless an EMF writer reads them
@@ -111,12 +113,17 @@ func (m *Pipeline) Rows(table string) *Rows {
 // commitMicros, was handed to the producer. Every Sent is followed by one
 // Acked or Failed.
 func (r *Rows) Sent(op change.Op, commitMicros int64) {
-	if r == nil || op == change.OpRead {
+	if r == nil {
 		return
 	}
-	// A backfill read's commit time is the snapshot's start: it says
-	// nothing about how far behind the stream is.
 	m := r.m
+	if op == change.OpRead {
+		// A backfill read's commit time is the snapshot's start: it says
+		// nothing about how far behind the stream is.
+		m.reads.Add(1)
+		return
+	}
+	m.streamed.Store(m.now().UnixNano())
 	if commitMicros > m.newest.Load() {
 		m.newest.Store(commitMicros) // only the source's goroutine sends
 	}
@@ -134,9 +141,7 @@ func (r *Rows) Acked(op change.Op, commitMicros int64, row bool, at time.Time) {
 	if i < 0 {
 		return
 	}
-	if op != change.OpRead {
-		r.m.inflight.Add(-1)
-	}
+	r.settled(op)
 	if !row {
 		return
 	}
@@ -156,8 +161,8 @@ func (r *Rows) Failed(op change.Op) {
 	if r == nil {
 		return
 	}
-	if op != change.OpRead && opIndex(op) >= 0 {
-		r.m.inflight.Add(-1)
+	if opIndex(op) >= 0 {
+		r.settled(op)
 	}
 	r.m.Error("publish")
 }

@@ -477,6 +477,7 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gz
 				return
 			}
 			p.tracker.ack(seq)
+			rows.Acked(op, commit, false, time.Now()) // settled, not published
 			return
 		}
 		if err != nil {

@@ -324,6 +324,9 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 	e.cfg.Log.Info("snapshot: reading table", "table", t.name, "resume", after != nil, "estimated_rows", t.estimated)
 	moved := 0 // chunk reads in a row that met ErrShapeMoved
 	for {
+		if err := e.pace(ctx); err != nil {
+			return err
+		}
 		id := fmt.Sprintf("%s%s:%d", MarkPrefix, e.id, e.seq.Add(1))
 		// The window opens now, before the low watermark is written, not
 		// when the stream meets it: PostgreSQL makes a transaction visible
@@ -394,6 +397,22 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		}
 		after = rows[len(rows)-1].Key
 	}
+}
+
+// pace holds the next chunk back while the destination has more than half
+// a chunk of read rows to acknowledge (see Config.Backlog).
+func (e *Engine) pace(ctx context.Context) error {
+	if e.cfg.Backlog == nil {
+		return nil
+	}
+	for e.cfg.Backlog() > int64(e.cfg.ChunkRows/2) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // Watermark is called by the stream for every watermark it meets, in

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -218,6 +219,42 @@ func (d *limitDB) ReadChunk(ctx context.Context, table string, after Key, limit 
 	d.limit = limit
 	d.mu.Unlock()
 	return d.memDB.ReadChunk(ctx, table, after, limit)
+}
+
+// TestPacedByBacklog: while the destination still has more than half a
+// chunk of read rows to acknowledge (with the stream publishing), no new
+// chunk starts, so the stream's changes never queue behind a full buffer
+// of snapshot rows; once it drains, the snapshot goes on.
+func TestPacedByBacklog(t *testing.T) {
+	db := &memDB{rows: map[int64]int64{1: 1, 2: 2, 3: 3}, marks: make(chan string, 16)}
+	var backlog atomic.Int64
+	backlog.Store(5)
+	e := New(db, Config{Parallelism: 1, ChunkRows: 4, IDPrefix: "t", Backlog: backlog.Load,
+		TableName: func(id change.TableID) string { return id.Schema + "." + id.Name }})
+	e.Queue([]string{"s.t"}, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wait := e.Start(ctx, func(err error) { t.Errorf("the snapshot failed: %v", err) })
+	select {
+	case m := <-db.marks:
+		t.Fatalf("a chunk started (%s) with 5 read rows unacknowledged, more than half its 4", m)
+	case <-time.After(300 * time.Millisecond):
+	}
+	backlog.Store(2)
+	emit := func(context.Context, *change.Event) error { return nil }
+	deadline := time.After(10 * time.Second)
+	for !func() bool { p := e.Progress(); return len(p) == 1 && p[0].Done }() {
+		select {
+		case m := <-db.marks:
+			if _, err := e.Watermark(ctx, m, emit); err != nil {
+				t.Fatal(err)
+			}
+		case <-deadline:
+			t.Fatal("the snapshot did not go on once the backlog drained")
+		}
+	}
+	cancel()
+	wait()
 }
 
 // TestRestoreReadsOnAfterKey: a position's state, restored, resumes the

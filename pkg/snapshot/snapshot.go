@@ -108,4 +108,9 @@ type Config struct {
 	}
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
+	// Backlog is how many read rows the destination has yet to
+	// acknowledge while the stream publishes (0 while it is idle); a new
+	// chunk waits until it is at most half a chunk, so the stream's
+	// changes never queue behind more than about one chunk. nil: no pacing.
+	Backlog func() int64
 }

@@ -51,6 +51,9 @@ type Options struct {
 	// MissingTables, when set, is told the source.tables entries that
 	// match no table, each time that set changes (see ReportMissing).
 	MissingTables func(tables []string)
+	// SnapshotBacklog, when set, paces snapshot chunks while the stream
+	// publishes (see snapshot.Config.Backlog).
+	SnapshotBacklog func() int64
 }
 
 // Log returns the logger a source logs through: Logger, or slog.Default().

@@ -119,6 +119,7 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 	}
 	s.engine = snapshot.New(mySnapshots{s}, snapshot.Config{
 		Parallelism: opts.Config.SnapshotParallelism,
+		Backlog:     opts.SnapshotBacklog,
 		IDPrefix:    "my",
 		TableName:   func(id change.TableID) string { return id.DB + "." + id.Name },
 		Log:         s.log,

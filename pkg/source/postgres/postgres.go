@@ -106,6 +106,7 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 	}
 	s.engine = snapshot.New(pgSnapshots{s}, snapshot.Config{
 		Parallelism: opts.Config.SnapshotParallelism,
+		Backlog:     opts.SnapshotBacklog,
 		IDPrefix:    "pg",
 		TableName:   func(id change.TableID) string { return id.Schema + "." + id.Name },
 		Log:         opts.Log(),
