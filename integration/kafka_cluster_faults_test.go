@@ -52,6 +52,7 @@ type clusterFault struct {
 	name   string
 	short  bool // part of the short form
 	inject func(f *faultRun)
+	noExit bool // the pipeline must ride the fault out without exiting
 }
 
 // faultRun is one fault's world.
@@ -129,7 +130,7 @@ var clusterFaults = []clusterFault{
 		time.Sleep(f.scale(5*time.Second, 20*time.Second))
 		kafkaCluster(f.t, "start", fmt.Sprint(n))
 		f.note("killed node %d", n)
-	}},
+	}, false},
 	{"rolling restart of all three brokers", false, func(f *faultRun) {
 		for n := 1; n <= 3; n++ {
 			kafkaCluster(f.t, "stop", fmt.Sprint(n))
@@ -137,7 +138,7 @@ var clusterFaults = []clusterFault{
 			kafkaCluster(f.t, "start", fmt.Sprint(n))
 			f.awaitISR()
 		}
-	}},
+	}, false},
 	{"broker frozen (SIGSTOP), thawed", false, func(f *faultRun) {
 		n := f.leader()
 		f.t.Cleanup(func() { exec2("services/kafka-cluster.sh", "thaw", fmt.Sprint(n)) })
@@ -147,29 +148,37 @@ var clusterFaults = []clusterFault{
 		kafkaCluster(f.t, "thaw", fmt.Sprint(n))
 		kafkaCluster(f.t, "start", fmt.Sprint(n))
 		f.note("froze node %d", n)
-	}},
+	}, false},
 	{"broker cut off from the client", true, func(f *faultRun) {
 		n := f.leader()
 		f.t.Cleanup(func() { exec2("services/kafka-cluster.sh", "uncut", fmt.Sprint(n)) })
 		kafkaCluster(f.t, "cut", fmt.Sprint(n))
-		// The cluster still sees the node healthy: its partitions keep it as
-		// leader. The blackhole rule refuses new connections to its client
-		// ports; measured, the pipeline's established connection kept
-		// working (0.3 s stall), so this is weaker than a real partition.
+		// A real partition: the packets between every client and the
+		// node's client ports are dropped both ways, the pipeline's open
+		// connections included, while the brokers still reach each other
+		// (replication and the controllers have listeners of their own),
+		// so the cluster keeps the node as leader and the pipeline must
+		// ride the cut out.
 		time.Sleep(f.scale(8*time.Second, 30*time.Second))
+		still := f.leader() == n
 		kafkaCluster(f.t, "uncut", fmt.Sprint(n))
-		f.note("cut off node %d", n)
-	}},
+		f.note("cut off node %d; still the leader of partition 0 at the end of the cut: %v", n, still)
+		if !still {
+			f.t.Errorf("node %d lost the leadership during the cut: the cluster saw the cut, not only the client", n)
+		}
+	}, false},
 	{"two brokers down", true, func(f *faultRun) {
 		a := f.leader()
 		b := otherNode(a)
 		kafkaCluster(f.t, "kill", fmt.Sprint(a))
 		kafkaCluster(f.t, "kill", fmt.Sprint(b))
-		// min.insync.replicas=2 cannot be met: writes stall.
+		// min.insync.replicas=2 cannot be met (and the controllers have
+		// no quorum): writes must stall, not fail, and resume once the
+		// brokers are back, without the task exiting.
 		time.Sleep(f.scale(10*time.Second, 60*time.Second))
 		kafkaCluster(f.t, "start")
 		f.note("killed nodes %d and %d", a, b)
-	}},
+	}, true},
 	{"topic deleted and recreated", true, func(f *faultRun) {
 		n0 := len(f.w.committed())
 		f.awaitRead(n0)
@@ -191,7 +200,7 @@ var clusterFaults = []clusterFault{
 		})
 		f.tl = startTail(f.t, f.topic)
 		f.note("%d changes committed while the topic was being deleted", n1-n0)
-	}},
+	}, false},
 	{"retention deleting old segments", false, func(f *faultRun) {
 		// The topic was created with retention.ms/segment.ms (see below).
 		time.Sleep(f.scale(15*time.Second, 40*time.Second))
@@ -205,13 +214,13 @@ var clusterFaults = []clusterFault{
 			f.t.Errorf("retention deleted nothing: the fault did not happen")
 		}
 		f.note("%d records deleted by retention", deleted)
-	}},
+	}, false},
 	{"partitions added while streaming", true, func(f *faultRun) {
 		if _, err := f.adm.CreatePartitions(context.Background(), 3, f.topic); err != nil {
 			f.t.Fatal(err)
 		}
 		time.Sleep(f.scale(5*time.Second, 20*time.Second))
-	}},
+	}, false},
 }
 
 // retentionTopic is how the retention fault's topic is created before the
@@ -220,6 +229,10 @@ var clusterFaults = []clusterFault{
 var retentionTopic = map[string]*string{"retention.ms": ptr("8000"), "segment.ms": ptr("1000")}
 
 func ptr(s string) *string { return &s }
+
+// stallLine is the log line of a retry from the checkpoint while the
+// cluster cannot accept writes (cmd/tributary/stall.go).
+const stallLine = "Kafka cannot accept writes right now"
 
 // exec2 runs a command, ignoring its result (cleanups).
 func exec2(name string, args ...string) { _ = exec.Command(name, args...).Run() }
@@ -311,10 +324,16 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 	msgs, appended, _ := f.tl.snapshot()
 	res.stall = longestStall(append(f.old, msgs...), append(f.oldTimes, appended...), faultAt, stoppedAt)
 	res.name, res.exits, res.notes = fault.name, f.sup.exitLog(), f.notes
+	if n := f.sup.count(stallLine); n > 0 {
+		res.notes = append(res.notes, fmt.Sprintf("%d retries from the checkpoint while Kafka could not accept writes; first: %s", n, f.sup.first(stallLine)))
+	}
 	t.Logf("%s: %d committed changes, %d gaps, %d duplicates, %d excused, %d reversals, longest stall %s, exits %v, %v",
 		fault.name, n, res.gaps, res.dups, res.excused, res.reversals, res.stall, res.exits, f.notes)
 	if res.gaps > 0 {
 		t.Errorf("%d gaps", res.gaps)
+	}
+	if fault.noExit && len(res.exits) > 0 {
+		t.Errorf("the pipeline exited during %q, want it to stall and resume by itself: %v", fault.name, res.exits)
 	}
 	return res
 }
