@@ -48,7 +48,9 @@ CLUSTER_JVM_OPTS=(-Xms128m -Xmx320m -XX:ParallelGCThreads=1 -XX:ConcGCThreads=1 
 node_port() { echo $((19000 + $1 * 100 + $2)); } # node_port N 92|93|94|95|96
 node_home() { echo "$CLUSTER_HOME/node$1"; }
 node_props() { echo "$(node_home "$1")/config/server.properties"; }
-node_pid() { running_pid "$(node_home "$1")/kafka.pid" "kafka.Kafka $(node_props "$1")"; }
+# The pattern leaves out the path before .services: worktrees share .services through a
+# symbolic link, and a node started from another one runs with that one's path.
+node_pid() { running_pid "$(node_home "$1")/kafka.pid" "/kafka-cluster/node$1/config/server.properties"; }
 
 node_properties() {
   local n=$1 voters=() m
