@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -176,8 +177,9 @@ var clusterFaults = []clusterFault{
 		// no quorum): writes must stall, not fail, and resume once the
 		// brokers are back, without the task exiting.
 		time.Sleep(f.scale(10*time.Second, 60*time.Second))
+		restart := time.Now()
 		kafkaCluster(f.t, "start")
-		f.note("killed nodes %d and %d", a, b)
+		f.note("killed nodes %d and %d; restarting them took %s", a, b, time.Since(restart).Round(100*time.Millisecond))
 	}, true},
 	{"topic deleted and recreated", true, func(f *faultRun) {
 		n0 := len(f.w.committed())
@@ -243,6 +245,7 @@ type faultResult struct {
 	changes, gaps, dups, excused int
 	reversals                    int
 	stall                        time.Duration
+	resumed                      time.Duration // from the end of the fault until every partition was appended to again
 	exits                        []string
 	notes                        []string
 }
@@ -261,13 +264,13 @@ func TestKafkaClusterFaults(t *testing.T) {
 		})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%-40s %8s %5s %5s %8s %9s %10s  %s\n", "fault", "changes", "gaps", "dups", "excused", "reversals", "stall", "recovered by itself?")
+	fmt.Fprintf(&b, "\n%-40s %8s %5s %5s %8s %9s %10s %8s  %s\n", "fault", "changes", "gaps", "dups", "excused", "reversals", "stall", "resumed", "recovered by itself?")
 	for _, r := range results {
 		rec := "yes"
 		if len(r.exits) > 0 {
 			rec = fmt.Sprintf("no: %d exit(s), restarted; %s", len(r.exits), strings.Join(r.exits, "; "))
 		}
-		fmt.Fprintf(&b, "%-40s %8d %5d %5d %8d %9d %10s  %s\n", r.name, r.changes, r.gaps, r.dups, r.excused, r.reversals, r.stall.Round(100*time.Millisecond), rec)
+		fmt.Fprintf(&b, "%-40s %8d %5d %5d %8d %9d %10s %8s  %s\n", r.name, r.changes, r.gaps, r.dups, r.excused, r.reversals, r.stall.Round(100*time.Millisecond), r.resumed.Round(100*time.Millisecond), rec)
 		for _, n := range r.notes {
 			fmt.Fprintf(&b, "%-40s   %s\n", "", n)
 		}
@@ -298,6 +301,7 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 	time.Sleep(2 * time.Second)
 	faultAt := time.Now()
 	fault.inject(f)
+	healedAt := time.Now()
 	time.Sleep(f.scale(3*time.Second, 10*time.Second)) // writing on after the fault healed
 	stopWriting()
 	stoppedAt := time.Now()
@@ -323,12 +327,16 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 	res = f.tally()
 	msgs, appended, _ := f.tl.snapshot()
 	res.stall = longestStall(append(f.old, msgs...), append(f.oldTimes, appended...), faultAt, stoppedAt)
+	res.resumed = resumedAfter(msgs, appended, healedAt)
+	if dir := os.Getenv("KAFKA_FAULTS_OUT"); dir != "" { // the pipeline's log, for a closer look
+		os.WriteFile(filepath.Join(dir, strings.ReplaceAll(fault.name, " ", "_")+".log"), []byte(f.sup.output()), 0o644)
+	}
 	res.name, res.exits, res.notes = fault.name, f.sup.exitLog(), f.notes
 	if n := f.sup.count(stallLine); n > 0 {
 		res.notes = append(res.notes, fmt.Sprintf("%d retries from the checkpoint while Kafka could not accept writes; first: %s", n, f.sup.first(stallLine)))
 	}
-	t.Logf("%s: %d committed changes, %d gaps, %d duplicates, %d excused, %d reversals, longest stall %s, exits %v, %v",
-		fault.name, n, res.gaps, res.dups, res.excused, res.reversals, res.stall, res.exits, f.notes)
+	t.Logf("%s: %d committed changes, %d gaps, %d duplicates, %d excused, %d reversals, longest stall %s, every partition appended to again %s after the fault ended, exits %v, %v",
+		fault.name, n, res.gaps, res.dups, res.excused, res.reversals, res.stall, res.resumed, res.exits, f.notes)
 	if res.gaps > 0 {
 		t.Errorf("%d gaps", res.gaps)
 	}
@@ -444,6 +452,29 @@ func longestStall(msgs []message, appended []time.Time, from, to time.Time) time
 		for _, a := range append(in, to) {
 			longest = max(longest, a.Sub(prev))
 			prev = a
+		}
+	}
+	return longest
+}
+
+// resumedAfter is how long after healed every partition that had records
+// appended to it before healed was appended to again: how long the
+// pipeline took to resume once the fault was over.
+func resumedAfter(msgs []message, appended []time.Time, healed time.Time) time.Duration {
+	before := map[int32]bool{}
+	first := map[int32]time.Time{}
+	for i, a := range appended {
+		p := msgs[i].Partition
+		if a.Before(healed) {
+			before[p] = true
+		} else if f, ok := first[p]; !ok || a.Before(f) {
+			first[p] = a
+		}
+	}
+	var longest time.Duration
+	for p := range before {
+		if f, ok := first[p]; ok {
+			longest = max(longest, f.Sub(healed))
 		}
 	}
 	return longest
