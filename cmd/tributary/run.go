@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
@@ -103,10 +104,8 @@ func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		Transactions:       transactions(cfg),
 	}
 	log.Info("starting", "source", cfg.Source.Type, "bootstrap_servers", cfg.Destination.BootstrapServers, "topic_prefix", cfg.Destination.TopicPrefix)
-	if m.KafkaStalledNow() {
-		wctx, stop := context.WithCancel(ctx)
-		defer stop()
-		go watchUnstall(wctx, p, m, log)
-	}
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go watchAcks(wctx, p, m, log, time.Second, stallAfter)
 	return p.Run(ctx)
 }

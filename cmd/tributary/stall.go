@@ -26,7 +26,7 @@ const (
 // after a backoff, as a restarted task would, without the exit. Writes
 // stall meanwhile (nothing past the checkpoint is acknowledged), one line
 // per retry says so, and tributary_kafka_stalled reads 1 until a record is
-// acknowledged again (watchUnstall). Any other error (a poison record, a
+// acknowledged again (watchAcks). Any other error (a poison record, a
 // lost lease) still ends the task. Issue 13 asks for this where DESIGN.md
 // §Delivery said only "reports an error and does not advance".
 func rideStalls(ctx context.Context, log *slog.Logger, m *metrics.Pipeline, run func(first bool) error) error {
@@ -45,7 +45,7 @@ func rideStallsWith(ctx context.Context, log *slog.Logger, m *metrics.Pipeline, 
 		if since.IsZero() || !m.KafkaStalledNow() { // a new stall, not the same one going on
 			since, wait = time.Now(), firstWait
 		}
-		m.KafkaStalled(true)
+		m.KafkaStallRetry()
 		log.Error("Kafka cannot accept writes right now; retrying from the checkpoint, nothing is lost",
 			"err", err, "stalled_for", time.Since(since).Round(time.Second).String(), "retry_in", wait.String())
 		t := time.NewTimer(wait)
@@ -59,21 +59,43 @@ func rideStallsWith(ctx context.Context, log *slog.Logger, m *metrics.Pipeline, 
 	}
 }
 
-// watchUnstall clears tributary_kafka_stalled, and says so, once p has a
-// record acknowledged; it ends with ctx (the run).
-func watchUnstall(ctx context.Context, p *pipeline.Pipeline, m *metrics.Pipeline, log *slog.Logger) {
-	tick := time.NewTicker(250 * time.Millisecond)
+// stallAfter is how long records may wait without any acknowledgement
+// before the pipeline reports a stall, and then how often it says so.
+const stallAfter = 30 * time.Second
+
+// watchAcks reports a stall while the producer is still retrying: records
+// are in flight and nothing was acknowledged for stallAfter (the producer
+// retries a write the broker may have taken without limit, so its attempts
+// may not run out for minutes). It sets tributary_kafka_stalled and logs
+// once per stallAfter while that lasts, and clears the gauge (saying so)
+// as soon as a record is acknowledged, also after a retry from the
+// checkpoint. It ends with ctx (the run).
+func watchAcks(ctx context.Context, p *pipeline.Pipeline, m *metrics.Pipeline, log *slog.Logger, every, after time.Duration) {
+	tick := time.NewTicker(every)
 	defer tick.Stop()
+	acked := func() int64 { return p.Published.Load() + p.Read.Load() }
+	last, lastAt, logged := acked(), time.Now(), time.Time{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
-			if p.Published.Load()+p.Read.Load() > 0 {
-				m.KafkaStalled(false)
-				log.Info("Kafka accepts writes again; publishing")
-				return
+		case now := <-tick.C:
+			if n := acked(); n != last {
+				last, lastAt = n, now
+				if m.KafkaStalledNow() {
+					m.KafkaStalled(false)
+					log.Info("Kafka accepts writes again; publishing")
+				}
+				logged = time.Time{}
+				continue
 			}
+			if m.InFlight() == 0 || now.Sub(lastAt) < after || now.Sub(logged) < after {
+				continue
+			}
+			m.KafkaStalled(true)
+			log.Warn("Kafka has acknowledged nothing for a while; the producer keeps retrying, nothing advances meanwhile",
+				"waiting", now.Sub(lastAt).Round(time.Second).String(), "records_in_flight", m.InFlight())
+			logged = now
 		}
 	}
 }

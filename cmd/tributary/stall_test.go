@@ -6,12 +6,16 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/metrics"
+	"github.com/tributary-cdc/tributary/pkg/pipeline"
 )
 
 // TestRideStalls: runs that fail because the cluster cannot accept
@@ -55,5 +59,58 @@ func TestRideStalls(t *testing.T) {
 				t.Errorf("stalled gauge %v after the runs, want %v (nothing was acknowledged after the stall)", got, want)
 			}
 		})
+	}
+}
+
+// lockedBuffer is a log destination the watcher and the test share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestWatchAcks: records in flight with no acknowledgement for the stall
+// delay set the stalled gauge and log a warning, repeated once per delay,
+// not per check; an acknowledgement clears it and says so.
+func TestWatchAcks(t *testing.T) {
+	var out lockedBuffer
+	log := slog.New(slog.NewTextHandler(&out, nil))
+	m := metrics.NewPipeline(metrics.NewRegistry(), "p")
+	p := &pipeline.Pipeline{}
+	m.Rows("public.t").Sent(change.OpCreate, time.Now().UnixMicro()) // one record in flight
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); watchAcks(ctx, p, m, log, 5*time.Millisecond, 100*time.Millisecond) }()
+	defer func() { cancel(); <-done }()
+
+	waitUntil(t, "the stall reported", func() bool { return m.KafkaStalledNow() })
+	time.Sleep(150 * time.Millisecond)
+	if n := strings.Count(out.String(), "Kafka has acknowledged nothing"); n < 1 || n > 3 {
+		t.Fatalf("%d stall warnings within about 250 ms with a 100 ms delay, want one per delay:\n%s", n, out.String())
+	}
+	p.Published.Add(1)
+	waitUntil(t, "the stall cleared", func() bool { return !m.KafkaStalledNow() })
+	if !strings.Contains(out.String(), "Kafka accepts writes again") {
+		t.Fatalf("no line saying the stall ended:\n%s", out.String())
+	}
+}
+
+func waitUntil(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }
