@@ -234,7 +234,7 @@ start)
   else
     check_node "$node"
     node_launch "$node"
-    node_wait "$node" 120
+    node_wait "$node" 240 # a restarted node replays the metadata log: slow on a loaded machine
   fi
   ;;
 stop | down)
