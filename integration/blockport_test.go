@@ -23,25 +23,11 @@ import (
 // packets are dropped.
 const blockedHost = "127.0.0.2"
 
-// dropDev is the device dropped packets are redirected to: one end of a
-// veth pair whose other end, without an address, discards them (they are
-// not addressed to it). This kernel has no iptables and no tc drop action
-// (act_gact), but tc's u32 classifier and mirred action exist. Both ends
-// are up: a redirect to a down device fails in the sender's own stack,
-// which TCP sees, so it neither retransmits nor times out as it does when
-// a packet is lost on the way.
-const dropDev = "tfdrop0"
-
 // portBlock drops the packets between the pipeline and one private server
-// port (to blockedHost:port and back from it) with two tc filters on lo's
-// egress hook (clsact). Other tests run meanwhile, some with their own tc
-// filters (the Kafka cluster ports): this one only ever adds and removes
-// its own filters, by a priority derived from the port, and removes the
-// clsact qdisc only when no filter at all is left on it.
-type portBlock struct {
-	port  int
-	prios [2]int
-}
+// port (to blockedHost:port and back from it), established connections
+// included, with integration/services/portblock.sh (tc filters on lo; the
+// Kafka cluster's `cut` uses it too, each block with filters of its own).
+type portBlock struct{ port int }
 
 func newPortBlock(t *testing.T, port int) *portBlock {
 	t.Helper()
@@ -51,27 +37,9 @@ func newPortBlock(t *testing.T, port int) *portBlock {
 	if _, err := exec.LookPath("tc"); err != nil {
 		t.Skip("blocking a port needs tc (iproute2)")
 	}
-	b := &portBlock{port: port, prios: [2]int{20000 + 2*(port%10000), 20001 + 2*(port%10000)}}
+	b := &portBlock{port: port}
 	b.restore(t) // a leftover of an interrupted run
-	if exec.Command("ip", "link", "show", dropDev).Run() != nil {
-		tcRun(t, "ip", "link", "add", dropDev, "type", "veth", "peer", "name", "tfdrop1")
-	}
-	tcRun(t, "ip", "link", "set", dropDev, "up")
-	tcRun(t, "ip", "link", "set", "tfdrop1", "up")
-	if out, _ := exec.Command("tc", "qdisc", "show", "dev", "lo").CombinedOutput(); !strings.Contains(string(out), "clsact") {
-		// Another test may add it at the same moment: an error is fine
-		// as long as it is there afterwards.
-		exec.Command("tc", "qdisc", "add", "dev", "lo", "clsact").Run()
-	}
-	t.Cleanup(func() {
-		b.restore(t)
-		egress, _ := exec.Command("tc", "filter", "show", "dev", "lo", "egress").CombinedOutput()
-		ingress, _ := exec.Command("tc", "filter", "show", "dev", "lo", "ingress").CombinedOutput()
-		if strings.TrimSpace(string(egress)) == "" && strings.TrimSpace(string(ingress)) == "" {
-			exec.Command("tc", "qdisc", "del", "dev", "lo", "clsact").Run()
-		}
-		exec.Command("ip", "link", "del", dropDev).Run()
-	})
+	t.Cleanup(func() { b.restore(t) })
 	return b
 }
 
@@ -79,26 +47,19 @@ func newPortBlock(t *testing.T, port int) *portBlock {
 // connections look open and silent.
 func (b *portBlock) drop(t *testing.T) {
 	t.Helper()
-	for i, match := range [][]string{
-		{"dst", blockedHost + "/32", "match", "ip", "dport", fmt.Sprint(b.port), "0xffff"},
-		{"src", blockedHost + "/32", "match", "ip", "sport", fmt.Sprint(b.port), "0xffff"},
-	} {
-		args := append([]string{"filter", "add", "dev", "lo", "egress", "prio", fmt.Sprint(b.prios[i]), "protocol", "ip", "u32", "match", "ip"}, match...)
-		tcRun(t, "tc", append(args, "action", "mirred", "egress", "redirect", "dev", dropDev)...)
-	}
+	portBlockScript(t, "drop", blockedHost, fmt.Sprint(b.port))
 }
 
-// restore removes this block's filters (and only them).
+// restore lets the packets through again (only this block's).
 func (b *portBlock) restore(t *testing.T) {
-	for _, prio := range b.prios {
-		exec.Command("tc", "filter", "del", "dev", "lo", "egress", "prio", fmt.Sprint(prio)).Run()
-	}
+	t.Helper()
+	portBlockScript(t, "restore", fmt.Sprint(b.port))
 }
 
-func tcRun(t *testing.T, name string, args ...string) {
+func portBlockScript(t *testing.T, args ...string) {
 	t.Helper()
-	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	if out, err := exec.Command("services/portblock.sh", args...).CombinedOutput(); err != nil {
+		t.Fatalf("portblock.sh %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -52,6 +53,7 @@ type clusterFault struct {
 	name   string
 	short  bool // part of the short form
 	inject func(f *faultRun)
+	noExit bool // the pipeline must ride the fault out without exiting
 }
 
 // faultRun is one fault's world.
@@ -129,7 +131,7 @@ var clusterFaults = []clusterFault{
 		time.Sleep(f.scale(5*time.Second, 20*time.Second))
 		kafkaCluster(f.t, "start", fmt.Sprint(n))
 		f.note("killed node %d", n)
-	}},
+	}, false},
 	{"rolling restart of all three brokers", false, func(f *faultRun) {
 		for n := 1; n <= 3; n++ {
 			kafkaCluster(f.t, "stop", fmt.Sprint(n))
@@ -137,7 +139,7 @@ var clusterFaults = []clusterFault{
 			kafkaCluster(f.t, "start", fmt.Sprint(n))
 			f.awaitISR()
 		}
-	}},
+	}, false},
 	{"broker frozen (SIGSTOP), thawed", false, func(f *faultRun) {
 		n := f.leader()
 		f.t.Cleanup(func() { exec2("services/kafka-cluster.sh", "thaw", fmt.Sprint(n)) })
@@ -147,29 +149,38 @@ var clusterFaults = []clusterFault{
 		kafkaCluster(f.t, "thaw", fmt.Sprint(n))
 		kafkaCluster(f.t, "start", fmt.Sprint(n))
 		f.note("froze node %d", n)
-	}},
+	}, false},
 	{"broker cut off from the client", true, func(f *faultRun) {
 		n := f.leader()
 		f.t.Cleanup(func() { exec2("services/kafka-cluster.sh", "uncut", fmt.Sprint(n)) })
 		kafkaCluster(f.t, "cut", fmt.Sprint(n))
-		// The cluster still sees the node healthy: its partitions keep it as
-		// leader. The blackhole rule refuses new connections to its client
-		// ports; measured, the pipeline's established connection kept
-		// working (0.3 s stall), so this is weaker than a real partition.
+		// A real partition: the packets between every client and the
+		// node's client ports are dropped both ways, the pipeline's open
+		// connections included, while the brokers still reach each other
+		// (replication and the controllers have listeners of their own),
+		// so the cluster keeps the node as leader and the pipeline must
+		// ride the cut out.
 		time.Sleep(f.scale(8*time.Second, 30*time.Second))
+		still := f.leader() == n
 		kafkaCluster(f.t, "uncut", fmt.Sprint(n))
-		f.note("cut off node %d", n)
-	}},
+		f.note("cut off node %d; still the leader of partition 0 at the end of the cut: %v", n, still)
+		if !still {
+			f.t.Errorf("node %d lost the leadership during the cut: the cluster saw the cut, not only the client", n)
+		}
+	}, false},
 	{"two brokers down", true, func(f *faultRun) {
 		a := f.leader()
 		b := otherNode(a)
 		kafkaCluster(f.t, "kill", fmt.Sprint(a))
 		kafkaCluster(f.t, "kill", fmt.Sprint(b))
-		// min.insync.replicas=2 cannot be met: writes stall.
+		// min.insync.replicas=2 cannot be met (and the controllers have
+		// no quorum): writes must stall, not fail, and resume once the
+		// brokers are back, without the task exiting.
 		time.Sleep(f.scale(10*time.Second, 60*time.Second))
+		restart := time.Now()
 		kafkaCluster(f.t, "start")
-		f.note("killed nodes %d and %d", a, b)
-	}},
+		f.note("killed nodes %d and %d; restarting them took %s", a, b, time.Since(restart).Round(100*time.Millisecond))
+	}, true},
 	{"topic deleted and recreated", true, func(f *faultRun) {
 		n0 := len(f.w.committed())
 		f.awaitRead(n0)
@@ -191,7 +202,7 @@ var clusterFaults = []clusterFault{
 		})
 		f.tl = startTail(f.t, f.topic)
 		f.note("%d changes committed while the topic was being deleted", n1-n0)
-	}},
+	}, false},
 	{"retention deleting old segments", false, func(f *faultRun) {
 		// The topic was created with retention.ms/segment.ms (see below).
 		time.Sleep(f.scale(15*time.Second, 40*time.Second))
@@ -205,13 +216,13 @@ var clusterFaults = []clusterFault{
 			f.t.Errorf("retention deleted nothing: the fault did not happen")
 		}
 		f.note("%d records deleted by retention", deleted)
-	}},
+	}, false},
 	{"partitions added while streaming", true, func(f *faultRun) {
 		if _, err := f.adm.CreatePartitions(context.Background(), 3, f.topic); err != nil {
 			f.t.Fatal(err)
 		}
 		time.Sleep(f.scale(5*time.Second, 20*time.Second))
-	}},
+	}, false},
 }
 
 // retentionTopic is how the retention fault's topic is created before the
@@ -220,6 +231,10 @@ var clusterFaults = []clusterFault{
 var retentionTopic = map[string]*string{"retention.ms": ptr("8000"), "segment.ms": ptr("1000")}
 
 func ptr(s string) *string { return &s }
+
+// stallLine is the log line of a retry from the checkpoint while the
+// cluster cannot accept writes (cmd/tributary/stall.go).
+const stallLine = "Kafka cannot accept writes right now"
 
 // exec2 runs a command, ignoring its result (cleanups).
 func exec2(name string, args ...string) { _ = exec.Command(name, args...).Run() }
@@ -230,6 +245,7 @@ type faultResult struct {
 	changes, gaps, dups, excused int
 	reversals                    int
 	stall                        time.Duration
+	resumed                      time.Duration // from the end of the fault until every partition was appended to again
 	exits                        []string
 	notes                        []string
 }
@@ -248,13 +264,13 @@ func TestKafkaClusterFaults(t *testing.T) {
 		})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%-40s %8s %5s %5s %8s %9s %10s  %s\n", "fault", "changes", "gaps", "dups", "excused", "reversals", "stall", "recovered by itself?")
+	fmt.Fprintf(&b, "\n%-40s %8s %5s %5s %8s %9s %10s %8s  %s\n", "fault", "changes", "gaps", "dups", "excused", "reversals", "stall", "resumed", "recovered by itself?")
 	for _, r := range results {
 		rec := "yes"
 		if len(r.exits) > 0 {
 			rec = fmt.Sprintf("no: %d exit(s), restarted; %s", len(r.exits), strings.Join(r.exits, "; "))
 		}
-		fmt.Fprintf(&b, "%-40s %8d %5d %5d %8d %9d %10s  %s\n", r.name, r.changes, r.gaps, r.dups, r.excused, r.reversals, r.stall.Round(100*time.Millisecond), rec)
+		fmt.Fprintf(&b, "%-40s %8d %5d %5d %8d %9d %10s %8s  %s\n", r.name, r.changes, r.gaps, r.dups, r.excused, r.reversals, r.stall.Round(100*time.Millisecond), r.resumed.Round(100*time.Millisecond), rec)
 		for _, n := range r.notes {
 			fmt.Fprintf(&b, "%-40s   %s\n", "", n)
 		}
@@ -285,6 +301,7 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 	time.Sleep(2 * time.Second)
 	faultAt := time.Now()
 	fault.inject(f)
+	healedAt := time.Now()
 	time.Sleep(f.scale(3*time.Second, 10*time.Second)) // writing on after the fault healed
 	stopWriting()
 	stoppedAt := time.Now()
@@ -310,11 +327,21 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 	res = f.tally()
 	msgs, appended, _ := f.tl.snapshot()
 	res.stall = longestStall(append(f.old, msgs...), append(f.oldTimes, appended...), faultAt, stoppedAt)
+	res.resumed = resumedAfter(msgs, appended, healedAt)
+	if dir := os.Getenv("KAFKA_FAULTS_OUT"); dir != "" { // the pipeline's log, for a closer look
+		os.WriteFile(filepath.Join(dir, strings.ReplaceAll(fault.name, " ", "_")+".log"), []byte(f.sup.output()), 0o644)
+	}
 	res.name, res.exits, res.notes = fault.name, f.sup.exitLog(), f.notes
-	t.Logf("%s: %d committed changes, %d gaps, %d duplicates, %d excused, %d reversals, longest stall %s, exits %v, %v",
-		fault.name, n, res.gaps, res.dups, res.excused, res.reversals, res.stall, res.exits, f.notes)
+	if n := f.sup.count(stallLine); n > 0 {
+		res.notes = append(res.notes, fmt.Sprintf("%d retries from the checkpoint while Kafka could not accept writes; first: %s", n, f.sup.first(stallLine)))
+	}
+	t.Logf("%s: %d committed changes, %d gaps, %d duplicates, %d excused, %d reversals, longest stall %s, every partition appended to again %s after the fault ended, exits %v, %v",
+		fault.name, n, res.gaps, res.dups, res.excused, res.reversals, res.stall, res.resumed, res.exits, f.notes)
 	if res.gaps > 0 {
 		t.Errorf("%d gaps", res.gaps)
+	}
+	if fault.noExit && len(res.exits) > 0 {
+		t.Errorf("the pipeline exited during %q, want it to stall and resume by itself: %v", fault.name, res.exits)
 	}
 	return res
 }
@@ -425,6 +452,29 @@ func longestStall(msgs []message, appended []time.Time, from, to time.Time) time
 		for _, a := range append(in, to) {
 			longest = max(longest, a.Sub(prev))
 			prev = a
+		}
+	}
+	return longest
+}
+
+// resumedAfter is how long after healed every partition that had records
+// appended to it before healed was appended to again: how long the
+// pipeline took to resume once the fault was over.
+func resumedAfter(msgs []message, appended []time.Time, healed time.Time) time.Duration {
+	before := map[int32]bool{}
+	first := map[int32]time.Time{}
+	for i, a := range appended {
+		p := msgs[i].Partition
+		if a.Before(healed) {
+			before[p] = true
+		} else if f, ok := first[p]; !ok || a.Before(f) {
+			first[p] = a
+		}
+	}
+	var longest time.Duration
+	for p := range before {
+		if f, ok := first[p]; ok {
+			longest = max(longest, f.Sub(healed))
 		}
 	}
 	return longest

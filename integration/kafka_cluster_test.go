@@ -162,12 +162,14 @@ type supervisor struct {
 	mu       sync.Mutex
 	p        *proc
 	exits    []string
+	outs     []*syncBuffer // every process's output, restarts included
 	stopping bool
 	done     chan struct{}
 }
 
 func supervise(e *env, args ...string) *supervisor {
 	s := &supervisor{e: e, args: args, p: e.start(args...), done: make(chan struct{})}
+	s.outs = []*syncBuffer{s.p.out}
 	go s.loop()
 	e.t.Cleanup(func() { // a restarted process too
 		s.mu.Lock()
@@ -206,6 +208,7 @@ func (s *supervisor) loop() {
 		go func() { np.err = np.cmd.Wait(); close(np.done) }()
 		s.mu.Lock()
 		s.p = np
+		s.outs = append(s.outs, np.out)
 		s.mu.Unlock()
 	}
 }
@@ -237,6 +240,23 @@ func (s *supervisor) stop(t *testing.T) int {
 	}
 	return p.cmd.ProcessState.ExitCode()
 }
+
+// output is what every process run so far wrote.
+func (s *supervisor) output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for _, o := range s.outs {
+		b.WriteString(o.String())
+	}
+	return b.String()
+}
+
+// count is how many lines of the output contain line.
+func (s *supervisor) count(line string) int { return strings.Count(s.output(), line) }
+
+// first is the first line of the output that contains line.
+func (s *supervisor) first(line string) string { return firstLineWith(s.output(), line) }
 
 func (s *supervisor) exitLog() []string {
 	s.mu.Lock()

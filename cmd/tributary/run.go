@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"time"
 
+	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
 	"github.com/tributary-cdc/tributary/pkg/metrics"
@@ -54,6 +56,14 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 	// more (stopped, with the error) before it is released.
 	stopStatus := publishStatus(store, cfg, rec, log)
 	defer func() { rec.Failed(err); stopStatus() }()
+	return rideStalls(ctx, log, m, func(first bool) error { return publishOnce(ctx, cfg, log, m, rec, store, first) })
+}
+
+// publishOnce connects the source and the producer and runs the pipeline
+// from its checkpoint until ctx is done or it fails. The destination is
+// checked on the first run only: a run after a stall starts while brokers
+// may still be down.
+func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metrics.Pipeline, rec *status.Recorder, store checkpoint.Store, first bool) error {
 	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: log,
 		Leased:          cfg.Checkpoint.Store == config.StoreDynamoDB,
 		MissingTables:   func(t []string) { m.TablesMissing(t); rec.TablesMissing(t) },
@@ -70,8 +80,10 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 		return &usageError{err.Error()}
 	}
 	defer prod.Close()
-	if err := checkDestination(ctx, cfg, prod, log); err != nil {
-		return err
+	if first {
+		if err := checkDestination(ctx, cfg, prod, log); err != nil {
+			return err
+		}
 	}
 	p := &pipeline.Pipeline{
 		Name:       cfg.Name,
@@ -93,5 +105,8 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 		Transactions:       transactions(cfg),
 	}
 	log.Info("starting", "source", cfg.Source.Type, "bootstrap_servers", cfg.Destination.BootstrapServers, "topic_prefix", cfg.Destination.TopicPrefix)
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go watchAcks(wctx, p, m, log, time.Second, stallAfter)
 	return p.Run(ctx)
 }

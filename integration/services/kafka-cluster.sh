@@ -11,10 +11,12 @@
 #   kafka-cluster.sh stop [N]    SIGTERM (a controlled shutdown) node N, or every node
 #   kafka-cluster.sh kill N      SIGKILL node N
 #   kafka-cluster.sh freeze N    SIGSTOP node N;  thaw N: SIGCONT
-#   kafka-cluster.sh cut N       cut the clients off node N: packets to its client ports
-#                                (19N92, 19N94, 19N95) are dropped, by an `ip rule … blackhole`
-#                                per port, so the cluster still sees the node healthy
-#   kafka-cluster.sh uncut N     remove those rules (also done by down)
+#   kafka-cluster.sh cut N       cut the clients off node N: the packets between the clients
+#                                and its client ports (19N92, 19N94, 19N95) are dropped both
+#                                ways, established connections included (portblock.sh), while
+#                                the brokers still reach each other, so the cluster keeps the
+#                                node healthy (and leader of its partitions)
+#   kafka-cluster.sh uncut N     let them through again (also done by down and clean)
 #   kafka-cluster.sh status      one line per node
 #   kafka-cluster.sh down        stop every node, thawing frozen ones (down.sh calls it)
 #   kafka-cluster.sh clean       down, then remove the cluster's state
@@ -23,8 +25,9 @@
 # Node N listens on 127.0.0.1:19N9x:
 #   19N92 PLAINTEXT (clients)   19N93 CONTROLLER   19N94 SASL_SSL   19N95 SSL (mutual TLS)
 #   19N96 INTERNAL (replication between brokers, PLAINTEXT)
-# Replication has its own listener so that a test can cut the client off a broker (drop
-# packets to 19N92) while the cluster still sees the broker healthy.
+# Replication and the controller quorum have listeners of their own so that a test can cut
+# the clients off a broker (drop the packets of 19N92/94/95) while the cluster still sees the
+# broker healthy.
 # As Amazon MSK recommends: replication factor 3, min.insync.replicas=2; no topic
 # auto-creation. Records carry the broker's append time (LogAppendTime), which the fault tests
 # read to measure stalls. The secured listeners have the users, ACLs and certificates of
@@ -45,7 +48,9 @@ CLUSTER_JVM_OPTS=(-Xms128m -Xmx320m -XX:ParallelGCThreads=1 -XX:ConcGCThreads=1 
 node_port() { echo $((19000 + $1 * 100 + $2)); } # node_port N 92|93|94|95|96
 node_home() { echo "$CLUSTER_HOME/node$1"; }
 node_props() { echo "$(node_home "$1")/config/server.properties"; }
-node_pid() { running_pid "$(node_home "$1")/kafka.pid" "kafka.Kafka $(node_props "$1")"; }
+# The pattern leaves out the path before .services: worktrees share .services through a
+# symbolic link, and a node started from another one runs with that one's path.
+node_pid() { running_pid "$(node_home "$1")/kafka.pid" "/kafka-cluster/node$1/config/server.properties"; }
 
 node_properties() {
   local n=$1 voters=() m
@@ -197,19 +202,17 @@ node_stop() {
   rm -f "$(node_home "$1")/kafka.pid"
 }
 
-# node_rules N add|del: the blackhole rules of `cut N` (no iptables here; a routing rule
-# matching the destination port drops what the client sends, silently, as a partition does).
+# node_rules N add|del: `cut N` drops the packets between the clients and node N's client
+# ports (19N92, 19N94, 19N95), both ways and established connections included, with
+# portblock.sh (tc filters on lo); its controller (19N93) and replication (19N96) listeners
+# keep working, so the cluster still sees the node healthy and keeps it as leader.
 node_rules() {
-  local suffix port
+  local suffix
   for suffix in 92 94 95; do
-    port=$(node_port "$1" "$suffix")
     if [[ $2 == add ]]; then
-      [[ $(ip rule show) == *"dport $port blackhole"* ]] ||
-        as_root ip rule add pref 0 ipproto tcp dport "$port" blackhole
+      "$SERVICES_DIR/portblock.sh" drop 127.0.0.1 "$(node_port "$1" "$suffix")"
     else
-      while [[ $(ip rule show) == *"dport $port blackhole"* ]]; do
-        as_root ip rule del pref 0 ipproto tcp dport "$port" blackhole
-      done
+      "$SERVICES_DIR/portblock.sh" restore "$(node_port "$1" "$suffix")"
     fi
   done
 }
@@ -231,7 +234,7 @@ start)
   else
     check_node "$node"
     node_launch "$node"
-    node_wait "$node" 120
+    node_wait "$node" 240 # a restarted node replays the metadata log: slow on a loaded machine
   fi
   ;;
 stop | down)

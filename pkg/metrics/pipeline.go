@@ -47,6 +47,7 @@ type Pipeline struct {
 	missing  missing  // tributary_table_missing, per listed table (missing.go)
 	receipts receipts // tributary_receipt_*, per topic partition (receipts.go)
 	topics   topics   // tributary_topic_missing, per topic (topics.go)
+	stall    stall    // tributary_kafka_stalled (stall.go)
 }
 
 // NewPipeline registers the metrics of the pipeline name in reg.

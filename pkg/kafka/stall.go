@@ -1,0 +1,57 @@
+package kafka
+
+import (
+	"errors"
+	"net"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// stallErrors are the retriable produce errors that say the cluster cannot
+// accept writes right now (too few in-sync replicas, no reachable leader,
+// a leader election or a broker restart under way), not that anything is
+// wrong with the record: they pass once the brokers are back, which is
+// what a multi-broker cluster does during MSK patching or an outage of
+// two brokers. CORRUPT_MESSAGE (retriable to Kafka, but about the record)
+// and UNKNOWN_TOPIC_OR_PARTITION (the topic rules of DESIGN.md) are not
+// among them.
+var stallErrors = []error{
+	kerr.NotEnoughReplicas,
+	kerr.NotEnoughReplicasAfterAppend,
+	kerr.LeaderNotAvailable,
+	kerr.NotLeaderForPartition,
+	kerr.RequestTimedOut,
+	kerr.BrokerNotAvailable,
+	kerr.ReplicaNotAvailable,
+	kerr.NetworkException,
+	kerr.KafkaStorageError,
+	kerr.FencedLeaderEpoch,
+	kerr.UnknownLeaderEpoch,
+	// publish_timeout ran out, or the attempts on a partition whose
+	// leader could not be reached: the record waited on the cluster.
+	kgo.ErrRecordTimeout,
+	kgo.ErrRecordRetries,
+}
+
+// IsStall reports whether err, a publish failure (*PublishError), means
+// the cluster cannot accept writes right now: the pipeline then waits and
+// resumes from its checkpoint instead of stopping (a stall, DESIGN.md
+// §Delivery as issue 13 amends it). Any other publish failure, and any
+// error that is not a publish failure, is not a stall: a record the broker
+// refuses for good (a poison record) still stops the pipeline.
+func IsStall(err error) bool {
+	var pe *PublishError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	for _, s := range stallErrors {
+		if errors.Is(pe.Err, s) {
+			return true
+		}
+	}
+	// A broker that cannot be reached (refused, reset, timed out): franz-go
+	// fails the partition's records with the dial or read error.
+	var ne net.Error
+	return errors.As(pe.Err, &ne)
+}
