@@ -199,9 +199,9 @@ func assertLastMessageIsDatabase(t *testing.T, e *env, topic string) {
 	rows.Close()
 	// Wait until the stream caught up with the database's last change.
 	var last map[string]map[string]any
-	waitFor(t, time.Minute, "the topic to match the database", func() bool {
+	waitFor(t, 3*time.Minute, "the topic to match the database", func() bool {
 		last = map[string]map[string]any{}
-		eachMessageWithin(t, topic, time.Minute, func(m message) {
+		eachMessageWithin(t, topic, 3*time.Minute, func(m message) {
 			key := fmt.Sprint(m.Key["payload"].(map[string]any)["id"])
 			if m.Value == nil {
 				return // tombstone after the delete record

@@ -33,7 +33,8 @@ func TestOneLoggerCarriesThePipeline(t *testing.T) {
 		if p.exited() {
 			t.Fatalf("run exited:\n%s", p.out)
 		}
-		return strings.Contains(p.out.String(), "streaming binlog")
+		// and the snapshot of t done (status checks it below)
+		return strings.Contains(p.out.String(), "streaming binlog") && strings.Contains(p.out.String(), "snapshot: table done")
 	})
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, p.out)
