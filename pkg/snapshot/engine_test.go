@@ -69,6 +69,26 @@ func (d *memDB) ReadChunk(_ context.Context, _ string, after Key, limit int) ([]
 	return out, nil
 }
 
+// memName names a table as source.tables does.
+func memName(id change.TableID) string { return id.Schema + "." + id.Name }
+
+// streamUntilDone plays the stream: it hands every watermark the engine
+// writes to Watermark, with emit, until the one queued table is done.
+func streamUntilDone(t *testing.T, ctx context.Context, e *Engine, marks <-chan string, emit func(context.Context, *change.Event) error, within time.Duration) {
+	t.Helper()
+	deadline := time.After(within)
+	for !func() bool { p := e.Progress(); return len(p) == 1 && p[0].Done }() {
+		select {
+		case m := <-marks:
+			if ok, err := e.Watermark(ctx, m, emit); !ok || err != nil {
+				t.Fatalf("Watermark(%q) = %v, %v", m, ok, err)
+			}
+		case <-deadline:
+			t.Fatalf("the snapshot did not finish within %v", within)
+		}
+	}
+}
+
 // TestWindowDropsKeysChangedInIt: a key deleted and a key updated while
 // their chunk is in its window are not emitted from the chunk (the
 // stream's messages are the newer ones); the others are, in key order,
@@ -79,7 +99,7 @@ func TestWindowDropsKeysChangedInIt(t *testing.T) {
 	for k := int64(1); k <= 10; k++ {
 		db.rows[k] = k
 	}
-	e := New(db, Config{Parallelism: 1, ChunkRows: 6, IDPrefix: "t", TableName: func(id change.TableID) string { return id.Schema + "." + id.Name }})
+	e := New(db, Config{Parallelism: 1, ChunkRows: 6, IDPrefix: "t", TableName: memName})
 	var stream []*change.Event // what the stream emits, in order
 	emit := func(_ context.Context, ev *change.Event) error { stream = append(stream, ev); return nil }
 	changed := false
@@ -100,17 +120,7 @@ func TestWindowDropsKeysChangedInIt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	wait := e.Start(ctx, func(err error) { t.Error(err) })
-	deadline := time.After(10 * time.Second)
-	for !func() bool { p := e.Progress(); return len(p) == 1 && p[0].Done }() {
-		select {
-		case m := <-db.marks:
-			if ok, err := e.Watermark(ctx, m, emit); !ok || err != nil {
-				t.Fatalf("Watermark(%q) = %v, %v", m, ok, err)
-			}
-		case <-deadline:
-			t.Fatal("the snapshot did not finish")
-		}
-	}
+	streamUntilDone(t, ctx, e, db.marks, emit, 10*time.Second)
 	cancel()
 	wait()
 
@@ -152,24 +162,14 @@ func TestWindowDropsKeysChangedInIt(t *testing.T) {
 // a dropped column stopped every restart until the stream passed the DDL).
 func TestShapeMovedReadsAgain(t *testing.T) {
 	db := &memDB{rows: map[int64]int64{1: 1, 2: 2, 3: 3}, marks: make(chan string, 16), moved: 2}
-	e := New(db, Config{Parallelism: 1, ChunkRows: 2, IDPrefix: "t", TableName: func(id change.TableID) string { return id.Schema + "." + id.Name }})
+	e := New(db, Config{Parallelism: 1, ChunkRows: 2, IDPrefix: "t", TableName: memName})
 	e.Queue([]string{"s.t"}, true)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	wait := e.Start(ctx, func(err error) { t.Errorf("the snapshot failed: %v", err) })
 	var reads []int64
 	emit := func(_ context.Context, ev *change.Event) error { reads = append(reads, ev.After[0].Int); return nil }
-	deadline := time.After(20 * time.Second)
-	for !func() bool { p := e.Progress(); return len(p) == 1 && p[0].Done }() {
-		select {
-		case m := <-db.marks:
-			if _, err := e.Watermark(ctx, m, emit); err != nil {
-				t.Fatal(err)
-			}
-		case <-deadline:
-			t.Fatal("the snapshot did not finish")
-		}
-	}
+	streamUntilDone(t, ctx, e, db.marks, emit, 20*time.Second)
 	cancel()
 	wait()
 	if fmt.Sprint(reads) != "[1 2 3]" {
@@ -185,19 +185,11 @@ func TestParallelChunksHoldDefaultRows(t *testing.T) {
 	t.Setenv(chunkRowsEnv, "")
 	for _, tc := range []struct{ parallelism, want int }{{1, ChunkRows}, {2, ChunkRows}, {4, ChunkRows / 2}, {8, ChunkRows / 4}} {
 		db := &limitDB{memDB: memDB{rows: map[int64]int64{1: 1}, marks: make(chan string, 16)}}
-		e := New(db, Config{Parallelism: tc.parallelism, IDPrefix: "t", TableName: func(id change.TableID) string { return id.Schema + "." + id.Name }})
+		e := New(db, Config{Parallelism: tc.parallelism, IDPrefix: "t", TableName: memName})
 		e.Queue([]string{"s.t"}, true)
 		ctx, cancel := context.WithCancel(context.Background())
 		wait := e.Start(ctx, func(err error) { t.Error(err) })
-		deadline := time.After(10 * time.Second)
-		for !func() bool { p := e.Progress(); return len(p) == 1 && p[0].Done }() {
-			select {
-			case m := <-db.marks:
-				e.Watermark(ctx, m, func(context.Context, *change.Event) error { return nil })
-			case <-deadline:
-				t.Fatal("the snapshot did not finish")
-			}
-		}
+		streamUntilDone(t, ctx, e, db.marks, func(context.Context, *change.Event) error { return nil }, 10*time.Second)
 		cancel()
 		wait()
 		if db.limit != tc.want {
@@ -230,7 +222,7 @@ func TestPacedByBacklog(t *testing.T) {
 	var backlog atomic.Int64
 	backlog.Store(5)
 	e := New(db, Config{Parallelism: 1, ChunkRows: 4, IDPrefix: "t", Backlog: backlog.Load,
-		TableName: func(id change.TableID) string { return id.Schema + "." + id.Name }})
+		TableName: memName})
 	e.Queue([]string{"s.t"}, true)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -242,17 +234,7 @@ func TestPacedByBacklog(t *testing.T) {
 	}
 	backlog.Store(2)
 	emit := func(context.Context, *change.Event) error { return nil }
-	deadline := time.After(10 * time.Second)
-	for !func() bool { p := e.Progress(); return len(p) == 1 && p[0].Done }() {
-		select {
-		case m := <-db.marks:
-			if _, err := e.Watermark(ctx, m, emit); err != nil {
-				t.Fatal(err)
-			}
-		case <-deadline:
-			t.Fatal("the snapshot did not go on once the backlog drained")
-		}
-	}
+	streamUntilDone(t, ctx, e, db.marks, emit, 10*time.Second)
 	cancel()
 	wait()
 }
