@@ -223,15 +223,8 @@ func readCommittedCluster(t *testing.T, topic string) []committedRecord {
 func missingChanges(recs []committedRecord, w *writer) int {
 	got := map[change3]bool{}
 	for _, r := range recs {
-		pl := r.payload()
-		op, _ := pl["op"].(string)
-		row, _ := pl["after"].(map[string]any)
-		if op == "d" {
-			row, _ = pl["before"].(map[string]any)
-		}
-		if k, ok := row["k"].(float64); ok {
-			seq, _ := row["seq"].(float64)
-			got[change3{op, int64(k), int64(seq)}] = true
+		if c, ok := changeOf(r.message); ok {
+			got[c] = true
 		}
 	}
 	n := 0

@@ -363,17 +363,12 @@ func (f *faultRun) tally() faultResult {
 			continue
 		}
 		seen[id] = true
-		pl := m.payload()
-		op, _ := pl["op"].(string)
-		row, _ := pl["after"].(map[string]any)
-		if op == "d" {
-			row, _ = pl["before"].(map[string]any)
-		}
-		if row == nil {
+		c, ok := changeOf(m)
+		if !ok {
 			continue
 		}
-		k, seq := int64(row["k"].(float64)), int64(row["seq"].(float64))
-		got[change3{op, k, seq}] = true
+		k, seq := c.k, c.seq
+		got[c] = true
 		if seq < lastSeq[k] {
 			res.reversals++
 		}
@@ -401,14 +396,8 @@ func (f *faultRun) awaitRead(n int) {
 		msgs, _, _ := f.tl.snapshot()
 		got := map[change3]bool{}
 		for _, m := range msgs {
-			pl := m.payload()
-			op, _ := pl["op"].(string)
-			row, _ := pl["after"].(map[string]any)
-			if op == "d" {
-				row, _ = pl["before"].(map[string]any)
-			}
-			if row != nil {
-				got[change3{op, int64(row["k"].(float64)), int64(row["seq"].(float64))}] = true
+			if c, ok := changeOf(m); ok {
+				got[c] = true
 			}
 		}
 		for _, c := range want {

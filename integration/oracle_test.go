@@ -50,14 +50,13 @@ func verifyMessages(t *testing.T, msgs []message, w *writer) oracleResult {
 			continue
 		}
 		seen[id] = true
-		pl := m.payload()
-		op := pl["op"].(string)
-		row, _ := pl["after"].(map[string]any)
-		if op == "d" {
-			row, _ = pl["before"].(map[string]any)
+		c, ok := changeOf(m)
+		if !ok {
+			t.Errorf("a message without a row: %v", m.payload())
+			continue
 		}
-		k, seq := int64(row["k"].(float64)), int64(row["seq"].(float64))
-		got[change3{op, k, seq}] = true
+		k, seq := c.k, c.seq
+		got[c] = true
 		if seq < lastSeq[k] {
 			res.reversals++
 			t.Errorf("key %d: seq %d published after seq %d", k, seq, lastSeq[k])
@@ -82,6 +81,22 @@ type change3 struct {
 	op  string
 	k   int64
 	seq int64
+}
+
+// changeOf is the change a message of an oracle table carries: its op
+// and the after row's k and seq (the before row's for a delete); false
+// for a message without that row.
+func changeOf(m message) (change3, bool) {
+	pl := m.payload()
+	op, _ := pl["op"].(string)
+	row, _ := pl["after"].(map[string]any)
+	if op == "d" {
+		row, _ = pl["before"].(map[string]any)
+	}
+	if row == nil {
+		return change3{}, false
+	}
+	return change3{op, int64(row["k"].(float64)), int64(row["seq"].(float64))}, true
 }
 
 // writer makes random committed and rolled-back changes and remembers them.
