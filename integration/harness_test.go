@@ -270,6 +270,27 @@ func eachMessageWithin(t *testing.T, topic string, timeout time.Duration, fn fun
 // a transactional topic's end) are not passed on.
 func eachRecordWithin(t *testing.T, topic string, timeout time.Duration, opts []kgo.Opt, fn func(*kgo.Record, message)) {
 	t.Helper()
+	eachRawRecordWithin(t, topic, timeout, opts, func(r *kgo.Record) {
+		m := message{Partition: r.Partition, Offset: r.Offset, Headers: map[string]string{}, ProducerID: r.ProducerID}
+		if err := json.Unmarshal(r.Key, &m.Key); err != nil {
+			t.Fatalf("key at %d/%d is not JSON: %v: %s", r.Partition, r.Offset, err, r.Key)
+		}
+		if r.Value != nil {
+			if err := json.Unmarshal(r.Value, &m.Value); err != nil {
+				t.Fatalf("value at %d/%d is not JSON: %v", r.Partition, r.Offset, err)
+			}
+		}
+		for _, h := range r.Headers {
+			m.Headers[h.Key] = string(h.Value)
+		}
+		fn(r, m)
+	})
+}
+
+// eachRawRecordWithin is eachRecordWithin leaving the decoding to fn (the
+// soak's checker decodes only the fields it compares).
+func eachRawRecordWithin(t *testing.T, topic string, timeout time.Duration, opts []kgo.Opt, fn func(*kgo.Record)) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(kafkaAddr), kgo.FetchMaxBytes(64 << 20)}, opts...)...)
@@ -310,19 +331,7 @@ func eachRecordWithin(t *testing.T, topic string, timeout time.Duration, opts []
 			if r.Attrs.IsControl() {
 				return
 			}
-			m := message{Partition: r.Partition, Offset: r.Offset, Headers: map[string]string{}, ProducerID: r.ProducerID}
-			if err := json.Unmarshal(r.Key, &m.Key); err != nil {
-				t.Fatalf("key at %d/%d is not JSON: %v: %s", r.Partition, r.Offset, err, r.Key)
-			}
-			if r.Value != nil {
-				if err := json.Unmarshal(r.Value, &m.Value); err != nil {
-					t.Fatalf("value at %d/%d is not JSON: %v", r.Partition, r.Offset, err)
-				}
-			}
-			for _, h := range r.Headers {
-				m.Headers[h.Key] = string(h.Value)
-			}
-			fn(r, m)
+			fn(r)
 		})
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
@@ -61,14 +59,6 @@ func oracleExactlyOnce(t *testing.T) bool {
 		t.Fatalf("ORACLE_DELIVERY=%q: want %s or %s", d, config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce)
 		return false
 	}
-}
-
-// eachCommittedMessage is eachMessage as a read_committed consumer reads:
-// records of aborted transactions are not passed on.
-func eachCommittedMessage(t *testing.T, topic string, fn func(message)) {
-	t.Helper()
-	opts := []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords()}
-	eachRecordWithin(t, topic, 30*time.Minute, opts, func(_ *kgo.Record, m message) { fn(m) })
 }
 
 // splitTx tells whether seq belongs to the big transaction and that one

@@ -36,6 +36,10 @@ type Engine struct {
 	id   string // this engine's watermark namespace: others' marks are ignored
 	seq  atomic.Uint64
 	open atomic.Int32 // windows that note keys
+	// observed counts the changes the stream handed to Observe; seen is
+	// its value when the last chunk was sized. A chunk read after it
+	// moved is small (see StreamingChunkRows).
+	observed, seen atomic.Uint64
 
 	mu      sync.Mutex
 	tables  []*table // in queue order: running, queued, and done since the last idle
@@ -66,6 +70,11 @@ type window struct {
 	final   bool                // the chunk ends the table
 	emitted bool                // the stream emitted the chunk at its high watermark
 	closed  chan struct{}       // the stream met the high watermark
+	// prev is the table's previous chunk while its worker reads this one
+	// ahead (see Engine.table); nil once placed. This chunk is emitted
+	// only after prev was: a table's rows are published in key order, so
+	// its resume key never passes a chunk that was not.
+	prev *window
 }
 
 // New makes an Engine over db.
@@ -323,10 +332,27 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 	e.mu.Unlock()
 	e.cfg.Log.Info("snapshot: reading table", "table", t.name, "resume", after != nil, "estimated_rows", t.estimated)
 	moved := 0 // chunk reads in a row that met ErrShapeMoved
+	// The worker reads one chunk ahead: chunk n+1 is read while the
+	// stream emits chunk n and the producer sends it, and the worker waits
+	// for chunk n only once chunk n+1's high watermark is written. Each
+	// chunk has its own window; the stream meets chunk n's high watermark
+	// before chunk n+1's low one, so the two windows place their rows in
+	// the order the table is read. At most two chunks per worker are held.
+	var prev *window // the chunk read before, not yet known placed
+	var prevAfter Key
+	settle := func(w *window) (placed bool, err error) {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-w.closed:
+			return w.emitted, nil
+		}
+	}
 	for {
 		if err := e.pace(ctx); err != nil {
 			return err
 		}
+		n := e.chunkRows()
 		id := fmt.Sprintf("%s%s:%d", MarkPrefix, e.id, e.seq.Add(1))
 		// The window opens now, before the low watermark is written, not
 		// when the stream meets it: PostgreSQL makes a transaction visible
@@ -336,7 +362,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		// Noting keys from any point before the read is safe: every change
 		// the read sees is streamed before the high watermark, so a key
 		// the stream touched since has its newest state published by then.
-		w := &window{t: t, open: true, changed: map[string]struct{}{}, closed: make(chan struct{})}
+		w := &window{t: t, open: true, changed: map[string]struct{}{}, closed: make(chan struct{}), prev: prev}
 		e.mu.Lock()
 		if t.done { // dropped meanwhile
 			e.mu.Unlock()
@@ -357,7 +383,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 			forget()
 			return fmt.Errorf("snapshot %s: write the low watermark: %w", t.name, err)
 		}
-		rows, err := sess.ReadChunk(ctx, t.name, after, e.cfg.ChunkRows)
+		rows, err := sess.ReadChunk(ctx, t.name, after, n)
 		if errors.Is(err, ErrShapeMoved) {
 			forget()
 			moved++
@@ -377,35 +403,70 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		}
 		e.mu.Lock()
 		w.rows = rows
-		w.final = len(rows) < e.cfg.ChunkRows || len(rows) == 0 || rows[0].Key == nil
+		w.final = len(rows) < n || len(rows) == 0 || rows[0].Key == nil
 		e.mu.Unlock()
 		if err := sess.WriteWatermark(ctx, id+":high"); err != nil {
 			forget()
 			return fmt.Errorf("snapshot %s: write the high watermark: %w", t.name, err)
 		}
-		select {
-		case <-ctx.Done():
-			forget()
-			return ctx.Err()
-		case <-w.closed:
+		if prev != nil {
+			placed, err := settle(prev)
+			if err != nil {
+				forget()
+				return err
+			}
+			if !placed {
+				// Not placed in the stream (see Watermark), so neither is
+				// w: read both again from where prev began.
+				if _, err := settle(w); err != nil {
+					return err
+				}
+				prev, after = nil, prevAfter
+				continue
+			}
 		}
-		if !w.emitted {
-			continue // not placed in the stream (see Watermark): read it again
+		// While the stream carries changes (a small chunk) the worker
+		// reads no chunk ahead either: two chunks emitted back to back
+		// are one burst twice the size for the changes behind them.
+		if w.final || n < e.cfg.ChunkRows {
+			placed, err := settle(w)
+			if err != nil {
+				return err
+			}
+			prev = nil
+			if !placed {
+				continue // read it again
+			}
+			if w.final {
+				return nil
+			}
+			after = rows[len(rows)-1].Key
+			continue
 		}
-		if w.final {
-			return nil
-		}
+		prev, prevAfter = w, after
 		after = rows[len(rows)-1].Key
 	}
 }
 
+// chunkRows sizes the next chunk: ChunkRows, or at most
+// StreamingChunkRows when the stream observed a change since the last
+// chunk was sized (or, for the first, since the engine started).
+func (e *Engine) chunkRows() int {
+	now := e.observed.Load()
+	if e.seen.Swap(now) != now {
+		return min(e.cfg.ChunkRows, StreamingChunkRows)
+	}
+	return e.cfg.ChunkRows
+}
+
 // pace holds the next chunk back while the destination has more than half
-// a chunk of read rows to acknowledge (see Config.Backlog).
+// a streaming-time chunk of read rows to acknowledge (see Config.Backlog,
+// which is 0 while the stream is idle).
 func (e *Engine) pace(ctx context.Context) error {
 	if e.cfg.Backlog == nil {
 		return nil
 	}
-	for e.cfg.Backlog() > int64(e.cfg.ChunkRows/2) {
+	for e.cfg.Backlog() > int64(min(e.cfg.ChunkRows, StreamingChunkRows)/2) {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -453,10 +514,13 @@ func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.C
 		e.open.Add(-1)
 	}
 	t := w.t
-	if t.done || !w.open {
+	behind := w.prev != nil && !w.prev.emitted
+	w.prev = nil
+	if t.done || !w.open || behind {
 		// Dropped meanwhile; or the low mark was never met (a stream
-		// restarted inside the window): the chunk cannot be placed, and
-		// the worker's context is ending with that Run.
+		// restarted inside the window), or the chunk before was not
+		// placed: the chunk cannot be placed, and the worker reads it
+		// again (or its context is ending with that Run).
 		e.mu.Unlock()
 		close(w.closed)
 		return true, nil
@@ -502,8 +566,11 @@ func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.C
 func (e *Engine) markLocked(t *table, out []*change.Event, final bool) {
 	started := t.started.UnixMicro()
 	base := t.rows - int64(len(out)) // rows of t published before this chunk
+	// "<prefix>:r:<table>:<started>:<key>", built once per chunk up to the
+	// key (fmt per row cost 2 % of a backfill's CPU).
+	head := e.cfg.IDPrefix + ":r:" + t.name + ":" + strconv.FormatInt(started, 10) + ":"
 	for i, ev := range out {
-		ev.ID = fmt.Sprintf("%s:r:%s:%d:%s", e.cfg.IDPrefix, t.name, started, idKey(ev, base+int64(i)))
+		ev.ID = head + idKey(ev, base+int64(i))
 		if !t.initial {
 			ev.Source.Snapshot = "incremental"
 			continue
@@ -543,10 +610,14 @@ func (e *Engine) firstOfAllLocked(t *table) bool {
 // Observe is called by the stream for each row change it is about to
 // emit: while a window of the change's table is open, its keys (old and
 // new) are noted so that the chunk's copy of those rows is not emitted.
-// It costs one atomic load when no window is open; a nil Engine (a
+// It costs two atomic operations when no window is open; a nil Engine (a
 // source built without one, in tests) observes nothing.
 func (e *Engine) Observe(ev *change.Event) {
-	if e == nil || e.open.Load() == 0 || ev.Table == nil || len(ev.Table.Key) == 0 {
+	if e == nil {
+		return
+	}
+	e.observed.Add(1)
+	if e.open.Load() == 0 || ev.Table == nil || len(ev.Table.Key) == 0 {
 		return
 	}
 	name := e.cfg.TableName(ev.Table.ID)

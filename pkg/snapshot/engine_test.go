@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -58,7 +59,7 @@ func (d *memDB) ReadChunk(_ context.Context, _ string, after Key, limit int) ([]
 		from, _ = strconv.ParseInt(string(after[0]), 10, 64)
 	}
 	var out []Row
-	for k := from + 1; k <= 1000 && len(out) < limit; k++ {
+	for k := from + 1; k <= 1<<16 && len(out) < limit; k++ {
 		v, ok := d.rows[k]
 		if !ok {
 			continue
@@ -198,10 +199,39 @@ func TestParallelChunksHoldDefaultRows(t *testing.T) {
 	}
 }
 
+// TestSmallChunksWhileStreaming: once the stream carries changes, the
+// next chunk query asks for StreamingChunkRows rows, not ChunkRows; when
+// the stream is quiet again, chunks are full size again.
+func TestSmallChunksWhileStreaming(t *testing.T) {
+	t.Setenv(chunkRowsEnv, "")
+	db := &limitDB{memDB: memDB{rows: map[int64]int64{}, marks: make(chan string, 16)}}
+	for k := int64(1); k <= 3*ChunkRows; k++ {
+		db.rows[k] = k
+	}
+	e := New(db, Config{Parallelism: 1, IDPrefix: "t", TableName: memName})
+	chunk := 0
+	db.beforeHigh = func() {
+		chunk++
+		if chunk == 1 { // the stream publishes a change during chunk 1
+			e.Observe(&change.Event{Table: memTable, Op: change.OpCreate, After: change.Row{change.IntValue(99999), change.IntValue(1)}})
+		}
+	}
+	e.Queue([]string{"s.t"}, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := e.Start(ctx, func(err error) { t.Error(err) })
+	streamUntilDone(t, ctx, e, db.marks, func(context.Context, *change.Event) error { return nil }, 10*time.Second)
+	cancel()
+	wait()
+	if want := []int{ChunkRows, StreamingChunkRows, ChunkRows}; len(db.limits) < 3 || !slices.Equal(db.limits[:3], want) {
+		t.Errorf("chunk queries of %v rows, want %v first", db.limits, want)
+	}
+}
+
 // limitDB records the limit of the chunk queries.
 type limitDB struct {
 	memDB
-	limit int
+	limit  int
+	limits []int
 }
 
 func (d *limitDB) Session(context.Context) (Session, error) { return d, nil }
@@ -209,6 +239,7 @@ func (d *limitDB) Session(context.Context) (Session, error) { return d, nil }
 func (d *limitDB) ReadChunk(ctx context.Context, table string, after Key, limit int) ([]Row, error) {
 	d.mu.Lock()
 	d.limit = limit
+	d.limits = append(d.limits, limit)
 	d.mu.Unlock()
 	return d.memDB.ReadChunk(ctx, table, after, limit)
 }

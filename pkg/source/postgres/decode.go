@@ -358,19 +358,22 @@ func parseTimestamp(b []byte, tz bool) (int64, error) {
 		}
 		return negInfinityMicros, nil
 	}
-	bad := fmt.Errorf("bad timestamp %q", trunc(b))
+	// The error is built only on failure: every streamed and backfilled
+	// timestamp passes here, and formatting it eagerly cost 5 % of a
+	// backfill's CPU.
+	bad := func() error { return fmt.Errorf("bad timestamp %q", trunc(b)) }
 	y, m, d, rest, err := splitDate(b)
 	if err != nil || len(rest) < 1 || rest[0] != ' ' {
-		return 0, bad
+		return 0, bad()
 	}
 	clock, rest, err := splitClock(rest[1:])
 	if err != nil {
-		return 0, bad
+		return 0, bad()
 	}
 	var offset int64
 	if tz {
 		if len(rest) < 3 || (rest[0] != '+' && rest[0] != '-') {
-			return 0, bad
+			return 0, bad()
 		}
 		sign := int64(1)
 		if rest[0] == '-' {
@@ -381,7 +384,7 @@ func parseTimestamp(b []byte, tz bool) (int64, error) {
 		for part := 0; part < 3 && len(rest) >= 2; part++ {
 			n, ok := atoi2(rest)
 			if !ok {
-				return 0, bad
+				return 0, bad()
 			}
 			secs = secs*60 + int64(n)
 			rest = rest[2:]
@@ -401,7 +404,7 @@ func parseTimestamp(b []byte, tz bool) (int64, error) {
 		rest = nil
 	}
 	if len(rest) != 0 {
-		return 0, bad
+		return 0, bad()
 	}
 	return daysFromCivil(y, m, d)*86400e6 + clock - offset, nil
 }
