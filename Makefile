@@ -66,7 +66,7 @@ SOAK_MINUTES ?= 60
 soak: services-up ## the randomized oracle for SOAK_MINUTES (default 60) per source, under random SIGKILLs
 	ORACLE_SECONDS=$$(( $(SOAK_MINUTES) * 60 )) ORACLE_BIG_ROWS=$${ORACLE_BIG_ROWS:-500000} \
 	ORACLE_TX_PAUSE_MS=$${ORACLE_TX_PAUSE_MS:-10} \
-	  $(GO) test -count=1 -v -timeout $$(( $(SOAK_MINUTES) * 2 + 40 ))m -run 'TestRandomOracle' ./integration/
+	  $(GO) test -count=1 -v -timeout $$(( $(SOAK_MINUTES) * 2 + 40 ))m -run '^TestRandomOracle$$' ./integration/
 
 # The fault suites in full: the source faults (restarts, killed connections, failovers, the
 # blocked-port outage past the window) and the multi-broker suite

@@ -102,18 +102,15 @@ func New(db Database, cfg Config) *Engine {
 	return &Engine{db: db, cfg: cfg, id: hex.EncodeToString(b), windows: map[string]*window{}, wake: make(chan struct{})}
 }
 
-// chunkRowsFor is the chunk size when parallelism workers each hold a
-// chunk between its watermarks: beyond DefaultParallelism, chunks shrink so
-// that all of them together hold no more rows than DefaultParallelism full
-// chunks. The task's memory is sized for that (cmd/tributary's soft memory
-// limit): with four or more full chunks held at once the collector ran
-// nearly without pause near the limit, tripling the CPU per row and
-// cutting the rows/s (make bench, backfill-parallel).
+// chunkRowsFor is the chunk size when parallelism workers each hold up to
+// two chunks (one read ahead): chunks shrink so that all of them together
+// hold no more rows than one worker's two full chunks. The task's memory is
+// sized for that (cmd/tributary's soft memory limit): with four or more
+// full chunks held at once the collector ran nearly without pause near the
+// limit, raising the CPU per row by half or more and cutting the rows/s
+// (make bench, backfill-parallel).
 func chunkRowsFor(rows, parallelism int) int {
-	if parallelism <= DefaultParallelism {
-		return rows
-	}
-	return max(1, rows*DefaultParallelism/parallelism)
+	return max(1, rows/max(1, parallelism))
 }
 
 // Queue adds tables to the snapshot (a table already queued or running

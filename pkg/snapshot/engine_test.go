@@ -178,13 +178,12 @@ func TestShapeMovedReadsAgain(t *testing.T) {
 	}
 }
 
-// TestParallelChunksHoldDefaultRows: with more workers than the default,
-// every chunk query asks for fewer rows, so that the chunks held at once
-// (one per worker) add up to what the default parallelism holds; at or
-// below the default a chunk is ChunkRows.
+// TestParallelChunksHoldDefaultRows: with n workers every chunk query asks
+// for ChunkRows/n rows, so that the chunks held at once (two per worker,
+// one read ahead) add up to what one worker holds.
 func TestParallelChunksHoldDefaultRows(t *testing.T) {
 	t.Setenv(chunkRowsEnv, "")
-	for _, tc := range []struct{ parallelism, want int }{{1, ChunkRows}, {2, ChunkRows}, {4, ChunkRows / 2}, {8, ChunkRows / 4}} {
+	for _, tc := range []struct{ parallelism, want int }{{1, ChunkRows}, {2, ChunkRows / 2}, {4, ChunkRows / 4}, {8, ChunkRows / 8}} {
 		db := &limitDB{memDB: memDB{rows: map[int64]int64{1: 1}, marks: make(chan string, 16)}}
 		e := New(db, Config{Parallelism: tc.parallelism, IDPrefix: "t", TableName: memName})
 		e.Queue([]string{"s.t"}, true)
