@@ -70,6 +70,7 @@ type window struct {
 	final   bool                // the chunk ends the table
 	emitted bool                // the stream emitted the chunk at its high watermark
 	closed  chan struct{}       // the stream met the high watermark
+	id      string              // its watermarks' name, its key in Engine.windows
 	// prev is the table's previous chunk while its worker reads this one
 	// ahead (see Engine.table); nil once placed. This chunk is emitted
 	// only after prev was: a table's rows are published in key order, so
@@ -337,9 +338,12 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 	// the order the table is read. At most two chunks per worker are held.
 	var prev *window // the chunk read before, not yet known placed
 	var prevAfter Key
+	// settle waits until the stream met w's high watermark; when the Run
+	// ends first, w is forgotten.
 	settle := func(w *window) (placed bool, err error) {
 		select {
 		case <-ctx.Done():
+			e.forget(w)
 			return false, ctx.Err()
 		case <-w.closed:
 			return w.emitted, nil
@@ -359,7 +363,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		// Noting keys from any point before the read is safe: every change
 		// the read sees is streamed before the high watermark, so a key
 		// the stream touched since has its newest state published by then.
-		w := &window{t: t, open: true, changed: map[string]struct{}{}, closed: make(chan struct{}), prev: prev}
+		w := &window{id: id, t: t, open: true, changed: map[string]struct{}{}, closed: make(chan struct{}), prev: prev}
 		e.mu.Lock()
 		if t.done { // dropped meanwhile
 			e.mu.Unlock()
@@ -368,21 +372,13 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		e.windows[id] = w
 		e.open.Add(1)
 		e.mu.Unlock()
-		forget := func() {
-			e.mu.Lock()
-			if w.open {
-				e.open.Add(-1)
-			}
-			delete(e.windows, id)
-			e.mu.Unlock()
-		}
 		if err := sess.WriteWatermark(ctx, id+":low"); err != nil {
-			forget()
+			e.forget(w)
 			return fmt.Errorf("snapshot %s: write the low watermark: %w", t.name, err)
 		}
 		rows, err := sess.ReadChunk(ctx, t.name, after, n)
 		if errors.Is(err, ErrShapeMoved) {
-			forget()
+			e.forget(w)
 			moved++
 			wait := min(time.Duration(moved)*time.Second, 10*time.Second)
 			e.cfg.Log.Warn("snapshot: the table changed shape ahead of the stream; reading the chunk again", "table", t.name, "attempt", moved, "in", wait, "err", err)
@@ -395,7 +391,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		}
 		moved = 0
 		if err != nil {
-			forget()
+			e.forget(w)
 			return fmt.Errorf("snapshot %s: read a chunk: %w", t.name, err)
 		}
 		e.mu.Lock()
@@ -403,13 +399,13 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		w.final = len(rows) < n || len(rows) == 0 || rows[0].Key == nil
 		e.mu.Unlock()
 		if err := sess.WriteWatermark(ctx, id+":high"); err != nil {
-			forget()
+			e.forget(w)
 			return fmt.Errorf("snapshot %s: write the high watermark: %w", t.name, err)
 		}
 		if prev != nil {
 			placed, err := settle(prev)
 			if err != nil {
-				forget()
+				e.forget(w)
 				return err
 			}
 			if !placed {
@@ -443,6 +439,20 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		prev, prevAfter = w, after
 		after = rows[len(rows)-1].Key
 	}
+}
+
+// forget unregisters w unless the stream already closed it at its high
+// watermark (which unregistered it).
+func (e *Engine) forget(w *window) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.windows[w.id] != w {
+		return
+	}
+	if w.open {
+		e.open.Add(-1)
+	}
+	delete(e.windows, w.id)
 }
 
 // chunkRows sizes the next chunk: ChunkRows, or at most

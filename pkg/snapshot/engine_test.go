@@ -90,6 +90,19 @@ func streamUntilDone(t *testing.T, ctx context.Context, e *Engine, marks <-chan 
 	}
 }
 
+// snapshotTable queues s.t, runs the engine's workers and plays the
+// stream with emit until the table is done, then stops the workers.
+func snapshotTable(t *testing.T, e *Engine, marks <-chan string, emit func(context.Context, *change.Event) error, within time.Duration) {
+	t.Helper()
+	e.Queue([]string{"s.t"}, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wait := e.Start(ctx, func(err error) { t.Errorf("the snapshot failed: %v", err) })
+	streamUntilDone(t, ctx, e, marks, emit, within)
+	cancel()
+	wait()
+}
+
 // TestWindowDropsKeysChangedInIt: a key deleted and a key updated while
 // their chunk is in its window are not emitted from the chunk (the
 // stream's messages are the newer ones); the others are, in key order,
@@ -117,13 +130,7 @@ func TestWindowDropsKeysChangedInIt(t *testing.T) {
 		e.Observe(upd)
 		stream = append(stream, del, upd)
 	}
-	e.Queue([]string{"s.t"}, true)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	wait := e.Start(ctx, func(err error) { t.Error(err) })
-	streamUntilDone(t, ctx, e, db.marks, emit, 10*time.Second)
-	cancel()
-	wait()
+	snapshotTable(t, e, db.marks, emit, 10*time.Second)
 
 	var got []string
 	for _, ev := range stream {
@@ -164,15 +171,9 @@ func TestWindowDropsKeysChangedInIt(t *testing.T) {
 func TestShapeMovedReadsAgain(t *testing.T) {
 	db := &memDB{rows: map[int64]int64{1: 1, 2: 2, 3: 3}, marks: make(chan string, 16), moved: 2}
 	e := New(db, Config{Parallelism: 1, ChunkRows: 2, IDPrefix: "t", TableName: memName})
-	e.Queue([]string{"s.t"}, true)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	wait := e.Start(ctx, func(err error) { t.Errorf("the snapshot failed: %v", err) })
 	var reads []int64
 	emit := func(_ context.Context, ev *change.Event) error { reads = append(reads, ev.After[0].Int); return nil }
-	streamUntilDone(t, ctx, e, db.marks, emit, 20*time.Second)
-	cancel()
-	wait()
+	snapshotTable(t, e, db.marks, emit, 20*time.Second)
 	if fmt.Sprint(reads) != "[1 2 3]" {
 		t.Errorf("read rows %v, want [1 2 3]", reads)
 	}
@@ -186,12 +187,7 @@ func TestParallelChunksHoldDefaultRows(t *testing.T) {
 	for _, tc := range []struct{ parallelism, want int }{{1, ChunkRows}, {2, ChunkRows / 2}, {4, ChunkRows / 4}, {8, ChunkRows / 8}} {
 		db := &limitDB{memDB: memDB{rows: map[int64]int64{1: 1}, marks: make(chan string, 16)}}
 		e := New(db, Config{Parallelism: tc.parallelism, IDPrefix: "t", TableName: memName})
-		e.Queue([]string{"s.t"}, true)
-		ctx, cancel := context.WithCancel(context.Background())
-		wait := e.Start(ctx, func(err error) { t.Error(err) })
-		streamUntilDone(t, ctx, e, db.marks, func(context.Context, *change.Event) error { return nil }, 10*time.Second)
-		cancel()
-		wait()
+		snapshotTable(t, e, db.marks, func(context.Context, *change.Event) error { return nil }, 10*time.Second)
 		if db.limit != tc.want {
 			t.Errorf("snapshot_parallelism %d: chunk queries of %d rows, want %d", tc.parallelism, db.limit, tc.want)
 		}
@@ -215,12 +211,7 @@ func TestSmallChunksWhileStreaming(t *testing.T) {
 			e.Observe(&change.Event{Table: memTable, Op: change.OpCreate, After: change.Row{change.IntValue(99999), change.IntValue(1)}})
 		}
 	}
-	e.Queue([]string{"s.t"}, true)
-	ctx, cancel := context.WithCancel(context.Background())
-	wait := e.Start(ctx, func(err error) { t.Error(err) })
-	streamUntilDone(t, ctx, e, db.marks, func(context.Context, *change.Event) error { return nil }, 10*time.Second)
-	cancel()
-	wait()
+	snapshotTable(t, e, db.marks, func(context.Context, *change.Event) error { return nil }, 10*time.Second)
 	if want := []int{ChunkRows, StreamingChunkRows, ChunkRows}; len(db.limits) < 3 || !slices.Equal(db.limits[:3], want) {
 		t.Errorf("chunk queries of %v rows, want %v first", db.limits, want)
 	}
