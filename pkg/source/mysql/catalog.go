@@ -19,7 +19,20 @@ type table struct {
 	dflts    []*change.Value // the columns' defaults (change.Column.Default)
 	key      []int           // indexes into cols of the primary key, in key order
 	t        *change.Table
+	// earlier holds the columns of the shapes describe read before the
+	// current one, newest first, with their defaults: a past shape takes
+	// its defaults from there when the catalog has moved on (shapeFor).
+	earlier []knownColumn
 }
+
+// knownColumn is a column of an earlier shape with its default.
+type knownColumn struct {
+	column
+	dflt *change.Value
+}
+
+// maxEarlier bounds table.earlier.
+const maxEarlier = 512
 
 func (t *table) id() string { return t.db + "." + t.name }
 
@@ -145,6 +158,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDE
 	if len(r.Values) == 0 {
 		return fmt.Errorf("describe %s: table not found", t.id())
 	}
+	t.remember()
 	t.cols, t.dflts = t.cols[:0:0], t.dflts[:0:0]
 	for i := range r.Values {
 		var c column
@@ -191,6 +205,19 @@ WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND CONSTRAINT_NAME = 'PRIMARY' ORDE
 	}
 	t.t = ct
 	return nil
+}
+
+// remember keeps t's current columns in t.earlier before a re-read.
+func (t *table) remember() {
+	if len(t.cols) == 0 {
+		return
+	}
+	known := make([]knownColumn, 0, len(t.cols)+len(t.earlier))
+	for i, c := range t.cols {
+		known = append(known, knownColumn{c, t.dflts[i]})
+	}
+	known = append(known, t.earlier...)
+	t.earlier = known[:min(len(known), maxEarlier)]
 }
 
 func sameShape(a, b *change.Table) bool {

@@ -48,13 +48,7 @@ func (st *streamer) shapeFor(t *table, tm *replication.TableMapEvent, at string)
 	}
 	h := &table{db: t.db, name: t.name, mariadb: t.mariadb}
 	for _, c := range logged {
-		var dflt *change.Value
-		for j := range t.cols {
-			if sameColumns([]column{c}, t.cols[j:j+1], true) {
-				c, dflt = t.cols[j], t.dflts[j] // the catalog knows more (FLOAT(M,D), defaults)
-				break
-			}
-		}
+		c, dflt := t.known(c)
 		h.cols, h.dflts = append(h.cols, c), append(h.dflts, dflt)
 	}
 	if len(tm.PrimaryKey) > 0 {
@@ -81,6 +75,26 @@ func (st *streamer) shapeFor(t *table, tm *replication.TableMapEvent, at string)
 	st.src.log.Info("decoding binlog rows with the shape they were written under (binlog_row_metadata = FULL)",
 		"table", t.id(), "at", at, "columns", typeList(h.cols), "current", typeList(t.cols))
 	return h, nil
+}
+
+// known returns the catalog's column equal to logged, which knows more
+// (FLOAT(M,D), the default), and its default: from the current shape, else
+// from the newest earlier shape that had it. The binlog logs no defaults,
+// and a stream that lags re-reads a catalog that may already be past a
+// later DDL; the shapes read before it still hold the column as it was.
+// Without any, the logged column and no default.
+func (t *table) known(logged column) (column, *change.Value) {
+	for j := range t.cols {
+		if sameColumns([]column{logged}, t.cols[j:j+1], true) {
+			return t.cols[j], t.dflts[j]
+		}
+	}
+	for _, k := range t.earlier {
+		if sameColumns([]column{logged}, []column{k.column}, true) {
+			return k.column, k.dflt
+		}
+	}
+	return logged, nil
 }
 
 // loggedColumns reads the columns a table map event describes. Names,

@@ -270,6 +270,37 @@ func TestRowDecodedWithLoggedShape(t *testing.T) {
 	}
 }
 
+// A stream that lags re-reads the catalog at one DDL when a later DDL has
+// already run: rows between the two are in a past shape the catalog no
+// longer has, and their columns keep the defaults of the shape read
+// before (here s SMALLINT DEFAULT -3, since retyped to INT without one),
+// as Debezium's schema history has them.
+func TestPastShapeKeepsEarlierDefaults(t *testing.T) {
+	r := newRecorder(t, flavorMariaDB, nil)
+	cur := r.st.src.tables["d.t"]
+	small := column{name: "s", dataType: "smallint", columnType: "smallint(6)", precision: 5, scale: 0}
+	small.typ = columnType(&small)
+	cur.cols, cur.dflts = append(cur.cols, small), append(cur.dflts, &change.Value{Kind: change.Int, Int: -3})
+	cur.remember() // what describe does before it reads the catalog again
+	wide := column{name: "s", dataType: "int", columnType: "int(11)", precision: 10, scale: 0}
+	wide.typ = columnType(&wide)
+	cur.cols, cur.dflts = []column{cur.cols[0], wide}, []*change.Value{nil, nil}
+
+	tm := tableMap(true, []string{"id", "s"}, []byte{gomysql.MYSQL_TYPE_LONG, gomysql.MYSQL_TYPE_SHORT}, []uint16{0, 0})
+	got, err := r.st.shapeFor(cur, tm, "bin.000001:400")
+	must(t, err)
+	if d := got.t.Columns[1].Default; d == nil || d.Int != -3 {
+		t.Fatalf("past shape's s default %+v, want -3 from the earlier shape", d)
+	}
+	// A column no shape read had: no default, never another column's.
+	tm = tableMap(true, []string{"id", "s"}, []byte{gomysql.MYSQL_TYPE_LONG, gomysql.MYSQL_TYPE_LONGLONG}, []uint16{0, 0})
+	got, err = r.st.shapeFor(cur, tm, "bin.000001:500")
+	must(t, err)
+	if d := got.t.Columns[1].Default; d != nil {
+		t.Fatalf("BIGINT s took default %+v", d)
+	}
+}
+
 // Without FULL metadata a shape that differs from the catalog's cannot
 // be rebuilt: the error names the table, the position and the fix.
 func TestRowShapeUnknownWithoutMetadata(t *testing.T) {
