@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -176,82 +177,139 @@ func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.K
 	}
 	stop := context.AfterFunc(ctx, func() { m.conn.Close() })
 	defer stop()
-	r, err := m.conn.Execute(q)
-	if err != nil {
+	rd := chunkReader{s: s, t: &t, name: name, now: time.Now().UnixMicro(), start: s.streamStart.Load()}
+	var res gomysql.Result
+	if err := m.conn.ExecuteSelectStreaming(q, &res, rd.row, nil); err != nil {
 		var me *gomysql.MyError
-		if errors.As(err, &me) && me.Code == gomysql.ER_NO_SUCH_TABLE {
+		switch {
+		case rd.err != nil:
+			return nil, rd.err
+		case errors.As(err, &me) && me.Code == gomysql.ER_NO_SUCH_TABLE:
 			return nil, fmt.Errorf("%s: %w: %w", name, snapshot.ErrNoTable, err)
-		}
-		if errors.As(err, &me) && me.Code == gomysql.ER_BAD_FIELD_ERROR {
+		case errors.As(err, &me) && me.Code == gomysql.ER_BAD_FIELD_ERROR:
 			// A column dropped or renamed by a DDL the stream has not
 			// reached yet: the stream re-describes the table there.
 			return nil, fmt.Errorf("%s: %w: %w", name, snapshot.ErrShapeMoved, err)
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	now := time.Now().UnixMicro()
-	start := s.streamStart.Load()
-	out := make([]snapshot.Row, 0, len(r.Values))
-	for i := range r.Values {
-		vals := make([][]byte, len(t.cols))
-		for j := range t.cols {
-			fv := r.Values[i][j]
-			if fv.Type == gomysql.FieldValueTypeNull {
-				continue
-			}
-			vals[j] = []byte(fieldText(fv))
-		}
-		row := make(change.Row, len(vals))
-		for j, v := range vals {
-			val, err := decodeText(&t.cols[j], v)
-			if err != nil {
-				return nil, fmt.Errorf("snapshot %s column %s: %w", name, t.cols[j].name, err)
-			}
-			row[j] = val
-		}
-		var key snapshot.Key
-		if len(t.key) > 0 {
-			key = make(snapshot.Key, len(t.key))
-			for j, k := range t.key {
-				key[j] = vals[k]
-			}
-		}
-		ev := &change.Event{
-			Table: t.t,
-			Op:    change.OpRead,
-			After: row,
-			Source: change.Source{
-				Connector:    s.flavor,
-				Name:         s.opts.TopicPrefix,
-				DB:           t.db,
-				Table:        t.name,
-				CommitMicros: now,
-				// Debezium leaves server_id at 0 in snapshot records: no binlog event was read.
-			},
-		}
-		if start != nil {
-			ev.Source.File, ev.Source.Pos = start.File, int64(start.Pos)
-		}
-		out = append(out, snapshot.Row{Key: key, Event: ev})
-	}
-	return out, nil
+	return rd.out, nil
 }
 
-// fieldText is a text-protocol value as the server sent it.
-func fieldText(fv gomysql.FieldValue) string {
-	switch v := fv.Value().(type) {
-	case []byte:
-		return string(v)
-	case string:
-		return v
-	case int64:
-		return fmt.Sprint(v)
-	case uint64:
-		return fmt.Sprint(v)
-	case float64:
-		return fmt.Sprint(v)
+// chunkReader turns a chunk's rows, as they stream in, into read events.
+// go-mysql reuses a row's buffers for the next row, so the bytes a value
+// keeps are copied into blocks the chunk's rows share, and events, rows
+// and keys are cut from slabs: a few allocations per slab of rows instead
+// of several per row (the seed's backfiller held the whole result and
+// copied every value twice).
+type chunkReader struct {
+	s     *Source
+	t     *table
+	name  string
+	now   int64
+	start *position
+	out   []snapshot.Row
+	err   error // a row the reader refused
+
+	events []change.Event
+	values []change.Value
+	keys   [][]byte
+	block  []byte
+}
+
+// slabRows is how many rows one slab of events, values and keys holds.
+const slabRows = 256
+
+// keep copies b into the chunk's byte blocks.
+func (rd *chunkReader) keep(b []byte) []byte {
+	if len(b) > cap(rd.block)-len(rd.block) {
+		rd.block = make([]byte, 0, max(len(b), 64<<10))
 	}
-	return fmt.Sprint(fv.Value())
+	n := len(rd.block)
+	rd.block = append(rd.block, b...)
+	return rd.block[n:len(rd.block):len(rd.block)]
+}
+
+func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
+	t, nc := rd.t, len(rd.t.cols)
+	if len(fields) != nc {
+		rd.err = fmt.Errorf("snapshot %s: %d columns read, %d described", rd.name, len(fields), nc)
+		return rd.err
+	}
+	if len(rd.events) == 0 {
+		rd.events = make([]change.Event, slabRows)
+		rd.values = make([]change.Value, slabRows*nc)
+		rd.keys = make([][]byte, slabRows*len(t.key))
+	}
+	ev, row := &rd.events[0], change.Row(rd.values[:nc:nc])
+	rd.events, rd.values = rd.events[1:], rd.values[nc:]
+	var scratch [32]byte
+	for j := range fields {
+		fv, c := &fields[j], &t.cols[j]
+		if fv.Type == gomysql.FieldValueTypeNull {
+			continue
+		}
+		if isIntKind(c.typ.Kind) && (fv.Type == gomysql.FieldValueTypeSigned || fv.Type == gomysql.FieldValueTypeUnsigned) {
+			row[j] = change.IntValue(fv.AsInt64()) // BIGINT UNSIGNED wraps, as Debezium's long mode does
+			continue
+		}
+		val, err := decodeText(c, rd.keep(valueText(fv, scratch[:0])))
+		if err != nil {
+			rd.err = fmt.Errorf("snapshot %s column %s: %w", rd.name, c.name, err)
+			return rd.err
+		}
+		row[j] = val
+	}
+	var key snapshot.Key
+	if nk := len(t.key); nk > 0 {
+		key, rd.keys = rd.keys[:nk:nk], rd.keys[nk:]
+		for i, k := range t.key {
+			if fv := &fields[k]; fv.Type != gomysql.FieldValueTypeNull {
+				key[i] = rd.keep(valueText(fv, scratch[:0]))
+			}
+		}
+	}
+	*ev = change.Event{
+		Table: t.t,
+		Op:    change.OpRead,
+		After: row,
+		Source: change.Source{
+			Connector:    rd.s.flavor,
+			Name:         rd.s.opts.TopicPrefix,
+			DB:           t.db,
+			Table:        t.name,
+			CommitMicros: rd.now,
+			// Debezium leaves server_id at 0 in snapshot records: no binlog event was read.
+		},
+	}
+	if rd.start != nil {
+		ev.Source.File, ev.Source.Pos = rd.start.File, int64(rd.start.Pos)
+	}
+	rd.out = append(rd.out, snapshot.Row{Key: key, Event: ev})
+	return nil
+}
+
+// valueText is a text-protocol value as the server sent it (go-mysql
+// parses numbers; they are written back in their shortest form), appended
+// to buf for numbers.
+func valueText(fv *gomysql.FieldValue, buf []byte) []byte {
+	switch fv.Type {
+	case gomysql.FieldValueTypeSigned:
+		return strconv.AppendInt(buf, fv.AsInt64(), 10)
+	case gomysql.FieldValueTypeUnsigned:
+		return strconv.AppendUint(buf, fv.AsUint64(), 10)
+	case gomysql.FieldValueTypeFloat:
+		return strconv.AppendFloat(buf, fv.AsFloat64(), 'g', -1, 64)
+	}
+	return fv.AsString()
+}
+
+func isIntKind(k change.Kind) bool {
+	switch k {
+	case change.KindInt16, change.KindInt32, change.KindInt64, change.KindYear:
+		return true
+	}
+	return false
 }
 
 // keyLiteral turns a hex-encoded key value back into an SQL literal.
