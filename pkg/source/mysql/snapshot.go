@@ -177,7 +177,7 @@ func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.K
 	}
 	stop := context.AfterFunc(ctx, func() { m.conn.Close() })
 	defer stop()
-	rd := chunkReader{s: s, t: &t, name: name, now: time.Now().UnixMicro(), start: s.streamStart.Load()}
+	rd := chunkReader{s: s, t: &t, name: name, now: time.Now().UnixMicro(), start: s.streamStart.Load(), out: make([]snapshot.Row, 0, limit)}
 	var res gomysql.Result
 	if err := m.conn.ExecuteSelectStreaming(q, &res, rd.row, nil); err != nil {
 		var me *gomysql.MyError
@@ -196,12 +196,10 @@ func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.K
 	return rd.out, nil
 }
 
-// chunkReader turns a chunk's rows, as they stream in, into read events.
-// go-mysql reuses a row's buffers for the next row, so the bytes a value
-// keeps are copied into blocks the chunk's rows share, and events, rows
-// and keys are cut from slabs: a few allocations per slab of rows instead
-// of several per row (the seed's backfiller held the whole result and
-// copied every value twice).
+// chunkReader turns a chunk's rows, as they stream in, into read events;
+// go-mysql reuses a row's buffers for the next row, so what a value keeps
+// is copied into the chunk's slabs (the seed's backfiller held the whole
+// result and copied every value twice).
 type chunkReader struct {
 	s     *Source
 	t     *table
@@ -210,24 +208,7 @@ type chunkReader struct {
 	start *position
 	out   []snapshot.Row
 	err   error // a row the reader refused
-
-	events []change.Event
-	values []change.Value
-	keys   [][]byte
-	block  []byte
-}
-
-// slabRows is how many rows one slab of events, values and keys holds.
-const slabRows = 256
-
-// keep copies b into the chunk's byte blocks.
-func (rd *chunkReader) keep(b []byte) []byte {
-	if len(b) > cap(rd.block)-len(rd.block) {
-		rd.block = make([]byte, 0, max(len(b), 64<<10))
-	}
-	n := len(rd.block)
-	rd.block = append(rd.block, b...)
-	return rd.block[n:len(rd.block):len(rd.block)]
+	slabs snapshot.Slabs
 }
 
 func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
@@ -236,13 +217,7 @@ func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
 		rd.err = fmt.Errorf("snapshot %s: %d columns read, %d described", rd.name, len(fields), nc)
 		return rd.err
 	}
-	if len(rd.events) == 0 {
-		rd.events = make([]change.Event, slabRows)
-		rd.values = make([]change.Value, slabRows*nc)
-		rd.keys = make([][]byte, slabRows*len(t.key))
-	}
-	ev, row := &rd.events[0], change.Row(rd.values[:nc:nc])
-	rd.events, rd.values = rd.events[1:], rd.values[nc:]
+	ev, row := rd.slabs.Event(), rd.slabs.Row(nc)
 	var scratch [32]byte
 	for j := range fields {
 		fv, c := &fields[j], &t.cols[j]
@@ -253,7 +228,7 @@ func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
 			row[j] = change.IntValue(fv.AsInt64()) // BIGINT UNSIGNED wraps, as Debezium's long mode does
 			continue
 		}
-		val, err := decodeText(c, rd.keep(valueText(fv, scratch[:0])))
+		val, err := decodeText(c, rd.slabs.Keep(valueText(fv, scratch[:0])))
 		if err != nil {
 			rd.err = fmt.Errorf("snapshot %s column %s: %w", rd.name, c.name, err)
 			return rd.err
@@ -262,10 +237,10 @@ func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
 	}
 	var key snapshot.Key
 	if nk := len(t.key); nk > 0 {
-		key, rd.keys = rd.keys[:nk:nk], rd.keys[nk:]
+		key = rd.slabs.Key(nk)
 		for i, k := range t.key {
 			if fv := &fields[k]; fv.Type != gomysql.FieldValueTypeNull {
-				key[i] = rd.keep(valueText(fv, scratch[:0]))
+				key[i] = rd.slabs.Keep(valueText(fv, scratch[:0]))
 			}
 		}
 	}

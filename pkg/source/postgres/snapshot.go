@@ -150,20 +150,13 @@ func (p *pgSession) readChunk(ctx context.Context, st snapTable, after snapshot.
 			return nil, fmt.Errorf("%s: column %s is of type %d now: %w", table, c.name, f.DataTypeOID, snapshot.ErrShapeMoved)
 		}
 	}
-	var out []snapshot.Row
+	out := make([]snapshot.Row, 0, limit)
+	var slabs snapshot.Slabs
 	for rr.NextRow() {
-		vals := rr.Values()
-		ev, err := p.s.readEvent(rel, t, vals, now, lsn)
+		ev, key, err := p.s.readEvent(rel, t, rr.Values(), now, lsn, &slabs)
 		if err != nil {
 			rr.Close()
 			return nil, err
-		}
-		var key snapshot.Key
-		if len(t.Key) > 0 {
-			key = make(snapshot.Key, len(t.Key))
-			for i, k := range t.Key {
-				key[i] = append([]byte(nil), vals[k]...)
-			}
 		}
 		out = append(out, snapshot.Row{Key: key, Event: ev})
 	}
@@ -182,28 +175,29 @@ func (p *pgSession) readChunk(ctx context.Context, st snapTable, after snapshot.
 	return out, nil
 }
 
-// readEvent decodes one row in text format into a read event. The values
-// are copied: the result reader reuses its buffers.
-func (s *Source) readEvent(rel *relation, t *change.Table, vals [][]byte, now, lsn int64) (*change.Event, error) {
-	size := 0
-	for _, v := range vals {
-		size += len(v)
-	}
-	buf := make([]byte, 0, size)
-	row := make(change.Row, len(vals))
+// readEvent decodes one row in text format into a read event and its key.
+// The values are copied into slabs: the result reader reuses its buffers.
+func (s *Source) readEvent(rel *relation, t *change.Table, vals [][]byte, now, lsn int64, slabs *snapshot.Slabs) (*change.Event, snapshot.Key, error) {
+	row := slabs.Row(len(vals))
 	for i, v := range vals {
 		if v == nil || i >= len(t.Columns) {
 			continue // Null
 		}
-		start := len(buf)
-		buf = append(buf, v...)
-		val, err := decodeText(t.Columns[i].Type, buf[start:len(buf):len(buf)])
+		val, err := decodeText(t.Columns[i].Type, slabs.Keep(v))
 		if err != nil {
-			return nil, fmt.Errorf("snapshot %s column %s: %w", rel.fullName(), t.Columns[i].Name, err)
+			return nil, nil, fmt.Errorf("snapshot %s column %s: %w", rel.fullName(), t.Columns[i].Name, err)
 		}
 		row[i] = val
 	}
-	return &change.Event{
+	var key snapshot.Key
+	if len(t.Key) > 0 {
+		key = slabs.Key(len(t.Key))
+		for i, k := range t.Key {
+			key[i] = slabs.Keep(vals[k])
+		}
+	}
+	ev := slabs.Event()
+	*ev = change.Event{
 		Table: t,
 		Op:    change.OpRead,
 		After: row,
@@ -216,7 +210,8 @@ func (s *Source) readEvent(rel *relation, t *change.Table, vals [][]byte, now, l
 			CommitMicros: now,
 			LSN:          lsn,
 		},
-	}, nil
+	}
+	return ev, key, nil
 }
 
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
