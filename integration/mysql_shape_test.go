@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -160,4 +161,89 @@ var ddlWhileStopped = []string{
 	"DROP TABLE u",
 	"CREATE TABLE u (id INT PRIMARY KEY, n INT, v TEXT)",
 	"INSERT INTO u VALUES (2, 22, 'new u')",
+}
+
+// TestMySQLLaggingStreamKeepsDefaults: a stream that is behind two DDL
+// statements re-reads the catalog at the first and finds the second's
+// shape there. The rows between the two are in a shape the catalog no
+// longer has; their schema keeps the defaults the columns had (s SMALLINT
+// DEFAULT -3 until it became INT without one), as Debezium's schema
+// history has them. Before the fix s lost its default in those rows, which
+// made TestDebeziumFidelityMySQL fail whenever the stream lagged in CI.
+func TestMySQLLaggingStreamKeepsDefaults(t *testing.T) {
+	e := newMyEnv(t, "mylagdflt")
+	e.exec("CREATE TABLE d (id INT PRIMARY KEY, s SMALLINT DEFAULT -3, a VARCHAR(10))")
+	e.exec("INSERT INTO d VALUES (1, 1, 'one')")
+	topic := e.prefix + "." + e.db + ".d"
+	p := e.start("run", "--config", e.writeConfig(""))
+	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 1 })
+
+	// Frozen, the stream lags behind all of this; thawed, it meets the
+	// first ALTER with the second already in the catalog.
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"INSERT INTO d VALUES (2, 2, 'two')",
+		"ALTER TABLE d ADD COLUMN n INT DEFAULT 9",
+		"INSERT INTO d VALUES (3, 3, 'three', 30)",
+		"ALTER TABLE d MODIFY COLUMN s INT",
+		"INSERT INTO d VALUES (4, 4, 'four', 40)",
+	} {
+		e.exec(q)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "the rows written while frozen", func() bool {
+		if p.exited() {
+			t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+		}
+		return topicEnd(topic) >= 4
+	})
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+	want := map[int]map[string]string{ // id → column → its schema default ("" for none)
+		2: {"s": "-3"},
+		3: {"s": "-3", "n": "9"},
+		4: {"s": "", "n": "9"},
+	}
+	for _, m := range readTopic(t, topic) {
+		after, _ := m.payload()["after"].(map[string]any)
+		id := int(after["id"].(float64))
+		for col, dflt := range want[id] {
+			if got := afterDefault(m.Value, col); got != dflt {
+				t.Errorf("row %d: schema default of %s is %q, want %q", id, col, got, dflt)
+			}
+		}
+		delete(want, id)
+	}
+	if len(want) > 0 {
+		t.Errorf("rows never published: %v", want)
+	}
+}
+
+// afterDefault is the schema default of column col in the value schema's
+// "after" struct, as JSON text ("" when it has none).
+func afterDefault(value map[string]any, col string) string {
+	schema, _ := value["schema"].(map[string]any)
+	fields, _ := schema["fields"].([]any)
+	for _, f := range fields {
+		fm, _ := f.(map[string]any)
+		if fm["field"] != "after" {
+			continue
+		}
+		inner, _ := fm["fields"].([]any)
+		for _, c := range inner {
+			cm, _ := c.(map[string]any)
+			if cm["field"] == col {
+				if d, ok := cm["default"]; ok {
+					return jsonString(d)
+				}
+				return ""
+			}
+		}
+	}
+	return "no column " + col
 }
