@@ -202,7 +202,7 @@ var clusterFaults = []clusterFault{
 		})
 		f.tl = startTail(f.t, f.topic)
 		f.note("%d changes committed while the topic was being deleted", n1-n0)
-	}, false},
+	}, true},
 	{"retention deleting old segments", false, func(f *faultRun) {
 		// The topic was created with retention.ms/segment.ms (see below).
 		time.Sleep(f.scale(15*time.Second, 40*time.Second))

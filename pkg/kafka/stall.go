@@ -13,9 +13,13 @@ import (
 // a leader election or a broker restart under way), not that anything is
 // wrong with the record: they pass once the brokers are back, which is
 // what a multi-broker cluster does during MSK patching or an outage of
-// two brokers. CORRUPT_MESSAGE (retriable to Kafka, but about the record)
-// and UNKNOWN_TOPIC_OR_PARTITION (the topic rules of DESIGN.md) are not
-// among them.
+// two brokers. A topic deleted under a running pipeline (UNKNOWN_TOPIC_ID,
+// or UNKNOWN_TOPIC_OR_PARTITION once the metadata says it is gone: every
+// topic existed before its first record) is one too: the retry from the
+// checkpoint goes through the topic rules of DESIGN.md again (create it
+// with create_missing_topics, else wait for it and report it missing), as
+// a restarted task would. CORRUPT_MESSAGE (retriable to Kafka, but about
+// the record) is not among them.
 var stallErrors = []error{
 	kerr.NotEnoughReplicas,
 	kerr.NotEnoughReplicasAfterAppend,
@@ -28,6 +32,8 @@ var stallErrors = []error{
 	kerr.KafkaStorageError,
 	kerr.FencedLeaderEpoch,
 	kerr.UnknownLeaderEpoch,
+	kerr.UnknownTopicID,
+	kerr.UnknownTopicOrPartition,
 	// publish_timeout ran out, or the attempts on a partition whose
 	// leader could not be reached: the record waited on the cluster.
 	kgo.ErrRecordTimeout,

@@ -15,8 +15,8 @@ import (
 // TestIsStall: the errors of a cluster that cannot take writes for a while
 // (two of three brokers down, a leader election, a broker out of reach)
 // are stalls, as franz-go hands them to a record's promise; a record the
-// broker refuses for good, a record's own corruption, a missing topic and
-// errors that are not publish failures are not.
+// broker refuses for good, a record's own corruption and errors that are
+// not publish failures are not.
 func TestIsStall(t *testing.T) {
 	pub := func(err error) error {
 		return fmt.Errorf("publish failed: %w", &PublishError{Topic: "t", Partition: 1, Err: err})
@@ -35,12 +35,14 @@ func TestIsStall(t *testing.T) {
 		{pub(kgo.ErrRecordTimeout), true},
 		{pub(kgo.ErrRecordRetries), true},
 		{pub(fmt.Errorf("unable to dial: %w", dial)), true},
+		// A topic deleted while streaming: the retry waits for it.
+		{pub(kerr.UnknownTopicID), true},
+		{pub(kerr.UnknownTopicOrPartition), true},
 		// Poison records and configuration problems stop the pipeline.
 		{pub(kerr.CorruptMessage), false},
 		{pub(kerr.InvalidRecord), false},
 		{pub(kerr.MessageTooLarge), false},
 		{pub(kerr.TopicAuthorizationFailed), false},
-		{pub(kerr.UnknownTopicOrPartition), false},
 		{pub(context.Canceled), false},
 		{pub(errors.New("something else")), false},
 		// Only a publish failure can be a stall.
