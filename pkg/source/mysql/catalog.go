@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -207,7 +208,11 @@ WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND CONSTRAINT_NAME = 'PRIMARY' ORDE
 	return nil
 }
 
-// remember keeps t's current columns in t.earlier before a re-read.
+// remember keeps t's current columns in t.earlier before a re-read. An
+// older entry of the same column (alike both ways, so that it matches
+// exactly what the newer one matches) gives way to the newer one, which
+// lookups take first anyway: re-reads of an unchanged shape do not fill
+// the bound.
 func (t *table) remember() {
 	if len(t.cols) == 0 {
 		return
@@ -216,7 +221,15 @@ func (t *table) remember() {
 	for i, c := range t.cols {
 		known = append(known, knownColumn{c, t.dflts[i]})
 	}
-	known = append(known, t.earlier...)
+	for _, k := range t.earlier {
+		alike := func(c column) bool {
+			a, b := []column{c}, []column{k.column}
+			return sameColumns(a, b, true) && sameColumns(b, a, true)
+		}
+		if !slices.ContainsFunc(t.cols, alike) {
+			known = append(known, k)
+		}
+	}
 	t.earlier = known[:min(len(known), maxEarlier)]
 }
 

@@ -17,8 +17,6 @@ import (
 // Debezium publishes as null.
 var errZeroDate = errors.New("zero date")
 
-// decodeText converts one value of the text protocol (backfill queries) to
-// the column's neutral value. nil is NULL.
 // plainDecimal reports whether v is a decimal as the server writes one:
 // an optional minus, digits, and optionally a point and more digits.
 // Anything else is checked the slow way.
@@ -40,6 +38,8 @@ func plainDecimal(v []byte) bool {
 	return digits > 0 && v[len(v)-1] != '.'
 }
 
+// decodeText converts one value of the text protocol (backfill queries) to
+// the column's neutral value. nil is NULL.
 func decodeText(c *column, v []byte) (change.Value, error) {
 	if v == nil {
 		return change.Value{}, nil

@@ -285,6 +285,11 @@ func TestPastShapeKeepsEarlierDefaults(t *testing.T) {
 	wide := column{name: "s", dataType: "int", columnType: "int(11)", precision: 10, scale: 0}
 	wide.typ = columnType(&wide)
 	cur.cols, cur.dflts = []column{cur.cols[0], wide}, []*change.Value{nil, nil}
+	cur.remember() // two re-reads of the same shape: id and s INT once each, s SMALLINT kept
+	cur.remember()
+	if len(cur.earlier) != 3 {
+		t.Fatalf("earlier holds %d columns after re-reads of one shape, want 3 (id, s INT, s SMALLINT)", len(cur.earlier))
+	}
 
 	tm := tableMap(true, []string{"id", "s"}, []byte{gomysql.MYSQL_TYPE_LONG, gomysql.MYSQL_TYPE_SHORT}, []uint16{0, 0})
 	got, err := r.st.shapeFor(cur, tm, "bin.000001:400")
