@@ -120,8 +120,8 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 	}
 }
 
-// afterFields lists the field names of the value schema's "after" struct.
-func afterFields(value map[string]any) []string {
+// afterColumns is the column schemas of a value message's "after" struct.
+func afterColumns(value map[string]any) []map[string]any {
 	schema, _ := value["schema"].(map[string]any)
 	fields, _ := schema["fields"].([]any)
 	for _, f := range fields {
@@ -129,15 +129,35 @@ func afterFields(value map[string]any) []string {
 		if fm["field"] != "after" {
 			continue
 		}
-		var names []string
 		inner, _ := fm["fields"].([]any)
+		cols := make([]map[string]any, 0, len(inner))
 		for _, c := range inner {
 			cm, _ := c.(map[string]any)
-			names = append(names, fmt.Sprint(cm["field"]))
+			cols = append(cols, cm)
 		}
-		return names
+		return cols
 	}
 	return nil
+}
+
+// afterColumn is column col's schema in a value message's "after" struct,
+// or nil.
+func afterColumn(value map[string]any, col string) map[string]any {
+	for _, c := range afterColumns(value) {
+		if c["field"] == col {
+			return c
+		}
+	}
+	return nil
+}
+
+// afterFields lists the field names of the value schema's "after" struct.
+func afterFields(value map[string]any) []string {
+	var names []string
+	for _, c := range afterColumns(value) {
+		names = append(names, fmt.Sprint(c["field"]))
+	}
+	return names
 }
 
 // ddlWhileStopped is the scenario and what follows it (rename,
@@ -195,12 +215,7 @@ func TestMySQLLaggingStreamKeepsDefaults(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "the rows written while frozen", func() bool {
-		if p.exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
-		}
-		return topicEnd(topic) >= 4
-	})
+	waitOrDump(t, p, 60*time.Second, "the rows written while frozen", func() bool { return topicEnd(topic) >= 4 })
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.out)
 	}
@@ -227,23 +242,12 @@ func TestMySQLLaggingStreamKeepsDefaults(t *testing.T) {
 // afterDefault is the schema default of column col in the value schema's
 // "after" struct, as JSON text ("" when it has none).
 func afterDefault(value map[string]any, col string) string {
-	schema, _ := value["schema"].(map[string]any)
-	fields, _ := schema["fields"].([]any)
-	for _, f := range fields {
-		fm, _ := f.(map[string]any)
-		if fm["field"] != "after" {
-			continue
-		}
-		inner, _ := fm["fields"].([]any)
-		for _, c := range inner {
-			cm, _ := c.(map[string]any)
-			if cm["field"] == col {
-				if d, ok := cm["default"]; ok {
-					return jsonString(d)
-				}
-				return ""
-			}
-		}
+	c := afterColumn(value, col)
+	if c == nil {
+		return "no column " + col
 	}
-	return "no column " + col
+	if d, ok := c["default"]; ok {
+		return jsonString(d)
+	}
+	return ""
 }

@@ -264,9 +264,6 @@ func oracleRecordOf(r *kgo.Record) (oracleRecord, error) {
 	var key struct {
 		K *int64 `json:"k"`
 	}
-	var value struct {
-		Op string `json:"op"`
-	}
 	kp, err := payloadOf(r.Key)
 	if err == nil {
 		err = json.Unmarshal(kp, &key)
@@ -278,14 +275,15 @@ func oracleRecordOf(r *kgo.Record) (oracleRecord, error) {
 	if err != nil {
 		return oracleRecord{}, fmt.Errorf("value is not JSON: %v", err)
 	}
+	var op string
 	fields, err := jsonFields(vp)
 	if err == nil {
-		err = json.Unmarshal(fields["op"], &value.Op)
+		err = json.Unmarshal(fields["op"], &op)
 	}
 	if err != nil {
 		return oracleRecord{}, fmt.Errorf("value payload: %v", err)
 	}
-	m := oracleRecord{op: value.Op, k: key.K}
+	m := oracleRecord{op: op, k: key.K}
 	image := fields["after"]
 	if m.op == "d" {
 		image = fields["before"]

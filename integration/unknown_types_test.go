@@ -108,21 +108,6 @@ func TestUnknownTypesIncluded(t *testing.T) {
 // afterFieldType is the Connect type of column col in a value message's
 // "after" schema; "" when it has none.
 func afterFieldType(v map[string]any, col string) string {
-	schema, _ := v["schema"].(map[string]any)
-	fields, _ := schema["fields"].([]any)
-	for _, f := range fields {
-		fm, _ := f.(map[string]any)
-		if fm["field"] != "after" {
-			continue
-		}
-		cols, _ := fm["fields"].([]any)
-		for _, c := range cols {
-			cm, _ := c.(map[string]any)
-			if cm["field"] == col {
-				typ, _ := cm["type"].(string)
-				return typ
-			}
-		}
-	}
-	return ""
+	typ, _ := afterColumn(v, col)["type"].(string)
+	return typ
 }
