@@ -40,6 +40,7 @@ build: ## bin/tributary, stamped with VERSION and COMMIT
 ORACLE_PG_TEST_FEATURES := keyupdate,multitable,savepoint,rollback,bigtx,truncate,ddl,ddlstopped,nulls,large,encodings,tables
 
 test: services-up $(CFN_LINT) $(CDK) ## unit + integration tests on real services, the CDK app's tests, `cdk synth`, cfn-lint
+	bash .ci/tracked-files.sh
 	$(GO) vet ./...
 	ORACLE_FEATURES_POSTGRES=$(ORACLE_PG_TEST_FEATURES) $(GO) test -count=1 -timeout 45m ./...
 	rm -rf $(TEST_TEMPLATES)
@@ -105,6 +106,7 @@ fuzz: ## each fuzz target for a short while
 	done
 
 lint:
+	bash .ci/tracked-files.sh
 	gofmt -l $$(git ls-files '*.go') | tee /dev/stderr | (! read)
 	$(GO) vet ./...
 
