@@ -44,6 +44,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	stopStartedServices()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -368,4 +369,35 @@ func topicEnd(topic string) int64 {
 		}
 	})
 	return n
+}
+
+// serviceScripts are the on-demand service scripts (integration/services/)
+// this test binary started; TestMain stops each with `<script> down` once
+// every test ran, so the suite leaves nothing running that it started.
+type serviceScripts struct {
+	mu      sync.Mutex
+	scripts []string
+}
+
+var startedServices serviceScripts
+
+func (s *serviceScripts) add(script string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, have := range s.scripts {
+		if have == script {
+			return
+		}
+	}
+	s.scripts = append(s.scripts, script)
+}
+
+func stopStartedServices() {
+	startedServices.mu.Lock()
+	defer startedServices.mu.Unlock()
+	for _, script := range startedServices.scripts {
+		if out, err := exec.Command("services/"+script, "down").CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "integration/services/%s down: %v\n%s", script, err, out)
+		}
+	}
 }

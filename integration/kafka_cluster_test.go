@@ -36,10 +36,13 @@ func kafkaCluster(t *testing.T, args ...string) {
 }
 
 // startKafkaCluster starts whatever node of the cluster does not run. The
-// cluster is left running for the next test (down.sh stops it).
+// cluster is left running for the next test of this test binary; TestMain
+// stops it at the end (stopStartedServices), so `make test` leaves no
+// three-broker cluster behind.
 func startKafkaCluster(t *testing.T) {
 	t.Helper()
 	skipShort(t)
+	startedServices.add("kafka-cluster.sh")
 	kafkaCluster(t, "start")
 }
 

@@ -39,6 +39,7 @@ func tlsSources(t *testing.T) string {
 	t.Helper()
 	skipShort(t)
 	tlsSourcesUp.once.Do(func() {
+		startedServices.add("tls-sources.sh")
 		cmd := exec.Command("services/tls-sources.sh", "up")
 		tlsSourcesUp.out, tlsSourcesUp.err = cmd.CombinedOutput()
 	})
