@@ -60,6 +60,19 @@ fi
 for set in "${sets[@]}"; do
   [[ -f $HERE/$set/pom.xml ]] || die "no jar set $set (want $HERE/$set/pom.xml)"
   fetch_jars "$HERE/$set/pom.xml" "$DEBEZIUM_HOME/$set/lib"
+  # A set's own Java sources (<set>/*.java), compiled against its jars into <set>/classes.
+  srcs=("$HERE/$set"/*.java)
+  if [[ -f ${srcs[0]} ]]; then
+    sum=$(cat "${srcs[@]}" "$DEBEZIUM_HOME/$set/lib/.pom.sha256" | sha256sum | cut -d' ' -f1)
+    out=$DEBEZIUM_HOME/$set/classes
+    if [[ ! -f $out/.src.sha256 || $(<"$out/.src.sha256") != "$sum" ]]; then
+      say "compiling $set/*.java"
+      rm -rf "$out"
+      mkdir -p "$out"
+      javac -nowarn -d "$out" -cp "$DEBEZIUM_HOME/$set/lib/*" "${srcs[@]}" || die "javac $set/*.java failed"
+      printf '%s\n' "$sum" >"$out/.src.sha256"
+    fi
+  fi
 done
 
 # The harness class: again only when its source or the jars changed.
