@@ -8,9 +8,9 @@ mkdir -p "$state"
 export PGPASSWORD=postgres
 psql_admin() { psql -v ON_ERROR_STOP=1 -q -h 127.0.0.1 -U postgres "$@"; }
 
-echo "== resetting the demo (database shop, topics shop.*)"
+echo "== resetting the demo (database tributary_demo, topics shop.*)"
 psql_admin -d postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'tributary_shop'" >/dev/null
-psql_admin -d postgres -c "DROP DATABASE IF EXISTS shop WITH (FORCE)" -c "CREATE DATABASE shop"
+psql_admin -d postgres -c "DROP DATABASE IF EXISTS tributary_demo WITH (FORCE)" -c "CREATE DATABASE tributary_demo"
 rm -rf "$state/checkpoints"
 topic_exists() { kcat -b 127.0.0.1:9092 -L -t shop.public.orders 2>/dev/null | grep -q 'with [1-9][0-9]* partitions'; }
 if topic_exists; then
@@ -18,7 +18,7 @@ if topic_exists; then
   for _ in $(seq 1 30); do topic_exists || break; sleep 1; done  # deletion is asynchronous
 fi
 
-psql_admin -d shop <<'SQL'
+psql_admin -d tributary_demo <<'SQL'
 CREATE TABLE orders (
   id serial PRIMARY KEY,
   customer text NOT NULL,
@@ -33,7 +33,7 @@ cat > "$state/shop.yaml" <<YAML
 name: shop
 source:
   type: postgres
-  url: postgres://postgres:\${env:PGPASSWORD}@127.0.0.1:5432/shop?sslmode=disable
+  url: postgres://postgres:\${env:PGPASSWORD}@127.0.0.1:5432/tributary_demo?sslmode=disable
   tables: [public.orders]
 destination:
   bootstrap_servers: 127.0.0.1:9092
@@ -52,7 +52,7 @@ count() { kcat -C -b 127.0.0.1:9092 -t shop.public.orders -e -q -f '%o\n' 2>/dev
 for _ in $(seq 1 60); do [ "$(count)" -ge 3 ] && break; sleep 1; done
 
 echo "== changing rows: insert, update, delete"
-psql_admin -d shop <<'SQL'
+psql_admin -d tributary_demo <<'SQL'
 INSERT INTO orders (customer, amount) VALUES ('margaret', 42.00);
 UPDATE orders SET paid = true WHERE customer = 'grace';
 DELETE FROM orders WHERE customer = 'linus';
