@@ -1,14 +1,10 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestKafkaPartitionColumnPartitionsAdded: partitions are added to a topic
@@ -22,14 +18,7 @@ import (
 func TestKafkaPartitionColumnPartitionsAdded(t *testing.T) {
 	e := newEnv(t, "addparts")
 	topic := e.prefix + ".public.items"
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
+	ctx, adm := plainAdmin(t, 60*time.Second)
 	if _, err := adm.CreateTopic(ctx, 2, 1, nil, topic); err != nil {
 		t.Fatal(err)
 	}

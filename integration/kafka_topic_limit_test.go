@@ -205,19 +205,26 @@ func checkLimitRows(t *testing.T, topic string, skippedLines func(*testing.T) []
 
 func head(ids []int) []int { return ids[:min(len(ids), 10)] }
 
-// createTopicConfig creates topic with partitions and max.message.bytes
-// (on the PLAINTEXT listener, a super user).
-func createTopicConfig(t *testing.T, topic string, partitions int32, maxMessageBytes int) {
+// plainAdmin is an admin client on the PLAINTEXT listener (a super user),
+// closed with the test, and a context of timeout for its requests.
+func plainAdmin(t *testing.T, timeout time.Duration) (context.Context, *kadm.Client) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
+	t.Cleanup(cl.Close)
+	return ctx, kadm.NewClient(cl)
+}
+
+// createTopicConfig creates topic with partitions and max.message.bytes.
+func createTopicConfig(t *testing.T, topic string, partitions int32, maxMessageBytes int) {
+	t.Helper()
+	ctx, adm := plainAdmin(t, 30*time.Second)
 	v := strconv.Itoa(maxMessageBytes)
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, partitions, 1, map[string]*string{"max.message.bytes": &v}, topic)
+	resp, err := adm.CreateTopic(ctx, partitions, 1, map[string]*string{"max.message.bytes": &v}, topic)
 	if err == nil {
 		err = resp.Err
 	}
@@ -230,14 +237,7 @@ func createTopicConfig(t *testing.T, topic string, partitions int32, maxMessageB
 // reports it.
 func setTopicLimit(t *testing.T, topic string, limit int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
+	ctx, adm := plainAdmin(t, 30*time.Second)
 	v := strconv.Itoa(limit)
 	resps, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "max.message.bytes", Value: &v}}, topic)
 	if err == nil {
