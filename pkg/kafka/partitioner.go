@@ -92,7 +92,9 @@ const partitionWait = 10 * time.Second
 // partitions by the old count; a topic it does not write yet gets its
 // partitions with its first record.
 func (p *Producer) awaitPartition(ctx context.Context, topic string, part int32) {
-	known := func(part int32) bool { l, _, _ := p.cl.PartitionLeader(topic, part); return l >= 0 }
+	// Known: with a leader, or with a load error (franz-go has it and
+	// retries it like any partition without a leader).
+	known := func(part int32) bool { l, _, err := p.cl.PartitionLeader(topic, part); return l >= 0 || err != nil }
 	if known(part) || !known(0) {
 		return
 	}
