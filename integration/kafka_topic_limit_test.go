@@ -126,6 +126,34 @@ destination:
 	checkLimitRows(t, topic, e.skippedLines, p)
 }
 
+// TestKafkaTopicLimitRaised: the topic's max.message.bytes is raised from
+// 20,000 to 100,000 while the pipeline runs, after it read the old limit.
+// A 30 KB row, over the old limit but within the new one, is published,
+// not skipped as too large (the producer's batches were built for the old
+// limit: the pipeline stalls once and its retry reads the new one).
+func TestKafkaTopicLimitRaised(t *testing.T) {
+	e := newEnv(t, "raised")
+	topic := e.prefix + ".public.docs"
+	createTopicConfig(t, topic, 1, lowLimit)
+	e.exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
+	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
+	e.exec(`INSERT INTO docs VALUES (0, 'first')`)
+	p := e.start("run", "--config", e.writeConfig(""))
+	waitOrDump(t, p, 60*time.Second, "row 0", func() bool { return topicEnd(topic) >= 1 })
+	setTopicLimit(t, topic, 100000)
+	e.exec(`INSERT INTO docs VALUES (1, $1), (2, 'after')`, alnum(30000))
+	waitOrDump(t, p, 60*time.Second, "rows 1 and 2", func() bool { return topicEnd(topic) >= 3 || len(e.skippedLines(t)) > 0 })
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+	if s := e.skippedLines(t); len(s) > 0 {
+		t.Fatalf("row %v skipped (%s) although the topic takes it now", s[0].PrimaryKey, s[0].Reason)
+	}
+	if n := len(readTopic(t, topic)); n < 3 {
+		t.Fatalf("%d records, want rows 0, 1 and 2", n)
+	}
+}
+
 // insertLimitRows inserts rows 1..smallRows of about 1 KB in one
 // transaction (the big ones among them 30 KB), then updates rows
 // 1..updateRows in another.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -84,6 +85,8 @@ type RecordTooLargeError struct {
 	Size  int   // the record alone in a batch (Message.BatchSize)
 	Limit int   // the smaller of max.message.bytes and max_message_bytes
 	Err   error // franz-go's or the broker's MESSAGE_TOO_LARGE
+
+	topicLimit bool // Limit is the topic's max.message.bytes as read
 }
 
 func (e *RecordTooLargeError) Error() string {
@@ -112,11 +115,15 @@ func IsTooLarge(err error) bool {
 type TopicLimitError struct {
 	Topic   string
 	Limit   int   // the batch cap the producer used
+	Raised  int   // max.message.bytes read again, above Limit; 0: not raised
 	ReadErr error // why max.message.bytes could not be read; nil: it was
 	Err     error // the broker's MESSAGE_TOO_LARGE
 }
 
 func (e *TopicLimitError) Error() string {
+	if e.Raised > 0 {
+		return fmt.Sprintf("topic %s takes records of up to %d bytes now, more than when it was read (%d): the retry from the checkpoint reads it again and sends the record that did not fit (%v)", e.Topic, e.Raised, e.Limit, e.Err)
+	}
 	if e.ReadErr == nil {
 		return fmt.Sprintf("topic %s refused a batch as too large (%v) although each record fits its max.message.bytes as read (%d): the limit was lowered; the retry from the checkpoint reads it again and sends batches that fit", e.Topic, e.Err, e.Limit)
 	}
@@ -136,7 +143,7 @@ func (l *topicLimits) classify(r *kgo.Record, err error) error {
 	}
 	limit := l.limit(r.Topic)
 	if size := batchSize(r.Key, r.Value, r.Headers); size > limit {
-		return &RecordTooLargeError{Topic: r.Topic, Size: size, Limit: limit, Err: err}
+		return &RecordTooLargeError{Topic: r.Topic, Size: size, Limit: limit, Err: err, topicLimit: limit < int(l.def)}
 	}
 	e := &TopicLimitError{Topic: r.Topic, Limit: limit, Err: err}
 	if _, read := l.m.Load(r.Topic); !read {
@@ -173,6 +180,25 @@ func (l *topicLimits) batchMaxBytes(topic string) int32 {
 	return max(int32(l.limit(topic)), 512) + batchLengthPrefix
 }
 
+// classify is topicLimits.classify for a record of this producer: a
+// record over the topic's max.message.bytes as read is skipped only if
+// the topic still refuses it when read again (its limit may have been
+// raised since; the producer's batches cannot follow, so that is a stall
+// too). One read per such row, which is rare and recorded durably anyway.
+func (p *Producer) classify(r *kgo.Record, err error) error {
+	err = p.limits.classify(r, err)
+	var big *RecordTooLargeError
+	if !errors.As(err, &big) || !big.topicLimit {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if now, rerr := p.readLimit(ctx, r.Topic); rerr == nil && now >= big.Size && now > big.Limit {
+		return &TopicLimitError{Topic: r.Topic, Limit: big.Limit, Raised: now, Err: big.Err}
+	}
+	return err
+}
+
 // learn reads topic's max.message.bytes. Best effort: a principal without
 // DescribeConfigs (on MSK: kafka-cluster:DescribeTopicDynamicConfiguration)
 // keeps max_message_bytes, and a broker refusal is still caught per record
@@ -181,6 +207,17 @@ func (p *Producer) learnLimit(ctx context.Context, topic string) {
 	if p.limits == nil {
 		return
 	}
+	v, err := p.readLimit(ctx, topic)
+	if err != nil {
+		p.limits.readErr.Store(topic, err)
+		return
+	}
+	p.limits.m.Store(topic, int32(v))
+	p.limits.readErr.Delete(topic)
+}
+
+// readLimit asks the cluster for topic's max.message.bytes.
+func (p *Producer) readLimit(ctx context.Context, topic string) (int, error) {
 	rcs, err := p.adm.DescribeTopicConfigs(ctx, topic)
 	var rc kadm.ResourceConfig
 	if err == nil {
@@ -190,17 +227,16 @@ func (p *Producer) learnLimit(ctx context.Context, topic string) {
 		err = withMessage(rc.Err, rc.ErrMessage)
 	}
 	if err != nil {
-		p.limits.readErr.Store(topic, fmt.Errorf("describe configs of topic %s: %w", topic, err))
-		return
+		return 0, fmt.Errorf("describe configs of topic %s: %w", topic, err)
 	}
 	for _, c := range rc.Configs {
 		if c.Key == "max.message.bytes" && c.Value != nil {
 			if v, err := strconv.ParseInt(*c.Value, 10, 32); err == nil && v > 0 {
-				p.limits.m.Store(topic, int32(v))
-				p.limits.readErr.Delete(topic)
+				return int(v), nil
 			}
 		}
 	}
+	return 0, fmt.Errorf("describe configs of topic %s: no max.message.bytes", topic)
 }
 
 // TopicMaxMessageBytes is the topic's max.message.bytes as read when it

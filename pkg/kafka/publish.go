@@ -64,7 +64,7 @@ func (p *Producer) Publish(ctx context.Context, m Message, onAck func(error)) {
 	}
 	p.cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
 		if err != nil {
-			onAck(&PublishError{Topic: r.Topic, Partition: r.Partition, Err: p.limits.classify(r, err)})
+			onAck(&PublishError{Topic: r.Topic, Partition: r.Partition, Err: p.classify(r, err)})
 			return
 		}
 		if p.Receipts != nil {
