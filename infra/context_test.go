@@ -160,7 +160,7 @@ func TestSameAccountMSK(t *testing.T) {
 			assertions.Match_ObjectLike(obj("Resource", testCluster,
 				"Action", []any{"kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:WriteDataIdempotently"})),
 			assertions.Match_ObjectLike(obj("Resource", shopTopics,
-				"Action", []any{"kafka-cluster:DescribeTopic", "kafka-cluster:WriteData", "kafka-cluster:CreateTopic"})),
+				"Action", []any{"kafka-cluster:DescribeTopic", "kafka-cluster:DescribeTopicDynamicConfiguration", "kafka-cluster:WriteData", "kafka-cluster:CreateTopic"})),
 		})),
 	))
 	for _, p := range *ctxDP.FindResources(jsii.String("AWS::IAM::Policy"), obj("Properties", obj(

@@ -83,7 +83,10 @@ func NewCustomerAccessStack(scope constructs.Construct, id string, props *Custom
 			Actions:   jsii.Strings("kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:WriteDataIdempotently"),
 			Resources: jsii.Strings(props.ClusterARN),
 		}))
-		topicActions := []string{"kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"}
+		// DescribeTopicDynamicConfiguration: the producer reads each
+		// topic's max.message.bytes to build batches the topic takes
+		// (docs/aws.md says what happens without it).
+		topicActions := []string{"kafka-cluster:DescribeTopic", "kafka-cluster:DescribeTopicDynamicConfiguration", "kafka-cluster:WriteData"}
 		if props.CreateTopics {
 			topicActions = append(topicActions, "kafka-cluster:CreateTopic")
 		}

@@ -14,7 +14,9 @@ import (
 // grantMSK lets role use an MSK cluster in this account with IAM
 // authentication and no customer role: connect to the cluster and, on the
 // pipeline's topics only (<pipeline>.*, its topic_prefix), describe them
-// and (write) produce idempotently and create missing ones. The connection
+// and (write) read their max.message.bytes (DescribeTopicDynamicConfiguration:
+// without it a topic whose limit is below max_message_bytes stalls the
+// pipeline, docs/aws.md), produce idempotently and create missing ones. The connection
 // test (write false) only connects and describes. The cross-account path
 // (customerRoleArn, TributaryCustomerAccess) grants the same actions in the
 // MSK owner's account instead.
@@ -27,7 +29,7 @@ func grantMSK(role awsiam.IRole, clusterARN, pipeline string, write bool) {
 	topic := []string{"kafka-cluster:DescribeTopic"}
 	if write {
 		cluster = append(cluster, "kafka-cluster:WriteDataIdempotently")
-		topic = append(topic, "kafka-cluster:WriteData", "kafka-cluster:CreateTopic")
+		topic = append(topic, "kafka-cluster:DescribeTopicDynamicConfiguration", "kafka-cluster:WriteData", "kafka-cluster:CreateTopic")
 	}
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions: jsii.Strings(cluster...), Resources: jsii.Strings(clusterARN),

@@ -205,7 +205,7 @@ func TestCustomerRoles(t *testing.T) {
 			obj("Sid", "Cluster", "Effect", "Allow", "Resource", testCluster,
 				"Action", []any{"kafka-cluster:Connect", "kafka-cluster:DescribeCluster", "kafka-cluster:WriteDataIdempotently"}),
 			obj("Sid", "TopicsUnderPrefix", "Effect", "Allow", "Resource", topics(prefix),
-				"Action", []any{"kafka-cluster:DescribeTopic", "kafka-cluster:WriteData", "kafka-cluster:CreateTopic"}),
+				"Action", []any{"kafka-cluster:DescribeTopic", "kafka-cluster:DescribeTopicDynamicConfiguration", "kafka-cluster:WriteData", "kafka-cluster:CreateTopic"}),
 		}
 		if role == "WriterBilling" {
 			statements = append(statements,
@@ -224,7 +224,7 @@ func TestCustomerRoles(t *testing.T) {
 	caTmpl2.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj(
 		"PolicyDocument", obj("Statement", assertions.Match_ArrayWith(&[]any{
 			obj("Sid", "TopicsUnderPrefix", "Effect", "Allow", "Resource", topics("shop"),
-				"Action", []any{"kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"}),
+				"Action", []any{"kafka-cluster:DescribeTopic", "kafka-cluster:DescribeTopicDynamicConfiguration", "kafka-cluster:WriteData"}),
 		})),
 	))
 	// Plain CloudFormation: no bootstrap version parameter or rule, no assets.

@@ -13,13 +13,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-cdc/tributary/pkg/kafka"
@@ -202,21 +200,7 @@ func batchSizeOf(r *kgo.Record) int {
 // createTopicWith creates a one-partition topic with max.message.bytes set.
 func createTopicWith(t *testing.T, topic string, maxMessageBytes int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	v := strconv.Itoa(maxMessageBytes)
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, map[string]*string{"max.message.bytes": &v}, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		t.Fatalf("create %s: %v", topic, err)
-	}
+	createTopicConfig(t, topic, 1, maxMessageBytes)
 }
 
 // skippedLines reads the row.skipped events of the local file.
@@ -283,8 +267,9 @@ func TestKafkaExactSizeLimit(t *testing.T) {
 
 // TestKafkaBrokerRefusedTooLarge: a topic whose max.message.bytes (256 KiB)
 // is below max_message_bytes (1 MiB) refuses a 600 KiB row; it is skipped
-// as an oversized row with the reason `broker refused: MESSAGE_TOO_LARGE`,
-// not retried for ever as a poison pill, and the rows around it arrive.
+// as an oversized row with a reason naming the topic's limit (and that
+// limit as limit_bytes), not retried for ever as a poison pill, and the
+// rows around it arrive.
 func TestKafkaBrokerRefusedTooLarge(t *testing.T) {
 	e := newEnv(t, "refused")
 	topic := e.prefix + ".public.docs"
@@ -300,7 +285,8 @@ func TestKafkaBrokerRefusedTooLarge(t *testing.T) {
 		t.Fatalf("exit %d; output:\n%s", code, p.out)
 	}
 	skipped := e.skippedLines(t)
-	if len(skipped) != 1 || skipped[0].PrimaryKey["id"] != float64(2) || skipped[0].Reason != "broker refused: MESSAGE_TOO_LARGE" {
+	if len(skipped) != 1 || skipped[0].PrimaryKey["id"] != float64(2) || skipped[0].LimitBytes != 256<<10 ||
+		!strings.Contains(skipped[0].Reason, fmt.Sprintf("over max.message.bytes %d of topic %s", 256<<10, topic)) {
 		t.Fatalf("row.skipped events %+v; output:\n%s", skipped, p.out)
 	}
 	if n := len(readRaw(t, topic)); n != 3 {

@@ -3,9 +3,12 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -66,53 +69,174 @@ func varintLen(v int64) int {
 	return n
 }
 
-// IsTooLarge reports whether a publish failed because the record is larger
-// than the topic accepts (MESSAGE_TOO_LARGE, from the broker or from the
-// client holding it to the topic's max.message.bytes). Such a record is an
-// oversized row, not a delivery failure.
-func IsTooLarge(err error) bool {
+// isRefusedTooLarge reports whether a publish failed as too large
+// (MESSAGE_TOO_LARGE, from the broker or from franz-go holding a record to
+// the batch cap of limits), whatever the reason.
+func isRefusedTooLarge(err error) bool {
 	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)
 }
+
+// RecordTooLargeError is a record that alone exceeds what its topic takes:
+// its BatchSize is over the topic's max.message.bytes (as read) or
+// destination.max_message_bytes. Such a record is an oversized row, to be
+// skipped, not a delivery failure.
+type RecordTooLargeError struct {
+	Topic string
+	Size  int   // the record alone in a batch (Message.BatchSize)
+	Limit int   // the smaller of max.message.bytes and max_message_bytes
+	Err   error // franz-go's or the broker's MESSAGE_TOO_LARGE
+
+	topicLimit bool // Limit is the topic's max.message.bytes as read
+}
+
+func (e *RecordTooLargeError) Error() string {
+	return fmt.Sprintf("message of %d bytes is over max.message.bytes %d of topic %s", e.Size, e.Limit, e.Topic)
+}
+
+func (e *RecordTooLargeError) Unwrap() error { return e.Err }
+
+// IsTooLarge reports whether a publish failed because the record alone is
+// larger than its topic takes (a *RecordTooLargeError). A batch refused as
+// too large while each of its records fits is a *TopicLimitError instead.
+func IsTooLarge(err error) bool {
+	var e *RecordTooLargeError
+	return errors.As(err, &e)
+}
+
+// TopicLimitError is a batch refused as too large (MESSAGE_TOO_LARGE)
+// although the record fits the limit the producer builds its batches for:
+// the topic's max.message.bytes was lowered after it was read, or it could
+// not be read and is below destination.max_message_bytes. franz-go fails
+// every record buffered for the partition with such a batch, and a
+// producer's batch cap cannot change once a partition is in use, so none
+// of them is skipped: the pipeline stalls, and its retry from the
+// checkpoint (a new producer, which reads the limit again when it ensures
+// the topic) sends them in batches that fit (IsStall).
+type TopicLimitError struct {
+	Topic   string
+	Limit   int   // the batch cap the producer used
+	Raised  int   // max.message.bytes read again, above Limit; 0: not raised
+	ReadErr error // why max.message.bytes could not be read; nil: it was
+	Err     error // the broker's MESSAGE_TOO_LARGE
+}
+
+func (e *TopicLimitError) Error() string {
+	if e.Raised > 0 {
+		return fmt.Sprintf("topic %s takes records of up to %d bytes now, more than when it was read (%d): the retry from the checkpoint reads it again and sends the record that did not fit (%v)", e.Topic, e.Raised, e.Limit, e.Err)
+	}
+	if e.ReadErr == nil {
+		return fmt.Sprintf("topic %s refused a batch as too large (%v) although each record fits its max.message.bytes as read (%d): the limit was lowered; the retry from the checkpoint reads it again and sends batches that fit", e.Topic, e.Err, e.Limit)
+	}
+	return fmt.Sprintf("topic %s refused a batch as too large (%v); its max.message.bytes cannot be read (%v), so batches are built for destination.max_message_bytes %d: "+
+		"grant kafka-cluster:DescribeTopicDynamicConfiguration (MSK IAM) or DescribeConfigs on the topic (ACL), or set destination.max_message_bytes to at most the topic's max.message.bytes (docs/aws.md); nothing is skipped or advances meanwhile",
+		e.Topic, e.Err, e.ReadErr, e.Limit)
+}
+
+func (e *TopicLimitError) Unwrap() error { return e.Err }
+
+// classify turns a too-large failure of r into a *RecordTooLargeError
+// when r alone exceeds the topic's limit, else into a *TopicLimitError;
+// any other error is returned as it is.
+func (l *topicLimits) classify(r *kgo.Record, err error) error {
+	if !isRefusedTooLarge(err) {
+		return err
+	}
+	limit := l.limit(r.Topic)
+	if size := batchSize(r.Key, r.Value, r.Headers); size > limit {
+		return &RecordTooLargeError{Topic: r.Topic, Size: size, Limit: limit, Err: err, topicLimit: limit < int(l.def)}
+	}
+	e := &TopicLimitError{Topic: r.Topic, Limit: limit, Err: err}
+	if _, read := l.m.Load(r.Topic); !read {
+		e.ReadErr = errLimitNotRead
+		if v, ok := l.readErr.Load(r.Topic); ok {
+			e.ReadErr = v.(error)
+		}
+	}
+	return e
+}
+
+var errLimitNotRead = errors.New("not read")
 
 // topicLimits keeps each topic's max.message.bytes, read when the topic is
 // first ensured, so that franz-go never builds a batch the topic refuses:
 // its batch cap is the smaller of the topic's limit and max_message_bytes.
 type topicLimits struct {
-	def int32 // max_message_bytes
-	m   sync.Map
+	def     int32    // max_message_bytes
+	m       sync.Map // topic → int32 max.message.bytes
+	readErr sync.Map // topic → error: why max.message.bytes could not be read
 }
 
-// batchMaxBytes is franz-go's ProducerBatchMaxBytesFn.
-func (l *topicLimits) batchMaxBytes(topic string) int32 {
+// limit is the largest BatchSize that topic takes as far as known.
+func (l *topicLimits) limit(topic string) int {
 	limit := l.def
 	if v, ok := l.m.Load(topic); ok {
 		limit = min(limit, v.(int32))
 	}
-	return max(limit, 512) + batchLengthPrefix
+	return int(limit)
+}
+
+// batchMaxBytes is franz-go's ProducerBatchMaxBytesFn.
+func (l *topicLimits) batchMaxBytes(topic string) int32 {
+	return max(int32(l.limit(topic)), 512) + batchLengthPrefix
+}
+
+// classify is topicLimits.classify for a record of this producer: a
+// record over the topic's max.message.bytes as read is skipped only if
+// the topic still refuses it when read again (its limit may have been
+// raised since; the producer's batches cannot follow, so that is a stall
+// too). One read per such row, which is rare and recorded durably anyway.
+func (p *Producer) classify(r *kgo.Record, err error) error {
+	err = p.limits.classify(r, err)
+	var big *RecordTooLargeError
+	if !errors.As(err, &big) || !big.topicLimit {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if now, rerr := p.readLimit(ctx, r.Topic); rerr == nil && now >= big.Size && now > big.Limit {
+		return &TopicLimitError{Topic: r.Topic, Limit: big.Limit, Raised: now, Err: big.Err}
+	}
+	return err
 }
 
 // learn reads topic's max.message.bytes. Best effort: a principal without
-// DescribeConfigs keeps max_message_bytes, and a broker refusal is still
-// caught per record (IsTooLarge).
+// DescribeConfigs (on MSK: kafka-cluster:DescribeTopicDynamicConfiguration)
+// keeps max_message_bytes, and a broker refusal is still caught per record
+// (classify).
 func (p *Producer) learnLimit(ctx context.Context, topic string) {
 	if p.limits == nil {
 		return
 	}
-	rcs, err := p.adm.DescribeTopicConfigs(ctx, topic)
+	v, err := p.readLimit(ctx, topic)
 	if err != nil {
+		p.limits.readErr.Store(topic, err)
 		return
 	}
-	rc, err := rcs.On(topic, nil)
-	if err != nil || rc.Err != nil {
-		return
+	p.limits.m.Store(topic, int32(v))
+	p.limits.readErr.Delete(topic)
+}
+
+// readLimit asks the cluster for topic's max.message.bytes.
+func (p *Producer) readLimit(ctx context.Context, topic string) (int, error) {
+	rcs, err := p.adm.DescribeTopicConfigs(ctx, topic)
+	var rc kadm.ResourceConfig
+	if err == nil {
+		rc, err = rcs.On(topic, nil)
+	}
+	if err == nil {
+		err = withMessage(rc.Err, rc.ErrMessage)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("describe configs of topic %s: %w", topic, err)
 	}
 	for _, c := range rc.Configs {
 		if c.Key == "max.message.bytes" && c.Value != nil {
 			if v, err := strconv.ParseInt(*c.Value, 10, 32); err == nil && v > 0 {
-				p.limits.m.Store(topic, int32(v))
+				return int(v), nil
 			}
 		}
 	}
+	return 0, fmt.Errorf("describe configs of topic %s: no max.message.bytes", topic)
 }
 
 // TopicMaxMessageBytes is the topic's max.message.bytes as read when it

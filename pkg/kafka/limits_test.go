@@ -2,8 +2,13 @@ package kafka
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -57,4 +62,43 @@ func appendVarint(b []byte, v int64) []byte {
 		u >>= 7
 	}
 	return append(b, byte(u))
+}
+
+// TestClassifyTooLarge: a record refused as too large is skippable
+// (RecordTooLargeError) only when it alone is over the topic's limit as
+// known; one that fits is a TopicLimitError, a stall, whose message says
+// whether the limit was read and, if not, what to grant.
+func TestClassifyTooLarge(t *testing.T) {
+	l := &topicLimits{def: 1 << 20}
+	l.m.Store("read", int32(20000))
+	l.readErr.Store("denied", errors.New("describe configs of topic denied: TOPIC_AUTHORIZATION_FAILED"))
+	rec := func(topic string, n int) *kgo.Record {
+		return &kgo.Record{Topic: topic, Key: []byte(`{"id":1}`), Value: make([]byte, n)}
+	}
+	refused := fmt.Errorf("%w (uncompressed_bytes=900000, compressed_bytes=800000)", kerr.MessageTooLarge)
+
+	var big *RecordTooLargeError
+	if err := l.classify(rec("read", 30000), refused); !errors.As(err, &big) || big.Limit != 20000 || big.Size <= 30000 || !IsTooLarge(err) {
+		t.Fatalf("30 KB record on a 20,000-byte topic: %v", err)
+	}
+	if err := l.classify(rec("denied", 2<<20), refused); !errors.As(err, &big) || big.Limit != 1<<20 {
+		t.Fatalf("2 MiB record over max_message_bytes: %v", err)
+	}
+
+	var tl *TopicLimitError
+	err := l.classify(rec("read", 1000), refused)
+	if !errors.As(err, &tl) || IsTooLarge(err) || tl.ReadErr != nil || !strings.Contains(err.Error(), "the limit was lowered") {
+		t.Fatalf("1 KB record in a refused batch, limit read: %v", err)
+	}
+	err = l.classify(rec("denied", 1000), refused)
+	if !errors.As(err, &tl) || IsTooLarge(err) || tl.ReadErr == nil ||
+		!strings.Contains(err.Error(), "cannot be read") || !strings.Contains(err.Error(), "DescribeTopicDynamicConfiguration") || !strings.Contains(err.Error(), "TOPIC_AUTHORIZATION_FAILED") {
+		t.Fatalf("1 KB record in a refused batch, limit not readable: %v", err)
+	}
+	if !errors.Is(err, kerr.MessageTooLarge) {
+		t.Fatalf("the broker's error is not kept: %v", err)
+	}
+	if other := errors.New("other"); l.classify(rec("read", 1), other) != other {
+		t.Fatal("an error other than MESSAGE_TOO_LARGE is changed")
+	}
 }

@@ -6,7 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 type partitionKey struct{}
@@ -40,8 +42,12 @@ func (p columnTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
 	return fixed || p.base.RequiresConsistency(r)
 }
 
+// Partition never moves a marked record elsewhere: one for a partition
+// franz-go does not know yet (Partitions waits for it) fails with franz-go's
+// "invalid record partitioning choice" instead of landing where its key
+// hashes.
 func (p columnTopicPartitioner) Partition(r *kgo.Record, n int) int {
-	if v, ok := fixedPartition(r); ok && int(v) < n {
+	if v, ok := fixedPartition(r); ok {
 		return int(v)
 	}
 	return p.base.Partition(r, n)
@@ -54,41 +60,96 @@ func (p columnTopicPartitioner) OnNewBatch() {
 	}
 }
 
-// partitionCounts caches how many partitions each topic has; a value at
-// or beyond the cached count asks the cluster again (partitions may have
-// been added), at most once a second per topic.
+// partitionCounts caches how many partitions each topic has. Partitions
+// are only ever added, so a cached count above the wanted partition holds;
+// one at or below it asks the cluster again (partitions may have been
+// added since), for every such row: a row is skipped as out of range only
+// on a count read after it arrived.
 type partitionCounts struct {
 	mu sync.Mutex
-	by map[string]partitionCount
+	by map[string]int
 }
 
-type partitionCount struct {
-	n    int
-	read time.Time
-}
-
-// Partitions returns how many partitions topic has; at least is the
-// partition a caller wants, so that a cached count below it is read again.
-func (p *Producer) Partitions(ctx context.Context, topic string, atLeast int64) (int, error) {
-	p.counts.mu.Lock()
-	c, ok := p.counts.by[topic]
-	p.counts.mu.Unlock()
-	if ok && (int64(c.n) > atLeast || time.Since(c.read) < time.Second) {
-		return c.n, nil
+// Partitions returns how many partitions topic has; want is the partition
+// a caller is about to write, so that a cached count not above it is read
+// again. When want exists, Partitions returns once the producer can write
+// it (awaitPartition).
+func (p *Producer) Partitions(ctx context.Context, topic string, want int64) (int, error) {
+	n, err := p.partitionCount(ctx, topic, want)
+	if err == nil && want >= 0 && want < int64(n) {
+		p.awaitPartition(ctx, topic, int32(want))
 	}
-	details, err := p.adm.ListTopics(ctx, topic)
+	return n, err
+}
+
+// partitionWait bounds awaitPartition; past it the record is produced and
+// fails in the partitioner if franz-go still does not know its partition.
+const partitionWait = 10 * time.Second
+
+// awaitPartition waits until franz-go's producer knows partition part of
+// topic. It learns of partitions added to a topic it writes already only
+// at its next metadata refresh (MetadataMaxAge, 5 minutes), and until then
+// partitions by the old count; a topic it does not write yet gets its
+// partitions with its first record.
+func (p *Producer) awaitPartition(ctx context.Context, topic string, part int32) {
+	// Known: with a leader, or with a load error (franz-go has it and
+	// retries it like any partition without a leader).
+	known := func(part int32) bool { l, _, err := p.cl.PartitionLeader(topic, part); return l >= 0 || err != nil }
+	if known(part) || !known(0) {
+		return
+	}
+	deadline := time.Now().Add(partitionWait)
+	var refresh time.Time
+	for !known(part) && time.Now().Before(deadline) {
+		if time.Since(refresh) >= time.Second {
+			p.cl.ForceMetadataRefresh()
+			refresh = time.Now()
+		}
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// partitionCount is the topic's partition count, cached while above want.
+func (p *Producer) partitionCount(ctx context.Context, topic string, want int64) (int, error) {
+	p.counts.mu.Lock()
+	cached, ok := p.counts.by[topic]
+	p.counts.mu.Unlock()
+	if ok && int64(cached) > want {
+		return cached, nil
+	}
+	// A metadata request of its own: kadm's ListTopics answers from
+	// franz-go's metadata cache, up to MetadataMinAge (5 s) old.
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, p.cl)
 	if err != nil {
 		return 0, fmt.Errorf("describe topic %s: %w", topic, err)
 	}
-	td, found := details[topic]
-	if !found || td.Err != nil {
-		return 0, fmt.Errorf("describe topic %s: %v", topic, td.Err)
+	n, found := 0, false
+	for _, t := range resp.Topics {
+		if t.Topic != nil && *t.Topic == topic {
+			if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+				return 0, fmt.Errorf("describe topic %s: %w", topic, err)
+			}
+			n, found = len(t.Partitions), true
+		}
+	}
+	if !found {
+		return 0, fmt.Errorf("describe topic %s: not in the metadata", topic)
 	}
 	p.counts.mu.Lock()
 	if p.counts.by == nil {
-		p.counts.by = map[string]partitionCount{}
+		p.counts.by = map[string]int{}
 	}
-	p.counts.by[topic] = partitionCount{n: len(td.Partitions), read: time.Now()}
+	p.counts.by[topic] = n
 	p.counts.mu.Unlock()
-	return len(td.Partitions), nil
+	return n, nil
 }

@@ -26,7 +26,10 @@ type Message struct {
 	Partitioned bool
 }
 
-// PublishError is a record that every attempt failed to deliver.
+// PublishError is a record that every attempt failed to deliver. A record
+// refused as too large carries a *RecordTooLargeError (it alone exceeds
+// the topic's limit: skip it) or a *TopicLimitError (its batch did: a
+// stall).
 type PublishError struct {
 	Topic     string
 	Partition int32
@@ -61,7 +64,7 @@ func (p *Producer) Publish(ctx context.Context, m Message, onAck func(error)) {
 	}
 	p.cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
 		if err != nil {
-			onAck(&PublishError{Topic: r.Topic, Partition: r.Partition, Err: err})
+			onAck(&PublishError{Topic: r.Topic, Partition: r.Partition, Err: p.classify(r, err)})
 			return
 		}
 		if p.Receipts != nil {

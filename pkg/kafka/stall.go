@@ -51,6 +51,10 @@ func IsStall(err error) bool {
 	if !errors.As(err, &pe) {
 		return false
 	}
+	var tl *TopicLimitError
+	if errors.As(pe.Err, &tl) {
+		return true // its batches were too large, not it (limits.go)
+	}
 	for _, s := range stallErrors {
 		if errors.Is(pe.Err, s) {
 			return true

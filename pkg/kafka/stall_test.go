@@ -42,6 +42,9 @@ func TestIsStall(t *testing.T) {
 		{pub(kerr.CorruptMessage), false},
 		{pub(kerr.InvalidRecord), false},
 		{pub(kerr.MessageTooLarge), false},
+		{pub(&RecordTooLargeError{Topic: "t", Size: 30000, Limit: 20000, Err: kerr.MessageTooLarge}), false},
+		// A batch too large for a limit lowered under the producer.
+		{pub(&TopicLimitError{Topic: "t", Limit: 1 << 20, Err: kerr.MessageTooLarge}), true},
 		{pub(kerr.TopicAuthorizationFailed), false},
 		{pub(context.Canceled), false},
 		{pub(errors.New("something else")), false},

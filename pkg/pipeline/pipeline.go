@@ -466,12 +466,16 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gz
 	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID, Gzipped: gzipped,
 		Partition: p.partition.value, Partitioned: p.partition.set}
 	p.Producer.Publish(p.produceCtx, m, func(err error) {
-		if err != nil && kafka.IsTooLarge(err) && !tombstone && p.Notifier != nil {
-			// The topic refused it as too large (its max.message.bytes is
-			// below max_message_bytes, or changed): an oversized row,
-			// skipped and reported like one, not a delivery failure.
-			row := skippedRow{topic: topic, key: key, table: table.ID.String(), op: op, eventID: m.EventID, size: m.BatchSize()}
-			if err := p.skip(p.produceCtx, row, "broker refused: MESSAGE_TOO_LARGE"); err != nil {
+		var tooLarge *kafka.RecordTooLargeError
+		if errors.As(err, &tooLarge) && !tombstone && p.Notifier != nil {
+			// It alone is over the topic's max.message.bytes (below
+			// max_message_bytes): an oversized row, skipped and reported
+			// like one, not a delivery failure. A batch refused while its
+			// records fit is a kafka.TopicLimitError: none of them is
+			// skipped, the pipeline stalls (below) and its retry sends
+			// batches that fit.
+			row := skippedRow{topic: topic, key: key, table: table.ID.String(), op: op, eventID: m.EventID, size: tooLarge.Size, limit: tooLarge.Limit}
+			if err := p.skip(p.produceCtx, row, tooLarge.Error()); err != nil {
 				rows.Failed(op)
 				p.fail(fmt.Errorf("%w: %w", errPublish, err))
 				return

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -20,6 +21,7 @@ type skippedRow struct {
 	op        change.Op
 	eventID   string
 	size      int
+	limit     int  // the limit it is over; 0: max_message_bytes
 	tombstone bool // its tombstone is still published
 }
 
@@ -42,7 +44,7 @@ func (p *Pipeline) skip(ctx context.Context, row skippedRow, reason string) erro
 		Table:      row.table,
 		PrimaryKey: keyPayload(row.key),
 		SizeBytes:  row.size,
-		LimitBytes: p.MaxMessageBytes,
+		LimitBytes: cmp.Or(row.limit, p.MaxMessageBytes),
 		Reason:     reason,
 		Time:       time.Now().UTC(),
 		Extra:      extra,
