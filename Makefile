@@ -41,6 +41,7 @@ ORACLE_PG_TEST_FEATURES := keyupdate,multitable,savepoint,rollback,bigtx,truncat
 
 test: services-up $(CFN_LINT) $(CDK) ## unit + integration tests on real services, the CDK app's tests, `cdk synth`, cfn-lint
 	bash .ci/tracked-files.sh
+	bash .ci/layout.sh
 	$(GO) vet ./...
 	ORACLE_FEATURES_POSTGRES=$(ORACLE_PG_TEST_FEATURES) $(GO) test -count=1 -timeout 45m ./...
 	@if bash integration/services/kafka-cluster.sh status | grep -q pid; then \
@@ -109,6 +110,7 @@ fuzz: ## each fuzz target for a short while
 
 lint:
 	bash .ci/tracked-files.sh
+	bash .ci/layout.sh
 	gofmt -l $$(git ls-files '*.go') | tee /dev/stderr | (! read)
 	$(GO) vet ./...
 
