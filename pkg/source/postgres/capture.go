@@ -146,6 +146,7 @@ func (s *Source) discover(ctx context.Context, emit func(context.Context, *chang
 	if err != nil {
 		return err
 	}
+	cur, _ = s.identified(cur, false)
 	now := map[uint32]*relation{}
 	var added []*relation
 	for _, r := range cur {
@@ -175,8 +176,9 @@ func (s *Source) discover(ctx context.Context, emit func(context.Context, *chang
 			s.renamed(ctx, oid, was, to)
 		default:
 			// Still there under its name, but no longer selected: it lost
-			// its primary key (no list), or became a partition.
-			slog.Warn("a captured table is no longer selected (no primary key, or now a partition); its changes are no longer published", "table", was)
+			// its primary key (no list) or its replica identity, or became
+			// a partition.
+			slog.Warn("a captured table is no longer selected (no primary key or replica identity, or now a partition); its changes are no longer published", "table", was)
 			delete(s.captured, oid)
 			s.capturedChanged()
 			if _, err := s.conn.Exec(ctx, "ALTER PUBLICATION "+pgx.Identifier{s.pub}.Sanitize()+" DROP TABLE "+quoteName(was)); err != nil {

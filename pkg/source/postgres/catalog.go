@@ -17,7 +17,12 @@ type relation struct {
 	schema  string
 	name    string
 	columns []catalogColumn // in attnum order: the order pgoutput sends
-	key     []string        // primary key columns in key order
+	key     []string        // the key columns in key order (see describe)
+	// noIdentity, set by listTables, names the relation (or partitions)
+	// on which PostgreSQL refuses UPDATE and DELETE once it is in a
+	// publication, and why; "" when it has a replica identity.
+	noIdentity string
+	replident  string // pg_class.relreplident: d(efault), n(othing), f(ull), i(ndex)
 }
 
 type catalogColumn struct {
@@ -171,7 +176,7 @@ func (r *relation) qualified() string {
 	return pgx.Identifier{r.schema, r.name}.Sanitize()
 }
 
-// describe fills r's columns and primary key from the catalog.
+// describe fills r's columns and key from the catalog.
 func describe(ctx context.Context, conn *pgx.Conn, r *relation) error {
 	const cols = `
 SELECT a.attname, a.atttypid, a.atttypmod, t.typname, a.attnotnull,
@@ -204,11 +209,16 @@ ORDER BY a.attnum`
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("describe %s.%s: %w", r.schema, r.name, err)
 	}
+	// The key is the primary key, or, under REPLICA IDENTITY USING INDEX,
+	// that index's columns: the only ones every old image carries, so a
+	// delete or a change of them is published under the real key
+	// (docs/postgresql.md).
 	const pk = `
 SELECT a.attname
-FROM pg_index i, unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+FROM pg_class c, pg_index i, unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
 JOIN pg_attribute a ON a.attnum = k.attnum
-WHERE i.indrelid = $1 AND i.indisprimary AND a.attrelid = $1
+WHERE c.oid = $1 AND i.indrelid = $1 AND a.attrelid = $1
+  AND CASE WHEN c.relreplident = 'i' THEN i.indisreplident ELSE i.indisprimary END
 ORDER BY k.ord`
 	rows, err = conn.Query(ctx, pk, r.oid)
 	if err != nil {

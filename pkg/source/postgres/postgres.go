@@ -154,6 +154,9 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 		slog.Warn("source.tables: table not found (dropped or renamed?); it is captured if it appears", "table", t)
 	}
 	s.reportMissing()
+	if rels, err = s.identified(rels, true); err != nil {
+		return err
+	}
 	pub, err := reconcilePublication(ctx, conn, s.pub, rels)
 	if err != nil {
 		return err
