@@ -133,3 +133,49 @@ func TestPGReplicaIdentityUsingIndex(t *testing.T) {
 		t.Errorf("a consumer keyed on the message key ends with %v; want only the row of id 2", state)
 	}
 }
+
+// TestPGChangesOfTableDroppedWhileStopped (issue 28): stop; INSERT,
+// UPDATE, DROP TABLE, CREATE TABLE of the same name, INSERT; start: the
+// insert and the update of the dropped table, which its WAL holds, are
+// published (the Relation message describes the table the catalog no
+// longer has), and so is the new table's row.
+func TestPGChangesOfTableDroppedWhileStopped(t *testing.T) {
+	e := newEnv(t, "pgdropped")
+	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text, n numeric(6,2))`)
+	e.exec(`INSERT INTO t VALUES (1, 'one', 1.5)`)
+	e.exec(sentinelTable)
+	cfg := e.writeTablesConfig("public.t", "public.sentinel")
+	topic := e.prefix + ".public.t"
+	p := e.start("run", "--config", cfg)
+	waitOrDump(t, p, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 1 })
+	e.pgCaughtUp(p, 1)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+	e.exec(`INSERT INTO t VALUES (2, 'two', 2.25)`)
+	e.exec(`UPDATE t SET v = 'uno' WHERE k = 1`)
+	e.exec(`DROP TABLE t`)
+	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
+	e.exec(`INSERT INTO t VALUES (3, 'three')`)
+
+	p = e.start("run", "--config", cfg)
+	e.pgCaughtUp(p, 2)
+	waitOrDump(t, p, 60*time.Second, "the new table's row", func() bool { _, ok := finalState(t, topic)[3]; return ok })
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+	got := map[float64][]string{} // per key, in order
+	for _, m := range readTopic(t, topic) {
+		after, _ := json.Marshal(m.payload()["after"])
+		k := m.Key["payload"].(map[string]any)["k"].(float64)
+		got[k] = append(got[k], fmt.Sprintf("%v %s", m.payload()["op"], after))
+	}
+	want := map[float64][]string{
+		1: {`r {"k":1,"n":"AJY=","v":"one"}`, `u {"k":1,"n":"AJY=","v":"uno"}`},
+		2: {`c {"k":2,"n":"AOE=","v":"two"}`},
+		3: {`r {"k":3,"v":"three"}`},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("messages per key:\n got %v\nwant %v", got, want)
+	}
+}

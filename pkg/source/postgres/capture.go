@@ -43,6 +43,14 @@ func (s *Source) capturedChanged() {
 	m := make(map[string]uint32, len(s.captured))
 	known := make(map[string]bool, len(s.captured))
 	for oid, name := range s.captured {
+		if _, gone := s.goneAt[oid]; gone {
+			// Not for Snapshot; and a new table of its name is the one
+			// a restart resumes.
+			if m[name] == 0 {
+				m[name] = oid
+			}
+			continue
+		}
 		m[name] = oid
 		known[name] = true
 	}
@@ -60,6 +68,7 @@ func (s *Source) capturedChanged() {
 // marker is a resumable position at lsn carrying the captured set and the
 // snapshots' progress.
 func (s *Source) marker(lsn uint64) *change.Event {
+	s.forgetDropped(lsn)
 	s.streamLSN.Store(lsn)
 	return &change.Event{Position: position{Slot: s.slot, LSN: formatLSN(lsn), Backfilled: true, Tables: s.tablesJSON,
 		Snapshot: s.engine.State()}.encode()}
@@ -166,10 +175,9 @@ func (s *Source) discover(ctx context.Context, emit func(context.Context, *chang
 		err := s.conn.QueryRow(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1`, oid).Scan(&to)
 		switch {
 		case err == pgx.ErrNoRows:
-			slog.Warn("a captured table was dropped; its topic gets no more changes", "table", was)
-			s.engine.Drop(was)
-			delete(s.captured, oid)
-			s.capturedChanged()
+			if err := s.tableDropped(ctx, oid, was); err != nil {
+				return err
+			}
 		case err != nil:
 			return fmt.Errorf("look up table %s: %w", was, err)
 		case to != was:
