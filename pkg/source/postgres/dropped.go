@@ -34,17 +34,26 @@ func (s *Source) followDropped(ctx context.Context, pos position) error {
 		if _, ok := s.captured[oid]; ok {
 			continue
 		}
-		var exists bool
-		if err := s.conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_class WHERE oid = $1)`, oid).Scan(&exists); err != nil {
-			return fmt.Errorf("look up table %s: %w", name, err)
+		gone, err := s.tableGone(ctx, oid, name)
+		if err != nil {
+			return err
 		}
-		if !exists { // else renamed out of the list, or no longer selected
+		if gone { // else renamed out of the list, or no longer selected
 			if err := s.tableDropped(ctx, oid, name); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// tableGone reports whether the catalog no longer has table oid (name).
+func (s *Source) tableGone(ctx context.Context, oid uint32, name string) (bool, error) {
+	var exists bool
+	if err := s.conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_class WHERE oid = $1)`, oid).Scan(&exists); err != nil {
+		return false, fmt.Errorf("look up table %s: %w", name, err)
+	}
+	return !exists, nil
 }
 
 // tableDropped keeps the dropped table oid, captured as name, captured

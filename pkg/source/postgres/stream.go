@@ -189,7 +189,15 @@ func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 	if err := describe(ctx, s.conn, rel); err != nil {
 		return err
 	}
-	if prev := s.rels[m.RelationID]; len(rel.columns) == 0 && len(m.Columns) > 0 || prev != nil && prev.gone {
+	prev := s.rels[m.RelationID]
+	gone := prev != nil && prev.gone
+	if !gone && len(rel.columns) == 0 && len(m.Columns) > 0 {
+		var err error
+		if gone, err = s.tableGone(ctx, m.RelationID, rel.fullName()); err != nil {
+			return err
+		}
+	}
+	if gone {
 		// Dropped since (dropped.go): the last shape this session knew,
 		// when the message's columns are still it, else the message's.
 		rel.gone = true
