@@ -16,7 +16,9 @@ import (
 // the fix named, and never joins the publication: the application's
 // writes to it keep working. With no source.tables list, a table with
 // a primary key but REPLICA IDENTITY NOTHING is left out of the
-// publication (with a warning) instead of breaking its writes.
+// publication (with a warning) instead of breaking its writes, and a
+// captured table that loses its replica identity while streaming leaves
+// the publication, so that its writes work again.
 func TestPGTableWithoutReplicaIdentityRefused(t *testing.T) {
 	e := newEnv(t, "pgnoident")
 	e.exec(`CREATE TABLE audit (at timestamptz DEFAULT now(), msg text)`)
@@ -24,6 +26,7 @@ func TestPGTableWithoutReplicaIdentityRefused(t *testing.T) {
 	e.exec(`ALTER TABLE quiet REPLICA IDENTITY NOTHING`)
 	e.exec(`INSERT INTO audit (msg) VALUES ('one')`)
 	e.exec(`INSERT INTO quiet VALUES (1, 'q')`)
+	e.exec(`CREATE TABLE later (k int PRIMARY KEY)`)
 	e.exec(sentinelTable)
 	pub := "tributary_" + e.name
 	writable := func(when string) {
@@ -72,8 +75,16 @@ func TestPGTableWithoutReplicaIdentityRefused(t *testing.T) {
 	p = e.start("run", "--config", e.writeTablesConfig())
 	e.pgCaughtUp(p, 1)
 	writable("while capturing every table with a primary key")
-	if _, tables := e.published(pub); strings.Join(tables, ",") != "public.sentinel" {
-		t.Errorf("publication lists %v, want only public.sentinel", tables)
+	if _, tables := e.published(pub); strings.Join(tables, ",") != "public.later,public.sentinel" {
+		t.Errorf("publication lists %v, want public.later, public.sentinel", tables)
+	}
+	e.exec(`ALTER TABLE later REPLICA IDENTITY NOTHING`)
+	p.waitFor(t, 30*time.Second, "later to leave the publication", func() bool {
+		_, tables := e.published(pub)
+		return strings.Join(tables, ",") == "public.sentinel"
+	})
+	if _, err := e.conn.Exec(context.Background(), `UPDATE later SET k = k`); err != nil {
+		t.Errorf("UPDATE of a table whose replica identity became NOTHING while streaming: %v", err)
 	}
 	if code := p.stop(t); code != 0 || !strings.Contains(p.out.String(), "public.quiet") {
 		t.Errorf("exit %d; want 0 and a warning naming public.quiet; output:\n%s", code, p.out)
