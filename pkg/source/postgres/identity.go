@@ -39,12 +39,16 @@ func withIdentity(rels []*relation) (ok, without []*relation) {
 // identity, and how to fix it.
 func identityProblem(without []*relation) (detail, fix string) {
 	var list []string
+	table := "<table>"
 	for _, r := range without {
 		list = append(list, r.noIdentity)
 	}
+	if len(without) == 1 && strings.HasPrefix(without[0].noIdentity, without[0].fullName()+" (") {
+		table = without[0].qualified() // not a partition of it
+	}
 	return "PostgreSQL refuses UPDATE and DELETE on a table in a publication unless it has a replica identity; these have none: " +
 			strings.Join(list, ", "),
-		"give each a primary key, or run ALTER TABLE <table> REPLICA IDENTITY FULL " +
+		"give each a primary key, or run ALTER TABLE " + table + " REPLICA IDENTITY FULL " +
 			"(or REPLICA IDENTITY USING INDEX <a unique index on NOT NULL columns>), or leave it out of source.tables"
 }
 
