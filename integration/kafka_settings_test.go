@@ -21,6 +21,7 @@ func TestKafkaSinkSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL, shard int)`)
+	e.exec(`ALTER TABLE orders REPLICA IDENTITY FULL`) // a delete carries customer_id (docs/postgresql.md)
 	e.exec(`CREATE TABLE items (id int PRIMARY KEY, name text)`)
 	e.exec(`INSERT INTO orders VALUES (1, 10, 0), (2, 20, 2), (3, 30, NULL), (4, 40, -1), (5, 50, 7)`)
 	e.exec(`INSERT INTO items VALUES (1, 'a')`)

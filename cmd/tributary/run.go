@@ -66,6 +66,7 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metrics.Pipeline, rec *status.Recorder, store checkpoint.Store, first bool) error {
 	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: log,
 		Leased:          cfg.Checkpoint.Store == config.StoreDynamoDB,
+		KeyColumns:      cfg.Destination.KeyColumns,
 		MissingTables:   func(t []string) { m.TablesMissing(t); rec.TablesMissing(t) },
 		SnapshotBacklog: m.SnapshotBacklog})
 	if err != nil {

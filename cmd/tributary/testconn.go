@@ -27,7 +27,8 @@ type connectionReport struct {
 // the configuration is unusable.
 func testConnection(ctx context.Context, inv *invocation) error {
 	cfg, stdout := inv.cfg, inv.stdout
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log})
+	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
+		KeyColumns: cfg.Destination.KeyColumns})
 	if err != nil {
 		return &usageError{err.Error()}
 	}

@@ -27,7 +27,7 @@ type response struct {
 // instead.
 func sourceChecks(ctx context.Context, cfg *config.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error), budget time.Duration) []source.Check {
 	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix,
-		Config: cfg.Source, Dial: dial})
+		Config: cfg.Source, Dial: dial, KeyColumns: cfg.Destination.KeyColumns})
 	if err != nil {
 		return []source.Check{{Name: "source connection", Detail: err.Error()}}
 	}

@@ -136,6 +136,18 @@ func (e *Encoder) AppendKey(dst []byte, ev *change.Event) (out []byte, ok bool, 
 	if row == nil {
 		return dst, false, &EncodeError{Table: tableName(ev.Table), Err: ErrNoRow}
 	}
+	if len(row) == c.ncols {
+		for i := range c.key {
+			// A null in a required key column, or an unavailable value, is
+			// a column the row image lacks: its fallback (the type's zero)
+			// or placeholder would key another row.
+			p := &c.key[i]
+			if v := &row[p.idx]; v.Kind == change.Unavailable || v.Kind == change.Null && !p.optional {
+				return dst, false, &EncodeError{Table: tableName(ev.Table), Column: p.name, Kind: p.kind, ValueKind: v.Kind, Err: ErrKeyMissing,
+					Detail: "the row image of this change (op " + ev.Op.String() + ") does not carry the key column (with PostgreSQL: key the table by its replica identity, or set REPLICA IDENTITY FULL; see docs/postgresql.md)"}
+			}
+		}
+	}
 	n := len(dst)
 	dst = append(dst, c.keyHead...)
 	dst, err = c.appendRow(dst, ev.Table, row, c.key)

@@ -475,3 +475,28 @@ func TestConcurrentUse(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestKeyColumnMissing: a key column the row image does not carry (a
+// delete whose old image, by the table's replica identity, has other
+// columns; an unchanged TOASTed value) is an error naming the column,
+// never a key written with the type's zero or a placeholder (issue 28).
+func TestKeyColumnMissing(t *testing.T) {
+	e := NewEncoder(Options{TopicPrefix: "p"})
+	for name, v := range map[string]change.Value{"null": {}, "unavailable": {Kind: change.Unavailable}} {
+		del := &change.Event{Table: customers(), Op: change.OpDelete, Source: pgSource,
+			Before: change.Row{v, {}, {}, change.TextValue("liam@example.com")}}
+		key, ok, err := e.AppendKey([]byte("x"), del)
+		var ee *EncodeError
+		if !errors.As(err, &ee) || !errors.Is(err, ErrKeyMissing) || ee.Column != "id" || ok || string(key) != "x" {
+			t.Errorf("%s key column: key %q ok=%v err=%v; want ErrKeyMissing naming id", name, key, ok, err)
+		}
+	}
+	// A nullable column named by key_columns may hold a real null.
+	e = NewEncoder(Options{TopicPrefix: "p", KeyColumns: map[string][]string{"inventory.customers": {"email"}}})
+	tbl := customers()
+	tbl.Columns[3].Optional = true
+	key, ok, err := e.AppendKey(nil, &change.Event{Table: tbl, Op: change.OpCreate, Source: pgSource, After: change.Row{change.IntValue(1), {}, {}, {}}})
+	if err != nil || !ok || !strings.HasSuffix(string(key), `"payload":{"email":null}}`) {
+		t.Errorf("null in an optional key column: %s ok=%v err=%v", key, ok, err)
+	}
+}

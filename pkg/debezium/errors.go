@@ -35,6 +35,13 @@ var (
 	ErrOp = errors.New("event has no publishable op")
 	// ErrNoRow: the event carries neither a before nor an after row.
 	ErrNoRow = errors.New("event has no row")
+	// ErrKeyMissing: a key column is null or unavailable in the row the
+	// key is taken from, and not because the column holds a null: the
+	// source's row image does not carry it (a PostgreSQL delete whose
+	// replica identity has other columns, an unchanged TOASTed value).
+	// A key is never made up: a zero or a placeholder would name another
+	// row.
+	ErrKeyMissing = errors.New("key column missing from the row image")
 	// ErrTable: the table itself cannot be encoded (nil, or a key index
 	// outside its columns).
 	ErrTable = errors.New("table cannot be encoded")

@@ -51,6 +51,11 @@ type Options struct {
 	// MissingTables, when set, is told the source.tables entries that
 	// match no table, each time that set changes (see ReportMissing).
 	MissingTables func(tables []string)
+	// KeyColumns is destination.key_columns: per table, the columns of
+	// the message key instead of the primary key. A source whose old row
+	// images may lack some of them refuses that table at start and in its
+	// checks, rather than publish keys it cannot know.
+	KeyColumns map[string][]string
 	// SnapshotBacklog, when set, paces snapshot chunks while the stream
 	// publishes (see snapshot.Config.Backlog).
 	SnapshotBacklog func() int64

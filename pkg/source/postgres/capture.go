@@ -43,6 +43,14 @@ func (s *Source) capturedChanged() {
 	m := make(map[string]uint32, len(s.captured))
 	known := make(map[string]bool, len(s.captured))
 	for oid, name := range s.captured {
+		if _, gone := s.goneAt[oid]; gone {
+			// Not for Snapshot; and a new table of its name is the one
+			// a restart resumes.
+			if m[name] == 0 {
+				m[name] = oid
+			}
+			continue
+		}
 		m[name] = oid
 		known[name] = true
 	}
@@ -60,6 +68,7 @@ func (s *Source) capturedChanged() {
 // marker is a resumable position at lsn carrying the captured set and the
 // snapshots' progress.
 func (s *Source) marker(lsn uint64) *change.Event {
+	s.forgetDropped(lsn)
 	s.streamLSN.Store(lsn)
 	return &change.Event{Position: position{Slot: s.slot, LSN: formatLSN(lsn), Backfilled: true, Tables: s.tablesJSON,
 		Snapshot: s.engine.State()}.encode()}
@@ -146,6 +155,7 @@ func (s *Source) discover(ctx context.Context, emit func(context.Context, *chang
 	if err != nil {
 		return err
 	}
+	cur, _ = s.identified(cur, false)
 	now := map[uint32]*relation{}
 	var added []*relation
 	for _, r := range cur {
@@ -165,18 +175,18 @@ func (s *Source) discover(ctx context.Context, emit func(context.Context, *chang
 		err := s.conn.QueryRow(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1`, oid).Scan(&to)
 		switch {
 		case err == pgx.ErrNoRows:
-			slog.Warn("a captured table was dropped; its topic gets no more changes", "table", was)
-			s.engine.Drop(was)
-			delete(s.captured, oid)
-			s.capturedChanged()
+			if err := s.tableDropped(ctx, oid, was); err != nil {
+				return err
+			}
 		case err != nil:
 			return fmt.Errorf("look up table %s: %w", was, err)
 		case to != was:
 			s.renamed(ctx, oid, was, to)
 		default:
 			// Still there under its name, but no longer selected: it lost
-			// its primary key (no list), or became a partition.
-			slog.Warn("a captured table is no longer selected (no primary key, or now a partition); its changes are no longer published", "table", was)
+			// its primary key (no list) or its replica identity, or became
+			// a partition.
+			slog.Warn("a captured table is no longer selected (no primary key or replica identity, or now a partition); its changes are no longer published", "table", was)
 			delete(s.captured, oid)
 			s.capturedChanged()
 			if _, err := s.conn.Exec(ctx, "ALTER PUBLICATION "+pgx.Identifier{s.pub}.Sanitize()+" DROP TABLE "+quoteName(was)); err != nil {

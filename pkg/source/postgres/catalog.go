@@ -17,7 +17,16 @@ type relation struct {
 	schema  string
 	name    string
 	columns []catalogColumn // in attnum order: the order pgoutput sends
-	key     []string        // primary key columns in key order
+	key     []string        // the key columns in key order (see describe)
+	// noIdentity, set by listTables, names the relation (or partitions)
+	// on which PostgreSQL refuses UPDATE and DELETE once it is in a
+	// publication, and why; "" when it has a replica identity.
+	noIdentity string
+	replident  string // pg_class.relreplident: d(efault), n(othing), f(ull), i(ndex)
+	// gone: the catalog no longer has the table (dropped while its
+	// changes were still in the slot's WAL); its shape comes from the
+	// Relation message alone (see goneColumns).
+	gone bool
 }
 
 type catalogColumn struct {
@@ -171,19 +180,30 @@ func (r *relation) qualified() string {
 	return pgx.Identifier{r.schema, r.name}.Sanitize()
 }
 
-// describe fills r's columns and primary key from the catalog.
-func describe(ctx context.Context, conn *pgx.Conn, r *relation) error {
-	const cols = `
-SELECT a.attname, a.atttypid, a.atttypmod, t.typname, a.attnotnull,
-  bt.oid, CASE WHEN t.typtype = 'd' THEN t.typtypmod ELSE a.atttypmod END, bt.typname, bt.typtype,
+// What the catalog says about a column's type (a.atttypid, a.atttypmod:
+// a column's, or a type's alone, see goneColumns), as catalogColumn holds
+// it: typeColumns are read into typeFields, typeJoins join them.
+const (
+	typeColumns = `t.typname, bt.oid, CASE WHEN t.typtype = 'd' THEN t.typtypmod ELSE a.atttypmod END, bt.typname, bt.typtype,
   COALESCE(et.oid, 0), COALESCE(et.typname, ''), COALESCE(et.typtype, ''),
   COALESCE((SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_enum e
-            WHERE e.enumtypid = COALESCE(et.oid, bt.oid)), ''),
-  COALESCE(pg_get_expr(d.adbin, d.adrelid), ''), d.adbin IS NOT NULL
-FROM pg_attribute a
+            WHERE e.enumtypid = COALESCE(et.oid, bt.oid)), '')`
+	typeJoins = `
 JOIN pg_type t ON t.oid = a.atttypid
 JOIN pg_type bt ON bt.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
-LEFT JOIN pg_type et ON bt.typcategory = 'A' AND et.oid = bt.typelem
+LEFT JOIN pg_type et ON bt.typcategory = 'A' AND et.oid = bt.typelem`
+)
+
+func (c *catalogColumn) typeFields() []any {
+	return []any{&c.typName, &c.baseOID, &c.baseTypmod, &c.baseName, &c.typType, &c.elemOID, &c.elemName, &c.elemType, &c.labels}
+}
+
+// describe fills r's columns and key from the catalog.
+func describe(ctx context.Context, conn *pgx.Conn, r *relation) error {
+	const cols = `
+SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, ` + typeColumns + `,
+  COALESCE(pg_get_expr(d.adbin, d.adrelid), ''), d.adbin IS NOT NULL
+FROM pg_attribute a ` + typeJoins + `
 LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
 ORDER BY a.attnum`
@@ -194,9 +214,7 @@ ORDER BY a.attnum`
 	r.columns = r.columns[:0]
 	for rows.Next() {
 		var c catalogColumn
-		if err := rows.Scan(&c.name, &c.typOID, &c.typmod, &c.typName, &c.notNull,
-			&c.baseOID, &c.baseTypmod, &c.baseName, &c.typType, &c.elemOID, &c.elemName, &c.elemType,
-			&c.labels, &c.defaultExpr, &c.hasDefault); err != nil {
+		if err := rows.Scan(append([]any{&c.name, &c.typOID, &c.typmod, &c.notNull}, append(c.typeFields(), &c.defaultExpr, &c.hasDefault)...)...); err != nil {
 			return err
 		}
 		r.columns = append(r.columns, c)
@@ -204,11 +222,16 @@ ORDER BY a.attnum`
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("describe %s.%s: %w", r.schema, r.name, err)
 	}
+	// The key is the primary key, or, under REPLICA IDENTITY USING INDEX,
+	// that index's columns: the only ones every old image carries, so a
+	// delete or a change of them is published under the real key
+	// (docs/postgresql.md).
 	const pk = `
 SELECT a.attname
-FROM pg_index i, unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+FROM pg_class c, pg_index i, unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
 JOIN pg_attribute a ON a.attnum = k.attnum
-WHERE i.indrelid = $1 AND i.indisprimary AND a.attrelid = $1
+WHERE c.oid = $1 AND i.indrelid = $1 AND a.attrelid = $1
+  AND CASE WHEN c.relreplident = 'i' THEN i.indisreplident ELSE i.indisprimary END
 ORDER BY k.ord`
 	rows, err = conn.Query(ctx, pk, r.oid)
 	if err != nil {

@@ -18,7 +18,8 @@ var _ source.Checker = (*Source)(nil)
 
 // Check implements source.Checker: the connection and sign-in, then the
 // prerequisites run checks at start (checkPrerequisites, one line each),
-// the publication and the replication slot.
+// the publication, the captured tables' replica identity and the
+// replication slot.
 func (s *Source) Check(ctx context.Context) []source.Check {
 	conn, err := pgx.ConnectConfig(ctx, s.connCfg)
 	if err != nil {
@@ -52,6 +53,8 @@ func (s *Source) Check(ctx context.Context) []source.Check {
 		checks = append(checks, source.Check{Name: "publication", Detail: "publication " + s.pub + " does not exist and the user may not create it",
 			Fix: fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE <the tables> (as the tables' owner), or GRANT CREATE ON DATABASE to the user", s.pub)})
 	}
+
+	checks = append(checks, s.identityCheck(ctx, conn))
 
 	var slotExists, active bool
 	var free int

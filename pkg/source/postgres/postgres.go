@@ -57,6 +57,11 @@ type Source struct {
 	include      map[string]bool
 	missing      map[string]bool
 	nextDiscover time.Time
+	// goneAt holds the captured tables that were dropped, each with the
+	// WAL position up to which changes to it may still stream; typeNames
+	// the names pgoutput's Type messages gave type OIDs (dropped.go).
+	goneAt    map[uint32]uint64
+	typeNames map[uint32]string
 
 	// engine runs the snapshots; snapTables is what its workers read of
 	// the tables (see snapshotTable); streamLSN the last position the
@@ -154,6 +159,9 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 		slog.Warn("source.tables: table not found (dropped or renamed?); it is captured if it appears", "table", t)
 	}
 	s.reportMissing()
+	if rels, err = s.identified(rels, true); err != nil {
+		return err
+	}
 	pub, err := reconcilePublication(ctx, conn, s.pub, rels)
 	if err != nil {
 		return err
@@ -211,6 +219,9 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 		}
 		s.engine.Restore(state)
 		s.queueAdded(pos, pub, rels)
+		if err := s.followDropped(ctx, pos); err != nil {
+			return err
+		}
 	}
 	s.acked.Store(start)
 	s.marked = start

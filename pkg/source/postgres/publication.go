@@ -24,10 +24,21 @@ import (
 // outside system schemas (partitions are captured through their root)
 // that no extension owns (PostGIS's spatial_ref_sys is the extension's
 // data, not the application's; listing it captures it all the same).
-// missing names the listed tables that do not exist.
+// missing names the listed tables that do not exist. Each relation's
+// noIdentity says why PostgreSQL would refuse UPDATE and DELETE on it (or
+// on one of its partitions) once it is in a publication (see identity.go).
 func listTables(ctx context.Context, conn *pgx.Conn, include []string) (rels []*relation, missing []string, err error) {
 	const q = `
-SELECT c.oid, n.nspname, c.relname
+SELECT c.oid, n.nspname, c.relname, c.relreplident::text,
+  COALESCE((SELECT string_agg(pn.nspname || '.' || pc.relname || ' (' || CASE pc.relreplident
+        WHEN 'n' THEN 'REPLICA IDENTITY NOTHING'
+        WHEN 'i' THEN 'REPLICA IDENTITY USING INDEX of an index that was dropped'
+        ELSE 'no primary key, REPLICA IDENTITY DEFAULT' END || ')', ', ' ORDER BY pn.nspname, pc.relname)
+    FROM pg_class pc JOIN pg_namespace pn ON pn.oid = pc.relnamespace
+    WHERE (pc.oid = c.oid OR pc.oid IN (SELECT relid FROM pg_partition_tree(c.oid) WHERE isleaf)) AND pc.relkind <> 'p'
+      AND NOT (pc.relreplident = 'f'
+        OR pc.relreplident = 'd' AND EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = pc.oid AND i.indisprimary)
+        OR pc.relreplident = 'i' AND EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = pc.oid AND i.indisreplident))), '')
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r','p') AND NOT c.relispartition
   AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg\_%'
@@ -46,7 +57,7 @@ ORDER BY n.nspname, c.relname`
 	}
 	for rows.Next() {
 		r := &relation{}
-		if err := rows.Scan(&r.oid, &r.schema, &r.name); err != nil {
+		if err := rows.Scan(&r.oid, &r.schema, &r.name, &r.replident, &r.noIdentity); err != nil {
 			return nil, nil, err
 		}
 		rels = append(rels, r)

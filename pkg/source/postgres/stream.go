@@ -146,6 +146,11 @@ func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData
 	switch m := m.(type) {
 	case *pglogrepl.RelationMessage:
 		return s.relation(ctx, m)
+	case *pglogrepl.TypeMessage:
+		if s.typeNames == nil {
+			s.typeNames = map[uint32]string{}
+		}
+		s.typeNames[m.DataType] = m.Name
 	case *pglogrepl.BeginMessage:
 		*tx = txState{finalLSN: uint64(m.FinalLSN), xid: m.Xid, commitMicros: micros(m.CommitTime)}
 	case *pglogrepl.CommitMessage:
@@ -183,6 +188,31 @@ func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 	rel := &relation{oid: m.RelationID, schema: m.Namespace, name: m.RelationName}
 	if err := describe(ctx, s.conn, rel); err != nil {
 		return err
+	}
+	prev := s.rels[m.RelationID]
+	gone := prev != nil && prev.gone
+	if !gone && len(rel.columns) == 0 && len(m.Columns) > 0 {
+		var err error
+		if gone, err = s.tableGone(ctx, m.RelationID, rel.fullName()); err != nil {
+			return err
+		}
+	}
+	if gone {
+		// Dropped since (dropped.go): the last shape this session knew,
+		// when the message's columns are still it, else the message's.
+		rel.gone = true
+		if prev == nil || !sameColumns(prev.columns, m.Columns) {
+			var err error
+			if rel.columns, rel.key, err = s.goneColumns(ctx, m); err != nil {
+				return err
+			}
+		} else {
+			rel.columns, rel.key = prev.columns, prev.key
+		}
+		s.rels[m.RelationID] = rel
+		// No snapshotTable: a new table of its name may be snapshotted.
+		s.tables[m.RelationID] = rel.table(s.connCfg.Database, s.tables[m.RelationID])
+		return nil
 	}
 	byName := map[string]catalogColumn{}
 	for _, c := range rel.columns {
@@ -287,4 +317,18 @@ func decodeTuple(t *change.Table, td *pglogrepl.TupleData) (change.Row, error) {
 		}
 	}
 	return row, nil
+}
+
+// sameColumns reports whether a Relation message's columns are cols, by
+// name and type.
+func sameColumns(cols []catalogColumn, msg []*pglogrepl.RelationMessageColumn) bool {
+	if len(cols) != len(msg) {
+		return false
+	}
+	for i, c := range msg {
+		if cols[i].name != c.Name || cols[i].typOID != c.DataType || cols[i].typmod != c.TypeModifier {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,192 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPGTableWithoutReplicaIdentityRefused (issue 28): a listed table
+// whose UPDATE and DELETE PostgreSQL would refuse once it is in a
+// publication (no primary key and REPLICA IDENTITY DEFAULT, or REPLICA
+// IDENTITY NOTHING) fails test-connection and run with the table and
+// the fix named, and never joins the publication: the application's
+// writes to it keep working. With no source.tables list, a table with
+// a primary key but REPLICA IDENTITY NOTHING is left out of the
+// publication (with a warning) instead of breaking its writes, and a
+// captured table that loses its replica identity while streaming leaves
+// the publication, so that its writes work again.
+func TestPGTableWithoutReplicaIdentityRefused(t *testing.T) {
+	e := newEnv(t, "pgnoident")
+	e.exec(`CREATE TABLE audit (at timestamptz DEFAULT now(), msg text)`)
+	e.exec(`CREATE TABLE quiet (k int PRIMARY KEY, v text)`)
+	e.exec(`ALTER TABLE quiet REPLICA IDENTITY NOTHING`)
+	e.exec(`INSERT INTO audit (msg) VALUES ('one')`)
+	e.exec(`INSERT INTO quiet VALUES (1, 'q')`)
+	e.exec(`CREATE TABLE later (k int PRIMARY KEY)`)
+	e.exec(sentinelTable)
+	pub := "tributary_" + e.name
+	writable := func(when string) {
+		t.Helper()
+		for _, q := range []string{`UPDATE audit SET msg = 'changed'`, `DELETE FROM audit WHERE false`, `UPDATE quiet SET v = 'changed'`} {
+			if _, err := e.conn.Exec(context.Background(), q); err != nil {
+				t.Fatalf("%s: the application's %q failed: %v", when, q, err)
+			}
+		}
+	}
+
+	listed := e.writeTablesConfig("public.audit", "public.quiet", "public.sentinel")
+	code, out := testConnection(t, e, listed, "--json")
+	var r connReport
+	if err := json.NewDecoder(strings.NewReader(out[max(strings.Index(out, "{"), 0):])).Decode(&r); err != nil || code != 1 || r.OK {
+		t.Fatalf("test-connection with tables lacking a replica identity: exit %d, want 1 (a failed check):\n%s", code, out)
+	}
+	var seen bool
+	for _, c := range r.Source {
+		if c.Name == "replica identity" {
+			seen = true
+			line := c.Detail + " " + c.Fix
+			if c.OK || !strings.Contains(line, "public.audit") || !strings.Contains(line, "public.quiet") || !strings.Contains(line, "REPLICA IDENTITY FULL") {
+				t.Errorf("replica identity check: ok %v, %q; want it failed, naming public.audit, public.quiet and REPLICA IDENTITY FULL", c.OK, line)
+			}
+		}
+	}
+	if !seen {
+		t.Errorf("no replica identity check in:\n%s", out)
+	}
+
+	p := e.start("run", "--config", listed)
+	waitFor(t, 60*time.Second, "run to refuse the tables", p.exited)
+	if p.cmd.ProcessState.ExitCode() == 0 || !strings.Contains(p.out.String(), "public.audit") || !strings.Contains(p.out.String(), "REPLICA IDENTITY FULL") {
+		t.Errorf("run: exit %d, want a failure naming public.audit and REPLICA IDENTITY FULL; output:\n%s", p.cmd.ProcessState.ExitCode(), p.out)
+	}
+	var pubs int
+	e.conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_publication_tables WHERE pubname = $1 AND tablename IN ('audit', 'quiet')`, pub).Scan(&pubs)
+	if pubs != 0 {
+		t.Errorf("run put %d of the refused tables into the publication", pubs)
+	}
+	writable("after the refused run")
+
+	// No list: every table with a primary key, except one whose replica
+	// identity is NOTHING.
+	p = e.start("run", "--config", e.writeTablesConfig())
+	e.pgCaughtUp(p, 1)
+	writable("while capturing every table with a primary key")
+	if _, tables := e.published(pub); strings.Join(tables, ",") != "public.later,public.sentinel" {
+		t.Errorf("publication lists %v, want public.later, public.sentinel", tables)
+	}
+	e.exec(`ALTER TABLE later REPLICA IDENTITY NOTHING`)
+	p.waitFor(t, 30*time.Second, "later to leave the publication", func() bool {
+		_, tables := e.published(pub)
+		return strings.Join(tables, ",") == "public.sentinel"
+	})
+	if _, err := e.conn.Exec(context.Background(), `UPDATE later SET k = k`); err != nil {
+		t.Errorf("UPDATE of a table whose replica identity became NOTHING while streaming: %v", err)
+	}
+	if code := p.stop(t); code != 0 || !strings.Contains(p.out.String(), "public.quiet") {
+		t.Errorf("exit %d; want 0 and a warning naming public.quiet; output:\n%s", code, p.out)
+	}
+}
+
+// TestPGReplicaIdentityUsingIndex (issue 28): a table whose replica
+// identity is a unique index other than its primary key is keyed by the
+// index's columns, which every old image PostgreSQL sends carries: a
+// delete, a change of the index column and a change of the primary key
+// all publish real keys (never a key column invented as 0 or null), and
+// a consumer keyed on them ends with the table's rows. key_columns of
+// other columns, which a delete would not carry, are refused at start.
+func TestPGReplicaIdentityUsingIndex(t *testing.T) {
+	e := newEnv(t, "pgidx")
+	e.exec(`CREATE TABLE acct (id int PRIMARY KEY, code text NOT NULL, v text, CONSTRAINT acct_code UNIQUE (code))`)
+	e.exec(`ALTER TABLE acct REPLICA IDENTITY USING INDEX acct_code`)
+	e.exec(`INSERT INTO acct VALUES (1, 'a', 'x'), (2, 'keep', 'y')`)
+	e.exec(sentinelTable)
+
+	p := e.start("run", "--config", e.writeTablesConfig())
+	topic := e.prefix + ".public.acct"
+	waitOrDump(t, p, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 2 })
+	e.exec(`UPDATE acct SET code = 'b' WHERE id = 1`) // the identity changes
+	e.exec(`UPDATE acct SET id = 10 WHERE id = 1`)    // the primary key changes, the identity does not
+	e.exec(`DELETE FROM acct WHERE id = 10`)
+	e.exec(`UPDATE acct SET v = 'z' WHERE id = 2`)
+	e.pgCaughtUp(p, 2)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+
+	// Per key, in order (a key's messages share a partition).
+	got := map[string][]string{}
+	state := map[string]string{}
+	for _, m := range readTopic(t, topic) {
+		key, _ := json.Marshal(m.Key["payload"])
+		got[string(key)] = append(got[string(key)], fmt.Sprint(m.payload()["op"]))
+		if m.payload()["op"] == "d" {
+			delete(state, string(key))
+		} else {
+			after, _ := json.Marshal(m.payload()["after"])
+			state[string(key)] = string(after)
+		}
+	}
+	want := map[string][]string{`{"code":"a"}`: {"r", "d"}, `{"code":"b"}`: {"c", "u", "d"}, `{"code":"keep"}`: {"r", "u"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ops per message key:\n got %v\nwant %v", got, want)
+	}
+	if len(state) != 1 || state[`{"code":"keep"}`] != `{"code":"keep","id":2,"v":"z"}` {
+		t.Errorf("a consumer keyed on the message key ends with %v; want only the row of id 2", state)
+	}
+
+	p = e.start("run", "--config", e.writePipeline(pipelineConfig{destination: "  key_columns:\n    public.acct: [id]\n", file: "keyed.yaml"}))
+	waitFor(t, 60*time.Second, "run to refuse key_columns outside the replica identity", p.exited)
+	if out := p.out.String(); p.cmd.ProcessState.ExitCode() == 0 || !strings.Contains(out, "destination.key_columns[public.acct]") || !strings.Contains(out, "REPLICA IDENTITY FULL") {
+		t.Errorf("run with key_columns [id]: exit %d, want a failure naming destination.key_columns[public.acct] and REPLICA IDENTITY FULL; output:\n%s", p.cmd.ProcessState.ExitCode(), out)
+	}
+}
+
+// TestPGChangesOfTableDroppedWhileStopped (issue 28): stop; INSERT,
+// UPDATE, DROP TABLE, CREATE TABLE of the same name, INSERT; start: the
+// insert and the update of the dropped table, which its WAL holds, are
+// published (the Relation message describes the table the catalog no
+// longer has), and so is the new table's row.
+func TestPGChangesOfTableDroppedWhileStopped(t *testing.T) {
+	e := newEnv(t, "pgdropped")
+	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text, n numeric(6,2))`)
+	e.exec(`INSERT INTO t VALUES (1, 'one', 1.5)`)
+	e.exec(sentinelTable)
+	cfg := e.writeTablesConfig("public.t", "public.sentinel")
+	topic := e.prefix + ".public.t"
+	p := e.start("run", "--config", cfg)
+	waitOrDump(t, p, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 1 })
+	e.pgCaughtUp(p, 1)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+	e.exec(`INSERT INTO t VALUES (2, 'two', 2.25)`)
+	e.exec(`UPDATE t SET v = 'uno' WHERE k = 1`)
+	e.exec(`DROP TABLE t`)
+	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
+	e.exec(`INSERT INTO t VALUES (3, 'three')`)
+
+	p = e.start("run", "--config", cfg)
+	e.pgCaughtUp(p, 2)
+	waitOrDump(t, p, 60*time.Second, "the new table's row", func() bool { _, ok := finalState(t, topic)[3]; return ok })
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+	got := map[float64][]string{} // per key, in order
+	for _, m := range readTopic(t, topic) {
+		after, _ := json.Marshal(m.payload()["after"])
+		k := m.Key["payload"].(map[string]any)["k"].(float64)
+		got[k] = append(got[k], fmt.Sprintf("%v %s", m.payload()["op"], after))
+	}
+	want := map[float64][]string{
+		1: {`r {"k":1,"n":"AJY=","v":"one"}`, `u {"k":1,"n":"AJY=","v":"uno"}`},
+		2: {`c {"k":2,"n":"AOE=","v":"two"}`},
+		3: {`r {"k":3,"v":"three"}`},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("messages per key:\n got %v\nwant %v", got, want)
+	}
+}

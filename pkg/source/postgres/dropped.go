@@ -1,0 +1,172 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/jackc/pglogrepl"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// A captured table can be dropped while changes to it are still in the
+// slot's WAL: while the pipeline is stopped, or before the stream has
+// reached them. pgoutput decodes that WAL with the catalog as it was when
+// it was written, the publication included, so those changes still
+// arrive, after a Relation message that names the table, its columns'
+// types and its replica identity columns. They are published, as the
+// MySQL source publishes what its binlog holds: the table stays captured
+// until the stream has passed the WAL written when the drop was noticed,
+// and when the catalog no longer describes it, its shape comes from the
+// Relation message (goneColumns; docs/postgresql.md).
+
+// followDropped keeps capturing the tables the checkpoint pos records as
+// captured that the catalog no longer has (dropped while the pipeline was
+// stopped), so that the changes the WAL holds for them are published.
+func (s *Source) followDropped(ctx context.Context, pos position) error {
+	if pos.Tables == nil {
+		return nil
+	}
+	m, _ := decodeTables(pos.Tables) // checked by decodePosition
+	for name, oid := range m {
+		if _, ok := s.captured[oid]; ok {
+			continue
+		}
+		gone, err := s.tableGone(ctx, oid, name)
+		if err != nil {
+			return err
+		}
+		if gone { // else renamed out of the list, or no longer selected
+			if err := s.tableDropped(ctx, oid, name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// tableGone reports whether the catalog no longer has table oid (name).
+func (s *Source) tableGone(ctx context.Context, oid uint32, name string) (bool, error) {
+	var exists bool
+	if err := s.conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_class WHERE oid = $1)`, oid).Scan(&exists); err != nil {
+		return false, fmt.Errorf("look up table %s: %w", name, err)
+	}
+	return !exists, nil
+}
+
+// tableDropped keeps the dropped table oid, captured as name, captured
+// until the stream passes the WAL written so far (forgetDropped): every
+// change to it was written before the drop.
+func (s *Source) tableDropped(ctx context.Context, oid uint32, name string) error {
+	if _, ok := s.goneAt[oid]; ok {
+		if _, ok := s.captured[oid]; !ok { // a reconnect reset the captured set
+			s.captured[oid] = name
+			s.capturedChanged()
+		}
+		return nil
+	}
+	var lsn string
+	if err := s.conn.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn); err != nil {
+		return fmt.Errorf("table %s was dropped: read the WAL position: %w", name, err)
+	}
+	at, err := parseLSN(lsn)
+	if err != nil {
+		return err
+	}
+	if s.goneAt == nil {
+		s.goneAt = map[uint32]uint64{}
+	}
+	s.goneAt[oid] = at
+	s.captured[oid] = name
+	if r := s.rels[oid]; r != nil {
+		r.gone = true
+	} else {
+		schema, table, _ := strings.Cut(name, ".")
+		s.rels[oid] = &relation{oid: oid, schema: schema, name: table, gone: true}
+	}
+	live := false
+	for o, n := range s.captured {
+		live = live || n == name && o != oid
+	}
+	if !live {
+		s.engine.Drop(name) // no snapshot of it can finish; one of a new table of that name goes on
+	}
+	s.capturedChanged()
+	slog.Warn("a captured table was dropped; the changes written to it before the drop are still published, then its topic gets no more",
+		"table", name, "until_lsn", lsn)
+	return nil
+}
+
+// forgetDropped stops capturing the dropped tables whose changes are all
+// before lsn, a position every change before which has been handed over.
+func (s *Source) forgetDropped(lsn uint64) {
+	changed := false
+	for oid, at := range s.goneAt {
+		if lsn >= at {
+			delete(s.goneAt, oid)
+			delete(s.captured, oid)
+			delete(s.tables, oid)
+			delete(s.rels, oid)
+			changed = true
+		}
+	}
+	if changed {
+		s.capturedChanged()
+	}
+}
+
+// goneColumns describes the columns of a Relation message whose table the
+// catalog no longer has: types by OID from pg_type (built-in, or a user
+// type still there), else by the name of pgoutput's Type message for
+// built-in knowledge of extension types; the key is the replica identity
+// columns the message flags. A column whose type was dropped too cannot
+// be decoded faithfully: it is an error naming it, unless
+// source.include_unknown_types publishes such columns as text.
+func (s *Source) goneColumns(ctx context.Context, m *pglogrepl.RelationMessage) ([]catalogColumn, []string, error) {
+	cols := make([]catalogColumn, len(m.Columns))
+	oids := make([]uint32, len(m.Columns))
+	typmods := make([]int32, len(m.Columns))
+	var key []string
+	for i, c := range m.Columns {
+		cols[i] = catalogColumn{name: c.Name, typOID: c.DataType, typmod: c.TypeModifier, notNull: c.Flags&1 != 0}
+		oids[i], typmods[i] = c.DataType, c.TypeModifier
+		if c.Flags&1 != 0 {
+			key = append(key, c.Name)
+		}
+	}
+	rows, err := s.conn.Query(ctx, `SELECT a.ord, `+typeColumns+`
+FROM unnest($1::oid[], $2::int4[]) WITH ORDINALITY AS a(atttypid, atttypmod, ord)`+typeJoins, oids, typmods)
+	if err != nil {
+		return nil, nil, fmt.Errorf("types of dropped table %s.%s: %w", m.Namespace, m.RelationName, err)
+	}
+	found := make([]bool, len(cols))
+	for rows.Next() {
+		var ord int
+		var c catalogColumn
+		if err := rows.Scan(append([]any{&ord}, c.typeFields()...)...); err != nil {
+			return nil, nil, err
+		}
+		i := ord - 1
+		cols[i].typName, cols[i].baseOID, cols[i].baseTypmod, cols[i].baseName, cols[i].typType = c.typName, c.baseOID, c.baseTypmod, c.baseName, c.typType
+		cols[i].elemOID, cols[i].elemName, cols[i].elemType, cols[i].labels = c.elemOID, c.elemName, c.elemType, c.labels
+		found[i] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("types of dropped table %s.%s: %w", m.Namespace, m.RelationName, err)
+	}
+	for i := range cols {
+		if found[i] {
+			continue
+		}
+		c := &cols[i]
+		c.typName = s.typeNames[c.typOID]
+		if c.changeType().Kind == change.KindUnknown && !s.opts.Config.IncludeUnknownTypes {
+			return nil, nil, fmt.Errorf("table %s.%s was dropped with changes still in the slot, and the type of its column %s (%q, OID %d) was dropped too: "+
+				"Tributary cannot tell how to decode its values; set source.include_unknown_types: true to publish them as text",
+				m.Namespace, m.RelationName, c.name, c.typName, c.typOID)
+		}
+	}
+	return cols, key, nil
+}

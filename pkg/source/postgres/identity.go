@@ -1,0 +1,141 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-cdc/tributary/pkg/source"
+)
+
+// Once a table is in a publication that publishes updates and deletes,
+// PostgreSQL refuses UPDATE and DELETE on it unless it has a replica
+// identity: a primary key (REPLICA IDENTITY DEFAULT), a unique index
+// (USING INDEX) or the whole row (FULL). Tributary never puts a table
+// without one into its publication, so that it never breaks the
+// application's writes: a table named in source.tables is refused (at
+// start and by test-connection) with the fix, and without a list such a
+// table is left out with a warning (docs/postgresql.md).
+
+// withIdentity splits rels into the tables that have a replica identity
+// and those that do not.
+func withIdentity(rels []*relation) (ok, without []*relation) {
+	for _, r := range rels {
+		if r.noIdentity == "" {
+			ok = append(ok, r)
+		} else {
+			without = append(without, r)
+		}
+	}
+	return ok, without
+}
+
+// identityProblem says what is wrong with tables without a replica
+// identity, and how to fix it.
+func identityProblem(without []*relation) (detail, fix string) {
+	var list []string
+	table := "<table>"
+	for _, r := range without {
+		list = append(list, r.noIdentity)
+	}
+	if len(without) == 1 && strings.HasPrefix(without[0].noIdentity, without[0].fullName()+" (") {
+		table = without[0].qualified() // not a partition of it
+	}
+	return "PostgreSQL refuses UPDATE and DELETE on a table in a publication unless it has a replica identity; these have none: " +
+			strings.Join(list, ", "),
+		"give each a primary key, or run ALTER TABLE " + table + " REPLICA IDENTITY FULL " +
+			"(or REPLICA IDENTITY USING INDEX <a unique index on NOT NULL columns>), or leave it out of source.tables"
+}
+
+// identified returns the tables of rels that may be captured. At start,
+// a table of the source.tables list without a replica identity is an
+// error, before anything changes on the server; otherwise (no list, or a
+// table found while streaming) such tables are left out with a warning,
+// once each, and captured when they get one. At start, rels are
+// described, and destination.key_columns an old row image may lack are
+// an error too.
+func (s *Source) identified(rels []*relation, atStart bool) ([]*relation, error) {
+	ok, without := withIdentity(rels)
+	if len(without) > 0 {
+		detail, fix := identityProblem(without)
+		if atStart && s.include != nil {
+			return nil, errors.New("source.tables: " + detail + "; Tributary does not add them to the publication; fix: " + fix)
+		}
+		for _, r := range without {
+			if key := "identity:" + r.noIdentity; !s.missing[key] {
+				s.missing[key] = true
+				slog.Warn("a table without a replica identity is not captured: in the publication, its UPDATE and DELETE would fail in the application",
+					"table", r.fullName(), "problem", r.noIdentity, "fix", fix)
+			}
+		}
+	}
+	if p := keyColumnsProblems(ok, s.opts.KeyColumns); atStart && len(p) > 0 {
+		return nil, errors.New(strings.Join(p, "; "))
+	}
+	return ok, nil
+}
+
+// identityCheck is test-connection's "replica identity" line: failed
+// when a table of source.tables has none, or destination.key_columns
+// names columns its old row images lack (run refuses both); without a
+// list, the tables left out for want of one are named.
+func (s *Source) identityCheck(ctx context.Context, conn *pgx.Conn) source.Check {
+	c := source.Check{Name: "replica identity"}
+	rels, _, err := listTables(ctx, conn, s.opts.Config.Tables)
+	if err != nil {
+		c.Detail = err.Error()
+		return c
+	}
+	ok, without := withIdentity(rels)
+	for _, r := range ok {
+		if _, keyed := s.opts.KeyColumns[r.fullName()]; keyed {
+			if err := describe(ctx, conn, r); err != nil {
+				c.Detail = err.Error()
+				return c
+			}
+		}
+	}
+	if p := keyColumnsProblems(ok, s.opts.KeyColumns); len(p) > 0 {
+		c.Detail = strings.Join(p, "; ")
+		return c
+	}
+	if len(without) == 0 {
+		c.OK, c.Detail = true, "every captured table has a replica identity"
+		return c
+	}
+	c.Detail, c.Fix = identityProblem(without)
+	if s.include == nil {
+		c.OK, c.Detail = true, "left out of the capture: "+c.Detail
+	}
+	return c
+}
+
+// keyColumnsProblems names the destination.key_columns entries of
+// described rels that an old row image may lack: unless the replica
+// identity is FULL, a delete (or a change of the identity) carries only
+// the identity's columns (rel.key), and a key of other columns would be
+// made up.
+func keyColumnsProblems(rels []*relation, keyColumns map[string][]string) []string {
+	var out []string
+	for _, r := range rels {
+		cols, ok := keyColumns[r.fullName()]
+		if !ok || r.replident == "f" {
+			continue
+		}
+		for _, c := range cols {
+			// A column the table does not have: the encoder names it.
+			known := slices.ContainsFunc(r.columns, func(col catalogColumn) bool { return col.name == c })
+			if known && !slices.Contains(r.key, c) {
+				out = append(out, fmt.Sprintf("destination.key_columns[%s]: column %s is not in the table's replica identity (%s), so a delete does not carry it and its key would be made up; "+
+					"fix: ALTER TABLE %s REPLICA IDENTITY FULL, or key the table by its replica identity columns", r.fullName(), c, strings.Join(r.key, ", "), r.qualified()))
+				break
+			}
+		}
+	}
+	return out
+}
