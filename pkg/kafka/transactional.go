@@ -56,9 +56,15 @@ func (p *Producer) BeginTransaction() error {
 }
 
 // CommitTransaction waits until every record of the open transaction is
-// acknowledged and commits it. After an error the transaction must be
-// aborted (AbortTransaction); ErrFenced means another task owns the
-// pipeline now.
+// acknowledged or failed, and commits it. A record that failed does not
+// stop the commit: franz-go, unlike the Java producer, commits whatever
+// succeeded (its txn.go says so), and a failed produce fails the
+// transactional producer's id only for some errors (a record that ran out
+// of attempts or time on a retriable one, NOT_ENOUGH_REPLICAS say, does
+// not). The caller must therefore check that every record it published
+// was acknowledged before it calls this, and abort otherwise. After an
+// error the transaction must be aborted (AbortTransaction); ErrFenced
+// means another task owns the pipeline now.
 func (p *Producer) CommitTransaction(ctx context.Context) error {
 	if err := p.cl.Flush(ctx); err != nil {
 		return transactionError("flush the transaction", err)

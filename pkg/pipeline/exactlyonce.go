@@ -182,14 +182,31 @@ func (p *Pipeline) commitTransaction(reopen bool) error {
 		if err != nil {
 			return fmt.Errorf("encode position: %w", err)
 		}
+		seq := p.tracker.add()
 		p.Producer.Publish(p.produceCtx, kafka.Message{Topic: t.cfg.OffsetsTopic, Key: []byte(p.Name), Value: v}, func(err error) {
 			if err != nil {
 				p.fail(fmt.Errorf("%w: offsets topic: %w", errPublish, err))
+				return
 			}
+			p.tracker.ack(seq)
 		})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), kafka.TransactionTimeout)
 	defer cancel()
+	// franz-go commits whatever part of a transaction succeeded (unlike
+	// the Java producer, it does not refuse the commit after a failed
+	// record: see Producer.CommitTransaction), so the commit is ours to
+	// refuse: every record of the transaction, the offsets record
+	// included, must be settled (acknowledged, or skipped and recorded)
+	// once the flush has run their callbacks. Earlier transactions
+	// committed only so, hence everything the tracker still holds belongs
+	// to this one. The caller aborts it.
+	if err := p.Producer.Flush(ctx); err != nil {
+		return fmt.Errorf("%w: flush the transaction: %w", errPublish, err)
+	}
+	if _, unsettled := p.tracker.position(); unsettled > 0 {
+		return fmt.Errorf("%w: %d records of the transaction were not acknowledged; not committing it", errPublish, unsettled)
+	}
 	if err := p.Producer.CommitTransaction(ctx); err != nil {
 		return fmt.Errorf("%w: %w", errPublish, err)
 	}
