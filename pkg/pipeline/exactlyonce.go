@@ -143,7 +143,7 @@ func (p *Pipeline) emitInTransaction(ctx context.Context, ev *change.Event) erro
 	}
 	atEnd := t.records == t.atMark
 	due := (atEnd && (t.records >= t.cfg.MaxRecords || (t.records > 0 && time.Since(t.opened) >= t.cfg.MaxInterval))) ||
-		t.records-t.atMark >= t.cfg.MaxRecords
+		(t.records-t.atMark >= t.cfg.MaxRecords && !inChunk(ev))
 	if !due {
 		return nil
 	}
@@ -152,6 +152,20 @@ func (p *Pipeline) emitInTransaction(ctx context.Context, ev *change.Event) erro
 		return err
 	}
 	return nil
+}
+
+// inChunk tells a backfill row of a table with a key: one of a chunk
+// (pkg/snapshot), whose rows the stream emits together, each chunk in its
+// watermark's source transaction, the position that covers the chunk
+// (the snapshot state with its last key) right after them. A split there
+// would commit rows of the chunk with the position before it, which a
+// crash then republishes to read_committed consumers; a chunk is at most
+// snapshot.ChunkRows rows, so not splitting it bounds the transaction at
+// MaxRecords plus one chunk. A table without a key is read in one piece
+// and read again from its start after a crash whatever the transactions:
+// it is split as a source transaction is.
+func inChunk(ev *change.Event) bool {
+	return ev.Op == change.OpRead && ev.Table != nil && len(ev.Table.Key) > 0
 }
 
 // markTransaction records a resumable position inside the transaction; it
