@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
@@ -63,29 +64,47 @@ type offsetsRecord struct {
 const offsetsRecordVersion = 1
 
 // decodeOffsets reads an offsets-topic value (bytes from the broker: any
-// writer of the topic could have put them there).
-func decodeOffsets(b []byte, pipeline string) (change.Position, error) {
+// writer of the topic could have put them there): the position and when
+// it was committed.
+func decodeOffsets(b []byte, pipeline string) (change.Position, time.Time, error) {
 	var r offsetsRecord
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("offsets record is not JSON: %w", err)
+		return nil, time.Time{}, fmt.Errorf("offsets record is not JSON: %w", err)
 	}
 	switch {
 	case r.Version < 1 || r.Version > offsetsRecordVersion:
-		return nil, fmt.Errorf("offsets record has version %d; this build reads version %d", r.Version, offsetsRecordVersion)
+		return nil, time.Time{}, fmt.Errorf("offsets record has version %d; this build reads version %d", r.Version, offsetsRecordVersion)
 	case r.Pipeline != pipeline:
-		return nil, fmt.Errorf("offsets record under key %q names pipeline %q", pipeline, r.Pipeline)
+		return nil, time.Time{}, fmt.Errorf("offsets record under key %q names pipeline %q", pipeline, r.Pipeline)
 	case len(r.Position) == 0 || bytes.Equal(r.Position, []byte("null")):
-		return nil, errors.New("offsets record has no position")
+		return nil, time.Time{}, errors.New("offsets record has no position")
 	}
-	return change.Position(r.Position), nil
+	return change.Position(r.Position), r.CommittedAt, nil
+}
+
+// resumeFrom chooses between the offsets topic's position (committed at
+// committedAt) and the checkpoint store's (cp). The offsets topic wins
+// over a store written exactly once: it is written atomically with the
+// records, the store only after the commit, so the store can only lag
+// it. A store written at least once after that commit leads it instead:
+// the pipeline ran at_least_once since (delivery switched back and forth),
+// and the offsets record is stale; resuming from it would publish that
+// period again, or fail where the source has released the log
+// (PostgreSQL's slot). A store written before the delivery mode was
+// recorded is taken as written exactly once, as before.
+func resumeFrom(offsets change.Position, committedAt time.Time, cp checkpoint.Checkpoint) (pos change.Position, fromStore bool) {
+	if cp.Position != nil && cp.Delivery == checkpoint.DeliveryAtLeastOnce && cp.UpdatedAt.After(committedAt) {
+		return cp.Position, true
+	}
+	return offsets, false
 }
 
 // startTransactions fences any previous owner, reads the committed
-// position back and opens the first transaction. The offsets topic wins
-// over the checkpoint store: it is written atomically with the records,
-// the store only after the commit. stored is the store's position (a
-// pipeline that ran at_least_once before has only that).
-func (p *Pipeline) startTransactions(ctx context.Context, stored change.Position) (change.Position, error) {
+// position back and opens the first transaction. It resumes from the
+// newer of the offsets topic and the checkpoint store (resumeFrom); with
+// no record in the offsets topic (a pipeline that ran at_least_once
+// before, or a new one), from the store's position (stored, when found).
+func (p *Pipeline) startTransactions(ctx context.Context, cp checkpoint.Checkpoint, stored bool) (change.Position, error) {
 	t := &txnState{cfg: *p.Transactions, lastCommit: time.Now()}
 	if t.cfg.MaxRecords <= 0 {
 		t.cfg.MaxRecords = 5000
@@ -105,18 +124,26 @@ func (p *Pipeline) startTransactions(ctx context.Context, stored change.Position
 	if err != nil {
 		return nil, fmt.Errorf("read the committed position from %s: %w", t.cfg.OffsetsTopic, err)
 	}
-	from := stored
+	var from change.Position
+	if stored {
+		from = cp.Position
+	}
 	if found {
-		pos, err := decodeOffsets(raw, p.Name)
+		pos, committedAt, err := decodeOffsets(raw, p.Name)
 		if err != nil {
 			return nil, fmt.Errorf("offsets topic %s: %w", t.cfg.OffsetsTopic, err)
 		}
-		if !bytes.Equal(pos, stored) {
-			p.Log.Info("resuming from the offsets topic (it wins over the checkpoint store)", "offsets_topic", t.cfg.OffsetsTopic,
-				"position", string(pos), "checkpoint_store_position", string(stored))
+		var fromStore bool
+		switch from, fromStore = resumeFrom(pos, committedAt, cp); {
+		case fromStore:
+			p.Log.Info("resuming from the checkpoint store: it was written at_least_once after the offsets topic's last commit, which is stale",
+				"offsets_topic", t.cfg.OffsetsTopic, "offsets_position", string(pos), "offsets_committed_at", committedAt,
+				"position", string(from), "checkpoint_updated_at", cp.UpdatedAt)
+		case !bytes.Equal(pos, cp.Position):
+			p.Log.Info("resuming from the offsets topic (it wins over a checkpoint store written exactly_once)", "offsets_topic", t.cfg.OffsetsTopic,
+				"position", string(pos), "checkpoint_store_position", string(cp.Position))
 		}
-		from = pos
-	} else if stored != nil {
+	} else if from != nil {
 		p.Log.Info("no position in the offsets topic yet; resuming from the checkpoint store", "offsets_topic", t.cfg.OffsetsTopic)
 	}
 	t.committed, t.pending = from, from

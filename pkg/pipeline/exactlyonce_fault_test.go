@@ -58,7 +58,7 @@ func TestTransactionWithFailedRecordIsNotCommitted(t *testing.T) {
 		t.Fatal(rerr)
 	}
 	if found {
-		pos, derr := decodeOffsets(raw, "retry")
+		pos, _, derr := decodeOffsets(raw, "retry")
 		if derr != nil {
 			t.Fatal(derr)
 		}
