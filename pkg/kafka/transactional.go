@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -17,8 +18,17 @@ import (
 // transactions stay open before it aborts it (and fences the producer).
 // It bounds how long a frozen owner's open transaction can hold back
 // read_committed consumers when no successor takes over; a successor's
-// initialisation aborts it at once.
-const TransactionTimeout = 60 * time.Second
+// initialisation aborts it at once. 60 s; tests shorten it with
+// TRIBUTARY_TEST_TRANSACTION_TIMEOUT (a Go duration), never set in
+// production.
+var TransactionTimeout = transactionTimeout(os.Getenv("TRIBUTARY_TEST_TRANSACTION_TIMEOUT"))
+
+func transactionTimeout(v string) time.Duration {
+	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return d
+	}
+	return 60 * time.Second
+}
 
 // ErrFenced is wrapped when the broker refused this producer because a
 // newer one with the same transactional id initialised (another task took

@@ -263,6 +263,23 @@ func (p *Pipeline) commitTransaction(reopen bool) error {
 	return p.Producer.BeginTransaction()
 }
 
+// commitBeforeWait commits the open transaction before the source is held
+// for a topic that does not exist (ensureTopic, called within
+// emitInTransaction: t.mu is held). Left open, the transaction would
+// outlive kafka.TransactionTimeout while the topic is missing, and the
+// coordinator would abort it and fence the producer: the task exited
+// instead of waiting. Within a source transaction this is a split (see
+// Transactions.MaxRecords): its records so far commit with the position
+// before it, so only a crash or takeover during the wait shows them
+// twice to read_committed consumers.
+func (p *Pipeline) commitBeforeWait() error {
+	err := p.commitTransaction(true)
+	if err != nil {
+		p.fail(err)
+	}
+	return err
+}
+
 // commitTick is how often commitDue looks: a tenth of the interval, so a
 // quiet source's last records wait at most 1.1 × MaxInterval for their
 // commit (at half the interval, as before, up to 1.5 ×: 75 ms of a 50 ms

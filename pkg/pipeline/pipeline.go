@@ -418,6 +418,12 @@ func (p *Pipeline) ensureTopic(ctx context.Context, topic string) error {
 		if since.IsZero() {
 			since = now
 			p.Metrics.TopicMissing(topic, true) // the alarm, not only the log line
+			if p.txn != nil {
+				// Nothing may stay open while we wait (exactlyonce.go).
+				if err := p.commitBeforeWait(); err != nil {
+					return err
+				}
+			}
 		}
 		if now.Sub(logged) >= p.TopicWaitLogEvery {
 			p.Log.Error(err.Error()+"; waiting for it to be created (or set destination.create_missing_topics); nothing advances meanwhile",
