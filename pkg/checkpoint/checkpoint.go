@@ -19,12 +19,25 @@ type Checkpoint struct {
 	// Receipts are the write receipts of every partition written, as of
 	// this checkpoint (receipt.go).
 	Receipts []Receipt `json:"receipts,omitempty"`
+	// Delivery is the delivery mode of the task that wrote the checkpoint
+	// (DeliveryAtLeastOnce, DeliveryExactlyOnce; "" when written by a
+	// version that did not record it). Exactly once, the offsets topic
+	// leads the store; a checkpoint written at least once after the last
+	// exactly-once commit leads the offsets topic instead (see
+	// pkg/pipeline/exactlyonce.go).
+	Delivery string `json:"delivery,omitempty"`
 	// Owner and Epoch describe the lease when the store has one (DynamoDB):
 	// who held the pipeline at the last write, and its fencing epoch. Load
 	// fills them in; Save ignores them.
 	Owner string `json:"-"`
 	Epoch int64  `json:"-"`
 }
+
+// The delivery modes a checkpoint records (config delivery).
+const (
+	DeliveryAtLeastOnce = "at_least_once"
+	DeliveryExactlyOnce = "exactly_once"
+)
 
 // Store persists checkpoints for the pipeline it was opened for. Opening a
 // store takes ownership of the pipeline (the file lock, the DynamoDB lease)

@@ -75,6 +75,7 @@ const (
 	attrUpdatedAt = "updated_at"
 	attrVersion   = "version"
 	attrReceipts  = "receipts" // JSON list of Receipt (receipt.go)
+	attrDelivery  = "delivery" // the delivery mode that wrote the checkpoint
 )
 
 // itemVersion is the item format written; decodeItem refuses newer ones.
@@ -142,7 +143,7 @@ func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Va
 var leaseNames = map[string]string{
 	"#o": attrOwner, "#e": attrEpoch, "#h": attrHeartbeat, "#l": attrLeaseMS,
 	"#u": attrUpdatedAt, "#v": attrVersion, "#p": attrPosition, "#k": attrPipeline,
-	"#r": attrReceipts,
+	"#r": attrReceipts, "#d": attrDelivery,
 }
 
 // names returns the expression attribute names used in expr: DynamoDB
@@ -402,7 +403,7 @@ func (d *DynamoDB) Load(ctx context.Context) (Checkpoint, bool, error) {
 		d.lease.lose(err)
 		return Checkpoint{}, false, err
 	}
-	cp := Checkpoint{Pipeline: it.Pipeline, Position: it.Position, UpdatedAt: it.UpdatedAt, Owner: it.Owner, Epoch: it.Epoch, Receipts: it.Receipts}
+	cp := Checkpoint{Pipeline: it.Pipeline, Position: it.Position, UpdatedAt: it.UpdatedAt, Owner: it.Owner, Epoch: it.Epoch, Receipts: it.Receipts, Delivery: it.Delivery}
 	return cp, it.Position != nil, nil
 }
 
@@ -433,6 +434,10 @@ func (d *DynamoDB) Save(ctx context.Context, cp Checkpoint) error {
 	if receipts != nil {
 		update += ", #r = :rec"
 		values[":rec"] = str(string(receipts))
+	}
+	if cp.Delivery != "" {
+		update += ", #d = :del"
+		values[":del"] = str(cp.Delivery)
 	}
 	return d.write(ctx, update, values)
 }
@@ -506,6 +511,7 @@ type item struct {
 	LeaseMS   int64
 	UpdatedAt time.Time
 	Receipts  []Receipt
+	Delivery  string
 }
 
 // leaseDuration is the holder's declared lease, or def when it has none.
@@ -560,6 +566,9 @@ func decodeItem(av map[string]types.AttributeValue) (item, error) {
 		return it, err
 	}
 	if it.Receipts, err = decodeReceipts([]byte(rec)); err != nil {
+		return it, err
+	}
+	if it.Delivery, err = getS(av, attrDelivery, false); err != nil {
 		return it, err
 	}
 	ts, err := getS(av, attrUpdatedAt, false)
@@ -617,6 +626,6 @@ func ReadDynamoDB(ctx context.Context, client *dynamodb.Client, table, pipeline 
 	if err != nil || !found {
 		return Checkpoint{}, false, err
 	}
-	cp := Checkpoint{Pipeline: it.Pipeline, Position: it.Position, UpdatedAt: it.UpdatedAt, Owner: it.Owner, Epoch: it.Epoch, Receipts: it.Receipts}
+	cp := Checkpoint{Pipeline: it.Pipeline, Position: it.Position, UpdatedAt: it.UpdatedAt, Owner: it.Owner, Epoch: it.Epoch, Receipts: it.Receipts, Delivery: it.Delivery}
 	return cp, it.Position != nil, nil
 }

@@ -72,11 +72,11 @@ func TestDynamoDBSaveLoadRelease(t *testing.T) {
 		t.Fatalf("Load on a new pipeline: found %v, err %v", found, err)
 	}
 	pos := change.Position(`{"slot":"s","lsn":"0/16B3748","backfilled":true}`)
-	if err := d.Save(ctx, Checkpoint{Pipeline: "shop", Position: pos}); err != nil {
+	if err := d.Save(ctx, Checkpoint{Pipeline: "shop", Position: pos, Delivery: DeliveryExactlyOnce}); err != nil {
 		t.Fatal(err)
 	}
 	cp, found, err := d.Load(ctx)
-	if err != nil || !found || string(cp.Position) != string(pos) || cp.Epoch != 1 || cp.Owner != d.Owner() {
+	if err != nil || !found || string(cp.Position) != string(pos) || cp.Epoch != 1 || cp.Owner != d.Owner() || cp.Delivery != DeliveryExactlyOnce {
 		t.Fatalf("Load = %+v, %v, %v", cp, found, err)
 	}
 	if err := d.Owned(); err != nil {

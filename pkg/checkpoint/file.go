@@ -250,13 +250,14 @@ type fileFormat struct {
 	Position  json.RawMessage `json:"position"`
 	UpdatedAt time.Time       `json:"updated_at"`
 	Receipts  json.RawMessage `json:"receipts,omitempty"`
+	Delivery  string          `json:"delivery,omitempty"`
 }
 
 func encodeFile(cp Checkpoint, pipeline string) ([]byte, error) {
 	if cp.Pipeline != pipeline {
 		return nil, fmt.Errorf("checkpoint: saving pipeline %q in the store of %q", cp.Pipeline, pipeline)
 	}
-	w := fileFormat{Version: fileVersion, Pipeline: cp.Pipeline, UpdatedAt: cp.UpdatedAt}
+	w := fileFormat{Version: fileVersion, Pipeline: cp.Pipeline, UpdatedAt: cp.UpdatedAt, Delivery: cp.Delivery}
 	if cp.Position != nil {
 		if !json.Valid(cp.Position) {
 			return nil, errors.New("checkpoint: position is not valid JSON")
@@ -295,7 +296,7 @@ func decodeFile(data []byte, pipeline string) (Checkpoint, error) {
 	if w.Pipeline != pipeline {
 		return Checkpoint{}, fmt.Errorf("holds pipeline %q, not %q", w.Pipeline, pipeline)
 	}
-	cp := Checkpoint{Pipeline: w.Pipeline, UpdatedAt: w.UpdatedAt}
+	cp := Checkpoint{Pipeline: w.Pipeline, UpdatedAt: w.UpdatedAt, Delivery: w.Delivery}
 	if len(w.Position) > 0 && !bytes.Equal(w.Position, []byte("null")) {
 		// Save indents the file; hand the source back compact JSON, byte
 		// for byte what it saved when that was compact.

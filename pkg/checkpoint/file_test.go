@@ -44,14 +44,14 @@ func TestFileRoundTrip(t *testing.T) {
 
 	at := time.Date(2025, 3, 1, 12, 30, 0, 123456789, time.UTC)
 	pos := change.Position(`{"lsn":"0/16B3748","tx":7,"note":"<&>"}`)
-	if err := f.Save(ctx, Checkpoint{Pipeline: "shop", Position: pos, UpdatedAt: at}); err != nil {
+	if err := f.Save(ctx, Checkpoint{Pipeline: "shop", Position: pos, UpdatedAt: at, Delivery: DeliveryAtLeastOnce}); err != nil {
 		t.Fatal(err)
 	}
 	cp, found, err := f.Load(ctx)
 	if err != nil || !found {
 		t.Fatalf("load: found %v, err %v", found, err)
 	}
-	if cp.Pipeline != "shop" || !bytes.Equal(cp.Position, pos) || !cp.UpdatedAt.Equal(at) {
+	if cp.Pipeline != "shop" || !bytes.Equal(cp.Position, pos) || !cp.UpdatedAt.Equal(at) || cp.Delivery != DeliveryAtLeastOnce {
 		t.Fatalf("got %+v (position %s)", cp, cp.Position)
 	}
 

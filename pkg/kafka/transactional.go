@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -17,8 +18,17 @@ import (
 // transactions stay open before it aborts it (and fences the producer).
 // It bounds how long a frozen owner's open transaction can hold back
 // read_committed consumers when no successor takes over; a successor's
-// initialisation aborts it at once.
-const TransactionTimeout = 60 * time.Second
+// initialisation aborts it at once. 60 s; tests shorten it with
+// TRIBUTARY_TEST_TRANSACTION_TIMEOUT (a Go duration), never set in
+// production.
+var TransactionTimeout = transactionTimeout(os.Getenv("TRIBUTARY_TEST_TRANSACTION_TIMEOUT"))
+
+func transactionTimeout(v string) time.Duration {
+	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return d
+	}
+	return 60 * time.Second
+}
 
 // ErrFenced is wrapped when the broker refused this producer because a
 // newer one with the same transactional id initialised (another task took
@@ -56,9 +66,15 @@ func (p *Producer) BeginTransaction() error {
 }
 
 // CommitTransaction waits until every record of the open transaction is
-// acknowledged and commits it. After an error the transaction must be
-// aborted (AbortTransaction); ErrFenced means another task owns the
-// pipeline now.
+// acknowledged or failed, and commits it. A record that failed does not
+// stop the commit: franz-go, unlike the Java producer, commits whatever
+// succeeded (its txn.go says so), and a failed produce fails the
+// transactional producer's id only for some errors (a record that ran out
+// of attempts or time on a retriable one, NOT_ENOUGH_REPLICAS say, does
+// not). The caller must therefore check that every record it published
+// was acknowledged before it calls this, and abort otherwise. After an
+// error the transaction must be aborted (AbortTransaction); ErrFenced
+// means another task owns the pipeline now.
 func (p *Producer) CommitTransaction(ctx context.Context) error {
 	if err := p.cl.Flush(ctx); err != nil {
 		return transactionError("flush the transaction", err)

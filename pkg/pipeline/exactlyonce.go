@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
@@ -63,29 +64,47 @@ type offsetsRecord struct {
 const offsetsRecordVersion = 1
 
 // decodeOffsets reads an offsets-topic value (bytes from the broker: any
-// writer of the topic could have put them there).
-func decodeOffsets(b []byte, pipeline string) (change.Position, error) {
+// writer of the topic could have put them there): the position and when
+// it was committed.
+func decodeOffsets(b []byte, pipeline string) (change.Position, time.Time, error) {
 	var r offsetsRecord
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("offsets record is not JSON: %w", err)
+		return nil, time.Time{}, fmt.Errorf("offsets record is not JSON: %w", err)
 	}
 	switch {
 	case r.Version < 1 || r.Version > offsetsRecordVersion:
-		return nil, fmt.Errorf("offsets record has version %d; this build reads version %d", r.Version, offsetsRecordVersion)
+		return nil, time.Time{}, fmt.Errorf("offsets record has version %d; this build reads version %d", r.Version, offsetsRecordVersion)
 	case r.Pipeline != pipeline:
-		return nil, fmt.Errorf("offsets record under key %q names pipeline %q", pipeline, r.Pipeline)
+		return nil, time.Time{}, fmt.Errorf("offsets record under key %q names pipeline %q", pipeline, r.Pipeline)
 	case len(r.Position) == 0 || bytes.Equal(r.Position, []byte("null")):
-		return nil, errors.New("offsets record has no position")
+		return nil, time.Time{}, errors.New("offsets record has no position")
 	}
-	return change.Position(r.Position), nil
+	return change.Position(r.Position), r.CommittedAt, nil
+}
+
+// resumeFrom chooses between the offsets topic's position (committed at
+// committedAt) and the checkpoint store's (cp). The offsets topic wins
+// over a store written exactly once: it is written atomically with the
+// records, the store only after the commit, so the store can only lag
+// it. A store written at least once after that commit leads it instead:
+// the pipeline ran at_least_once since (delivery switched back and forth),
+// and the offsets record is stale; resuming from it would publish that
+// period again, or fail where the source has released the log
+// (PostgreSQL's slot). A store written before the delivery mode was
+// recorded is taken as written exactly once, as before.
+func resumeFrom(offsets change.Position, committedAt time.Time, cp checkpoint.Checkpoint) (pos change.Position, fromStore bool) {
+	if cp.Position != nil && cp.Delivery == checkpoint.DeliveryAtLeastOnce && cp.UpdatedAt.After(committedAt) {
+		return cp.Position, true
+	}
+	return offsets, false
 }
 
 // startTransactions fences any previous owner, reads the committed
-// position back and opens the first transaction. The offsets topic wins
-// over the checkpoint store: it is written atomically with the records,
-// the store only after the commit. stored is the store's position (a
-// pipeline that ran at_least_once before has only that).
-func (p *Pipeline) startTransactions(ctx context.Context, stored change.Position) (change.Position, error) {
+// position back and opens the first transaction. It resumes from the
+// newer of the offsets topic and the checkpoint store (resumeFrom); with
+// no record in the offsets topic (a pipeline that ran at_least_once
+// before, or a new one), from the store's position (stored, when found).
+func (p *Pipeline) startTransactions(ctx context.Context, cp checkpoint.Checkpoint, stored bool) (change.Position, error) {
 	t := &txnState{cfg: *p.Transactions, lastCommit: time.Now()}
 	if t.cfg.MaxRecords <= 0 {
 		t.cfg.MaxRecords = 5000
@@ -105,18 +124,26 @@ func (p *Pipeline) startTransactions(ctx context.Context, stored change.Position
 	if err != nil {
 		return nil, fmt.Errorf("read the committed position from %s: %w", t.cfg.OffsetsTopic, err)
 	}
-	from := stored
+	var from change.Position
+	if stored {
+		from = cp.Position
+	}
 	if found {
-		pos, err := decodeOffsets(raw, p.Name)
+		pos, committedAt, err := decodeOffsets(raw, p.Name)
 		if err != nil {
 			return nil, fmt.Errorf("offsets topic %s: %w", t.cfg.OffsetsTopic, err)
 		}
-		if !bytes.Equal(pos, stored) {
-			p.Log.Info("resuming from the offsets topic (it wins over the checkpoint store)", "offsets_topic", t.cfg.OffsetsTopic,
-				"position", string(pos), "checkpoint_store_position", string(stored))
+		var fromStore bool
+		switch from, fromStore = resumeFrom(pos, committedAt, cp); {
+		case fromStore:
+			p.Log.Info("resuming from the checkpoint store: it was written at_least_once after the offsets topic's last commit, which is stale",
+				"offsets_topic", t.cfg.OffsetsTopic, "offsets_position", string(pos), "offsets_committed_at", committedAt,
+				"position", string(from), "checkpoint_updated_at", cp.UpdatedAt)
+		case !bytes.Equal(pos, cp.Position):
+			p.Log.Info("resuming from the offsets topic (it wins over a checkpoint store written exactly_once)", "offsets_topic", t.cfg.OffsetsTopic,
+				"position", string(pos), "checkpoint_store_position", string(cp.Position))
 		}
-		from = pos
-	} else if stored != nil {
+	} else if from != nil {
 		p.Log.Info("no position in the offsets topic yet; resuming from the checkpoint store", "offsets_topic", t.cfg.OffsetsTopic)
 	}
 	t.committed, t.pending = from, from
@@ -143,7 +170,7 @@ func (p *Pipeline) emitInTransaction(ctx context.Context, ev *change.Event) erro
 	}
 	atEnd := t.records == t.atMark
 	due := (atEnd && (t.records >= t.cfg.MaxRecords || (t.records > 0 && time.Since(t.opened) >= t.cfg.MaxInterval))) ||
-		t.records-t.atMark >= t.cfg.MaxRecords
+		(t.records-t.atMark >= t.cfg.MaxRecords && !inChunk(ev))
 	if !due {
 		return nil
 	}
@@ -152,6 +179,20 @@ func (p *Pipeline) emitInTransaction(ctx context.Context, ev *change.Event) erro
 		return err
 	}
 	return nil
+}
+
+// inChunk tells a backfill row of a table with a key: one of a chunk
+// (pkg/snapshot), whose rows the stream emits together, each chunk in its
+// watermark's source transaction, the position that covers the chunk
+// (the snapshot state with its last key) right after them. A split there
+// would commit rows of the chunk with the position before it, which a
+// crash then republishes to read_committed consumers; a chunk is at most
+// snapshot.ChunkRows rows, so not splitting it bounds the transaction at
+// MaxRecords plus one chunk. A table without a key is read in one piece
+// and read again from its start after a crash whatever the transactions:
+// it is split as a source transaction is.
+func inChunk(ev *change.Event) bool {
+	return ev.Op == change.OpRead && ev.Table != nil && len(ev.Table.Key) > 0
 }
 
 // markTransaction records a resumable position inside the transaction; it
@@ -182,14 +223,31 @@ func (p *Pipeline) commitTransaction(reopen bool) error {
 		if err != nil {
 			return fmt.Errorf("encode position: %w", err)
 		}
+		seq := p.tracker.add()
 		p.Producer.Publish(p.produceCtx, kafka.Message{Topic: t.cfg.OffsetsTopic, Key: []byte(p.Name), Value: v}, func(err error) {
 			if err != nil {
 				p.fail(fmt.Errorf("%w: offsets topic: %w", errPublish, err))
+				return
 			}
+			p.tracker.ack(seq)
 		})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), kafka.TransactionTimeout)
 	defer cancel()
+	// franz-go commits whatever part of a transaction succeeded (unlike
+	// the Java producer, it does not refuse the commit after a failed
+	// record: see Producer.CommitTransaction), so the commit is ours to
+	// refuse: every record of the transaction, the offsets record
+	// included, must be settled (acknowledged, or skipped and recorded)
+	// once the flush has run their callbacks. Earlier transactions
+	// committed only so, hence everything the tracker still holds belongs
+	// to this one. The caller aborts it.
+	if err := p.Producer.Flush(ctx); err != nil {
+		return fmt.Errorf("%w: flush the transaction: %w", errPublish, err)
+	}
+	if _, unsettled := p.tracker.position(); unsettled > 0 {
+		return fmt.Errorf("%w: %d records of the transaction were not acknowledged; not committing it", errPublish, unsettled)
+	}
 	if err := p.Producer.CommitTransaction(ctx); err != nil {
 		return fmt.Errorf("%w: %w", errPublish, err)
 	}
@@ -203,6 +261,23 @@ func (p *Pipeline) commitTransaction(reopen bool) error {
 		return nil
 	}
 	return p.Producer.BeginTransaction()
+}
+
+// commitBeforeWait commits the open transaction before the source is held
+// for a topic that does not exist (ensureTopic, called within
+// emitInTransaction: t.mu is held). Left open, the transaction would
+// outlive kafka.TransactionTimeout while the topic is missing, and the
+// coordinator would abort it and fence the producer: the task exited
+// instead of waiting. Within a source transaction this is a split (see
+// Transactions.MaxRecords): its records so far commit with the position
+// before it, so only a crash or takeover during the wait shows them
+// twice to read_committed consumers.
+func (p *Pipeline) commitBeforeWait() error {
+	err := p.commitTransaction(true)
+	if err != nil {
+		p.fail(err)
+	}
+	return err
 }
 
 // commitTick is how often commitDue looks: a tenth of the interval, so a

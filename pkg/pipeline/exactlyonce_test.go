@@ -5,11 +5,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 )
 
 func TestDecodeOffsets(t *testing.T) {
 	good, _ := json.Marshal(offsetsRecord{Version: 1, Pipeline: "shop", Position: json.RawMessage(`{"lsn":"0/16B3748"}`), CommittedAt: time.Now()})
-	pos, err := decodeOffsets(good, "shop")
+	pos, _, err := decodeOffsets(good, "shop")
 	if err != nil || string(pos) != `{"lsn":"0/16B3748"}` {
 		t.Fatalf("decodeOffsets = %s, %v", pos, err)
 	}
@@ -21,8 +24,36 @@ func TestDecodeOffsets(t *testing.T) {
 		"no position":   {`{"version":1,"pipeline":"shop"}`, "no position"},
 		"null position": {`{"version":1,"pipeline":"shop","position":null}`, "no position"},
 	} {
-		if _, err := decodeOffsets([]byte(c.value), "shop"); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, err := decodeOffsets([]byte(c.value), "shop"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want one saying %q", name, err, c.want)
+		}
+	}
+}
+
+// TestResumeFrom: exactly once resumes from the newer of the offsets
+// topic and the checkpoint store. The store lags the offsets topic while
+// it is written exactly once; written at least once after the last
+// commit (delivery switched to at_least_once and back), it leads.
+func TestResumeFrom(t *testing.T) {
+	committed := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	offsets, store := change.Position(`{"n":1}`), change.Position(`{"n":2}`)
+	for name, c := range map[string]struct {
+		cp        checkpoint.Checkpoint
+		fromStore bool
+	}{
+		"store written exactly once after the commit":   {checkpoint.Checkpoint{Position: store, UpdatedAt: committed.Add(time.Second), Delivery: checkpoint.DeliveryExactlyOnce}, false},
+		"store written at least once after the commit":  {checkpoint.Checkpoint{Position: store, UpdatedAt: committed.Add(time.Hour), Delivery: checkpoint.DeliveryAtLeastOnce}, true},
+		"store written at least once before the commit": {checkpoint.Checkpoint{Position: store, UpdatedAt: committed.Add(-time.Second), Delivery: checkpoint.DeliveryAtLeastOnce}, false},
+		"store of a version without the mode":           {checkpoint.Checkpoint{Position: store, UpdatedAt: committed.Add(time.Hour)}, false},
+		"no checkpoint":                                 {checkpoint.Checkpoint{}, false},
+	} {
+		pos, fromStore := resumeFrom(offsets, committed, c.cp)
+		want := offsets
+		if c.fromStore {
+			want = store
+		}
+		if fromStore != c.fromStore || string(pos) != string(want) {
+			t.Errorf("%s: resumes from %s (store %v), want %s", name, pos, fromStore, want)
 		}
 	}
 }
@@ -35,7 +66,7 @@ func FuzzDecodeOffsets(f *testing.F) {
 	f.Add([]byte(`null`))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		pos, err := decodeOffsets(b, "p")
+		pos, _, err := decodeOffsets(b, "p")
 		if err == nil && !json.Valid(pos) {
 			t.Fatalf("accepted a position that is not JSON: %q", pos)
 		}

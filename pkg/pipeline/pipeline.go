@@ -112,7 +112,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		p.Log.Info("resuming from checkpoint", "position", string(cp.Position))
 	}
 	if p.Transactions != nil {
-		if from, err = p.startTransactions(ctx, from); err != nil {
+		if from, err = p.startTransactions(ctx, cp, found); err != nil {
 			return err
 		}
 	}
@@ -269,7 +269,11 @@ func (p *Pipeline) commit(ctx context.Context) error {
 		return nil
 	}
 	crashPoint(crashAfterAck)
-	cp := checkpoint.Checkpoint{Pipeline: p.Name, Position: pos, UpdatedAt: time.Now().UTC(), Receipts: p.Producer.Receipts.Snapshot()}
+	cp := checkpoint.Checkpoint{Pipeline: p.Name, Position: pos, UpdatedAt: time.Now().UTC(), Receipts: p.Producer.Receipts.Snapshot(),
+		Delivery: checkpoint.DeliveryAtLeastOnce}
+	if p.Transactions != nil {
+		cp.Delivery = checkpoint.DeliveryExactlyOnce
+	}
 	if err := p.Store.Save(ctx, cp); err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
@@ -414,6 +418,12 @@ func (p *Pipeline) ensureTopic(ctx context.Context, topic string) error {
 		if since.IsZero() {
 			since = now
 			p.Metrics.TopicMissing(topic, true) // the alarm, not only the log line
+			if p.txn != nil {
+				// Nothing may stay open while we wait (exactlyonce.go).
+				if err := p.commitBeforeWait(); err != nil {
+					return err
+				}
+			}
 		}
 		if now.Sub(logged) >= p.TopicWaitLogEvery {
 			p.Log.Error(err.Error()+"; waiting for it to be created (or set destination.create_missing_topics); nothing advances meanwhile",
