@@ -14,7 +14,11 @@
 // published only by the stream, whose message is newer than (or as new
 // as) the chunk's copy, and every chunk row comes after every change
 // older than it: a key's last message is always its latest state, and no
-// r row is older than a change published after it.
+// r row is older than a change published after it. One exception keeps
+// values recoverable: when the stream's newest image of a changed row
+// lacks a value (PostgreSQL's unchanged TOAST), the chunk's row is the
+// only copy of it, and the engine emits that image with the missing
+// values taken from the chunk's row instead (touch.go).
 //
 // Promises: Watermark and Observe are called by the stream's goroutine
 // only and emit from it, so the source's order is kept; State, encoded in
