@@ -331,6 +331,17 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 	e.mu.Unlock()
 	e.cfg.Log.Info("snapshot: reading table", "table", t.name, "resume", after != nil, "estimated_rows", t.estimated)
 	moved := 0 // chunk reads in a row that met ErrShapeMoved
+	// A table without a primary key is read by a scan the session holds
+	// open (ReadOn): a chunk that cannot be read again from where it
+	// began (not placed, or the shape moved under the scan) reads the
+	// whole table again, as does a restart (its state has no key).
+	keyless := false
+	from := func(k Key) Key {
+		if keyless {
+			return nil
+		}
+		return k
+	}
 	// The worker reads one chunk ahead: chunk n+1 is read while the
 	// stream emits chunk n and the producer sends it, and the worker waits
 	// for chunk n only once chunk n+1's high watermark is written. Each
@@ -388,6 +399,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 				return ctx.Err()
 			case <-time.After(wait):
 			}
+			after = from(after)
 			continue
 		}
 		moved = 0
@@ -396,9 +408,15 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 			return fmt.Errorf("snapshot %s: read a chunk: %w", t.name, err)
 		}
 		e.mu.Lock()
+		if after == nil {
+			// From the start: a keyless table read again counts (and
+			// ranks its rows' IDs) from 0 again.
+			t.rows = 0
+		}
 		w.rows = rows
-		w.final = len(rows) < n || len(rows) == 0 || rows[0].Key == nil
+		w.final = len(rows) < n
 		e.mu.Unlock()
+		keyless = len(rows) > 0 && rows[0].Key == nil
 		if err := sess.WriteWatermark(ctx, id+":high"); err != nil {
 			e.forget(w)
 			return fmt.Errorf("snapshot %s: write the high watermark: %w", t.name, err)
@@ -415,7 +433,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 				if _, err := settle(w); err != nil {
 					return err
 				}
-				prev, after = nil, prevAfter
+				prev, after = nil, from(prevAfter)
 				continue
 			}
 		}
@@ -429,17 +447,26 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 			}
 			prev = nil
 			if !placed {
+				after = from(after)
 				continue // read it again
 			}
 			if w.final {
 				return nil
 			}
-			after = rows[len(rows)-1].Key
+			after = next(rows)
 			continue
 		}
 		prev, prevAfter = w, after
-		after = rows[len(rows)-1].Key
+		after = next(rows)
 	}
+}
+
+// next is the after of the chunk that follows rows, a full chunk.
+func next(rows []Row) Key {
+	if k := rows[len(rows)-1].Key; k != nil {
+		return k
+	}
+	return ReadOn
 }
 
 // forget unregisters w unless the stream already closed it at its high
