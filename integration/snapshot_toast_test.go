@@ -41,9 +41,11 @@ func TestSnapshotKeepsToastedValues(t *testing.T) {
 	p := e.startWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=200"}, "run", "--config", cfg)
 
 	// The writer sets a new title on every row, one transaction a round,
-	// until the snapshot is done: each round's changes fall into the
-	// windows open at its commit. The pause keeps the stream from falling
-	// ever further behind (a high watermark waits for it).
+	// until the snapshot is done or for at most 10 rounds: each round's
+	// changes fall into the windows open at its commit (on the code
+	// before the fix, 6 rounds lost 300 to 400 bodies). The pause keeps
+	// the stream from falling ever further behind (a high watermark waits
+	// for it).
 	w, err := pgx.Connect(context.Background(), e.pgURL())
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +57,7 @@ func TestSnapshotKeepsToastedValues(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for n := 1; !stop.Load(); n++ {
+		for n := 1; n <= 10 && !stop.Load(); n++ {
 			if _, err := w.Exec(context.Background(), fmt.Sprintf(`UPDATE docs SET title = 't%d'`, n)); err != nil {
 				t.Errorf("writer: %v", err)
 				return
