@@ -657,8 +657,8 @@ func (e *Engine) firstOfAllLocked(t *table) bool {
 // Observe is called by the stream for each row change it is about to
 // emit: while a window of the change's table is open, its keys (old and
 // new) are noted so that the chunk's copy of those rows is not emitted,
-// with the new image, so that a chunk row whose values the stream's lacks
-// is merged into it instead (see touch.go).
+// and its new image is kept, so that values the image lacks can be taken
+// from the chunk's row instead (see touch.go).
 // It costs two atomic operations when no window is open; a nil Engine (a
 // source built without one, in tests) observes nothing.
 func (e *Engine) Observe(ev *change.Event) {

@@ -184,6 +184,7 @@ func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.K
 	if len(keys) == 0 {
 		return m.readScan(ctx, rd, q, after, limit)
 	}
+	m.closeScan() // a keyless table's scan left open (the table dropped from the snapshot)
 	stop := context.AfterFunc(ctx, func() { m.conn.Close() })
 	defer stop()
 	var res gomysql.Result

@@ -175,6 +175,7 @@ func (p *pgSession) readChunk(ctx context.Context, st snapTable, after snapshot.
 	if len(t.Key) == 0 {
 		return p.readScan(ctx, st, after, limit)
 	}
+	p.closeScan() // a keyless table's scan left open (the table dropped from the snapshot)
 	keys := make([]string, len(t.Key))
 	for i, k := range t.Key {
 		keys[i] = pgx.Identifier{rel.columns[k].name}.Sanitize()
