@@ -18,10 +18,15 @@ import "github.com/tributary-cdc/tributary/pkg/change"
 
 // touch is what the stream did to one key while a window was open.
 type touch struct {
-	// image is the key's newest row in the window, a value it lacks taken
-	// from an earlier image of the window that had it.
+	// image is the key's newest row in the window while it lacks values
+	// (a value it lacks taken from an earlier image of the window that
+	// had it); nil when complete.
 	image change.Row
 	table *change.Table
+	// complete: a change of the window carried every value of the row
+	// (always, outside PostgreSQL's TOAST): nothing is kept, and the
+	// chunk's copy, maybe older, fills nothing.
+	complete bool
 	// gone: the window's last change of the key deleted it.
 	gone bool
 	// from are the keys the row had before primary key changes in the
@@ -50,29 +55,36 @@ func (w *window) deleted(key string) {
 
 // wrote notes ev's new image of key.
 func (w *window) wrote(key string, ev *change.Event) {
+	if !lacks(ev.After) {
+		w.changed[key] = touch{complete: true}
+		return
+	}
+	prev, ok := w.changed[key]
+	var from []string
+	if !ok || prev.gone {
+		// No image of this row in the window yet, unless this is the new
+		// key of a primary key change: PostgreSQL sends it as a delete of
+		// the old key, observed just before, and an insert lacking the
+		// unchanged TOASTed values (an insert of a new row always carries
+		// them all).
+		prev, ok = touch{}, false
+		if ev.Op == change.OpCreate && w.gone != "" {
+			prev, ok = w.changed[w.gone], true
+			from = []string{w.gone}
+		}
+	}
+	if ok && prev.complete {
+		// The window's messages carried every value the row lacks now
+		// (for a key change, under the old key: as in streaming).
+		w.changed[key] = touch{complete: true}
+		return
+	}
 	tc := touch{image: ev.After, table: ev.Table}
-	if lacks(ev.After) {
-		prev, ok := w.changed[key]
-		var from []string
-		if !ok || prev.gone {
-			// No image of this row in the window yet, unless this is
-			// the new key of a primary key change: PostgreSQL sends it as
-			// a delete of the old key, observed just before, and an
-			// insert lacking the unchanged TOASTed values (an insert of a
-			// new row always carries them all).
-			prev, ok = touch{}, false
-			if ev.Op == change.OpCreate && w.gone != "" {
-				prev, ok = w.changed[w.gone]
-				from = []string{w.gone}
-			}
+	if ok {
+		tc.from = append(from, prev.from...)
+		if prev.image != nil {
+			tc.image = merged(ev.After, ev.Table, prev.image, prev.table)
 		}
-		if ok {
-			from = append(from, prev.from...)
-			if prev.image != nil {
-				tc.image = merged(ev.After, ev.Table, prev.image, prev.table)
-			}
-		}
-		tc.from = from
 	}
 	w.changed[key] = tc
 }

@@ -47,10 +47,11 @@ func doc(k int64, title, body string) change.Row {
 // comes an r row of the stream's newest image, the body from the chunk —
 // after the stream's changes, and never with an older title. A row whose
 // body a change of the window carried, a deleted row and an untouched row
-// are as before: nothing, nothing, the chunk's row.
+// are as before: nothing, nothing, the chunk's row; so is a key change of
+// a row whose body a change of the window carried (the chunk's is older).
 func TestWindowKeepsUnavailableValues(t *testing.T) {
 	db := &docDB{memDB: memDB{marks: make(chan string, 16)},
-		titles: map[int64]string{1: "a", 2: "a", 3: "a", 4: "a", 5: "a", 6: "a"}}
+		titles: map[int64]string{1: "a", 2: "a", 3: "a", 4: "a", 5: "a", 6: "a", 7: "a"}}
 	e := New(db, Config{Parallelism: 1, ChunkRows: 10, IDPrefix: "t", TableName: memName})
 	var stream []*change.Event
 	emit := func(_ context.Context, ev *change.Event) error { stream = append(stream, ev); return nil }
@@ -73,11 +74,14 @@ func TestWindowKeepsUnavailableValues(t *testing.T) {
 		apply('d', doc(4, "", ""), nil)      // deleted
 		apply('u', nil, doc(5, "b", ""))     // updated,
 		apply('d', doc(5, "", ""), nil)      // then deleted
+		apply('u', nil, doc(7, "b", "new7")) // the body sent (the chunk's is older),
+		apply('d', doc(7, "", ""), nil)      // then a key change 7 → 70:
+		apply('c', nil, doc(70, "b", ""))    // not the chunk's stale body
 	}
 	snapshotTable(t, e, db.marks, emit, 10*time.Second)
 
 	var got []string
-	for _, ev := range stream[9:] {
+	for _, ev := range stream[12:] {
 		var parts []string
 		for _, v := range ev.After {
 			parts = append(parts, v.String())
@@ -88,7 +92,7 @@ func TestWindowKeepsUnavailableValues(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("after the stream's changes:\n%v\nwant\n%v", got, want)
 	}
-	if len(stream) > 9 && !strings.HasSuffix(stream[9].ID, ":1") {
-		t.Errorf("merged row's ID %q does not name its key", stream[9].ID)
+	if len(stream) > 12 && !strings.HasSuffix(stream[12].ID, ":1") {
+		t.Errorf("merged row's ID %q does not name its key", stream[12].ID)
 	}
 }
