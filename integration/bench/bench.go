@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/procstat"
 )
 
 // run is one row of the results, the shape the issue fixes. Pointers are null where a
@@ -233,7 +235,7 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 			return r, fmt.Errorf("%w\n%s", err, c.tail())
 		}
 		cpu1, _ := cpuSeconds(c.pid())
-		hwm, _ := peakRSSMB(c.pid())
+		hwm, _ := procstat.PeakRSSMB(c.pid())
 		lat, err := commitLatencies(ctx, w.topic, base, ends, nil)
 		if err != nil {
 			return r, err
@@ -270,7 +272,7 @@ func (b *bench) finishDrain(ctx context.Context, r *run, c *child, w world, t0 t
 	if err != nil {
 		return err
 	}
-	hwm, err := peakRSSMB(c.pid())
+	hwm, err := procstat.PeakRSSMB(c.pid())
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -33,23 +32,6 @@ func cpuSeconds(pid int) (float64, error) {
 		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
 	}
 	return float64(utime+stime) / clockTicks, nil
-}
-
-// peakRSSMB is VmHWM, the resident set's high-water mark, in MiB.
-func peakRSSMB(pid int) (float64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb / 1024, err
-		}
-	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
 }
 
 // child is a publisher process the benchmark started and owns.

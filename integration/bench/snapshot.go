@@ -23,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/procstat"
 )
 
 // parallelTemplate holds the bench rows twice: in bench, and split over bench_1..bench_N.
@@ -147,7 +149,7 @@ func (b *bench) parallelOne(ctx context.Context, tables, parallelism int) (r run
 	if err != nil {
 		return r, err
 	}
-	hwm, err := peakRSSMB(c.pid())
+	hwm, err := procstat.PeakRSSMB(c.pid())
 	if err != nil {
 		return r, err
 	}
@@ -276,7 +278,7 @@ func (b *bench) snapshotLatency(ctx context.Context) (runs []run, err error) {
 		return nil, fmt.Errorf("%w\n%s", err, c.tail())
 	}
 	cpu1, _ := cpuSeconds(c.pid())
-	hwm, _ := peakRSSMB(c.pid())
+	hwm, _ := procstat.PeakRSSMB(c.pid())
 
 	first, err := firstAppend(ctx, snapTopic, snapBase, snapEnds)
 	if err != nil {

@@ -64,13 +64,14 @@ type table struct {
 // window is one chunk between its watermarks.
 type window struct {
 	t       *table
-	open    bool                // its keys are noted (from registration on)
-	changed map[string]struct{} // keys the stream changed since
-	rows    []Row               // the chunk, set before the high watermark is written
-	final   bool                // the chunk ends the table
-	emitted bool                // the stream emitted the chunk at its high watermark
-	closed  chan struct{}       // the stream met the high watermark
-	id      string              // its watermarks' name, its key in Engine.windows
+	open    bool             // its keys are noted (from registration on)
+	changed map[string]touch // keys the stream changed since (see touch.go)
+	gone    string           // the key the stream deleted last
+	rows    []Row            // the chunk, set before the high watermark is written
+	final   bool             // the chunk ends the table
+	emitted bool             // the stream emitted the chunk at its high watermark
+	closed  chan struct{}    // the stream met the high watermark
+	id      string           // its watermarks' name, its key in Engine.windows
 	// prev is the table's previous chunk while its worker reads this one
 	// ahead (see Engine.table); nil once placed. This chunk is emitted
 	// only after prev was: a table's rows are published in key order, so
@@ -330,6 +331,17 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 	e.mu.Unlock()
 	e.cfg.Log.Info("snapshot: reading table", "table", t.name, "resume", after != nil, "estimated_rows", t.estimated)
 	moved := 0 // chunk reads in a row that met ErrShapeMoved
+	// A table without a primary key is read by a scan the session holds
+	// open (ReadOn): a chunk that cannot be read again from where it
+	// began (not placed, or the shape moved under the scan) reads the
+	// whole table again, as does a restart (its state has no key).
+	keyless := false
+	from := func(k Key) Key {
+		if keyless {
+			return nil
+		}
+		return k
+	}
 	// The worker reads one chunk ahead: chunk n+1 is read while the
 	// stream emits chunk n and the producer sends it, and the worker waits
 	// for chunk n only once chunk n+1's high watermark is written. Each
@@ -363,7 +375,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		// Noting keys from any point before the read is safe: every change
 		// the read sees is streamed before the high watermark, so a key
 		// the stream touched since has its newest state published by then.
-		w := &window{id: id, t: t, open: true, changed: map[string]struct{}{}, closed: make(chan struct{}), prev: prev}
+		w := &window{id: id, t: t, open: true, changed: map[string]touch{}, closed: make(chan struct{}), prev: prev}
 		e.mu.Lock()
 		if t.done { // dropped meanwhile
 			e.mu.Unlock()
@@ -387,6 +399,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 				return ctx.Err()
 			case <-time.After(wait):
 			}
+			after = from(after)
 			continue
 		}
 		moved = 0
@@ -395,9 +408,15 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 			return fmt.Errorf("snapshot %s: read a chunk: %w", t.name, err)
 		}
 		e.mu.Lock()
+		if after == nil {
+			// From the start: a keyless table read again counts (and
+			// ranks its rows' IDs) from 0 again.
+			t.rows = 0
+		}
 		w.rows = rows
-		w.final = len(rows) < n || len(rows) == 0 || rows[0].Key == nil
+		w.final = len(rows) < n
 		e.mu.Unlock()
+		keyless = len(rows) > 0 && rows[0].Key == nil
 		if err := sess.WriteWatermark(ctx, id+":high"); err != nil {
 			e.forget(w)
 			return fmt.Errorf("snapshot %s: write the high watermark: %w", t.name, err)
@@ -414,7 +433,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 				if _, err := settle(w); err != nil {
 					return err
 				}
-				prev, after = nil, prevAfter
+				prev, after = nil, from(prevAfter)
 				continue
 			}
 		}
@@ -428,17 +447,26 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 			}
 			prev = nil
 			if !placed {
+				after = from(after)
 				continue // read it again
 			}
 			if w.final {
 				return nil
 			}
-			after = rows[len(rows)-1].Key
+			after = next(rows)
 			continue
 		}
 		prev, prevAfter = w, after
-		after = rows[len(rows)-1].Key
+		after = next(rows)
 	}
+}
+
+// next is the after of the chunk that follows rows, a full chunk.
+func next(rows []Row) Key {
+	if k := rows[len(rows)-1].Key; k != nil {
+		return k
+	}
+	return ReadOn
 }
 
 // forget unregisters w unless the stream already closed it at its high
@@ -486,7 +514,9 @@ func (e *Engine) pace(ctx context.Context) error {
 // Watermark is called by the stream for every watermark it meets, in
 // stream order, with the emit of the stream. It reports whether mark was
 // a watermark of this engine. At a high watermark the chunk's rows whose
-// keys the stream did not change in the window are emitted.
+// keys the stream did not change in the window are emitted, and in place
+// of a changed row whose newest stream image lacks values (unchanged
+// TOAST) that image completed from the chunk's row (see touch.go).
 func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.Context, *change.Event) error) (bool, error) {
 	rest, ok := strings.CutPrefix(mark, MarkPrefix)
 	if !ok {
@@ -533,9 +563,19 @@ func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.C
 		return true, nil
 	}
 	var out []*change.Event
+	lacking := w.lacking()
 	for _, r := range w.rows {
 		if r.Key != nil {
-			if _, changed := w.changed[rowKey(r.Event.Table, r.Event.After)]; changed {
+			k := rowKey(r.Event.Table, r.Event.After)
+			if to, ok := lacking[k]; ok {
+				// The stream's newest image of the row lacks values
+				// only this chunk row has (see touch.go).
+				if ev, ok := w.filled(to, r); ok {
+					out = append(out, ev)
+				}
+				continue
+			}
+			if _, changed := w.changed[k]; changed {
 				continue // the stream published a newer state in the window
 			}
 		}
@@ -616,7 +656,9 @@ func (e *Engine) firstOfAllLocked(t *table) bool {
 
 // Observe is called by the stream for each row change it is about to
 // emit: while a window of the change's table is open, its keys (old and
-// new) are noted so that the chunk's copy of those rows is not emitted.
+// new) are noted so that the chunk's copy of those rows is not emitted,
+// and its new image is kept, so that values the image lacks can be taken
+// from the chunk's row instead (see touch.go).
 // It costs two atomic operations when no window is open; a nil Engine (a
 // source built without one, in tests) observes nothing.
 func (e *Engine) Observe(ev *change.Event) {
@@ -628,17 +670,24 @@ func (e *Engine) Observe(ev *change.Event) {
 		return
 	}
 	name := e.cfg.TableName(ev.Table.ID)
+	var before, after string
+	if ev.After != nil {
+		after = rowKey(ev.Table, ev.After)
+	}
+	if ev.Before != nil {
+		before = rowKey(ev.Table, ev.Before)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, w := range e.windows {
 		if !w.open || w.t.name != name {
 			continue
 		}
-		if ev.Before != nil {
-			w.changed[rowKey(ev.Table, ev.Before)] = struct{}{}
+		if ev.Before != nil && (ev.After == nil || before != after) {
+			w.deleted(before)
 		}
 		if ev.After != nil {
-			w.changed[rowKey(ev.Table, ev.After)] = struct{}{}
+			w.wrote(after, ev)
 		}
 	}
 }

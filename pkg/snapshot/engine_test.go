@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -296,4 +297,77 @@ func FuzzDecodeState(f *testing.F) {
 			t.Fatalf("re-encoded state does not decode: %v", err)
 		}
 	})
+}
+
+// scanDB serves memTable's rows as a table without a primary key, by the
+// scan Session.ReadChunk describes: after nil opens it, ReadOn reads on.
+type scanDB struct {
+	memDB
+	afters []string // each call's after: "nil", "on" or a key
+	next   int64    // the open scan's next k; 0: none open
+}
+
+func (d *scanDB) Session(context.Context) (Session, error) { return d, nil }
+
+func (d *scanDB) ReadChunk(_ context.Context, _ string, after Key, limit int) ([]Row, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case after == nil:
+		d.afters, d.next = append(d.afters, "nil"), 1
+	case len(after) == 0 && after != nil && d.next > 0:
+		d.afters = append(d.afters, "on")
+	default:
+		return nil, fmt.Errorf("after %q without an open scan", after)
+	}
+	var out []Row
+	for ; d.next <= int64(len(d.rows)) && len(out) < limit; d.next++ {
+		out = append(out, Row{Event: &change.Event{Table: keylessTable, Op: change.OpRead,
+			After: change.Row{change.IntValue(d.next), change.IntValue(d.rows[d.next])}}})
+	}
+	if len(out) < limit {
+		d.next = 0
+	}
+	return out, nil
+}
+
+var keylessTable = &change.Table{ID: memTable.ID, Columns: memTable.Columns}
+
+// TestKeylessTableReadInChunks: a table without a primary key is read in
+// chunks of the limit from one scan (ReadOn), not whole in one chunk, and
+// every row is published, ranked from 0 in its ID; a restart, whose
+// state has no key, reads it from the start and ranks from 0 again.
+func TestKeylessTableReadInChunks(t *testing.T) {
+	db := &scanDB{memDB: memDB{rows: map[int64]int64{}, marks: make(chan string, 16)}}
+	for k := int64(1); k <= 7; k++ {
+		db.rows[k] = 10 * k
+	}
+	for _, restart := range []bool{false, true} {
+		db.afters = nil
+		e := New(db, Config{Parallelism: 1, ChunkRows: 3, IDPrefix: "t", TableName: memName})
+		if restart {
+			e.Restore(State{Tables: []TableState{{Table: "s.t", Rows: 5, Initial: true, Started: 1}}})
+		}
+		var ids []string
+		var ks []int64
+		emit := func(_ context.Context, ev *change.Event) error {
+			ids, ks = append(ids, ev.ID[strings.LastIndex(ev.ID, ":")+1:]), append(ks, ev.After[0].Int)
+			return nil
+		}
+		if restart {
+			ctx, cancel := context.WithCancel(context.Background())
+			wait := e.Start(ctx, func(err error) { t.Errorf("the snapshot failed: %v", err) })
+			streamUntilDone(t, ctx, e, db.marks, emit, 10*time.Second)
+			cancel()
+			wait()
+		} else {
+			snapshotTable(t, e, db.marks, emit, 10*time.Second)
+		}
+		if fmt.Sprint(ks) != "[1 2 3 4 5 6 7]" || fmt.Sprint(ids) != "[#0 #1 #2 #3 #4 #5 #6]" || fmt.Sprint(db.afters) != "[nil on on]" {
+			t.Errorf("restart %v: rows %v, IDs %v, reads after %v; want every row once, ranked from #0, read by one scan in 3 chunks", restart, ks, ids, db.afters)
+		}
+		if p := e.Progress()[0]; p.Rows != 7 {
+			t.Errorf("restart %v: progress %d rows, want 7", restart, p.Rows)
+		}
+	}
 }

@@ -14,7 +14,11 @@
 // published only by the stream, whose message is newer than (or as new
 // as) the chunk's copy, and every chunk row comes after every change
 // older than it: a key's last message is always its latest state, and no
-// r row is older than a change published after it.
+// r row is older than a change published after it. One exception keeps
+// values recoverable: when the stream's newest image of a changed row
+// lacks a value (PostgreSQL's unchanged TOAST), the chunk's row is the
+// only copy of it, and the engine emits that image with the missing
+// values taken from the chunk's row instead (touch.go).
 //
 // Promises: Watermark and Observe are called by the stream's goroutine
 // only and emit from it, so the source's order is kept; State, encoded in
@@ -59,6 +63,11 @@ var ErrNoTable = errors.New("table not found")
 // again a moment later, as long as it takes the stream to get there.
 var ErrShapeMoved = errors.New("the table's shape changed since it was described")
 
+// ReadOn is the after of a keyless table's next chunk: the next rows of
+// the scan the session holds open (see Session.ReadChunk). It is never
+// stored: a position resumes a keyless table from its start.
+var ReadOn = Key{}
+
 // Key is a primary key as a source's chunk query takes it back: one raw
 // value per key column, in the source's own text form. It is stored in
 // positions (base64 in JSON), so it survives any byte.
@@ -84,8 +93,16 @@ type Database interface {
 type Session interface {
 	// ReadChunk returns up to limit rows of table with keys after after
 	// (nil: from the start), in key order, as of now (a single short
-	// read, no long transaction). A table without a primary key is read
-	// whole, limit ignored.
+	// read, no long transaction).
+	//
+	// A table without a primary key has no key to read on after: it is
+	// read by one scan (a single read of the whole table, as of its
+	// start) that the session holds open from one call to the next, and
+	// its rows have a nil Key. after nil opens the scan (closing one the
+	// session had open); after ReadOn returns the scan's next rows, and
+	// fewer than limit when it ends, which closes it. The engine passes
+	// ReadOn only right after this session returned a full chunk of the
+	// table; after anything else the table is read again from the start.
 	ReadChunk(ctx context.Context, table string, after Key, limit int) ([]Row, error)
 	// WriteWatermark writes mark to the database's log, committed, so
 	// that the stream meets it after every change committed before it;

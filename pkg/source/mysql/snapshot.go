@@ -110,11 +110,15 @@ func (d mySnapshots) Session(ctx context.Context) (snapshot.Session, error) {
 type mySession struct {
 	s      *Source
 	conn   *client.Conn
-	signal string // `db`.`table` of the signal table
-	id     string // this session's row in it
+	signal string  // `db`.`table` of the signal table
+	id     string  // this session's row in it
+	scan   *myScan // the open scan of a table without a primary key
 }
 
-func (m *mySession) Close() error { return m.conn.Close() }
+func (m *mySession) Close() error {
+	m.closeScan()
+	return m.conn.Close()
+}
 
 // WriteWatermark implements snapshot.Session: an autocommit upsert of the
 // session's own row.
@@ -139,7 +143,8 @@ func (m *mySession) Estimate(_ context.Context, table string) (int64, error) {
 }
 
 // ReadChunk implements snapshot.Session: one keyset query on the text
-// protocol, read in autocommit (its own consistent read, no lock).
+// protocol, read in autocommit (its own consistent read, no lock); a
+// table without a primary key is read by one streaming query (myScan).
 func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.Key, limit int) ([]snapshot.Row, error) {
 	s := m.s
 	s.mu.Lock()
@@ -175,25 +180,160 @@ func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.K
 		}
 		q += " ORDER BY " + strings.Join(keys, ", ") + fmt.Sprintf(" LIMIT %d", limit)
 	}
+	rd := &chunkReader{s: s, t: &t, name: name, now: time.Now().UnixMicro(), start: s.streamStart.Load(), out: make([]snapshot.Row, 0, limit)}
+	if len(keys) == 0 {
+		return m.readScan(ctx, rd, q, after, limit)
+	}
+	m.closeScan() // a keyless table's scan left open (the table dropped from the snapshot)
 	stop := context.AfterFunc(ctx, func() { m.conn.Close() })
 	defer stop()
-	rd := chunkReader{s: s, t: &t, name: name, now: time.Now().UnixMicro(), start: s.streamStart.Load(), out: make([]snapshot.Row, 0, limit)}
 	var res gomysql.Result
 	if err := m.conn.ExecuteSelectStreaming(q, &res, rd.row, nil); err != nil {
-		var me *gomysql.MyError
-		switch {
-		case rd.err != nil:
-			return nil, rd.err
-		case errors.As(err, &me) && me.Code == gomysql.ER_NO_SUCH_TABLE:
-			return nil, fmt.Errorf("%s: %w: %w", name, snapshot.ErrNoTable, err)
-		case errors.As(err, &me) && me.Code == gomysql.ER_BAD_FIELD_ERROR:
-			// A column dropped or renamed by a DDL the stream has not
-			// reached yet: the stream re-describes the table there.
-			return nil, fmt.Errorf("%s: %w: %w", name, snapshot.ErrShapeMoved, err)
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, rd.error(err)
 	}
 	return rd.out, nil
+}
+
+// error is a chunk query's error err: the row the reader refused, or err
+// naming the table, marking a dropped table (snapshot.ErrNoTable) and a
+// column the query names that is gone (snapshot.ErrShapeMoved).
+func (rd *chunkReader) error(err error) error {
+	var me *gomysql.MyError
+	switch {
+	case rd.err != nil:
+		return rd.err
+	case errors.As(err, &me) && me.Code == gomysql.ER_NO_SUCH_TABLE:
+		return fmt.Errorf("%s: %w: %w", rd.name, snapshot.ErrNoTable, err)
+	case errors.As(err, &me) && me.Code == gomysql.ER_BAD_FIELD_ERROR:
+		// A column dropped or renamed by a DDL the stream has not
+		// reached yet: the stream re-describes the table there.
+		return fmt.Errorf("%s: %w: %w", rd.name, snapshot.ErrShapeMoved, err)
+	}
+	return fmt.Errorf("%s: %w", rd.name, err)
+}
+
+// myScan reads a table without a primary key: one streaming SELECT on a
+// connection of its own (the session's writes the watermarks), whose rows
+// a goroutine hands over a chunk at a time. Between chunks it reads
+// nothing, and the server waits to send more: the query's consistent read
+// and its metadata lock (an ALTER TABLE of the table waits) last until
+// the last chunk (docs/snapshot.md).
+type myScan struct {
+	name string
+	conn *client.Conn
+	want chan int            // a chunk asked for: up to n rows
+	got  chan []snapshot.Row // its rows; fewer than asked: the scan ended
+	quit chan struct{}       // closed by closeScan
+	done chan struct{}       // closed when the goroutine ends, err set
+	err  error
+}
+
+// scanWriteTimeout is the scan connection's net_write_timeout: how long
+// the server waits for the next chunk to be asked for (the stream placing
+// the previous one, the destination taking it) before it drops the scan.
+const scanWriteTimeout = 3600
+
+var errScanClosed = errors.New("scan closed")
+
+// readScan implements ReadChunk for a table without a primary key (see
+// snapshot.Session): after nil opens a scan of q, snapshot.ReadOn reads on.
+func (m *mySession) readScan(ctx context.Context, rd *chunkReader, q string, after snapshot.Key, limit int) ([]snapshot.Row, error) {
+	if after == nil {
+		m.closeScan()
+		conn, err := m.s.connect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := conn.Execute(fmt.Sprintf("SET SESSION net_write_timeout = %d", scanWriteTimeout)); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("%s: %w", rd.name, err)
+		}
+		m.scan = &myScan{name: rd.name, conn: conn, want: make(chan int), got: make(chan []snapshot.Row),
+			quit: make(chan struct{}), done: make(chan struct{})}
+		go m.scan.run(rd, q)
+	} else if m.scan == nil || m.scan.name != rd.name {
+		return nil, fmt.Errorf("%s: no scan open to read on", rd.name)
+	}
+	rows, err := m.scan.next(ctx, limit)
+	if err != nil || len(rows) < limit {
+		m.closeScan()
+	}
+	return rows, err
+}
+
+// run streams q's rows through rd, handing them over a chunk at a time.
+func (sc *myScan) run(rd *chunkReader, q string) {
+	defer close(sc.done)
+	var n int
+	ask := func() error {
+		select {
+		case n = <-sc.want:
+			rd.out = make([]snapshot.Row, 0, n)
+			return nil
+		case <-sc.quit:
+			return errScanClosed
+		}
+	}
+	hand := func() error {
+		select {
+		case sc.got <- rd.out:
+			return nil
+		case <-sc.quit:
+			return errScanClosed
+		}
+	}
+	if ask() != nil {
+		return
+	}
+	var res gomysql.Result
+	err := sc.conn.ExecuteSelectStreaming(q, &res, func(fields []gomysql.FieldValue) error {
+		if err := rd.row(fields); err != nil || len(rd.out) < n {
+			return err
+		}
+		if err := hand(); err != nil {
+			return err
+		}
+		return ask()
+	}, nil)
+	if err != nil {
+		sc.err = rd.error(err)
+		return
+	}
+	hand() // the last rows, fewer than asked for
+}
+
+// next returns the scan's next chunk of up to n rows.
+func (sc *myScan) next(ctx context.Context, n int) ([]snapshot.Row, error) {
+	ended := func() error {
+		if sc.err != nil {
+			return sc.err
+		}
+		return fmt.Errorf("%s: the scan ended", sc.name)
+	}
+	select {
+	case sc.want <- n:
+	case <-sc.done:
+		return nil, ended()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case rows := <-sc.got:
+		return rows, nil
+	case <-sc.done:
+		return nil, ended()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (m *mySession) closeScan() {
+	if sc := m.scan; sc != nil {
+		close(sc.quit)
+		sc.conn.Close() // a read of the server's rows returns
+		<-sc.done
+		m.scan = nil
+	}
 }
 
 // chunkReader turns a chunk's rows, as they stream in, into read events;

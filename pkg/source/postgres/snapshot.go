@@ -58,9 +58,61 @@ func (d pgSnapshots) Session(ctx context.Context) (snapshot.Session, error) {
 type pgSession struct {
 	s    *Source
 	conn *pgx.Conn
+	scan *pgScan // the open scan of a table without a primary key
 }
 
-func (p *pgSession) Close() error { return p.conn.Close(context.Background()) }
+func (p *pgSession) Close() error {
+	p.closeScan()
+	return p.conn.Close(context.Background())
+}
+
+// pgScan reads a table without a primary key: a cursor in a read-only
+// transaction of a connection of its own (the session's writes the
+// watermarks, which must commit), FETCHed a chunk at a time. The cursor
+// reads the table as of its start; the transaction holds that snapshot
+// and an ACCESS SHARE lock (an ALTER TABLE of the table waits) until the
+// last chunk (docs/snapshot.md).
+type pgScan struct {
+	st   snapTable
+	conn *pgx.Conn
+}
+
+// scanCursor names the scan's cursor (one per connection).
+const scanCursor = "tributary_scan"
+
+func (p *pgSession) closeScan() {
+	if p.scan != nil {
+		p.scan.conn.Close(context.Background()) // ends the transaction, and the cursor with it
+		p.scan = nil
+	}
+}
+
+// readScan implements ReadChunk for a table without a primary key (see
+// snapshot.Session): after nil opens a scan, snapshot.ReadOn fetches on.
+func (p *pgSession) readScan(ctx context.Context, st snapTable, after snapshot.Key, limit int) ([]snapshot.Row, error) {
+	table := st.rel.fullName()
+	if after == nil {
+		p.closeScan()
+		conn, err := pgx.ConnectConfig(ctx, p.s.connCfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: connect to postgres: %w", table, err)
+		}
+		p.scan = &pgScan{st: st, conn: conn}
+		for _, sql := range []string{"BEGIN READ ONLY", "DECLARE " + scanCursor + " NO SCROLL CURSOR FOR " + selectColumns(st.rel)} {
+			if _, err := conn.Exec(ctx, sql); err != nil {
+				p.closeScan()
+				return nil, chunkError(table, err)
+			}
+		}
+	} else if p.scan == nil || p.scan.st.rel.oid != st.rel.oid {
+		return nil, fmt.Errorf("%s: no scan open to read on", table)
+	}
+	rows, err := p.s.readRows(ctx, p.scan.conn, p.scan.st, fmt.Sprintf("FETCH FORWARD %d FROM %s", limit, scanCursor), nil, limit)
+	if err != nil || len(rows) < limit {
+		p.closeScan()
+	}
+	return rows, err
+}
 
 // WriteWatermark implements snapshot.Session.
 func (p *pgSession) WriteWatermark(ctx context.Context, mark string) error {
@@ -79,7 +131,8 @@ func (p *pgSession) Estimate(ctx context.Context, table string) (int64, error) {
 }
 
 // ReadChunk implements snapshot.Session: one keyset query, values in
-// text format (the stream's decoders read the same text).
+// text format (the stream's decoders read the same text); a table without
+// a primary key is read by a cursor (pgScan).
 //
 // The shape the chunk query selects is the one the stream last learnt,
 // from the table's last Relation message; PostgreSQL sends that only with
@@ -97,7 +150,9 @@ func (p *pgSession) ReadChunk(ctx context.Context, table string, after snapshot.
 	}
 	for attempt := 1; ; attempt++ {
 		rows, err := p.readChunk(ctx, st, after, limit)
-		if !errors.Is(err, snapshot.ErrShapeMoved) || attempt == 3 {
+		if !errors.Is(err, snapshot.ErrShapeMoved) || attempt == 3 || after != nil && len(st.t.Key) == 0 {
+			// (A scan that met it cannot read on: the engine reads the
+			// table again from the start.)
 			return rows, err
 		}
 		rel := &relation{oid: st.rel.oid, schema: st.rel.schema, name: st.rel.name}
@@ -117,31 +172,46 @@ func (p *pgSession) ReadChunk(ctx context.Context, table string, after snapshot.
 
 func (p *pgSession) readChunk(ctx context.Context, st snapTable, after snapshot.Key, limit int) ([]snapshot.Row, error) {
 	rel, t := st.rel, st.t
-	table := rel.fullName()
+	if len(t.Key) == 0 {
+		return p.readScan(ctx, st, after, limit)
+	}
+	p.closeScan() // a keyless table's scan left open (the table dropped from the snapshot)
+	keys := make([]string, len(t.Key))
+	for i, k := range t.Key {
+		keys[i] = pgx.Identifier{rel.columns[k].name}.Sanitize()
+	}
+	sql := selectColumns(rel)
+	var params [][]byte
+	if len(after) == len(keys) {
+		ph := make([]string, len(keys))
+		for i := range keys {
+			ph[i] = fmt.Sprintf("$%d", i+1)
+		}
+		sql += " WHERE (" + strings.Join(keys, ", ") + ") > (" + strings.Join(ph, ", ") + ")"
+		params = after
+	}
+	sql += fmt.Sprintf(" ORDER BY %s LIMIT %d", strings.Join(keys, ", "), limit)
+	return p.s.readRows(ctx, p.conn, st, sql, params, limit)
+}
+
+// selectColumns is the query of every column of rel, in its order.
+func selectColumns(rel *relation) string {
 	cols := make([]string, len(rel.columns))
 	for i, c := range rel.columns {
 		cols[i] = pgx.Identifier{c.name}.Sanitize()
 	}
-	keys := make([]string, len(t.Key))
-	for i, k := range t.Key {
-		keys[i] = cols[k]
-	}
-	sql := "SELECT " + strings.Join(cols, ", ") + " FROM " + rel.qualified()
-	var params [][]byte
-	if len(keys) > 0 {
-		if len(after) == len(keys) {
-			ph := make([]string, len(keys))
-			for i := range keys {
-				ph[i] = fmt.Sprintf("$%d", i+1)
-			}
-			sql += " WHERE (" + strings.Join(keys, ", ") + ") > (" + strings.Join(ph, ", ") + ")"
-			params = after
-		}
-		sql += fmt.Sprintf(" ORDER BY %s LIMIT %d", strings.Join(keys, ", "), limit)
-	}
+	return "SELECT " + strings.Join(cols, ", ") + " FROM " + rel.qualified()
+}
+
+// readRows runs sql (a chunk query, or a FETCH of a scan's cursor) on
+// conn and decodes its rows, in text format (the stream's decoders read
+// the same text), as read events of st.
+func (s *Source) readRows(ctx context.Context, conn *pgx.Conn, st snapTable, sql string, params [][]byte, limit int) ([]snapshot.Row, error) {
+	rel, t := st.rel, st.t
+	table := rel.fullName()
 	now := time.Now().UnixMicro()
-	lsn := int64(p.s.streamLSN.Load())
-	rr := p.conn.PgConn().ExecParams(ctx, sql, params, nil, nil, nil)
+	lsn := int64(s.streamLSN.Load())
+	rr := conn.PgConn().ExecParams(ctx, sql, params, nil, nil, nil)
 	// A domain column's values come as its base type (RowDescription
 	// names the base type), so either OID is the column's.
 	for i, f := range rr.FieldDescriptions() {
@@ -153,7 +223,7 @@ func (p *pgSession) readChunk(ctx context.Context, st snapTable, after snapshot.
 	out := make([]snapshot.Row, 0, limit)
 	var slabs snapshot.Slabs
 	for rr.NextRow() {
-		ev, key, err := p.s.readEvent(rel, t, rr.Values(), now, lsn, &slabs)
+		ev, key, err := s.readEvent(rel, t, rr.Values(), now, lsn, &slabs)
 		if err != nil {
 			rr.Close()
 			return nil, err
@@ -161,18 +231,25 @@ func (p *pgSession) readChunk(ctx context.Context, st snapTable, after snapshot.
 		out = append(out, snapshot.Row{Key: key, Event: ev})
 	}
 	if _, err := rr.Close(); err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) {
-			switch pgErr.Code {
-			case "42P01": // dropped
-				return nil, fmt.Errorf("%s: %w: %w", table, snapshot.ErrNoTable, err)
-			case "42703": // a column dropped or renamed
-				return nil, fmt.Errorf("%s: %w: %w", table, snapshot.ErrShapeMoved, err)
-			}
-		}
-		return nil, fmt.Errorf("%s: %w", table, err)
+		return nil, chunkError(table, err)
 	}
 	return out, nil
+}
+
+// chunkError names table in a chunk query's error, marking a dropped
+// table (snapshot.ErrNoTable) and a column the query names that is gone
+// (snapshot.ErrShapeMoved).
+func chunkError(table string, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "42P01": // dropped
+			return fmt.Errorf("%s: %w: %w", table, snapshot.ErrNoTable, err)
+		case "42703": // a column dropped or renamed
+			return fmt.Errorf("%s: %w: %w", table, snapshot.ErrShapeMoved, err)
+		}
+	}
+	return fmt.Errorf("%s: %w", table, err)
 }
 
 // readEvent decodes one row in text format into a read event and its key.

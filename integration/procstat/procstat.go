@@ -1,0 +1,28 @@
+// Package procstat reads what the tests and the benchmark observe of a
+// process they started: its peak resident memory, from /proc (Linux).
+package procstat
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// PeakRSSMB is VmHWM, the resident set's high-water mark, in MiB.
+func PeakRSSMB(pid int) (float64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
+}
