@@ -84,7 +84,7 @@ func TestSnapshotKeylessTableStreams(t *testing.T) {
 // TestSnapshotKeylessTableRestarts, on every source: a process killed in
 // the middle of a keyless table's backfill leaves a position without a key
 // to read on after; the next one reads the table again from its first row
-// (docs/snapshot.md), so every row is published by the second process,
+// (docs/snapshots.md), so every row is published by the second process,
 // none skipped.
 func TestSnapshotKeylessTableRestarts(t *testing.T) {
 	const rows = 20_000

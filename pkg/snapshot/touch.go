@@ -14,7 +14,7 @@ import "github.com/tributary-cdc/tributary/pkg/change"
 // read: the engine emits, in place of the chunk's row, an r row of the
 // stream's newest image with the missing values taken from the chunk's row.
 // That is the row's state at the high watermark, after every change the
-// stream published for it, so it rolls nothing back (docs/snapshot.md).
+// stream published for it, so it rolls nothing back (docs/snapshots.md).
 
 // touch is what the stream did to one key while a window was open.
 type touch struct {

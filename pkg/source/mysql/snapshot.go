@@ -217,7 +217,7 @@ func (rd *chunkReader) error(err error) error {
 // a goroutine hands over a chunk at a time. Between chunks it reads
 // nothing, and the server waits to send more: the query's consistent read
 // and its metadata lock (an ALTER TABLE of the table waits) last until
-// the last chunk (docs/snapshot.md).
+// the last chunk (docs/snapshots.md).
 type myScan struct {
 	name string
 	conn *client.Conn

@@ -71,7 +71,7 @@ func (p *pgSession) Close() error {
 // watermarks, which must commit), FETCHed a chunk at a time. The cursor
 // reads the table as of its start; the transaction holds that snapshot
 // and an ACCESS SHARE lock (an ALTER TABLE of the table waits) until the
-// last chunk (docs/snapshot.md).
+// last chunk (docs/snapshots.md).
 type pgScan struct {
 	st   snapTable
 	conn *pgx.Conn
