@@ -33,6 +33,8 @@ func TestSnapshotKeylessTableStreams(t *testing.T) {
 		switch b.kind() {
 		case "postgres":
 			stmts = []string{`CREATE TABLE logs (n bigint NOT NULL, msg text NOT NULL)`,
+				// A listed keyless table needs a replica identity (docs/postgresql.md).
+				`ALTER TABLE logs REPLICA IDENTITY FULL`,
 				fmt.Sprintf(`INSERT INTO logs SELECT g, repeat(md5(g::text), 32) FROM generate_series(1, %d) g`, rows)}
 		default:
 			stmts = []string{`CREATE TABLE logs (n BIGINT NOT NULL, msg VARCHAR(1100) NOT NULL) ENGINE=InnoDB`,
@@ -93,6 +95,8 @@ func TestSnapshotKeylessTableRestarts(t *testing.T) {
 		switch b.kind() {
 		case "postgres":
 			stmts = []string{`CREATE TABLE logs (n bigint NOT NULL, msg text NOT NULL)`,
+				// A listed keyless table needs a replica identity (docs/postgresql.md).
+				`ALTER TABLE logs REPLICA IDENTITY FULL`,
 				fmt.Sprintf(`INSERT INTO logs SELECT g, md5(g::text) FROM generate_series(1, %d) g`, rows)}
 		default:
 			stmts = []string{`CREATE TABLE logs (n BIGINT NOT NULL, msg VARCHAR(40) NOT NULL) ENGINE=InnoDB`,
