@@ -17,17 +17,8 @@ import (
 // the current position: the delete was never published.
 func TestCrashBeforeFirstCheckpoint(t *testing.T) {
 	forEachBackend(t, "crashstart", func(t *testing.T, b backend) {
-		e := b.env()
 		kd, ku := killAfterFirstRecord(t, b)
-		mustExecOn(t, b, fmt.Sprintf(`DELETE FROM ledger WHERE k = %d`, kd))
-		mustExecOn(t, b, fmt.Sprintf(`UPDATE ledger SET seq = %d WHERE k = %d`, updatedSeq, ku))
-
-		p := e.start("run", "--config", b.config(nil, ""))
-		awaitBackendSentinel(t, b, p, 1)
-		if code := p.stop(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
-		}
-		assertDownChangesPublished(t, b.topic("ledger"), kd, ku, p)
+		restartAfterChanges(t, b, kd, ku)
 	})
 }
 
@@ -49,15 +40,7 @@ func TestSlotWithoutCheckpoint(t *testing.T) {
 	if err := e.conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1`, "tributary_"+e.name).Scan(&slots); err != nil || slots != 1 {
 		t.Fatalf("the slot tributary_%s: %d slots, %v; want it kept after the kill", e.name, slots, err)
 	}
-	mustExecOn(t, b, fmt.Sprintf(`DELETE FROM ledger WHERE k = %d`, kd))
-	mustExecOn(t, b, fmt.Sprintf(`UPDATE ledger SET seq = %d WHERE k = %d`, updatedSeq, ku))
-
-	p := e.start("run", "--config", b.config(nil, ""))
-	awaitBackendSentinel(t, b, p, 1)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
-	}
-	assertDownChangesPublished(t, b.topic("ledger"), kd, ku, p)
+	restartAfterChanges(t, b, kd, ku)
 }
 
 // updatedSeq is the seq the update made while the task is down writes.
@@ -115,6 +98,21 @@ func killAfterFirstRecord(t *testing.T, b backend) (deleted, updated int64) {
 		}
 	}
 	return deleted, updated
+}
+
+// restartAfterChanges deletes ledger row deleted and updates row updated
+// while the task is down, runs it until it caught up and checks that both
+// changes were published.
+func restartAfterChanges(t *testing.T, b backend, deleted, updated int64) {
+	t.Helper()
+	mustExecOn(t, b, fmt.Sprintf(`DELETE FROM ledger WHERE k = %d`, deleted))
+	mustExecOn(t, b, fmt.Sprintf(`UPDATE ledger SET seq = %d WHERE k = %d`, updatedSeq, updated))
+	p := b.env().start("run", "--config", b.config(nil, ""))
+	awaitBackendSentinel(t, b, p, 1)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+	assertDownChangesPublished(t, b.topic("ledger"), deleted, updated, p)
 }
 
 func keyOf(m message) int64 {
