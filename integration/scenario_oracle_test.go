@@ -276,23 +276,8 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 	if err := b.exec(w.insertSQL(done, 1, w.seq+1, vexp{}, "")); err != nil {
 		t.Fatalf("the done row: %v", err)
 	}
-	prev, still := int64(-1), 0
-	caughtUp := func() bool {
-		if topicEnd(b.topic(done)) < 1 {
-			return false
-		}
-		var n int64
-		for _, tb := range tables {
-			n += topicEnd(b.topic(tb))
-		}
-		if n == prev {
-			still++
-		} else {
-			still = 0
-		}
-		prev = n
-		return still >= 1
-	}
+	still := topicsStill(b, func() []string { return tables })
+	caughtUp := func() bool { return topicEnd(b.topic(done)) >= 1 && still() }
 	// A soak's publisher can end far behind its writer on a loaded machine
 	// (every kill replays from the last checkpoint): give it a quarter of
 	// the writing time, and say so if it still has not caught up, rather

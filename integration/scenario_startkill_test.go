@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // The oracle's start-up shapes (issue 28): features startkill and
@@ -78,7 +81,8 @@ func (s *startKiller) kill(t *testing.T, w *workload, p *proc, start func() *pro
 
 // oracleBackfillWhileStopped is the bfstopped shape: with the writer paused
 // (w.mu held) and the publisher down, it runs a publisher until it caught
-// up and stops it (SIGTERM: its checkpoint is then at the log's end, so
+// up (streaming, and its topics still for two polls) and stops it
+// (SIGTERM: its checkpoint is then at the log's end, so
 // the next run replays nothing, and no replayed change drops a key from a
 // chunk), asks for a backfill of the smallest captured table that has
 // rows (`tributary backfill --table`; small keeps the run short), and
@@ -89,22 +93,22 @@ func oracleBackfillWhileStopped(t *testing.T, run *oracleRun, start func() *proc
 	t.Helper()
 	b := run.b
 	p := start()
-	prev, still := int64(-1), 0
-	for began := time.Now(); still < 2; time.Sleep(time.Second) {
+	still := topicsStill(b, func() []string { return slices.Collect(maps.Keys(run.configured)) })
+	owner := fmt.Sprintf("%d@", p.cmd.Process.Pid)
+	for began, stillFor := time.Now(), 0; stillFor < 2; time.Sleep(time.Second) {
 		if p.exited() || time.Since(began) > 2*time.Minute {
 			t.Errorf("bfstopped: the publisher did not catch up before the stop (exited: %v); output:\n%s", p.exited(), tail(p.out.String(), 3000))
 			return
 		}
-		var n int64
-		for tb := range run.configured {
-			n += topicEnd(b.topic(tb))
+		r, _ := statusJSON(t, b.env(), cfg)
+		switch {
+		case r.Live == nil || !strings.HasPrefix(r.Live.Owner, owner) || r.Live.Source == nil || r.Live.Source.State != source.ConnStreaming:
+			stillFor = 0
+		case still():
+			stillFor++
+		default:
+			stillFor = 0
 		}
-		if n == prev {
-			still++
-		} else {
-			still = 0
-		}
-		prev = n
 	}
 	if code := p.stop(t); code != 0 {
 		t.Errorf("bfstopped: exit %d after SIGTERM; output:\n%s", code, tail(p.out.String(), 3000))
@@ -155,6 +159,21 @@ func oracleBackfillWhileStopped(t *testing.T, run *oracleRun, start func() *proc
 				len(missing), len(db), table, missing[:min(len(missing), 10)], r.BackfillRequested != nil)
 			return
 		}
+	}
+}
+
+// topicsStill returns a poll that reports whether the tables' topics
+// together hold as many records as at the previous poll.
+func topicsStill(b backend, tables func() []string) func() bool {
+	prev := int64(-1)
+	return func() bool {
+		var n int64
+		for _, tb := range tables() {
+			n += topicEnd(b.topic(tb))
+		}
+		still := n == prev
+		prev = n
+		return still
 	}
 }
 
