@@ -29,6 +29,8 @@ var allFeatures = []string{
 	"nulls",      // NULL text values
 	"large",      // rows just under and over max_message_bytes (over: row.skipped, no message)
 	"encodings",  // text in several scripts (utf8mb4, latin1 columns on MariaDB)
+	"startkill",  // SIGKILL in the first second of a start: the first publisher once its backfill is on the topics, later ones now and then (scenario_startkill_test.go)
+	"bfstopped",  // `tributary backfill --table` while the pipeline is stopped (SIGTERM), served by the next run (scenario_startkill_test.go)
 }
 
 type features map[string]bool
@@ -182,14 +184,21 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 	cfg := writeCfg()
 	e := b.env()
 	start := func() *proc { return e.start("run", "--config", cfg) }
-	p := start()
-	waitFor(t, 90*time.Second, "the backfill", func() bool {
+	backfilled := func() bool {
 		var n int64
 		for tb := range run.fromStart {
 			n += topicEnd(b.topic(tb))
 		}
 		return n >= int64(run.initial)
-	})
+	}
+	sk := newStartKiller(seed)
+	var p *proc
+	if f.on("startkill") {
+		p = sk.first(t, w, e, cfg, start, backfilled)
+	} else {
+		p = start()
+	}
+	waitFor(t, 90*time.Second, "the backfill", backfilled)
 
 	// The writer, pausing up to ORACLE_TX_PAUSE_MS between transactions.
 	pause := envInt(t, "ORACLE_TX_PAUSE_MS", 2)
@@ -246,9 +255,14 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 			if err := w.whileDown(); err != nil {
 				t.Errorf("while down: %v", err)
 			}
+		case f.on("bfstopped") && run.kills == 1:
+			oracleBackfillWhileStopped(t, run, start, cfg)
 		}
 		w.mu.Unlock()
 		p = start()
+		if f.on("startkill") {
+			p = sk.maybe(t, w, p, start)
+		}
 	}
 	cancel()
 	if err := <-werr; err != nil {
@@ -262,23 +276,8 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 	if err := b.exec(w.insertSQL(done, 1, w.seq+1, vexp{}, "")); err != nil {
 		t.Fatalf("the done row: %v", err)
 	}
-	prev, still := int64(-1), 0
-	caughtUp := func() bool {
-		if topicEnd(b.topic(done)) < 1 {
-			return false
-		}
-		var n int64
-		for _, tb := range tables {
-			n += topicEnd(b.topic(tb))
-		}
-		if n == prev {
-			still++
-		} else {
-			still = 0
-		}
-		prev = n
-		return still >= 1
-	}
+	still := topicsStill(b, func() []string { return tables })
+	caughtUp := func() bool { return topicEnd(b.topic(done)) >= 1 && still() }
 	// A soak's publisher can end far behind its writer on a loaded machine
 	// (every kill replays from the last checkpoint): give it a quarter of
 	// the writing time, and say so if it still has not caught up, rather
@@ -302,6 +301,9 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 		t.Errorf("exit %d after SIGTERM; output:\n%s", code, tail(p.out.String(), 3000))
 	}
 	checkOracle(t, run, seed)
+	if f.on("startkill") {
+		t.Logf("startkill: %d publishers killed in their first second", sk.kills)
+	}
 }
 
 // aimAtBigTx returns at the moment to kill the publisher while the big

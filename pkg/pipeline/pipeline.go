@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -67,8 +68,10 @@ type Pipeline struct {
 	reported     map[*change.Table]bool // table versions whose dropped columns were reported
 	fail         func(error)
 	produceCtx   context.Context
+	commitMu     sync.Mutex // serialises checkpoint saves: the commit loop, saveStart, the stop
 	saved        change.Position
 	savedMark    atomic.Uint64 // tracker mark of saved (requests.go)
+	startSaved   bool          // the run's first position was saved (saveStart; source goroutine)
 	backfills    backfills
 
 	// SourceType names the source in messages (source.type).
@@ -117,6 +120,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 	}
 	p.restoreReceipts(cp.Receipts)
+	p.startSaved = false
 
 	// runCtx stops the source on shutdown or failure. Records are produced
 	// under produceCtx, which only a failure cancels, so that a graceful
@@ -263,12 +267,35 @@ func (p *Pipeline) commitLoop(ctx context.Context, done <-chan struct{}) error {
 
 // commit saves the contiguous acknowledged position, if it moved, and only
 // then lets the source release its log up to it.
-func (p *Pipeline) commit(ctx context.Context) error {
+func (p *Pipeline) commit(ctx context.Context) error { return p.commitWith(ctx, crashPoint) }
+
+// saveStart checkpoints the first position of a run before any record is
+// handed to the producer (both sources emit their start position first:
+// the slot's LSN or the binlog's GTID set, with the snapshot queued and
+// not begun). A task killed before its first checkpoint on the cadence
+// then restarts from where it started, and publishes what changed while
+// it was down; without it the restart began as a new pipeline at the
+// log's end, and a row deleted meanwhile was never deleted downstream.
+// Exactly once needs none: the first transaction commits its records
+// and its position together (exactlyonce.go). Source goroutine only.
+func (p *Pipeline) saveStart(ctx context.Context) error {
+	if p.startSaved || p.txn != nil {
+		return nil
+	}
+	p.startSaved = true
+	// Not a crash point: the crash tests count the saves with progress.
+	return p.commitWith(ctx, func(string) {})
+}
+
+// commitWith is commit with the test crash points handed to crash.
+func (p *Pipeline) commitWith(ctx context.Context, crash func(point string)) error {
+	p.commitMu.Lock()
+	defer p.commitMu.Unlock()
 	pos, mark := p.tracker.committed()
 	if pos == nil || bytes.Equal(pos, p.saved) {
 		return nil
 	}
-	crashPoint(crashAfterAck)
+	crash(crashAfterAck)
 	cp := checkpoint.Checkpoint{Pipeline: p.Name, Position: pos, UpdatedAt: time.Now().UTC(), Receipts: p.Producer.Receipts.Snapshot(),
 		Delivery: checkpoint.DeliveryAtLeastOnce}
 	if p.Transactions != nil {
@@ -278,7 +305,7 @@ func (p *Pipeline) commit(ctx context.Context) error {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
 	p.Metrics.Receipts(cp.Receipts)
-	crashPoint(crashAfterCheckpoint)
+	crash(crashAfterCheckpoint)
 	p.saved = pos
 	p.savedMark.Store(mark)
 	p.Source.Ack(pos)
@@ -316,7 +343,7 @@ func (p *Pipeline) emitOwned(ctx context.Context, ev *change.Event) error {
 func (p *Pipeline) emit(ctx context.Context, ev *change.Event) error {
 	if ev.Op == change.OpNone {
 		p.mark(ev.Position)
-		return nil
+		return p.saveStart(ctx)
 	}
 	if err := p.emitRow(ctx, ev); err != nil {
 		return err

@@ -26,7 +26,7 @@ var ErrCannotSnapshot = errors.New("cannot snapshot while streaming")
 type backfills struct {
 	mu         sync.Mutex
 	handed     checkpoint.Request // handed to the source, still in the store
-	handedMark uint64             // tracker marks when it was last handed
+	handedMark uint64             // the last mark that may not carry the hand-over
 	refused    string             // the request last refused, logged once
 }
 
@@ -108,13 +108,17 @@ func (p *Pipeline) pollBackfills(ctx context.Context, reqs checkpoint.Requests) 
 	}
 	b.mu.Lock()
 	b.handed = b.handed.Merge(fresh)
-	b.handedMark = p.tracker.marked()
+	// One more than the marks so far: the source's goroutine may have
+	// encoded its next position before the queue and mark it only now,
+	// and that one does not carry the queued snapshot (a source encodes
+	// one position at a time, just before it emits it).
+	b.handedMark = p.tracker.marked() + 1
 	b.mu.Unlock()
 	p.Log.Info("backfill: snapshot requested; re-publishing with op r while streaming", "tables", what)
 }
 
 // clearBackfills removes from the store what was handed to the source,
-// once a checkpoint saved a position marked after the hand-over: such a
+// once a checkpoint saved a position encoded after the hand-over: such a
 // position carries the queued snapshot, so a crash before this clear
 // re-delivers the request (duplicate r rows) and one after it resumes the
 // snapshot from the checkpoint; nothing is lost either way.

@@ -140,12 +140,18 @@ func (e *Engine) Queue(tables []string, initial bool) {
 
 // Restore replaces the bookkeeping with what a position recorded, before
 // a Run streams from that position: every table the state names reads on
-// after its key; tables queued since (not in the state) start over.
+// after its key; tables queued since (not in the state, or finished in
+// it) start over. A table the state has finished may well be queued
+// since: a backfill requested while the pipeline was stopped is queued
+// before the Run restores its checkpoint (pkg/pipeline/requests.go).
 func (e *Engine) Restore(s State) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []*table
 	for _, name := range s.Done {
+		if i := e.indexLocked(name); i >= 0 && !e.tables[i].done {
+			continue // queued again since: read again, from its start (below)
+		}
 		out = append(out, &table{name: name, done: true})
 	}
 	for _, ts := range s.Tables {

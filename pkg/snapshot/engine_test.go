@@ -282,6 +282,23 @@ func TestRestoreReadsOnAfterKey(t *testing.T) {
 	}
 }
 
+// TestRestoreKeepsRequeuedFinishedTable: a table queued before the state
+// is restored (a backfill requested while the pipeline was stopped) is
+// read again from its start even though the state has it finished.
+func TestRestoreKeepsRequeuedFinishedTable(t *testing.T) {
+	e := New(&memDB{}, Config{TableName: func(change.TableID) string { return "" }})
+	e.Queue([]string{"s.t"}, false)
+	e.Restore(State{Done: []string{"s.t", "s.u"}})
+	back, err := DecodeState(e.State())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.Pending() || len(back.Tables) != 1 || back.Tables[0].Table != "s.t" || back.Tables[0].Key != nil || back.Tables[0].Rows != 0 ||
+		len(back.Done) != 1 || back.Done[0] != "s.u" {
+		t.Errorf("restored state %+v, want s.t queued from its start and s.u done", back)
+	}
+}
+
 // FuzzDecodeState: positions come back from the checkpoint store.
 func FuzzDecodeState(f *testing.F) {
 	f.Add([]byte(`{"tables":[{"table":"s.t","key":["MQ=="],"rows":3}],"done":["s.u"]}`))

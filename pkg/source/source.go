@@ -20,7 +20,11 @@ type Source interface {
 	// Run backfills (when configured and not done) and then streams changes,
 	// calling emit for each event in source order, until ctx is done or an
 	// error occurs. from is the last checkpointed position (nil: fresh
-	// start). emit may block (backpressure); its error stops Run.
+	// start). emit may block (backpressure); its error stops Run. The
+	// first event is the position Run streams from (no row, Op None): the
+	// pipeline checkpoints it before it publishes any row, so a restart
+	// after a crash at any moment resumes from a position at or before
+	// every change not yet published.
 	Run(ctx context.Context, from change.Position, emit func(context.Context, *change.Event) error) error
 	// Ack tells the source that everything up to pos is durably
 	// checkpointed, so it may release log space. Safe to call from any

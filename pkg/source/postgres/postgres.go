@@ -197,6 +197,18 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 		state = legacyState(pos.Backfill, rels)
 		s.setCaptured(rels)
 		s.engine.Restore(state)
+	case from == nil && slot.exists && !slot.lost && slot.plugin == "pgoutput":
+		// The slot outlived its checkpoint: a start killed before its
+		// first save (pkg/pipeline saves the start position before any
+		// record), or a checkpoint store lost or replaced. The slot's
+		// confirmed position only moves once a checkpoint holds it, so no
+		// change after it was acknowledged: stream from there (never from
+		// now, which would lose what changed since) and backfill every
+		// table again.
+		start = slot.confirmedLSN
+		slog.Info("no checkpoint, but the replication slot exists: streaming from its confirmed position and backfilling every table",
+			"slot", s.slot, "lsn", formatLSN(start))
+		s.restart(rels)
 	case !pos.Backfilled:
 		// No usable stream position yet: take a fresh slot and snapshot
 		// every table while streaming from its consistent point. Whatever
@@ -266,12 +278,18 @@ func (s *Source) freshStart(ctx context.Context, slot slotState, rels []*relatio
 	if err != nil {
 		return 0, err
 	}
+	s.restart(rels)
+	return start, nil
+}
+
+// restart captures rels from a new stream position on: every table is
+// queued for the initial snapshot (when source.backfill is on).
+func (s *Source) restart(rels []*relation) {
 	s.setCaptured(rels)
 	s.engine.Restore(snapshot.State{})
 	if s.opts.Config.BackfillEnabled() {
 		s.engine.Queue(names(rels), true)
 	}
-	return start, nil
 }
 
 // queueAdded queues, for a snapshot while streaming, the selected tables

@@ -1,0 +1,200 @@
+package integration
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-cdc/tributary/pkg/source"
+)
+
+// The oracle's start-up shapes (issue 28): features startkill and
+// bfstopped of TestRandomOracle.
+
+// startKiller SIGKILLs publishers within the first second of their start:
+// the pipeline's first one as soon as its backfill is on the topics
+// (before its first checkpoint on the cadence, on a quiet machine), later
+// ones now and then at a random moment of their first second;
+// transactions commit while each is down. Waiting for the whole backfill
+// keeps the model's r rows: the changes made while the first one is down
+// would otherwise change rows before the backfill read them. Its own
+// PRNG: the controller's kills stay those of the seed.
+type startKiller struct {
+	rng   *rand.Rand
+	kills int
+}
+
+func newStartKiller(seed uint64) *startKiller {
+	return &startKiller{rng: rand.New(rand.NewPCG(seed, 0x57a27))}
+}
+
+// first starts the pipeline's first publisher, with no checkpoint on the
+// cadence, kills it once backfilled says its rows are all in Kafka, and
+// returns the publisher started after.
+func (s *startKiller) first(t *testing.T, w *workload, e *env, cfg string, start func() *proc, backfilled func() bool) *proc {
+	t.Helper()
+	p := e.startWith([]string{"TRIBUTARY_CHECKPOINT_INTERVAL=1h"}, "run", "--config", cfg)
+	began := time.Now()
+	for !backfilled() {
+		if p.exited() || time.Since(began) > 90*time.Second {
+			t.Fatalf("startkill: the first publisher did not backfill within 90 s; output:\n%s", tail(p.out.String(), 3000))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("startkill: the first publisher killed once its backfill was on the topics, %s after its start", time.Since(began).Round(time.Millisecond))
+	return s.kill(t, w, p, start)
+}
+
+// maybe kills p, just started, one time in four, within its first second.
+func (s *startKiller) maybe(t *testing.T, w *workload, p *proc, start func() *proc) *proc {
+	t.Helper()
+	if s.rng.IntN(4) != 0 {
+		return p
+	}
+	time.Sleep(time.Duration(s.rng.IntN(1000)) * time.Millisecond)
+	return s.kill(t, w, p, start)
+}
+
+func (s *startKiller) kill(t *testing.T, w *workload, p *proc, start func() *proc) *proc {
+	t.Helper()
+	if p.exited() {
+		return p // the controller reports it
+	}
+	p.kill()
+	s.kills++
+	w.mu.Lock()
+	for range 3 {
+		if err := w.tx(); err != nil {
+			t.Errorf("startkill: while down: %v", err)
+			break
+		}
+	}
+	w.mu.Unlock()
+	return start()
+}
+
+// oracleBackfillWhileStopped is the bfstopped shape: with the writer paused
+// (w.mu held) and the publisher down, it runs a publisher until it caught
+// up (streaming, and its topics still for two polls) and stops it
+// (SIGTERM: its checkpoint is then at the log's end, so
+// the next run replays nothing, and no replayed change drops a key from a
+// chunk), asks for a backfill of the smallest captured table that has
+// rows (`tributary backfill --table`; small keeps the run short), and
+// runs a publisher again until every row of it, nor skipped as oversized,
+// is published again with op r and the request has left the store; then
+// stops it. The controller starts the next one.
+func oracleBackfillWhileStopped(t *testing.T, run *oracleRun, start func() *proc, cfg string) {
+	t.Helper()
+	b := run.b
+	p := start()
+	still := topicsStill(b, func() []string { return slices.Collect(maps.Keys(run.configured)) })
+	owner := fmt.Sprintf("%d@", p.cmd.Process.Pid)
+	for began, stillFor := time.Now(), 0; stillFor < 2; time.Sleep(time.Second) {
+		if p.exited() || time.Since(began) > 2*time.Minute {
+			t.Errorf("bfstopped: the publisher did not catch up before the stop (exited: %v); output:\n%s", p.exited(), tail(p.out.String(), 3000))
+			return
+		}
+		r, _ := statusJSON(t, b.env(), cfg)
+		switch {
+		case r.Live == nil || !strings.HasPrefix(r.Live.Owner, owner) || r.Live.Source == nil || r.Live.Source.State != source.ConnStreaming:
+			stillFor = 0
+		case still():
+			stillFor++
+		default:
+			stillFor = 0
+		}
+	}
+	if code := p.stop(t); code != 0 {
+		t.Errorf("bfstopped: exit %d after SIGTERM; output:\n%s", code, tail(p.out.String(), 3000))
+		return
+	}
+	var table string
+	var db map[int64]dbRow
+	for _, tb := range slices.Sorted(maps.Keys(run.configured)) {
+		rows, err := b.state(tb)
+		if err != nil {
+			t.Fatalf("bfstopped: read %s: %v", tb, err)
+		}
+		if table == "" || len(rows) > 0 && (len(db) == 0 || len(rows) < len(db)) {
+			table, db = tb, rows
+		}
+	}
+	before := readCounts(t, b.topic(table))
+	if code, out := backfillCLI(t, b.env(), "--config", cfg, "--table", b.tableID(table)); code != 0 {
+		t.Errorf("bfstopped: tributary backfill: exit %d\n%s", code, out)
+		return
+	}
+
+	p = start()
+	defer p.stop(t)
+	var missing []int64
+	for began := time.Now(); ; time.Sleep(time.Second) {
+		skipped := map[int64]bool{}
+		for _, rs := range readSkipped(t, run) {
+			if k, ok := rs.PrimaryKey["k"].(float64); ok && strings.HasSuffix(rs.Table, "."+table) {
+				skipped[int64(k)] = true
+			}
+		}
+		reads := readCounts(t, b.topic(table))
+		missing = missing[:0]
+		for k := range db {
+			if !skipped[k] && reads[k] <= before[k] {
+				missing = append(missing, k)
+			}
+		}
+		r, _ := statusJSON(t, b.env(), cfg)
+		if len(missing) == 0 && r.BackfillRequested == nil {
+			t.Logf("bfstopped: %s backfilled on request while stopped: its %d rows published again with op r in %s", table, len(db), time.Since(began).Round(time.Second))
+			return
+		}
+		if p.exited() || time.Since(began) > 2*time.Minute {
+			slices.Sort(missing)
+			t.Errorf("bfstopped: %d of the %d rows of %s not published again with op r after a backfill requested while stopped (keys %v), request pending: %v",
+				len(missing), len(db), table, missing[:min(len(missing), 10)], r.BackfillRequested != nil)
+			return
+		}
+	}
+}
+
+// topicsStill returns a poll that reports whether the tables' topics
+// together hold as many records as at the previous poll.
+func topicsStill(b backend, tables func() []string) func() bool {
+	prev := int64(-1)
+	return func() bool {
+		var n int64
+		for _, tb := range tables() {
+			n += topicEnd(b.topic(tb))
+		}
+		still := n == prev
+		prev = n
+		return still
+	}
+}
+
+// readCounts counts the op r messages of each key on topic.
+func readCounts(t *testing.T, topic string) map[int64]int {
+	t.Helper()
+	out := map[int64]int{}
+	if topicEnd(topic) == 0 {
+		return out
+	}
+	eachRawRecordWithin(t, topic, 5*time.Minute, nil, func(r *kgo.Record) {
+		if r.Value == nil {
+			return
+		}
+		m, err := oracleRecordOf(r)
+		if err != nil {
+			t.Fatalf("%s %d/%d: %v", topic, r.Partition, r.Offset, err)
+		}
+		if m.op == "r" && m.k != nil {
+			out[*m.k]++
+		}
+	})
+	return out
+}

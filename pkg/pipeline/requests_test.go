@@ -1,0 +1,135 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/checkpoint"
+	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/kafka"
+)
+
+// TestRequestClearedOnlyOnceCheckpointCarriesIt: a backfill request
+// handed over while the source is between encoding a position and
+// emitting it (the stream's goroutine reads the snapshot state, then the
+// request is queued, then the position is marked) must stay in the store
+// until a checkpoint holds a position encoded after the hand-over: that
+// stale position does not carry the queued snapshot, and a crash after a
+// clear it allowed would lose the request. The source is a test double:
+// the interleaving is forced by its timing, which no database offers on
+// demand; it emits positions only, so nothing reaches a broker.
+func TestRequestClearedOnlyOnceCheckpointCarriesIt(t *testing.T) {
+	dir := t.TempDir()
+	store, err := checkpoint.OpenFile(dir, "req")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	prod, err := kafka.NewProducer(config.Destination{BootstrapServers: "127.0.0.1:9092", DisableTLS: true, MaxMessageBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	src := &snapSource{handed: make(chan struct{}), started: make(chan struct{})}
+	p := &Pipeline{Name: "req", Source: src, Producer: prod, Store: store, DeleteMode: "record",
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), CheckpointEvery: 20 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+
+	<-src.started
+	if err := checkpoint.RequestBackfillFile(dir, "req", checkpoint.Request{Tables: []string{"public.orders"}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		req, err := checkpoint.PendingFile(dir, "req")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.Empty() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the request was never cleared")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cp, _, err := checkpoint.ReadFile(context.Background(), dir, "req")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cp.Position), "public.orders") {
+		t.Errorf("the request was cleared while the checkpoint %s does not carry its snapshot: a crash now loses it", cp.Position)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapSource snapshots: each position it emits names the tables queued
+// when it was encoded.
+type snapSource struct {
+	mu      sync.Mutex
+	queued  []string
+	once    sync.Once
+	handed  chan struct{} // closed by the first Snapshot
+	started chan struct{} // closed once the start position is emitted
+}
+
+func (s *snapSource) Snapshot(_ context.Context, tables []string) error {
+	s.mu.Lock()
+	s.queued = append(s.queued, tables...)
+	s.mu.Unlock()
+	s.once.Do(func() { close(s.handed) })
+	return nil
+}
+
+func (s *snapSource) position(n int) *change.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &change.Event{Position: change.Position(fmt.Sprintf(`{"n":%d,"queued":%q}`, n, strings.Join(s.queued, ",")))}
+}
+
+func (s *snapSource) Run(ctx context.Context, _ change.Position, emit func(context.Context, *change.Event) error) error {
+	if err := emit(ctx, s.position(0)); err != nil {
+		return err
+	}
+	close(s.started)
+	stale := s.position(1) // encoded before the hand-over
+	select {
+	case <-s.handed:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Marked after the pipeline recorded the hand-over, and checkpointed
+	// within a poll period (requestEvery) of it.
+	time.Sleep(100 * time.Millisecond)
+	if err := emit(ctx, stale); err != nil {
+		return err
+	}
+	// The next position, the first to carry the request, comes after the
+	// next poll.
+	select {
+	case <-time.After(requestEvery + time.Second):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := emit(ctx, s.position(2)); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (s *snapSource) Ack(change.Position) {}
+func (s *snapSource) Close() error        { return nil }
