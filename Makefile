@@ -37,7 +37,7 @@ build: ## bin/tributary, stamped with VERSION and COMMIT
 
 # Every oracle feature runs in `make test` on both sources (PostgreSQL's `tables` was left out
 # until the watermark snapshots of issue 12 removed its per-key order reversal).
-ORACLE_PG_TEST_FEATURES := keyupdate,multitable,savepoint,rollback,bigtx,truncate,ddl,ddlstopped,nulls,large,encodings,tables
+ORACLE_PG_TEST_FEATURES := keyupdate,multitable,savepoint,rollback,bigtx,truncate,ddl,ddlstopped,nulls,large,encodings,tables,startkill,bfstopped
 
 test: services-up $(CFN_LINT) $(CDK) ## unit + integration tests on real services, the CDK app's tests, `cdk synth`, cfn-lint
 	bash .ci/tracked-files.sh
