@@ -96,7 +96,7 @@ func TestDataPlaneResources(t *testing.T) {
 	tm.ResourceCountIs(jsii.String("AWS::ECS::Service"), jsii.Number(2))
 	tm.ResourceCountIs(jsii.String("AWS::ECS::Cluster"), jsii.Number(1))
 	tm.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(1))
-	tm.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(2))
+	tm.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(3)) // a row-skipped queue per pipeline, one DLQ
 	tm.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Api"), jsii.Number(1))
 	tm.ResourceCountIs(jsii.String("AWS::SSM::Parameter"), jsii.Number(0)) // the operator's (lifecycle_test.go)
 	tm.ResourceCountIs(jsii.String("AWS::EC2::VPC"), jsii.Number(1))
