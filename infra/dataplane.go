@@ -390,11 +390,15 @@ func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.C
 		mem = defaultTaskMemoryMiB
 	}
 	role.AddToPolicy(s.readPipelineParameters(stack, p.Name))
+	// Its item, and the chunks of a checkpoint too large for it
+	// (<name>#checkpoint#…, pkg/checkpoint/chunks.go), which one
+	// transaction writes with the item. Pipeline names hold no '#', so no
+	// other pipeline's key matches.
 	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:DescribeTable"),
 		Resources: &[]*string{s.Table.TableArn()},
 		Conditions: &map[string]any{
-			"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": []string{p.Name}},
+			"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{p.Name, p.Name + "#checkpoint#*"}},
 		},
 	}))
 	// Its own queue only (see NewDataPlaneStack).

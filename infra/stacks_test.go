@@ -163,7 +163,7 @@ func TestTaskRolePermissions(t *testing.T) {
 	dpTmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj(
 		"Roles", []any{obj("Ref", assertions.Match_StringLikeRegexp(jsii.String("Pipelineshop.*TaskRole.*")))},
 		"PolicyDocument", obj("Statement", assertions.Match_ArrayWith(&[]any{
-			assertions.Match_ObjectLike(obj("Condition", obj("ForAllValues:StringEquals", obj("dynamodb:LeadingKeys", []any{"shop"})))),
+			assertions.Match_ObjectLike(obj("Condition", obj("ForAllValues:StringLike", obj("dynamodb:LeadingKeys", []any{"shop", "shop#checkpoint#*"})))),
 			assertions.Match_ObjectLike(obj("Action", assertions.Match_ArrayWith(&[]any{"sqs:SendMessage"}))),
 			assertions.Match_ObjectLike(obj("Action", "sts:AssumeRole", "Resource", testCustomerRole)),
 		})),
