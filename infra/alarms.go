@@ -121,13 +121,15 @@ func (s *DataPlaneStack) alarmsAndDashboard(stack awscdk.Stack, props *DataPlane
 		)
 	}
 	// Skipped rows are not a task metric: each one is a row.skipped event
-	// on the queue, so the queue's counts graph them (all pipelines).
+	// on its pipeline's queue, so the queues' counts graph them.
+	skipped := []awscloudwatch.IMetric{}
+	for _, p := range props.Pipelines {
+		skipped = append(skipped, s.Queues[p.Name].MetricNumberOfMessagesSent(&awscloudwatch.MetricOptions{
+			Label: jsii.String(p.Name + ": skipped"), Statistic: jsii.String("Sum")}))
+	}
+	skipped = append(skipped, s.DLQ.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("undelivered (DLQ)")}))
 	dash.AddWidgets(awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{
-		Title: jsii.String("rows skipped (row.skipped events, all pipelines)"), Width: jsii.Number(24),
-		Left: &[]awscloudwatch.IMetric{
-			s.Queue.MetricNumberOfMessagesSent(&awscloudwatch.MetricOptions{Label: jsii.String("skipped"), Statistic: jsii.String("Sum")}),
-			s.DLQ.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Label: jsii.String("undelivered (DLQ)")}),
-		},
+		Title: jsii.String("rows skipped (row.skipped events)"), Width: jsii.Number(24), Left: &skipped,
 	}))
 	alarm("RowSkippedDeadLetters", &awscloudwatch.AlarmProps{
 		AlarmDescription:   jsii.String("row.skipped events could not be delivered (see the DLQ)"),

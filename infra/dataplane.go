@@ -118,7 +118,10 @@ func decryptThroughSSM(stack awscdk.Stack, keyARN string) awsiam.PolicyStatement
 // DataPlaneStack is what runs pipelines in the operator's account.
 type DataPlaneStack struct {
 	awscdk.Stack
-	Queue     awssqs.Queue
+	// Queues are the row-skipped queues, one per pipeline: only that
+	// pipeline's task role may send to its queue, and the function signs
+	// an event for the pipeline whose queue it came from.
+	Queues    map[string]awssqs.Queue
 	DLQ       awssqs.Queue
 	Table     awsdynamodb.Table
 	Api       awsapigatewayv2.HttpApi
@@ -143,7 +146,7 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 		props.SilentMinutes = defaultSilentMinutes
 	}
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
-	s := &DataPlaneStack{Stack: stack, TaskRoles: map[string]awsiam.Role{},
+	s := &DataPlaneStack{Stack: stack, TaskRoles: map[string]awsiam.Role{}, Queues: map[string]awssqs.Queue{},
 		deployment: props.Deployment, root: parameterRoot(props.Deployment), mskIAM: props.MSKClusterARN != ""}
 
 	vpc := newVpc(stack, props.Network)
@@ -191,15 +194,7 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 		// Undelivered events outlive the stack (cdk destroy).
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE,
 	})
-	suppress(s.DLQ, "AwsSolutions-SQS3", "This is the dead-letter queue of the row-skipped queue; it has none itself.")
-	s.Queue = awssqs.NewQueue(stack, jsii.String("RowSkipped"), &awssqs.QueueProps{
-		// Six times the function's timeout, as Lambda's SQS guidance asks.
-		VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(6)),
-		RetentionPeriod:   awscdk.Duration_Days(jsii.Number(4)),
-		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:        jsii.Bool(true),
-		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: s.DLQ, MaxReceiveCount: jsii.Number(maxReceiveCount)},
-	})
+	suppress(s.DLQ, "AwsSolutions-SQS3", "This is the dead-letter queue of the row-skipped queues; it has none itself.")
 
 	// The row-skipped function posts to URLs the documents name: its own
 	// group, which MSK and the database never admit, so a webhook URL on
@@ -213,12 +208,38 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 		Value: webhookSG.SecurityGroupId(), Description: jsii.String("The webhook function's group: not to be allowed into MSK or the database"),
 	})
 	rowSkipped := s.newFunction(stack, "RowSkippedFunction", props.RowSkippedCode, vpc, webhookSG, rowSkippedTimeout)
-	rowSkipped.AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queue, &awslambdaeventsources.SqsEventSourceProps{
-		// One event per invocation: a timeout re-sends only the event that
-		// timed out, never webhooks already delivered from the same batch.
-		BatchSize:               jsii.Number(1),
-		ReportBatchItemFailures: jsii.Bool(true),
-	}))
+	// A queue per pipeline, not one for all: a task role may send only to
+	// its own pipeline's queue, and the function signs an event only for
+	// the pipeline its queue is bound to (ROW_SKIPPED_QUEUES), so no task
+	// can have another pipeline's webhooks signed with that pipeline's
+	// secret. (SQS's SenderId is not a substitute: an emulator does not
+	// give it, and the binding would hang on role IDs, not on IAM grants.)
+	var bindings []string
+	for _, p := range props.Pipelines {
+		q := awssqs.NewQueue(stack, jsii.String("RowSkipped-"+p.Name), &awssqs.QueueProps{
+			// Six times the function's timeout, as Lambda's SQS guidance asks.
+			VisibilityTimeout: awscdk.Duration_Minutes(jsii.Number(6)),
+			RetentionPeriod:   awscdk.Duration_Days(jsii.Number(4)),
+			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+			EnforceSSL:        jsii.Bool(true),
+			// A message the function refuses or cannot deliver is tried
+			// maxReceiveCount times, then kept in the DLQ (alarmed).
+			DeadLetterQueue: &awssqs.DeadLetterQueue{Queue: s.DLQ, MaxReceiveCount: jsii.Number(maxReceiveCount)},
+		})
+		s.Queues[p.Name] = q
+		rowSkipped.AddEventSource(awslambdaeventsources.NewSqsEventSource(q, &awslambdaeventsources.SqsEventSourceProps{
+			// One event per invocation: a timeout re-sends only the event that
+			// timed out, never webhooks already delivered from the same batch.
+			BatchSize:               jsii.Number(1),
+			ReportBatchItemFailures: jsii.Bool(true),
+		}))
+		bindings = append(bindings, p.Name+"="+*q.QueueArn())
+		awscdk.NewCfnOutput(stack, jsii.String(outputKey("RowSkippedQueueUrl", p.Name)), &awscdk.CfnOutputProps{
+			Value: q.QueueUrl(), Description: jsii.String("webhooks.queue_url of pipeline " + p.Name + " (only its task may send to it)"),
+		})
+	}
+	// functions/row-skipped/queues.go reads it.
+	rowSkipped.AddEnvironment(jsii.String("ROW_SKIPPED_QUEUES"), jsii.String(strings.Join(bindings, ",")), nil)
 	connTest := s.newFunction(stack, "ConnectionTestFunction", props.ConnectionTestCode, vpc, s.SecurityGroup, connectionTestTimeout)
 	for _, fn := range []awslambda.Function{rowSkipped, connTest} {
 		// Each deployed pipeline by name: a document written for a
@@ -266,7 +287,6 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 		Value: jsii.String(fmt.Sprintf("%spipelines/{name}/connection-test", *s.Api.Url())),
 	})
 	awscdk.NewCfnOutput(stack, jsii.String("ClusterName"), &awscdk.CfnOutputProps{Value: cluster.ClusterName()})
-	awscdk.NewCfnOutput(stack, jsii.String("RowSkippedQueueUrl"), &awscdk.CfnOutputProps{Value: s.Queue.QueueUrl()})
 	return s
 }
 
@@ -370,14 +390,19 @@ func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.C
 		mem = defaultTaskMemoryMiB
 	}
 	role.AddToPolicy(s.readPipelineParameters(stack, p.Name))
+	// Its item, and the chunks of a checkpoint too large for it
+	// (<name>#checkpoint#…, pkg/checkpoint/chunks.go), which one
+	// transaction writes with the item. Pipeline names hold no '#', so no
+	// other pipeline's key matches.
 	role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:DescribeTable"),
 		Resources: &[]*string{s.Table.TableArn()},
 		Conditions: &map[string]any{
-			"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": []string{p.Name}},
+			"ForAllValues:StringLike": map[string]any{"dynamodb:LeadingKeys": []string{p.Name, p.Name + "#checkpoint#*"}},
 		},
 	}))
-	s.Queue.GrantSendMessages(role)
+	// Its own queue only (see NewDataPlaneStack).
+	s.Queues[p.Name].GrantSendMessages(role)
 	if p.CustomerRoleARN != "" {
 		role.AddToPolicy(assumeCustomerRole(p.CustomerRoleARN))
 	}
@@ -431,6 +456,6 @@ func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.C
 	})
 
 	s.createOnlyDocument(stack, p, s.parameterPrefix()+p.Name,
-		starterDocument(p, s.root, *s.Table.TableName(), *s.Queue.QueueUrl(), s.mskIAM))
+		starterDocument(p, s.root, *s.Table.TableName(), *s.Queues[p.Name].QueueUrl(), s.mskIAM))
 	return role
 }

@@ -96,7 +96,7 @@ func TestDataPlaneResources(t *testing.T) {
 	tm.ResourceCountIs(jsii.String("AWS::ECS::Service"), jsii.Number(2))
 	tm.ResourceCountIs(jsii.String("AWS::ECS::Cluster"), jsii.Number(1))
 	tm.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(1))
-	tm.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(2))
+	tm.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(3)) // a row-skipped queue per pipeline, one DLQ
 	tm.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Api"), jsii.Number(1))
 	tm.ResourceCountIs(jsii.String("AWS::SSM::Parameter"), jsii.Number(0)) // the operator's (lifecycle_test.go)
 	tm.ResourceCountIs(jsii.String("AWS::EC2::VPC"), jsii.Number(1))
@@ -163,7 +163,7 @@ func TestTaskRolePermissions(t *testing.T) {
 	dpTmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj(
 		"Roles", []any{obj("Ref", assertions.Match_StringLikeRegexp(jsii.String("Pipelineshop.*TaskRole.*")))},
 		"PolicyDocument", obj("Statement", assertions.Match_ArrayWith(&[]any{
-			assertions.Match_ObjectLike(obj("Condition", obj("ForAllValues:StringEquals", obj("dynamodb:LeadingKeys", []any{"shop"})))),
+			assertions.Match_ObjectLike(obj("Condition", obj("ForAllValues:StringLike", obj("dynamodb:LeadingKeys", []any{"shop", "shop#checkpoint#*"})))),
 			assertions.Match_ObjectLike(obj("Action", assertions.Match_ArrayWith(&[]any{"sqs:SendMessage"}))),
 			assertions.Match_ObjectLike(obj("Action", "sts:AssumeRole", "Resource", testCustomerRole)),
 		})),

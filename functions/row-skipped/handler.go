@@ -25,17 +25,21 @@ const deliveryTimeout = 10 * time.Second
 // Handler delivers a batch of row.skipped messages.
 type Handler struct {
 	configs *pipelines.Configs
-	client  *http.Client
-	now     func() time.Time
-	log     *slog.Logger
+	// queues maps a queue ARN to the one pipeline whose task may send to it.
+	queues map[string]string
+	client *http.Client
+	now    func() time.Time
+	log    *slog.Logger
 }
 
-// NewHandler returns a Handler that looks pipelines up in configs and
-// POSTs through a client that refuses loopback and link-local addresses, follows no
-// redirects and uses no proxy.
-func NewHandler(configs *pipelines.Configs, log *slog.Logger) *Handler {
+// NewHandler returns a Handler that delivers the events of the queues
+// bound to pipelines in queues (queue ARN → pipeline, QueuesVariable), looks
+// pipelines up in configs and POSTs through a client that refuses loopback
+// and link-local addresses, follows no redirects and uses no proxy.
+func NewHandler(configs *pipelines.Configs, queues map[string]string, log *slog.Logger) *Handler {
 	return &Handler{
 		configs: configs,
+		queues:  queues,
 		client: &http.Client{
 			Timeout: deliveryTimeout,
 			Transport: &http.Transport{
@@ -71,11 +75,27 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 
 // deliver POSTs one message's event. Its errors never hold the signing
 // secret or the webhook URL's secrets.
+//
+// The event is signed for the pipeline whose queue it came from, and only
+// when it names that pipeline: each pipeline has its own queue, to which
+// only its task role may send (infra/dataplane.go), so a task cannot have
+// another pipeline's webhooks signed. A message failing that check is
+// reported like any failure: SQS tries it again up to the queue's receive
+// limit, then moves it to the DLQ, where the RowSkippedDeadLetters alarm
+// shows it (docs/aws.md).
 func (h *Handler) deliver(ctx context.Context, m events.SQSMessage) (eventID string, err error) {
+	sender, ok := h.queues[m.EventSourceARN]
+	if !ok {
+		return "", fmt.Errorf("message from queue %s, which %s binds to no pipeline: not delivered", m.EventSourceARN, QueuesVariable)
+	}
 	body := []byte(m.Body)
 	ev, err := webhook.DecodeRowSkipped(body)
 	if err != nil {
 		return "", err
+	}
+	if ev.Pipeline != sender {
+		return ev.EventID, fmt.Errorf("event names pipeline %s but came from the queue of pipeline %s: not signed (only %s's task may send to that queue)",
+			ev.Pipeline, sender, sender)
 	}
 	cfg, err := h.configs.Get(ctx, ev.Pipeline)
 	if err != nil {

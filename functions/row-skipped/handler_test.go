@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
@@ -126,6 +128,11 @@ func loadEvent(t *testing.T, name string, v any) {
 	}
 }
 
+// The queues of the sample batch (events/sqs-row-skipped.json), bound to
+// their pipelines as infra/dataplane.go binds them.
+const sampleQueues = "shop=arn:aws:sqs:us-east-1:123456789012:Tributary-RowSkippedshop0A1B2C3D-Xy7Pq2Lm9Rt4," +
+	"billing=arn:aws:sqs:us-east-1:123456789012:Tributary-RowSkippedbilling4E5F6A7B-Hk3Vn8Sd1Wz6"
+
 type world struct {
 	handler *Handler
 	recv    *receiver
@@ -167,7 +174,11 @@ func newWorld(t *testing.T) *world {
 	w.root = "/" + awstest.Name("rs-") + "/"
 	w.prefix = w.root + "pipelines/"
 	putPipeline(t, w.ssm, w.prefix, "shop", w.url)
-	w.handler = NewHandler(pipelines.New(w.ssm, w.prefix, w.root, time.Minute), slog.New(slog.NewJSONHandler(w.logs, nil)))
+	queues, err := parseQueues(sampleQueues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.handler = NewHandler(pipelines.New(w.ssm, w.prefix, w.root, time.Minute), queues, slog.New(slog.NewJSONHandler(w.logs, nil)))
 	// The receiver listens on 127.0.0.1, which the functions' dialer
 	// refuses; this handler may reach loopback (never metadata).
 	w.handler.client.Transport.(*http.Transport).DialContext = dialguard.Dialer(5*time.Second, true)
@@ -194,8 +205,9 @@ func noSecrets(t *testing.T, label, s string) {
 
 // TestReplaySampleBatch replays events/sqs-row-skipped.json: two good
 // events for pipeline shop (one of which the receiver refuses with a 500),
-// a truncated body, and an event for a pipeline with no configuration.
-// Only the three failures come back for retry.
+// a truncated body, an event for a pipeline with no configuration, one
+// naming billing on shop's queue and one from a queue of no pipeline.
+// Only the five failures come back for retry.
 func TestReplaySampleBatch(t *testing.T) {
 	w := newWorld(t)
 	var batch events.SQSEvent
@@ -206,15 +218,20 @@ func TestReplaySampleBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{batch.Records[1].MessageId, batch.Records[2].MessageId, batch.Records[3].MessageId}
+	var want []string
+	for _, r := range batch.Records[1:] {
+		want = append(want, r.MessageId)
+	}
 	if got := failedIDs(resp); !slices.Equal(got, want) {
 		t.Fatalf("failures %v, want %v\nlogs:\n%s", got, want, w.logs)
 	}
 	body, ok := w.recv.accepted["shop-0/16B3748-1"]
-	if !ok || string(body) != batch.Records[0].Body {
-		t.Fatalf("event 1 not delivered as queued: %q", body)
+	if !ok || string(body) != batch.Records[0].Body || len(w.recv.accepted) != 1 {
+		t.Fatalf("event 1 not delivered as queued, or others delivered: %q, %d", body, len(w.recv.accepted))
 	}
-	for _, want := range []string{"answered 500", "truncated", "SSM parameter " + w.prefix + "billing does not exist"} {
+	for _, want := range []string{"answered 500", "truncated", "SSM parameter " + w.prefix + "billing does not exist",
+		"event names pipeline billing but came from the queue of pipeline shop: not signed",
+		"message from queue arn:aws:sqs:us-east-1:123456789012:tributary-row-skipped, which ROW_SKIPPED_QUEUES binds to no pipeline"} {
 		if !strings.Contains(w.logs.String(), want) {
 			t.Errorf("logs lack %q:\n%s", want, w.logs)
 		}
@@ -251,36 +268,76 @@ func TestReplaySampleBatch(t *testing.T) {
 	noSecrets(t, "logs", w.logs.String())
 }
 
-// TestQueueToWebhook: the task's SQS notifier queues an event in the
-// emulator, the function receives it from there and the receiver gets it.
-// A webhook URL pointing at instance metadata is refused at dial time.
-func TestQueueToWebhook(t *testing.T) {
-	w := newWorld(t)
+// queue is a row-skipped queue in the emulator.
+type queue struct{ url, arn string }
+
+// newQueue makes a queue; with dlq, failed messages move there after
+// receiveLimit receives, as the redrive policy of infra/dataplane.go moves
+// them after maxReceiveCount.
+func newQueue(t *testing.T, client *sqs.Client, dlq *queue, receiveLimit int) queue {
+	t.Helper()
 	ctx := context.Background()
-	client := sqs.NewFromConfig(awstest.Env(t))
-	q, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(awstest.Name("rs-"))})
+	in := &sqs.CreateQueueInput{QueueName: aws.String(awstest.Name("rs-"))}
+	if dlq != nil {
+		in.Attributes = map[string]string{"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":"%d"}`, dlq.arn, receiveLimit)}
+	}
+	q, err := client.CreateQueue(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: q.QueueUrl}) })
-	putPipeline(t, w.ssm, w.prefix, "imds", "http://169.254.169.254/latest/meta-data/?token="+urlToken)
+	a, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.QueueUrl,
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return queue{url: *q.QueueUrl, arn: a.Attributes["QueueArn"]}
+}
 
-	n := webhook.NewSQSNotifier(client, *q.QueueUrl)
-	for _, ev := range []webhook.RowSkipped{
-		{EventID: "e2e-1", Pipeline: "shop", Table: "public.orders", PrimaryKey: map[string]any{"id": 9}, Reason: "too large", Time: time.Now().UTC()},
-		{EventID: "e2e-2", Pipeline: "imds", Table: "public.orders", PrimaryKey: map[string]any{"id": 10}, Reason: "too large", Time: time.Now().UTC()},
-	} {
-		if err := n.Notify(ctx, ev); err != nil {
+// receive takes what q holds, as Lambda's poller does, into an SQS event.
+func receive(t *testing.T, client *sqs.Client, q queue) (events.SQSEvent, map[string]string) {
+	t.Helper()
+	out, err := client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.url), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch events.SQSEvent
+	handles := map[string]string{}
+	for _, m := range out.Messages {
+		batch.Records = append(batch.Records, events.SQSMessage{MessageId: *m.MessageId, Body: *m.Body, EventSource: "aws:sqs", EventSourceARN: q.arn})
+		handles[*m.MessageId] = *m.ReceiptHandle
+	}
+	return batch, handles
+}
+
+func skippedEvent(id, pipeline string) webhook.RowSkipped {
+	return webhook.RowSkipped{EventID: id, Pipeline: pipeline, Table: "public.orders", PrimaryKey: map[string]any{"id": 9}, Reason: "too large", Time: time.Now().UTC()}
+}
+
+// TestQueueToWebhook: the tasks' SQS notifiers queue events in the
+// emulator, each on its pipeline's queue; the function receives them from
+// there and the receiver gets them. A webhook URL pointing at instance
+// metadata is refused at dial time.
+func TestQueueToWebhook(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	client := sqs.NewFromConfig(awstest.Env(t))
+	putPipeline(t, w.ssm, w.prefix, "imds", "http://169.254.169.254/latest/meta-data/?token="+urlToken)
+	shopQ, imdsQ := newQueue(t, client, nil, 0), newQueue(t, client, nil, 0)
+	w.handler.queues = map[string]string{shopQ.arn: "shop", imdsQ.arn: "imds"}
+
+	for q, ev := range map[queue]webhook.RowSkipped{shopQ: skippedEvent("e2e-1", "shop"), imdsQ: skippedEvent("e2e-2", "imds")} {
+		if err := webhook.NewSQSNotifier(client, q.url).Notify(ctx, ev); err != nil {
 			t.Fatal(err)
 		}
 	}
-	out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
-	if err != nil || len(out.Messages) != 2 {
-		t.Fatalf("receive: %v, %d messages", err, len(out.Messages))
-	}
 	var batch events.SQSEvent
-	for _, m := range out.Messages {
-		batch.Records = append(batch.Records, events.SQSMessage{MessageId: *m.MessageId, Body: *m.Body, EventSource: "aws:sqs"})
+	for _, q := range []queue{shopQ, imdsQ} {
+		b, _ := receive(t, client, q)
+		batch.Records = append(batch.Records, b.Records...)
+	}
+	if len(batch.Records) != 2 {
+		t.Fatalf("received %d messages, want 2", len(batch.Records))
 	}
 	start := time.Now()
 	resp, err := w.handler.Handle(ctx, batch)
@@ -299,14 +356,79 @@ func TestQueueToWebhook(t *testing.T) {
 	noSecrets(t, "logs", w.logs.String())
 }
 
+// TestForgedEventNotSigned: pipeline shop's task queues an event naming
+// pipeline billing on its own queue, the only one its role may send to.
+// The function signs nothing for billing (billing's webhook gets nothing),
+// reports the message failed on every receive, and SQS moves it to the
+// DLQ at the receive limit: kept, not retried forever, not dropped. The
+// same event on billing's own queue is delivered.
+func TestForgedEventNotSigned(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	client := sqs.NewFromConfig(awstest.Env(t))
+	billingRecv := &receiver{accepted: map[string][]byte{}, failIDs: map[string]bool{}}
+	srv := httptest.NewServer(billingRecv)
+	t.Cleanup(srv.Close)
+	putPipeline(t, w.ssm, w.prefix, "billing", srv.URL+"/billing?token="+urlToken)
+	// infra/dataplane.go's limit is maxReceiveCount (5); 2 keeps the test short.
+	const receiveLimit = 2
+	dlq := newQueue(t, client, nil, 0)
+	shopQ, billingQ := newQueue(t, client, &dlq, receiveLimit), newQueue(t, client, &dlq, receiveLimit)
+	w.handler.queues = map[string]string{shopQ.arn: "shop", billingQ.arn: "billing"}
+
+	forged := skippedEvent("billing-forged-1", "billing")
+	if err := webhook.NewSQSNotifier(client, shopQ.url).Notify(ctx, forged); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= receiveLimit; i++ {
+		batch, handles := receive(t, client, shopQ)
+		if len(batch.Records) != 1 {
+			t.Fatalf("receive %d: %d messages, want the forged one", i, len(batch.Records))
+		}
+		resp, err := w.handler.Handle(ctx, batch)
+		if err != nil || len(resp.BatchItemFailures) != 1 {
+			t.Fatalf("receive %d: %v, failures %v, want the message reported failed\n%s", i, err, resp.BatchItemFailures, w.logs)
+		}
+		// Lambda leaves a failed message for its visibility timeout; the
+		// test makes it visible at once.
+		if _, err := client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(shopQ.url),
+			ReceiptHandle: aws.String(handles[batch.Records[0].MessageId]), VisibilityTimeout: 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(billingRecv.accepted) != 0 || len(w.recv.accepted) != 0 || billingRecv.last != nil {
+		t.Fatalf("the forged event reached a webhook: billing %v, shop %v", billingRecv.accepted, w.recv.accepted)
+	}
+	if !strings.Contains(w.logs.String(), "event names pipeline billing but came from the queue of pipeline shop: not signed") {
+		t.Errorf("logs do not say why:\n%s", w.logs)
+	}
+	if batch, _ := receive(t, client, shopQ); len(batch.Records) != 0 {
+		t.Fatalf("the forged event is still retried after %d receives", receiveLimit)
+	}
+	dead, _ := receive(t, client, dlq)
+	if len(dead.Records) != 1 || !strings.Contains(dead.Records[0].Body, `"event_id":"billing-forged-1"`) {
+		t.Fatalf("DLQ holds %v, want the forged event", dead.Records)
+	}
+
+	if err := webhook.NewSQSNotifier(client, billingQ.url).Notify(ctx, forged); err != nil {
+		t.Fatal(err)
+	}
+	batch, _ := receive(t, client, billingQ)
+	if resp, err := w.handler.Handle(ctx, batch); err != nil || len(resp.BatchItemFailures) != 0 || billingRecv.accepted["billing-forged-1"] == nil {
+		t.Fatalf("on billing's queue: %v, failures %v, accepted %v\n%s", err, resp.BatchItemFailures, billingRecv.accepted, w.logs)
+	}
+	noSecrets(t, "logs", w.logs.String())
+}
+
 // TestGuardedWebhook: with the functions' own dialer, a webhook on
 // loopback (where the Lambda runtime API listens) is refused, and the log
 // shows the URL as scheme and host only: a Slack-style path is the token.
 func TestGuardedWebhook(t *testing.T) {
 	w := newWorld(t)
 	putPipeline(t, w.ssm, w.prefix, "slack", strings.Replace(w.url, "/hooks/tributary?token="+urlToken, "/services/T0/B0/CANARYpathtoken", 1))
-	guarded := NewHandler(pipelines.New(w.ssm, w.prefix, w.root, 0), slog.New(slog.NewJSONHandler(w.logs, nil)))
-	resp, err := guarded.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", EventSource: "aws:sqs",
+	const slackQueue = "arn:aws:sqs:us-east-1:123456789012:Tributary-RowSkippedslack"
+	guarded := NewHandler(pipelines.New(w.ssm, w.prefix, w.root, 0), map[string]string{slackQueue: "slack"}, slog.New(slog.NewJSONHandler(w.logs, nil)))
+	resp, err := guarded.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", EventSource: "aws:sqs", EventSourceARN: slackQueue,
 		Body: `{"type":"row.skipped","event_id":"g-1","pipeline":"slack","topic":"slack.public.orders","table":"public.orders",` +
 			`"primary_key":{"id":1},"size_bytes":2097152,"limit_bytes":1048576,"reason":"too large","time":"2026-01-01T00:00:00Z"}`}}})
 	if err != nil {

@@ -4,8 +4,11 @@
 // the Standard Webhooks style, and reports the ones that failed so only
 // those are retried (and, after the queue's receive limit, moved to the DLQ).
 //
-// Environment: PIPELINE_PARAMETER_PREFIX (default /tributary/pipelines/)
-// names where pipeline documents live in SSM: <prefix><pipeline>.
+// Environment: ROW_SKIPPED_QUEUES binds each queue to its pipeline
+// (<pipeline>=<queue ARN>,…; see queues.go): an event is signed for the
+// pipeline of the queue it came from, and only when it names it.
+// PIPELINE_PARAMETER_PREFIX (default /tributary/pipelines/) names where
+// pipeline documents live in SSM: <prefix><pipeline>.
 package main
 
 import (
@@ -21,11 +24,16 @@ import (
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	queues, err := parseQueues(os.Getenv(QueuesVariable))
+	if err != nil {
+		log.Error("configuration", "err", err)
+		os.Exit(1)
+	}
 	configs, err := pipelines.FromEnvironment(context.Background(), time.Minute)
 	if err != nil {
 		log.Error("AWS configuration", "err", err)
 		os.Exit(1)
 	}
-	h := NewHandler(configs, log)
+	h := NewHandler(configs, queues, log)
 	lambda.Start(h.Handle)
 }

@@ -60,6 +60,12 @@ type DynamoDB struct {
 
 	mu     sync.Mutex
 	closed bool
+
+	// parts is the chunked checkpoint the item points to (chunks.go), nil
+	// when the checkpoint is in the item; saves numbers this owner's
+	// chunked saves, for their generation.
+	parts *parts
+	saves int
 }
 
 var _ Store = (*DynamoDB)(nil)
@@ -143,7 +149,7 @@ func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Va
 var leaseNames = map[string]string{
 	"#o": attrOwner, "#e": attrEpoch, "#h": attrHeartbeat, "#l": attrLeaseMS,
 	"#u": attrUpdatedAt, "#v": attrVersion, "#p": attrPosition, "#k": attrPipeline,
-	"#r": attrReceipts, "#d": attrDelivery,
+	"#r": attrReceipts, "#d": attrDelivery, "#pt": attrParts,
 }
 
 // names returns the expression attribute names used in expr: DynamoDB
@@ -173,9 +179,22 @@ func isNameChar(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
+// isConditionFailed tells a failed condition, of an update or of the
+// transaction of a chunked save.
 func isConditionFailed(err error) bool {
 	var ccf *types.ConditionalCheckFailedException
-	return errors.As(err, &ccf)
+	if errors.As(err, &ccf) {
+		return true
+	}
+	var tc *types.TransactionCanceledException
+	if errors.As(err, &tc) {
+		for _, r := range tc.CancellationReasons {
+			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // get reads the pipeline's item with a strongly consistent read.
@@ -249,6 +268,7 @@ func (d *DynamoDB) acquire(ctx context.Context) error {
 		}
 		switch {
 		case err == nil:
+			d.parts = it.Parts // found or not: the chunks the next save replaces
 			d.lease.renewed(sent)
 			d.log.Info("lease acquired", "pipeline", d.opts.Pipeline, "epoch", d.epoch, "lease", d.opts.LeaseDuration)
 			return nil
@@ -311,20 +331,33 @@ func (d *DynamoDB) take(ctx context.Context, seen item, cond string) error {
 // owned is the condition of every write of the holder.
 const ownedCond = "#o = :me AND #e = :epoch"
 
-// write runs an owner's conditional update. A failed condition means the
+// write runs an owner's conditional update, in one transaction with
+// chunks when there are any (chunks.go). A failed condition means the
 // pipeline was taken over: the lease is lost for good.
-func (d *DynamoDB) write(ctx context.Context, update string, values map[string]types.AttributeValue) error {
+func (d *DynamoDB) write(ctx context.Context, update string, values map[string]types.AttributeValue, chunks ...types.TransactWriteItem) error {
 	values[":me"] = str(d.opts.Owner)
 	values[":epoch"] = num(d.epoch)
 	sent := time.Now()
-	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(d.opts.Table),
-		Key:                       d.key(),
-		UpdateExpression:          aws.String(update),
-		ConditionExpression:       aws.String(ownedCond),
-		ExpressionAttributeNames:  names(update, ownedCond),
-		ExpressionAttributeValues: values,
-	})
+	var err error
+	if len(chunks) == 0 {
+		_, err = d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(d.opts.Table),
+			Key:                       d.key(),
+			UpdateExpression:          aws.String(update),
+			ConditionExpression:       aws.String(ownedCond),
+			ExpressionAttributeNames:  names(update, ownedCond),
+			ExpressionAttributeValues: values,
+		})
+	} else {
+		_, err = d.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{{Update: &types.Update{
+			TableName:                 aws.String(d.opts.Table),
+			Key:                       d.key(),
+			UpdateExpression:          aws.String(update),
+			ConditionExpression:       aws.String(ownedCond),
+			ExpressionAttributeNames:  names(update, ownedCond),
+			ExpressionAttributeValues: values,
+		}}}, chunks...)})
+	}
 	if err == nil {
 		d.lease.renewed(sent)
 		return nil
@@ -394,7 +427,7 @@ func (d *DynamoDB) Load(ctx context.Context) (Checkpoint, bool, error) {
 	if err := d.Owned(); err != nil {
 		return Checkpoint{}, false, err
 	}
-	it, found, err := d.get(ctx)
+	it, found, err := d.getWhole(ctx)
 	if err != nil {
 		return Checkpoint{}, false, err
 	}
@@ -403,6 +436,7 @@ func (d *DynamoDB) Load(ctx context.Context) (Checkpoint, bool, error) {
 		d.lease.lose(err)
 		return Checkpoint{}, false, err
 	}
+	d.parts = it.Parts
 	cp := Checkpoint{Pipeline: it.Pipeline, Position: it.Position, UpdatedAt: it.UpdatedAt, Owner: it.Owner, Epoch: it.Epoch, Receipts: it.Receipts, Delivery: it.Delivery}
 	return cp, it.Position != nil, nil
 }
@@ -423,23 +457,57 @@ func (d *DynamoDB) Save(ctx context.Context, cp Checkpoint) error {
 		cp.UpdatedAt = time.Now()
 	}
 	values := map[string]types.AttributeValue{
-		":pos": str(string(cp.Position)), ":ts": str(cp.UpdatedAt.UTC().Format(time.RFC3339Nano)),
-		":ver": num(itemVersion), ":one": num(1),
+		":ts": str(cp.UpdatedAt.UTC().Format(time.RFC3339Nano)), ":one": num(1),
 	}
-	update := "SET #p = :pos, #u = :ts, #v = :ver, #h = #h + :one"
-	receipts, err := encodeReceipts(cp.Receipts)
-	if err != nil {
-		return err
-	}
-	if receipts != nil {
-		update += ", #r = :rec"
-		values[":rec"] = str(string(receipts))
-	}
+	update := "SET #u = :ts, #v = :ver, #h = #h + :one"
 	if cp.Delivery != "" {
 		update += ", #d = :del"
 		values[":del"] = str(cp.Delivery)
 	}
-	return d.write(ctx, update, values)
+	receipts, err := encodeReceipts(cp.Receipts)
+	if err != nil {
+		return err
+	}
+	// The previous generation's chunks go with this write.
+	var chunks []types.TransactWriteItem
+	if d.parts != nil {
+		for i := range d.parts.count {
+			chunks = append(chunks, types.TransactWriteItem{Delete: &types.Delete{
+				TableName: aws.String(d.opts.Table), Key: chunkKey(d.opts.Pipeline, d.parts.gen, i),
+			}})
+		}
+	}
+	var next *parts
+	if len(cp.Position)+len(receipts) <= inlineLimit {
+		update += ", #p = :pos"
+		values[":pos"], values[":ver"] = str(string(cp.Position)), num(itemVersion)
+		if receipts != nil {
+			update += ", #r = :rec"
+			values[":rec"] = str(string(receipts))
+		}
+		if d.parts != nil {
+			update += " REMOVE #pt"
+		}
+	} else {
+		data, digest, err := split(cp.Position, cp.Receipts)
+		if err != nil {
+			return err
+		}
+		d.saves++
+		next = &parts{gen: fmt.Sprintf("%d.%d", d.epoch, d.saves), count: len(data), digest: digest}
+		for i, b := range data {
+			item := chunkKey(d.opts.Pipeline, next.gen, i)
+			item[attrData] = &types.AttributeValueMemberB{Value: b}
+			chunks = append(chunks, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(d.opts.Table), Item: item}})
+		}
+		update += ", #pt = :parts REMOVE #p, #r"
+		values[":parts"], values[":ver"] = str(next.String()), num(chunkedItemVersion)
+	}
+	if err := d.write(ctx, update, values, chunks...); err != nil {
+		return err
+	}
+	d.parts = next
+	return nil
 }
 
 // Close implements Store: it stops renewing and releases the lease (a
@@ -512,6 +580,7 @@ type item struct {
 	UpdatedAt time.Time
 	Receipts  []Receipt
 	Delivery  string
+	Parts     *parts // a chunked checkpoint: Position and Receipts are in its chunks
 }
 
 // leaseDuration is the holder's declared lease, or def when it has none.
@@ -533,7 +602,7 @@ func decodeItem(av map[string]types.AttributeValue) (item, error) {
 	}
 	if v, err := getN(av, attrVersion, false); err != nil {
 		return it, err
-	} else if v > itemVersion {
+	} else if v > chunkedItemVersion {
 		return it, fmt.Errorf("unsupported item version %d", v)
 	}
 	if it.Owner, err = getS(av, attrOwner, false); err != nil {
@@ -564,6 +633,18 @@ func decodeItem(av map[string]types.AttributeValue) (item, error) {
 	rec, err := getS(av, attrReceipts, false)
 	if err != nil {
 		return it, err
+	}
+	pt, err := getS(av, attrParts, false)
+	if err != nil {
+		return it, err
+	}
+	if pt != "" {
+		if pos != "" || rec != "" {
+			return it, errors.New("both a position and chunks")
+		}
+		if it.Parts, err = parseParts(pt); err != nil {
+			return it, err
+		}
 	}
 	if it.Receipts, err = decodeReceipts([]byte(rec)); err != nil {
 		return it, err
@@ -622,10 +703,30 @@ func getN(av map[string]types.AttributeValue, name string, required bool) (int64
 // has no checkpoint yet.
 func ReadDynamoDB(ctx context.Context, client *dynamodb.Client, table, pipeline string) (Checkpoint, bool, error) {
 	d := &DynamoDB{client: client, opts: DynamoDBOptions{Table: table, Pipeline: pipeline}}
-	it, found, err := d.get(ctx)
+	it, found, err := d.getWhole(ctx)
 	if err != nil || !found {
 		return Checkpoint{}, false, err
 	}
 	cp := Checkpoint{Pipeline: it.Pipeline, Position: it.Position, UpdatedAt: it.UpdatedAt, Owner: it.Owner, Epoch: it.Epoch, Receipts: it.Receipts, Delivery: it.Delivery}
 	return cp, it.Position != nil, nil
+}
+
+// getWhole is get, with a chunked checkpoint's position and receipts read
+// from its chunks. A save between the two reads deletes the chunks read
+// of: the item is then read again.
+func (d *DynamoDB) getWhole(ctx context.Context) (item, bool, error) {
+	for attempt := 1; ; attempt++ {
+		it, found, err := d.get(ctx)
+		if err != nil || !found || it.Parts == nil {
+			return it, found, err
+		}
+		it.Position, it.Receipts, err = join(ctx, d.client, d.opts.Table, d.opts.Pipeline, *it.Parts)
+		if errors.Is(err, errChunkMissing) && attempt < 5 {
+			continue
+		}
+		if errors.Is(err, errChunkMissing) {
+			err = fmt.Errorf("%w: item %s in table %s: %v", ErrCorrupt, d.opts.Pipeline, d.opts.Table, err)
+		}
+		return it, found, err
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,7 +181,14 @@ func TestDecodeItem(t *testing.T) {
 		func(m map[string]types.AttributeValue) { m[attrEpoch] = num(-1) },
 		func(m map[string]types.AttributeValue) { m[attrHeartbeat] = &types.AttributeValueMemberN{Value: "1e3"} },
 		func(m map[string]types.AttributeValue) { m[attrPosition] = str("{not json") },
-		func(m map[string]types.AttributeValue) { m[attrVersion] = num(2) },
+		func(m map[string]types.AttributeValue) { m[attrVersion] = num(3) },
+		// chunks.go: a pointer beside a position, or one that is malformed.
+		func(m map[string]types.AttributeValue) { m[attrParts] = str("1.1 1 " + strings.Repeat("ab", 32)) },
+		func(m map[string]types.AttributeValue) {
+			delete(m, attrPosition)
+			m[attrParts] = str("1.1 0 " + strings.Repeat("ab", 32))
+		},
+		func(m map[string]types.AttributeValue) { delete(m, attrPosition); m[attrParts] = str("1.1 2") },
 		func(m map[string]types.AttributeValue) { m[attrUpdatedAt] = str("yesterday") },
 		func(m map[string]types.AttributeValue) { m[attrOwner] = &types.AttributeValueMemberBOOL{Value: true} },
 	}

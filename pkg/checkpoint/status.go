@@ -1,8 +1,11 @@
 package checkpoint
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -15,20 +18,42 @@ import (
 // so the attribute survives checkpoints and lease renewals.
 const attrStatus = "status"
 
+// attrStatusGzip holds a snapshot over statusInline bytes, gzipped, in
+// attrStatus's place. A snapshot still over maxStatusBytes gzipped is not
+// stored: the item must keep room for the checkpoint (chunks.go) under
+// DynamoDB's 400 KB.
+const (
+	attrStatusGzip = "status_gz"
+	statusInline   = 32 << 10
+	maxStatusBytes = 128 << 10
+)
+
 // SaveStatus stores a status snapshot in the pipeline's item, while this
 // store holds the lease. It neither renews nor loses the lease: a failed
 // condition is only an error here; Save and the heartbeat decide.
 func (d *DynamoDB) SaveStatus(ctx context.Context, snapshot []byte) error {
-	update := "SET #st = :st"
+	update := "SET #st = :st REMOVE #sz"
+	var value types.AttributeValue = str(string(snapshot))
+	if len(snapshot) > statusInline {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(snapshot)
+		zw.Close()
+		if buf.Len() > maxStatusBytes {
+			return fmt.Errorf("checkpoint: status snapshot of %s is %d bytes (%d gzipped), over the %d KiB its item keeps for it: not saved",
+				d.opts.Pipeline, len(snapshot), buf.Len(), maxStatusBytes>>10)
+		}
+		update, value = "SET #sz = :st REMOVE #st", &types.AttributeValueMemberB{Value: buf.Bytes()}
+	}
 	attrs := names(ownedCond)
-	attrs["#st"] = attrStatus
+	attrs["#st"], attrs["#sz"] = attrStatus, attrStatusGzip
 	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(d.opts.Table),
 		Key:                       d.key(),
 		UpdateExpression:          aws.String(update),
 		ConditionExpression:       aws.String(ownedCond),
 		ExpressionAttributeNames:  attrs,
-		ExpressionAttributeValues: map[string]types.AttributeValue{":st": str(string(snapshot)), ":me": str(d.opts.Owner), ":epoch": num(d.epoch)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":st": value, ":me": str(d.opts.Owner), ":epoch": num(d.epoch)},
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoint: save status of %s in table %s: %w", d.opts.Pipeline, d.opts.Table, err)
@@ -42,8 +67,8 @@ func ReadDynamoDBStatus(ctx context.Context, client *dynamodb.Client, table, pip
 	out, err := client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:                aws.String(table),
 		Key:                      map[string]types.AttributeValue{attrPipeline: str(pipeline)},
-		ProjectionExpression:     aws.String("#st"),
-		ExpressionAttributeNames: map[string]string{"#st": attrStatus},
+		ProjectionExpression:     aws.String("#st, #sz"),
+		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#sz": attrStatusGzip},
 		ConsistentRead:           aws.Bool(true),
 	})
 	if err != nil {
@@ -51,6 +76,17 @@ func ReadDynamoDBStatus(ctx context.Context, client *dynamodb.Client, table, pip
 	}
 	if s, ok := out.Item[attrStatus].(*types.AttributeValueMemberS); ok {
 		return []byte(s.Value), nil
+	}
+	if b, ok := out.Item[attrStatusGzip].(*types.AttributeValueMemberB); ok {
+		zr, err := gzip.NewReader(bytes.NewReader(b.Value))
+		if err != nil {
+			return nil, fmt.Errorf("%w: status of %s in table %s is not gzip", ErrCorrupt, pipeline, table)
+		}
+		data, err := io.ReadAll(io.LimitReader(zr, maxUnzipped))
+		if err != nil {
+			return nil, fmt.Errorf("%w: status of %s in table %s is not gzip", ErrCorrupt, pipeline, table)
+		}
+		return data, nil
 	}
 	return nil, nil
 }
