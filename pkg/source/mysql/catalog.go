@@ -52,6 +52,11 @@ type column struct {
 	charset    string // CHARACTER_SET_NAME of text columns, lower case; "" otherwise
 	octets     int    // CHARACTER_OCTET_LENGTH (BINARY(n): n), or -1
 	typ        change.Type
+	// members are an ENUM's or SET's members in declaration order (the
+	// binlog holds an ENUM's 1-based index, a SET's bitmap). A list: a
+	// member may hold a comma, so typ.Values (the members joined by ',',
+	// Debezium's "allowed") cannot be split back.
+	members []string
 	// dfltRaw and extra are COLUMN_DEFAULT (nil: SQL NULL) and EXTRA as
 	// information_schema writes them, kept for the schema history
 	// (history.go), which rebuilds the default from them.
@@ -255,7 +260,8 @@ func sameShape(a, b *change.Table) bool {
 	return true
 }
 
-// columnType maps a MySQL column to the neutral type, following Debezium's
+// columnType maps a MySQL column to the neutral type (and sets an ENUM's or
+// SET's c.members from its COLUMN_TYPE), following Debezium's
 // defaults (BinlogValueConverters, time.precision.mode=adaptive_time_microseconds,
 // decimal.handling.mode=precise, bigint.unsigned.handling.mode=long).
 // Types without a mapping (vectors) get KindUnknown: left out of messages
@@ -315,12 +321,13 @@ func columnType(c *column) change.Type {
 		t.Kind, t.Precision = change.KindTimestampTZ, c.fsp
 	case "year":
 		t.Kind = change.KindYear
-	case "enum":
+	case "enum", "set":
 		t.Kind = change.KindEnum
-		t.Values = strings.Join(enumValues(c.columnType), ",")
-	case "set":
-		t.Kind = change.KindSet
-		t.Values = strings.Join(enumValues(c.columnType), ",")
+		if c.dataType == "set" {
+			t.Kind = change.KindSet
+		}
+		c.members = enumValues(c.columnType)
+		t.Values = strings.Join(c.members, ",")
 	case "point":
 		t.Kind = change.KindPoint
 	case "geometry", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
@@ -330,9 +337,10 @@ func columnType(c *column) change.Type {
 	return t
 }
 
-// enumValues reads the values of COLUMN_TYPE "enum('a','b”c')" or
-// "set(...)". Quotes inside values are doubled; backslash escapes are kept
-// as information_schema shows them.
+// enumValues reads the values of COLUMN_TYPE "enum('a','b')" or
+// "set(...)", written as the server writes them (append_unescaped): a
+// quote doubled, a backslash, NUL, newline, return and ^Z escaped with a
+// backslash (quoteMember writes the same).
 func enumValues(columnType string) []string {
 	open := strings.IndexByte(columnType, '(')
 	if open < 0 {
@@ -356,6 +364,11 @@ func enumValues(columnType string) []string {
 				}
 				break
 			}
+			if s[i] == '\\' && i+1 < len(s) {
+				b.WriteByte(unescapeMember[s[i+1]])
+				i += 2
+				continue
+			}
 			b.WriteByte(s[i])
 			i++
 		}
@@ -365,6 +378,22 @@ func enumValues(columnType string) []string {
 		}
 		s = s[i+1:]
 	}
+}
+
+// unescapeMember maps the byte after a backslash in a COLUMN_TYPE member
+// to the byte it stands for.
+var unescapeMember = func() (m [256]byte) {
+	for i := range m {
+		m[i] = byte(i)
+	}
+	m['0'], m['n'], m['r'], m['Z'] = 0, '\n', '\r', 0x1a
+	return m
+}()
+
+// quoteMember writes an ENUM/SET member as COLUMN_TYPE does (enumValues
+// reads it).
+func quoteMember(v string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`, "\x00", `\0`, "\n", `\n`, "\r", `\r`).Replace(v) + "'"
 }
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

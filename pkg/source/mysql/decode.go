@@ -243,21 +243,19 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 		if !ok {
 			return change.Value{}, fmt.Errorf("enum: unexpected %T", v)
 		}
-		vals := strings.Split(t.Values, ",")
-		if i <= 0 || int(i) > len(vals) {
+		if i <= 0 || int(i) > len(c.members) {
 			return change.TextValue(""), nil // the error value ''
 		}
-		return change.TextValue(vals[i-1]), nil
+		return change.TextValue(c.members[i-1]), nil
 	case change.KindSet:
 		i, ok := asInt(v)
 		if !ok {
 			return change.Value{}, fmt.Errorf("set: unexpected %T", v)
 		}
-		vals := strings.Split(t.Values, ",")
 		var members []string
-		for j := range vals {
+		for j := range c.members {
 			if j < 64 && uint64(i)&(1<<j) != 0 {
-				members = append(members, vals[j])
+				members = append(members, c.members[j])
 			}
 		}
 		return change.TextValue(strings.Join(members, ",")), nil

@@ -3,6 +3,7 @@ package mysql
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
@@ -194,10 +195,13 @@ func loggedColumns(tm *replication.TableMapEvent, flavor string) []column {
 		}
 		c.typ = columnType(c)
 		if v, ok := enums[i]; ok {
-			c.typ.Values = strings.Join(v, ",")
+			c.members = v
 		}
 		if v, ok := sets[i]; ok {
-			c.typ.Values = strings.Join(v, ",")
+			c.members = v
+		}
+		if c.members != nil {
+			c.typ.Values = strings.Join(c.members, ",")
 		}
 	}
 	return cols
@@ -287,7 +291,7 @@ func sameColumns(a, b []column, full bool) bool {
 				return false
 			}
 		case "enum", "set":
-			if x.typ.Values != y.typ.Values {
+			if !slices.Equal(x.members, y.members) {
 				return false
 			}
 		}
@@ -331,7 +335,7 @@ func typeList(cols []column) string {
 func signature(cols []column) string {
 	var b strings.Builder
 	for _, c := range cols {
-		fmt.Fprintf(&b, "%s|%s|%s|%v|%d|%d|%d|%d|%s|%s;", c.name, c.dataType, c.columnType, c.nullable, c.precision, c.scale, c.fsp, c.octets, c.charset, c.typ.Values)
+		fmt.Fprintf(&b, "%s|%s|%s|%v|%d|%d|%d|%d|%s|%q;", c.name, c.dataType, c.columnType, c.nullable, c.precision, c.scale, c.fsp, c.octets, c.charset, c.members)
 	}
 	return b.String()
 }
