@@ -52,6 +52,9 @@ type column struct {
 	charset    string // CHARACTER_SET_NAME of text columns, lower case; "" otherwise
 	octets     int    // CHARACTER_OCTET_LENGTH (BINARY(n): n), or -1
 	typ        change.Type
+	// text converts the column's text (charset) to UTF-8; nil when it
+	// has no character set, or one without a converter (charset.go).
+	text *charsetDecoder
 	// members are an ENUM's or SET's members in declaration order (the
 	// binlog holds an ENUM's 1-based index, a SET's bitmap). A list: a
 	// member may hold a comma, so typ.Values (the members joined by ',',
@@ -141,13 +144,51 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 			"missing", strings.Join(missing, ", "))
 	}
 	sort.Slice(tables, func(i, j int) bool { return tables[i].id() < tables[j].id() })
+	var unconvertible []string
 	for _, t := range tables {
 		if err := describe(conn, t, nil); err != nil {
 			return nil, err
 		}
+		unconvertible = append(unconvertible, t.unconvertible()...)
 		s.tables[t.id()] = t
 	}
+	if len(unconvertible) > 0 {
+		return nil, fmt.Errorf("%w: the binlog carries text in its column's character set, and Tributary has no converter to UTF-8 for %s; convert the column (ALTER TABLE … MODIFY … CHARACTER SET utf8mb4) or leave the table out of source.tables",
+			ErrPrerequisite, strings.Join(unconvertible, "; "))
+	}
+	if s.collations == nil {
+		if s.collations, err = collations(conn); err != nil {
+			return nil, err
+		}
+	}
 	return tables, nil
+}
+
+// unconvertible lists t's columns whose character set has no converter
+// (charset.go), as "table db.t column c (charset x)".
+func (t *table) unconvertible() []string {
+	var out []string
+	for _, c := range t.cols {
+		if c.charset != "" && c.charset != "binary" && c.text == nil {
+			out = append(out, fmt.Sprintf("table %s column %s (character set %s)", t.id(), c.name, c.charset))
+		}
+	}
+	return out
+}
+
+// collations maps the server's collation ids to their character sets.
+func collations(conn *client.Conn) (map[uint64]string, error) {
+	r, err := conn.Execute("SELECT ID, LOWER(CHARACTER_SET_NAME) FROM information_schema.COLLATIONS")
+	if err != nil {
+		return nil, fmt.Errorf("list collations: %w", err)
+	}
+	m := make(map[uint64]string, len(r.Values))
+	for i := range r.Values {
+		id, _ := r.GetUint(i, 0)
+		cs, _ := r.GetString(i, 1)
+		m[id] = strings.Clone(cs)
+	}
+	return m, nil
 }
 
 // describe (re)reads t's columns and primary key from information_schema
@@ -260,14 +301,16 @@ func sameShape(a, b *change.Table) bool {
 	return true
 }
 
-// columnType maps a MySQL column to the neutral type (and sets an ENUM's or
-// SET's c.members from its COLUMN_TYPE), following Debezium's
+// columnType maps a MySQL column to the neutral type (and sets c.text from
+// c.charset, and an ENUM's or SET's c.members from its COLUMN_TYPE),
+// following Debezium's
 // defaults (BinlogValueConverters, time.precision.mode=adaptive_time_microseconds,
 // decimal.handling.mode=precise, bigint.unsigned.handling.mode=long).
 // Types without a mapping (vectors) get KindUnknown: left out of messages
 // and reported, or published as bytes with source.include_unknown_types.
 func columnType(c *column) change.Type {
 	t := change.Type{Name: c.dataType, Precision: -1, Scale: -1, Length: -1}
+	c.text = charsetFor(c.charset)
 	unsigned := c.unsigned()
 	switch c.dataType {
 	case "tinyint":

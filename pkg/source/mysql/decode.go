@@ -137,6 +137,9 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 		return change.Value{}, nil
 	}
 	t := &c.typ
+	if c.text == nil && c.charset != "" && c.charset != "binary" {
+		return change.Value{}, fmt.Errorf("text in character set %s: %w (charset.go); convert the column to utf8mb4", c.charset, errCharset)
+	}
 	switch t.Kind {
 	case change.KindUnknown:
 		if b, ok := rawBytes(v); ok {
@@ -212,8 +215,11 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 		}
 		// Rows events carry text in the column's character set (the
 		// backfill session asks for utf8mb4 instead).
-		if c.charset == "latin1" {
-			b = latin1ToUTF8(b)
+		if c.text != nil {
+			var err error
+			if b, err = c.text.decode(b); err != nil {
+				return change.Value{}, err
+			}
 		}
 		return change.Value{Kind: change.Text, Bytes: b}, nil
 	case change.KindBytes:

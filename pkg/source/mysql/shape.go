@@ -29,7 +29,7 @@ var errShapeUnknown = errors.New("binlog row shape unknown")
 
 // shapeFor returns the table to decode a rows event of t with.
 func (st *streamer) shapeFor(t *table, tm *replication.TableMapEvent, at string) (*table, error) {
-	logged := loggedColumns(tm, st.src.flavor)
+	logged := loggedColumns(tm, st.src.flavor, st.src.collations)
 	full := len(tm.ColumnName) == int(tm.ColumnCount)
 	if full && sameColumns(logged, t.cols, true) {
 		return t, nil
@@ -101,12 +101,21 @@ func (t *table) known(logged column) (column, *change.Value) {
 // loggedColumns reads the columns a table map event describes. Names,
 // signedness, character sets and ENUM/SET values are there only with
 // binlog_row_metadata = FULL; without them names are "" and text and
-// binary columns are told apart only by the catalog.
-func loggedColumns(tm *replication.TableMapEvent, flavor string) []column {
+// binary columns are told apart only by the catalog. charsets maps the
+// server's collation ids to character sets; ENUM/SET values, logged in
+// the column's character set, are converted to UTF-8 as the catalog
+// writes them.
+func loggedColumns(tm *replication.TableMapEvent, flavor string, charsets map[uint64]string) []column {
 	names := tm.ColumnNameString()
 	unsigned := unsignedMap(tm, flavor)
-	collations := tm.CollationMap()
+	collations, enumCollations := tm.CollationMap(), tm.EnumSetCollationMap()
 	enums, sets := tm.EnumStrValueMap(), tm.SetStrValueMap()
+	charset := func(coll uint64) string {
+		if cs, ok := charsets[coll]; ok {
+			return cs
+		}
+		return fmt.Sprintf("of collation %d", coll) // unknown: refused when decoded
+	}
 	cols := make([]column, tm.ColumnCount)
 	for i := range cols {
 		c := &cols[i]
@@ -119,14 +128,14 @@ func loggedColumns(tm *replication.TableMapEvent, flavor string) []column {
 		}
 		binary := false
 		if coll, ok := collations[i]; ok {
-			switch {
-			case coll == 63:
+			if coll == 63 {
 				binary = true
-			case latin1Collations[coll]:
-				c.charset = "latin1"
-			default:
-				c.charset = "other" // only latin1 text is converted
+			} else {
+				c.charset = charset(coll)
 			}
+		}
+		if coll, ok := enumCollations[i]; ok {
+			c.charset = charset(coll)
 		}
 		meta := tm.ColumnMeta[i]
 		switch typ := tm.ColumnType[i]; typ {
@@ -200,6 +209,13 @@ func loggedColumns(tm *replication.TableMapEvent, flavor string) []column {
 		if v, ok := sets[i]; ok {
 			c.members = v
 		}
+		if c.members != nil && c.text != nil {
+			for j, m := range c.members {
+				if b, err := c.text.decode([]byte(m)); err == nil {
+					c.members[j] = string(b)
+				}
+			}
+		}
 		if c.members != nil {
 			c.typ.Values = strings.Join(c.members, ",")
 		}
@@ -233,11 +249,6 @@ func unsignedMap(tm *replication.TableMapEvent, flavor string) map[int]bool {
 	}
 	return m
 }
-
-// latin1Collations are the collation ids of latin1 (MySQL's, and
-// MariaDB's NO PAD ones), the one character set rows events carry that
-// the decoder converts.
-var latin1Collations = map[uint64]bool{5: true, 8: true, 15: true, 31: true, 47: true, 48: true, 49: true, 94: true, 1032: true, 1071: true}
 
 func pick(cond bool, yes, no string) string {
 	if cond {
@@ -295,7 +306,7 @@ func sameColumns(a, b []column, full bool) bool {
 				return false
 			}
 		}
-		if (x.charset == "latin1") != (y.charset == "latin1") && x.typ.Kind == change.KindString {
+		if x.charset != y.charset && x.typ.Kind == change.KindString {
 			return false
 		}
 	}
