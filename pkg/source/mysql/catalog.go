@@ -92,7 +92,11 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 	// killed, and MariaDB 10.11 crashed with signal 11 in
 	// Create_tmp_table::cleanup_on_failure when such a connection ended
 	// (seen in the 60-minute soak, which SIGKILLs Tributary every few seconds).
-	keyed, err := conn.Execute(`SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLE_CONSTRAINTS t WHERE t.CONSTRAINT_TYPE = 'PRIMARY KEY'` + s.schemaFilter())
+	// KEY_COLUMN_USAGE, not TABLE_CONSTRAINTS: MariaDB's TABLE_CONSTRAINTS
+	// leaves out the tables a user reads by column privileges or through
+	// a database pattern (GRANT SELECT ON `shop\_%`.*), which then had "no
+	// primary key" and were not captured, while every check said ok.
+	keyed, err := conn.Execute(`SELECT DISTINCT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.KEY_COLUMN_USAGE t WHERE t.CONSTRAINT_NAME = 'PRIMARY'` + s.schemaFilter())
 	if err != nil {
 		return nil, fmt.Errorf("list primary keys: %w", err)
 	}
@@ -112,6 +116,7 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 	}
 	found := map[string]bool{}
 	var tables []*table
+	var noKey []string // tables in scope without a primary key, for nothingToCapture
 	for i := range r.Values {
 		db, _ := r.GetString(i, 0)
 		name, _ := r.GetString(i, 1)
@@ -123,9 +128,12 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 				continue
 			}
 			found[id] = true
-		case systemDBs[db], !hasKey[id], s.isSignal(db, name):
+		case systemDBs[db], s.isSignal(db, name):
 			continue
 		case s.conn.Database != "" && db != s.conn.Database:
+			continue
+		case !hasKey[id]:
+			noKey = append(noKey, id)
 			continue
 		}
 		tables = append(tables, &table{db: db, name: name, mariadb: s.flavor == flavorMariaDB})
@@ -142,6 +150,9 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 		// created yet); it is captured from its first row if it appears.
 		s.log.Warn("source.tables lists tables that do not exist (dropped or renamed?); they are captured from their first row if they are created",
 			"missing", strings.Join(missing, ", "))
+	}
+	if len(tables) == 0 {
+		return nil, s.nothingToCapture(conn, missing, noKey)
 	}
 	sort.Slice(tables, func(i, j int) bool { return tables[i].id() < tables[j].id() })
 	var unconvertible []string
@@ -162,6 +173,38 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 		}
 	}
 	return tables, nil
+}
+
+// nothingToCapture is the error of an empty captured set, saying why:
+// the listed tables do not exist, the tables have no primary key, or the
+// user sees none (information_schema shows a user only the tables it
+// has a privilege on; a role counts only as the user's default role).
+func (s *Source) nothingToCapture(conn *client.Conn, missing, noKey []string) error {
+	user := quoteString(s.conn.User)
+	var why []string
+	switch {
+	case len(missing) > 0:
+		why = append(why, "none of source.tables exists or is visible to "+user+": "+strings.Join(missing, ", "))
+	case len(noKey) > 0:
+		sort.Strings(noKey)
+		for _, id := range noKey {
+			why = append(why, id+" has no primary key (list it in source.tables to capture it without one)")
+		}
+	case s.conn.Database != "":
+		why = append(why, fmt.Sprintf("%s sees no table in database %s", user, s.conn.Database))
+	default:
+		why = append(why, user+" sees no table outside the system databases")
+	}
+	scope := "<database>"
+	if s.conn.Database != "" {
+		scope = quoteIdent(s.conn.Database)
+	}
+	fix := fmt.Sprintf("GRANT SELECT ON %s.* TO %s (or on each table); privileges of a role count only when it is the user's default role", scope, user)
+	if r, err := conn.Execute("SELECT ROLE_NAME FROM information_schema.APPLICABLE_ROLES WHERE IS_DEFAULT = 'NO'"); err == nil && len(r.Values) > 0 {
+		role, _ := r.GetString(0, 0)
+		fix += fmt.Sprintf(" (the user has role %s, not as its default: SET DEFAULT ROLE %s FOR %s)", quoteIdent(role), quoteIdent(role), user)
+	}
+	return fmt.Errorf("%w: nothing to capture: %s; %s. docs/mysql.md lists the privileges", ErrPrerequisite, strings.Join(why, ", "), fix)
 }
 
 // unconvertible lists t's columns whose character set has no converter
