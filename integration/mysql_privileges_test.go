@@ -28,7 +28,9 @@ func (e *myEnv) leastPrivUser(name string, grants ...string) string {
 // it. information_schema.TABLE_CONSTRAINTS, which listed the tables with
 // a primary key, shows neither grant's tables (MariaDB 10.11), so such a
 // user captured 0 tables while every check said ok. A user that may
-// read no table now fails test-connection and run, saying why.
+// read no table (SELECT only on a table without a primary key, or
+// through a role that is not its default) now fails test-connection and
+// run, saying why.
 func TestMySQLLeastPrivilege(t *testing.T) {
 	e := newMyEnv(t, "mypriv")
 	e.exec("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))")
@@ -59,22 +61,32 @@ func TestMySQLLeastPrivilege(t *testing.T) {
 			}
 		})
 	}
-	t.Run("none", func(t *testing.T) {
-		// SELECT on a table without a primary key only: nothing to capture.
-		se := e.sub(t, "none")
-		cfg := se.writePipeline(pipelineConfig{typ: "mysql", url: se.leastPrivUser("none_"+tag, "GRANT SELECT ON "+e.db+".nokey TO {user}")})
-		for _, cmd := range []string{"test-connection", "run"} {
-			out, code := se.run(cmd, "--config", cfg)
-			if code == 0 {
-				t.Errorf("%s exit 0 with nothing to capture:\n%s", cmd, out)
-			}
-			for _, want := range []string{"nothing to capture", e.db + ".nokey has no primary key", "GRANT SELECT ON `" + e.db + "`.*"} {
-				if !strings.Contains(out, want) {
-					t.Errorf("%s output lacks %q:\n%s", cmd, want, out)
+	role := "r_" + tag
+	e.exec("CREATE ROLE " + role)
+	t.Cleanup(func() { e.my.Execute("DROP ROLE IF EXISTS " + role) })
+	e.exec("GRANT SELECT ON " + e.db + ".* TO " + role)
+	for _, tc := range []struct{ label, grant, why string }{
+		// SELECT on a table without a primary key only.
+		{"none", "GRANT SELECT ON " + e.db + ".nokey TO {user}", e.db + ".nokey has no primary key"},
+		// SELECT through a role that is not the user's default role.
+		{"role", "GRANT " + role + " TO {user}", "SET DEFAULT ROLE `" + role + "`"},
+	} {
+		t.Run(tc.label, func(t *testing.T) {
+			se := e.sub(t, tc.label)
+			cfg := se.writePipeline(pipelineConfig{typ: "mysql", url: se.leastPrivUser(tc.label+"_"+tag, tc.grant)})
+			for _, cmd := range []string{"test-connection", "run"} {
+				out, code := se.run(cmd, "--config", cfg)
+				if code == 0 {
+					t.Errorf("%s exit 0 with nothing to capture:\n%s", cmd, out)
+				}
+				for _, want := range []string{"nothing to capture", tc.why, "GRANT SELECT ON `" + e.db + "`.*"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("%s output lacks %q:\n%s", cmd, want, out)
+					}
 				}
 			}
-		}
-	})
+		})
+	}
 }
 
 // sub is a myEnv on e's database with a pipeline name and topic prefix of
