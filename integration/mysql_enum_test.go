@@ -10,22 +10,22 @@ import (
 // list split or unquote gets wrong: commas (ENUM only: SET members cannot
 // hold one), quotes (doubled and backslash-escaped), a backslash,
 // parentheses, spaces (a trailing one, which the server drops), double
-// quotes, non-ASCII.
-const enumColumns = `e ENUM('a,b','c','d'), q ENUM('it''s','q\'x','b\\s','(p)',' sp ','ü','x y','"dq"', ','), s SET('x y','z','it''s','(p)','ü','b\\s','"dq"')`
+// quotes, non-ASCII, upper case.
+const enumColumns = `e ENUM('a,b','C','d'), q ENUM('it''s','q\'x','b\\s','(p)',' sp ','ü','x y','"dq"', ','), s SET('x y','z','it''s','(p)','ü','b\\s','"dq"')`
 
 // streamEnumRows makes the changes streamed: every member at least once.
 func streamEnumRows(l *changeLog) {
 	l.insert(1, `INSERT INTO t (id, e, q, s) VALUES (1, 'a,b', 'it''s', 'x y,it''s')`)
-	l.insert(2, `INSERT INTO t (id, e, q, s) VALUES (2, 'c', 'q''x', '(p),ü,b\\s')`)
+	l.insert(2, `INSERT INTO t (id, e, q, s) VALUES (2, 'C', 'q''x', '(p),ü,b\\s')`)
 	l.insert(3, `INSERT INTO t (id, e, q, s) VALUES (3, 'd', 'b\\s', '"dq",z')`)
 	l.insert(4, `INSERT INTO t (id, e, q, s) VALUES (4, 'a,b', '(p)', '')`)
-	l.insert(5, `INSERT INTO t (id, e, q, s) VALUES (5, 'c', ' sp', 'x y,z,it''s,(p),ü,b\\s,"dq"')`)
+	l.insert(5, `INSERT INTO t (id, e, q, s) VALUES (5, 'C', ' sp', 'x y,z,it''s,(p),ü,b\\s,"dq"')`)
 	l.insert(6, `INSERT INTO t (id, e, q, s) VALUES (6, NULL, 'ü', NULL)`)
 	l.insert(7, `INSERT INTO t (id, e, q, s) VALUES (7, 'a,b', 'x y', 'ü')`)
 	l.insert(8, `INSERT INTO t (id, e, q, s) VALUES (8, 'a,b', '"dq"', 'z')`)
 	l.insert(9, `INSERT INTO t (id, e, q, s) VALUES (9, 'd', ',', 'z')`)
 	l.update(2, `UPDATE t SET e = 'a,b', q = ',' WHERE id = 2`)
-	l.update(3, `UPDATE t SET e = 'c', q = 'it''s', s = 'it''s' WHERE id = 3`)
+	l.update(3, `UPDATE t SET e = 'C', q = 'it''s', s = 'it''s' WHERE id = 3`)
 	l.delete(1)
 	l.delete(5)
 }
@@ -88,7 +88,7 @@ func enumStream(t *testing.T, e *myEnv, cfg string, ddl func()) {
 	msgs := readTopic(t, topic)
 	schema := jsonString(msgs[0].Value["schema"])
 	for _, want := range []string{
-		`"parameters":{"allowed":"a,b,c,d"}`,
+		`"parameters":{"allowed":"a,b,C,d"}`,
 		`"parameters":{"allowed":"it's,q'x,b\\s,(p), sp,ü,x y,\"dq\",,"}`,
 		`"parameters":{"allowed":"x y,z,it's,(p),ü,b\\s,\"dq\""}`,
 	} {

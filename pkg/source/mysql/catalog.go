@@ -237,7 +237,7 @@ func collations(conn *client.Conn) (map[uint64]string, error) {
 // describe (re)reads t's columns and primary key from information_schema
 // and makes a new change.Table when the shape differs from prev.
 func describe(conn *client.Conn, t *table, prev *change.Table) error {
-	r, err := conn.Execute(fmt.Sprintf(`SELECT COLUMN_NAME, LOWER(DATA_TYPE), LOWER(COLUMN_TYPE), IS_NULLABLE,
+	r, err := conn.Execute(fmt.Sprintf(`SELECT COLUMN_NAME, LOWER(DATA_TYPE), COLUMN_TYPE, IS_NULLABLE,
   IFNULL(NUMERIC_PRECISION, -1), IFNULL(NUMERIC_SCALE, -1), IFNULL(DATETIME_PRECISION, 0), COLUMN_KEY,
   IFNULL(LOWER(CHARACTER_SET_NAME), ''), IFNULL(CHARACTER_OCTET_LENGTH, -1), COLUMN_DEFAULT, EXTRA
 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION`,
@@ -254,7 +254,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDE
 		var c column
 		str := func(j int) string { v, _ := r.GetString(i, j); return strings.Clone(v) }
 		num := func(j int) int { v, _ := r.GetInt(i, j); return int(v) }
-		c.name, c.dataType, c.columnType = str(0), str(1), str(2)
+		c.name, c.dataType, c.columnType = str(0), str(1), lowerType(str(2))
 		c.nullable = str(3) == "YES"
 		c.precision, c.scale, c.fsp = num(4), num(5), num(6)
 		c.charset, c.octets = str(8), num(9)
@@ -464,6 +464,24 @@ func enumValues(columnType string) []string {
 		}
 		s = s[i+1:]
 	}
+}
+
+// lowerType lower-cases COLUMN_TYPE outside its quoted ENUM/SET members,
+// whose case is the values' ("enum('Red')" holds Red, not red).
+func lowerType(s string) string {
+	b := []byte(s)
+	quoted := false
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '\'':
+			quoted = !quoted // a doubled quote toggles twice
+		case quoted && b[i] == '\\':
+			i++
+		case !quoted && b[i] >= 'A' && b[i] <= 'Z':
+			b[i] += 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // unescapeMember maps the byte after a backslash in a COLUMN_TYPE member

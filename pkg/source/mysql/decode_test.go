@@ -190,3 +190,15 @@ func FuzzDecodeText(f *testing.F) {
 		decodeText(c, v)
 	})
 }
+
+func TestLowerType(t *testing.T) {
+	for in, want := range map[string]string{
+		"INT(10) UNSIGNED":             "int(10) unsigned",
+		"enum('Red','it''S','B\\\\Q')": "enum('Red','it''S','B\\\\Q')",
+		"SET('A')":                     "set('A')",
+	} {
+		if got := lowerType(in); got != want {
+			t.Errorf("lowerType(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
