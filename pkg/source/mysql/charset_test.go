@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
 )
 
 func TestCharsetDecode(t *testing.T) {
@@ -94,4 +97,28 @@ func FuzzCharsetDecode(f *testing.F) {
 			t.Fatalf("%s %q: invalid UTF-8 %q", d.name, b, out)
 		}
 	})
+}
+
+// TestLoggedCharset: a table map column's character set comes from the
+// server's collation ids; an id the server did not list leaves the
+// catalog's column (and its set) to decode with.
+func TestLoggedCharset(t *testing.T) {
+	tm := &replication.TableMapEvent{ColumnCount: 1, ColumnType: []byte{gomysql.MYSQL_TYPE_VARCHAR}, ColumnMeta: []uint16{40},
+		NullBitmap: []byte{1}, ColumnName: [][]byte{[]byte("c")}, DefaultCharset: []uint64{51}}
+	catalog := column{name: "c", dataType: "varchar", columnType: "varchar(10)", charset: "cp1251", nullable: true, precision: -1, scale: -1, octets: -1}
+	catalog.typ = columnType(&catalog)
+	logged := loggedColumns(tm, flavorMariaDB, map[uint64]string{51: "cp1251"})
+	if logged[0].charset != "cp1251" || logged[0].text == nil || !sameColumns(logged, []column{catalog}, true) {
+		t.Errorf("collation 51: charset %q, same %v", logged[0].charset, sameColumns(logged, []column{catalog}, true))
+	}
+	if other := loggedColumns(tm, flavorMariaDB, map[uint64]string{51: "koi8r"}); sameColumns(other, []column{catalog}, true) {
+		t.Error("a koi8r column compared equal to the catalog's cp1251 one")
+	}
+	unknown := loggedColumns(tm, flavorMariaDB, nil)
+	if !sameColumns(unknown, []column{catalog}, true) {
+		t.Error("an unlisted collation id does not leave the catalog's column")
+	}
+	if _, err := decodeBinlog(&unknown[0], "x"); !errors.Is(err, errCharset) {
+		t.Errorf("decoding with an unlisted collation: %v, want errCharset", err)
+	}
 }

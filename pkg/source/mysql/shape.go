@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
@@ -114,7 +115,7 @@ func loggedColumns(tm *replication.TableMapEvent, flavor string, charsets map[ui
 		if cs, ok := charsets[coll]; ok {
 			return cs
 		}
-		return fmt.Sprintf("of collation %d", coll) // unknown: refused when decoded
+		return unknownCollation + strconv.FormatUint(coll, 10) // refused when decoded, unless the catalog's column stands
 	}
 	cols := make([]column, tm.ColumnCount)
 	for i := range cols {
@@ -306,12 +307,17 @@ func sameColumns(a, b []column, full bool) bool {
 				return false
 			}
 		}
-		if x.charset != y.charset && x.typ.Kind == change.KindString {
+		if x.typ.Kind == change.KindString && x.charset != y.charset && !strings.HasPrefix(x.charset, unknownCollation) && !strings.HasPrefix(y.charset, unknownCollation) {
 			return false
 		}
 	}
 	return true
 }
+
+// unknownCollation starts the charset of a logged column whose collation
+// id the server's COLLATIONS did not list: it matches any catalog column
+// (the catalog's charset then stands), and has no converter otherwise.
+const unknownCollation = "of collation "
 
 // family is what the binlog's type byte alone tells of a data type.
 func family(dataType string) string {
