@@ -57,8 +57,8 @@ type column struct {
 	text *charsetDecoder
 	// members are an ENUM's or SET's members in declaration order (the
 	// binlog holds an ENUM's 1-based index, a SET's bitmap). A list: a
-	// member may hold a comma, so typ.Values (the members joined by ',',
-	// Debezium's "allowed") cannot be split back.
+	// member may hold a comma; typ.Values is Debezium's "allowed"
+	// (allowed).
 	members []string
 	// dfltRaw and extra are COLUMN_DEFAULT (nil: SQL NULL) and EXTRA as
 	// information_schema writes them, kept for the schema history
@@ -413,7 +413,7 @@ func columnType(c *column) change.Type {
 			t.Kind = change.KindSet
 		}
 		c.members = enumValues(c.columnType)
-		t.Values = strings.Join(c.members, ",")
+		t.Values = allowed(c.members)
 	case "point":
 		t.Kind = change.KindPoint
 	case "geometry", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
@@ -493,6 +493,19 @@ var unescapeMember = func() (m [256]byte) {
 	m['0'], m['n'], m['r'], m['Z'] = 0, '\n', '\r', 0x1a
 	return m
 }()
+
+// allowed is the "allowed" parameter of an ENUM's or SET's schema as
+// Debezium's binlog connectors write it (checked side by side in
+// integration/mysql_fidelity_test.go): the members joined by ',', each
+// escaped as in COLUMN_TYPE, a comma as "\,".
+func allowed(members []string) string {
+	esc := strings.NewReplacer(`\`, `\\`, "\x00", `\0`, "\n", `\n`, "\r", `\r`, ",", `\,`)
+	out := make([]string, len(members))
+	for i, m := range members {
+		out[i] = esc.Replace(m)
+	}
+	return strings.Join(out, ",")
+}
 
 // quoteMember writes an ENUM/SET member as COLUMN_TYPE does (enumValues
 // reads it).

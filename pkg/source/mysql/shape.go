@@ -218,7 +218,7 @@ func loggedColumns(tm *replication.TableMapEvent, flavor string, charsets map[ui
 			}
 		}
 		if c.members != nil {
-			c.typ.Values = strings.Join(c.members, ",")
+			c.typ.Values = allowed(c.members)
 		}
 	}
 	return cols
