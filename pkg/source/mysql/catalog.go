@@ -202,7 +202,7 @@ func (s *Source) nothingToCapture(conn *client.Conn, missing, noKey []string) er
 	fix := fmt.Sprintf("GRANT SELECT ON %s.* TO %s (or on each table); privileges of a role count only when it is the user's default role", scope, user)
 	if r, err := conn.Execute("SELECT ROLE_NAME FROM information_schema.APPLICABLE_ROLES WHERE IS_DEFAULT = 'NO'"); err == nil && len(r.Values) > 0 {
 		role, _ := r.GetString(0, 0)
-		fix += fmt.Sprintf(" (the user has role %s, not as its default: SET DEFAULT ROLE %s FOR %s)", quoteIdent(role), quoteIdent(role), user)
+		fix += fmt.Sprintf(" (the user has role %s, which is not its default role: if the role holds the grant, SET DEFAULT ROLE %s FOR %s)", quoteIdent(role), quoteIdent(role), user)
 	}
 	return fmt.Errorf("%w: nothing to capture: %s; %s. docs/mysql.md lists the privileges", ErrPrerequisite, strings.Join(why, ", "), fix)
 }
