@@ -59,7 +59,9 @@ func TestTestConnectionTLSState(t *testing.T) {
 	withCA := "  ca_certificate: ${env:TLS_IT_CA}\n"
 	for _, tc := range []struct{ name, source string }{
 		{"postgres", "  type: postgres\n  url: postgres://postgres:postgres@" + tlsPGAddr + "/postgres?sslmode=verify-full\n" + withCA},
-		{"mariadb", "  type: mysql\n  url: mysql://root:root@" + tlsMariaDBAddr + "/mysql\n" + withCA},
+		// A listed table: a pipeline with nothing to capture fails the test
+		// (docs/mysql.md), and this server holds no user table.
+		{"mariadb", "  type: mysql\n  url: mysql://root:root@" + tlsMariaDBAddr + "/mysql\n  tables: [mysql.db]\n" + withCA},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e.t = t

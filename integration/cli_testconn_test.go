@@ -113,12 +113,13 @@ func TestTestConnectionChecksPostgres(t *testing.T) {
 // without replication grants fails that check with the GRANT that fixes it.
 func TestTestConnectionChecksMySQL(t *testing.T) {
 	e := newMyEnv(t, "cliconnmy")
+	e.exec("CREATE TABLE t (id INT PRIMARY KEY)") // something to capture
 	cfg := e.writeConfig("")
 	code, out := testConnection(t, e.env, cfg)
 	if code != 0 {
 		t.Fatalf("root: exit %d:\n%s", code, out)
 	}
-	for _, want := range []string{"ok   source connection", "ok   log_bin", "ok   binlog_format", "ok   binlog_row_image", "ok   server_id", "ok   replication grants", "ok   signal table"} {
+	for _, want := range []string{"ok   source connection", "ok   log_bin", "ok   binlog_format", "ok   binlog_row_image", "ok   server_id", "ok   replication grants", "ok   captured tables    1 tables: " + e.db + ".t", "ok   signal table"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -84,14 +84,20 @@ func TestDebeziumFidelityMySQL(t *testing.T) {
 	e.exec(`SET SESSION time_zone = '+00:00'`)
 	e.exec(myFidelityTable)
 	e.exec(`CREATE TABLE pair (a INT NOT NULL, b VARCHAR(10) NOT NULL, v TEXT, PRIMARY KEY (a, b))`)
-	kindsTopic, pairTopic := e.prefix+"."+e.db+".kinds", e.prefix+"."+e.db+".pair"
-	createSinglePartitionTopics(t, kindsTopic, pairTopic)
+	// Text in other character sets, and ENUM/SET members with commas and
+	// capitals (docs/mysql.md).
+	e.exec(`CREATE TABLE texts (k VARCHAR(20) CHARACTER SET cp1251 PRIMARY KEY, s VARCHAR(20) CHARACTER SET sjis,
+  u VARCHAR(20) CHARACTER SET utf16, g VARCHAR(20) CHARACTER SET latin2, e ENUM('a,b','Red','Привет') CHARACTER SET cp1251,
+  st SET('x','Y','ü') CHARACTER SET latin1, q ENUM('it''s','b\\s','(p)',' sp'))`)
+	kindsTopic, pairTopic, textsTopic := e.prefix+"."+e.db+".kinds", e.prefix+"."+e.db+".pair", e.prefix+"."+e.db+".texts"
+	createSinglePartitionTopics(t, kindsTopic, pairTopic, textsTopic)
 
 	snapshot := []fidelityStep{
 		{fidelityInsert("kinds", myRowFull(1)), 1},
 		{fidelityInsert("kinds", myRowNulls(2)), 1},
 		{fidelityInsert("kinds", myRowEdges(3)), 1},
 		{`INSERT INTO pair VALUES (9, 'z', 'snap')`, 1},
+		{`INSERT INTO texts VALUES ('Привет', 'こんにちは', 'héllo 😀', 'Zażółć', 'a,b', 'x,Y', 'b\\s')`, 1},
 	}
 	// The stream: every statement with the number of messages it makes (a
 	// delete is a 'd' and a tombstone).
@@ -113,11 +119,17 @@ func TestDebeziumFidelityMySQL(t *testing.T) {
 		{`DELETE FROM pair WHERE a = 1`, 4},
 		{`ALTER TABLE kinds DROP COLUMN c_char, MODIFY COLUMN c_small INT`, 0},
 		{`UPDATE kinds SET c_small = 70000 WHERE id = 7`, 1},
+		{`INSERT INTO texts VALUES ('Мир', '世界', 'Tiếng Việt', 'gęślą', 'Привет', 'ü', 'it''s')`, 1},
+		// Not the row holding 'a,b' and 'b\s': Debezium's binlog values of
+		// those members are escaped as in "allowed" (a\,b, b\\s);
+		// Tributary's are the members (TestMySQLEnumMembers).
+		{`UPDATE texts SET s = 'カタカナ', e = 'Red', st = 'Y,ü', q = '(p)' WHERE k = 'Мир'`, 1},
+		{`DELETE FROM texts WHERE k = 'Мир'`, 2},
 		{`DELETE FROM kinds WHERE id = 1`, 2},
 	}
 	sideBySide{
 		e: e.env, exec: func(sql string) { e.exec(sql) }, snapshot: snapshot, stream: stream,
-		topics:       []string{kindsTopic, pairTopic},
+		topics:       []string{kindsTopic, pairTopic, textsTopic},
 		debezium:     func(out string, want int) *debeziumProc { return startMariaDBDebezium(t, e, out, want) },
 		config:       e.writeConfigWith("", "  delete_mode: record_and_tombstone\n"),
 		snapshotWait: 60 * time.Second, streamWait: 40 * time.Second, mariadb: true,

@@ -59,6 +59,9 @@ type tableCodec struct {
 	ncols    int       // len(Table.Columns): the length every row must have
 	cols     []colPlan // encodable columns, in column order
 	key      []colPlan // encodable key columns, in key order
+	// fields are the Value struct's fields (c.cols' schemas), which every
+	// connector's envelope embeds.
+	fields []connectField
 	// keyHead is `{"schema":<Key schema>,"payload":`.
 	keyHead []byte
 	// valueHead is `{"schema":<Envelope schema>,"payload":{"before":`.
@@ -259,6 +262,7 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 	c.keyHead = key.appendJSON(c.keyHead, "")
 	c.keyHead = append(c.keyHead, `,"payload":`...)
 
+	c.fields = fields
 	value := connectSchema{typ: "struct", fields: fields, optional: true, name: c.schema + ".Value"}
 	env := envelopeSchema(c.schema, value, e.sourceSchema)
 	c.valueHead = append(c.valueHead, `{"schema":`...)

@@ -111,14 +111,9 @@ func (e *Encoder) binlogValueHead(c *tableCodec, t *change.Table, connector stri
 	if v, ok := e.binlog.Load(t); ok && v.(*binlogHead).connector == connector {
 		return v.(*binlogHead).head
 	}
-	var fields []connectField
-	for i := range c.cols {
-		col := &t.Columns[c.cols[i].idx]
-		s, _, _ := columnSchema(col)
-		s.defaultJSON = columnDefault(&c.cols[i], col)
-		fields = append(fields, connectField{col.Name, s})
-	}
-	value := connectSchema{typ: "struct", fields: fields, optional: true, name: c.schema + ".Value"}
+	// The Value struct is the one build made (the encoder's column
+	// schemas, unknown types included); only the source block differs.
+	value := connectSchema{typ: "struct", fields: c.fields, optional: true, name: c.schema + ".Value"}
 	env := envelopeSchema(c.schema, value, binlogSourceSchema(connector))
 	h := &binlogHead{connector: connector}
 	h.head = append(h.head, `{"schema":`...)

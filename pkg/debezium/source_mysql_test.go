@@ -47,3 +47,34 @@ func TestBinlogValue(t *testing.T) {
 		}
 	}
 }
+
+// TestBinlogUnknownIncluded: with IncludeUnknownTypes a MySQL/MariaDB
+// column of a type the encoder cannot map is published as bytes, its
+// schema type "bytes" as in PostgreSQL's messages (it was "": the binlog
+// value head built its schema without the encoder's unknown-type rule).
+func TestBinlogUnknownIncluded(t *testing.T) {
+	tbl := &change.Table{
+		ID: change.TableID{DB: "shop", Name: "odd"},
+		Columns: []change.Column{
+			{Name: "id", Type: change.Type{Kind: change.KindInt32, Precision: -1, Scale: -1, Length: -1}},
+			{Name: "v", Type: change.Type{Kind: change.KindUnknown, Name: "vector", Precision: -1, Scale: -1, Length: -1}, Optional: true},
+		},
+		Key: []int{0},
+	}
+	enc := NewEncoder(Options{TopicPrefix: "p", IncludeUnknownTypes: true})
+	for _, connector := range []string{"mysql", "mariadb"} {
+		ev := &change.Event{Table: tbl, Op: change.OpCreate,
+			After:  change.Row{change.IntValue(1), change.BinaryValue([]byte{1, 2})},
+			Source: change.Source{Connector: connector, CommitMicros: 1_700_000_000_000_000, File: "bin.000001", Pos: 4}}
+		b, err := enc.AppendValue(nil, ev, 1_700_000_000_500_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		for _, want := range []string{`{"type":"bytes","optional":true,"field":"v"}`, `"after":{"id":1,"v":"AQI="}`} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%s: value lacks %s\n%s", connector, want, s)
+			}
+		}
+	}
+}

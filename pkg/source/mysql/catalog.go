@@ -52,6 +52,14 @@ type column struct {
 	charset    string // CHARACTER_SET_NAME of text columns, lower case; "" otherwise
 	octets     int    // CHARACTER_OCTET_LENGTH (BINARY(n): n), or -1
 	typ        change.Type
+	// text converts the column's text (charset) to UTF-8; nil when it
+	// has no character set, or one without a converter (charset.go).
+	text *charsetDecoder
+	// members are an ENUM's or SET's members in declaration order (the
+	// binlog holds an ENUM's 1-based index, a SET's bitmap). A list: a
+	// member may hold a comma; typ.Values is Debezium's "allowed"
+	// (allowed).
+	members []string
 	// dfltRaw and extra are COLUMN_DEFAULT (nil: SQL NULL) and EXTRA as
 	// information_schema writes them, kept for the schema history
 	// (history.go), which rebuilds the default from them.
@@ -84,7 +92,11 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 	// killed, and MariaDB 10.11 crashed with signal 11 in
 	// Create_tmp_table::cleanup_on_failure when such a connection ended
 	// (seen in the 60-minute soak, which SIGKILLs Tributary every few seconds).
-	keyed, err := conn.Execute(`SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLE_CONSTRAINTS t WHERE t.CONSTRAINT_TYPE = 'PRIMARY KEY'` + s.schemaFilter())
+	// KEY_COLUMN_USAGE, not TABLE_CONSTRAINTS: MariaDB's TABLE_CONSTRAINTS
+	// leaves out the tables a user reads by column privileges or through
+	// a database pattern (GRANT SELECT ON `shop\_%`.*), which then had "no
+	// primary key" and were not captured, while every check said ok.
+	keyed, err := conn.Execute(`SELECT DISTINCT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.KEY_COLUMN_USAGE t WHERE t.CONSTRAINT_NAME = 'PRIMARY'` + s.schemaFilter())
 	if err != nil {
 		return nil, fmt.Errorf("list primary keys: %w", err)
 	}
@@ -104,6 +116,7 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 	}
 	found := map[string]bool{}
 	var tables []*table
+	var noKey []string // tables in scope without a primary key, for nothingToCapture
 	for i := range r.Values {
 		db, _ := r.GetString(i, 0)
 		name, _ := r.GetString(i, 1)
@@ -115,9 +128,12 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 				continue
 			}
 			found[id] = true
-		case systemDBs[db], !hasKey[id], s.isSignal(db, name):
+		case systemDBs[db], s.isSignal(db, name):
 			continue
 		case s.conn.Database != "" && db != s.conn.Database:
+			continue
+		case !hasKey[id]:
+			noKey = append(noKey, id)
 			continue
 		}
 		tables = append(tables, &table{db: db, name: name, mariadb: s.flavor == flavorMariaDB})
@@ -135,20 +151,93 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 		s.log.Warn("source.tables lists tables that do not exist (dropped or renamed?); they are captured from their first row if they are created",
 			"missing", strings.Join(missing, ", "))
 	}
+	if len(tables) == 0 {
+		return nil, s.nothingToCapture(conn, missing, noKey)
+	}
 	sort.Slice(tables, func(i, j int) bool { return tables[i].id() < tables[j].id() })
+	var unconvertible []string
 	for _, t := range tables {
 		if err := describe(conn, t, nil); err != nil {
 			return nil, err
 		}
+		unconvertible = append(unconvertible, t.unconvertible()...)
 		s.tables[t.id()] = t
 	}
+	if len(unconvertible) > 0 {
+		return nil, fmt.Errorf("%w: the binlog carries text in its column's character set, and Tributary has no converter to UTF-8 for %s; convert the column (ALTER TABLE … MODIFY … CHARACTER SET utf8mb4) or leave the table out of source.tables",
+			ErrPrerequisite, strings.Join(unconvertible, "; "))
+	}
+	if s.collations == nil {
+		if s.collations, err = collations(conn); err != nil {
+			return nil, err
+		}
+	}
 	return tables, nil
+}
+
+// nothingToCapture is the error of an empty captured set, saying why:
+// the listed tables do not exist, the tables have no primary key, or the
+// user sees none (information_schema shows a user only the tables it
+// has a privilege on; a role counts only as the user's default role).
+func (s *Source) nothingToCapture(conn *client.Conn, missing, noKey []string) error {
+	user := quoteString(s.conn.User)
+	var why []string
+	switch {
+	case len(missing) > 0:
+		why = append(why, "none of source.tables exists or is visible to "+user+": "+strings.Join(missing, ", "))
+	case len(noKey) > 0:
+		sort.Strings(noKey)
+		for _, id := range noKey {
+			why = append(why, id+" has no primary key (list it in source.tables to capture it without one)")
+		}
+	case s.conn.Database != "":
+		why = append(why, fmt.Sprintf("%s sees no table in database %s", user, s.conn.Database))
+	default:
+		why = append(why, user+" sees no table outside the system databases")
+	}
+	scope := "<database>"
+	if s.conn.Database != "" {
+		scope = quoteIdent(s.conn.Database)
+	}
+	fix := fmt.Sprintf("GRANT SELECT ON %s.* TO %s (or on each table); privileges of a role count only when it is the user's default role", scope, user)
+	if r, err := conn.Execute("SELECT ROLE_NAME FROM information_schema.APPLICABLE_ROLES WHERE IS_DEFAULT = 'NO'"); err == nil && len(r.Values) > 0 {
+		role, _ := r.GetString(0, 0)
+		fix += fmt.Sprintf(" (the user has role %s, which is not its default role: if the role holds the grant, SET DEFAULT ROLE %s FOR %s)", quoteIdent(role), quoteIdent(role), user)
+	}
+	return fmt.Errorf("%w: nothing to capture: %s; %s. docs/mysql.md lists the privileges", ErrPrerequisite, strings.Join(why, ", "), fix)
+}
+
+// unconvertible lists t's columns whose character set has no converter
+// (charset.go), as "table db.t column c (charset x)".
+func (t *table) unconvertible() []string {
+	var out []string
+	for _, c := range t.cols {
+		if c.charset != "" && c.charset != "binary" && c.text == nil {
+			out = append(out, fmt.Sprintf("table %s column %s (character set %s)", t.id(), c.name, c.charset))
+		}
+	}
+	return out
+}
+
+// collations maps the server's collation ids to their character sets.
+func collations(conn *client.Conn) (map[uint64]string, error) {
+	r, err := conn.Execute("SELECT ID, LOWER(CHARACTER_SET_NAME) FROM information_schema.COLLATIONS")
+	if err != nil {
+		return nil, fmt.Errorf("list collations: %w", err)
+	}
+	m := make(map[uint64]string, len(r.Values))
+	for i := range r.Values {
+		id, _ := r.GetUint(i, 0)
+		cs, _ := r.GetString(i, 1)
+		m[id] = strings.Clone(cs)
+	}
+	return m, nil
 }
 
 // describe (re)reads t's columns and primary key from information_schema
 // and makes a new change.Table when the shape differs from prev.
 func describe(conn *client.Conn, t *table, prev *change.Table) error {
-	r, err := conn.Execute(fmt.Sprintf(`SELECT COLUMN_NAME, LOWER(DATA_TYPE), LOWER(COLUMN_TYPE), IS_NULLABLE,
+	r, err := conn.Execute(fmt.Sprintf(`SELECT COLUMN_NAME, LOWER(DATA_TYPE), COLUMN_TYPE, IS_NULLABLE,
   IFNULL(NUMERIC_PRECISION, -1), IFNULL(NUMERIC_SCALE, -1), IFNULL(DATETIME_PRECISION, 0), COLUMN_KEY,
   IFNULL(LOWER(CHARACTER_SET_NAME), ''), IFNULL(CHARACTER_OCTET_LENGTH, -1), COLUMN_DEFAULT, EXTRA
 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION`,
@@ -165,7 +254,7 @@ FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDE
 		var c column
 		str := func(j int) string { v, _ := r.GetString(i, j); return strings.Clone(v) }
 		num := func(j int) int { v, _ := r.GetInt(i, j); return int(v) }
-		c.name, c.dataType, c.columnType = str(0), str(1), str(2)
+		c.name, c.dataType, c.columnType = str(0), str(1), lowerType(str(2))
 		c.nullable = str(3) == "YES"
 		c.precision, c.scale, c.fsp = num(4), num(5), num(6)
 		c.charset, c.octets = str(8), num(9)
@@ -255,13 +344,16 @@ func sameShape(a, b *change.Table) bool {
 	return true
 }
 
-// columnType maps a MySQL column to the neutral type, following Debezium's
+// columnType maps a MySQL column to the neutral type (and sets c.text from
+// c.charset, and an ENUM's or SET's c.members from its COLUMN_TYPE),
+// following Debezium's
 // defaults (BinlogValueConverters, time.precision.mode=adaptive_time_microseconds,
 // decimal.handling.mode=precise, bigint.unsigned.handling.mode=long).
 // Types without a mapping (vectors) get KindUnknown: left out of messages
 // and reported, or published as bytes with source.include_unknown_types.
 func columnType(c *column) change.Type {
 	t := change.Type{Name: c.dataType, Precision: -1, Scale: -1, Length: -1}
+	c.text = charsetFor(c.charset)
 	unsigned := c.unsigned()
 	switch c.dataType {
 	case "tinyint":
@@ -315,12 +407,13 @@ func columnType(c *column) change.Type {
 		t.Kind, t.Precision = change.KindTimestampTZ, c.fsp
 	case "year":
 		t.Kind = change.KindYear
-	case "enum":
+	case "enum", "set":
 		t.Kind = change.KindEnum
-		t.Values = strings.Join(enumValues(c.columnType), ",")
-	case "set":
-		t.Kind = change.KindSet
-		t.Values = strings.Join(enumValues(c.columnType), ",")
+		if c.dataType == "set" {
+			t.Kind = change.KindSet
+		}
+		c.members = enumValues(c.columnType)
+		t.Values = allowed(c.members)
 	case "point":
 		t.Kind = change.KindPoint
 	case "geometry", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
@@ -330,9 +423,10 @@ func columnType(c *column) change.Type {
 	return t
 }
 
-// enumValues reads the values of COLUMN_TYPE "enum('a','b”c')" or
-// "set(...)". Quotes inside values are doubled; backslash escapes are kept
-// as information_schema shows them.
+// enumValues reads the values of COLUMN_TYPE "enum('a','b')" or
+// "set(...)", written as the server writes them (append_unescaped): a
+// quote doubled, a backslash, NUL, newline, return and ^Z escaped with a
+// backslash (quoteMember writes the same).
 func enumValues(columnType string) []string {
 	open := strings.IndexByte(columnType, '(')
 	if open < 0 {
@@ -356,6 +450,11 @@ func enumValues(columnType string) []string {
 				}
 				break
 			}
+			if s[i] == '\\' && i+1 < len(s) {
+				b.WriteByte(unescapeMember[s[i+1]])
+				i += 2
+				continue
+			}
 			b.WriteByte(s[i])
 			i++
 		}
@@ -365,6 +464,53 @@ func enumValues(columnType string) []string {
 		}
 		s = s[i+1:]
 	}
+}
+
+// lowerType lower-cases COLUMN_TYPE outside its quoted ENUM/SET members,
+// whose case is the values' ("enum('Red')" holds Red, not red).
+func lowerType(s string) string {
+	b := []byte(s)
+	quoted := false
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '\'':
+			quoted = !quoted // a doubled quote toggles twice
+		case quoted && b[i] == '\\':
+			i++
+		case !quoted && b[i] >= 'A' && b[i] <= 'Z':
+			b[i] += 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// unescapeMember maps the byte after a backslash in a COLUMN_TYPE member
+// to the byte it stands for.
+var unescapeMember = func() (m [256]byte) {
+	for i := range m {
+		m[i] = byte(i)
+	}
+	m['0'], m['n'], m['r'], m['Z'] = 0, '\n', '\r', 0x1a
+	return m
+}()
+
+// allowed is the "allowed" parameter of an ENUM's or SET's schema as
+// Debezium's binlog connectors write it (checked side by side in
+// integration/mysql_fidelity_test.go): the members joined by ',', each
+// escaped as in COLUMN_TYPE, a comma as "\,".
+func allowed(members []string) string {
+	esc := strings.NewReplacer(`\`, `\\`, "\x00", `\0`, "\n", `\n`, "\r", `\r`, ",", `\,`)
+	out := make([]string, len(members))
+	for i, m := range members {
+		out[i] = esc.Replace(m)
+	}
+	return strings.Join(out, ",")
+}
+
+// quoteMember writes an ENUM/SET member as COLUMN_TYPE does (enumValues
+// reads it).
+func quoteMember(v string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`, "\x00", `\0`, "\n", `\n`, "\r", `\r`).Replace(v) + "'"
 }
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

@@ -53,6 +53,15 @@ func (s *Source) Check(ctx context.Context) []source.Check {
 			Fix: "optional: SET GLOBAL gtid_mode = ON (in steps) and enforce_gtid_consistency = ON"})
 	}
 	checks = append(checks, grants(conn))
+	s.flavor = flavor
+	captured := source.Check{Name: "captured tables", OK: true}
+	if tables, err := s.selectTables(conn); err != nil {
+		detail, fix, _ := strings.Cut(strings.TrimPrefix(err.Error(), ErrPrerequisite.Error()+": "), "; ")
+		captured.OK, captured.Detail, captured.Fix = false, detail, fix
+	} else {
+		captured.Detail = fmt.Sprintf("%d tables: %s", len(tables), tableList(tables))
+	}
+	checks = append(checks, captured)
 	sig := source.Check{Name: "signal table", OK: true}
 	db, name := s.signalTable()
 	sig.Detail = fmt.Sprintf("snapshots can write their watermarks to %s.%s", db, name)
@@ -61,6 +70,19 @@ func (s *Source) Check(ctx context.Context) []source.Check {
 		sig = source.Check{Name: "signal table", Detail: detail, Fix: fix}
 	}
 	return append(checks, sig)
+}
+
+// tableList names tables, the first ten of them.
+func tableList(tables []*table) string {
+	var names []string
+	for i, t := range tables {
+		if i == 10 {
+			names = append(names, fmt.Sprintf("and %d more", len(tables)-10))
+			break
+		}
+		names = append(names, t.id())
+	}
+	return strings.Join(names, ", ")
 }
 
 var _ source.Describer = (*Source)(nil)

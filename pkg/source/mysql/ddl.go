@@ -8,7 +8,19 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	tcharset "github.com/pingcap/tidb/pkg/parser/charset"
 )
+
+// The TiDB parser knows every MySQL character set and its collations but
+// accepts only the few TiDB supports ("Unknown character set: 'cp1251'"):
+// the history needs each one a column may have, as charset.go converts.
+func init() {
+	for name := range charsetDecoders {
+		if cs, err := tcharset.GetCharsetInfo(name); cs != nil && err != nil {
+			tcharset.AddCharset(cs)
+		}
+	}
+}
 
 // DDL applied to the schema history (history.go) with the TiDB parser
 // that go-mysql brings in. Every statement that changes a table's shape is

@@ -103,7 +103,7 @@ func (h *history) columnFromDef(n tableName, d *ast.ColumnDef, tableCharset stri
 		c.dataType, text = pick(ft.GetType() == tmysql.TypeEnum, "enum", "set"), true
 		quoted := make([]string, len(ft.GetElems()))
 		for i, v := range ft.GetElems() {
-			quoted[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
+			quoted[i] = quoteMember(v) // the parser has dropped trailing spaces, as the server does
 		}
 		c.columnType = c.dataType + "(" + strings.Join(quoted, ",") + ")"
 	default:

@@ -137,6 +137,9 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 		return change.Value{}, nil
 	}
 	t := &c.typ
+	if c.text == nil && c.charset != "" && c.charset != "binary" {
+		return change.Value{}, fmt.Errorf("text in character set %s: %w (charset.go); convert the column to utf8mb4", c.charset, errCharset)
+	}
 	switch t.Kind {
 	case change.KindUnknown:
 		if b, ok := rawBytes(v); ok {
@@ -212,8 +215,11 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 		}
 		// Rows events carry text in the column's character set (the
 		// backfill session asks for utf8mb4 instead).
-		if c.charset == "latin1" {
-			b = latin1ToUTF8(b)
+		if c.text != nil {
+			var err error
+			if b, err = c.text.decode(b); err != nil {
+				return change.Value{}, err
+			}
 		}
 		return change.Value{Kind: change.Text, Bytes: b}, nil
 	case change.KindBytes:
@@ -243,21 +249,19 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 		if !ok {
 			return change.Value{}, fmt.Errorf("enum: unexpected %T", v)
 		}
-		vals := strings.Split(t.Values, ",")
-		if i <= 0 || int(i) > len(vals) {
+		if i <= 0 || int(i) > len(c.members) {
 			return change.TextValue(""), nil // the error value ''
 		}
-		return change.TextValue(vals[i-1]), nil
+		return change.TextValue(c.members[i-1]), nil
 	case change.KindSet:
 		i, ok := asInt(v)
 		if !ok {
 			return change.Value{}, fmt.Errorf("set: unexpected %T", v)
 		}
-		vals := strings.Split(t.Values, ",")
 		var members []string
-		for j := range vals {
+		for j := range c.members {
 			if j < 64 && uint64(i)&(1<<j) != 0 {
-				members = append(members, vals[j])
+				members = append(members, c.members[j])
 			}
 		}
 		return change.TextValue(strings.Join(members, ",")), nil

@@ -1,6 +1,8 @@
 package mysql
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -53,16 +55,25 @@ func TestColumnTypes(t *testing.T) {
 	}
 }
 
+// TestEnumValues reads COLUMN_TYPE as MariaDB writes it (checked on
+// 10.11): a quote doubled, a backslash and newline escaped. quoteMember
+// writes each member back the same way.
 func TestEnumValues(t *testing.T) {
-	got := enumValues(`enum('a','it''s','x,y','')`)
-	want := []string{"a", "it's", "x,y", ""}
-	if len(got) != len(want) {
-		t.Fatalf("got %q", got)
+	colType := `enum('a','it''s','x,y','',',','b\\s','x\ny','(p)','ü')`
+	want := []string{"a", "it's", "x,y", "", ",", `b\s`, "x\ny", "(p)", "ü"}
+	if got := enumValues(colType); !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
 	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("got %q, want %q", got, want)
-		}
+	quoted := make([]string, len(want))
+	for i, v := range want {
+		quoted[i] = quoteMember(v)
+	}
+	if got := "enum(" + strings.Join(quoted, ",") + ")"; got != colType {
+		t.Errorf("quoteMember: %s, want %s", got, colType)
+	}
+	// Debezium's "allowed" (integration/mysql_fidelity_test.go).
+	if got, want := allowed(want), `a,it's,x\,y,,\,,b\\s,x\ny,(p),ü`; got != want {
+		t.Errorf("allowed: %s, want %s", got, want)
 	}
 }
 
@@ -91,6 +102,9 @@ func TestDecode(t *testing.T) {
 		{"year", col("year", "year(4)", 0), "2024", 2024, change.IntValue(2024)},
 		{"enum", col("enum", "enum('a','b')", 0), "b", int64(2), change.TextValue("b")},
 		{"set", col("set", "set('a','b','c')", 0), "a,c", int64(5), change.TextValue("a,c")},
+		{"enum member with a comma", col("enum", "enum('a,b','c','d')", 0), "a,b", int64(1), change.TextValue("a,b")},
+		{"enum after a member with a comma", col("enum", "enum('a,b','c','d')", 0), "d", int64(3), change.TextValue("d")},
+		{"set members with punctuation", col("set", `set('it''s','(p)','b\\s','x y')`, 0), `it's,b\s`, int64(5), change.TextValue(`it's,b\s`)},
 		{"blob", col("blob", "blob", 0), "\x00\xff", []byte{0, 0xff}, change.BinaryValue([]byte{0, 0xff})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -179,4 +193,16 @@ func FuzzDecodeText(f *testing.F) {
 		enumValues(colType)
 		decodeText(c, v)
 	})
+}
+
+func TestLowerType(t *testing.T) {
+	for in, want := range map[string]string{
+		"INT(10) UNSIGNED":             "int(10) unsigned",
+		"enum('Red','it''S','B\\\\Q')": "enum('Red','it''S','B\\\\Q')",
+		"SET('A')":                     "set('A')",
+	} {
+		if got := lowerType(in); got != want {
+			t.Errorf("lowerType(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

@@ -88,6 +88,9 @@ type Source struct {
 	gone   map[string]*table // tables of the set met in the binlog that no longer exist (goneTable)
 	acked  change.Position
 	hist   *history // the schema history, without binlog_row_metadata = FULL (history.go)
+	// collations maps the server's collation ids to their character
+	// sets, for the table map's column charsets (selectTables reads it).
+	collations map[uint64]string
 
 	// engine runs the snapshots; streamStart is where the stream started
 	// (the file and pos of read rows). started says Run listed the

@@ -3,6 +3,8 @@ package mysql
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
@@ -28,7 +30,7 @@ var errShapeUnknown = errors.New("binlog row shape unknown")
 
 // shapeFor returns the table to decode a rows event of t with.
 func (st *streamer) shapeFor(t *table, tm *replication.TableMapEvent, at string) (*table, error) {
-	logged := loggedColumns(tm, st.src.flavor)
+	logged := loggedColumns(tm, st.src.flavor, st.src.collations)
 	full := len(tm.ColumnName) == int(tm.ColumnCount)
 	if full && sameColumns(logged, t.cols, true) {
 		return t, nil
@@ -100,12 +102,21 @@ func (t *table) known(logged column) (column, *change.Value) {
 // loggedColumns reads the columns a table map event describes. Names,
 // signedness, character sets and ENUM/SET values are there only with
 // binlog_row_metadata = FULL; without them names are "" and text and
-// binary columns are told apart only by the catalog.
-func loggedColumns(tm *replication.TableMapEvent, flavor string) []column {
+// binary columns are told apart only by the catalog. charsets maps the
+// server's collation ids to character sets; ENUM/SET values, logged in
+// the column's character set, are converted to UTF-8 as the catalog
+// writes them.
+func loggedColumns(tm *replication.TableMapEvent, flavor string, charsets map[uint64]string) []column {
 	names := tm.ColumnNameString()
 	unsigned := unsignedMap(tm, flavor)
-	collations := tm.CollationMap()
+	collations, enumCollations := tm.CollationMap(), tm.EnumSetCollationMap()
 	enums, sets := tm.EnumStrValueMap(), tm.SetStrValueMap()
+	charset := func(coll uint64) string {
+		if cs, ok := charsets[coll]; ok {
+			return cs
+		}
+		return unknownCollation + strconv.FormatUint(coll, 10) // refused when decoded, unless the catalog's column stands
+	}
 	cols := make([]column, tm.ColumnCount)
 	for i := range cols {
 		c := &cols[i]
@@ -118,14 +129,14 @@ func loggedColumns(tm *replication.TableMapEvent, flavor string) []column {
 		}
 		binary := false
 		if coll, ok := collations[i]; ok {
-			switch {
-			case coll == 63:
+			if coll == 63 {
 				binary = true
-			case latin1Collations[coll]:
-				c.charset = "latin1"
-			default:
-				c.charset = "other" // only latin1 text is converted
+			} else {
+				c.charset = charset(coll)
 			}
+		}
+		if coll, ok := enumCollations[i]; ok {
+			c.charset = charset(coll)
 		}
 		meta := tm.ColumnMeta[i]
 		switch typ := tm.ColumnType[i]; typ {
@@ -194,10 +205,20 @@ func loggedColumns(tm *replication.TableMapEvent, flavor string) []column {
 		}
 		c.typ = columnType(c)
 		if v, ok := enums[i]; ok {
-			c.typ.Values = strings.Join(v, ",")
+			c.members = v
 		}
 		if v, ok := sets[i]; ok {
-			c.typ.Values = strings.Join(v, ",")
+			c.members = v
+		}
+		if c.members != nil && c.text != nil {
+			for j, m := range c.members {
+				if b, err := c.text.decode([]byte(m)); err == nil {
+					c.members[j] = string(b)
+				}
+			}
+		}
+		if c.members != nil {
+			c.typ.Values = allowed(c.members)
 		}
 	}
 	return cols
@@ -229,11 +250,6 @@ func unsignedMap(tm *replication.TableMapEvent, flavor string) map[int]bool {
 	}
 	return m
 }
-
-// latin1Collations are the collation ids of latin1 (MySQL's, and
-// MariaDB's NO PAD ones), the one character set rows events carry that
-// the decoder converts.
-var latin1Collations = map[uint64]bool{5: true, 8: true, 15: true, 31: true, 47: true, 48: true, 49: true, 94: true, 1032: true, 1071: true}
 
 func pick(cond bool, yes, no string) string {
 	if cond {
@@ -287,16 +303,21 @@ func sameColumns(a, b []column, full bool) bool {
 				return false
 			}
 		case "enum", "set":
-			if x.typ.Values != y.typ.Values {
+			if !slices.Equal(x.members, y.members) {
 				return false
 			}
 		}
-		if (x.charset == "latin1") != (y.charset == "latin1") && x.typ.Kind == change.KindString {
+		if x.typ.Kind == change.KindString && x.charset != y.charset && !strings.HasPrefix(x.charset, unknownCollation) && !strings.HasPrefix(y.charset, unknownCollation) {
 			return false
 		}
 	}
 	return true
 }
+
+// unknownCollation starts the charset of a logged column whose collation
+// id the server's COLLATIONS did not list: it matches any catalog column
+// (the catalog's charset then stands), and has no converter otherwise.
+const unknownCollation = "of collation "
 
 // family is what the binlog's type byte alone tells of a data type.
 func family(dataType string) string {
@@ -331,7 +352,7 @@ func typeList(cols []column) string {
 func signature(cols []column) string {
 	var b strings.Builder
 	for _, c := range cols {
-		fmt.Fprintf(&b, "%s|%s|%s|%v|%d|%d|%d|%d|%s|%s;", c.name, c.dataType, c.columnType, c.nullable, c.precision, c.scale, c.fsp, c.octets, c.charset, c.typ.Values)
+		fmt.Fprintf(&b, "%s|%s|%s|%v|%d|%d|%d|%d|%s|%q;", c.name, c.dataType, c.columnType, c.nullable, c.precision, c.scale, c.fsp, c.octets, c.charset, c.members)
 	}
 	return b.String()
 }

@@ -26,7 +26,7 @@ func FuzzLoggedColumns(f *testing.F) {
 			tm.DefaultCharset = []uint64{8}
 			tm.SignednessBitmap = make([]byte, (n+7)/8)
 		}
-		cols := loggedColumns(tm, flavorMySQL)
+		cols := loggedColumns(tm, flavorMySQL, map[uint64]string{8: "latin1", 33: "utf8mb3"})
 		if len(cols) != n {
 			t.Fatalf("%d columns from %d types", len(cols), n)
 		}

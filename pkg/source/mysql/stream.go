@@ -210,6 +210,10 @@ var ddlTable = regexp.MustCompile("(?i)(?:ALTER\\s+(?:ONLINE\\s+|IGNORE\\s+)*TAB
 // commit. Inside BEGIN … COMMIT nothing else commits: SAVEPOINT,
 // ROLLBACK TO, RELEASE SAVEPOINT keep the transaction's GTID and thread,
 // and emitting a position there would let a restart skip the rest of it.
+// The one DDL logged inside a transaction is CREATE TABLE … SELECT
+// (MariaDB with binlog_format = ROW: the CREATE, the rows and the commit
+// in one GTID group; MySQL 8's atomic CREATE … SELECT likewise): its
+// table is learnt there, before its rows, and the group's commit commits.
 func (st *streamer) query(ctx context.Context, h *replication.EventHeader, e *replication.QueryEvent) error {
 	q := strings.TrimSpace(string(e.Query))
 	upper := strings.ToUpper(q)
@@ -229,12 +233,25 @@ func (st *streamer) query(ctx context.Context, h *replication.EventHeader, e *re
 		// The end of an XA transaction: ONE PHASE inside it, or the second
 		// phase of a prepared one (its own event group).
 		return st.commit(ctx, h)
+	case st.tx.open && createTable.MatchString(q):
+		return st.ddl(ctx, h, q, string(e.Schema))
 	case st.tx.open:
 		// SAVEPOINT, ROLLBACK TO, RELEASE SAVEPOINT, XA END, and any other
 		// statement logged inside the transaction: not a commit.
 		return nil
 	}
-	defaultDB := string(e.Schema)
+	if err := st.ddl(ctx, h, q, string(e.Schema)); err != nil {
+		return err
+	}
+	return st.commit(ctx, h)
+}
+
+// createTable matches a CREATE TABLE statement (comments before it aside).
+var createTable = regexp.MustCompile(`(?is)^\s*(?:/\*.*?\*/\s*)*CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\b`)
+
+// ddl applies a statement to the schema history and re-reads the shape of
+// every table it names.
+func (st *streamer) ddl(ctx context.Context, h *replication.EventHeader, q, defaultDB string) error {
 	if st.hist != nil {
 		if err := st.hist.apply(q, defaultDB, st.file, h.LogPos); err != nil {
 			return err
@@ -264,7 +281,7 @@ func (st *streamer) query(ctx context.Context, h *replication.EventHeader, e *re
 			}
 		}
 	}
-	return st.commit(ctx, h)
+	return nil
 }
 
 func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *replication.RowsEvent) error {

@@ -32,7 +32,8 @@ func newRecorder(t *testing.T, flavor string, gset gomysql.GTIDSet) *recorder {
 	tb.dflts = []*change.Value{nil}
 	tb.t = &change.Table{ID: change.TableID{DB: "d", Name: "t"}, Key: []int{0},
 		Columns: []change.Column{{Name: "id", Type: c.typ}}}
-	src := &Source{flavor: flavor, tables: map[string]*table{"d.t": tb}, log: slog.Default()}
+	src := &Source{flavor: flavor, tables: map[string]*table{"d.t": tb}, log: slog.Default(),
+		collations: map[uint64]string{8: "latin1", 33: "utf8mb3", 45: "utf8mb4", 63: "binary"}}
 	src.opts.Config.Tables = []string{"d.t"}
 	r := &recorder{}
 	r.st = &streamer{src: src, file: "bin.000001", gset: gset, emit: func(_ context.Context, e *change.Event) error {
