@@ -1,0 +1,49 @@
+package integration
+
+// A review check that held (passes on the reviewed code); it runs only
+// with TRIBUTARY_REVIEW_HELD=1 (reviewHeld).
+//
+// Review of issue 28's REPLICA IDENTITY USING INDEX fix: an UPDATE that
+// changes the primary key and the identity index's column together, and
+// another that changes both back, on a table keyed by the index. A
+// consumer keyed on the message key must end with the table's rows, each
+// under its index value.
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+func TestReviewPGIndexAndKeyUpdatedTogether(t *testing.T) {
+	reviewHeld(t)
+	e := newEnv(t, "rvidxpk")
+	e.exec(`CREATE TABLE acct (id int PRIMARY KEY, code text NOT NULL, v text, CONSTRAINT acct_code UNIQUE (code))`)
+	e.exec(`ALTER TABLE acct REPLICA IDENTITY USING INDEX acct_code`)
+	e.exec(`INSERT INTO acct VALUES (1, 'a', 'x'), (2, 'b', 'y')`)
+	e.exec(sentinelTable)
+	p := e.start("run", "--config", e.writeTablesConfig("public.acct", "public.sentinel"))
+	topic := e.prefix + ".public.acct"
+	waitOrDump(t, p, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 2 })
+	e.exec(`UPDATE acct SET id = 10, code = 'c' WHERE id = 1`)
+	e.exec(`UPDATE acct SET id = id + 100, code = code || '2'`) // both rows, both columns
+	e.exec(`UPDATE acct SET v = 'w' WHERE code = 'b2'`)
+	e.pgCaughtUp(p, 1)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+	state := map[string]string{}
+	for _, m := range readTopic(t, topic) {
+		key, _ := json.Marshal(m.Key["payload"])
+		if m.Value == nil || m.payload()["op"] == "d" {
+			delete(state, string(key))
+			continue
+		}
+		after, _ := json.Marshal(m.payload()["after"])
+		state[string(key)] = string(after)
+	}
+	want := map[string]string{`{"code":"c2"}`: `{"code":"c2","id":110,"v":"x"}`, `{"code":"b2"}`: `{"code":"b2","id":102,"v":"w"}`}
+	if len(state) != 2 || state[`{"code":"c2"}`] != want[`{"code":"c2"}`] || state[`{"code":"b2"}`] != want[`{"code":"b2"}`] {
+		t.Errorf("a consumer keyed on the message key ends with %v; want %v", state, want)
+	}
+}

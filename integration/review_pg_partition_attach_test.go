@@ -1,0 +1,58 @@
+package integration
+
+// A review check that held (passes on the reviewed code); it runs only
+// with TRIBUTARY_REVIEW_HELD=1 (reviewHeld).
+//
+// Review of issue 28's replica identity fix for partitioned tables: a
+// partition without a replica identity attached to a captured partitioned
+// table while the pipeline runs (no source.tables list). PostgreSQL then
+// refuses UPDATE on that partition while the table is in the publication;
+// the pipeline must take the table out of the publication (as it does for
+// a table set to REPLICA IDENTITY NOTHING while streaming), so that the
+// application's writes work again, and say so.
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestReviewPGPartitionWithoutIdentityAttached(t *testing.T) {
+	reviewHeld(t)
+	e := newEnv(t, "rvattach")
+	e.exec(`CREATE TABLE m (id int, region text, v text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)`)
+	e.exec(`CREATE TABLE m_eu PARTITION OF m FOR VALUES IN ('eu')`)
+	e.exec(`INSERT INTO m VALUES (1, 'eu', 'x')`)
+	e.exec(sentinelTable)
+	pub := "tributary_" + e.name
+	p := e.start("run", "--config", e.writeTablesConfig())
+	e.pgCaughtUp(p, 1)
+	// A partition with its own replica identity NOTHING (a partition
+	// inherits the parent's primary key, so NOTHING is how it lacks one).
+	e.exec(`CREATE TABLE m_us (id int NOT NULL, region text NOT NULL, v text)`)
+	e.exec(`ALTER TABLE m_us REPLICA IDENTITY NOTHING`)
+	e.exec(`ALTER TABLE m ATTACH PARTITION m_us FOR VALUES IN ('us')`)
+	e.exec(`INSERT INTO m VALUES (2, 'us', 'y')`)
+	var lastErr error
+	ok := false
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) && !p.exited() {
+		if _, lastErr = e.conn.Exec(context.Background(), `UPDATE m SET v = 'z' WHERE region = 'us'`); lastErr == nil {
+			ok = true
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	_, tables := e.published(pub)
+	out := p.out.String()
+	if p.exited() {
+		t.Fatalf("exited; output:\n%s", out)
+	}
+	p.stop(t)
+	if !ok {
+		t.Fatalf("30 s after a partition without a replica identity was attached, the application's UPDATE still fails (%v); publication lists %v; warned about m_us: %v",
+			lastErr, tables, strings.Contains(out, "m_us"))
+	}
+	t.Logf("publication lists %v; warned about m_us: %v", tables, strings.Contains(out, "m_us"))
+}
