@@ -493,7 +493,7 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gz
 	op := ev.Op
 	// The source may reuse ev once emit returns: take what the promise
 	// needs now.
-	rows, commit, tombstone, table := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil, ev.Table
+	rows, commit, tombstone, table, deleteMode := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil, ev.Table, p.DeleteMode
 	rows.Sent(op, commit)
 	seq := p.tracker.add()
 	if p.txn != nil {
@@ -511,7 +511,9 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gz
 			// records fit is a kafka.TopicLimitError: none of them is
 			// skipped, the pipeline stalls (below) and its retry sends
 			// batches that fit.
-			row := skippedRow{topic: topic, key: key, table: table.ID.String(), op: op, eventID: m.EventID, size: tooLarge.Size, limit: tooLarge.Limit}
+			// A delete's tombstone, sent after it (emitRow), is still published.
+			row := skippedRow{topic: topic, key: key, table: table.ID.String(), op: op, eventID: m.EventID, size: tooLarge.Size, limit: tooLarge.Limit,
+				tombstone: op == change.OpDelete && deleteMode == "record_and_tombstone"}
 			if err := p.skip(p.produceCtx, row, tooLarge.Error()); err != nil {
 				rows.Failed(op)
 				p.fail(fmt.Errorf("%w: %w", errPublish, err))

@@ -1,17 +1,14 @@
 package integration
 
-// Review of issue 28's topic-limit fix with delete_mode
-// record_and_tombstone (pkg/pipeline/pipeline.go produce):
-// TestReviewTombstoneTopicLimit deletes a row whose old image (REPLICA
+// TestKafkaTopicLimitTombstone, with delete_mode record_and_tombstone,
+// deletes a row whose old image (REPLICA
 // IDENTITY FULL, 30 KB) is over the topic's max.message.bytes (20,000,
 // read at start). The insert and the delete event are skipped as too
 // large, the delete's tombstone is published (a compacted topic forgets
 // the row), and the delete's row.skipped event says so
 // (tombstone_published), as it does for a row over
-// destination.max_message_bytes (pipeline.go emitRow). Expected to fail
-// until fixed: the topic-limit path of produce builds its skippedRow
-// without tombstone, so the event omits tombstone_published although the
-// tombstone is published.
+// destination.max_message_bytes (pipeline.go emitRow). Found by the review
+// of issue 28: the topic-limit path of produce left tombstone_published out.
 
 import (
 	"fmt"
@@ -19,7 +16,7 @@ import (
 	"time"
 )
 
-func TestReviewTombstoneTopicLimit(t *testing.T) {
+func TestKafkaTopicLimitTombstone(t *testing.T) {
 	e := newEnv(t, "rvtomb")
 	topic := e.prefix + ".public.docs"
 	createTopicConfig(t, topic, 1, lowLimit)
