@@ -1,15 +1,13 @@
 package integration
 
-// Review of issue 28's "backfill chunks never split" fix
-// (pkg/pipeline/exactlyonce.go inChunk), for a table without a key
-// (REPLICA IDENTITY FULL, no primary key): an exactly-once pipeline is
-// SIGKILLed right after a Kafka transaction committed during its backfill.
-// inChunk exempts keyless tables, whose backfill is read whole and read
-// again from the start after a crash, so the rows committed before the
-// crash reach read_committed consumers twice. docs/exactly-once.md claims
-// a SIGKILL during a backfill shows each row once only for tables with a
-// key, and says nothing of keyless ones. Shows the duplicates; expected to
-// fail until fixed or documented.
+// TestExactlyOnceKeylessBackfillAtLeastOnce: a table without a key
+// (REPLICA IDENTITY FULL, no primary key) has no key to resume its
+// backfill after, so after a crash its backfill starts again from its
+// first row (docs/snapshots.md), and under exactly_once the rows committed
+// before the crash reach read_committed consumers twice; docs/exactly-once.md
+// says so. An exactly-once pipeline is SIGKILLed right after a Kafka
+// transaction committed during such a backfill: no row may be missing,
+// and rows are read twice (the review of issue 28 found the docs silent).
 
 import (
 	"encoding/json"
@@ -20,7 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-func TestReviewEOSKeylessBackfillCrash(t *testing.T) {
+func TestExactlyOnceKeylessBackfillAtLeastOnce(t *testing.T) {
 	e := newEnv(t, "rvkeyless")
 	const rows = 6000
 	e.exec(`CREATE TABLE logs (n int NOT NULL, msg text)`)
@@ -65,7 +63,10 @@ func TestReviewEOSKeylessBackfillCrash(t *testing.T) {
 		}
 	}
 	t.Logf("keyless backfill, one SIGKILL after a commit: read_committed %d missing, %d extra reads of %d rows", missing, extra, rows)
-	if missing > 0 || extra > 0 {
-		t.Fatalf("%d missing, %d read more than once by a read_committed consumer; want 0 and 0", missing, extra)
+	if missing > 0 {
+		t.Fatalf("%d of %d rows missing for a read_committed consumer", missing, rows)
+	}
+	if extra == 0 {
+		t.Fatalf("no row read twice: the restarted keyless backfill was expected to publish again what the killed run committed (docs/exactly-once.md); was the SIGKILL after a commit of backfill rows?")
 	}
 }
