@@ -43,6 +43,14 @@ type backend interface {
 	// whose deletes carry the whole row, for keys up to 2,000 characters.
 	textKeyTable(table string) []string
 	adminUserinfo() string
+	// shapeTable is the table of a shape feature (scenario_shapes_test.go)
+	// with t1…t4's columns; false when the dialect has no such shape.
+	shapeTable(feature, table string) (shapeTable, bool)
+	// charsetColumns add cs (in charset), en (an ENUM of enum) and st (a
+	// SET of set) to table; none where a database has one character set.
+	charsetColumns(table, charset string, enum, set []string) []string
+	// columnsText reads cols of table's rows as UTF-8 text: key → col → value.
+	columnsText(table string, cols []string) (map[int64]map[string]*string, error)
 }
 
 // dbRow is a row of a scenario table as the database holds it.
@@ -157,6 +165,54 @@ func (b *pgBackend) changeType(table, col string) string {
 
 func (b *pgBackend) adminUserinfo() string { return "postgres:postgres" }
 
+func (b *pgBackend) shapeTable(feature, table string) (shapeTable, bool) {
+	switch feature {
+	case "toast": // REPLICA IDENTITY DEFAULT: an update's new image lacks the unchanged TOASTed tv
+		return shapeTable{keyOnly: true, create: []string{
+			`CREATE TABLE ` + table + ` (k bigint PRIMARY KEY, seq bigint NOT NULL, v text, big text, tv text)`}}, true
+	case "keyless":
+		return shapeTable{keyless: true, create: []string{
+			`CREATE TABLE ` + table + ` (k bigint NOT NULL, seq bigint NOT NULL, v text, big text)`,
+			`CREATE INDEX ON ` + table + ` (k)`,
+			`ALTER TABLE ` + table + ` REPLICA IDENTITY FULL`}}, true
+	case "identity": // keyed by the index (docs/postgresql.md), whose k is all a delete carries
+		return shapeTable{keyOnly: true, create: []string{
+			`CREATE TABLE ` + table + ` (id bigserial PRIMARY KEY, k bigint NOT NULL, seq bigint NOT NULL, v text, big text)`,
+			`CREATE UNIQUE INDEX ` + table + `_k ON ` + table + ` (k)`,
+			`ALTER TABLE ` + table + ` REPLICA IDENTITY USING INDEX ` + table + `_k`}}, true
+	}
+	return shapeTable{}, false
+}
+
+func (b *pgBackend) charsetColumns(table, charset string, enum, set []string) []string { return nil }
+
+func (b *pgBackend) columnsText(table string, cols []string) (map[int64]map[string]*string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rows, err := b.e.conn.Query(context.Background(), "SELECT k, "+strings.Join(cols, "::text, ")+"::text FROM "+table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]map[string]*string{}
+	for rows.Next() {
+		var k int64
+		vals := make([]*string, len(cols))
+		dst := []any{&k}
+		for i := range vals {
+			dst = append(dst, &vals[i])
+		}
+		if err := rows.Scan(dst...); err != nil {
+			return nil, err
+		}
+		out[k] = map[string]*string{}
+		for i, c := range cols {
+			out[k][c] = vals[i]
+		}
+	}
+	return out, rows.Err()
+}
+
 func (b *pgBackend) createLogin(t *testing.T, user, password string) {
 	t.Helper()
 	if err := b.exec("CREATE ROLE " + user + " LOGIN SUPERUSER PASSWORD '" + password + "'"); err != nil {
@@ -246,6 +302,56 @@ func (b *mariaBackend) changeType(table, col string) string {
 }
 
 func (b *mariaBackend) adminUserinfo() string { return "root:root" }
+
+func (b *mariaBackend) shapeTable(feature, table string) (shapeTable, bool) {
+	cols := `k BIGINT NOT NULL, seq BIGINT NOT NULL, v VARCHAR(200) CHARACTER SET utf8mb4,
+		vl VARCHAR(200) CHARACTER SET latin1, big MEDIUMTEXT`
+	switch feature {
+	case "toast": // the full row image carries tv: the analogue of PostgreSQL's TOAST
+		return shapeTable{create: []string{`CREATE TABLE ` + table + ` (` + cols + `, tv MEDIUMTEXT, PRIMARY KEY (k))`}}, true
+	case "keyless":
+		return shapeTable{keyless: true, create: []string{`CREATE TABLE ` + table + ` (` + cols + `, KEY (k))`}}, true
+	}
+	return shapeTable{}, false
+}
+
+func (b *mariaBackend) charsetColumns(table, charset string, enum, set []string) []string {
+	members := func(ms []string) string {
+		var q []string
+		for _, m := range ms {
+			q = append(q, sqlText(&m))
+		}
+		return strings.Join(q, ", ")
+	}
+	return []string{fmt.Sprintf(`ALTER TABLE %s ADD COLUMN cs VARCHAR(100) CHARACTER SET %s,
+		ADD COLUMN en ENUM(%s) CHARACTER SET utf8mb4, ADD COLUMN st SET(%s) CHARACTER SET utf8mb4`,
+		table, charset, members(enum), members(set))}
+}
+
+func (b *mariaBackend) columnsText(table string, cols []string) (map[int64]map[string]*string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	sel := "k"
+	for _, c := range cols {
+		sel += ", CONVERT(" + c + " USING utf8mb4)"
+	}
+	r, err := b.e.my.Execute("SELECT " + sel + " FROM " + table)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]map[string]*string{}
+	for i := 0; i < r.RowNumber(); i++ {
+		k, _ := r.GetInt(i, 0)
+		out[k] = map[string]*string{}
+		for c, col := range cols {
+			if null, _ := r.IsNull(i, c+1); !null {
+				s, _ := r.GetString(i, c+1)
+				out[k][col] = &s
+			}
+		}
+	}
+	return out, nil
+}
 
 func (b *mariaBackend) createLogin(t *testing.T, user, password string) {
 	t.Helper()

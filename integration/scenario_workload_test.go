@@ -21,11 +21,14 @@ type ochange struct {
 	table     string
 	op        string // r (initial row), c, u, d
 	k, seq    int64  // for d: the seq of the deleted row image
+	prev      int64  // for u: the seq of the row image it replaced
 	oversized bool   // over max_message_bytes: a row.skipped record, no message
 }
 
-// vexp is the text a seq wrote: v (any script) and vl (latin1 only).
-type vexp struct{ v, vl *string }
+// vexp is the text a seq wrote: v (any script), vl (latin1 only) and,
+// in a table with charset columns (charsets), cs (text of the column's
+// character set), en (an ENUM member) and st (SET members).
+type vexp struct{ v, vl, cs, en, st *string }
 
 // workload is the writer and its model. mu is held for each transaction,
 // so the controller can act between transactions (while the publisher is
@@ -48,11 +51,13 @@ type workload struct {
 	vOf        map[int64]vexp
 	truncSeq   map[string]int64 // table → seq at its last TRUNCATE
 	ddlStep    map[string]int
-	shifted    map[string]string // table → column added by shiftColumn while down
-	bigDone    chan struct{}     // closed when the big transaction committed
-	bigSeqs    [2]int64          // the big transaction's first and last seq
+	shifted    map[string]string     // table → column added by shiftColumn while down
+	bigDone    chan struct{}         // closed when the big transaction committed
+	bigSeqs    [2]int64              // the big transaction's first and last seq
+	shapes     map[string]shapeTable // table → the shape feature's table it is
+	charset    map[string]string     // table → its cs column's character set (charsets)
 
-	txs, rollbacks, savepoints, truncates, ddls, larges, oversized int
+	txs, rollbacks, savepoints, truncates, ddls, larges, oversized, toastRounds int
 }
 
 func newWorkload(b backend, seed uint64, f features, tables []string, maxBytes, bigRows int) *workload {
@@ -61,6 +66,7 @@ func newWorkload(b backend, seed uint64, f features, tables []string, maxBytes, 
 		bigRows: bigRows, bigAt: 120, live: map[string]map[int64]int64{}, nextKey: 1,
 		rolledBack: map[int64]bool{}, vOf: map[int64]vexp{}, truncSeq: map[string]int64{},
 		ddlStep: map[string]int{}, shifted: map[string]string{}, bigDone: make(chan struct{}),
+		shapes: map[string]shapeTable{}, charset: map[string]string{},
 	}
 }
 
@@ -71,9 +77,10 @@ var (
 	latin1Texts = []string{"plain ascii", "héllo wörld", "ÆØÅ æøå", "£¥©® ±", "ñandú 'q'", "Ünïcödé"}
 )
 
-// text is the value a seq writes: NULL for some seqs (nulls), a script
-// from the lists (encodings) or plain ASCII.
-func (w *workload) text(seq int64) vexp {
+// text is the value a seq writes in table t: NULL for some seqs (nulls),
+// a script from the lists (encodings) or plain ASCII; text of t's charset
+// and ENUM and SET members when t has charset columns (charsets).
+func (w *workload) text(t string, seq int64) vexp {
 	if w.f.on("nulls") && seq%7 == 3 {
 		return vexp{}
 	}
@@ -82,10 +89,14 @@ func (w *workload) text(seq int64) vexp {
 		v = fmt.Sprintf("%s %d", utf8Texts[seq%int64(len(utf8Texts))], seq)
 		vl = fmt.Sprintf("%s %d", latin1Texts[seq%int64(len(latin1Texts))], seq)
 	}
-	if !w.b.latin1() {
-		return vexp{v: &v}
+	x := vexp{v: &v}
+	if w.b.latin1() {
+		x.vl = &vl
 	}
-	return vexp{v: &v, vl: &vl}
+	if cs := w.charset[t]; cs != "" {
+		x.cs, x.en, x.st = charsetValues(cs, seq)
+	}
+	return x
 }
 
 func sqlText(s *string) string {
@@ -98,36 +109,72 @@ func sqlText(s *string) string {
 // insertSQL inserts key k with seq's texts; big, when set, is the SQL
 // expression of the big column.
 func (w *workload) insertSQL(table string, k, seq int64, x vexp, big string) string {
-	cols, vals := "k, seq, v", fmt.Sprintf("%d, %d, %s", k, seq, sqlText(x.v))
-	if w.b.latin1() {
-		cols, vals = cols+", vl", vals+", "+sqlText(x.vl)
-	}
-	if big != "" {
-		cols, vals = cols+", big", vals+", "+big
-	}
+	cols, vals := w.insertValues(table, k, seq, x, big)
 	return fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, cols, vals)
 }
 
-// setSQL is the SET list that gives a row seq and seq's texts.
-func (w *workload) setSQL(seq int64, x vexp) string {
-	s := fmt.Sprintf("seq = %d, v = %s", seq, sqlText(x.v))
+// insertValues are insertSQL's column list and values: the texts, and the
+// toast table's tv (toast).
+func (w *workload) insertValues(table string, k, seq int64, x vexp, big string) (string, string) {
+	cols, vals := []string{"k", "seq"}, []string{fmt.Sprint(k), fmt.Sprint(seq)}
+	tc, tv := w.texts(table, x)
+	cols, vals = append(cols, tc...), append(vals, tv...)
+	if big != "" {
+		cols, vals = append(cols, "big"), append(vals, big)
+	}
+	if w.shapes[table].feature == "toast" {
+		s := toastValue(k)
+		cols, vals = append(cols, "tv"), append(vals, sqlText(&s))
+	}
+	return strings.Join(cols, ", "), strings.Join(vals, ", ")
+}
+
+// texts are table's text columns and x's values for them as SQL.
+func (w *workload) texts(table string, x vexp) (cols, vals []string) {
+	cols, vals = []string{"v"}, []string{sqlText(x.v)}
 	if w.b.latin1() {
-		s += ", vl = " + sqlText(x.vl)
+		cols, vals = append(cols, "vl"), append(vals, sqlText(x.vl))
+	}
+	if w.charset[table] != "" {
+		cols, vals = append(cols, "cs", "en", "st"), append(vals, sqlText(x.cs), sqlText(x.en), sqlText(x.st))
+	}
+	return cols, vals
+}
+
+// setSQL is the SET list that gives a row of table seq and seq's texts
+// (never the toast table's tv: its updates leave the TOASTed value alone).
+func (w *workload) setSQL(table string, seq int64, x vexp) string {
+	s := fmt.Sprintf("seq = %d", seq)
+	cols, vals := w.texts(table, x)
+	for i, c := range cols {
+		s += ", " + c + " = " + vals[i]
 	}
 	return s
 }
 
-// seedRows inserts n rows into each table before the pipeline starts:
-// they are published as r events by the backfill.
+// seedRows inserts n rows into each table (the toast table: toastSeedRows)
+// before the pipeline starts, 100 a statement: they are published as r
+// events by the backfill.
 func (w *workload) seedRows(n int) error {
 	for _, t := range w.tables {
 		w.live[t] = map[int64]int64{}
-		for i := 0; i < n; i++ {
+		rows := n
+		if w.shapes[t].feature == "toast" {
+			rows = toastSeedRows
+		}
+		var cols string
+		var vals []string
+		for i := 0; i < rows; i++ {
 			k, seq := w.nextKey, w.seq+1
 			w.nextKey, w.seq = k+1, seq
-			x := w.text(seq)
-			if err := w.b.exec(w.insertSQL(t, k, seq, x, "")); err != nil {
-				return err
+			x := w.text(t, seq)
+			c, v := w.insertValues(t, k, seq, x, "")
+			cols, vals = c, append(vals, "("+v+")")
+			if len(vals) == 100 || i == rows-1 {
+				if err := w.b.exec(fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", t, cols, strings.Join(vals, ", "))); err != nil {
+					return err
+				}
+				vals = vals[:0]
 			}
 			w.vOf[seq] = x
 			w.live[t][k] = seq
@@ -165,6 +212,8 @@ func (w *workload) step() error {
 	switch r := w.rng.IntN(1000); {
 	case w.f.on("bigtx") && w.bigRows > 0 && w.txs == w.bigAt:
 		return w.bigTx()
+	case w.toastRounds < toastRounds && w.txs%20 == 1 && w.toastTable() != "":
+		return w.toastRound(w.toastTable())
 	case w.f.on("truncate") && r < 6:
 		return w.truncate(w.pick())
 	case w.f.on("ddl") && r < 25:
@@ -249,7 +298,7 @@ func (w *workload) tx() error {
 // change makes one insert, update, key update or delete in t.
 func (w *workload) change(st *txState, t string, seq int64) error {
 	live := st.live[t]
-	x := w.text(seq)
+	x := w.text(t, seq)
 	w.vOf[seq] = x
 	r := w.rng.IntN(10)
 	if len(live) < 30 || r < 4 || (len(live) < 1500 && r < 5) {
@@ -262,16 +311,16 @@ func (w *workload) change(st *txState, t string, seq int64) error {
 	k := anyKey(live, w.rng)
 	switch {
 	case r < 7:
+		st.changes = append(st.changes, ochange{table: t, op: "u", k: k, seq: seq, prev: live[k]})
 		live[k] = seq
-		st.changes = append(st.changes, ochange{table: t, op: "u", k: k, seq: seq})
-		return w.b.exec(fmt.Sprintf("UPDATE %s SET %s WHERE k = %d", t, w.setSQL(seq, x), k))
-	case r < 8 && w.f.on("keyupdate"):
+		return w.b.exec(fmt.Sprintf("UPDATE %s SET %s WHERE k = %d", t, w.setSQL(t, seq, x), k))
+	case r < 8 && w.f.on("keyupdate") && !w.shapes[t].noKeyUpdate:
 		nk := st.nextKey
 		st.nextKey++
 		st.changes = append(st.changes, ochange{table: t, op: "d", k: k, seq: live[k]}, ochange{table: t, op: "c", k: nk, seq: seq})
 		delete(live, k)
 		live[nk] = seq
-		return w.b.exec(fmt.Sprintf("UPDATE %s SET k = %d, %s WHERE k = %d", t, nk, w.setSQL(seq, x), k))
+		return w.b.exec(fmt.Sprintf("UPDATE %s SET k = %d, %s WHERE k = %d", t, nk, w.setSQL(t, seq, x), k))
 	default:
 		st.changes = append(st.changes, ochange{table: t, op: "d", k: k, seq: live[k]})
 		delete(live, k)
@@ -339,7 +388,7 @@ func (w *workload) large(t string) error {
 	w.seq++
 	k, seq := w.nextKey, w.seq
 	w.nextKey++
-	x := w.text(seq)
+	x := w.text(t, seq)
 	w.vOf[seq] = x
 	if err := w.b.exec(w.insertSQL(t, k, seq, x, fmt.Sprintf("REPEAT('x', %d)", size))); err != nil {
 		return err
@@ -358,7 +407,7 @@ func (w *workload) bigTx() error {
 	}
 	w.seq++
 	k0, seq0 := w.nextKey, w.seq
-	x := w.text(seq0)
+	x := w.text(t, seq0)
 	w.vOf[seq0] = x
 	if err := w.b.exec(w.insertSQL(t, k0, seq0, x, "")); err != nil {
 		return err
