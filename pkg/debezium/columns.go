@@ -206,6 +206,9 @@ func columnDefault(p *colPlan, col *change.Column) []byte {
 		if p.optional {
 			return nil
 		}
+		if p.enc == encZoned {
+			return appendZonedTimestamp(nil, 0, p.width)
+		}
 		return p.appendFallback(nil)
 	}
 	b, err := p.appendValue(nil, d)

@@ -71,3 +71,37 @@ func TestVariableScaleDecimalNoDefault(t *testing.T) {
 		t.Errorf("after image:\n%s", s)
 	}
 }
+
+// TestRequiredNullZoned: a null in a NOT NULL timestamptz (a key-only old
+// row) is Debezium's fallback "1970-01-01T00:00:00Z" without a fraction,
+// whatever the precision, when the column has no default; with a default
+// the source cannot evaluate (now()) it is the schema default, the zero
+// instant with the column's digits, as Debezium writes both (found by the
+// differential oracle, checked side by side for timestamptz, (1), (3),
+// (6)).
+func TestRequiredNullZoned(t *testing.T) {
+	tz3 := typ(change.KindTimestampTZ, 3, -1)
+	tbl := &change.Table{
+		ID: change.TableID{DB: "shop", Schema: "public", Name: "t"},
+		Columns: []change.Column{
+			{Name: "id", Type: typ(change.KindInt32, -1, -1)},
+			{Name: "a", Type: tz3},
+			{Name: "b", Type: tz3, Default: &change.Value{}},
+		},
+		Key: []int{0},
+	}
+	ev := &change.Event{Table: tbl, Op: change.OpDelete, Before: change.Row{change.IntValue(1), {}, {}}, Source: pgSource}
+	b, err := NewEncoder(Options{TopicPrefix: "p"}).AppendValue(nil, ev, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for _, want := range []string{
+		`"before":{"id":1,"a":"1970-01-01T00:00:00Z","b":"1970-01-01T00:00:00.000Z"}`,
+		`"default":"1970-01-01T00:00:00.000Z","field":"b"`,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("lacks %s:\n%s", want, s)
+		}
+	}
+}
