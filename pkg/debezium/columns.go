@@ -57,6 +57,8 @@ type colPlan struct {
 	// when it has none: a null value is written as it, as Kafka Connect's
 	// JsonConverter does (replace.null.with.default, true by default).
 	dflt []byte
+	// hstore: an hstore column (KindJSON), whose fallback is "{}".
+	hstore bool
 }
 
 // columnSchema maps a column to the Connect schema Debezium's PostgreSQL
@@ -171,7 +173,8 @@ func columnSchema(c *change.Column) (s connectSchema, enc colEnc, ok bool) {
 
 // newColPlan returns the plan of column i, col, whose schema is s.
 func newColPlan(i int, col *change.Column, enc colEnc) colPlan {
-	p := colPlan{idx: i, name: col.Name, kind: col.Type.Kind, enc: enc, optional: col.Optional, scale: col.Type.Scale}
+	p := colPlan{idx: i, name: col.Name, kind: col.Type.Kind, enc: enc, optional: col.Optional, scale: col.Type.Scale,
+		hstore: col.Type.Kind == change.KindJSON && col.Type.Name == "hstore"}
 	if enc == encZoned {
 		p.width = precision(&col.Type)
 	}

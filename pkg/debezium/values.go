@@ -242,6 +242,9 @@ func (p *colPlan) appendFallback(b []byte) []byte {
 	case encVarDecimal:
 		return append(b, `{"scale":0,"value":"AA=="}`...)
 	case encString, encBytes:
+		if p.hstore {
+			return append(b, `"{}"`...) // Debezium's hstore converter
+		}
 		return append(b, `""`...)
 	case encZoned:
 		// Debezium's fallback instant is written without a fraction
