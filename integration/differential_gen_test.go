@@ -46,13 +46,35 @@ type diffKnown struct {
 	// converter does not map (PostgresDefaultValueConverter: bit, varbit,
 	// bool, bpchar, varchar, text, numeric, float4/8, int2/4/8, json,
 	// jsonb, xml, date, time, timestamp, timestamptz, interval, uuid
-	// only), and time '24:00:00' (Debezium: 86399999999): Tributary writes
-	// a schema default (pkg/source/postgres/decode.go defaultConverted).
+	// only), a default of ±infinity or with a newline (Debezium: none),
+	// and time '24:00:00' (Debezium: 86399999999): Tributary writes a
+	// schema default (pkg/source/postgres/decode.go defaultConverted).
 	pgDefaults bool
 	// The snapshot's last table is empty: Debezium marks the last row it
 	// read (of an earlier table) "last", Tributary only
 	// "last_in_data_collection".
 	snapshotEmptyLast bool
+	// PostgreSQL timestamps near the maximum (294276 AD): Tributary's µs
+	// since 1970 overflow int64 and wrap ("-290278-12-14T15:58:10…");
+	// Debezium writes "+294277-01-01T00:00:00Z" or saturates
+	// (pkg/source/postgres/decode.go parseTimestamp).
+	pgTimestampMax bool
+	// PostgreSQL arrays of dates, times and timestamps: Debezium converts
+	// the elements through java.sql types (Julian calendar before
+	// 1582-10-15, BC years without the era, time without its
+	// microseconds and 24:00:00 as 0), its
+	// scalars and Tributary's elements proleptic Gregorian; ±infinity
+	// timestamptz elements as "+292269055-12-02T23:00:00Z").
+	pgArrayTemporal bool
+	// A PostgreSQL text default with a quote ('it''s'): Debezium's
+	// extractDefault stops at the first quote ("it").
+	pgDefaultQuote bool
+	// A key-only old row (REPLICA IDENTITY DEFAULT) of an unconstrained
+	// numeric column with a default: Debezium, whose numeric default is a
+	// struct it drops, writes the NOT NULL fallback {"scale":0,"value":"AA=="}
+	// or null, Tributary the default (pkg/source/postgres/catalog.go
+	// columnDefault, decode.go completeImages).
+	pgNumericDefault bool
 }
 
 func diffKnownFromEnv() diffKnown {
@@ -60,14 +82,17 @@ func diffKnownFromEnv() diffKnown {
 		return diffKnown{}
 	}
 	return diffKnown{myNonUTF8: true, myEnumComma: true, pgUsingIndex: true, pgNoIdentity: true, unknownTypes: true,
-		pgIntervalOverflow: true, pgDefaults: true, snapshotEmptyLast: true}
+		pgIntervalOverflow: true, pgDefaults: true, snapshotEmptyLast: true, pgTimestampMax: true, pgArrayTemporal: true,
+		pgDefaultQuote: true, pgNumericDefault: true}
 }
 
 func (k diffKnown) String() string {
 	var on []string
 	for name, v := range map[string]bool{"myNonUTF8": k.myNonUTF8, "myEnumComma": k.myEnumComma,
 		"pgUsingIndex": k.pgUsingIndex, "pgNoIdentity": k.pgNoIdentity, "unknownTypes": k.unknownTypes,
-		"pgIntervalOverflow": k.pgIntervalOverflow, "pgDefaults": k.pgDefaults, "snapshotEmptyLast": k.snapshotEmptyLast} {
+		"pgIntervalOverflow": k.pgIntervalOverflow, "pgDefaults": k.pgDefaults, "snapshotEmptyLast": k.snapshotEmptyLast,
+		"pgTimestampMax": k.pgTimestampMax, "pgArrayTemporal": k.pgArrayTemporal, "pgDefaultQuote": k.pgDefaultQuote,
+		"pgNumericDefault": k.pgNumericDefault} {
 		if v {
 			on = append(on, name)
 		}
