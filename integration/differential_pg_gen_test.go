@@ -20,6 +20,12 @@ func (pgDialect) anyRow(tb *diffTable) string {
 	return fmt.Sprintf(" WHERE ctid = (SELECT ctid FROM %s LIMIT 1)", tb.name)
 }
 
+func (pgDialect) emptyInsert(_ *diffGen, tb *diffTable) string {
+	return "INSERT INTO " + tb.name + " DEFAULT VALUES"
+}
+
+func (pgDialect) transactions(diffKnown) bool { return true }
+
 // pgExtensions are created in every round's database.
 var pgExtensions = []string{"citext", "hstore", "ltree", "postgis"}
 

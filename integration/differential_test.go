@@ -225,7 +225,15 @@ func (r diffRound) run(t *testing.T) {
 			t.Logf("tributary output:\n%s", p.out)
 		}
 	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("schema:\n%s", strings.Join(r.w.ddl(), ";\n"))
+		}
+	})
 	alive := func() {
+		if strings.Contains(dbz.out.String(), "ErrorHandler - Producer failure") {
+			t.Fatalf("debezium failed (nothing to compare):\n%s", dbz.out)
+		}
 		if dbz.exited() {
 			t.Fatalf("debezium exited early:\n%s", dbz.out)
 		}
