@@ -315,6 +315,10 @@ func (d myDialect) table(g *diffGen, i int) *diffTable {
 			strings.ContainsFunc(c.def, func(r rune) bool { return r > 0xffff })) {
 			c.def = ""
 		}
+		// TINYTEXT holds 255 bytes, its default too.
+		if len(c.def) > 200 {
+			c.def = ""
+		}
 		// An ascii column takes no default it cannot hold.
 		if strings.Contains(c.typ.sql, "CHARACTER SET ascii") && strings.ContainsFunc(c.def, func(r rune) bool { return r > 0x7f }) {
 			c.def = ""

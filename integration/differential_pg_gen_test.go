@@ -346,10 +346,10 @@ func (g *diffGen) pgType(tb string, n *int, key bool) diffType {
 				t.vals = append(t.vals, v)
 			}
 		}
-		switch el.name {
+		switch el.sql {
 		case "text", "varchar":
 			t.toast = "(SELECT array_agg(md5(g::text)) FROM generate_series(1, 300) g)"
-		case "int4":
+		case "integer":
 			t.toast = "(SELECT array_agg(hashtext(g::text)) FROM generate_series(1, 1200) g)"
 		}
 		return t
