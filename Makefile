@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: build test unit integration soak faults demo services-up services-down bench bench-micro lint fuzz clean build-functions cdk-app synth cfn-lint
+.PHONY: build test unit integration soak faults fuzz-debezium demo services-up services-down bench bench-micro lint fuzz clean build-functions cdk-app synth cfn-lint
 
 # cfn-lint, pinned, in a venv under the git-ignored .services/; installed
 # once per version (the binary exists only after pip succeeded). `make
@@ -73,6 +73,16 @@ soak: services-up ## the randomized oracle for SOAK_MINUTES (default 60) per sou
 	ORACLE_SECONDS=$$(( $(SOAK_MINUTES) * 60 )) ORACLE_BIG_ROWS=$${ORACLE_BIG_ROWS:-500000} \
 	ORACLE_TX_PAUSE_MS=$${ORACLE_TX_PAUSE_MS:-10} \
 	  $(GO) test -count=1 -v -timeout $$(( $(SOAK_MINUTES) * 2 + 40 ))m -run '^TestRandomOracle$$' ./integration/
+
+# The differential oracle (TestDebeziumDifferential, integration/differential_test.go): random
+# schemas and workloads through real Debezium and Tributary at once, rounds of seed, seed+1, …
+# for MINUTES per source. `make test` runs one round per source with a random seed; a failing
+# seed replays with the command it prints. DIFF_KNOWN=1 also generates the known differences.
+SEED ?= $(shell echo $$RANDOM)
+MINUTES ?= 10
+fuzz-debezium: services-up ## the Debezium differential oracle for MINUTES (default 10) per source from SEED
+	DIFF_SEED=$(SEED) DIFF_MINUTES=$(MINUTES) \
+	  $(GO) test -count=1 -v -timeout $$(( $(MINUTES) * 2 + 20 ))m -run '^TestDebeziumDifferential$$' ./integration/
 
 # The fault suites in full: the source faults (restarts, killed connections, failovers, the
 # blocked-port outage past the window) and the multi-broker suite

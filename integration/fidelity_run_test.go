@@ -46,17 +46,7 @@ func (s sideBySide) run(t *testing.T) string {
 	// markers (first, last_in_data_collection, last) follow that order:
 	// Tributary reads one table at a time too here, to be compared record
 	// by record.
-	cfg, err := os.ReadFile(s.config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	one := strings.Replace(string(cfg), "\nsource:\n", "\nsource:\n  snapshot_parallelism: 1\n", 1)
-	if one == string(cfg) {
-		t.Fatalf("no source section in %s:\n%s", s.config, cfg)
-	}
-	if err := os.WriteFile(s.config, []byte(one), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	oneTableAtATime(t, s.config)
 
 	dbzOut := filepath.Join(s.e.dir, "debezium.jsonl")
 	dbz := s.debezium(dbzOut, want)
@@ -127,11 +117,31 @@ func (s sideBySide) run(t *testing.T) string {
 	return p.out.String()
 }
 
+// oneTableAtATime sets snapshot_parallelism 1 in the pipeline config at
+// path: Debezium snapshots one table after another, and its snapshot
+// markers (first, last_in_data_collection, last) follow that order.
+func oneTableAtATime(t *testing.T, path string) {
+	t.Helper()
+	cfg, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := strings.Replace(string(cfg), "\nsource:\n", "\nsource:\n  snapshot_parallelism: 1\n", 1)
+	if one == string(cfg) {
+		t.Fatalf("no source section in %s:\n%s", path, cfg)
+	}
+	if err := os.WriteFile(path, []byte(one), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // startMariaDBDebezium runs Debezium's MariaDB connector on e's database
 // (but Tributary's watermark table, tributary_signal, which a user would
-// leave out of Debezium's capture too), stopping after max records. The server id is random so that tests
-// running at once do not take each other's binlog connection.
-func startMariaDBDebezium(t *testing.T, e *myEnv, out string, max int) *debeziumProc {
+// leave out of Debezium's capture too), stopping after max records (0: when
+// stopped); extra lines are added to the properties (a later line wins).
+// The server id is random so that tests running at once do not take each
+// other's binlog connection.
+func startMariaDBDebezium(t *testing.T, e *myEnv, out string, max int, extra ...string) *debeziumProc {
 	t.Helper()
 	props := fmt.Sprintf(`connector.class=io.debezium.connector.mariadb.MariaDbConnector
 database.hostname=127.0.0.1
@@ -151,5 +161,5 @@ harness.max.records=%d
 harness.max.runtime.ms=110000
 `, 5_400_000+rand.IntN(200_000), e.db, e.db, e.prefix,
 		filepath.Join(e.dir, "debezium-history.dat"), filepath.Join(e.dir, "debezium-offsets.dat"), max)
-	return runDebezium(t, e.dir, "mariadb", props, out)
+	return runDebezium(t, e.dir, "mariadb", props+strings.Join(extra, ""), out)
 }

@@ -404,8 +404,9 @@ func (d *debeziumProc) stop() {
 
 // startDebezium builds the harness if needed and runs Debezium's PostgreSQL
 // connector on e's database with its own slot and publication, stopping
-// after max records.
-func startDebezium(t *testing.T, e *env, out string, max int) *debeziumProc {
+// after max records (0: when stopped). extra lines are added to the
+// connector's properties (a later line wins).
+func startDebezium(t *testing.T, e *env, out string, max int, extra ...string) *debeziumProc {
 	t.Helper()
 	props := fmt.Sprintf(`connector.class=io.debezium.connector.postgresql.PostgresConnector
 database.hostname=127.0.0.1
@@ -420,7 +421,7 @@ publication.name=dbz_%s
 harness.max.records=%d
 harness.max.runtime.ms=170000
 `, e.db, e.prefix, e.name, e.name, max)
-	return runDebezium(t, e.dir, "", props, out)
+	return runDebezium(t, e.dir, "", props+strings.Join(extra, ""), out)
 }
 
 // runDebezium builds the harness (and the jar set jars, "" for the main

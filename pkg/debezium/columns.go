@@ -53,6 +53,12 @@ type colPlan struct {
 	inArray  bool     // an array's element: NaN decimals fail the array
 	// unavailable is an array's unchanged-TOAST placeholder; nil: null.
 	unavailable []byte
+	// dflt is the column's schema default as JSON (columnDefault), nil
+	// when it has none: a null value is written as it, as Kafka Connect's
+	// JsonConverter does (replace.null.with.default, true by default).
+	dflt []byte
+	// hstore: an hstore column (KindJSON), whose fallback is "{}".
+	hstore bool
 }
 
 // columnSchema maps a column to the Connect schema Debezium's PostgreSQL
@@ -167,7 +173,8 @@ func columnSchema(c *change.Column) (s connectSchema, enc colEnc, ok bool) {
 
 // newColPlan returns the plan of column i, col, whose schema is s.
 func newColPlan(i int, col *change.Column, enc colEnc) colPlan {
-	p := colPlan{idx: i, name: col.Name, kind: col.Type.Kind, enc: enc, optional: col.Optional, scale: col.Type.Scale}
+	p := colPlan{idx: i, name: col.Name, kind: col.Type.Kind, enc: enc, optional: col.Optional, scale: col.Type.Scale,
+		hstore: col.Type.Kind == change.KindJSON && col.Type.Name == "hstore"}
 	if enc == encZoned {
 		p.width = precision(&col.Type)
 	}
@@ -191,14 +198,19 @@ func newColPlan(i int, col *change.Column, enc colEnc) colPlan {
 // (Debezium's converter fallback) and no default otherwise.
 func columnDefault(p *colPlan, col *change.Column) []byte {
 	d := col.Default
-	if d == nil || p.enc == encArray || p.enc == encPoint || p.enc == encGeometry {
+	if d == nil || p.enc == encArray || p.enc == encPoint || p.enc == encGeometry || p.enc == encVarDecimal {
 		// Debezium gives array and spatial columns no default (its
-		// default-value converter has none for them).
+		// default-value converter has none for them), nor an
+		// unconstrained numeric's: "Struct can't be used as default
+		// value for column …, will use null instead".
 		return nil
 	}
 	if d.Kind == change.Null {
 		if p.optional {
 			return nil
+		}
+		if p.enc == encZoned {
+			return appendZonedTimestamp(nil, 0, p.width)
 		}
 		return p.appendFallback(nil)
 	}

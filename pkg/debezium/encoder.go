@@ -241,6 +241,7 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 		}
 		p := newColPlan(i, col, enc)
 		s.defaultJSON = columnDefault(&p, col)
+		p.dflt = s.defaultJSON
 		planOf[i] = len(c.cols)
 		c.cols = append(c.cols, p)
 		fields = append(fields, connectField{col.Name, s})
@@ -292,9 +293,16 @@ func (c *tableCodec) appendRow(b []byte, t *change.Table, row change.Row, plans 
 		}
 		b = append(b, p.key...)
 		v := &row[p.idx]
+		start := len(b)
 		var err error
 		if b, err = p.appendValue(b, v); err != nil {
 			return b, &EncodeError{Table: tableName(t), Column: p.name, Kind: p.kind, ValueKind: v.Kind, Err: err}
+		}
+		if p.dflt != nil && string(b[start:]) == "null" {
+			// A null of a column with a default (a NULL, or a value
+			// Debezium's converter turns into null: NaN decimals, failed
+			// arrays): JsonConverter writes the default.
+			b = append(b[:start], p.dflt...)
 		}
 	}
 	return append(b, '}'), nil

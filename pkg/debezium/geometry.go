@@ -37,15 +37,16 @@ func spatialSchema(s *connectSchema, k change.Kind) (colEnc, bool) {
 		s.name, s.doc, s.fields = "io.debezium.data.geometry.Point", "Geometry (POINT)", pointFields
 		return encPoint, true
 	case change.KindGeometry:
-		// Debezium declares geometry and geography fields optional even
-		// for NOT NULL columns, while its converter still writes the
-		// fallback value for a null there (appendSpatialFallback).
+		// Debezium declares geometry fields optional even for NOT NULL
+		// columns (its Geometry.builder() calls optional()), while its
+		// converter still writes the fallback value for a null there
+		// (appendSpatialFallback). Geography.builder() does not: a
+		// geography field is optional as its column is.
 		s.name, s.doc, s.fields = "io.debezium.data.geometry.Geometry", "Geometry", geometryFields
 		s.optional = true
 		return encGeometry, true
 	case change.KindGeography:
 		s.name, s.doc, s.fields = "io.debezium.data.geometry.Geography", "Geography", geographyFields
-		s.optional = true
 		return encGeometry, true
 	}
 	s.typ, s.version = "", 0

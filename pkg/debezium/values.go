@@ -69,6 +69,11 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 		if p.optional {
 			return append(b, "null"...), nil
 		}
+		if p.dflt != nil {
+			// JdbcValueConverters.convertValue: the schema default, else
+			// the fallback.
+			return append(b, p.dflt...), nil
+		}
 		return p.appendFallback(b), nil
 	case change.Unavailable:
 		return p.appendUnavailable(b)
@@ -237,9 +242,15 @@ func (p *colPlan) appendFallback(b []byte) []byte {
 	case encVarDecimal:
 		return append(b, `{"scale":0,"value":"AA=="}`...)
 	case encString, encBytes:
+		if p.hstore {
+			return append(b, `"{}"`...) // Debezium's hstore converter
+		}
 		return append(b, `""`...)
 	case encZoned:
-		return appendZonedTimestamp(b, 0, p.width)
+		// Debezium's fallback instant is written without a fraction
+		// whatever the column's precision (a schema default of a NOT NULL
+		// column has the precision's digits: columnDefault).
+		return append(b, `"1970-01-01T00:00:00Z"`...)
 	case encZonedTime:
 		return append(b, `"00:00:00Z"`...)
 	case encArray:
