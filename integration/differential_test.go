@@ -333,8 +333,8 @@ func (r diffRound) run(t *testing.T) {
 	}
 }
 
-// keyOf is the canonical text of a record's key ("null" for none).
-func keyOf(r rawRecord) string {
+// rawKeyText is the canonical text of a record's key ("null" for none).
+func rawKeyText(r rawRecord) string {
 	m, _ := r.key.(map[string]any)
 	b, _ := json.Marshal(m["payload"])
 	return string(b)
@@ -349,7 +349,7 @@ func (d *fidelityDiffs) compareByKey(topic string, dbz, trib []rawRecord) int {
 		var keys []string
 		m := map[string][]rawRecord{}
 		for _, r := range recs {
-			k := keyOf(r)
+			k := rawKeyText(r)
 			if m[k] == nil {
 				keys = append(keys, k)
 			}
@@ -443,9 +443,9 @@ func foldByKey(recs []rawRecord, clean func(any) any) map[string]int {
 			continue
 		}
 		if p["op"] == "d" {
-			delete(byKey, keyOf(r))
+			delete(byKey, rawKeyText(r))
 		} else {
-			byKey[keyOf(r)] = after
+			byKey[rawKeyText(r)] = after
 		}
 	}
 	for k, img := range byKey {
