@@ -21,8 +21,16 @@ const slabRows = 256
 // block of their own).
 const blockBytes = 64 << 10
 
-// Keep returns a copy of b.
+// emptyValue is every empty value Keep returns: zero bytes, not nil.
+var emptyValue = make([]byte, 0)
+
+// Keep returns a copy of b, a value that is not NULL: an empty b gives an
+// empty slice that is not nil, since the decoders read nil as NULL (an
+// empty string key read back as NULL stopped the pipeline).
 func (s *Slabs) Keep(b []byte) []byte {
+	if len(b) == 0 {
+		return emptyValue
+	}
 	if len(b) > cap(s.block)-len(s.block) {
 		s.block = make([]byte, 0, max(len(b), blockBytes))
 	}

@@ -46,3 +46,17 @@ func TestSlabsHandOutIndependentPieces(t *testing.T) {
 		}
 	}
 }
+
+// An empty value is not NULL: Keep of zero bytes (nil or not) is an empty
+// slice that is not nil, as the sources' decoders read nil as NULL.
+func TestKeepEmptyIsNotNull(t *testing.T) {
+	var s Slabs
+	for _, b := range [][]byte{nil, {}, []byte("x")[:0]} {
+		if got := s.Keep(b); got == nil || len(got) != 0 {
+			t.Fatalf("Keep(%#v) = %#v, want an empty slice that is not nil", b, got)
+		}
+	}
+	if got := s.Keep([]byte("ab")); string(got) != "ab" {
+		t.Fatalf("Keep(ab) = %q", got)
+	}
+}
