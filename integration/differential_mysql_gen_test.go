@@ -262,13 +262,14 @@ func (d myDialect) myType(g *diffGen, key bool) diffType {
 			return t
 		},
 		func() diffType {
+			// utf8mb4: the members (é, ü, 😀) need not exist in the table's charset.
 			m := d.quoteAll(d.members(g, false))
-			return diffType{sql: "ENUM(" + strings.Join(m, ",") + ")", name: "enum", vals: m}
+			return diffType{sql: "ENUM(" + strings.Join(m, ",") + ") CHARACTER SET utf8mb4", name: "enum", vals: m}
 		},
 		func() diffType {
 			m := d.members(g, true)
 			q := d.quoteAll(m)
-			return diffType{sql: "SET(" + strings.Join(q, ",") + ")", name: "set", vals: []string{"''", q[0], d.quote(strings.Join(m, ","))}}
+			return diffType{sql: "SET(" + strings.Join(q, ",") + ") CHARACTER SET utf8mb4", name: "set", vals: []string{"''", q[0], d.quote(strings.Join(m, ","))}}
 		},
 		func() diffType {
 			return diffType{sql: "JSON", name: "json", vals: []string{"'{}'", "'[]'", "'null'", `'{"a": 1, "b": [true, null, 1.5e300]}'`, `'{"é": "✓"}'`}}
@@ -299,6 +300,11 @@ func (d myDialect) table(g *diffGen, i int) *diffTable {
 		c := &tb.cols[j]
 		// MariaDB takes no DEFAULT for a spatial column.
 		if c.typ.name == "point" || c.typ.name == "geometry" {
+			c.def = ""
+		}
+		// A default outside ASCII may not exist in the column's (or the
+		// table's) character set: MariaDB refuses the table.
+		if strings.ContainsFunc(c.def, func(r rune) bool { return r > 0x7f }) && !g.known.myNonUTF8 {
 			c.def = ""
 		}
 		switch c.typ.name {
