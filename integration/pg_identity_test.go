@@ -157,19 +157,14 @@ func TestPGChangesOfTableDroppedWhileStopped(t *testing.T) {
 	e.exec(sentinelTable)
 	cfg := e.writeTablesConfig("public.t", "public.sentinel")
 	topic := e.prefix + ".public.t"
-	p := e.start("run", "--config", cfg)
-	waitOrDump(t, p, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 1 })
-	e.pgCaughtUp(p, 1)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
-	}
+	e.backfillAndStop(cfg, topic, 1)
 	e.exec(`INSERT INTO t VALUES (2, 'two', 2.25)`)
 	e.exec(`UPDATE t SET v = 'uno' WHERE k = 1`)
 	e.exec(`DROP TABLE t`)
 	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
 	e.exec(`INSERT INTO t VALUES (3, 'three')`)
 
-	p = e.start("run", "--config", cfg)
+	p := e.start("run", "--config", cfg)
 	e.pgCaughtUp(p, 2)
 	waitOrDump(t, p, 60*time.Second, "the new table's row", func() bool { _, ok := finalState(t, topic)[3]; return ok })
 	if code := p.stop(t); code != 0 {
@@ -188,5 +183,116 @@ func TestPGChangesOfTableDroppedWhileStopped(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("messages per key:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestPGIdentityChangedWithDeleteInWAL: a table's replica identity changed
+// (its primary key, then USING INDEX) while a delete written under the old
+// identity is still in the slot (here: while the pipeline is stopped). The
+// delete's old image carries the identity of when it was written (id), so
+// it is keyed by that identity, which its Relation message flags (not by
+// the catalog's current one, which it lacks): it is published, and the
+// pipeline runs on, where every run used to exit on it.
+func TestPGIdentityChangedWithDeleteInWAL(t *testing.T) {
+	e := newEnv(t, "identwal")
+	e.exec(`CREATE TABLE acct (id int PRIMARY KEY, code text NOT NULL, v text, CONSTRAINT acct_code UNIQUE (code))`)
+	e.exec(`INSERT INTO acct VALUES (1, 'a', 'x'), (2, 'b', 'y')`)
+	e.exec(sentinelTable)
+	cfg := e.writeTablesConfig("public.acct", "public.sentinel")
+	topic := e.prefix + ".public.acct"
+	e.backfillAndStop(cfg, topic, 2)
+
+	// While stopped (as while the stream lags): a delete under the primary
+	// key identity, then the identity becomes the unique index.
+	e.exec(`DELETE FROM acct WHERE id = 1`)
+	e.exec(`ALTER TABLE acct REPLICA IDENTITY USING INDEX acct_code`)
+	e.exec(`UPDATE acct SET v = 'z' WHERE id = 2`)
+
+	var exits []string
+	for run := 1; run <= 2; run++ {
+		p := e.start("run", "--config", cfg)
+		e.exec(`INSERT INTO sentinel VALUES ($1)`, 10+run)
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) && !p.exited() && !strings.Contains(p.out.String(), `"id":11`) {
+			time.Sleep(time.Second)
+			var found bool
+			for _, m := range readTopicIfAny(t, e.prefix+".public.sentinel") {
+				if after, ok := m.payload()["after"].(map[string]any); ok && after["id"] == float64(10+run) {
+					found = true
+				}
+			}
+			if found {
+				break
+			}
+		}
+		if p.exited() {
+			t.Logf("run %d: output (tail):\n%s", run, outTail(p.out.String()))
+			exits = append(exits, fmt.Sprintf("run %d exited %d", run, p.cmd.ProcessState.ExitCode()))
+			continue
+		}
+		if code := p.stop(t); code != 0 {
+			t.Fatalf("exit %d; output:\n%s", code, p.out)
+		}
+	}
+	if len(exits) > 0 {
+		t.Fatalf("after the identity change, with a delete in the WAL: %s (want both running on, the delete published)", strings.Join(exits, ", "))
+	}
+	if deletes := countDeletes(t, topic); deletes != 1 {
+		t.Errorf("%d deletes published, want 1 (row 1)", deletes)
+	}
+}
+
+// TestPGPartitionIdentityWithoutTableKeyRefused: a partition with a
+// REPLICA IDENTITY USING INDEX of its own that lacks the partitioned
+// table's key columns (here code, under a table keyed by (id, region)):
+// its deletes carry only code, and the table's messages are keyed by
+// (id, region), so they could not be keyed. run refuses the listed table,
+// naming the partition and the fix, where every run used to exit on the
+// first such delete; with the partition's identity back to DEFAULT, its
+// delete is published.
+func TestPGPartitionIdentityWithoutTableKeyRefused(t *testing.T) {
+	e := newEnv(t, "partident")
+	e.exec(`CREATE TABLE m (id int, region text, code text NOT NULL, v text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)`)
+	e.exec(`CREATE TABLE m_eu PARTITION OF m FOR VALUES IN ('eu')`)
+	e.exec(`CREATE TABLE m_us PARTITION OF m FOR VALUES IN ('us')`)
+	e.exec(`CREATE UNIQUE INDEX m_eu_code ON m_eu (code)`)
+	e.exec(`ALTER TABLE m_eu REPLICA IDENTITY USING INDEX m_eu_code`)
+	e.exec(`INSERT INTO m VALUES (1, 'eu', 'a', 'x'), (2, 'us', 'b', 'y')`)
+	e.exec(sentinelTable)
+	cfg := e.writeTablesConfig("public.m", "public.sentinel")
+	topic := e.prefix + ".public.m"
+	p := e.start("run", "--config", cfg)
+	waitFor(t, 60*time.Second, "run to refuse the table", p.exited)
+	out, code := p.out.String(), p.cmd.ProcessState.ExitCode()
+	if code == 0 || !strings.Contains(out, "public.m_eu (a partition whose replica identity lacks key columns of public.m") ||
+		!strings.Contains(out, "ALTER TABLE public.m_eu REPLICA IDENTITY DEFAULT") {
+		t.Fatalf("run exited %d; want it refused, naming the partition m_eu and the fix; output:\n%s", code, out)
+	}
+	// Keyed by its own primary key (inherited from m), the partition is
+	// captured: its delete is published under m's key.
+	e.exec(`ALTER TABLE m_eu REPLICA IDENTITY DEFAULT`)
+	p = e.start("run", "--config", cfg)
+	waitOrDump(t, p, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 2 })
+	e.exec(`DELETE FROM m WHERE id = 1 AND region = 'eu'`)
+	e.exec(`INSERT INTO sentinel VALUES (1)`)
+	waitFor(t, 60*time.Second, "the sentinel or an exit", func() bool {
+		if p.exited() {
+			return true
+		}
+		for _, m := range readTopicIfAny(t, e.prefix+".public.sentinel") {
+			if after, ok := m.payload()["after"].(map[string]any); ok && after["id"] == float64(1) {
+				return true
+			}
+		}
+		return false
+	})
+	if p.exited() {
+		t.Fatalf("exited %d on the delete from the partition; output (tail):\n%s", p.cmd.ProcessState.ExitCode(), outTail(p.out.String()))
+	}
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+	if deletes := countDeletes(t, topic); deletes != 1 {
+		t.Errorf("%d deletes, want 1", deletes)
 	}
 }

@@ -42,19 +42,25 @@ func (s *Source) capture(r *relation) {
 func (s *Source) capturedChanged() {
 	m := make(map[string]uint32, len(s.captured))
 	known := make(map[string]bool, len(s.captured))
+	s.dropped = nil
 	for oid, name := range s.captured {
 		if _, gone := s.goneAt[oid]; gone {
 			// Not for Snapshot; and a new table of its name is the one
-			// a restart resumes.
+			// Tables records, so Dropped records this one.
 			if m[name] == 0 {
 				m[name] = oid
 			}
+			if s.dropped == nil {
+				s.dropped = map[uint32]string{}
+			}
+			s.dropped[oid] = name
 			continue
 		}
 		m[name] = oid
 		known[name] = true
 	}
 	s.tablesJSON = encodeTables(m)
+	s.fullKeysChanged()
 	s.snapMu.Lock()
 	s.known = known
 	all := s.all
@@ -65,13 +71,29 @@ func (s *Source) capturedChanged() {
 	}
 }
 
+// fullKeysChanged records the key columns of the captured tables under
+// REPLICA IDENTITY FULL for the positions: once such a table is dropped,
+// its Relation messages no longer say which columns are its key
+// (dropped.go).
+func (s *Source) fullKeysChanged() {
+	s.fullKeys = nil
+	for oid := range s.captured {
+		if r := s.rels[oid]; r != nil && r.replident == "f" {
+			if s.fullKeys == nil {
+				s.fullKeys = map[uint32][]string{}
+			}
+			s.fullKeys[oid] = r.key
+		}
+	}
+}
+
 // marker is a resumable position at lsn carrying the captured set and the
 // snapshots' progress.
 func (s *Source) marker(lsn uint64) *change.Event {
 	s.forgetDropped(lsn)
 	s.streamLSN.Store(lsn)
 	return &change.Event{Position: position{Slot: s.slot, LSN: formatLSN(lsn), Backfilled: true, Tables: s.tablesJSON,
-		Snapshot: s.engine.State()}.encode()}
+		Snapshot: s.engine.State(), Dropped: s.dropped, FullKeys: s.fullKeys}.encode()}
 }
 
 // capturedBefore is the set of tables a streaming checkpoint says are

@@ -24,13 +24,23 @@ import (
 
 // followDropped keeps capturing the tables the checkpoint pos records as
 // captured that the catalog no longer has (dropped while the pipeline was
-// stopped), so that the changes the WAL holds for them are published.
+// stopped, or dropped earlier with changes the stream had not passed when
+// the checkpoint was written: pos.Dropped), so that the changes the WAL
+// holds for them are published, under the key pos.FullKeys records for a
+// table under REPLICA IDENTITY FULL.
 func (s *Source) followDropped(ctx context.Context, pos position) error {
-	if pos.Tables == nil {
-		return nil
+	s.restoredKeys = pos.FullKeys
+	follow := map[uint32]string{}
+	if pos.Tables != nil {
+		m, _ := decodeTables(pos.Tables) // checked by decodePosition
+		for name, oid := range m {
+			follow[oid] = name
+		}
 	}
-	m, _ := decodeTables(pos.Tables) // checked by decodePosition
-	for name, oid := range m {
+	for oid, name := range pos.Dropped {
+		follow[oid] = name
+	}
+	for oid, name := range follow {
 		if _, ok := s.captured[oid]; ok {
 			continue
 		}
@@ -84,7 +94,11 @@ func (s *Source) tableDropped(ctx context.Context, oid uint32, name string) erro
 		r.gone = true
 	} else {
 		schema, table, _ := strings.Cut(name, ".")
-		s.rels[oid] = &relation{oid: oid, schema: schema, name: table, gone: true}
+		r := &relation{oid: oid, schema: schema, name: table, gone: true}
+		if key, ok := s.restoredKeys[oid]; ok {
+			r.key, r.replident = key, "f" // see relation
+		}
+		s.rels[oid] = r
 	}
 	live := false
 	for o, n := range s.captured {
@@ -117,24 +131,34 @@ func (s *Source) forgetDropped(lsn uint64) {
 	}
 }
 
+// identityColumns returns the columns a Relation message flags as its
+// table's replica identity when the message was written: the columns an
+// old image then carries. Under REPLICA IDENTITY FULL that is every column.
+func identityColumns(m *pglogrepl.RelationMessage) []string {
+	var key []string
+	for _, c := range m.Columns {
+		if c.Flags&1 != 0 {
+			key = append(key, c.Name)
+		}
+	}
+	return key
+}
+
 // goneColumns describes the columns of a Relation message whose table the
 // catalog no longer has: types by OID from pg_type (built-in, or a user
 // type still there), else by the name of pgoutput's Type message for
 // built-in knowledge of extension types; the key is the replica identity
-// columns the message flags. A column whose type was dropped too cannot
+// columns the message flags (see relation for REPLICA IDENTITY FULL). A column whose type was dropped too cannot
 // be decoded faithfully: it is an error naming it, unless
 // source.include_unknown_types publishes such columns as text.
 func (s *Source) goneColumns(ctx context.Context, m *pglogrepl.RelationMessage) ([]catalogColumn, []string, error) {
 	cols := make([]catalogColumn, len(m.Columns))
 	oids := make([]uint32, len(m.Columns))
 	typmods := make([]int32, len(m.Columns))
-	var key []string
+	key := identityColumns(m)
 	for i, c := range m.Columns {
 		cols[i] = catalogColumn{name: c.Name, typOID: c.DataType, typmod: c.TypeModifier, notNull: c.Flags&1 != 0}
 		oids[i], typmods[i] = c.DataType, c.TypeModifier
-		if c.Flags&1 != 0 {
-			key = append(key, c.Name)
-		}
 	}
 	rows, err := s.conn.Query(ctx, `SELECT a.ord, `+typeColumns+`
 FROM unnest($1::oid[], $2::int4[]) WITH ORDINALITY AS a(atttypid, atttypmod, ord)`+typeJoins, oids, typmods)

@@ -46,7 +46,7 @@ func identityProblem(without []*relation) (detail, fix string) {
 	if len(without) == 1 && strings.HasPrefix(without[0].noIdentity, without[0].fullName()+" (") {
 		table = without[0].qualified() // not a partition of it
 	}
-	return "PostgreSQL refuses UPDATE and DELETE on a table in a publication unless it has a replica identity; these have none: " +
+	return "PostgreSQL refuses UPDATE and DELETE on a table in a publication unless it has a replica identity; these have none, or (a partition) one without the table's key: " +
 			strings.Join(list, ", "),
 		"give each a primary key, or run ALTER TABLE " + table + " REPLICA IDENTITY FULL " +
 			"(or REPLICA IDENTITY USING INDEX <a unique index on NOT NULL columns>), or leave it out of source.tables"

@@ -29,6 +29,15 @@ type position struct {
 	// Snapshot is the capture engine's state (snapshot.State): the tables
 	// it still snapshots while streaming, each with its last key.
 	Snapshot json.RawMessage `json:"snapshot,omitempty"`
+	// Dropped maps the OID of each captured table that was dropped while
+	// changes to it may still be in the slot to its schema.table name
+	// (Tables names a table created since under that name by its own
+	// OID), and FullKeys the OID of each captured table under REPLICA
+	// IDENTITY FULL to its key columns (under FULL a Relation message
+	// flags every column): a restart goes on publishing a dropped table's
+	// changes, under its key (dropped.go).
+	Dropped  map[uint32]string   `json:"dropped,omitempty"`
+	FullKeys map[uint32][]string `json:"full_keys,omitempty"`
 }
 
 // backfillProgress is how far an unfinished backfill of an earlier

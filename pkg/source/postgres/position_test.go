@@ -63,3 +63,18 @@ func FuzzDecodePositionProgress(f *testing.F) {
 		}
 	})
 }
+
+// TestPositionDroppedAndFullKeys: the dropped tables and the keys of the
+// tables under REPLICA IDENTITY FULL survive the position's JSON (a
+// keyless table's key stays recorded, as no key).
+func TestPositionDroppedAndFullKeys(t *testing.T) {
+	p := position{Slot: "s", LSN: "0/1", Backfilled: true, Tables: encodeTables(map[string]uint32{"public.t": 17}),
+		Dropped: map[uint32]string{16: "public.t"}, FullKeys: map[uint32][]string{16: {"k", "r"}, 18: nil}}
+	got, _, err := decodePosition(p.encode())
+	if err != nil || !reflect.DeepEqual(got.Dropped, p.Dropped) || !reflect.DeepEqual(got.FullKeys, p.FullKeys) {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	if _, ok := got.FullKeys[18]; !ok {
+		t.Fatalf("the keyless table's entry was lost: %v", got.FullKeys)
+	}
+}

@@ -62,6 +62,12 @@ type Source struct {
 	// the names pgoutput's Type messages gave type OIDs (dropped.go).
 	goneAt    map[uint32]uint64
 	typeNames map[uint32]string
+	// dropped and fullKeys are position.Dropped and position.FullKeys of
+	// the captured set; restoredKeys is FullKeys of the checkpoint Run
+	// resumed from, the keys of tables dropped while stopped.
+	dropped      map[uint32]string
+	fullKeys     map[uint32][]string
+	restoredKeys map[uint32][]string
 
 	// engine runs the snapshots; snapTables is what its workers read of
 	// the tables (see snapshotTable); streamLSN the last position the

@@ -26,19 +26,32 @@ import (
 // data, not the application's; listing it captures it all the same).
 // missing names the listed tables that do not exist. Each relation's
 // noIdentity says why PostgreSQL would refuse UPDATE and DELETE on it (or
-// on one of its partitions) once it is in a publication (see identity.go).
+// on one of its partitions) once it is in a publication, or why the
+// deletes of one of its partitions could not be keyed: its replica
+// identity (USING INDEX of its own) lacks columns of the table's key, which
+// its old images then do not carry (see identity.go).
 func listTables(ctx context.Context, conn *pgx.Conn, include []string) (rels []*relation, missing []string, err error) {
 	const q = `
 SELECT c.oid, n.nspname, c.relname, c.relreplident::text,
-  COALESCE((SELECT string_agg(pn.nspname || '.' || pc.relname || ' (' || CASE pc.relreplident
-        WHEN 'n' THEN 'REPLICA IDENTITY NOTHING'
-        WHEN 'i' THEN 'REPLICA IDENTITY USING INDEX of an index that was dropped'
-        ELSE 'no primary key, REPLICA IDENTITY DEFAULT' END || ')', ', ' ORDER BY pn.nspname, pc.relname)
+  COALESCE((SELECT string_agg(pn.nspname || '.' || pc.relname || ' (' || CASE
+        WHEN pc.relreplident = 'n' THEN 'REPLICA IDENTITY NOTHING'
+        WHEN NOT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = pc.oid
+            AND CASE WHEN pc.relreplident = 'i' THEN i.indisreplident ELSE i.indisprimary END) THEN
+          CASE WHEN pc.relreplident = 'i' THEN 'REPLICA IDENTITY USING INDEX of an index that was dropped'
+          ELSE 'no primary key, REPLICA IDENTITY DEFAULT' END
+        ELSE 'a partition whose replica identity lacks key columns of ' || n.nspname || '.' || c.relname ||
+          ', so its deletes could not be keyed; ALTER TABLE ' || pn.nspname || '.' || pc.relname || ' REPLICA IDENTITY DEFAULT fixes it' END ||
+        ')', ', ' ORDER BY pn.nspname, pc.relname)
     FROM pg_class pc JOIN pg_namespace pn ON pn.oid = pc.relnamespace
     WHERE (pc.oid = c.oid OR pc.oid IN (SELECT relid FROM pg_partition_tree(c.oid) WHERE isleaf)) AND pc.relkind <> 'p'
       AND NOT (pc.relreplident = 'f'
-        OR pc.relreplident = 'd' AND EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = pc.oid AND i.indisprimary)
-        OR pc.relreplident = 'i' AND EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = pc.oid AND i.indisreplident))), '')
+        OR pc.relreplident IN ('d', 'i') AND EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = pc.oid
+          AND CASE WHEN pc.relreplident = 'i' THEN i.indisreplident ELSE i.indisprimary END
+          -- A partition's old images carry its own identity, the table's
+          -- key comes from the root (describe): it must hold the root's.
+          AND (pc.oid = c.oid OR NOT EXISTS (SELECT 1 FROM pg_index ri JOIN pg_attribute ra ON ra.attrelid = c.oid AND ra.attnum = ANY (ri.indkey::int2[])
+            WHERE ri.indrelid = c.oid AND CASE WHEN c.relreplident = 'i' THEN ri.indisreplident ELSE ri.indisprimary END
+              AND ra.attname NOT IN (SELECT la.attname FROM pg_attribute la WHERE la.attrelid = pc.oid AND la.attnum = ANY (i.indkey::int2[]))))))), '')
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r','p') AND NOT c.relispartition
   AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg\_%'

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -175,7 +176,11 @@ func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData
 }
 
 // relation refreshes a table's shape from a Relation message: column order
-// and types from the message, nullability and primary key from the catalog.
+// and types from the message, nullability from the catalog. The key is the
+// replica identity the message flags, the columns every old image written
+// with it carries, even when the identity has changed since (the catalog
+// has the new one); under REPLICA IDENTITY FULL, which flags every column,
+// it is the primary key (docs/postgresql.md).
 func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) error {
 	if !s.follows(ctx, m.RelationID, m.Namespace, m.RelationName) {
 		// Not captured: a table removed from source.tables whose changes
@@ -185,7 +190,7 @@ func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 		delete(s.rels, m.RelationID)
 		return nil
 	}
-	rel := &relation{oid: m.RelationID, schema: m.Namespace, name: m.RelationName}
+	rel := &relation{oid: m.RelationID, schema: m.Namespace, name: m.RelationName, replident: string(rune(m.ReplicaIdentity))}
 	if err := describe(ctx, s.conn, rel); err != nil {
 		return err
 	}
@@ -199,17 +204,26 @@ func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 	}
 	if gone {
 		// Dropped since (dropped.go): the last shape this session knew,
-		// when the message's columns are still it, else the message's.
+		// when the message's columns are still it, else the message's;
+		// under FULL, the key last known (described, or from the
+		// checkpoint: fullKeysChanged), when there is one.
 		rel.gone = true
 		if prev == nil || !sameColumns(prev.columns, m.Columns) {
 			var err error
 			if rel.columns, rel.key, err = s.goneColumns(ctx, m); err != nil {
 				return err
 			}
+			if rel.replident == "f" && prev != nil && (len(prev.columns) > 0 || prev.replident == "f") {
+				rel.key = prev.key
+				for i := range rel.columns {
+					rel.columns[i].notNull = slices.Contains(rel.key, rel.columns[i].name)
+				}
+			}
 		} else {
 			rel.columns, rel.key = prev.columns, prev.key
 		}
 		s.rels[m.RelationID] = rel
+		s.fullKeysChanged()
 		// No snapshotTable: a new table of its name may be snapshotted.
 		s.tables[m.RelationID] = rel.table(s.connCfg.Database, s.tables[m.RelationID])
 		return nil
@@ -222,10 +236,21 @@ func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 	for _, c := range m.Columns {
 		rel.columns = append(rel.columns, byName[c.Name].withMessageType(c.Name, c.DataType, c.TypeModifier))
 	}
+	if key := identityColumns(m); rel.replident != "f" && rel.replident != "n" && !sameSet(key, rel.key) {
+		// The identity changed after this WAL was written (NOTHING: the
+		// table leaves the capture, see discover).
+		rel.key = key
+	}
 	s.rels[m.RelationID] = rel
+	s.fullKeysChanged()
 	s.tables[m.RelationID] = rel.table(s.connCfg.Database, s.tables[m.RelationID])
 	s.snapshotTable(rel, s.tables[m.RelationID])
 	return nil
+}
+
+// sameSet reports whether a and b hold the same names, in any order.
+func sameSet(a, b []string) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(a, func(n string) bool { return !slices.Contains(b, n) })
 }
 
 func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, relID uint32, op change.Op,
