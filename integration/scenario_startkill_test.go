@@ -117,6 +117,9 @@ func oracleBackfillWhileStopped(t *testing.T, run *oracleRun, start func() *proc
 	var table string
 	var db map[int64]dbRow
 	for _, tb := range slices.Sorted(maps.Keys(run.configured)) {
+		if run.w.shapes[tb].feature == "keyless" {
+			continue // its messages have no key to count the reads by (readCounts)
+		}
 		rows, err := b.state(tb)
 		if err != nil {
 			t.Fatalf("bfstopped: read %s: %v", tb, err)
