@@ -47,11 +47,20 @@ func TestExactlyOnceBackfillCrashes(t *testing.T) {
 			}
 		}
 		p := e.startWith(chunks, "run", "--config", cfg)
-		waitOrDump(t, p, 90*time.Second, "the backfill to finish", func() bool {
-			_, finished := readBackfillProgress(ckpt)
-			return finished
-		})
+		// The store is written after each commit: a run that resumes from an
+		// offsets record already past the backfill commits nothing until a
+		// change comes, so the sentinel comes first (its commit writes the
+		// store), then the store must say the backfill finished.
 		awaitBackendSentinelCommitted(t, b, p, 1)
+		next := 2
+		waitOrDump(t, p, 90*time.Second, "the backfill to finish", func() bool {
+			if _, finished := readBackfillProgress(ckpt); finished {
+				return true
+			}
+			awaitBackendSentinelCommitted(t, b, p, next) // another commit, so the store catches up
+			next++
+			return false
+		})
 		if code := p.stop(t); code != 0 {
 			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
 		}

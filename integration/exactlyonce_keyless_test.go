@@ -11,6 +11,7 @@ package integration
 
 import (
 	"encoding/json"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -38,6 +39,16 @@ func TestExactlyOnceKeylessBackfillAtLeastOnce(t *testing.T) {
 		t.Fatalf("ended with %v, not its own SIGKILL; output:\n%s", p.err, p.out)
 	}
 	p = e.startWith(chunks, "run", "--config", cfg)
+	// The restarted backfill reads the table again from its first row; it
+	// is over when the engine says the table is done.
+	waitOrDump(t, p, 90*time.Second, "the keyless backfill to finish", func() bool {
+		for _, line := range strings.Split(p.out.String(), "\n") {
+			if strings.Contains(line, `"msg":"snapshot: table done"`) && strings.Contains(line, `"table":"public.logs"`) {
+				return true
+			}
+		}
+		return false
+	})
 	e.awaitSentinelCommitted(p, 1)
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.out)
