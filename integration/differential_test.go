@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -73,17 +72,7 @@ func TestDebeziumDifferential(t *testing.T) {
 type diffSize struct{ tables, rows, ops int }
 
 // diffSeed is DIFF_SEED, or a random seed.
-func diffSeed(t *testing.T) uint64 {
-	s := os.Getenv("DIFF_SEED")
-	if s == "" {
-		return uint64(time.Now().UnixNano() % 1_000_000)
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		t.Fatalf("DIFF_SEED=%q: want a whole number", s)
-	}
-	return n
-}
+func diffSeed(t *testing.T) uint64 { return envSeed(t, "DIFF_SEED") }
 
 func runDiffPostgres(t *testing.T, seed uint64, size diffSize, known diffKnown) {
 	e := newEnv(t, "diff")

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,20 +30,10 @@ import (
 // long the workload runs per source.
 func TestJDBCSinkMatchesSource(t *testing.T) {
 	skipShort(t)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("JDBC_SINK_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("JDBC_SINK_SEED=%q: %v", s, err)
-		}
-	}
-	seconds := 20
-	if s := os.Getenv("JDBC_SINK_SECONDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("JDBC_SINK_SECONDS=%q: want a positive number of seconds", s)
-		}
-		seconds = n
+	seed := envSeed(t, "JDBC_SINK_SEED")
+	seconds := envInt(t, "JDBC_SINK_SECONDS", 20)
+	if seconds < 1 {
+		t.Fatalf("JDBC_SINK_SECONDS=%d: want a positive number of seconds", seconds)
 	}
 	t.Logf("seed %d (replay: JDBC_SINK_SEED=%d go test -count=1 -v -run '^TestJDBCSinkMatchesSource$' ./integration/)", seed, seed)
 	forEachBackend(t, "jdbcsink", func(t *testing.T, b backend) {

@@ -119,14 +119,7 @@ func TestPGDroppedRecreatedWhileCatchingUp(t *testing.T) {
 // the drop, where they used to be keyed by all its columns (an update
 // published as a delete and a create).
 func TestPGDroppedFullIdentityKeyedByPrimaryKey(t *testing.T) {
-	e := newEnv(t, "dropfull")
-	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
-	e.exec(`ALTER TABLE t REPLICA IDENTITY FULL`)
-	e.exec(`INSERT INTO t VALUES (1, 'one')`)
-	e.exec(sentinelTable)
-	cfg := e.writeTablesConfig("public.t", "public.sentinel")
-	topic := e.prefix + ".public.t"
-	e.backfillAndStop(cfg, topic, 1)
+	e, cfg, topic := fullIdentityTableStopped(t, "dropfull")
 	e.exec(`INSERT INTO t VALUES (2, 'two')`)
 	e.exec(`UPDATE t SET v = 'uno' WHERE k = 1`)
 	e.exec(`DELETE FROM t WHERE k = 2`)
@@ -163,14 +156,7 @@ func TestPGDroppedFullIdentityKeyedByPrimaryKey(t *testing.T) {
 // would exit (ErrKeyMissing); the checkpoint's key of the table keeps it
 // keyed by k (docs/postgresql.md). Found by the review of issue 28.
 func TestPGDroppedFullIdentityNullValue(t *testing.T) {
-	e := newEnv(t, "rvdropnull")
-	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
-	e.exec(`ALTER TABLE t REPLICA IDENTITY FULL`)
-	e.exec(`INSERT INTO t VALUES (1, 'one')`)
-	e.exec(sentinelTable)
-	cfg := e.writeTablesConfig("public.t", "public.sentinel")
-	topic := e.prefix + ".public.t"
-	e.backfillAndStop(cfg, topic, 1)
+	e, cfg, _ := fullIdentityTableStopped(t, "rvdropnull")
 	e.exec(`INSERT INTO t VALUES (3, NULL)`)
 	e.exec(`DROP TABLE t`)
 
@@ -195,4 +181,20 @@ func TestPGDroppedFullIdentityNullValue(t *testing.T) {
 		t.Fatalf("exited %d on the insert of a NULL into the dropped FULL table; output (tail):\n%s", p.cmd.ProcessState.ExitCode(), out)
 	}
 	p.stop(t)
+}
+
+// fullIdentityTableStopped makes table t (k int PRIMARY KEY, v text) under
+// REPLICA IDENTITY FULL with one row, backfills it and stops the pipeline:
+// the start of the tests of such a table dropped while stopped.
+func fullIdentityTableStopped(t *testing.T, label string) (*env, string, string) {
+	t.Helper()
+	e := newEnv(t, label)
+	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
+	e.exec(`ALTER TABLE t REPLICA IDENTITY FULL`)
+	e.exec(`INSERT INTO t VALUES (1, 'one')`)
+	e.exec(sentinelTable)
+	cfg := e.writeTablesConfig("public.t", "public.sentinel")
+	topic := e.prefix + ".public.t"
+	e.backfillAndStop(cfg, topic, 1)
+	return e, cfg, topic
 }

@@ -121,14 +121,18 @@ func TestRandomOracle(t *testing.T) {
 }
 
 // oracleSeed is ORACLE_SEED, or a random seed.
-func oracleSeed(t *testing.T) uint64 {
-	s := os.Getenv("ORACLE_SEED")
+func oracleSeed(t *testing.T) uint64 { return envSeed(t, "ORACLE_SEED") }
+
+// envSeed is the seed the environment variable name gives, or a random
+// one (printed by the test that takes it, so that it replays).
+func envSeed(t *testing.T, name string) uint64 {
+	s := os.Getenv(name)
 	if s == "" {
 		return uint64(time.Now().UnixNano() % 1_000_000)
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		t.Fatalf("ORACLE_SEED=%q: want a whole number", s)
+		t.Fatalf("%s=%q: want a whole number", name, s)
 	}
 	return n
 }
