@@ -27,8 +27,7 @@ const (
 // stall meanwhile (nothing past the checkpoint is acknowledged), one line
 // per retry says so, and tributary_kafka_stalled reads 1 until a record is
 // acknowledged again (watchAcks). Any other error (a poison record, a
-// lost lease) still ends the task. Issue 13 asks for this where DESIGN.md
-// §Delivery said only "reports an error and does not advance".
+// lost lease) still ends the task (docs/delivery.md, stalls).
 func rideStalls(ctx context.Context, log *slog.Logger, m *metrics.Pipeline, run func(first bool) error) error {
 	return rideStallsWith(ctx, log, m, stallFirstWait, run)
 }

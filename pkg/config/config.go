@@ -1,4 +1,4 @@
-// Package config holds a pipeline's typed configuration (DESIGN.md §4), its
+// Package config holds a pipeline's typed configuration (docs/configuration.md), its
 // validation, and the loaders that read it from a file (YAML or JSON).
 // Every validation problem names the field and the rule; all are reported
 // at once.
@@ -105,7 +105,7 @@ type Destination struct {
 	ClientID         string              `yaml:"client_id" json:"client_id"`                     // default tributary-<name>
 
 	// SSHTunnel and PrivateLink are recognised only to be refused with a
-	// clear message: Tributary connects to Kafka directly (DESIGN.md §1).
+	// clear message: Tributary connects to Kafka directly (docs/configuration.md).
 	SSHTunnel   any `yaml:"ssh_tunnel,omitempty" json:"ssh_tunnel,omitempty"`
 	PrivateLink any `yaml:"private_link,omitempty" json:"private_link,omitempty"`
 }

@@ -2,7 +2,7 @@ package config
 
 import "strings"
 
-// Values the fields take when a document leaves them out (DESIGN.md §4).
+// Values the fields take when a document leaves them out (docs/configuration.md).
 const (
 	DefaultAuthentication     = AuthNone
 	DefaultMessageCompression = CompressionNone

@@ -25,8 +25,8 @@ const (
 	maxTopicName = 249
 )
 
-// A sink setting left out stays zero in the Config (DESIGN.md §4: "0: the
-// benchmarked default"); these accessors give the value in effect.
+// A sink setting left out stays zero in the Config (docs/configuration.md: 0
+// means the benchmarked default); these accessors give the value in effect.
 
 // ClientID is destination.client_id, default tributary-<name>.
 func (c *Config) ClientID() string {

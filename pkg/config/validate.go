@@ -28,7 +28,7 @@ var (
 // setting makes sense for one row.
 const MaxMessageBytesLimit = 100 << 20
 
-// Validate checks every rule of DESIGN.md §4 and §1 and returns an *Errors
+// Validate checks every rule of docs/configuration.md and returns an *Errors
 // listing all the problems found, or nil. It does not resolve references
 // or apply defaults: Parse does both first; a Config built in code should
 // call ApplyDefaults before Validate.

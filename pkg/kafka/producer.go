@@ -15,7 +15,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
-// Delivery settings (DESIGN.md §1 Delivery).
+// Delivery settings (docs/delivery.md).
 const (
 	// MaxAttempts is how often one record is tried before the pipeline fails.
 	MaxAttempts = 10

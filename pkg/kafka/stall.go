@@ -16,7 +16,7 @@ import (
 // two brokers. A topic deleted under a running pipeline (UNKNOWN_TOPIC_ID,
 // or UNKNOWN_TOPIC_OR_PARTITION once the metadata says it is gone: every
 // topic existed before its first record) is one too: the retry from the
-// checkpoint goes through the topic rules of DESIGN.md again (create it
+// checkpoint goes through the topic rules of docs/delivery.md again (create it
 // with create_missing_topics, else wait for it and report it missing), as
 // a restarted task would. CORRUPT_MESSAGE (retriable to Kafka, but about
 // the record) is not among them.
@@ -42,8 +42,8 @@ var stallErrors = []error{
 
 // IsStall reports whether err, a publish failure (*PublishError), means
 // the cluster cannot accept writes right now: the pipeline then waits and
-// resumes from its checkpoint instead of stopping (a stall, DESIGN.md
-// §Delivery as issue 13 amends it). Any other publish failure, and any
+// resumes from its checkpoint instead of stopping (a stall,
+// docs/delivery.md). Any other publish failure, and any
 // error that is not a publish failure, is not a stall: a record the broker
 // refuses for good (a poison record) still stops the pipeline.
 func IsStall(err error) bool {

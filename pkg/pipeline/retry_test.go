@@ -23,7 +23,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
-// The retry contract end to end (DESIGN.md §1 Delivery): a publish that
+// The retry contract end to end (docs/delivery.md): a publish that
 // keeps failing stops the pipeline after kafka.MaxAttempts attempts without
 // the checkpoint passing the failed record, and one that heals in time
 // delivers everything. The source is a test double (the pipeline knows no
