@@ -5,8 +5,10 @@ set -euo pipefail
 
 SERVICES_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO_ROOT=$(cd "$SERVICES_DIR/../.." && pwd -P)
-# Git-ignored; `down.sh && rm -rf .services` resets every service.
-STATE_DIR=$REPO_ROOT/.services
+# Git-ignored; `down.sh && rm -rf .services` resets every service. Resolved when it is a
+# link (a git worktree sharing another checkout's services), so that the servers' own files
+# (a binlog index, a data directory) name the real directory, not the link.
+STATE_DIR=$(readlink -f "$REPO_ROOT/.services")
 
 export DEBIAN_FRONTEND=noninteractive
 
