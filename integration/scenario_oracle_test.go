@@ -161,6 +161,10 @@ type oracleRun struct {
 	eos      bool
 	switches *switcher
 	periods  []deliveryPeriod
+	// refusing: a topic refuses writes (refuse); lastEOS: when the last
+	// exactly_once publisher stopped. Both under w.mu.
+	refusing bool
+	lastEOS  time.Time
 }
 
 func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Duration, bigRows int) {
@@ -206,6 +210,9 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 		destExtra = fmt.Sprintf("  max_message_bytes: %d\n", oracleMaxBytes)
 	}
 	run.eos = run.exactlyOnce
+	if run.eos {
+		run.lastEOS = time.Now().Add(time.Duration(1 << 62)) // exactly_once throughout: no refusals
+	}
 	if f.on("switch") {
 		run.switches = newSwitcher(seed)
 	}
@@ -265,6 +272,10 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 		}
 		werr <- nil
 	}()
+	var ref *refuser
+	if f.on("refuse") {
+		ref = startRefuser(ctx, t, run, seed)
+	}
 
 	// The controller: SIGKILL at random moments (and soon after the big
 	// transaction commits), restart; while down, change the configuration
@@ -324,6 +335,10 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 	cancel()
 	if err := <-werr; err != nil {
 		t.Errorf("writer: %v", err)
+	}
+	if ref != nil {
+		ref.wait()
+		t.Logf("refuse: %d topics refused writes for a while", ref.rounds)
 	}
 
 	// Catch up: the done row on its topic means every change before it

@@ -33,10 +33,14 @@ type switcher struct {
 
 func newSwitcher(seed uint64) *switcher { return &switcher{rng: rand.New(rand.NewPCG(seed, 0x5e71c))} }
 
-// maybe flips the delivery one time in three; true when it did.
+// maybe flips the delivery one time in three, never while a topic
+// refuses writes (scenario_refuse_test.go); true when it did.
 func (s *switcher) maybe(run *oracleRun) bool {
-	if s.rng.IntN(3) != 0 {
+	if s.rng.IntN(3) != 0 || run.refusing {
 		return false
+	}
+	if run.eos {
+		run.lastEOS = time.Now() // the last exactly_once publisher was just killed
 	}
 	run.eos = !run.eos
 	s.n++
