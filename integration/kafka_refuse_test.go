@@ -41,11 +41,7 @@ func refuseWrites(t *testing.T, adm *kadm.Client, topic string, on bool) {
 // does not retry INVALID_TIMESTAMP, and kafka.IsStall did not count it.
 func TestTopicRefusingWritesStalls(t *testing.T) {
 	e := newEnv(t, "refuse")
-	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
-	e.exec(`INSERT INTO t VALUES (0, 'zero')`)
-	e.exec(sentinelTable)
-	cfg := e.writeTablesConfig("public.t", "public.sentinel")
-	topic := e.prefix + ".public.t"
+	cfg, topic := e.oneRowAndSentinel()
 	p := e.start("run", "--config", cfg)
 	e.awaitSentinel(p, 1)
 	defer p.stop(t)
