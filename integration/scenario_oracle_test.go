@@ -188,6 +188,9 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 		t.Fatal(err)
 	}
 	tables = w.tables
+	if f.on("refuse") {
+		t.Setenv("TRIBUTARY_TEST_TRANSACTION_TIMEOUT", refuseTxnTimeout.String())
+	}
 	if w.toastTable() != "" {
 		t.Setenv("TRIBUTARY_SNAPSHOT_CHUNK_ROWS", "50") // many chunk windows for the early updates to fall in
 	}

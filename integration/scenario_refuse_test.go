@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
 // The refuse shape of TestRandomOracle (issue 28): while the writer runs,
@@ -22,13 +20,17 @@ import (
 // round logs how much the refused topic and the others grew meanwhile.
 //
 // Only while the publishers run at_least_once, and no transaction of an
-// exactly_once one can still be open (kafka.TransactionTimeout after the
-// last one): Kafka 4.4's transaction coordinator cannot write a
+// exactly_once one can still be open (refuseTxnTimeout after the last
+// one; the switch shape keeps the delivery meanwhile): Kafka 4.4's transaction coordinator cannot write a
 // transaction marker to a partition refusing its timestamp (an
 // IllegalStateException in TransactionMarkerRequestCompletionHandler for
 // INVALID_TIMESTAMP) and leaves the transaction in PrepareAbort for good,
-// so the next exactly_once publisher's initialisation waits forever. The
-// switch shape keeps the delivery while a topic refuses (switcher.maybe).
+// so the next exactly_once publisher's initialisation waits forever.
+
+// refuseTxnTimeout is the publishers' transaction timeout with refuse
+// (TRIBUTARY_TEST_TRANSACTION_TIMEOUT, pkg/kafka/transactional.go): the
+// wait before a refusal after an exactly_once publisher.
+const refuseTxnTimeout = 20 * time.Second
 
 type refuser struct {
 	rng    *rand.Rand
@@ -56,11 +58,12 @@ func startRefuser(ctx context.Context, t *testing.T, run *oracleRun, seed uint64
 		for sleep(time.Duration(5+r.rng.IntN(10)) * time.Second) {
 			run.w.mu.Lock()
 			tables := slices.Sorted(maps.Keys(run.configured))
-			ok := !run.eos && time.Since(run.lastEOS) > kafka.TransactionTimeout+15*time.Second
-			run.refusing = ok
+			eos := run.eos
+			run.refusing = !eos // the delivery stays at_least_once from here on
+			wait := time.Until(run.lastEOS.Add(refuseTxnTimeout + 10*time.Second))
 			run.w.mu.Unlock()
-			if !ok {
-				continue
+			if eos || wait > 0 && !sleep(wait) {
+				continue // the loop's sleep returns false once ctx is done
 			}
 			tb := tables[r.rng.IntN(len(tables))]
 			others := func() (n int64) {
