@@ -37,13 +37,18 @@ build: ## bin/tributary, stamped with VERSION and COMMIT
 
 # Every oracle feature runs in `make test` on both sources (PostgreSQL's `tables` was left out
 # until the watermark snapshots of issue 12 removed its per-key order reversal).
-ORACLE_PG_TEST_FEATURES := keyupdate,multitable,savepoint,rollback,bigtx,truncate,ddl,ddlstopped,nulls,large,encodings,tables,startkill,bfstopped
+# Of issue 28's shapes, switch joins it on both sources and dropstopped on MariaDB (side by
+# side with seed 4242: +11.5 s PostgreSQL with both, +5.9 s MariaDB); the others are the
+# soak's. PostgreSQL's dropstopped loses the rows of a table created again while stopped when
+# it is dropped again before its backfill runs (docs/testing.md): soak only until fixed.
+ORACLE_PG_TEST_FEATURES := keyupdate,multitable,savepoint,rollback,bigtx,truncate,ddl,ddlstopped,nulls,large,encodings,tables,startkill,bfstopped,switch
+ORACLE_MARIADB_TEST_FEATURES := all,dropstopped,switch
 
 test: services-up $(CFN_LINT) $(CDK) ## unit + integration tests on real services, the CDK app's tests, `cdk synth`, cfn-lint
 	bash .ci/tracked-files.sh
 	bash .ci/layout.sh
 	$(GO) vet ./...
-	ORACLE_FEATURES_POSTGRES=$(ORACLE_PG_TEST_FEATURES) $(GO) test -count=1 -timeout 45m ./...
+	ORACLE_FEATURES_POSTGRES=$(ORACLE_PG_TEST_FEATURES) ORACLE_FEATURES_MARIADB=$(ORACLE_MARIADB_TEST_FEATURES) $(GO) test -count=1 -timeout 45m ./...
 	@if bash integration/services/kafka-cluster.sh status | grep -q pid; then \
 	  echo 'the tests left the three-broker cluster running (integration/harness_test.go stopStartedServices)' >&2; exit 1; fi
 	rm -rf $(TEST_TEMPLATES)
@@ -66,11 +71,12 @@ integration: services-up ## integration tests only
 # 40 s per source with a 50,000-row one. A failing seed replays with the command it prints,
 # e.g. ORACLE_SEED=123 go test -count=1 -v -run 'TestRandomOracle/mariadb' ./integration/
 # ORACLE_FEATURES (or ORACLE_FEATURES_POSTGRES / _MARIADB) picks the workload's shapes.
-# The shape features toast, charsets, keyless, identity (issue 28's findings) are not part of
-# "all" nor of ORACLE_PG_TEST_FEATURES, so `make test` keeps its budget; the soak runs them
-# all (ORACLE_FEATURES=all,toast,… by hand).
+# The shape features toast, charsets, keyless, identity, dropstopped, switch, refuse (issue 28's
+# findings, docs/testing.md) are not part of "all"; `make test` runs switch (and dropstopped
+# on MariaDB: ORACLE_PG_TEST_FEATURES, ORACLE_MARIADB_TEST_FEATURES) and keeps its budget; the
+# soak runs every one of them.
 SOAK_MINUTES ?= 60
-SOAK_FEATURES ?= all,toast,charsets,keyless,identity
+SOAK_FEATURES ?= all,toast,charsets,keyless,identity,dropstopped,switch,refuse
 soak: services-up ## the randomized oracle for SOAK_MINUTES (default 60) per source, under random SIGKILLs
 	ORACLE_SECONDS=$$(( $(SOAK_MINUTES) * 60 )) ORACLE_BIG_ROWS=$${ORACLE_BIG_ROWS:-500000} \
 	ORACLE_TX_PAUSE_MS=$${ORACLE_TX_PAUSE_MS:-10} ORACLE_FEATURES=$${ORACLE_FEATURES:-$(SOAK_FEATURES)} \

@@ -40,6 +40,16 @@ func countDeletes(t *testing.T, topic string) int {
 	return n
 }
 
+// oneRowAndSentinel makes table t (k int PRIMARY KEY, v text) with row
+// (0, 'zero') and the sentinel table, and returns the config capturing
+// both and t's topic.
+func (e *env) oneRowAndSentinel() (cfg, topic string) {
+	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
+	e.exec(`INSERT INTO t VALUES (0, 'zero')`)
+	e.exec(sentinelTable)
+	return e.writeTablesConfig("public.t", "public.sentinel"), e.prefix + ".public.t"
+}
+
 // TestPGDroppedRecreatedWhileCatchingUp: a table dropped and created again
 // under the same name while the pipeline is stopped, and a restart (a
 // SIGKILL after the first checkpoint) before the stream has passed the
@@ -49,11 +59,7 @@ func countDeletes(t *testing.T, topic string) int {
 // with its own shape; they used to be skipped.
 func TestPGDroppedRecreatedWhileCatchingUp(t *testing.T) {
 	e := newEnv(t, "droprecr")
-	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
-	e.exec(`INSERT INTO t VALUES (0, 'zero')`)
-	e.exec(sentinelTable)
-	cfg := e.writeTablesConfig("public.t", "public.sentinel")
-	topic := e.prefix + ".public.t"
+	cfg, topic := e.oneRowAndSentinel()
 	e.backfillAndStop(cfg, topic, 1)
 
 	// While stopped: enough WAL for the old table that the catch-up takes

@@ -71,8 +71,8 @@ func splitTx(w *workload, seq int64) bool {
 
 // eosSummary is the exactly-once part of the oracle's report line.
 func eosSummary(run *oracleRun, f oracleFindings) string {
-	if !run.exactlyOnce {
+	if !run.readsCommitted() {
 		return ""
 	}
-	return fmt.Sprintf(" | exactly_once, read_committed: duplicates=%d (of a split big transaction %d)", f.eosDups, f.splitDups)
+	return fmt.Sprintf(" | read_committed: duplicates=%d (of a split big transaction %d)", f.eosDups, f.splitDups)
 }

@@ -37,10 +37,13 @@ var allFeatures = []string{
 // adds one): they fail on code that issue 28's fixes change, and join
 // allFeatures once those are merged (integration/scenario_shapes_test.go).
 var shapeFeatures = []string{
-	"toast",    // a table of 6 KB TOASTed values (MariaDB: MEDIUMTEXT), updates that leave them alone, during the backfill too
-	"charsets", // MariaDB: a column per table in a non-UTF-8 character set, ENUM and SET members with commas, quotes, spaces
-	"keyless",  // a table without a primary key (PostgreSQL: REPLICA IDENTITY FULL)
-	"identity", // PostgreSQL: a table with REPLICA IDENTITY USING INDEX of a unique index that is not the primary key
+	"toast",       // a table of 6 KB TOASTed values (MariaDB: MEDIUMTEXT), updates that leave them alone, during the backfill too
+	"charsets",    // MariaDB: a column per table in a non-UTF-8 character set, ENUM and SET members with commas, quotes, spaces
+	"keyless",     // a table without a primary key (PostgreSQL: REPLICA IDENTITY FULL)
+	"identity",    // PostgreSQL: a table with REPLICA IDENTITY USING INDEX of a unique index that is not the primary key
+	"dropstopped", // while the publisher is down: changes to a table, DROP TABLE, CREATE TABLE of the same name, rows (scenario_dropstopped_test.go)
+	"switch",      // delivery switched between at_least_once and exactly_once between publishers now and then (scenario_switch_test.go)
+	"refuse",      // one table's topic refusing writes for 15-30 s while the others take them (scenario_refuse_test.go)
 }
 
 type features map[string]bool
@@ -153,6 +156,15 @@ type oracleRun struct {
 	// exactlyOnce: delivery exactly_once (ORACLE_DELIVERY); the checker
 	// reads read_committed and fails on duplicates.
 	exactlyOnce bool
+	// eos is the delivery of the current publisher (exactlyOnce at first;
+	// switch flips it through switches), periods the times it changed.
+	eos      bool
+	switches *switcher
+	periods  []deliveryPeriod
+	// refusing: a topic refuses writes (refuse); lastEOS: when the last
+	// exactly_once publisher stopped. Both under w.mu.
+	refusing bool
+	lastEOS  time.Time
 }
 
 func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Duration, bigRows int) {
@@ -161,6 +173,9 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 	// workload: the publisher has emitted every change once its row is on
 	// done's topic. Not part of the model (the checker reads tables only).
 	const done = "tdone"
+	if f.on("dropstopped") {
+		tables = append(tables, dropTable)
+	}
 	for _, tb := range append(tables, done) {
 		for _, s := range b.createTable(tb) {
 			if err := b.exec(s); err != nil {
@@ -173,6 +188,9 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 		t.Fatal(err)
 	}
 	tables = w.tables
+	if f.on("refuse") {
+		t.Setenv("TRIBUTARY_TEST_TRANSACTION_TIMEOUT", refuseTxnTimeout.String())
+	}
 	if w.toastTable() != "" {
 		t.Setenv("TRIBUTARY_SNAPSHOT_CHUNK_ROWS", "50") // many chunk windows for the early updates to fall in
 	}
@@ -194,10 +212,18 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 	if f.on("large") {
 		destExtra = fmt.Sprintf("  max_message_bytes: %d\n", oracleMaxBytes)
 	}
-	if run.exactlyOnce {
-		destExtra += exactlyOnceLines // a top-level line: it ends the destination section
+	run.eos = run.exactlyOnce
+	if run.eos {
+		run.lastEOS = time.Now().Add(time.Duration(1 << 62)) // exactly_once throughout: no refusals
+	}
+	if f.on("switch") {
+		run.switches = newSwitcher(seed)
 	}
 	writeCfg := func() string {
+		destExtra := destExtra
+		if run.eos {
+			destExtra += exactlyOnceLines // a top-level line: it ends the destination section
+		}
 		list := []string{done}
 		for _, tb := range tables {
 			if run.configured[tb] {
@@ -208,7 +234,10 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 	}
 	cfg := writeCfg()
 	e := b.env()
-	start := func() *proc { return e.start("run", "--config", cfg) }
+	start := func() *proc {
+		run.started()
+		return e.start("run", "--config", cfg)
+	}
 	backfilled := func() bool {
 		var n int64
 		for tb := range run.fromStart {
@@ -221,6 +250,7 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 	sk := newStartKiller(seed)
 	var p *proc
 	if f.on("startkill") {
+		run.started()
 		p = sk.first(t, w, e, cfg, start, backfilled)
 	} else {
 		p = start()
@@ -245,6 +275,10 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 		}
 		werr <- nil
 	}()
+	var ref *refuser
+	if f.on("refuse") {
+		ref = startRefuser(ctx, t, run, seed)
+	}
 
 	// The controller: SIGKILL at random moments (and soon after the big
 	// transaction commits), restart; while down, change the configuration
@@ -287,6 +321,13 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 			}
 		case f.on("bfstopped") && run.kills == 1:
 			oracleBackfillWhileStopped(t, run, start, cfg)
+		case f.on("dropstopped") && run.kills%3 == 2:
+			if err := w.dropWhileDown(); err != nil {
+				t.Errorf("dropstopped: %v", err)
+			}
+		}
+		if run.switches != nil && run.switches.maybe(run) {
+			cfg = writeCfg()
 		}
 		w.mu.Unlock()
 		p = start()
@@ -297,6 +338,10 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 	cancel()
 	if err := <-werr; err != nil {
 		t.Errorf("writer: %v", err)
+	}
+	if ref != nil {
+		ref.wait()
+		t.Logf("refuse: %d topics refused writes for a while", ref.rounds)
 	}
 
 	// Catch up: the done row on its topic means every change before it

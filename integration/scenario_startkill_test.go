@@ -139,7 +139,7 @@ func oracleBackfillWhileStopped(t *testing.T, run *oracleRun, start func() *proc
 	var missing []int64
 	for began := time.Now(); ; time.Sleep(time.Second) {
 		skipped := map[int64]bool{}
-		for _, rs := range readSkipped(t, run) {
+		for _, rs := range readSkipped(t, run.b.env()) {
 			if k, ok := rs.PrimaryKey["k"].(float64); ok && strings.HasSuffix(rs.Table, "."+table) {
 				skipped[int64(k)] = true
 			}

@@ -23,6 +23,10 @@ type ochange struct {
 	k, seq    int64  // for d: the seq of the deleted row image
 	prev      int64  // for u: the seq of the row image it replaced
 	oversized bool   // over max_message_bytes: a row.skipped record, no message
+	// recreated: an insert into a table created again while the publisher
+	// was down (dropstopped): published by the stream (op c) or by the
+	// backfill of the new table (op r).
+	recreated bool
 }
 
 // vexp is the text a seq wrote: v (any script), vl (latin1 only) and,
@@ -57,7 +61,7 @@ type workload struct {
 	shapes     map[string]shapeTable // table → the shape feature's table it is
 	charset    map[string]string     // table → its cs column's character set (charsets)
 
-	txs, rollbacks, savepoints, truncates, ddls, larges, oversized, toastRounds int
+	txs, rollbacks, savepoints, truncates, ddls, larges, oversized, toastRounds, drops int
 }
 
 func newWorkload(b backend, seed uint64, f features, tables []string, maxBytes, bigRows int) *workload {
@@ -224,12 +228,23 @@ func (w *workload) step() error {
 	return w.tx()
 }
 
-func (w *workload) pick() string { return w.tables[w.rng.IntN(len(w.tables))] }
+// pick is a table the writer changes: any but the dropstopped table,
+// which changes only while the publisher is down.
+func (w *workload) pick() string {
+	for {
+		if t := w.tables[w.rng.IntN(len(w.tables))]; t != dropTable {
+			return t
+		}
+	}
+}
 
-func (w *workload) tx() error {
+func (w *workload) tx() error { return w.txIn(w.pick(), false) }
+
+// txIn is a transaction whose changes are in home, and with multitable in
+// other tables too unless only.
+func (w *workload) txIn(home string, only bool) error {
 	st := (&txState{live: w.live, nextKey: w.nextKey}).clone()
 	seq := w.seq
-	home := w.pick()
 	rollback := w.f.on("rollback") && w.rng.IntN(10) == 0
 	savepoint := w.f.on("savepoint") && w.rng.IntN(5) == 0
 	var undone []int64 // seqs rolled back to a savepoint
@@ -239,7 +254,7 @@ func (w *workload) tx() error {
 	run := func(n int) error {
 		for ; n > 0; n-- {
 			t := home
-			if w.f.on("multitable") && w.rng.IntN(3) == 0 {
+			if w.f.on("multitable") && !only && w.rng.IntN(3) == 0 {
 				t = w.pick()
 			}
 			seq++

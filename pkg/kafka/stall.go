@@ -34,6 +34,12 @@ var stallErrors = []error{
 	kerr.UnknownLeaderEpoch,
 	kerr.UnknownTopicID,
 	kerr.UnknownTopicOrPartition,
+	// The broker refuses the record's timestamp (a topic's
+	// message.timestamp.before.max.ms or after.max.ms against its clock).
+	// franz-go stamps a record when it sends it (Publish sets none), so the
+	// refusal is about the clocks or the topic's setting now, not the
+	// record: the retry from the checkpoint stamps it anew.
+	kerr.InvalidTimestamp,
 	// publish_timeout ran out, or the attempts on a partition whose
 	// leader could not be reached: the record waited on the cluster.
 	kgo.ErrRecordTimeout,

@@ -38,6 +38,8 @@ func TestIsStall(t *testing.T) {
 		// A topic deleted while streaming: the retry waits for it.
 		{pub(kerr.UnknownTopicID), true},
 		{pub(kerr.UnknownTopicOrPartition), true},
+		// A topic refusing the timestamps the producer gives now.
+		{pub(kerr.InvalidTimestamp), true},
 		// Poison records and configuration problems stop the pipeline.
 		{pub(kerr.CorruptMessage), false},
 		{pub(kerr.InvalidRecord), false},
