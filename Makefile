@@ -37,11 +37,9 @@ build: ## bin/tributary, stamped with VERSION and COMMIT
 
 # Every oracle feature runs in `make test` on both sources (PostgreSQL's `tables` was left out
 # until the watermark snapshots of issue 12 removed its per-key order reversal).
-# Of issue 28's shapes, switch joins it on both sources and dropstopped on MariaDB (side by
-# side with seed 4242: +11.5 s PostgreSQL with both, +5.9 s MariaDB); the others are the
-# soak's. PostgreSQL's dropstopped loses the rows of a table created again while stopped when
-# it is dropped again before its backfill runs (docs/testing.md): soak only until fixed.
-ORACLE_PG_TEST_FEATURES := keyupdate,multitable,savepoint,rollback,bigtx,truncate,ddl,ddlstopped,nulls,large,encodings,tables,startkill,bfstopped,switch
+# Of issue 28's shapes, dropstopped and switch join it on both sources (side by side with seed
+# 4242: +11.5 s PostgreSQL, +5.9 s MariaDB); the others are the soak's.
+ORACLE_PG_TEST_FEATURES := keyupdate,multitable,savepoint,rollback,bigtx,truncate,ddl,ddlstopped,nulls,large,encodings,tables,startkill,bfstopped,dropstopped,switch
 ORACLE_MARIADB_TEST_FEATURES := all,dropstopped,switch
 
 test: services-up $(CFN_LINT) $(CDK) ## unit + integration tests on real services, the CDK app's tests, `cdk synth`, cfn-lint
@@ -72,9 +70,9 @@ integration: services-up ## integration tests only
 # e.g. ORACLE_SEED=123 go test -count=1 -v -run 'TestRandomOracle/mariadb' ./integration/
 # ORACLE_FEATURES (or ORACLE_FEATURES_POSTGRES / _MARIADB) picks the workload's shapes.
 # The shape features toast, charsets, keyless, identity, dropstopped, switch, refuse (issue 28's
-# findings, docs/testing.md) are not part of "all"; `make test` runs switch (and dropstopped
-# on MariaDB: ORACLE_PG_TEST_FEATURES, ORACLE_MARIADB_TEST_FEATURES) and keeps its budget; the
-# soak runs every one of them.
+# findings, docs/testing.md) are not part of "all"; `make test` runs dropstopped and switch
+# (ORACLE_PG_TEST_FEATURES, ORACLE_MARIADB_TEST_FEATURES) and keeps its budget; the soak runs
+# every one of them.
 SOAK_MINUTES ?= 60
 SOAK_FEATURES ?= all,toast,charsets,keyless,identity,dropstopped,switch,refuse
 soak: services-up ## the randomized oracle for SOAK_MINUTES (default 60) per source, under random SIGKILLs

@@ -25,8 +25,10 @@ type ochange struct {
 	oversized bool   // over max_message_bytes: a row.skipped record, no message
 	// recreated: an insert into a table created again while the publisher
 	// was down (dropstopped): published by the stream (op c) or by the
-	// backfill of the new table (op r).
+	// backfill of the new table (op r). gen is the table's incarnation
+	// (w.drops when it was created).
 	recreated bool
+	gen       int
 }
 
 // vexp is the text a seq wrote: v (any script), vl (latin1 only) and,
@@ -62,6 +64,7 @@ type workload struct {
 	charset    map[string]string     // table → its cs column's character set (charsets)
 
 	txs, rollbacks, savepoints, truncates, ddls, larges, oversized, toastRounds, drops int
+	lostWithTable                                                                      int // dropstopped rows excused by lostWithTable
 }
 
 func newWorkload(b backend, seed uint64, f features, tables []string, maxBytes, bigRows int) *workload {
