@@ -37,6 +37,7 @@ const (
 	// The non-default modes of format.go.
 	encDecimalDouble // decimal.handling.mode=double
 	encDecimalString // decimal.handling.mode=string
+	encBytesBase64   // binary.handling.mode=base64: encBytes with a string schema
 	encBytesHex      // binary.handling.mode=hex
 )
 

@@ -102,8 +102,9 @@ func (f *Format) formatSchema(t *change.Type, s *connectSchema, enc colEnc) colE
 	case change.KindBytes:
 		switch f.Binary {
 		case "base64":
-			// The same base64 text as bytes; only the schema says string.
+			// The same base64 text as bytes; the schema says string.
 			s.typ = "string"
+			return encBytesBase64
 		case "hex":
 			s.typ = "string"
 			return encBytesHex

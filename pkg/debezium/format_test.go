@@ -153,3 +153,23 @@ func TestFormatModes(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatUnavailableBytes: an unchanged TOASTed bytea in the binary
+// modes, as Debezium's PostgreSQL connector writes it (verified side by
+// side: integration/format_oracle_test.go).
+func TestFormatUnavailableBytes(t *testing.T) {
+	for binary, want := range map[string]string{
+		"":       `"X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="`,
+		"base64": `null`,
+		"hex":    `"__debezium_unavailable_value"`,
+	} {
+		col := change.Column{Name: "data", Type: change.Type{Kind: change.KindBytes, Precision: -1, Scale: -1}, Optional: true}
+		f := Format{Binary: binary}
+		s, enc, _ := columnSchema(&col)
+		p := newColPlan(0, &col, f.formatSchema(&col.Type, &s, enc), &f)
+		got, err := p.appendValue(nil, &change.Value{Kind: change.Unavailable})
+		if err != nil || string(got) != want {
+			t.Errorf("binary %q: %s, %v; want %s", binary, got, err, want)
+		}
+	}
+}

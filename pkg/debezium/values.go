@@ -167,7 +167,7 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 			return b, ErrValueKind
 		}
 		return appendHex(b, v.Bytes), nil
-	case encBytes:
+	case encBytes, encBytesBase64:
 		if v.Kind != change.Binary {
 			return b, ErrValueKind
 		}
@@ -268,7 +268,7 @@ func (p *colPlan) appendFallback(b []byte) []byte {
 		return append(b, `"AA=="`...)
 	case encVarDecimal:
 		return append(b, `{"scale":0,"value":"AA=="}`...)
-	case encString, encBytes, encBytesHex:
+	case encString, encBytes, encBytesBase64, encBytesHex:
 		if p.hstore {
 			return append(b, `"{}"`...) // Debezium's hstore converter
 		}
@@ -301,7 +301,16 @@ func (p *colPlan) appendUnavailable(b []byte) ([]byte, error) {
 	case encBytes:
 		return append(b, unavailableBytesJSON...), nil
 	case encBytesHex:
-		return appendHex(b, []byte(unavailablePlaceholder)), nil
+		// Debezium passes the placeholder string through the hex
+		// converter unchanged.
+		return append(b, `"`+unavailablePlaceholder+`"`...), nil
+	case encBytesBase64:
+		// The placeholder's bytes do not convert to the string schema
+		// ("Unexpected JDBC BINARY value"): null, verified side by side
+		// (integration/format_oracle_test.go).
+		if p.optional {
+			return append(b, "null"...), nil
+		}
 	case encPoint, encGeometry:
 		// Debezium's placeholder is a string that fails to convert to the
 		// struct: it logs a DataException and writes null (the schema is
