@@ -447,3 +447,48 @@ func TestFormatOptionsMySQL(t *testing.T) {
 	}
 	runFormatOracle(t, e.env, src, formatRunsFor("connect", "adaptive_time_microseconds", 0))
 }
+
+// TestFormatSizeLimitAndSkipped: with format.schemas false and
+// format.unwrap, max_message_bytes is measured on the bytes published (a
+// row that fits only without the envelope is published), a row over it is
+// skipped with a row.skipped event whose primary_key comes from the
+// schema-less key, and the rows around it arrive.
+func TestFormatSizeLimitAndSkipped(t *testing.T) {
+	e := newEnv(t, "fmtsize")
+	e.exec(`CREATE TABLE docs (k int PRIMARY KEY, v text)`)
+	fits := alnum(19_000) // 19,021 bytes of key and value; the default format would make it 21,637
+	over := alnum(30_000) // over in any format
+	e.exec(`INSERT INTO docs VALUES (1, 'small'), (2, '` + over + `'), (3, '` + fits + `'), (4, 'after')`)
+	cfg := e.writeConfig("  max_message_bytes: 20000\n")
+	appendConfig(t, cfg, "format:\n  schemas: false\n  unwrap: true\n")
+	topic := e.prefix + ".public.docs"
+	p := e.start("run", "--config", cfg)
+	waitOrDump(t, p, 60*time.Second, "3 messages", func() bool { return topicEnd(topic) >= 3 })
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	}
+	got := map[string]string{}
+	for _, r := range readRaw(t, topic) {
+		got[string(r.Key)] = string(r.Value)
+		if s := batchSizeOf(r); s > 20000 {
+			t.Errorf("key %s: %d bytes published over max_message_bytes 20000", r.Key, s)
+		}
+	}
+	want := map[string]string{
+		`{"k":1}`: `{"k":1,"v":"small"}`,
+		`{"k":3}`: `{"k":3,"v":"` + fits + `"}`,
+		`{"k":4}`: `{"k":4,"v":"after"}`,
+	}
+	if len(got) != len(want) {
+		t.Errorf("keys on the topic %d, want 3 (1, 3, 4)", len(got))
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("key %s: value %.80q, want %.80q", k, got[k], v)
+		}
+	}
+	lines := e.skippedLines(t)
+	if len(lines) != 1 || fmt.Sprint(lines[0].PrimaryKey["k"]) != "2" || lines[0].LimitBytes != 20000 || lines[0].SizeBytes <= 20000 {
+		t.Fatalf("row.skipped events %+v; output:\n%s", lines, p.out)
+	}
+}
