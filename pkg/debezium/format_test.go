@@ -1,7 +1,10 @@
 package debezium
 
 import (
+	"bytes"
+	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -172,4 +175,72 @@ func TestFormatUnavailableBytes(t *testing.T) {
 			t.Errorf("binary %q: %s, %v; want %s", binary, got, err, want)
 		}
 	}
+}
+
+// FuzzFormats encodes rows from fuzz input in the non-default formats:
+// key and value are valid JSON in every shape, decimal text in the double
+// and string modes is refused or written as the number it spells, and hex
+// reads back as the bytes.
+func FuzzFormats(f *testing.F) {
+	f.Add("99.00", []byte{0, 0xff}, byte('c'))
+	f.Add("-0.5e3", []byte{}, byte('d'))
+	f.Add("\"\\\x00\xff", []byte(nil), byte('u'))
+	f.Add("123456789012345678901234567890.123", []byte("x"), byte('r'))
+	f.Fuzz(func(t *testing.T, text string, raw []byte, op byte) {
+		ops := []change.Op{change.OpCreate, change.OpUpdate, change.OpDelete, change.OpRead}
+		o := ops[int(op)%len(ops)]
+		tbl := &change.Table{
+			ID: change.TableID{DB: "d", Schema: text, Name: text},
+			Columns: []change.Column{
+				{Name: "id", Type: change.Type{Kind: change.KindString}},
+				{Name: "b", Type: change.Type{Kind: change.KindBytes}, Optional: true},
+				{Name: "n", Type: change.Type{Kind: change.KindDecimal, Precision: -1, Scale: -1}, Optional: true},
+			},
+			Key: []int{0},
+		}
+		row := change.Row{change.TextValue(text), change.BinaryValue(raw), change.Value{Kind: change.Null}}
+		ev := &change.Event{Table: tbl, Op: o, After: row, Source: change.Source{Connector: "postgresql", Table: text}}
+		if o == change.OpDelete {
+			ev.Before, ev.After = row, nil
+		}
+		for _, fm := range []Format{
+			{NoSchemas: true, Decimal: "string", Binary: "hex"},
+			{Unwrap: true, DeleteHandling: DeleteRewrite, AddFields: []string{"op", "table", "source.ts_ms"}, Decimal: "double", Binary: "base64"},
+			{NoSchemas: true, Unwrap: true, Time: "connect"},
+		} {
+			e := NewEncoder(Options{TopicPrefix: "fz", Format: fm})
+			key, _, err := e.AppendKey(nil, ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			value, err := e.AppendValue(nil, ev, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(key) || !json.Valid(value) {
+				t.Fatalf("%+v: invalid JSON: key %q value %q", fm, key, value)
+			}
+		}
+
+		if out, err := appendDecimalString(nil, []byte(text)); err == nil {
+			var s string
+			if json.Unmarshal(out, &s) != nil || s != text || !plainDecimal.MatchString(text) {
+				t.Fatalf("string mode: %q written as %s", text, out)
+			}
+		}
+		if out, err := appendDecimalDouble(nil, []byte(text)); err == nil {
+			want, _ := strconv.ParseFloat(text, 64)
+			var got float64
+			if json.Unmarshal(out, &got) != nil || got != want {
+				t.Fatalf("double mode: %q written as %s, want %v", text, out, want)
+			}
+		}
+		var h string
+		if err := json.Unmarshal(appendHex(nil, raw), &h); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := hex.DecodeString(h); err != nil || !bytes.Equal(got, raw) || strings.ToLower(h) != h {
+			t.Fatalf("hex %q of %x", h, raw)
+		}
+	})
 }
