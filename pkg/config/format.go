@@ -110,6 +110,11 @@ func (v validator) format(c *Config) {
 			v.add("format.delete_handling", "must be %s", oneOf(deleteHandlings))
 		}
 	}
+	if f.Unwrap && c.Destination.DeleteMode == DeleteTombstone {
+		// The transform drops the tombstones the connector sends: every
+		// delete would vanish.
+		v.add("destination.delete_mode", "tombstone sends no delete event for format.unwrap to shape, and the transform drops tombstones, so deletes would not be published; with format.unwrap use delete_mode record (or record_and_tombstone) and format.delete_handling: delete-to-tombstone for one tombstone per delete")
+	}
 	if len(f.AddFields) > 0 && !f.Unwrap {
 		v.add("format.add_fields", "applies only with format.unwrap: true (it is ExtractNewRecordState's add.fields); remove it or set format.unwrap: true")
 	}

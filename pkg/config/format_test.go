@@ -89,3 +89,14 @@ func TestFormatRulesDebeziumNames(t *testing.T) {
 		t.Fatalf("mysql adaptive: %v", err)
 	}
 }
+
+// TestFormatUnwrapTombstoneMode: delete_mode tombstone with unwrap would
+// publish nothing for a delete; it is refused with the settings that do
+// what it asks.
+func TestFormatUnwrapTombstoneMode(t *testing.T) {
+	doc := strings.Replace(formatYAML, "  topic_prefix: shop\n", "  topic_prefix: shop\n  delete_mode: tombstone\n", 1)
+	_, err := parse([]byte(doc), testEnv)
+	if got := fields(t, err); !slices.Contains(got, "destination.delete_mode") || !strings.Contains(err.Error(), "format.delete_handling: delete-to-tombstone") {
+		t.Fatalf("delete_mode tombstone with unwrap: %v", err)
+	}
+}
