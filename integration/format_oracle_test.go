@@ -347,6 +347,9 @@ func formatRunsFor(timeA, timeB string, more int) []formatRun {
 			{table: "f_rwt", format: "  decimal_handling: double\n  binary_handling: base64\n  time_precision: " + timeA +
 				"\n  unwrap: true\n  delete_handling: rewrite-with-tombstone\n  add_fields: [op, table, source.ts_ms]\n",
 				smt: append([]string{"delete.tombstone.handling.mode=rewrite-with-tombstone"}, rewriteAdd...), want: 9 + more},
+			// Deletes and their tombstones dropped: r, c, c, u, c.
+			{table: "f_drop", format: "  decimal_handling: double\n  binary_handling: base64\n  time_precision: " + timeA +
+				"\n  unwrap: true\n  delete_handling: drop\n", smt: []string{"delete.tombstone.handling.mode=drop"}, want: 5 + more},
 		},
 	}, {
 		label:    "noschemas",
@@ -357,6 +360,9 @@ func formatRunsFor(timeA, timeB string, more int) []formatRun {
 			{table: "f_rw", format: "  schemas: false\n  decimal_handling: string\n  binary_handling: hex\n  time_precision: " + timeB +
 				"\n  unwrap: true\n  delete_handling: rewrite\n  add_fields: [op, table, source.ts_ms]\n",
 				smt: append([]string{"delete.tombstone.handling.mode=rewrite"}, rewriteAdd...), want: 7 + more},
+			// Each delete one Kafka tombstone: r, c, c, u, ∅, c, ∅.
+			{table: "f_dtt", format: "  schemas: false\n  decimal_handling: string\n  binary_handling: hex\n  time_precision: " + timeB +
+				"\n  unwrap: true\n  delete_handling: delete-to-tombstone\n", smt: []string{"delete.tombstone.handling.mode=delete-to-tombstone"}, want: 7 + more},
 		},
 	}}
 }
