@@ -66,7 +66,8 @@ type tableCodec struct {
 	// fields are the Value struct's fields (c.cols' schemas), which every
 	// connector's envelope embeds.
 	fields []connectField
-	// keyHead is `{"schema":<Key schema>,"payload":`.
+	// keyHead is `{"schema":<Key schema>,"payload":` (empty without
+	// schemas).
 	keyHead []byte
 	// keyTail closes a key: "}" after keyHead's payload, "" without schemas.
 	keyTail string
