@@ -91,7 +91,7 @@ func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		Source:     src,
 		SourceType: cfg.Source.Type,
 		Encoder: debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), IncludeUnknownTypes: cfg.Source.IncludeUnknownTypes,
-			Topic: cfg.Destination.Topic, KeyColumns: cfg.Destination.KeyColumns}),
+			Topic: cfg.Destination.Topic, KeyColumns: cfg.Destination.KeyColumns, Format: messageFormat(cfg)}),
 		PartitionColumns: cfg.Destination.PartitionColumn,
 		Producer:         prod,
 		Store:            store,

@@ -16,7 +16,11 @@
 //
 // Output: one line per record, flushed as it is written:
 //   {"destination":"<topic>","key":<key JSON or null>,"value":<value JSON or null>}
-// A null value is a tombstone. The process exits 0 after a limit is reached or on SIGTERM,
+// with ,"tombstone":true added when the record has no value (a Kafka tombstone); without it a
+// "value":null is the converter's JSON text null. Converter and transforms settings
+// (converter.schemas.enable=false, transforms=unwrap with
+// transforms.unwrap.type=io.debezium.transforms.ExtractNewRecordState, ...) pass through to the
+// engine like any other property. The process exits 0 after a limit is reached or on SIGTERM,
 // and 1 when the engine fails (the error is printed on stderr).
 
 import io.debezium.engine.ChangeEvent;
@@ -65,9 +69,14 @@ public final class Harness {
         DebeziumEngine<ChangeEvent<String, String>> engine = DebeziumEngine.create(Json.class)
                 .using(props)
                 .notifying(record -> {
+                    // A converter may write the JSON text "null" (JsonConverter with
+                    // schemas.enable=false and a null value that has a schema, as
+                    // ExtractNewRecordState makes for deletes): "tombstone" tells a record
+                    // without a value apart from one whose value is that text.
                     String line = "{\"destination\":" + quote(record.destination())
                             + ",\"key\":" + (record.key() == null ? "null" : record.key())
-                            + ",\"value\":" + (record.value() == null ? "null" : record.value()) + "}\n";
+                            + ",\"value\":" + (record.value() == null ? "null" : record.value())
+                            + (record.value() == null ? ",\"tombstone\":true" : "") + "}\n";
                     synchronized (out) {
                         try {
                             out.write(line);

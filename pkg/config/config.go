@@ -24,6 +24,8 @@ type Config struct {
 	// LogFormat is text | json. Default: text on a terminal, json otherwise
 	// (ECS, files); --log-format overrides it.
 	LogFormat string `yaml:"log_format" json:"log_format"`
+	// Format is the shape of the messages (format.go); default Debezium's.
+	Format Format `yaml:"format" json:"format"`
 
 	// positions maps a field path to where the document set it, for
 	// messages that point at a line; nil for a Config built in code.

@@ -44,6 +44,9 @@ var documentedDefaults = map[string]string{
 	"delivery":                        DefaultDelivery,
 	"transactions.max_records":        strconv.Itoa(DefaultTransactionMaxRecords),
 	"transactions.max_interval":       DefaultTransactionMaxInterval,
+	"format.delete_handling":          DefaultDeleteHandling,
+	"format.decimal_handling":         DefaultDecimalHandling,
+	"format.binary_handling":          DefaultBinaryHandling,
 }
 
 var referenceRow = regexp.MustCompile("(?m)^\\| `([a-z_.]+)` \\| ([^|]*) \\|")

@@ -49,6 +49,7 @@ func (c *Config) validate(errs *Errors) {
 	v.webhooks(&c.Webhooks)
 	v.delivery(c)
 	v.logging(c)
+	v.format(c)
 }
 
 type validator struct{ errs *Errors }

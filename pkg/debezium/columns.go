@@ -33,6 +33,12 @@ const (
 	encArray     // a JSON array of elem's values
 	encPoint     // io.debezium.data.geometry.Point: {x, y, wkb, srid}
 	encGeometry  // io.debezium.data.geometry.Geometry / Geography: {wkb, srid}
+
+	// The non-default modes of format.go.
+	encDecimalDouble // decimal.handling.mode=double
+	encDecimalString // decimal.handling.mode=string
+	encBytesBase64   // binary.handling.mode=base64: encBytes with a string schema
+	encBytesHex      // binary.handling.mode=hex
 )
 
 // defaultTimePrecision is what PostgreSQL reports for time, timestamp and
@@ -171,8 +177,9 @@ func columnSchema(c *change.Column) (s connectSchema, enc colEnc, ok bool) {
 	return s, enc, true
 }
 
-// newColPlan returns the plan of column i, col, whose schema is s.
-func newColPlan(i int, col *change.Column, enc colEnc) colPlan {
+// newColPlan returns the plan of column i, col, written as enc; f (nil:
+// the default modes) chooses its array elements' encoding.
+func newColPlan(i int, col *change.Column, enc colEnc, f *Format) colPlan {
 	p := colPlan{idx: i, name: col.Name, kind: col.Type.Kind, enc: enc, optional: col.Optional, scale: col.Type.Scale,
 		hstore: col.Type.Kind == change.KindJSON && col.Type.Name == "hstore"}
 	if enc == encZoned {
@@ -180,8 +187,9 @@ func newColPlan(i int, col *change.Column, enc colEnc) colPlan {
 	}
 	if enc == encArray {
 		ec := change.Column{Name: col.Name, Type: *col.Type.Elem, Optional: elemOptional(col.Type.Elem)}
-		_, eenc, _ := columnSchema(&ec)
-		e := newColPlan(i, &ec, eenc)
+		es, eenc, _ := columnSchema(&ec)
+		eenc = f.formatSchema(&ec.Type, &es, eenc)
+		e := newColPlan(i, &ec, eenc, f)
 		e.inArray = true
 		p.elem = &e
 		if u, ok := unavailableArrays[col.Type.Elem.Kind]; ok && !noArrayPlaceholder(col.Type.Elem) {

@@ -2,7 +2,9 @@
 // messages that Debezium's connectors emit through Kafka Connect's
 // JsonConverter with schemas.enable=true and the default modes
 // (decimal.handling.mode=precise, time.precision.mode=adaptive,
-// binary.handling.mode=bytes).
+// binary.handling.mode=bytes) — and, with Options.Format (format.go), what
+// they emit with schemas.enable=false, through ExtractNewRecordState, and
+// with the other decimal, time and binary modes.
 //
 // What it promises:
 //   - Schema names, versions, parameters, field order and JSON key order are

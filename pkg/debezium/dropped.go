@@ -2,14 +2,22 @@ package debezium
 
 import "github.com/tributary-cdc/tributary/pkg/change"
 
-// columnSchema is the package's columnSchema with the encoder's handling of
-// unknown types: with IncludeUnknownTypes, a column of a type it cannot
+// columnSchema is the package's columnSchema in the encoder's Format, with
+// its handling of unknown types: with IncludeUnknownTypes, a column of a type it cannot
 // encode is published as Debezium's include.unknown.datatypes publishes
 // it, as bytes (the source's text form, which the source hands over as a
 // Binary value).
 func (e *Encoder) columnSchema(col *change.Column) (connectSchema, colEnc, bool) {
 	s, enc, ok := columnSchema(col)
-	if ok || !e.includeUnknown || col.Type.Kind != change.KindUnknown {
+	if ok {
+		enc = e.format.formatSchema(&col.Type, &s, enc)
+		if enc == encArray {
+			// The elements' schema; newColPlan picks their encoding.
+			e.format.formatSchema(col.Type.Elem, s.items, 0)
+		}
+		return s, enc, ok
+	}
+	if !e.includeUnknown || col.Type.Kind != change.KindUnknown {
 		return s, enc, ok
 	}
 	return connectSchema{typ: "bytes", optional: col.Optional}, encBytes, true

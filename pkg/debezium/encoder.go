@@ -30,6 +30,9 @@ type Options struct {
 	// KeyColumns is, per table ("schema.table"), the columns that form the
 	// message key instead of the primary key (destination.key_columns).
 	KeyColumns map[string][]string
+	// Format is the shape of the messages (format.go); the zero value is
+	// Debezium's defaults.
+	Format Format
 }
 
 // Encoder turns change events into Debezium JSON keys and values. It is safe
@@ -48,6 +51,7 @@ type Encoder struct {
 	// includeUnknown: Options.IncludeUnknownTypes.
 	includeUnknown bool
 	routing        routing // Options.Topic and KeyColumns
+	format         Format  // Options.Format
 }
 
 // tableCodec is everything precomputed for one table version.
@@ -62,12 +66,19 @@ type tableCodec struct {
 	// fields are the Value struct's fields (c.cols' schemas), which every
 	// connector's envelope embeds.
 	fields []connectField
-	// keyHead is `{"schema":<Key schema>,"payload":`.
+	// keyHead is `{"schema":<Key schema>,"payload":` (empty without
+	// schemas).
 	keyHead []byte
-	// valueHead is `{"schema":<Envelope schema>,"payload":{"before":`.
-	// The envelope embeds the PostgreSQL source block's schema; other
-	// connectors will need one per connector.
+	// keyTail closes a key: "}" after keyHead's payload, "" without schemas.
+	keyTail string
+	// valueHead is `{"schema":<Envelope schema>,"payload":{"before":`
+	// (`{"before":` without schemas). The envelope embeds the PostgreSQL
+	// source block's schema; binlogValueHead has the binlog connectors'.
 	valueHead []byte
+	// valueTail closes a value after the envelope's payload: "}", or ""
+	// without schemas.
+	valueTail string
+	unwrap    unwrapPlan // Format.Unwrap (format.go)
 }
 
 // NewEncoder returns an Encoder for opts.
@@ -77,7 +88,7 @@ func NewEncoder(opts Options) *Encoder {
 		version = Version
 	}
 	e := &Encoder{prefix: opts.TopicPrefix, sourceSchema: postgresSourceSchema(), includeUnknown: opts.IncludeUnknownTypes,
-		routing: routing{topic: opts.Topic, keyColumns: opts.KeyColumns}}
+		routing: routing{topic: opts.Topic, keyColumns: opts.KeyColumns}, format: opts.Format}
 	e.sourceHead = append(e.sourceHead, `,"source":{"version":`...)
 	e.sourceHead = appendString(e.sourceHead, version)
 	e.sourceHead = append(e.sourceHead, `,"connector":"`+connectorPostgres+`","name":`...)
@@ -157,7 +168,7 @@ func (e *Encoder) AppendKey(dst []byte, ev *change.Event) (out []byte, ok bool, 
 	if err != nil {
 		return dst[:n], false, err
 	}
-	return append(dst, '}'), true, nil
+	return append(dst, c.keyTail...), true, nil
 }
 
 // AppendValue appends the value message for ev to dst:
@@ -173,19 +184,17 @@ func (e *Encoder) AppendValue(dst []byte, ev *change.Event, nowMicros int64) ([]
 	if err != nil {
 		return dst, err
 	}
+	if e.format.Unwrap {
+		return e.appendUnwrappedValue(dst, c, ev)
+	}
 	if isBinlogConnector(ev.Source.Connector) {
 		return e.appendBinlogValue(dst, c, ev, nowMicros)
 	}
-	switch ev.Op {
-	case change.OpCreate, change.OpUpdate, change.OpDelete, change.OpRead:
-	default:
-		return dst, &EncodeError{Table: tableName(ev.Table), Err: ErrOp, Detail: "op " + strconv.Quote(ev.Op.String())}
+	if err := checkChange(ev); err != nil {
+		return dst, err
 	}
 	if ev.Source.Connector != connectorPostgres {
 		return dst, &EncodeError{Table: tableName(ev.Table), Err: ErrConnector, Detail: "connector " + strconv.Quote(ev.Source.Connector)}
-	}
-	if ev.Before == nil && ev.After == nil {
-		return dst, &EncodeError{Table: tableName(ev.Table), Err: ErrNoRow}
 	}
 	n := len(dst)
 	dst = append(dst, c.valueHead...)
@@ -197,7 +206,21 @@ func (e *Encoder) AppendValue(dst []byte, ev *change.Event, nowMicros int64) ([]
 		return dst[:n], err
 	}
 	dst = e.appendPostgresSource(dst, ev.Table, &ev.Source)
-	return appendEnvelopeTail(dst, ev.Op, nowMicros), nil
+	return append(appendEnvelopeTail(dst, ev.Op, nowMicros), c.valueTail...), nil
+}
+
+// checkChange refuses an event that is no row change: an unknown op, or
+// neither a before nor an after image.
+func checkChange(ev *change.Event) error {
+	switch ev.Op {
+	case change.OpCreate, change.OpUpdate, change.OpDelete, change.OpRead:
+	default:
+		return &EncodeError{Table: tableName(ev.Table), Err: ErrOp, Detail: "op " + strconv.Quote(ev.Op.String())}
+	}
+	if ev.Before == nil && ev.After == nil {
+		return &EncodeError{Table: tableName(ev.Table), Err: ErrNoRow}
+	}
+	return nil
 }
 
 func (e *Encoder) codecFor(ev *change.Event) (*tableCodec, error) {
@@ -239,7 +262,7 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 			planOf[i] = -1
 			continue
 		}
-		p := newColPlan(i, col, enc)
+		p := newColPlan(i, col, enc, &e.format)
 		s.defaultJSON = columnDefault(&p, col)
 		p.dflt = s.defaultJSON
 		planOf[i] = len(c.cols)
@@ -258,17 +281,26 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 		}
 	}
 
+	c.fields = fields
+	value := connectSchema{typ: "struct", fields: fields, optional: true, name: c.schema + ".Value"}
+	if e.format.Unwrap {
+		e.buildUnwrap(c, value)
+	}
+	if e.format.NoSchemas {
+		c.valueHead = append(c.valueHead, `{"before":`...)
+		return c
+	}
 	key := connectSchema{typ: "struct", fields: keyFields, name: c.schema + ".Key"}
 	c.keyHead = append(c.keyHead, `{"schema":`...)
 	c.keyHead = key.appendJSON(c.keyHead, "")
 	c.keyHead = append(c.keyHead, `,"payload":`...)
+	c.keyTail = "}"
 
-	c.fields = fields
-	value := connectSchema{typ: "struct", fields: fields, optional: true, name: c.schema + ".Value"}
 	env := envelopeSchema(c.schema, value, e.sourceSchema)
 	c.valueHead = append(c.valueHead, `{"schema":`...)
 	c.valueHead = env.appendJSON(c.valueHead, "")
 	c.valueHead = append(c.valueHead, `,"payload":{"before":`...)
+	c.valueTail = "}"
 	return c
 }
 

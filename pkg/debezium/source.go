@@ -153,8 +153,9 @@ func appendSourceCommon(b []byte, t *change.Table, s *change.Source) []byte {
 	return b
 }
 
-// appendEnvelopeTail closes a value: the transaction block (null), op and
-// the processing time.
+// appendEnvelopeTail closes a value's payload: the transaction block
+// (null), op and the processing time; the caller closes the message
+// (tableCodec.valueTail).
 func appendEnvelopeTail(dst []byte, op change.Op, nowMicros int64) []byte {
 	dst = append(dst, `,"transaction":null,"op":"`...)
 	dst = append(dst, byte(op))
@@ -164,7 +165,7 @@ func appendEnvelopeTail(dst []byte, op change.Op, nowMicros int64) []byte {
 	dst = strconv.AppendInt(dst, nowMicros, 10)
 	dst = append(dst, `,"ts_ns":`...)
 	dst = strconv.AppendInt(dst, nowMicros*1000, 10)
-	return append(dst, "}}"...)
+	return append(dst, '}')
 }
 
 // commonSourceFields are the source fields every connector starts with

@@ -83,13 +83,8 @@ type binlogHead struct {
 // appendBinlogValue is AppendValue for MySQL and MariaDB events: the same
 // envelope as PostgreSQL's with the binlog source block.
 func (e *Encoder) appendBinlogValue(dst []byte, c *tableCodec, ev *change.Event, nowMicros int64) ([]byte, error) {
-	switch ev.Op {
-	case change.OpCreate, change.OpUpdate, change.OpDelete, change.OpRead:
-	default:
-		return dst, &EncodeError{Table: tableName(ev.Table), Err: ErrOp, Detail: "op " + strconv.Quote(ev.Op.String())}
-	}
-	if ev.Before == nil && ev.After == nil {
-		return dst, &EncodeError{Table: tableName(ev.Table), Err: ErrNoRow}
+	if err := checkChange(ev); err != nil {
+		return dst, err
 	}
 	n := len(dst)
 	dst = append(dst, e.binlogValueHead(c, ev.Table, ev.Source.Connector)...)
@@ -102,12 +97,15 @@ func (e *Encoder) appendBinlogValue(dst []byte, c *tableCodec, ev *change.Event,
 		return dst[:n], err
 	}
 	dst = e.appendBinlogSource(dst, ev.Table, &ev.Source)
-	return appendEnvelopeTail(dst, ev.Op, nowMicros), nil
+	return append(appendEnvelopeTail(dst, ev.Op, nowMicros), c.valueTail...), nil
 }
 
 // binlogValueHead returns (building once per table version) the value head
 // whose envelope embeds the connector's source schema.
 func (e *Encoder) binlogValueHead(c *tableCodec, t *change.Table, connector string) []byte {
+	if e.format.NoSchemas {
+		return c.valueHead // no schema: the same for every connector
+	}
 	if v, ok := e.binlog.Load(t); ok && v.(*binlogHead).connector == connector {
 		return v.(*binlogHead).head
 	}

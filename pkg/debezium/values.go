@@ -150,7 +150,24 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 			return b, ErrValueKind
 		}
 		return appendString(b, v.Bytes), nil
-	case encBytes:
+	case encDecimalDouble:
+		if v.Kind != change.Text {
+			return b, ErrValueKind
+		}
+		out, err := appendDecimalDouble(b, v.Bytes)
+		return p.specialDecimal(b, out, err)
+	case encDecimalString:
+		if v.Kind != change.Text {
+			return b, ErrValueKind
+		}
+		out, err := appendDecimalString(b, v.Bytes)
+		return p.specialDecimal(b, out, err)
+	case encBytesHex:
+		if v.Kind != change.Binary {
+			return b, ErrValueKind
+		}
+		return appendHex(b, v.Bytes), nil
+	case encBytes, encBytesBase64:
 		if v.Kind != change.Binary {
 			return b, ErrValueKind
 		}
@@ -235,13 +252,23 @@ func (p *colPlan) appendFallback(b []byte) []byte {
 	switch p.enc {
 	case encBool:
 		return append(b, "false"...)
-	case encFloat32, encFloat64:
+	case encFloat32, encFloat64, encDecimalDouble:
 		return append(b, "0.0"...)
+	case encDecimalString:
+		// BigDecimal.ZERO at the column's scale, toPlainString: "0.000".
+		b = append(b, `"0`...)
+		if p.scale > 0 {
+			b = append(b, '.')
+			for range p.scale {
+				b = append(b, '0')
+			}
+		}
+		return append(b, '"')
 	case encDecimal:
 		return append(b, `"AA=="`...)
 	case encVarDecimal:
 		return append(b, `{"scale":0,"value":"AA=="}`...)
-	case encString, encBytes:
+	case encString, encBytes, encBytesBase64, encBytesHex:
 		if p.hstore {
 			return append(b, `"{}"`...) // Debezium's hstore converter
 		}
@@ -273,6 +300,17 @@ func (p *colPlan) appendUnavailable(b []byte) ([]byte, error) {
 		return append(b, `"`+unavailablePlaceholder+`"`...), nil
 	case encBytes:
 		return append(b, unavailableBytesJSON...), nil
+	case encBytesHex:
+		// Debezium passes the placeholder string through the hex
+		// converter unchanged.
+		return append(b, `"`+unavailablePlaceholder+`"`...), nil
+	case encBytesBase64:
+		// The placeholder's bytes do not convert to the string schema
+		// ("Unexpected JDBC BINARY value"): null, verified side by side
+		// (integration/format_oracle_test.go).
+		if p.optional {
+			return append(b, "null"...), nil
+		}
 	case encPoint, encGeometry:
 		// Debezium's placeholder is a string that fails to convert to the
 		// struct: it logs a DataException and writes null (the schema is

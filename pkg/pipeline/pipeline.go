@@ -380,8 +380,13 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	} else if reason != "" {
 		return p.skip(ctx, skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID}, reason)
 	}
-	tombstone := ev.Op == change.OpDelete && p.DeleteMode != "record"
-	if !(ev.Op == change.OpDelete && p.DeleteMode == "tombstone") {
+	// A delete's records: delete_mode's, or what format.unwrap's
+	// ExtractNewRecordState makes of them (debezium.Encoder.DeleteRecords).
+	sendValue, tombstone := true, false
+	if ev.Op == change.OpDelete {
+		sendValue, tombstone = p.Encoder.DeleteRecords(p.DeleteMode)
+	}
+	if sendValue {
 		buf, err = p.Encoder.AppendValue(buf, ev, time.Now().UnixMicro())
 		if err != nil {
 			return fmt.Errorf("encode value of %s: %w", ev.Table.ID, err)
@@ -468,9 +473,16 @@ func (p *Pipeline) ensureTopic(ctx context.Context, topic string) error {
 	}
 }
 
+// deleteTombstone reports whether a delete is followed by a tombstone.
+func (p *Pipeline) deleteTombstone() bool {
+	_, tombstone := p.Encoder.DeleteRecords(p.DeleteMode)
+	return tombstone
+}
+
 // keyPayload returns the payload of a Debezium key message: the primary
 // key columns (nil for a table without one). Numbers keep their digits.
-func keyPayload(key []byte) map[string]any {
+// A key without schemas (format.schemas: false) is the payload itself.
+func keyPayload(key []byte, schemas bool) map[string]any {
 	if key == nil {
 		return nil
 	}
@@ -479,6 +491,12 @@ func keyPayload(key []byte) map[string]any {
 	}
 	dec := json.NewDecoder(bytes.NewReader(key))
 	dec.UseNumber()
+	if !schemas {
+		if err := dec.Decode(&msg.Payload); err != nil {
+			return nil
+		}
+		return msg.Payload
+	}
 	if err := dec.Decode(&msg); err != nil {
 		return nil
 	}
@@ -493,7 +511,7 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gz
 	op := ev.Op
 	// The source may reuse ev once emit returns: take what the promise
 	// needs now.
-	rows, commit, tombstone, table, deleteMode := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil, ev.Table, p.DeleteMode
+	rows, commit, tombstone, table := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil, ev.Table
 	rows.Sent(op, commit)
 	seq := p.tracker.add()
 	if p.txn != nil {
@@ -513,7 +531,7 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gz
 			// batches that fit.
 			// A delete's tombstone, sent after it (emitRow), is still published.
 			row := skippedRow{topic: topic, key: key, table: table.ID.String(), op: op, eventID: m.EventID, size: tooLarge.Size, limit: tooLarge.Limit,
-				tombstone: op == change.OpDelete && deleteMode == "record_and_tombstone"}
+				tombstone: op == change.OpDelete && p.deleteTombstone()}
 			if err := p.skip(p.produceCtx, row, tooLarge.Error()); err != nil {
 				rows.Failed(op)
 				p.fail(fmt.Errorf("%w: %w", errPublish, err))

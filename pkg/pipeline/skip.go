@@ -42,7 +42,7 @@ func (p *Pipeline) skip(ctx context.Context, row skippedRow, reason string) erro
 		Pipeline:   p.Name,
 		Topic:      row.topic,
 		Table:      row.table,
-		PrimaryKey: keyPayload(row.key),
+		PrimaryKey: keyPayload(row.key, p.Encoder.SchemasEnabled()),
 		SizeBytes:  row.size,
 		LimitBytes: cmp.Or(row.limit, p.MaxMessageBytes),
 		Reason:     reason,

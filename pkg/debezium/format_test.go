@@ -1,0 +1,246 @@
+package debezium
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+const goldenNow = 1766925059873428
+
+func appendBoth(t *testing.T, f Format, ev *change.Event) (key, value string) {
+	t.Helper()
+	e := NewEncoder(Options{TopicPrefix: "dbserver1", Format: f})
+	k, _, err := e.AppendKey(nil, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := e.AppendValue(nil, ev, goldenNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(k), string(v)
+}
+
+// payloadOf is the exact bytes of a message's payload.
+func payloadOf(t *testing.T, msg string) string {
+	t.Helper()
+	var m struct{ Payload json.RawMessage }
+	if err := json.Unmarshal([]byte(msg), &m); err != nil {
+		t.Fatal(err)
+	}
+	return string(m.Payload)
+}
+
+// TestFormatNoSchemas: schemas.enable=false is the payload of the default
+// message, byte for byte, for the key and the value.
+func TestFormatNoSchemas(t *testing.T) {
+	ev := goldenUpdateEvent()
+	key, value := appendBoth(t, Format{NoSchemas: true}, ev)
+	if want := payloadOf(t, goldenUpdateKey); key != want {
+		t.Errorf("key\n got %s\nwant %s", key, want)
+	}
+	if want := payloadOf(t, goldenUpdateValue); value != want {
+		t.Errorf("value\n got %s\nwant %s", value, want)
+	}
+}
+
+// TestFormatUnwrap: ExtractNewRecordState's row, with its rebuilt schema
+// (optional false), __deleted in the rewrite modes and the added fields
+// after the columns, as the real transform writes them
+// (integration/format_oracle_test.go).
+func TestFormatUnwrap(t *testing.T) {
+	ev := goldenUpdateEvent()
+	_, value := appendBoth(t, Format{Unwrap: true}, ev)
+	const row = `{"id":1006,"first_name":"Liam","last_name":"Han","email":"liam3@example.com"}`
+	if !strings.HasPrefix(value, `{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},`) ||
+		!strings.HasSuffix(value, `],"optional":false,"name":"dbserver1.inventory.customers.Value"},"payload":`+row+`}`) {
+		t.Errorf("unwrapped value %s", value)
+	}
+
+	f := Format{NoSchemas: true, Unwrap: true, DeleteHandling: DeleteRewrite, AddFields: []string{"op", "table", "source.ts_ms"}}
+	if _, v := appendBoth(t, f, ev); v != `{"id":1006,"first_name":"Liam","last_name":"Han","email":"liam3@example.com","__deleted":"false","__op":"u","__table":"customers","__source_ts_ms":1766925059528}` {
+		t.Errorf("rewritten update %s", v)
+	}
+	del := goldenUpdateEvent()
+	del.Op, del.After = change.OpDelete, nil
+	if _, v := appendBoth(t, f, del); v != `{"id":1006,"first_name":"Liam","last_name":"Han","email":"liam2@example.com","__deleted":"true","__op":"d","__table":"customers","__source_ts_ms":1766925059528}` {
+		t.Errorf("rewritten delete %s", v)
+	}
+	// delete_handling tombstone: a null payload with the envelope's
+	// optional Value schema; without schemas the JSON text null.
+	if _, v := appendBoth(t, Format{NoSchemas: true, Unwrap: true}, del); v != "null" {
+		t.Errorf("tombstone-mode delete without schemas %q", v)
+	}
+	if _, v := appendBoth(t, Format{Unwrap: true}, del); !strings.HasSuffix(v, `],"optional":true,"name":"dbserver1.inventory.customers.Value"},"payload":null}`) {
+		t.Errorf("tombstone-mode delete %s", v)
+	}
+	// The schema lists the added fields, optional.
+	_, v := appendBoth(t, Format{Unwrap: true, DeleteHandling: DeleteRewriteWithTombstone, AddFields: []string{"source.ts_ms"}}, ev)
+	if !strings.Contains(v, `{"type":"string","optional":true,"field":"__deleted"},{"type":"int64","optional":true,"field":"__source_ts_ms"}],"optional":false`) {
+		t.Errorf("schema of the added fields %s", v)
+	}
+}
+
+// TestFormatDeleteRecords is the records of a delete for every
+// destination.delete_mode and delete_handling: the connector's delete and
+// tombstone, then what ExtractNewRecordState keeps of them.
+func TestFormatDeleteRecords(t *testing.T) {
+	type out struct{ value, tombstone bool }
+	for _, c := range []struct {
+		f    Format
+		want map[string]out // by delete_mode
+	}{
+		{Format{}, map[string]out{"record": {true, false}, "tombstone": {false, true}, "record_and_tombstone": {true, true}}},
+		{Format{Unwrap: true}, map[string]out{"record": {true, false}, "tombstone": {false, false}, "record_and_tombstone": {true, false}}},
+		{Format{Unwrap: true, DeleteHandling: DeleteRewrite}, map[string]out{"record": {true, false}, "tombstone": {false, false}, "record_and_tombstone": {true, false}}},
+		{Format{Unwrap: true, DeleteHandling: DeleteRewriteWithTombstone}, map[string]out{"record": {true, false}, "tombstone": {false, true}, "record_and_tombstone": {true, true}}},
+		{Format{Unwrap: true, DeleteHandling: DeleteDrop}, map[string]out{"record": {false, false}, "tombstone": {false, false}, "record_and_tombstone": {false, false}}},
+		{Format{Unwrap: true, DeleteHandling: DeleteToTombstone}, map[string]out{"record": {false, true}, "tombstone": {false, false}, "record_and_tombstone": {false, true}}},
+	} {
+		e := NewEncoder(Options{TopicPrefix: "p", Format: c.f})
+		for mode, want := range c.want {
+			if v, tomb := e.DeleteRecords(mode); (out{v, tomb}) != want {
+				t.Errorf("%+v, delete_mode %s: value %v tombstone %v, want %+v", c.f, mode, v, tomb, want)
+			}
+		}
+	}
+}
+
+// TestFormatModes: the decimal, binary and time modes' schemas and values,
+// as Debezium writes them (integration/format_oracle_test.go).
+func TestFormatModes(t *testing.T) {
+	table := &change.Table{
+		ID: change.TableID{DB: "d", Schema: "public", Name: "t"},
+		Columns: []change.Column{
+			{Name: "id", Type: change.Type{Kind: change.KindInt32, Precision: -1, Scale: -1}},
+			{Name: "amount", Type: change.Type{Kind: change.KindDecimal, Precision: 10, Scale: 2}, Optional: true},
+			{Name: "req", Type: change.Type{Kind: change.KindDecimal, Precision: 8, Scale: 3}},
+			{Name: "data", Type: change.Type{Kind: change.KindBytes, Precision: -1, Scale: -1}, Optional: true},
+			{Name: "tm", Type: change.Type{Kind: change.KindTime, Precision: 3}, Optional: true},
+			{Name: "ts", Type: change.Type{Kind: change.KindTimestamp, Precision: 6}, Optional: true},
+			{Name: "d", Type: change.Type{Kind: change.KindDate}, Optional: true},
+		},
+		Key: []int{0},
+	}
+	row := change.Row{change.IntValue(1), change.TextValue("99.00"), change.Value{Kind: change.Null}, change.BinaryValue([]byte{0, 0xff, 0x10}),
+		change.IntValue(36672123456), change.IntValue(1709287872123456), change.IntValue(19783)}
+	ev := &change.Event{Table: table, Op: change.OpCreate, After: row, Source: change.Source{Connector: "postgresql"}}
+	for _, c := range []struct {
+		f      Format
+		fields []string // of the after payload
+		schema []string // in the value's schema
+	}{
+		{Format{Decimal: "double", Binary: "base64", Time: "adaptive_time_microseconds"},
+			[]string{`"amount":99.0`, `"req":0.0`, `"data":"AP8Q"`, `"tm":36672123456`},
+			[]string{`{"type":"double","optional":true,"field":"amount"}`, `{"type":"string","optional":true,"field":"data"}`, `"name":"io.debezium.time.MicroTime","version":1,"field":"tm"`}},
+		{Format{Decimal: "string", Binary: "hex", Time: "connect"},
+			[]string{`"amount":"99.00"`, `"req":"0.000"`, `"data":"00ff10"`, `"tm":36672123`, `"ts":1709287872123`, `"d":19783`},
+			[]string{`{"type":"string","optional":true,"field":"amount"}`, `{"type":"int32","optional":true,"name":"org.apache.kafka.connect.data.Time","version":1,"field":"tm"}`,
+				`{"type":"int64","optional":true,"name":"org.apache.kafka.connect.data.Timestamp","version":1,"field":"ts"}`, `{"type":"int32","optional":true,"name":"org.apache.kafka.connect.data.Date","version":1,"field":"d"}`}},
+	} {
+		e := NewEncoder(Options{TopicPrefix: "p", Format: c.f})
+		v, err := e.AppendValue(nil, ev, goldenNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range append(c.fields, c.schema...) {
+			if !strings.Contains(string(v), want) {
+				t.Errorf("%+v: no %s in\n%s", c.f, want, v)
+			}
+		}
+	}
+}
+
+// TestFormatUnavailableBytes: an unchanged TOASTed bytea in the binary
+// modes, as Debezium's PostgreSQL connector writes it (verified side by
+// side: integration/format_oracle_test.go).
+func TestFormatUnavailableBytes(t *testing.T) {
+	for binary, want := range map[string]string{
+		"":       `"X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="`,
+		"base64": `null`,
+		"hex":    `"__debezium_unavailable_value"`,
+	} {
+		col := change.Column{Name: "data", Type: change.Type{Kind: change.KindBytes, Precision: -1, Scale: -1}, Optional: true}
+		f := Format{Binary: binary}
+		s, enc, _ := columnSchema(&col)
+		p := newColPlan(0, &col, f.formatSchema(&col.Type, &s, enc), &f)
+		got, err := p.appendValue(nil, &change.Value{Kind: change.Unavailable})
+		if err != nil || string(got) != want {
+			t.Errorf("binary %q: %s, %v; want %s", binary, got, err, want)
+		}
+	}
+}
+
+// FuzzFormats encodes rows from fuzz input in the non-default formats:
+// key and value are valid JSON in every shape, decimal text in the double
+// and string modes is refused or written as the number it spells, and hex
+// reads back as the bytes.
+func FuzzFormats(f *testing.F) {
+	f.Add("99.00", []byte{0, 0xff}, byte('c'))
+	f.Add("-0.5e3", []byte{}, byte('d'))
+	f.Add("\"\\\x00\xff", []byte(nil), byte('u'))
+	f.Add("123456789012345678901234567890.123", []byte("x"), byte('r'))
+	f.Fuzz(func(t *testing.T, text string, raw []byte, op byte) {
+		ops := []change.Op{change.OpCreate, change.OpUpdate, change.OpDelete, change.OpRead}
+		o := ops[int(op)%len(ops)]
+		tbl := &change.Table{
+			ID: change.TableID{DB: "d", Schema: text, Name: text},
+			Columns: []change.Column{
+				{Name: "id", Type: change.Type{Kind: change.KindString}},
+				{Name: "b", Type: change.Type{Kind: change.KindBytes}, Optional: true},
+				{Name: "n", Type: change.Type{Kind: change.KindDecimal, Precision: -1, Scale: -1}, Optional: true},
+			},
+			Key: []int{0},
+		}
+		row := change.Row{change.TextValue(text), change.BinaryValue(raw), change.Value{Kind: change.Null}}
+		ev := &change.Event{Table: tbl, Op: o, After: row, Source: change.Source{Connector: "postgresql", Table: text}}
+		if o == change.OpDelete {
+			ev.Before, ev.After = row, nil
+		}
+		for _, fm := range []Format{
+			{NoSchemas: true, Decimal: "string", Binary: "hex"},
+			{Unwrap: true, DeleteHandling: DeleteRewrite, AddFields: []string{"op", "table", "source.ts_ms"}, Decimal: "double", Binary: "base64"},
+			{NoSchemas: true, Unwrap: true, Time: "connect"},
+		} {
+			e := NewEncoder(Options{TopicPrefix: "fz", Format: fm})
+			key, _, err := e.AppendKey(nil, ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			value, err := e.AppendValue(nil, ev, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(key) || !json.Valid(value) {
+				t.Fatalf("%+v: invalid JSON: key %q value %q", fm, key, value)
+			}
+		}
+
+		if out, err := appendDecimalString(nil, []byte(text)); err == nil {
+			var s string
+			if json.Unmarshal(out, &s) != nil || s != text || !plainDecimal.MatchString(text) {
+				t.Fatalf("string mode: %q written as %s", text, out)
+			}
+		}
+		if out, err := appendDecimalDouble(nil, []byte(text)); err == nil {
+			want, _ := strconv.ParseFloat(text, 64)
+			var got float64
+			if json.Unmarshal(out, &got) != nil || got != want {
+				t.Fatalf("double mode: %q written as %s, want %v", text, out, want)
+			}
+		}
+		var h string
+		if err := json.Unmarshal(appendHex(nil, raw), &h); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := hex.DecodeString(h); err != nil || !bytes.Equal(got, raw) || strings.ToLower(h) != h {
+			t.Fatalf("hex %q of %x", h, raw)
+		}
+	})
+}
