@@ -147,6 +147,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}); ok {
 		p.Metrics.WatchSource(w.Connected, w.Reconnects) // a reconnecting source (source.Reconnecting)
 	}
+	if w, ok := p.Source.(interface{ Resnapshots() int64 }); ok {
+		p.Metrics.WatchResnapshots(w.Resnapshots)
+	}
 	stopBackfills := p.startBackfills(runCtx) // hands a pending request over first
 	srcErr := p.Source.Run(runCtx, from, p.emitOwned)
 	stopBackfills()
