@@ -1,0 +1,81 @@
+package integration
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// neverReached starts a pipeline whose source URL names a port nothing
+// listens on: with no checkpoint this is a first start, which fails at
+// once (exit 1, the address and the cause, never the password) instead
+// of retrying for source.outage_window (5 minutes) as an outage.
+func neverReached(t *testing.T, e *env, typ, url, addr string) {
+	cfg := e.writePipeline(pipelineConfig{typ: typ, url: url})
+	start := time.Now()
+	p := e.start("run", "--config", cfg)
+	code := exitWithin(t, p, 45*time.Second, "a source never reached")
+	out := p.out.String()
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; output:\n%s", code, out)
+	}
+	line := lineWith(out, "never reached")
+	for _, want := range []string{addr, "refused", "source.url"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the error does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "s3cret-pw") {
+		t.Error("the password appears in the output")
+	}
+	if strings.Contains(out, "reconnecting") {
+		t.Errorf("a first start that never connected was retried:\n%s", out)
+	}
+	t.Logf("exit 1 after %s: %s", time.Since(start).Round(100*time.Millisecond), line)
+}
+
+func TestPostgresNeverReachedFailsStart(t *testing.T) {
+	e := newEnv(t, "pgunreach")
+	addr := freeAddr(t)
+	neverReached(t, e, "postgres", "postgres://postgres:s3cret-pw@"+addr+"/"+e.db, addr)
+}
+
+func TestMySQLNeverReachedFailsStart(t *testing.T) {
+	e := newMyEnv(t, "myunreach")
+	addr := freeAddr(t)
+	neverReached(t, e.env, "mysql", "mysql://root:s3cret-pw@"+addr+"/"+e.db, addr)
+}
+
+// A task restarting with a checkpoint (an ECS task replaced after a
+// crash) while its database is down for a few seconds keeps today's
+// reconnect behaviour: it retries, and once the port answers again it
+// publishes what changed meanwhile. The database is reached through a
+// proxy whose port the test closes (connection refused) and opens again.
+func TestPostgresDownAtRestartRecovers(t *testing.T) {
+	e := newEnv(t, "pgdownstart")
+	e.exec(sentinelTable)
+	proxy := newCutProxy(t, "127.0.0.1:5432")
+	cfg := e.writePipeline(pipelineConfig{typ: "postgres", url: "postgres://postgres:postgres@" + proxy.addr + "/" + e.db})
+	p := e.start("run", "--config", cfg)
+	e.awaitSentinel(p, 1)
+	time.Sleep(1500 * time.Millisecond) // a checkpoint
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+
+	proxy.cut()
+	p = e.start("run", "--config", cfg)
+	time.Sleep(6 * time.Second)
+	if p.exited() {
+		t.Fatalf("a restart with a checkpoint gave up while the database was down for 6 s; output:\n%s", p.out)
+	}
+	e.exec(`INSERT INTO sentinel VALUES (2)`) // the database itself is up: only the port is closed
+	proxy.mend()
+	awaitKey(t, p, e.prefix+".public.sentinel", "id", 2)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+	if !strings.Contains(p.out.String(), "reconnecting") {
+		t.Errorf("no reconnect was logged:\n%s", p.out)
+	}
+}
