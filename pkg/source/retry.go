@@ -36,8 +36,8 @@ var ErrOutage = errors.New("source unreachable for longer than source.outage_win
 // when_needed), and otherwise it is fatal.
 var ErrResnapshotRequired = errors.New("resnapshot required")
 
-// ErrNeverConnected wraps the error of the first connection attempt of a
-// pipeline that has no checkpoint: a start that never reached its
+// ErrNeverConnected wraps the dial error of the first connection attempt
+// of a pipeline that has no checkpoint: a start that never reached its
 // database is a configuration problem far more often than an outage, and
 // is not retried (docs/operations.md, "A source never reached").
 var ErrNeverConnected = errors.New("the source was never reached")
@@ -83,6 +83,14 @@ func NetworkRetriable(err error) bool {
 	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// DialFailed reports that no connection to the database could be opened:
+// the address refused it, did not answer in time, or did not resolve.
+func DialFailed(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return errors.As(err, &dns) || (errors.As(err, &op) && op.Op == "dial")
 }
 
 // CertificateProblem reports a TLS failure that is configuration, not
@@ -242,11 +250,12 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 			mu.Unlock()
 			continue
 		}
-		if resume == nil && !reached.Load() && Retriable(r.Type, err) {
-			// No checkpoint and no connection yet: a first start against
-			// a wrong host or port, a closed firewall, a database not
-			// created. An ECS task restarting after a crash has a
-			// checkpoint and keeps retrying below.
+		if resume == nil && !reached.Load() && DialFailed(err) {
+			// No checkpoint and no connection opened yet: a first start
+			// against a wrong host or port, or a closed security group.
+			// An ECS task restarting after a crash has a checkpoint and
+			// keeps retrying below, as does a first start that reached
+			// a server still starting up (57P03, 1053).
 			r.state.failed(err, "fatal", r.failures.Load(), window, time.Now())
 			return fmt.Errorf("%w on the first start of this pipeline (no checkpoint yet), so it is not retried: check source.url's host and port and that the database accepts connections from here: %w", ErrNeverConnected, err)
 		}

@@ -135,11 +135,14 @@ func TestReconnectFatal(t *testing.T) {
 	}
 }
 
-// The first attempt of a pipeline without a checkpoint that never
-// connects fails at once with ErrNeverConnected and the cause; once the
-// source connected, or with a checkpoint, the same error is retried.
+// The first attempt of a pipeline without a checkpoint that cannot open a
+// connection fails at once with ErrNeverConnected and the cause; a server
+// that answered (and dropped the connection, or is starting up) is
+// retried, as is the same dial error once the source connected or with a
+// checkpoint.
 func TestReconnectNeverConnected(t *testing.T) {
-	s := &script{err: syscall.ECONNREFUSED}
+	refused := fmt.Errorf("connect to db at 127.0.0.1:1: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+	s := &script{err: refused}
 	r := &Reconnecting{Source: s, Type: "test", Window: time.Minute, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Log: quietLog()}
 	start := time.Now()
 	err := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return nil })
@@ -151,6 +154,19 @@ func TestReconnectNeverConnected(t *testing.T) {
 	}
 	if st := r.State(); st.LastErrorClass != "fatal" {
 		t.Errorf("state %+v, want the failure recorded as fatal", st)
+	}
+	for _, c := range []struct {
+		err  error
+		want error
+	}{
+		{&net.DNSError{Err: "no such host", Name: "db.example", IsNotFound: true}, ErrNeverConnected},
+		{io.ErrUnexpectedEOF, ErrOutage}, // the server answered, then dropped us
+	} {
+		s = &script{err: c.err}
+		r = &Reconnecting{Source: s, Type: "test", Window: 100 * time.Millisecond, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, Log: quietLog()}
+		if got := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return nil }); !errors.Is(got, c.want) {
+			t.Errorf("%v: err %v after %d runs, want %v", c.err, got, s.runs, c.want)
+		}
 	}
 }
 
@@ -172,7 +188,7 @@ func (f *flaky) Run(ctx context.Context, from change.Position, emit func(context
 
 // After a connection, a lost one is an outage: retried until the window.
 func TestReconnectAfterFirstConnection(t *testing.T) {
-	s := &flaky{script: script{err: io.EOF}, later: syscall.ECONNREFUSED}
+	s := &flaky{script: script{err: io.EOF}, later: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
 	r := &Reconnecting{Source: s, Type: "test", Window: 200 * time.Millisecond, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, Log: quietLog()}
 	err := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return nil })
 	if !errors.Is(err, ErrOutage) || errors.Is(err, ErrNeverConnected) || s.runs < 3 {
