@@ -49,8 +49,10 @@ func TestMySQLNeverReachedFailsStart(t *testing.T) {
 // A task restarting with a checkpoint (an ECS task replaced after a
 // crash) while its database is down for a few seconds keeps today's
 // reconnect behaviour: it retries, and once the port answers again it
-// publishes what changed meanwhile. The database is reached through a
-// proxy whose port the test closes (connection refused) and opens again.
+// publishes what changed meanwhile; so does a process that connected and
+// then loses its database for a few seconds. The database is reached
+// through a proxy whose port the test closes (connection refused, every
+// connection cut) and opens again.
 func TestPostgresDownAtRestartRecovers(t *testing.T) {
 	e := newEnv(t, "pgdownstart")
 	e.exec(sentinelTable)
@@ -72,6 +74,13 @@ func TestPostgresDownAtRestartRecovers(t *testing.T) {
 	e.exec(`INSERT INTO sentinel VALUES (2)`) // the database itself is up: only the port is closed
 	proxy.mend()
 	awaitKey(t, p, e.prefix+".public.sentinel", "id", 2)
+
+	// Down for a few seconds after this process connected: an outage too.
+	proxy.cut()
+	time.Sleep(3 * time.Second)
+	e.exec(`INSERT INTO sentinel VALUES (3)`)
+	proxy.mend()
+	awaitKey(t, p, e.prefix+".public.sentinel", "id", 3)
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
 	}
