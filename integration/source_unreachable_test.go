@@ -55,11 +55,26 @@ func TestMySQLNeverReachedFailsStart(t *testing.T) {
 // connection cut) and opens again.
 func TestPostgresDownAtRestartRecovers(t *testing.T) {
 	e := newEnv(t, "pgdownstart")
-	e.exec(sentinelTable)
 	proxy := newCutProxy(t, "127.0.0.1:5432")
-	cfg := e.writePipeline(pipelineConfig{typ: "postgres", url: "postgres://postgres:postgres@" + proxy.addr + "/" + e.db})
+	downAtRestart(t, e, proxy, func(sql string) { e.exec(sql) }, e.prefix+".public.sentinel",
+		pipelineConfig{typ: "postgres", url: "postgres://postgres:postgres@" + proxy.addr + "/" + e.db})
+}
+
+func TestMySQLDownAtRestartRecovers(t *testing.T) {
+	e := newMyEnv(t, "mydownstart")
+	proxy := newCutProxy(t, mariadbAddr)
+	downAtRestart(t, e.env, proxy, func(sql string) { e.exec(sql) }, e.prefix+"."+e.db+".sentinel",
+		pipelineConfig{typ: "mysql", url: "mysql://root:root@" + proxy.addr + "/" + e.db})
+}
+
+// downAtRestart runs a pipeline through proxy: once to a checkpoint, then
+// again with the port closed for 6 s, then through a 3 s cut.
+func downAtRestart(t *testing.T, e *env, proxy *cutProxy, exec func(string), sentinel string, c pipelineConfig) {
+	exec(sentinelTable)
+	cfg := e.writePipeline(c)
 	p := e.start("run", "--config", cfg)
-	e.awaitSentinel(p, 1)
+	exec(`INSERT INTO sentinel VALUES (1)`)
+	awaitKey(t, p, sentinel, "id", 1)
 	time.Sleep(1500 * time.Millisecond) // a checkpoint
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
@@ -71,16 +86,16 @@ func TestPostgresDownAtRestartRecovers(t *testing.T) {
 	if p.exited() {
 		t.Fatalf("a restart with a checkpoint gave up while the database was down for 6 s; output:\n%s", p.out)
 	}
-	e.exec(`INSERT INTO sentinel VALUES (2)`) // the database itself is up: only the port is closed
+	exec(`INSERT INTO sentinel VALUES (2)`) // the database itself is up: only the port is closed
 	proxy.mend()
-	awaitKey(t, p, e.prefix+".public.sentinel", "id", 2)
+	awaitKey(t, p, sentinel, "id", 2)
 
 	// Down for a few seconds after this process connected: an outage too.
 	proxy.cut()
 	time.Sleep(3 * time.Second)
-	e.exec(`INSERT INTO sentinel VALUES (3)`)
+	exec(`INSERT INTO sentinel VALUES (3)`)
 	proxy.mend()
-	awaitKey(t, p, e.prefix+".public.sentinel", "id", 3)
+	awaitKey(t, p, sentinel, "id", 3)
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
 	}
