@@ -99,6 +99,8 @@ func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		DeleteMode:       cfg.Destination.DeleteMode,
 		MaxMessageBytes:  cfg.Destination.MaxMessageBytes,
 		CheckpointEvery:  checkpointInterval(),
+		// initial_only: stop (exit 0) once every table is backfilled.
+		StopWhenBackfilled: cfg.Source.Snapshot() == config.SnapshotInitialOnly,
 
 		MessageCompression: cfg.Destination.MessageCompression,
 		Notifier:           rec.Notifier(rowSkippedNotifier(cfg, log)),

@@ -44,6 +44,10 @@ type Source struct {
 	// Backfill publishes existing rows (op r) when the pipeline starts, while
 	// it streams. Default true.
 	Backfill *bool `yaml:"backfill" json:"backfill"`
+	// SnapshotMode is Debezium's snapshot.mode: initial (default),
+	// initial_only, no_data (never is its older alias) or when_needed
+	// (snapshotmode.go).
+	SnapshotMode string `yaml:"snapshot_mode" json:"snapshot_mode"`
 	// SnapshotParallelism is how many tables a snapshot reads at once.
 	// Default 2 (snapshot.DefaultParallelism).
 	SnapshotParallelism int `yaml:"snapshot_parallelism" json:"snapshot_parallelism"`
@@ -134,5 +138,9 @@ func (s Source) OutageWindowDuration() time.Duration {
 	return d
 }
 
-// BackfillEnabled reports source.backfill, default true.
-func (s Source) BackfillEnabled() bool { return s.Backfill == nil || *s.Backfill }
+// BackfillEnabled reports whether tables are backfilled when the pipeline
+// starts or captures them: source.backfill (default true), unless
+// source.snapshot_mode is no_data.
+func (s Source) BackfillEnabled() bool {
+	return (s.Backfill == nil || *s.Backfill) && s.Snapshot() != SnapshotNoData
+}

@@ -42,6 +42,7 @@ func (c *Config) validate(errs *Errors) {
 	v := validator{errs: errs}
 	v.name(c)
 	v.source(c)
+	v.snapshotMode(&c.Source)
 	v.sourceTLS(&c.Source)
 	v.destination(&c.Destination)
 	v.sink(c)

@@ -59,6 +59,11 @@ type Pipeline struct {
 	CheckpointEvery time.Duration
 	// FlushTimeout bounds the flush on shutdown; default 20 s.
 	FlushTimeout time.Duration
+	// StopWhenBackfilled ends Run, as a graceful stop does (flush,
+	// checkpoint, nil), at the first position the source emits once no
+	// table is queued or being read by its snapshots
+	// (source.snapshot_mode initial_only; see stop.go).
+	StopWhenBackfilled bool
 
 	tracker      tracker
 	topics       map[string]bool
@@ -67,6 +72,7 @@ type Pipeline struct {
 	partition    rowPartition           // for the row being emitted
 	reported     map[*change.Table]bool // table versions whose dropped columns were reported
 	fail         func(error)
+	finish       func() // ends the run gracefully (stop.go)
 	produceCtx   context.Context
 	commitMu     sync.Mutex // serialises checkpoint saves: the commit loop, saveStart, the stop
 	saved        change.Position
@@ -131,6 +137,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	defer stopProduce(nil)
 	p.produceCtx = produceCtx
 	p.fail = func(err error) { stopProduce(err); stopRun(err) }
+	p.finish = func() { stopRun(errBackfilled) }
 
 	done := make(chan struct{})
 	committerDone := make(chan error, 1)
@@ -147,6 +154,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}); ok {
 		p.Metrics.WatchSource(w.Connected, w.Reconnects) // a reconnecting source (source.Reconnecting)
 	}
+	if w, ok := p.Source.(interface{ Resnapshots() int64 }); ok {
+		p.Metrics.WatchResnapshots(w.Resnapshots)
+	}
 	stopBackfills := p.startBackfills(runCtx) // hands a pending request over first
 	srcErr := p.Source.Run(runCtx, from, p.emitOwned)
 	stopBackfills()
@@ -155,7 +165,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	cause := context.Cause(runCtx)
 	stopRun(nil) // ends watchLease
 	<-leaseDone
-	if ctx.Err() != nil && !errors.Is(cause, errPublish) && !errors.Is(cause, checkpoint.ErrLeaseLost) && commitErr == nil {
+	if (ctx.Err() != nil || errors.Is(cause, errBackfilled)) && !errors.Is(cause, errPublish) && !errors.Is(cause, checkpoint.ErrLeaseLost) && commitErr == nil {
 		// Graceful stop: wait for what is in flight, then checkpoint it.
 		if p.txn != nil {
 			if err := p.endTransactions(true); err != nil {
@@ -332,10 +342,17 @@ func (p *Pipeline) emitOwned(ctx context.Context, ev *change.Event) error {
 		p.staleOwner(err)
 		return err
 	}
+	emit := p.emit
 	if p.txn != nil {
-		return p.emitInTransaction(ctx, ev)
+		emit = p.emitInTransaction
 	}
-	return p.emit(ctx, ev)
+	if err := emit(ctx, ev); err != nil {
+		return err
+	}
+	if ev.Position != nil && p.StopWhenBackfilled {
+		return p.stopIfBackfilled()
+	}
+	return nil
 }
 
 // emit encodes one event and hands its record(s) to the producer. It is

@@ -40,7 +40,7 @@ func TestConnState(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	start := time.Now()
-	go func() { done <- r.Run(ctx, nil, nil) }()
+	go func() { done <- r.Run(ctx, change.Position(`{"checkpoint":1}`), nil) }() // a restart: retried
 	waitState(t, r, func(st ConnState) bool { return st.State == ConnReconnecting && st.Attempts >= 3 })
 	st := r.State()
 	if st.Since.Before(start.Add(-time.Second)) || st.LastErrorClass != "retriable" ||

@@ -29,6 +29,19 @@ const DefaultOutageWindow = 5 * time.Minute
 // longer than the outage window.
 var ErrOutage = errors.New("source unreachable for longer than source.outage_window")
 
+// ErrResnapshotRequired reports that the checkpoint's position can no
+// longer be resumed from (a slot dropped or invalidated, a binlog purged):
+// the pipeline must backfill again. Every source returns it; Reconnecting
+// backfills again by itself when Resnapshot is set (source.snapshot_mode
+// when_needed), and otherwise it is fatal.
+var ErrResnapshotRequired = errors.New("resnapshot required")
+
+// ErrNeverConnected wraps the dial error of the first connection attempt
+// of a pipeline that has no checkpoint: a start that never reached its
+// database is a configuration problem far more often than an outage, and
+// is not retried (docs/operations.md, "A source never reached").
+var ErrNeverConnected = errors.New("the source was never reached")
+
 // ErrFatal marks an error that no reconnect can cure (authentication,
 // privileges, a lost slot or binlog position, configuration). A source's
 // classifier returns it to stop the retry loop at once.
@@ -70,6 +83,14 @@ func NetworkRetriable(err error) bool {
 	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// DialFailed reports that no connection to the database could be opened:
+// the address refused it, did not answer in time, or did not resolve.
+func DialFailed(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return errors.As(err, &dns) || (errors.As(err, &op) && op.Op == "dial")
 }
 
 // CertificateProblem reports a TLS failure that is configuration, not
@@ -114,11 +135,17 @@ type Reconnecting struct {
 
 	// Backoff bounds; 500 ms and 30 s when 0.
 	MinBackoff, MaxBackoff time.Duration
+	// Resnapshot runs the source again from no position (a fresh start:
+	// a new log position and a backfill of every table) when it fails
+	// with ErrResnapshotRequired after a position was handed on
+	// (source.snapshot_mode when_needed).
+	Resnapshot bool
 
-	connected  atomic.Bool
-	reconnects atomic.Int64
-	failures   atomic.Int64 // failed attempts of the current outage
-	state      connRecord
+	connected   atomic.Bool
+	reconnects  atomic.Int64
+	resnapshots atomic.Int64
+	failures    atomic.Int64 // failed attempts of the current outage
+	state       connRecord
 }
 
 // State is the connection as of now, for the live status record.
@@ -130,6 +157,9 @@ func (r *Reconnecting) Connected() bool { return r.connected.Load() }
 
 // Reconnects counts the reconnect attempts since start.
 func (r *Reconnecting) Reconnects() int64 { return r.reconnects.Load() }
+
+// Resnapshots counts the fresh starts that Resnapshot made since start.
+func (r *Reconnecting) Resnapshots() int64 { return r.resnapshots.Load() }
 
 // Retriable classifies an error of a source of type typ.
 func Retriable(typ string, err error) bool {
@@ -168,9 +198,11 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 	var mu sync.Mutex                       // guards the times and last against the emit callback
 	last := from
 	var emitFailed atomic.Bool
+	var reached atomic.Bool // the source connected at least once in this Run
 	up := func() {
 		mu.Lock()
 		defer mu.Unlock()
+		reached.Store(true)
 		if r.connected.Load() {
 			return
 		}
@@ -205,6 +237,27 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 		err := r.Source.Run(rctx, last, wrapped)
 		if err == nil || ctx.Err() != nil || emitFailed.Load() {
 			return err
+		}
+		mu.Lock()
+		resume := last
+		mu.Unlock()
+		if r.Resnapshot && resume != nil && errors.Is(err, ErrResnapshotRequired) {
+			r.resnapshots.Add(1)
+			log.Warn("the source position is lost; source.snapshot_mode when_needed: starting again from a new position and backfilling every table",
+				"reason", err.Error())
+			mu.Lock()
+			last = nil
+			mu.Unlock()
+			continue
+		}
+		if resume == nil && !reached.Load() && DialFailed(err) {
+			// No checkpoint and no connection opened yet: a first start
+			// against a wrong host or port, or a closed security group.
+			// An ECS task restarting after a crash has a checkpoint and
+			// keeps retrying below, as does a first start that reached
+			// a server still starting up (57P03, 1053).
+			r.state.failed(err, "fatal", r.failures.Load(), window, time.Now())
+			return fmt.Errorf("%w on the first start of this pipeline (no checkpoint yet), so it is not retried: check source.url's host and port and that the database accepts connections from here: %w", ErrNeverConnected, err)
 		}
 		if !Retriable(r.Type, err) {
 			r.state.failed(err, "fatal", r.failures.Load(), window, time.Now())

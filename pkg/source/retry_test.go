@@ -91,16 +91,20 @@ func (s *script) Close() error        { return nil }
 
 func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// An unreachable source is retried until the window ends, then Run fails
-// with ErrOutage; a source that connects and drops at once (flapping)
-// does not restart the window, and each retry resumes from the last
-// position handed on.
+// An unreachable source with a checkpoint is retried until the window
+// ends, then Run fails with ErrOutage; a source that connects and drops at
+// once (flapping) does not restart the window, and each retry resumes from
+// the last position handed on.
 func TestReconnectWindow(t *testing.T) {
 	for _, connect := range []bool{false, true} {
 		s := &script{connect: connect, err: io.ErrUnexpectedEOF}
 		r := &Reconnecting{Source: s, Type: "test", Window: 300 * time.Millisecond, MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Log: quietLog()}
 		start := time.Now()
-		err := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return nil })
+		var from change.Position
+		if !connect {
+			from = change.Position(`{"checkpoint":1}`) // a restart: retried although never connected
+		}
+		err := r.Run(context.Background(), from, func(context.Context, *change.Event) error { return nil })
 		if !errors.Is(err, ErrOutage) || !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("connect=%v: err %v, want ErrOutage wrapping the last error", connect, err)
 		}
@@ -128,5 +132,97 @@ func TestReconnectFatal(t *testing.T) {
 	published := errors.New("publish failed")
 	if err := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return published }); !errors.Is(err, published) || s.runs != 1 {
 		t.Errorf("emit failure: err %v after %d runs", err, s.runs)
+	}
+}
+
+// The first attempt of a pipeline without a checkpoint that cannot open a
+// connection fails at once with ErrNeverConnected and the cause; a server
+// that answered (and dropped the connection, or is starting up) is
+// retried, as is the same dial error once the source connected or with a
+// checkpoint.
+func TestReconnectNeverConnected(t *testing.T) {
+	refused := fmt.Errorf("connect to db at 127.0.0.1:1: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+	s := &script{err: refused}
+	r := &Reconnecting{Source: s, Type: "test", Window: time.Minute, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Log: quietLog()}
+	start := time.Now()
+	err := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return nil })
+	if !errors.Is(err, ErrNeverConnected) || !errors.Is(err, syscall.ECONNREFUSED) || s.runs != 1 {
+		t.Fatalf("err %v after %d runs, want ErrNeverConnected wrapping the cause after one", err, s.runs)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %s", d)
+	}
+	if st := r.State(); st.LastErrorClass != "fatal" {
+		t.Errorf("state %+v, want the failure recorded as fatal", st)
+	}
+	for _, c := range []struct {
+		err  error
+		want error
+	}{
+		{&net.DNSError{Err: "no such host", Name: "db.example", IsNotFound: true}, ErrNeverConnected},
+		{io.ErrUnexpectedEOF, ErrOutage}, // the server answered, then dropped us
+	} {
+		s = &script{err: c.err}
+		r = &Reconnecting{Source: s, Type: "test", Window: 100 * time.Millisecond, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, Log: quietLog()}
+		if got := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return nil }); !errors.Is(got, c.want) {
+			t.Errorf("%v: err %v after %d runs, want %v", c.err, got, s.runs, c.want)
+		}
+	}
+}
+
+// flaky connects and hands on a position once, then fails every later
+// Run with err before connecting.
+type flaky struct {
+	script
+	later error
+}
+
+func (f *flaky) Run(ctx context.Context, from change.Position, emit func(context.Context, *change.Event) error) error {
+	if f.runs == 0 {
+		f.connect = true
+	} else {
+		f.connect, f.err = false, f.later
+	}
+	return f.script.Run(ctx, from, emit)
+}
+
+// After a connection, a lost one is an outage: retried until the window.
+func TestReconnectAfterFirstConnection(t *testing.T) {
+	s := &flaky{script: script{err: io.EOF}, later: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
+	r := &Reconnecting{Source: s, Type: "test", Window: 200 * time.Millisecond, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, Log: quietLog()}
+	err := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return nil })
+	if !errors.Is(err, ErrOutage) || errors.Is(err, ErrNeverConnected) || s.runs < 3 {
+		t.Fatalf("err %v after %d runs, want ErrOutage after retries", err, s.runs)
+	}
+}
+
+// With Resnapshot (snapshot_mode when_needed), a lost position starts the
+// source again from no position, counted; without it, it is returned. A
+// fresh start that fails with it again is not looped on.
+func TestReconnectResnapshot(t *testing.T) {
+	lost := fmt.Errorf("replication slot gone: %w", ErrResnapshotRequired)
+	for _, resnapshot := range []bool{false, true} {
+		s := &script{err: lost}
+		r := &Reconnecting{Source: s, Type: "test", Resnapshot: resnapshot, Log: quietLog()}
+		err := r.Run(context.Background(), change.Position(`{"lsn":1}`), func(context.Context, *change.Event) error { return nil })
+		if !errors.Is(err, ErrResnapshotRequired) {
+			t.Fatalf("resnapshot=%v: err %v", resnapshot, err)
+		}
+		wantRuns, wantFroms := 1, []string{`{"lsn":1}`}
+		if resnapshot {
+			wantRuns, wantFroms = 2, []string{`{"lsn":1}`, ""}
+		}
+		if s.runs != wantRuns || fmt.Sprint(s.froms) != fmt.Sprint(wantFroms) || r.Resnapshots() != int64(wantRuns-1) {
+			t.Errorf("resnapshot=%v: %d runs from %q, %d resnapshots", resnapshot, s.runs, s.froms, r.Resnapshots())
+		}
+	}
+	// The fresh start connects and streams: the pipeline goes on from its position.
+	s := &flaky{script: script{err: lost}, later: nil}
+	r := &Reconnecting{Source: s, Type: "test", Resnapshot: true, Log: quietLog()}
+	if err := r.Run(context.Background(), change.Position(`{"lsn":1}`), func(context.Context, *change.Event) error { return nil }); err != nil {
+		t.Fatalf("after the fresh start: %v", err)
+	}
+	if s.runs != 2 || s.froms[1] != "" || r.Resnapshots() != 1 {
+		t.Errorf("%d runs from %q, %d resnapshots", s.runs, s.froms, r.Resnapshots())
 	}
 }

@@ -101,7 +101,8 @@ func New(ctx context.Context, opts Options) (Source, error) {
 		return nil, err
 	}
 	// Every source rides out a lost connection the same way (retry.go).
-	return &Reconnecting{Source: src, Type: opts.Config.Type, Window: opts.Config.OutageWindowDuration()}, nil
+	return &Reconnecting{Source: src, Type: opts.Config.Type, Window: opts.Config.OutageWindowDuration(),
+		Resnapshot: opts.Config.Snapshot() == config.SnapshotWhenNeeded}, nil
 }
 
 // Types lists the registered source types.

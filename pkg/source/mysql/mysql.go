@@ -60,9 +60,9 @@ import (
 
 func init() { source.Register(config.SourceMySQL, New) }
 
-// ErrResnapshotRequired reports that the checkpointed binlog position can no
-// longer be read; the pipeline must backfill again.
-var ErrResnapshotRequired = errors.New("resnapshot required")
+// ErrResnapshotRequired is source.ErrResnapshotRequired: the checkpoint's
+// position can no longer be resumed from.
+var ErrResnapshotRequired = source.ErrResnapshotRequired
 
 // ErrPrerequisite marks a server setting that CDC needs.
 var ErrPrerequisite = errors.New("mysql prerequisite not met")

@@ -29,9 +29,9 @@ import (
 
 func init() { source.Register("postgres", New) }
 
-// ErrResnapshotRequired reports that the source position can no longer be
-// resumed from; the pipeline must backfill again.
-var ErrResnapshotRequired = errors.New("resnapshot required")
+// ErrResnapshotRequired is source.ErrResnapshotRequired: the checkpoint's
+// position can no longer be resumed from.
+var ErrResnapshotRequired = source.ErrResnapshotRequired
 
 // Source reads one PostgreSQL database.
 type Source struct {
