@@ -31,21 +31,7 @@ func faults(t *testing.T, args ...string) {
 func faultMyEnv(t *testing.T, label string) *myEnv {
 	skipShort(t)
 	faults(t, "mariadb", "up")
-	id := fmt.Sprintf("%s_%d_%04d", label, os.Getpid()%100000, rand.IntN(10000))
-	e := &myEnv{env: &env{t: t, name: id, db: "it_" + id, prefix: "it-" + strings.ReplaceAll(id, "_", "-"), dir: t.TempDir()}}
-	var err error
-	if e.my, err = client.Connect(faultMariaDBAddr, "root", "root", ""); err != nil {
-		t.Fatalf("connect to the fault MariaDB: %v", err)
-	}
-	e.exec("CREATE DATABASE " + e.db)
-	e.exec("USE " + e.db)
-	t.Cleanup(func() {
-		if c, err := client.Connect(faultMariaDBAddr, "root", "root", ""); err == nil {
-			c.Execute("DROP DATABASE IF EXISTS " + e.db)
-			c.Close()
-		}
-	})
-	return e
+	return newMyEnvAt(t, label, faultMariaDBAddr)
 }
 
 // faultConfig writes the pipeline's config with the given outage window.

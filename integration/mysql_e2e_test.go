@@ -131,7 +131,7 @@ func TestMySQLTypesAndDDL(t *testing.T) {
 // were purged with their binlog file fails the start with "resnapshot
 // required" instead of starting from now.
 func TestMySQLResnapshotRequired(t *testing.T) {
-	e := newMyEnv(t, "mypurge")
+	e := faultMyEnv(t, "mypurge") // a server of its own: the purge below takes every reader's position
 	e.exec(`CREATE TABLE t (id INT PRIMARY KEY)`)
 	e.exec(`INSERT INTO t VALUES (1)`)
 	cfg := e.writeConfig("")

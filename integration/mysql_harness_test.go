@@ -15,26 +15,37 @@ import (
 const mariadbAddr = "127.0.0.1:3306"
 
 // myEnv is one MySQL-source test's world: a database of its own on the
-// test MariaDB, a pipeline name and a topic prefix.
+// test MariaDB (or another server: newMyEnvAt), a pipeline name and a
+// topic prefix.
 type myEnv struct {
 	*env
-	my *client.Conn
+	my   *client.Conn
+	addr string // the server's host:port
 }
 
 func newMyEnv(t *testing.T, label string) *myEnv {
 	skipShort(t)
+	return newMyEnvAt(t, label, mariadbAddr)
+}
+
+// newMyEnvAt is newMyEnv on the server at addr. Its cleanup connects
+// again, as a fault test may have restarted the server.
+func newMyEnvAt(t *testing.T, label, addr string) *myEnv {
 	id := fmt.Sprintf("%s_%d_%04d", label, os.Getpid()%100000, rand.IntN(10000))
-	e := &myEnv{env: &env{t: t, name: id, db: "it_" + id, prefix: "it-" + strings.ReplaceAll(id, "_", "-"), dir: t.TempDir()}}
+	e := &myEnv{env: &env{t: t, name: id, db: "it_" + id, prefix: "it-" + strings.ReplaceAll(id, "_", "-"), dir: t.TempDir()}, addr: addr}
 	var err error
-	e.my, err = client.Connect(mariadbAddr, "root", "root", "")
+	e.my, err = client.Connect(addr, "root", "root", "")
 	if err != nil {
-		t.Fatalf("connect to mariadb (is `make services-up` done?): %v", err)
+		t.Fatalf("connect to mariadb at %s (is `make services-up` done?): %v", addr, err)
 	}
 	e.exec("CREATE DATABASE " + e.db)
 	e.exec("USE " + e.db)
 	t.Cleanup(func() {
-		e.my.Execute("DROP DATABASE IF EXISTS " + e.db)
 		e.my.Close()
+		if c, err := client.Connect(addr, "root", "root", ""); err == nil {
+			c.Execute("DROP DATABASE IF EXISTS " + e.db)
+			c.Close()
+		}
 	})
 	return e
 }
@@ -48,7 +59,7 @@ func (e *myEnv) exec(sql string) *gomysql.Result {
 	return r
 }
 
-func (e *myEnv) url() string { return "mysql://root:root@" + mariadbAddr + "/" + e.db }
+func (e *myEnv) url() string { return "mysql://root:root@" + e.addr + "/" + e.db }
 
 // writeConfig writes a mysql pipeline config; extra goes into the source section.
 func (e *myEnv) writeConfig(extra string) string { return e.writeConfigWith(extra, "") }

@@ -2,15 +2,11 @@ package integration
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/go-mysql-org/go-mysql/client"
 )
 
 // minimalMariaDBAddr is the private MariaDB of integration/services/faults.sh
@@ -24,28 +20,15 @@ const minimalMariaDBAddr = "127.0.0.1:3317"
 func minimalMyEnv(t *testing.T, label string) *myEnv {
 	skipShort(t)
 	faults(t, "mariadb-minimal", "up")
-	id := fmt.Sprintf("%s_%d_%04d", label, os.Getpid()%100000, rand.IntN(10000))
-	e := &myEnv{env: &env{t: t, name: id, db: "it_" + id, prefix: "it-" + strings.ReplaceAll(id, "_", "-"), dir: t.TempDir()}}
-	var err error
-	if e.my, err = client.Connect(minimalMariaDBAddr, "root", "root", ""); err != nil {
-		t.Fatalf("connect to the MINIMAL MariaDB: %v", err)
+	e := newMyEnvAt(t, label, minimalMariaDBAddr)
+	if v, _ := e.exec("SELECT @@binlog_row_metadata").GetString(0, 0); v != "MINIMAL" {
+		t.Fatalf("binlog_row_metadata is %s on %s, want MINIMAL", v, minimalMariaDBAddr)
 	}
-	if r := e.exec("SELECT @@binlog_row_metadata"); true {
-		if v, _ := r.GetString(0, 0); v != "MINIMAL" {
-			t.Fatalf("binlog_row_metadata is %s on %s, want MINIMAL", v, minimalMariaDBAddr)
-		}
-	}
-	e.exec("CREATE DATABASE " + e.db)
-	e.exec("USE " + e.db)
-	t.Cleanup(func() {
-		e.my.Execute("DROP DATABASE IF EXISTS " + e.db)
-		e.my.Close()
-	})
 	return e
 }
 
 func (e *myEnv) minimalConfig() string {
-	return e.writePipeline(pipelineConfig{typ: "mysql", url: "mysql://root:root@" + minimalMariaDBAddr + "/" + e.db})
+	return e.writeConfig("")
 }
 
 // TestMySQLHistoryMinimal: without column names in the binlog, rows

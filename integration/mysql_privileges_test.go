@@ -94,7 +94,7 @@ func TestMySQLLeastPrivilege(t *testing.T) {
 func (e *myEnv) sub(t *testing.T, label string) *myEnv {
 	env := *e.env
 	env.t, env.name, env.prefix, env.dir = t, env.name+"_"+label, env.prefix+"-"+label, t.TempDir()
-	return &myEnv{env: &env, my: e.my}
+	return &myEnv{env: &env, my: e.my, addr: e.addr}
 }
 
 // run runs tributary to its end (at most 90 s) and returns its output

@@ -32,8 +32,11 @@ func pgModeDB(t *testing.T, label string) modeDB {
 		}}
 }
 
+// myModeDB is on the private MariaDB of faults.sh: lose purges its binary
+// logs, which would take the position of every other reader of the shared
+// one (a soak, a benchmark) beside the test.
 func myModeDB(t *testing.T, label string) modeDB {
-	e := newMyEnv(t, label)
+	e := faultMyEnv(t, label)
 	return modeDB{e: e.env, exec: func(sql string) { e.exec(sql) }, topic: e.prefix + "." + e.db + ".t",
 		cfg:  func(source string) string { return e.writeConfig(source) },
 		lose: func(t *testing.T) { purgeBinlogs(t, e) }}
