@@ -85,7 +85,10 @@ func (b *bench) recvlogical(ctx context.Context) (r run, err error) {
 		return r, err
 	}
 	// One batch past the end: pg_recvlogical stops at the first record after --endpos,
-	// instead of waiting for a keepalive.
+	// instead of waiting for a keepalive. It exits 0 only there (--no-loop: a lost
+	// connection is an error), so status 0 means every change was decoded. (Its slot's
+	// confirmed_flush_lsn says less: the cluster's other databases move the WAL's end past
+	// the last change it confirms.)
 	if err := commitBatches(ctx, db, n, n+1); err != nil {
 		return r, err
 	}
@@ -100,14 +103,6 @@ func (b *bench) recvlogical(ctx context.Context) (r run, err error) {
 	ws := <-walsender
 	if err != nil {
 		return r, fmt.Errorf("pg_recvlogical (is the PostgreSQL client installed?): %w", err)
-	}
-	// It must have read up to the end, else it timed something else.
-	var drained bool
-	if err := c.QueryRow(ctx, "SELECT confirmed_flush_lsn >= $1::pg_lsn FROM pg_replication_slots WHERE slot_name = $2", end, db).Scan(&drained); err != nil {
-		return r, err
-	}
-	if !drained {
-		return r, fmt.Errorf("pg_recvlogical exited before its slot %s confirmed %s", db, end)
 	}
 	r.Note = fmt.Sprintf("walsender CPU %.1f s/M", ws/float64(r.Events)*1e6)
 	return r, nil

@@ -36,7 +36,22 @@ func createTopic(ctx context.Context, topic string, partitions int) error {
 	if err != nil {
 		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
-	return nil
+	// Created is not yet served: the first ListOffsets may say UNKNOWN_TOPIC_OR_PARTITION.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ends, err := listEnds(ctx, adm, topic)
+		if err == nil && len(ends) == partitions {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("topic %s created, not served with its %d partitions within 30 s (%d, %v)", topic, partitions, len(ends), err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func deleteTopics(ctx context.Context, topics ...string) {
