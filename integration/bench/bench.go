@@ -440,7 +440,7 @@ func (b *bench) ceiling(ctx context.Context, sc string) (run, error) {
 		"--key-distribution", "random", "--record-key-range", strconv.Itoa(b.p.Rows),
 		"--command-property", "bootstrap.servers="+kafkaAddr, "acks=all", "compression.type=lz4",
 		"linger.ms=50", "batch.size=1048576")
-	out, err := cmd.CombinedOutput()
+	out, peak, err := runPeak(cmd)
 	os.WriteFile(filepath.Join(b.p.scratch, "perf-"+sc+".log"), out, 0o644)
 	if err != nil {
 		return r, fmt.Errorf("producer-perf-test: %w\n%s", err, tailBytes(out))
@@ -456,8 +456,8 @@ func (b *bench) ceiling(ctx context.Context, sc string) (run, error) {
 		// The whole process, warm-up and JVM start included: an upper bound.
 		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 		r.CPUSecPerMillion = ptr(cpu / float64(b.p.Rows+warm) * 1e6)
-		r.PeakRSSMB = ptr(float64(ru.Maxrss) / 1024)
 	}
+	r.PeakRSSMB = ptr(peak)
 	return r, nil
 }
 

@@ -10,7 +10,8 @@ package main
 //     BinlogSyncer (Tributary's binlog client, with its settings) reads the binlog over the
 //     same changes, decoding every rows event and discarding it.
 //
-// Each is timed from its exec to its exit; its CPU and peak RSS come from its rusage.
+// Each is timed from its exec to its exit; its CPU comes from its rusage, its peak RSS from
+// /proc (runPeak).
 
 import (
 	"context"
@@ -38,17 +39,17 @@ const (
 // timed runs cmd to its end and fills r's rate, CPU and peak RSS for events.
 func timed(cmd *exec.Cmd, r *run, events int64) ([]byte, error) {
 	t0 := time.Now()
-	out, err := cmd.CombinedOutput()
+	out, peak, err := runPeak(cmd)
 	secs := time.Since(t0).Seconds()
 	if err != nil {
 		return out, fmt.Errorf("%s: %w\n%s", cmd.Path, err, tailBytes(out))
 	}
 	r.Events = events
 	r.EventsPerSec = float64(events) / secs
+	r.PeakRSSMB = ptr(peak)
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 		r.CPUSecPerMillion = ptr(cpu / float64(events) * 1e6)
-		r.PeakRSSMB = ptr(float64(ru.Maxrss) / 1024)
 	}
 	return out, nil
 }
