@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: build test unit integration soak faults fuzz-debezium demo services-up services-down bench bench-micro lint fuzz clean build-functions cdk-app synth cfn-lint
+.PHONY: build test unit integration soak faults fuzz-debezium demo services-up services-down bench bench-quick bench-micro lint fuzz clean build-functions cdk-app synth cfn-lint
 
 # cfn-lint, pinned, in a venv under the git-ignored .services/; installed
 # once per version (the binary exists only after pip succeeded). `make
@@ -111,10 +111,22 @@ services-down:
 
 # Sizes: make bench BENCH_ROWS=200000 BENCH_LATENCY_SECONDS=20 (also BENCH_RATE, BENCH_SYSTEMS,
 # BENCH_SCENARIOS, BENCH_PARTITIONS, BENCH_JVM_HEAP, BENCH_KEEP, BENCH_PARALLEL_TABLES,
-# BENCH_SNAPSHOT_RATE; see integration/bench/main.go).
-bench: services-up build ## Tributary vs Debezium side by side; table on stdout, JSON in integration/bench/results/
+# BENCH_SNAPSHOT_RATE, BENCH_QUIET_LOAD; see integration/bench/main.go). BENCH_SERVICES= (empty)
+# skips services-up where the services already run.
+BENCH_SERVICES ?= services-up
+bench: $(BENCH_SERVICES) build ## Tributary vs Debezium side by side; table on stdout, JSON in integration/bench/results/ (quiet machine) or $TMPDIR/tributary-bench/
 	bash integration/bench/debezium/build.sh
 	$(GO) run ./integration/bench
+
+# Every scenario of `make bench`, small, beside Debezium tuned (the default settings' JVM runs
+# would double its time): a check of each change to the hot path, ≤ 5 minutes on a quiet
+# machine. The BENCH_* variables still apply.
+BENCH_QUICK := BENCH_ROWS=$${BENCH_ROWS:-20000} BENCH_LATENCY_SECONDS=$${BENCH_LATENCY_SECONDS:-8} \
+	BENCH_PARALLEL_TABLES=$${BENCH_PARALLEL_TABLES:-2} BENCH_SNAPSHOT_RATE=$${BENCH_SNAPSHOT_RATE:-2000} \
+	BENCH_SYSTEMS=$${BENCH_SYSTEMS:-tributary,tributary-exactly-once,debezium-tuned}
+bench-quick: $(BENCH_SERVICES) build ## make bench, every scenario small (20,000 rows/changes, 8 s latency, Debezium tuned)
+	bash integration/bench/debezium/build.sh
+	$(BENCH_QUICK) $(GO) run ./integration/bench
 
 bench-micro: ## hot-path micro-benchmarks (encoder, pipeline emit → produce); add -cpuprofile by hand
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...

@@ -30,6 +30,7 @@ type run struct {
 	P50Ms            *float64 `json:"p50_ms"`
 	P99Ms            *float64 `json:"p99_ms"`
 	MaxMs            *float64 `json:"max_ms"`
+	Note             string   `json:"note,omitempty"`
 	Error            string   `json:"error,omitempty"`
 }
 
@@ -51,7 +52,7 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	var failed error
 	templated := false
-	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scLatency, scParallel, scSnapLatency} {
+	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scParallel, scSnapLatency} {
 		if !slices.Contains(b.p.Scenarios, sc) {
 			continue
 		}
@@ -90,15 +91,36 @@ func (b *bench) run(ctx context.Context) error {
 				return ctx.Err()
 			}
 		}
-		if (sc == scBackfill || sc == scStreaming) && slices.Contains(b.p.Scenarios, scCeiling) && b.payloads[sc] != "" {
-			b.log.Info("running", "system", sysCeiling, "scenario", sc)
-			r, err := b.ceiling(ctx, sc)
+		if !slices.Contains(b.p.Scenarios, scCeiling) {
+			continue
+		}
+		var ceilings []func(context.Context) (run, error)
+		if sc == scBackfill || sc == scStreaming || sc == scStreamingMariaDB {
+			if b.payloads[sc] != "" {
+				ceilings = append(ceilings, func(ctx context.Context) (run, error) { return b.ceiling(ctx, sc) })
+			} else {
+				b.log.Warn("no producer ceiling: no Tributary run of the scenario to sample values from", "scenario", sc)
+			}
+		}
+		switch sc {
+		case scStreaming:
+			ceilings = append(ceilings, b.recvlogical)
+		case scStreamingMariaDB:
+			ceilings = append(ceilings, b.binlogReader)
+		}
+		for _, f := range ceilings {
+			r, err := f(ctx)
 			if err != nil {
 				r.Error = err.Error()
-				failed = errors.Join(failed, fmt.Errorf("%s %s: %w", sysCeiling, sc, err))
-				b.log.Error("run failed", "system", sysCeiling, "scenario", sc, "err", err)
+				failed = errors.Join(failed, fmt.Errorf("%s %s: %w", r.System, sc, err))
+				b.log.Error("run failed", "system", r.System, "scenario", sc, "err", err)
+			} else {
+				b.log.Info("done", "system", r.System, "scenario", sc, "events", r.Events, "events_per_sec", int(r.EventsPerSec))
 			}
 			b.runs = append(b.runs, r)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 		}
 	}
 	if !b.p.keep {
@@ -181,12 +203,12 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 			return r, err
 		}
 
-	case scStreaming:
+	case scStreaming, scStreamingMariaDB:
 		if err := b.readyStreamDB(ctx, pub, w); err != nil {
 			return r, err
 		}
 		b.log.Info("committing changes while the publisher is stopped", "changes", b.p.Rows)
-		if err := commitBatches(ctx, w.db, 0, b.p.Rows/changesPerBatch); err != nil {
+		if err := b.commitChanges(ctx, &w); err != nil {
 			return r, err
 		}
 		base, err := endOffsets(ctx, w.topic)
@@ -209,7 +231,7 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 			return r, err
 		}
 
-	case scLatency:
+	case scLatency, scLatencyMariaDB:
 		if err := b.readyStreamDB(ctx, pub, w); err != nil {
 			return r, err
 		}
@@ -220,23 +242,37 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 		if c, _, err = pub.start(ctx, w); err != nil {
 			return r, err
 		}
-		if err := waitSlotActive(ctx, w.slot, c); err != nil {
+		first := 0
+		if w.source == srcMariaDB {
+			first, base, err = probe(ctx, w, c, base)
+		} else {
+			err = waitSlotActive(ctx, w.slot, c)
+		}
+		if err != nil {
 			return r, err
 		}
 		time.Sleep(2 * time.Second) // let it settle into streaming
 		cpu0, _ := cpuSeconds(c.pid())
-		batches, took, err := loader(ctx, w.db, b.p.Rate, time.Duration(b.p.LatencySeconds)*time.Second, 0)
+		load, commitOf := loader, sourceCommit(nil)
+		if w.source == srcMariaDB {
+			load = myLoader
+		}
+		commits, took, err := load(ctx, w.db, b.p.Rate, time.Duration(b.p.LatencySeconds)*time.Second, first)
 		if err != nil {
 			return r, err
 		}
-		events := int64(batches * changesPerBatch)
+		if w.source == srcMariaDB {
+			// The binlog dates events to the second: latency starts when the commit returned.
+			commitOf = batchCommit(first, commits)
+		}
+		events := int64(len(commits) * changesPerBatch)
 		ends, err := waitForCount(ctx, w.topic, sum(base)+events, 5*time.Minute, c.done)
 		if err != nil {
 			return r, fmt.Errorf("%w\n%s", err, c.tail())
 		}
 		cpu1, _ := cpuSeconds(c.pid())
 		hwm, _ := procstat.PeakRSSMB(c.pid())
-		lat, err := commitLatencies(ctx, w.topic, base, ends, nil)
+		lat, err := commitLatencies(ctx, w.topic, base, ends, commitOf)
 		if err != nil {
 			return r, err
 		}
@@ -256,13 +292,69 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 // readyStreamDB makes w's database with the seed rows and a slot positioned before anything
 // committed next, with the publisher stopped.
 func (b *bench) readyStreamDB(ctx context.Context, pub publisher, w world) error {
-	if err := createDB(ctx, w.db, ""); err != nil {
+	if w.source == srcMariaDB {
+		if err := createMyStreamDB(w.db); err != nil {
+			return err
+		}
+	} else if err := createDB(ctx, w.db, ""); err != nil {
 		return err
-	}
-	if err := seed(ctx, w.db); err != nil {
+	} else if err := seed(ctx, w.db); err != nil {
 		return err
 	}
 	return pub.readyStream(ctx, w)
+}
+
+// commitChanges commits the BENCH_ROWS changes of the streaming scenario to w's database;
+// on MariaDB it first notes in w where the binlog ended.
+func (b *bench) commitChanges(ctx context.Context, w *world) error {
+	n := b.p.Rows / changesPerBatch
+	if w.source != srcMariaDB {
+		return commitBatches(ctx, w.db, 0, n)
+	}
+	pos, err := myBinlogPos()
+	if err != nil {
+		return err
+	}
+	w.binlogStart = pos
+	return myCommitBatches(w.db, 0, n)
+}
+
+// probe readies a latency run on MariaDB, where no slot says that the publisher streams: it
+// commits batch 0, 1, ... one a second until the publisher published one (Debezium starting
+// from the binlog's end misses those committed before it got there), then waits for the
+// topic to stop growing. It returns the next batch and the topic's end offsets.
+func probe(ctx context.Context, w world, c *child, base map[int32]int64) (int, map[int32]int64, error) {
+	deadline := time.Now().Add(3 * time.Minute)
+	for i := 0; ; i++ {
+		if err := myCommitBatches(w.db, i, i+1); err != nil {
+			return 0, nil, err
+		}
+		select {
+		case <-c.done:
+			return 0, nil, fmt.Errorf("the publisher exited before streaming: %v\n%s", c.err, c.tail())
+		case <-ctx.Done():
+			return 0, nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+		ends, err := endOffsets(ctx, w.topic)
+		if err != nil {
+			return 0, nil, err
+		}
+		for sum(ends) > sum(base) {
+			time.Sleep(time.Second)
+			again, err := endOffsets(ctx, w.topic)
+			if err != nil {
+				return 0, nil, err
+			}
+			if sum(again) == sum(ends) {
+				return i + 1, again, nil
+			}
+			ends = again
+		}
+		if time.Now().After(deadline) {
+			return 0, nil, fmt.Errorf("nothing of %d probe batches reached %s within 3 minutes:\n%s", i+1, w.topic, c.tail())
+		}
+	}
 }
 
 // finishDrain records a backfill or drain: the work ends at the broker's append time of
@@ -348,7 +440,7 @@ func (b *bench) ceiling(ctx context.Context, sc string) (run, error) {
 		"--key-distribution", "random", "--record-key-range", strconv.Itoa(b.p.Rows),
 		"--command-property", "bootstrap.servers="+kafkaAddr, "acks=all", "compression.type=lz4",
 		"linger.ms=50", "batch.size=1048576")
-	out, err := cmd.CombinedOutput()
+	out, peak, err := runPeak(cmd)
 	os.WriteFile(filepath.Join(b.p.scratch, "perf-"+sc+".log"), out, 0o644)
 	if err != nil {
 		return r, fmt.Errorf("producer-perf-test: %w\n%s", err, tailBytes(out))
@@ -364,8 +456,8 @@ func (b *bench) ceiling(ctx context.Context, sc string) (run, error) {
 		// The whole process, warm-up and JVM start included: an upper bound.
 		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 		r.CPUSecPerMillion = ptr(cpu / float64(b.p.Rows+warm) * 1e6)
-		r.PeakRSSMB = ptr(float64(ru.Maxrss) / 1024)
 	}
+	r.PeakRSSMB = ptr(peak)
 	return r, nil
 }
 

@@ -169,31 +169,42 @@ func slotActive(ctx context.Context, slot string) (bool, error) {
 	return active, err
 }
 
-// loader commits one batch every 100/rate seconds for d, on a fixed schedule (a late batch
-// is sent at once, not skipped), starting at batch first. It returns how many batches it
-// committed and how long that took.
-func loader(ctx context.Context, db string, rate int, d time.Duration, first int) (int, time.Duration, error) {
+// loader commits one batch every 100/rate seconds for d on db, on a fixed schedule (a late
+// batch is sent at once, not skipped), starting at batch first. It returns when each batch's
+// commit returned (commits[i] is batch first+i's) and how long the load took.
+func loader(ctx context.Context, db string, rate int, d time.Duration, first int) ([]time.Time, time.Duration, error) {
 	c, err := connect(ctx, db)
 	if err != nil {
-		return 0, 0, err
+		return nil, 0, err
 	}
 	defer c.Close(context.Background())
 	// Commits are synchronous here: a walsender only sends WAL that is flushed, and an
 	// asynchronous commit may wait for the WAL writer (wal_writer_delay, 200 ms).
+	return schedule(ctx, rate, d, first, func(b int) error {
+		_, err := c.Exec(ctx, "SELECT bench_batch($1)", b)
+		return err
+	})
+}
+
+// schedule calls commit(first), commit(first+1), ... one every 100/rate seconds for d, a
+// late one at once, and returns when each call returned.
+func schedule(ctx context.Context, rate int, d time.Duration, first int, commit func(batch int) error) ([]time.Time, time.Duration, error) {
 	every := time.Second * changesPerBatch / time.Duration(rate)
 	total := int(d / every)
+	commits := make([]time.Time, 0, total)
 	start := time.Now()
 	for i := 0; i < total; i++ {
 		if wait := time.Until(start.Add(time.Duration(i) * every)); wait > 0 {
 			select {
 			case <-ctx.Done():
-				return i, time.Since(start), ctx.Err()
+				return commits, time.Since(start), ctx.Err()
 			case <-time.After(wait):
 			}
 		}
-		if _, err := c.Exec(ctx, "SELECT bench_batch($1)", first+i); err != nil {
-			return i, time.Since(start), fmt.Errorf("batch %d: %w", first+i, err)
+		if err := commit(first + i); err != nil {
+			return commits, time.Since(start), fmt.Errorf("batch %d: %w", first+i, err)
 		}
+		commits = append(commits, time.Now())
 	}
-	return total, time.Since(start), nil
+	return commits, time.Since(start), nil
 }

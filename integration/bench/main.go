@@ -5,9 +5,11 @@
 // `make bench` runs; README.md ("Benchmarks") describes the method.
 //
 // Every size is a flag with an environment default (BENCH_ROWS, BENCH_LATENCY_SECONDS, ...),
-// so `make bench BENCH_ROWS=200000` is a quick run. Output: a Markdown table on stdout and
-// integration/bench/results/bench-<time>.json. Scratch files (configs, logs) go to
-// integration/bench/results/<time>.tmp/, kept only when a run fails.
+// so `make bench-quick` is the same run, small. Output: a Markdown table on stdout and
+// integration/bench/results/bench-<time>.json when the load average at the start was below
+// BENCH_QUIET_LOAD per core (a quiet machine), else $TMPDIR/tributary-bench/bench-<time>.json.
+// Scratch files (configs, logs) go to integration/bench/results/<time>.tmp/, kept only when a
+// run fails.
 package main
 
 import (
@@ -41,6 +43,7 @@ type params struct {
 	Scenarios      []string `json:"scenarios"`
 	ParallelTables int      `json:"parallel_tables"` // backfill-parallel: tables the rows are split over
 	SnapshotRate   int      `json:"snapshot_rate"`   // snapshot-latency: changes/s while the snapshot runs
+	QuietLoad      float64  `json:"quiet_load"`      // load average per core below which results/ keeps the JSON
 
 	repo    string // repository root
 	binary  string // bin/tributary
@@ -51,7 +54,7 @@ type params struct {
 
 var (
 	allSystems   = []string{sysTributary, sysTributaryEOS, sysDebeziumDefault, sysDebeziumTuned}
-	allScenarios = []string{scBackfill, scBackfillMariaDB, scStreaming, scLatency, scParallel, scSnapLatency, scCeiling}
+	allScenarios = []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scParallel, scSnapLatency, scCeiling}
 )
 
 const (
@@ -64,7 +67,10 @@ const (
 	scBackfill  = "backfill"
 	scStreaming = "streaming"
 	scLatency   = "latency"
-	scCeiling   = "ceiling" // not a scenario of its own in the output: producer-perf-test rows
+	// The streaming scenarios on MariaDB: the same table, batches and sizes.
+	scStreamingMariaDB = "streaming-mariadb"
+	scLatencyMariaDB   = "latency-mariadb"
+	scCeiling          = "ceiling" // not a scenario of its own in the output: producer-perf-test rows
 
 	// Snapshots (issue 12), Tributary only: see snapshot.go.
 	scBackfillMariaDB = "backfill-mariadb"  // the backfill scenario on MariaDB
@@ -79,6 +85,13 @@ func envInt(name string, def int) int {
 	return def
 }
 
+func envFloat(name string, def float64) float64 {
+	if v, err := strconv.ParseFloat(os.Getenv(name), 64); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
 func envStr(name, def string) string {
 	if v := strings.TrimSpace(os.Getenv(name)); v != "" {
 		return v
@@ -87,6 +100,12 @@ func envStr(name, def string) string {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "binlog-read" { // the binlog source ceiling (source.go)
+		if err := binlogRead(os.Args[2:]); err != nil {
+			fail(err)
+		}
+		return
+	}
 	var p params
 	var systems, scenarios string
 	flag.IntVar(&p.Rows, "rows", envInt("BENCH_ROWS", 1_000_000), "rows backfilled and changes drained (env BENCH_ROWS); rounded to a multiple of 100")
@@ -98,6 +117,7 @@ func main() {
 	flag.StringVar(&scenarios, "scenarios", envStr("BENCH_SCENARIOS", strings.Join(allScenarios, ",")), "scenarios to run (env BENCH_SCENARIOS)")
 	flag.IntVar(&p.ParallelTables, "parallel-tables", envInt("BENCH_PARALLEL_TABLES", 4), "backfill-parallel: tables the rows are split over (env BENCH_PARALLEL_TABLES)")
 	flag.IntVar(&p.SnapshotRate, "snapshot-rate", envInt("BENCH_SNAPSHOT_RATE", 5_000), "snapshot-latency: changes/s streamed while the table snapshots (env BENCH_SNAPSHOT_RATE); a multiple of 100")
+	flag.Float64Var(&p.QuietLoad, "quiet-load", envFloat("BENCH_QUIET_LOAD", 1.0), "1-minute load average per core at the start below which the JSON goes to integration/bench/results/ (env BENCH_QUIET_LOAD)")
 	flag.BoolVar(&p.keep, "keep", os.Getenv("BENCH_KEEP") != "", "keep scratch files, databases and topics (env BENCH_KEEP)")
 	flag.Parse()
 
@@ -124,10 +144,18 @@ func main() {
 	defer stop()
 	b := &bench{p: p, log: log, machine: describeMachine(ctx)}
 	err := b.run(ctx)
+	b.machine.LoadAvgEnd = loadAvg()
+	dir := p.results
+	if !b.machine.quiet(p.QuietLoad) {
+		dir = filepath.Join(os.TempDir(), "tributary-bench")
+	}
+	out := filepath.Join(dir, "bench-"+stamp+".json")
 	report := b.report()
+	report.File = out
 	fmt.Print(report.markdown())
-	out := filepath.Join(p.results, "bench-"+stamp+".json")
-	if werr := report.write(out); werr != nil {
+	if werr := os.MkdirAll(dir, 0o755); werr != nil {
+		log.Error("write results", "err", werr)
+	} else if werr := report.write(out); werr != nil {
 		log.Error("write results", "err", werr)
 	} else {
 		log.Info("results written", "file", out)

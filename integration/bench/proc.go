@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/procstat"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat; 100 on every
@@ -93,4 +96,30 @@ func (c *child) tail() string {
 		b = b[len(b)-3000:]
 	}
 	return string(b)
+}
+
+// runPeak runs cmd to its end and returns its combined output and peak RSS in MB: VmHWM,
+// read every 50 ms while it runs. Not rusage's ru_maxrss: Linux folds into it the
+// high-water mark of the address space the child was forked in, the harness's.
+func runPeak(cmd *exec.Cmd) ([]byte, float64, error) {
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	peak := 0.0
+	for {
+		if mb, err := procstat.PeakRSSMB(cmd.Process.Pid); err == nil && mb > peak {
+			peak = mb
+		}
+		select {
+		case err := <-done:
+			return out.Bytes(), peak, err
+		case <-tick.C:
+		}
+	}
 }

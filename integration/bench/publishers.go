@@ -29,6 +29,8 @@ type world struct {
 	source      string
 	tables      []string
 	parallelism int
+	// binlogStart is where MariaDB's binlog ended before the streaming scenario's changes.
+	binlogStart binlogPos
 }
 
 func newWorld(p params, system, scenario, stamp string) world {
@@ -43,7 +45,7 @@ func newWorld(p params, system, scenario, stamp string) world {
 		tables:   []string{"public.bench"},
 	}
 	w.topic = w.prefix + ".public.bench"
-	if scenario == scBackfillMariaDB {
+	if scenario == scBackfillMariaDB || scenario == scStreamingMariaDB || scenario == scLatencyMariaDB {
 		w.source, w.tables = srcMariaDB, []string{w.db + ".bench"}
 		w.topic = w.prefix + "." + w.db + ".bench"
 	}
@@ -260,6 +262,9 @@ func (d debezium) prepareWarmup(ctx context.Context, w world) (string, error) {
 // readyStream creates the publication and the slot; Debezium starts streaming from it with
 // snapshot.mode=no_data and no stored offsets.
 func (d debezium) readyStream(ctx context.Context, w world) error {
+	if w.source == srcMariaDB {
+		return nil // the measured phase starts where the binlog ended before the changes
+	}
 	return createSlot(ctx, w.db, "bench_pub", w.slot)
 }
 

@@ -246,8 +246,8 @@ func (b *bench) snapshotLatency(ctx context.Context) (runs []run, err error) {
 	}
 	done := make(chan loaded, 1)
 	go func() {
-		n, took, err := loader(ctx, w.db, b.p.SnapshotRate, time.Duration(b.p.LatencySeconds)*time.Second, 0)
-		done <- loaded{n, took, err}
+		commits, took, err := loader(ctx, w.db, b.p.SnapshotRate, time.Duration(b.p.LatencySeconds)*time.Second, 0)
+		done <- loaded{len(commits), took, err}
 	}()
 	time.Sleep(3 * time.Second) // the stream at its steady rate before the snapshot starts
 	// Counted from here: the first start may have stopped with the initial snapshot of
@@ -293,12 +293,12 @@ func (b *bench) snapshotLatency(ctx context.Context) (runs []run, err error) {
 		snap.EventsPerSec = float64(b.p.Rows) / secs
 	}
 	lo, hi := float64(first.UnixMilli()), float64(last.UnixMilli())
-	lat, err := commitLatencies(ctx, w.topic, base, ends, func(commit float64) bool { return commit >= lo && commit <= hi })
+	lat, err := commitLatencies(ctx, w.topic, base, ends, sourceCommit(func(commit float64) bool { return commit >= lo && commit <= hi }))
 	if err != nil {
 		return nil, err
 	}
 	// The same stream before the snapshot's first row, for comparison.
-	before, err := commitLatencies(ctx, w.topic, base, ends, func(commit float64) bool { return commit < lo })
+	before, err := commitLatencies(ctx, w.topic, base, ends, sourceCommit(func(commit float64) bool { return commit < lo }))
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,22 @@ func createTopic(ctx context.Context, topic string, partitions int) error {
 	if err != nil {
 		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
-	return nil
+	// Created is not yet served: the first ListOffsets may say UNKNOWN_TOPIC_OR_PARTITION.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ends, err := listEnds(ctx, adm, topic)
+		if err == nil && len(ends) == partitions {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("topic %s created, not served with its %d partitions within 30 s (%d, %v)", topic, partitions, len(ends), err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func deleteTopics(ctx context.Context, topics ...string) {
@@ -200,12 +215,71 @@ func lastAppend(ctx context.Context, topic string, ends map[int32]int64) (time.T
 	return last, err
 }
 
+// change is what the latencies read of a record's value.
+type change struct {
+	Payload struct {
+		Op     string `json:"op"`
+		Before *struct {
+			ID int64 `json:"id"`
+		} `json:"before"`
+		After *struct {
+			ID int64 `json:"id"`
+		} `json:"after"`
+		Source struct {
+			TsUs int64 `json:"ts_us"`
+			TsMs int64 `json:"ts_ms"`
+		} `json:"source"`
+	} `json:"payload"`
+}
+
+// commitOf says when a change was committed (Unix ms), or false to leave it out.
+type commitOf func(*change) (float64, bool)
+
+// sourceCommit takes the commit time the record carries (payload.source.ts_us, else ts_ms);
+// with keep set, only the records whose commit time it keeps count.
+func sourceCommit(keep func(commitMs float64) bool) commitOf {
+	return func(v *change) (float64, bool) {
+		commit := float64(v.Payload.Source.TsUs) / 1000
+		if v.Payload.Source.TsUs == 0 {
+			commit = float64(v.Payload.Source.TsMs)
+		}
+		return commit, keep == nil || keep(commit)
+	}
+}
+
+// batchCommit dates a change by the batch of data.go that made it (batch b inserts ids
+// 60b..60b+59, updates and deletes rows of batch b-1): commits[i] is when batch first+i's
+// commit returned. Changes of other batches are left out.
+func batchCommit(first int, commits []time.Time) commitOf {
+	return func(v *change) (float64, bool) {
+		var id, after int64
+		switch {
+		case v.Payload.Op == "c" && v.Payload.After != nil:
+			id = v.Payload.After.ID
+		case v.Payload.Op == "u" && v.Payload.After != nil:
+			id, after = v.Payload.After.ID, 1
+		case v.Payload.Op == "d" && v.Payload.Before != nil:
+			id, after = v.Payload.Before.ID, 1
+		default:
+			return 0, false
+		}
+		b := id / seedRows
+		if id < 0 && id%seedRows != 0 {
+			b-- // floor
+		}
+		i := int(b+after) - first
+		if i < 0 || i >= len(commits) {
+			return 0, false
+		}
+		return float64(commits[i].UnixMicro()) / 1000, true
+	}
+}
+
 // commitLatencies reads the records between from and to and returns, for each one with a
-// value, when it became visible minus the source commit time (payload.source.ts_us), in ms:
-// the broker append time, or for a record of a transaction the append time of the marker
-// that committed it (a read_committed consumer sees it only then). With keep set, only the
-// records whose commit time (Unix ms) it keeps count.
-func commitLatencies(ctx context.Context, topic string, from, to map[int32]int64, keep func(commitMs float64) bool) ([]float64, error) {
+// value that when dates, when it became visible minus its commit time, in ms: the broker
+// append time, or for a record of a transaction the append time of the marker that
+// committed it (a read_committed consumer sees it only then).
+func commitLatencies(ctx context.Context, topic string, from, to map[int32]int64, when commitOf) ([]float64, error) {
 	var lat []float64
 	var bad error
 	open := map[int32][]float64{} // per partition: commit times of records awaiting their marker
@@ -220,23 +294,13 @@ func commitLatencies(ctx context.Context, topic string, from, to map[int32]int64
 		if r.Value == nil {
 			return
 		}
-		var v struct {
-			Payload struct {
-				Source struct {
-					TsUs int64 `json:"ts_us"`
-					TsMs int64 `json:"ts_ms"`
-				} `json:"source"`
-			} `json:"payload"`
-		}
+		var v change
 		if err := json.Unmarshal(r.Value, &v); err != nil {
 			bad = fmt.Errorf("%s %d/%d: %w", topic, r.Partition, r.Offset, err)
 			return
 		}
-		commit := float64(v.Payload.Source.TsUs) / 1000
-		if v.Payload.Source.TsUs == 0 {
-			commit = float64(v.Payload.Source.TsMs)
-		}
-		if keep != nil && !keep(commit) {
+		commit, ok := when(&v)
+		if !ok {
 			return
 		}
 		if r.Attrs.IsTransactional() {

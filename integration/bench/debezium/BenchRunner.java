@@ -11,6 +11,9 @@
 // 10000), or runner.max.ms passed (default 300000), and is closed. The last file is the measured phase; it runs until SIGTERM.
 // Each file holds the connector settings (given to DebeziumEngine unchanged) and the producer
 // settings prefixed with "producer." (given to KafkaProducer without the prefix).
+// runner.offset.key and runner.offset.value (the JSON of a source partition and offset)
+// are written to offset.storage.file.filename before the engine starts: the binlog position
+// a MariaDB phase streams from (a PostgreSQL phase has its slot).
 //
 // Standard output, one line each, for the harness:
 //   WARMUP_DONE <records>        after each warm-up phase
@@ -26,7 +29,12 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.io.FileInputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.ObjectOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
@@ -80,6 +88,18 @@ public final class BenchRunner {
         return p;
     }
 
+    /** Writes one offset in FileOffsetBackingStore's format: a serialized HashMap of byte[] to byte[]. */
+    private static void writeOffset(String file, String key, String value) throws IOException {
+        if (file == null) {
+            throw new IllegalArgumentException("runner.offset.key needs offset.storage.file.filename");
+        }
+        HashMap<byte[], byte[]> raw = new HashMap<>();
+        raw.put(key.getBytes(StandardCharsets.UTF_8), value.getBytes(StandardCharsets.UTF_8));
+        try (ObjectOutputStream out = new ObjectOutputStream(new FileOutputStream(file))) {
+            out.writeObject(raw);
+        }
+    }
+
     /** One engine and its producer. */
     private static final class Phase {
         final Properties engineProps = new Properties();
@@ -96,8 +116,9 @@ public final class BenchRunner {
         private boolean closed;
         private volatile long lastLogNanos = System.nanoTime();
 
-        Phase(Properties all) {
+        Phase(Properties all) throws IOException {
             long idle = 10_000, max = 300_000, exp = 0;
+            String offsetKey = null, offsetValue = null;
             for (String k : all.stringPropertyNames()) {
                 String v = all.getProperty(k);
                 if (k.startsWith("producer.")) {
@@ -108,6 +129,10 @@ public final class BenchRunner {
                     max = Long.parseLong(v.trim());
                 } else if (k.equals("runner.expect.records")) {
                     exp = Long.parseLong(v.trim());
+                } else if (k.equals("runner.offset.key")) {
+                    offsetKey = v;
+                } else if (k.equals("runner.offset.value")) {
+                    offsetValue = v;
                 } else {
                     engineProps.setProperty(k, v);
                 }
@@ -115,6 +140,9 @@ public final class BenchRunner {
             idleMs = idle;
             maxMs = max;
             expect = exp;
+            if (offsetKey != null && offsetValue != null) {
+                writeOffset(engineProps.getProperty("offset.storage.file.filename"), offsetKey, offsetValue);
+            }
             producerProps.putIfAbsent("client.id", "debezium-bench");
             producer = new KafkaProducer<>(producerProps, new StringSerializer(), new StringSerializer());
             engine = DebeziumEngine.create(Json.class)
