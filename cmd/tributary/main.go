@@ -5,6 +5,7 @@
 //	tributary status --config <file> [--json]  the pipeline's state, read without taking it over
 //	tributary backfill --config <file> --table <t>[,…] | --all   re-publish tables (op r) without stopping the pipeline
 //	tributary test-connection --config <file>  check the source and Kafka (--json)
+//	tributary drop --config <file> [--yes]     remove the slot, publication, signal rows, offsets record and checkpoint
 //	tributary version                          version, commit and Go version
 //
 // Exit codes: 0 ok (and --help), 1 runtime failure, 2 bad configuration or usage.
@@ -37,6 +38,7 @@ const (
 type invocation struct {
 	cfg    *config.Config
 	log    *slog.Logger
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 
@@ -44,6 +46,7 @@ type invocation struct {
 	httpAddr string // run: --http-addr (alias --metrics-addr)
 	tables   string // backfill: --table
 	all      bool   // backfill: --all
+	yes      bool   // drop: --yes
 }
 
 // command is one subcommand.
@@ -61,6 +64,7 @@ var commands = []command{
 	{"status", "show state, owner, position, lag, progress and errors, without taking the pipeline over (--json)", true, showStatus},
 	{"backfill", "re-publish tables with op r while the pipeline keeps streaming (--table <name>[,…] or --all)", false, requestBackfill},
 	{"test-connection", "check the source and Kafka: reachability, sign-in, settings, grants, topic permissions (--json)", true, testConnection},
+	{"drop", "remove the pipeline: its replication slot, publication, signal table rows, offsets record and checkpoint (asks first; --yes)", false, dropPipeline},
 }
 
 func lookup(name string) (command, bool) {
@@ -95,7 +99,7 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return exitUsage
 	}
-	inv := &invocation{stdout: stdout, stderr: stderr}
+	inv := &invocation{stdin: os.Stdin, stdout: stdout, stderr: stderr}
 	fs := flag.NewFlagSet("tributary "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	ref := fs.String("config", "", "pipeline configuration: a YAML or JSON file, or ssm:/parameter/name")
@@ -111,6 +115,9 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 	if cmd.name == "backfill" {
 		fs.StringVar(&inv.tables, "table", "", "tables to re-publish, comma-separated, as source.tables writes them (schema.table)")
 		fs.BoolVar(&inv.all, "all", false, "re-publish every captured table")
+	}
+	if cmd.name == "drop" {
+		fs.BoolVar(&inv.yes, "yes", false, "drop without asking for confirmation (needed without a terminal)")
 	}
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: tributary %s --config <file> [flags]\n\n%s\n\nflags:\n", cmd.name, cmd.summary)
