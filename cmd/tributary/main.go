@@ -47,6 +47,10 @@ type invocation struct {
 	tables   string // backfill: --table
 	all      bool   // backfill: --all
 	yes      bool   // drop: --yes
+
+	// unset lists the ${env:…} references to unset variables, which
+	// the commands of usesNoSecrets load without.
+	unset []string
 }
 
 // command is one subcommand.
@@ -66,6 +70,11 @@ var commands = []command{
 	{"test-connection", "check the source and Kafka: reachability, sign-in, settings, grants, topic permissions (--json)", true, testConnection},
 	{"drop", "remove the pipeline: its replication slot, publication, signal table rows, offsets record and checkpoint (asks first; --yes)", false, dropPipeline},
 }
+
+// usesNoSecrets are the commands that connect to no database or cluster
+// (status's lag behind the source aside, which it then reports unknown):
+// they run where the variables holding passwords are not set.
+var usesNoSecrets = map[string]bool{"validate": true, "status": true, "backfill": true}
 
 func lookup(name string) (command, bool) {
 	for _, c := range commands {
@@ -119,16 +128,20 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 	if cmd.name == "drop" {
 		fs.BoolVar(&inv.yes, "yes", false, "drop without asking for confirmation (needed without a terminal)")
 	}
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: tributary %s --config <file> [flags]\n\n%s\n\nflags:\n", cmd.name, cmd.summary)
+	// Parse prints its error, then calls Usage; help is printed here
+	// once: on stdout for --help, on stderr after an error.
+	fs.Usage = func() {}
+	printUsage := func(w io.Writer) {
+		fs.SetOutput(w)
+		fmt.Fprintf(w, "usage: tributary %s --config <file> [flags]\n\n%s\n\nflags:\n", cmd.name, cmd.summary)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fs.Usage()
+			printUsage(stdout)
 			return exitOK
 		}
+		printUsage(stderr)
 		return exitUsage
 	}
 	if *ref == "" || fs.NArg() > 0 {
@@ -142,9 +155,15 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	cfg, err := config.Load(ctx, *ref)
+	var loadOpts []config.LoadOption
+	if usesNoSecrets[cmd.name] {
+		loadOpts = append(loadOpts, config.WithUnsetEnvironment(func(field, problem string) {
+			inv.unset = append(inv.unset, field+": "+problem)
+		}))
+	}
+	cfg, err := config.Load(ctx, *ref, loadOpts...)
 	if err != nil {
-		fmt.Fprintf(stderr, "invalid configuration %s:\n%v\n", *ref, err)
+		fmt.Fprintln(stderr, err) // its first line names the file
 		return exitUsage
 	}
 	if err := refuseUnbuilt(cfg); err != nil {
@@ -196,6 +215,9 @@ func pick(flagValue, configValue string) string {
 func validate(_ context.Context, inv *invocation) error {
 	for _, w := range inv.cfg.Warnings() {
 		fmt.Fprintf(inv.stderr, "warning: %s\n", w)
+	}
+	for _, u := range inv.unset {
+		fmt.Fprintf(inv.stderr, "warning: %s: run, test-connection and drop need it\n", u)
 	}
 	fmt.Fprintf(inv.stdout, "configuration for pipeline %s is valid\n", inv.cfg.Name)
 	return nil
