@@ -5,6 +5,7 @@
 //	tributary status --config <file> [--json]  the pipeline's state, read without taking it over
 //	tributary backfill --config <file> --table <t>[,…] | --all   re-publish tables (op r) without stopping the pipeline
 //	tributary test-connection --config <file>  check the source and Kafka (--json)
+//	tributary drop --config <file> [--yes]     remove the slot, publication, signal rows, offsets record and checkpoint
 //	tributary version                          version, commit and Go version
 //
 // Exit codes: 0 ok (and --help), 1 runtime failure, 2 bad configuration or usage.
@@ -37,6 +38,7 @@ const (
 type invocation struct {
 	cfg    *config.Config
 	log    *slog.Logger
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
 
@@ -44,6 +46,11 @@ type invocation struct {
 	httpAddr string // run: --http-addr (alias --metrics-addr)
 	tables   string // backfill: --table
 	all      bool   // backfill: --all
+	yes      bool   // drop: --yes
+
+	// unset lists the ${env:…} references to unset variables, which
+	// the commands of usesNoSecrets load without.
+	unset []string
 }
 
 // command is one subcommand.
@@ -61,7 +68,13 @@ var commands = []command{
 	{"status", "show state, owner, position, lag, progress and errors, without taking the pipeline over (--json)", true, showStatus},
 	{"backfill", "re-publish tables with op r while the pipeline keeps streaming (--table <name>[,…] or --all)", false, requestBackfill},
 	{"test-connection", "check the source and Kafka: reachability, sign-in, settings, grants, topic permissions (--json)", true, testConnection},
+	{"drop", "remove the pipeline: its replication slot, publication, signal table rows, offsets record and checkpoint (asks first; --yes)", false, dropPipeline},
 }
+
+// usesNoSecrets are the commands that connect to no database or cluster
+// (status's lag behind the source aside, which it then reports unknown):
+// they run where the variables holding passwords are not set.
+var usesNoSecrets = map[string]bool{"validate": true, "status": true, "backfill": true}
 
 func lookup(name string) (command, bool) {
 	for _, c := range commands {
@@ -95,7 +108,7 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return exitUsage
 	}
-	inv := &invocation{stdout: stdout, stderr: stderr}
+	inv := &invocation{stdin: os.Stdin, stdout: stdout, stderr: stderr}
 	fs := flag.NewFlagSet("tributary "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	ref := fs.String("config", "", "pipeline configuration: a YAML or JSON file, or ssm:/parameter/name")
@@ -112,16 +125,23 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&inv.tables, "table", "", "tables to re-publish, comma-separated, as source.tables writes them (schema.table)")
 		fs.BoolVar(&inv.all, "all", false, "re-publish every captured table")
 	}
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: tributary %s --config <file> [flags]\n\n%s\n\nflags:\n", cmd.name, cmd.summary)
+	if cmd.name == "drop" {
+		fs.BoolVar(&inv.yes, "yes", false, "drop without asking for confirmation (needed without a terminal)")
+	}
+	// Parse prints its error, then calls Usage; help is printed here
+	// once: on stdout for --help, on stderr after an error.
+	fs.Usage = func() {}
+	printUsage := func(w io.Writer) {
+		fs.SetOutput(w)
+		fmt.Fprintf(w, "usage: tributary %s --config <file> [flags]\n\n%s\n\nflags:\n", cmd.name, cmd.summary)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fs.Usage()
+			printUsage(stdout)
 			return exitOK
 		}
+		printUsage(stderr)
 		return exitUsage
 	}
 	if *ref == "" || fs.NArg() > 0 {
@@ -135,9 +155,15 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	cfg, err := config.Load(ctx, *ref)
+	var loadOpts []config.LoadOption
+	if usesNoSecrets[cmd.name] {
+		loadOpts = append(loadOpts, config.WithUnsetEnvironment(func(field, problem string) {
+			inv.unset = append(inv.unset, field+": "+problem)
+		}))
+	}
+	cfg, err := config.Load(ctx, *ref, loadOpts...)
 	if err != nil {
-		fmt.Fprintf(stderr, "invalid configuration %s:\n%v\n", *ref, err)
+		fmt.Fprintln(stderr, err) // its first line names the file
 		return exitUsage
 	}
 	if err := refuseUnbuilt(cfg); err != nil {
@@ -189,6 +215,9 @@ func pick(flagValue, configValue string) string {
 func validate(_ context.Context, inv *invocation) error {
 	for _, w := range inv.cfg.Warnings() {
 		fmt.Fprintf(inv.stderr, "warning: %s\n", w)
+	}
+	for _, u := range inv.unset {
+		fmt.Fprintf(inv.stderr, "warning: %s: run, test-connection and drop need it\n", u)
 	}
 	fmt.Fprintf(inv.stdout, "configuration for pipeline %s is valid\n", inv.cfg.Name)
 	return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,7 +29,11 @@ func showStatus(ctx context.Context, inv *invocation) error {
 	r := status.Build(inv.cfg.Name, cp, found, live, time.Now())
 	r.BackfillRequested = pendingBackfill(ctx, inv.cfg)
 	if found {
-		r.LagBytes, r.LagBytesError = lagBytes(ctx, inv.cfg, cp.Position)
+		if u := unsetIn(inv.unset, "source."); u != "" {
+			r.LagBytesError = u
+		} else {
+			r.LagBytes, r.LagBytesError = lagBytes(ctx, inv.cfg, cp.Position)
+		}
 	}
 	if inv.json {
 		enc := json.NewEncoder(inv.stdout)
@@ -37,6 +42,16 @@ func showStatus(ctx context.Context, inv *invocation) error {
 	}
 	status.Print(inv.stdout, r)
 	return nil
+}
+
+// unsetIn is the first unset reference among fields under prefix, or "".
+func unsetIn(unset []string, prefix string) string {
+	for _, u := range unset {
+		if strings.HasPrefix(u, prefix) {
+			return u
+		}
+	}
+	return ""
 }
 
 // lagBytes asks the source how much log lies after the checkpoint; the

@@ -38,7 +38,12 @@ type DynamoDBOptions struct {
 	// CreateTable creates the table (on-demand billing) when it is missing;
 	// for local use: in AWS the CDK makes it.
 	CreateTable bool
-	Log         *slog.Logger
+	// RefuseRunning makes the open fail with ErrOwned once it sees the
+	// holder renew its lease, instead of waiting for it to let go (for
+	// `tributary drop`); a holder that stopped renewing is still taken
+	// over after its lease.
+	RefuseRunning bool
+	Log           *slog.Logger
 }
 
 // DynamoDB is the checkpoint store in AWS: one item per pipeline in a
@@ -66,6 +71,8 @@ type DynamoDB struct {
 	// chunked saves, for their generation.
 	parts *parts
 	saves int
+	// existed says the pipeline had an item before this store took it.
+	existed bool
 }
 
 var _ Store = (*DynamoDB)(nil)
@@ -243,7 +250,11 @@ func (d *DynamoDB) acquire(ctx context.Context) error {
 		case it.Owner == "":
 			err = d.take(ctx, it, "attribute_not_exists(#o) AND #e = :seen")
 		default:
+			prev := obs
 			obs = observe(obs, it, sent)
+			if d.opts.RefuseRunning && !prev.since.IsZero() && obs != prev {
+				return fmt.Errorf("%w: held by %s (epoch %d), which renewed its lease just now", ErrOwned, it.Owner, it.Epoch)
+			}
 			holder = it
 			wait := takeoverWait(it.leaseDuration(d.opts.LeaseDuration))
 			if time.Since(obs.since) >= wait {
@@ -269,6 +280,7 @@ func (d *DynamoDB) acquire(ctx context.Context) error {
 		switch {
 		case err == nil:
 			d.parts = it.Parts // found or not: the chunks the next save replaces
+			d.existed = found
 			d.lease.renewed(sent)
 			d.log.Info("lease acquired", "pipeline", d.opts.Pipeline, "epoch", d.epoch, "lease", d.opts.LeaseDuration)
 			return nil

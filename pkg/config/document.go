@@ -42,7 +42,7 @@ func decodeDocument(data []byte, cfg *Config, errs *Errors) map[string]Position 
 	case errors.Is(err, io.EOF):
 		return nil // an empty document: validation reports the required fields
 	case err != nil:
-		errs.add("config", "not valid YAML or JSON: "+yamlMessage(err))
+		errs.add("config", "not valid YAML or JSON: "+yamlMessage(err, data))
 		return nil
 	}
 	var extra yaml.Node
@@ -71,7 +71,7 @@ func decodeDocument(data []byte, cfg *Config, errs *Errors) map[string]Position 
 	if err := strict.Decode(&clean); err != nil {
 		// The walker should have caught everything yaml.v3 rejects; if it
 		// did not, report yaml.v3's words rather than nothing.
-		for _, line := range strings.Split(yamlMessage(err), "\n") {
+		for _, line := range strings.Split(yamlMessage(err, data), "\n") {
 			if line = strings.TrimSpace(line); line != "" && line != "unmarshal errors:" {
 				errs.add("config", line)
 			}
@@ -85,8 +85,22 @@ func decodeDocument(data []byte, cfg *Config, errs *Errors) map[string]Position 
 // yamlMessage is a yaml.v3 error without its "yaml: " prefix. Such errors
 // come from parsing, before ${env:…} resolution, so they cannot hold a
 // resolved secret.
-func yamlMessage(err error) string {
-	return strings.TrimPrefix(err.Error(), "yaml: ")
+// yamlMessage is the YAML parser's message, naming a tab on the line it
+// points to: the parser only says a character "cannot start any token".
+func yamlMessage(err error, data []byte) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var n int
+	if _, serr := fmt.Sscanf(msg, "line %d:", &n); serr != nil || strings.Contains(msg, "tab") {
+		return msg
+	}
+	lines := strings.Split(string(data), "\n")
+	if n < 1 || n > len(lines) {
+		return msg
+	}
+	if col := strings.IndexByte(lines[n-1], '\t'); col >= 0 {
+		msg += fmt.Sprintf(" (a tab at line %d, column %d: YAML indents with spaces only; replace the tab with spaces)", n, col+1)
+	}
+	return msg
 }
 
 type mergeVisit struct {

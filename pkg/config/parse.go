@@ -92,11 +92,12 @@ func Load(ctx context.Context, ref string, opts ...LoadOption) (*Config, error) 
 		}
 	}
 	cfg, err := parseWith(data, o.scope.apply(lookups{
-		env: os.LookupEnv,
-		ssm: func(name string) (string, error) { return params.get(ctx, name) },
+		env:   os.LookupEnv,
+		ssm:   func(name string) (string, error) { return params.get(ctx, name) },
+		unset: o.unset,
 	}))
 	if err != nil {
-		return nil, fmt.Errorf("config %s:\n%w", ref, err)
+		return nil, fmt.Errorf("invalid configuration %s:\n%w", ref, err)
 	}
 	return cfg, nil
 }

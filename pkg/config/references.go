@@ -23,6 +23,9 @@ type lookups struct {
 	// ssm reads a parameter (decrypted); nil where SSM is not available
 	// (Parse). Its errors name the parameter, never a value.
 	ssm func(name string) (string, error)
+	// unset, when set, takes an ${env:…} reference to an unset variable
+	// instead of a problem (WithUnsetEnvironment, unset.go).
+	unset func(field, problem string)
 }
 
 // resolveReferences replaces every ${env:…} and ${ssm:…} reference in cfg's
@@ -77,7 +80,12 @@ func resolve(field, s string, l lookups, errs *Errors) string {
 			}
 			v, ok := l.env(name)
 			if !ok {
-				errs.add(field, fmt.Sprintf("environment variable %s is not set (referenced as ${env:%s})", name, name))
+				problem := fmt.Sprintf("environment variable %s is not set (referenced as ${env:%s})", name, name)
+				if l.unset != nil {
+					l.unset(field, problem)
+				} else {
+					errs.add(field, problem)
+				}
 				continue
 			}
 			b.WriteString(v)

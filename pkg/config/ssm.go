@@ -30,7 +30,8 @@ type LoadOption func(*loadOptions)
 
 type loadOptions struct {
 	ssm   *ssm.Client
-	scope referenceScope // scope.go
+	scope referenceScope              // scope.go
+	unset func(field, problem string) // unset.go
 }
 
 // WithSSMClient makes Load read SSM through c, instead of a client made

@@ -140,6 +140,7 @@ func TestConnection(ctx context.Context, d config.Destination, topicPrefix strin
 		meta    *kmsg.MetadataResponse
 		seedErr []string
 		seedOK  string
+		unreach = true // every seed failed to connect, none to sign in
 	)
 	seeds := SeedBrokers(d)
 	for i, sb := range cl.SeedBrokers() {
@@ -148,14 +149,21 @@ func TestConnection(ctx context.Context, d config.Destination, topicPrefix strin
 		req.Topics = []kmsg.MetadataRequestTopic{}
 		resp, err := sb.Request(ctx, req)
 		if err != nil {
-			seedErr = append(seedErr, fmt.Sprintf("%s: %s", seed, describeConnErr(err)))
+			seedErr = append(seedErr, fmt.Sprintf("%s: %s%s", seed, describeConnErr(err), connFix(d, err)))
+			var dialErr *DialError
+			var tlsErr *TLSError
+			unreach = unreach && (errors.As(err, &dialErr) || errors.As(err, &tlsErr) || errors.Is(err, context.DeadlineExceeded))
 			continue
 		}
 		meta, seedOK = resp.(*kmsg.MetadataResponse), seed
 		break
 	}
 	if meta == nil {
-		add(CheckSignIn, true, false, "no bootstrap server accepted the sign-in: "+joinSemi(seedErr))
+		if unreach {
+			add(CheckSignIn, true, false, "could not connect to any bootstrap server (nothing was signed in to): "+joinSemi(seedErr))
+		} else {
+			add(CheckSignIn, true, false, "no bootstrap server accepted the sign-in: "+joinSemi(seedErr))
+		}
 		return r
 	}
 	add(CheckSignIn, true, true, fmt.Sprintf("signed in to %s with %s", seedOK, authName(d)))
@@ -170,7 +178,7 @@ func TestConnection(ctx context.Context, d config.Destination, topicPrefix strin
 	var wg sync.WaitGroup
 	for i, b := range meta.Brokers {
 		r.Brokers[i] = BrokerResult{ID: b.NodeID, Host: b.Host, Port: b.Port}
-		wg.Go(func() { checkBroker(ctx, cl, &r.Brokers[i]) })
+		wg.Go(func() { checkBroker(ctx, cl, d, &r.Brokers[i]) })
 	}
 	wg.Wait()
 	reachable, failed := -1, 0
@@ -196,6 +204,9 @@ func TestConnection(ctx context.Context, d config.Destination, topicPrefix strin
 	// Permissions under the prefix, asked about the probe topic.
 	probe := ProbeTopic(topicPrefix)
 	exists, canDescribe, ops, detail := describeProbe(ctx, cl, probe)
+	if !canDescribe && strings.Contains(detail, "AUTHORIZATION_FAILED") {
+		detail += aclFix(d, topicPrefix, "Describe", "Write")
+	}
 	add(CheckDescribe, true, canDescribe, detail)
 
 	switch {
@@ -208,12 +219,17 @@ func TestConnection(ctx context.Context, d config.Destination, topicPrefix strin
 		add(CheckWrite, true, false, "not checked: no broker is reachable")
 	default:
 		ok, detail := writeProbe(ctx, cl, r.Brokers[reachable].ID, probe)
+		if !ok && strings.Contains(detail, "AUTHORIZATION_FAILED") {
+			detail += aclFix(d, topicPrefix, "Write")
+		}
 		add(CheckWrite, true, ok, detail)
 	}
 
 	ok, detail := createProbe(ctx, cl, probe)
 	if !d.CreateMissingTopics {
 		detail += " (needed only with destination.create_missing_topics)"
+	} else if !ok && strings.Contains(detail, "AUTHORIZATION_FAILED") {
+		detail += aclFix(d, topicPrefix, "Create")
 	}
 	add(CheckCreate, d.CreateMissingTopics, ok, detail)
 	if o.transactions {
@@ -223,7 +239,7 @@ func TestConnection(ctx context.Context, d config.Destination, topicPrefix strin
 	return r
 }
 
-func checkBroker(ctx context.Context, cl *kgo.Client, b *BrokerResult) {
+func checkBroker(ctx context.Context, cl *kgo.Client, d config.Destination, b *BrokerResult) {
 	addr := net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
 	bctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -240,7 +256,7 @@ func checkBroker(ctx context.Context, cl *kgo.Client, b *BrokerResult) {
 	} else {
 		b.Error = fmt.Sprintf("broker %d at %s refused the connection or the sign-in", b.ID, addr)
 	}
-	b.Cause = describeConnErr(err)
+	b.Cause = describeConnErr(err) + connFix(d, err)
 }
 
 // describeProbe asks for the probe topic's metadata: whether it exists,

@@ -182,8 +182,10 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		p.clearBackfills(context.Background()) // what the last checkpoint carries
 		_, pending := p.tracker.position()
+		// published counts every row acknowledged: changes (c/u/d, the
+		// billable ones) and backfilled rows (r).
 		p.Log.Info("stopped", "checkpoint", string(p.saved), "unacknowledged", pending,
-			"published", p.Published.Load(), "read", p.Read.Load())
+			"published", p.Published.Load()+p.Read.Load(), "changes", p.Published.Load(), "backfilled", p.Read.Load())
 		return nil
 	}
 	// Failure: keep what is safely acknowledged, report the first cause.

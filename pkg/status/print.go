@@ -27,7 +27,11 @@ func Print(w io.Writer, r Report) {
 		row("owner", "%s", r.Owner)
 	}
 	if c := r.Checkpoint; c != nil {
-		row("position", "%s", c.Position)
+		if c.Summary != "" {
+			row("position", "%s", c.Summary)
+		} else {
+			row("position", "%s", c.Position)
+		}
 		row("checkpoint saved", "%s (%s ago)", c.SavedAt.UTC().Format(time.RFC3339), round(c.AgeSeconds))
 	} else {
 		row("position", "none: no checkpoint yet")

@@ -64,9 +64,12 @@ type Report struct {
 
 // Checkpoint is the durable position.
 type Checkpoint struct {
-	Position   json.RawMessage `json:"position"`
-	SavedAt    time.Time       `json:"saved_at"`
-	AgeSeconds float64         `json:"age_seconds"`
+	Position json.RawMessage `json:"position"`
+	// Summary is Position in words (position.go): "LSN 0/1A2B3C4 (slot
+	// tributary_shop)", "binlog mysql-bin.000042:1234, GTID set 0-1-77".
+	Summary    string    `json:"summary,omitempty"`
+	SavedAt    time.Time `json:"saved_at"`
+	AgeSeconds float64   `json:"age_seconds"`
 }
 
 // Backfill is what the position says of the backfill.
@@ -129,6 +132,7 @@ func Build(pipeline string, cp checkpoint.Checkpoint, found bool, live *Live, no
 		r.State = StateStopped
 		r.Checkpoint = &Checkpoint{
 			Position:   json.RawMessage(cp.Position),
+			Summary:    positionSummary(cp.Position),
 			SavedAt:    cp.UpdatedAt,
 			AgeSeconds: now.Sub(cp.UpdatedAt).Seconds(),
 		}

@@ -154,6 +154,10 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 	if len(tables) == 0 {
 		return nil, s.nothingToCapture(conn, missing, noKey)
 	}
+	if len(noKey) > 0 {
+		s.log.Warn("tables without a primary key are not captured; list them in source.tables to capture them (with null message keys)",
+			"tables", strings.Join(noKey, ", "))
+	}
 	sort.Slice(tables, func(i, j int) bool { return tables[i].id() < tables[j].id() })
 	var unconvertible []string
 	for _, t := range tables {
@@ -162,6 +166,9 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 		}
 		unconvertible = append(unconvertible, t.unconvertible()...)
 		s.tables[t.id()] = t
+		if len(t.key) == 0 {
+			s.log.Info("capturing a table without a primary key: its messages have a null key and full before images", "table", t.id())
+		}
 	}
 	if len(unconvertible) > 0 {
 		return nil, fmt.Errorf("%w: the binlog carries text in its column's character set, and Tributary has no converter to UTF-8 for %s; convert the column (ALTER TABLE … MODIFY … CHARACTER SET utf8mb4) or leave the table out of source.tables",

@@ -62,7 +62,9 @@ func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
 			return err
 		}
 		if len(t.key) == 0 && len(s.opts.Config.Tables) == 0 {
-			return nil // without a list, tables without a primary key are left out
+			// Without a list, tables without a primary key are left out.
+			s.log.Warn("a new table without a primary key is not captured; list it in source.tables to capture it (with null message keys)", "table", id)
+			return nil
 		}
 		s.mu.Lock()
 		s.tables[id] = t

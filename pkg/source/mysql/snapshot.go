@@ -63,7 +63,13 @@ func (s *Source) ensureSignalTable(conn *client.Conn) error {
 	_, err := conn.Execute(upsert)
 	var me *gomysql.MyError
 	if errors.As(err, &me) && me.Code == gomysql.ER_NO_SUCH_TABLE {
-		if _, err := conn.Execute(fmt.Sprintf(signalDDL, q)); err != nil {
+		_, err = conn.Execute(fmt.Sprintf(signalDDL, q))
+		if errors.As(err, &me) && me.Code == gomysql.ER_BAD_DB_ERROR {
+			// Not the signal table's problem: creating it cannot help.
+			return fmt.Errorf("%w: the signal table %s.%s (source.signal_table) cannot be created: database %s does not exist; "+
+				"create the database, or name an existing one in source.url (or source.signal_table)", ErrPrerequisite, db, name, db)
+		}
+		if err != nil {
 			return fmt.Errorf("%w: snapshots write their watermarks to the signal table %s.%s (source.signal_table), which does not exist and could not be created: %w; "+
 				"create it (%s) and GRANT SELECT, INSERT, UPDATE ON %s TO <user>, or GRANT CREATE, INSERT, UPDATE ON %s.* TO <user>",
 				ErrPrerequisite, db, name, err, fmt.Sprintf(signalDDL, q), q, quoteIdent(db))

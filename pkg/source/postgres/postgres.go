@@ -168,7 +168,7 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 	if rels, err = s.identified(rels, true); err != nil {
 		return err
 	}
-	pub, err := reconcilePublication(ctx, conn, s.pub, rels)
+	pub, err := reconcilePublication(ctx, conn, s.opts.Pipeline, s.pub, rels)
 	if err != nil {
 		return err
 	}

@@ -155,9 +155,10 @@ WHERE p.pubname = $1`, name)
 // reconcilePublication makes publication name list exactly rels, with
 // publish_via_partition_root: it creates it, replaces one that covers
 // more than the captured tables (FOR ALL TABLES or FOR TABLES IN SCHEMA),
-// and adds and drops tables. Each change is logged. It returns the
+// and adds and drops tables. Each change is logged. A publication it
+// creates carries pipeline's marker (publicationMarker). It returns the
 // publication as it was before.
-func reconcilePublication(ctx context.Context, conn *pgx.Conn, name string, rels []*relation) (publicationState, error) {
+func reconcilePublication(ctx context.Context, conn *pgx.Conn, pipeline, name string, rels []*relation) (publicationState, error) {
 	before, err := readPublication(ctx, conn, name)
 	if err != nil {
 		return before, err
@@ -174,7 +175,10 @@ func reconcilePublication(ctx context.Context, conn *pgx.Conn, name string, rels
 	create += " WITH (publish_via_partition_root = true)"
 	switch {
 	case !before.exists:
-		if _, err := conn.Exec(ctx, create); err != nil {
+		// The comment is how `tributary drop` knows the publication is
+		// Tributary's to remove (drop.go); one transaction, so that no
+		// publication it made goes without it.
+		if err := inTx(ctx, conn, create, "COMMENT ON PUBLICATION "+ident+" IS "+quoteLiteral(publicationMarker(pipeline))); err != nil {
 			return before, publicationError(name, "create it", err)
 		}
 		slog.Info("created the publication", "publication", name, "tables", len(rels))

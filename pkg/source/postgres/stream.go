@@ -41,6 +41,7 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 		return fmt.Errorf("start replication on slot %s: %w", s.slot, err)
 	}
 	source.MarkConnected(ctx)
+	s.opts.Log().Info("streaming from the replication slot", "slot", s.slot, "publication", s.pub, "lsn", formatLSN(start))
 	var tx txState
 	limit := silenceLimit(ctx, s.conn)
 	heard := time.Now() // the last message from the server

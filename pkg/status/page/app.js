@@ -77,20 +77,21 @@ function render(r, now) {
   state.textContent = r.state;
   state.className = "state " + r.state;
   text("owner", r.owner ? "owner " + r.owner + (r.epoch ? " (epoch " + r.epoch + ")" : "") : "");
-  text("position", r.checkpoint ? JSON.stringify(r.checkpoint.position) : "no checkpoint yet");
+  text("position", r.checkpoint ? r.checkpoint.summary || JSON.stringify(r.checkpoint.position) : "no checkpoint yet");
   const live = r.live || {};
   text("version", live.version ? "version " + live.version : "");
   const rows = live.rows || {};
   text("rows", ["r", "c", "u", "d"].map(op => op + " " + (rows[op] || 0)).join(" · "));
 
+  // A rate needs two polls: the first frame says so rather than 0.
   const sum = total(rows);
-  let rate = 0;
+  let rate = null;
   if (last && now > last.at) rate = Math.max(0, (sum - last.sum) / ((now - last.at) / 1000));
   last = { at: now, sum: sum };
-  history.rate.push(rate);
+  if (rate !== null) history.rate.push(rate);
   history.lag.push(live.lag_seconds || 0);
   for (const k in history) if (history[k].length > HISTORY) history[k].shift();
-  text("rate", Math.round(rate).toLocaleString("en"));
+  text("rate", rate === null ? "–" : Math.round(rate).toLocaleString("en"));
   text("lag", (live.lag_seconds || 0).toFixed(1));
   draw("rate-chart", history.rate, "#3b82f6");
   draw("lag-chart", history.lag, "#d97706");
@@ -112,6 +113,7 @@ function render(r, now) {
 
   text("source", sourceText(live.source));
   text("error", live.last_error ? live.last_error.at + " " + live.last_error.message : "none");
+  document.getElementById("error").className = live.last_error ? "failed" : "none";
   text("skipped-count", live.skipped_rows || 0);
   const ul = document.getElementById("skipped");
   ul.innerHTML = "";

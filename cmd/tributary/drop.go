@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/tributary-cdc/tributary/pkg/checkpoint"
+	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/kafka"
+	"github.com/tributary-cdc/tributary/pkg/source"
+)
+
+// dropPipeline removes what the pipeline keeps outside Kafka's topics:
+// its source's leftovers (a replication slot, the publication Tributary
+// created, signal table rows), its offsets record and its checkpoint
+// (docs/operations.md). It first takes the pipeline as run would (the
+// file lock or the lease), so that nothing runs meanwhile, lists what it
+// will remove, and asks unless --yes.
+func dropPipeline(ctx context.Context, inv *invocation) error {
+	cfg := inv.cfg
+	store, err := openDropStore(ctx, cfg, inv)
+	if errors.Is(err, checkpoint.ErrOwned) {
+		return fmt.Errorf("pipeline %s is running (%w): stop it first, then drop it", cfg.Name, err)
+	}
+	if err != nil {
+		return err
+	}
+	defer store.close()
+
+	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
+		Leased: cfg.Checkpoint.Store == config.StoreDynamoDB})
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	defer src.Close()
+	dropper, _ := source.Unwrapped(src).(source.Dropper)
+	var leftovers []source.Leftover
+	if dropper != nil {
+		if leftovers, err = dropper.Leftovers(ctx); err != nil {
+			return fmt.Errorf("%s source: %w", cfg.Source.Type, err)
+		}
+	}
+	offsets, err := findOffsetsRecord(ctx, cfg)
+	if err != nil {
+		return err
+	}
+
+	var remove, keep []string
+	for _, l := range leftovers {
+		if l.Kept != "" {
+			keep = append(keep, fmt.Sprintf("%s %s: %s", l.What, l.Name, l.Kept))
+		} else {
+			remove = append(remove, l.What+" "+l.Name)
+		}
+	}
+	if offsets {
+		remove = append(remove, fmt.Sprintf("offsets record %s in topic %s (a tombstone)", cfg.Name, cfg.OffsetsTopic()))
+	}
+	remove = append(remove, store.contents...)
+	if len(remove) == 0 {
+		fmt.Fprintf(inv.stdout, "nothing left of pipeline %s to drop\n", cfg.Name)
+		printList(inv.stdout, "kept", keep)
+		return store.discard(ctx)
+	}
+	fmt.Fprintf(inv.stdout, "tributary drop removes, for pipeline %s:\n", cfg.Name)
+	printList(inv.stdout, "", remove)
+	printList(inv.stdout, "and keeps", keep)
+	if !inv.yes {
+		ok, err := confirm(inv.stdin, inv.stdout)
+		if err != nil {
+			store.discard(ctx)
+			return err
+		}
+		if !ok {
+			fmt.Fprintln(inv.stdout, "nothing dropped")
+			return store.discard(ctx)
+		}
+	}
+
+	if dropper != nil {
+		if _, err := dropper.Drop(ctx); err != nil {
+			return fmt.Errorf("%s source: %w (nothing else was dropped; run drop again once fixed)", cfg.Source.Type, err)
+		}
+	}
+	if offsets {
+		if err := tombstoneOffsets(ctx, cfg); err != nil {
+			return fmt.Errorf("%w (the checkpoint was kept; run drop again once fixed)", err)
+		}
+	}
+	if err := store.drop(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(inv.stdout, "dropped pipeline %s\n", cfg.Name)
+	return nil
+}
+
+func printList(w io.Writer, head string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	if head != "" {
+		fmt.Fprintf(w, "%s:\n", head)
+	}
+	for _, it := range items {
+		fmt.Fprintf(w, "  - %s\n", it)
+	}
+}
+
+// confirm asks on the terminal; without one, the answer must be --yes.
+func confirm(in io.Reader, out io.Writer) (bool, error) {
+	if f, ok := in.(*os.File); !ok || !isTerminal(f) {
+		return false, &usageError{"drop: standard input is not a terminal, so drop cannot ask for confirmation: pass --yes to drop without asking"}
+	}
+	fmt.Fprint(out, "Remove them? Type yes to confirm: ")
+	answer, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	return strings.TrimSpace(answer) == "yes", nil
+}
+
+// dropStore is the pipeline's checkpoint store, held for the drop.
+type dropStore struct {
+	contents []string                        // what it keeps for the pipeline
+	drop     func(ctx context.Context) error // removes it all, and releases
+	discard  func(ctx context.Context) error // releases, removing what the open made
+	close    func()
+}
+
+// openDropStore takes the pipeline in its store: the file lock (refused
+// at once while run holds it), or the lease (refused once its holder is
+// seen renewing it; a holder that stopped is taken over after its lease).
+// A missing DynamoDB table holds nothing.
+func openDropStore(ctx context.Context, cfg *config.Config, inv *invocation) (*dropStore, error) {
+	nothing := func(context.Context) error { return nil }
+	switch cfg.Checkpoint.Store {
+	case config.StoreDynamoDB:
+		client, err := dynamoClient(ctx)
+		if err != nil {
+			return nil, err
+		}
+		inv.log.Info("taking the pipeline's lease: a running task is refused once it renews it", "table", cfg.Checkpoint.Table)
+		d, err := checkpoint.OpenDynamoDB(ctx, client, checkpoint.DynamoDBOptions{
+			Table: cfg.Checkpoint.Table, Pipeline: cfg.Name, RefuseRunning: true, Log: inv.log,
+		})
+		var missing *types.ResourceNotFoundException
+		if errors.As(err, &missing) {
+			return &dropStore{drop: nothing, discard: nothing, close: func() {}}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		s := &dropStore{drop: d.Drop, close: func() { d.Close() }}
+		s.discard = func(context.Context) error { d.Close(); return nil }
+		if d.Existed() {
+			what := fmt.Sprintf("checkpoint item %s in DynamoDB table %s (position, lease, status, backfill request)", cfg.Name, cfg.Checkpoint.Table)
+			if n := d.ChunkItems(); n > 0 {
+				what += fmt.Sprintf(", and its %d chunk items", n)
+			}
+			s.contents = []string{what}
+		} else {
+			s.discard = d.Drop // the item the open made
+		}
+		return s, nil
+	default:
+		f, err := checkpoint.OpenFile(cfg.Checkpoint.Path, cfg.Name)
+		if err != nil {
+			return nil, err
+		}
+		s := &dropStore{close: func() { f.Close() }}
+		for _, p := range f.Contents() {
+			s.contents = append(s.contents, "file "+p)
+		}
+		s.drop = func(context.Context) error { return f.Drop() }
+		s.discard = s.drop // the lock file the open made, when nothing else is left
+		if len(s.contents) > 0 {
+			s.discard = func(context.Context) error { return f.Close() }
+		}
+		return s, nil
+	}
+}
+
+// kafkaWait bounds each Kafka step of drop: a cluster out of reach fails
+// it rather than hanging.
+const kafkaWait = 60 * time.Second
+
+// findOffsetsRecord says whether the offsets topic holds the pipeline's
+// record (written exactly_once, or by an exactly_once run before).
+func findOffsetsRecord(ctx context.Context, cfg *config.Config) (bool, error) {
+	topic := cfg.OffsetsTopic()
+	if topic == "" {
+		return false, nil
+	}
+	dest := cfg.Destination
+	dest.ClientID = cfg.ClientID()
+	prod, err := kafka.NewProducer(dest)
+	if err != nil {
+		return false, &usageError{err.Error()}
+	}
+	defer prod.Close()
+	ctx, cancel := context.WithTimeout(ctx, kafkaWait)
+	defer cancel()
+	found, err := prod.HasOffsetsRecord(ctx, topic, []byte(cfg.Name))
+	if err != nil {
+		return false, fmt.Errorf("look for the pipeline's record in the offsets topic %s: %w", topic, err)
+	}
+	return found, nil
+}
+
+// tombstoneOffsets writes the tombstone with the pipeline's own
+// transactional producer.
+func tombstoneOffsets(ctx context.Context, cfg *config.Config) error {
+	dest := cfg.Destination
+	dest.ClientID = cfg.ClientID()
+	prod, err := kafka.NewTransactionalProducer(dest, cfg.TransactionalID())
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	defer prod.Close()
+	ctx, cancel := context.WithTimeout(ctx, kafkaWait)
+	defer cancel()
+	return prod.TombstoneOffsetsRecord(ctx, cfg.OffsetsTopic(), []byte(cfg.Name))
+}

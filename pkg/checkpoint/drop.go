@@ -1,0 +1,121 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// What `tributary drop` removes from a store (docs/operations.md): the
+// whole of what a pipeline keeps there, as this store's owner, so that no
+// task runs meanwhile; and after which the store is closed.
+
+// fileSuffixes are the files the file store keeps for a pipeline beside
+// its lock: the checkpoint, the status snapshot (written by pkg/status),
+// the backfill request and its lock (request.go).
+var fileSuffixes = []string{".checkpoint.json", ".status.json", ".backfill.json", ".backfill.lock"}
+
+// Contents lists the files of the pipeline in the store, its lock file
+// left out (opening the store makes it).
+func (f *File) Contents() []string {
+	var have []string
+	for _, suffix := range fileSuffixes {
+		p := filepath.Join(f.dir, f.pipeline+suffix)
+		if _, err := os.Stat(p); err == nil {
+			have = append(have, p)
+		}
+	}
+	return have
+}
+
+// Drop removes the pipeline's files, the lock file last, and closes the
+// store. Another opener that found the lock file before it went is
+// refused by the lock still held; one after it makes a new one.
+func (f *File) Drop() error {
+	f.mu.Lock()
+	closed := f.lock == nil
+	f.mu.Unlock()
+	if closed {
+		return errClosed
+	}
+	var errs []error
+	for _, p := range f.Contents() {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	for _, pattern := range []string{f.path + ".tmp-*", filepath.Join(f.dir, f.pipeline+".status.json.tmp-*")} {
+		stale, _ := filepath.Glob(pattern)
+		for _, s := range stale {
+			os.Remove(s)
+		}
+	}
+	if len(errs) == 0 {
+		if err := os.Remove(filepath.Join(f.dir, f.pipeline+".lock")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, f.Close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("checkpoint: remove the files of %s in %s: %w", f.pipeline, f.dir, err)
+	}
+	return nil
+}
+
+// Existed says the pipeline had an item before this store opened it (an
+// open creates one).
+func (d *DynamoDB) Existed() bool { return d.existed }
+
+// ChunkItems is how many chunk items the pipeline's checkpoint takes
+// beside its item (chunks.go), as of the lease.
+func (d *DynamoDB) ChunkItems() int {
+	if d.parts == nil {
+		return 0
+	}
+	return d.parts.count
+}
+
+// Drop deletes the pipeline's item (checkpoint, lease, status snapshot,
+// backfill request) and its checkpoint's chunk items, in one transaction
+// conditional on this store's lease, and closes the store: a task that
+// took the pipeline over meanwhile keeps it.
+func (d *DynamoDB) Drop(ctx context.Context) error {
+	d.mu.Lock()
+	closed := d.closed
+	d.closed = true
+	d.mu.Unlock()
+	if closed {
+		return errClosed
+	}
+	d.stopHeartbeat()
+	if err := d.lease.owned(); err != nil {
+		return err
+	}
+	del := []types.TransactWriteItem{{Delete: &types.Delete{
+		TableName:                 aws.String(d.opts.Table),
+		Key:                       d.key(),
+		ConditionExpression:       aws.String(ownedCond),
+		ExpressionAttributeNames:  names(ownedCond),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":me": str(d.opts.Owner), ":epoch": num(d.epoch)},
+	}}}
+	if d.parts != nil {
+		for i := range d.parts.count {
+			del = append(del, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(d.opts.Table), Key: chunkKey(d.opts.Pipeline, d.parts.gen, i)}})
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := d.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: del})
+	d.lease.lose(fmt.Errorf("%w: dropped", ErrLeaseLost))
+	if err != nil {
+		return fmt.Errorf("checkpoint: delete %s from table %s: %w", d.opts.Pipeline, d.opts.Table, err)
+	}
+	return nil
+}
