@@ -151,8 +151,8 @@ func (s *Source) follows(ctx context.Context, oid uint32, schema, name string) b
 // source.tables list that does not name it, it is no longer captured (and
 // leaves the publication); otherwise it is captured under its new name.
 func (s *Source) renamed(ctx context.Context, oid uint32, from, to string) bool {
-	if s.include != nil && !s.include[to] {
-		slog.Warn("a table in source.tables was renamed to a name the list does not hold; its changes are no longer published",
+	if !s.sel.Wants(to, true) {
+		slog.Warn("a captured table was renamed to a name source.tables does not select (or source.exclude_tables leaves out); its changes are no longer published",
 			"table", from, "renamed_to", to)
 		delete(s.captured, oid)
 		s.capturedChanged()
@@ -173,7 +173,7 @@ func (s *Source) renamed(ctx context.Context, oid uint32, from, to string) bool 
 // configured, listed tables that appeared) to the publication and
 // backfills them, before the stream goes on. Called between transactions.
 func (s *Source) discover(ctx context.Context, emit func(context.Context, *change.Event) error) error {
-	cur, missing, err := listTables(ctx, s.conn, s.opts.Config.Tables)
+	cur, missing, err := listTables(ctx, s.conn, s.sel)
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func (s *Source) Describe(ctx context.Context) ([]*change.Table, error) {
 		return nil, fmt.Errorf("connect to postgres: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	rels, _, err := selectedTables(ctx, conn, s.opts.Config.Tables)
+	rels, _, err := selectedTables(ctx, conn, s.sel)
 	if err != nil {
 		return nil, err
 	}
