@@ -48,7 +48,9 @@ type MaskColumns struct {
 	Chars int `yaml:"chars" json:"chars"`
 }
 
-// Selection is the compiled table and column selection of a source.
+// Selection is the compiled table and column selection of a source. A nil
+// *Selection is the default: every table by the source's default rule,
+// every column kept.
 type Selection struct {
 	plain   []string // source.tables entries that are plain names
 	include []pattern
@@ -238,17 +240,22 @@ func (m MaskColumns) compile(v validator, field string) *Mask {
 
 // Listed reports whether source.tables is set: the tables it selects are
 // captured whether or not they have a primary key.
-func (s *Selection) Listed() bool { return len(s.plain) > 0 || len(s.include) > 0 }
+func (s *Selection) Listed() bool { return s != nil && (len(s.plain) > 0 || len(s.include) > 0) }
 
 // Named reports whether source.tables names table as a plain name.
-func (s *Selection) Named(table string) bool { return slices.Contains(s.plain, table) }
+func (s *Selection) Named(table string) bool { return s != nil && slices.Contains(s.plain, table) }
 
 // PlainNames are the source.tables entries that name one table each.
-func (s *Selection) PlainNames() []string { return s.plain }
+func (s *Selection) PlainNames() []string {
+	if s == nil {
+		return nil
+	}
+	return s.plain
+}
 
 // Excluded reports whether source.exclude_tables matches table.
 func (s *Selection) Excluded(table string) bool {
-	return slices.ContainsFunc(s.exclude, func(p pattern) bool { return p.re.MatchString(table) })
+	return s != nil && slices.ContainsFunc(s.exclude, func(p pattern) bool { return p.re.MatchString(table) })
 }
 
 // Wants reports whether table (schema.table, MySQL database.table) is
@@ -267,6 +274,9 @@ func (s *Selection) Wants(table string, byDefault bool) bool {
 
 // Patterns are the source.tables entries that are regular expressions.
 func (s *Selection) Patterns() []string {
+	if s == nil {
+		return nil
+	}
 	out := make([]string, len(s.include))
 	for i, p := range s.include {
 		out[i] = p.text
@@ -277,6 +287,9 @@ func (s *Selection) Patterns() []string {
 // Unmatched returns the regular expressions of source.tables that match
 // none of tables: a warning, as Debezium gives none.
 func (s *Selection) Unmatched(tables []string) []string {
+	if s == nil {
+		return nil
+	}
 	var out []string
 	for _, p := range s.include {
 		if !slices.ContainsFunc(tables, p.re.MatchString) {
@@ -290,6 +303,9 @@ func (s *Selection) Unmatched(tables []string) []string {
 // every message), masked (mask non-nil), or kept. The first rule that
 // matches wins; exclusions come first.
 func (s *Selection) Column(table, column string) (excluded bool, mask *Mask) {
+	if s == nil {
+		return false, nil
+	}
 	name := table + "." + column
 	for _, r := range s.columns {
 		if r.re.MatchString(name) {
@@ -300,7 +316,7 @@ func (s *Selection) Column(table, column string) (excluded bool, mask *Mask) {
 }
 
 // HasColumnRules reports whether any column is excluded or masked.
-func (s *Selection) HasColumnRules() bool { return len(s.columns) > 0 }
+func (s *Selection) HasColumnRules() bool { return s != nil && len(s.columns) > 0 }
 
 // Null is what a masked null becomes: a fixed replacement replaces it
 // too (Debezium's mask converter runs on nulls), a hash keeps it null.

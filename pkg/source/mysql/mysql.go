@@ -79,6 +79,7 @@ type Source struct {
 	conn     config.MySQLConn
 	serverID uint32
 	log      *slog.Logger
+	sel      *config.Selection // source.tables, exclude_tables, exclude_columns, mask_columns
 
 	flavor string // flavorMySQL or flavorMariaDB, set by Run
 	db     *client.Conn
@@ -109,6 +110,10 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("source.url: %w", err)
 	}
+	sel, err := opts.Config.Selection()
+	if err != nil {
+		return nil, err
+	}
 	id := opts.Config.ServerID
 	if id == 0 {
 		id = config.DefaultServerID(opts.Pipeline)
@@ -117,6 +122,7 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 		opts:     opts,
 		conn:     c,
 		serverID: id,
+		sel:      sel,
 		log:      opts.Log().With("source", "mysql"),
 		tables:   map[string]*table{},
 	}

@@ -39,8 +39,8 @@ func (s *Source) signalTable() (db, name string) {
 		return db, name
 	}
 	db = s.conn.Database
-	if db == "" && len(s.opts.Config.Tables) > 0 {
-		db, _, _ = strings.Cut(s.opts.Config.Tables[0], ".")
+	if plain := s.sel.PlainNames(); db == "" && len(plain) > 0 {
+		db, _, _ = strings.Cut(plain[0], ".")
 	}
 	if db == "" {
 		db = "tributary"
