@@ -110,7 +110,7 @@ func (s *Source) Describe(ctx context.Context) ([]*change.Table, error) {
 	}
 	tables := make([]*change.Table, len(rels))
 	for i, r := range rels {
-		tables[i] = r.table(s.connCfg.Database, nil)
+		tables[i] = r.table(s.connCfg.Database, nil, s.sel)
 	}
 	return tables, nil
 }

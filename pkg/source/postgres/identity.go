@@ -79,6 +79,15 @@ func (s *Source) identified(rels []*relation, atStart bool) ([]*relation, error)
 	if p := keyColumnsProblems(ok, s.opts.KeyColumns); atStart && len(p) > 0 {
 		return nil, errors.New(strings.Join(p, "; "))
 	}
+	if atStart {
+		var p []string
+		for _, r := range ok {
+			p = append(p, columnProblems(r, s.sel)...)
+		}
+		if len(p) > 0 {
+			return nil, errors.New(strings.Join(p, "; "))
+		}
+	}
 	return ok, nil
 }
 
