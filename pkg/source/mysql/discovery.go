@@ -56,6 +56,10 @@ func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
 		if len(t.key) == 0 && !s.sel.Listed() {
 			return nil // without a list, tables without a primary key are left out
 		}
+		if err := s.columnProblems(t); err != nil {
+			s.log.Warn("a new table is not captured: the column rules leave out or mask its key", "table", id, "problem", err.Error())
+			return nil
+		}
 		s.mu.Lock()
 		s.tables[id] = t
 		s.capturedChangedLocked()
@@ -86,6 +90,11 @@ func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
 			s.reportMissing()
 			return nil
 		}
+		return err
+	}
+	if err := s.columnProblems(t); err != nil {
+		// The key changed to take in a column the rules leave out or
+		// mask: stop rather than publish keys without it, or with it.
 		return err
 	}
 	s.log.Info("table shape re-read after DDL", "table", t.id(), "columns", len(t.cols), "version", t.t.Version)

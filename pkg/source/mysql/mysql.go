@@ -80,6 +80,9 @@ type Source struct {
 	serverID uint32
 	log      *slog.Logger
 	sel      *config.Selection // source.tables, exclude_tables, exclude_columns, mask_columns
+	// projections caches the published form of each shape (columns.go):
+	// *change.Table → *projected.
+	projections sync.Map
 
 	flavor string // flavorMySQL or flavorMariaDB, set by Run
 	db     *client.Conn
@@ -183,6 +186,15 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 	}
 	tables, err := s.selectTables(conn)
 	if err != nil {
+		return err
+	}
+	var problems []error
+	for _, t := range tables {
+		if err := s.columnProblems(t); err != nil {
+			problems = append(problems, err)
+		}
+	}
+	if err := errors.Join(problems...); err != nil {
 		return err
 	}
 	s.reportMissing()

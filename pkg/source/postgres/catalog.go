@@ -10,6 +10,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // relation is what the catalog says about one table.
@@ -30,7 +31,7 @@ type relation struct {
 	gone bool
 	// proj is which columns the table has and which are masked, set by
 	// table (columns.go).
-	proj projection
+	proj source.Projection
 }
 
 type catalogColumn struct {
@@ -254,14 +255,14 @@ ORDER BY k.ord`
 func (r *relation) table(db string, prev *change.Table, sel *config.Selection) *change.Table {
 	t := &change.Table{ID: change.TableID{DB: db, Schema: r.schema, Name: r.name}}
 	r.project(sel)
-	for j, i := range r.proj.kept {
+	for j, i := range r.proj.Kept {
 		c := &r.columns[i]
 		col := change.Column{Name: c.name, Type: c.changeType(), Optional: !c.notNull}
 		if c.hasDefault {
 			col.Default = columnDefault(col.Type, c.defaultExpr)
 		}
-		if r.proj.masks[j] != nil {
-			col = maskedColumn(col)
+		if r.proj.Masks[j] != nil {
+			col = source.MaskedColumn(col)
 		}
 		t.Columns = append(t.Columns, col)
 	}

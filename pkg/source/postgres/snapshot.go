@@ -197,8 +197,8 @@ func (p *pgSession) readChunk(ctx context.Context, st snapTable, after snapshot.
 // selectColumns is the query of the columns of rel's table, in its order:
 // an excluded column is not read (columns.go).
 func selectColumns(rel *relation) string {
-	cols := make([]string, len(rel.proj.kept))
-	for j, i := range rel.proj.kept {
+	cols := make([]string, len(rel.proj.Kept))
+	for j, i := range rel.proj.Kept {
 		cols[j] = pgx.Identifier{rel.columns[i].name}.Sanitize()
 	}
 	return "SELECT " + strings.Join(cols, ", ") + " FROM " + rel.qualified()
@@ -216,7 +216,7 @@ func (s *Source) readRows(ctx context.Context, conn *pgx.Conn, st snapTable, sql
 	// A domain column's values come as its base type (RowDescription
 	// names the base type), so either OID is the column's.
 	for i, f := range rr.FieldDescriptions() {
-		if c := rel.columns[rel.proj.kept[i]]; f.DataTypeOID != c.typOID && f.DataTypeOID != c.baseOID {
+		if c := rel.columns[rel.proj.Kept[i]]; f.DataTypeOID != c.typOID && f.DataTypeOID != c.baseOID {
 			rr.Close()
 			return nil, fmt.Errorf("%s: column %s is of type %d now: %w", table, c.name, f.DataTypeOID, snapshot.ErrShapeMoved)
 		}
@@ -261,8 +261,8 @@ func (s *Source) readEvent(rel *relation, t *change.Table, vals [][]byte, now, l
 		if i >= len(t.Columns) {
 			continue
 		}
-		if mask := rel.proj.masks[i]; mask != nil {
-			row[i] = maskValue(mask, &t.Columns[i], v, v == nil)
+		if mask := rel.proj.Masks[i]; mask != nil {
+			row[i] = source.MaskValue(mask, &t.Columns[i], v, v == nil)
 			continue
 		}
 		if v == nil {

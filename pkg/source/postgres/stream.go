@@ -329,28 +329,28 @@ func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, r
 // decodeTuple turns a pgoutput tuple into a row of t, whose columns are
 // the relation's as p projects them: an excluded column is skipped, a
 // masked one masked before it becomes a Value.
-func decodeTuple(t *change.Table, p *projection, td *pglogrepl.TupleData) (change.Row, error) {
-	if len(td.Columns) != len(p.out) {
-		return nil, fmt.Errorf("tuple has %d columns, relation has %d", len(td.Columns), len(p.out))
+func decodeTuple(t *change.Table, p *source.Projection, td *pglogrepl.TupleData) (change.Row, error) {
+	if len(td.Columns) != len(p.Out) {
+		return nil, fmt.Errorf("tuple has %d columns, relation has %d", len(td.Columns), len(p.Out))
 	}
 	row := make(change.Row, len(t.Columns))
 	for i, c := range td.Columns {
-		j := p.out[i]
+		j := p.Out[i]
 		if j < 0 {
 			continue
 		}
 		col := &t.Columns[j]
-		mask := p.masks[j]
+		mask := p.Masks[j]
 		switch c.DataType {
 		case pglogrepl.TupleDataTypeNull:
 			if mask != nil {
-				row[j] = maskValue(mask, col, nil, true)
+				row[j] = source.MaskValue(mask, col, nil, true)
 			}
 		case pglogrepl.TupleDataTypeToast:
 			row[j] = change.Value{Kind: change.Unavailable}
 		case pglogrepl.TupleDataTypeText:
 			if mask != nil {
-				row[j] = maskValue(mask, col, c.Data, false)
+				row[j] = source.MaskValue(mask, col, c.Data, false)
 				continue
 			}
 			v, err := decodeText(col.Type, c.Data)
