@@ -5,6 +5,7 @@
 //	tributary status --config <file> [--json]  the pipeline's state, read without taking it over
 //	tributary backfill --config <file> --table <t>[,…] | --all   re-publish tables (op r) without stopping the pipeline
 //	tributary test-connection --config <file>  check the source and Kafka (--json)
+//	tributary tables --config <file>           the tables run would capture, their topics, keys and columns (--json)
 //	tributary version                          version, commit and Go version
 //
 // Exit codes: 0 ok (and --help), 1 runtime failure, 2 bad configuration or usage.
@@ -61,6 +62,7 @@ var commands = []command{
 	{"status", "show state, owner, position, lag, progress and errors, without taking the pipeline over (--json)", true, showStatus},
 	{"backfill", "re-publish tables with op r while the pipeline keeps streaming (--table <name>[,…] or --all)", false, requestBackfill},
 	{"test-connection", "check the source and Kafka: reachability, sign-in, settings, grants, topic permissions (--json)", true, testConnection},
+	{"tables", "list the tables run would capture: topic, key columns, replica identity, estimated rows, excluded and masked columns (--json)", true, listTables},
 }
 
 func lookup(name string) (command, bool) {

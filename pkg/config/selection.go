@@ -386,3 +386,20 @@ func javaSerializedString(text []byte) []byte {
 	}
 	return append(out, mod...)
 }
+
+// Closest returns the candidate nearest to name, for "did you mean": at
+// most a third of name's length in edits (at least 1, at most 3), case
+// forgiven; "" when none is that close.
+func Closest(name string, candidates []string) string {
+	best, bestDist := "", 0
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(name), strings.ToLower(c))
+		if best == "" || d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	if best != "" && bestDist <= min(max(len(name)/3, 1), 3) {
+		return best
+	}
+	return ""
+}

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -57,8 +58,16 @@ func (s *Source) published(t *table) *projected {
 	return actual.(*projected)
 }
 
-// columnProblems is source.ColumnProblems for t's current shape, one error.
+// columnProblems is source.ColumnProblems for t's current shape, as one
+// error.
 func (s *Source) columnProblems(t *table) error {
+	if p := s.columnProblemList(t); len(p) > 0 {
+		return fmt.Errorf("%s", strings.Join(p, "; "))
+	}
+	return nil
+}
+
+func (s *Source) columnProblemList(t *table) []string {
 	if !s.sel.HasColumnRules() || t.t == nil {
 		return nil
 	}
@@ -66,10 +75,7 @@ func (s *Source) columnProblems(t *table) error {
 	for _, k := range t.key {
 		key = append(key, t.cols[k].name)
 	}
-	if p := source.ColumnProblems(s.sel, t.id(), key, t.t.Columns); len(p) > 0 {
-		return fmt.Errorf("%s", strings.Join(p, "; "))
-	}
-	return nil
+	return source.ColumnProblems(s.sel, t.id(), key, t.t.Columns)
 }
 
 // table is the published table of full under p.
@@ -92,4 +98,66 @@ func declaredLength(columnType string) int {
 		return -1
 	}
 	return n
+}
+
+var _ source.Lister = (*Source)(nil)
+
+// Tables implements source.Lister.
+func (s *Source) Tables(ctx context.Context) (source.Inventory, error) {
+	var inv source.Inventory
+	conn, err := s.connect(ctx)
+	if err != nil {
+		return inv, err
+	}
+	defer conn.Close()
+	if s.flavor, err = detectFlavor(conn); err != nil {
+		return inv, err
+	}
+	r, err := conn.Execute(`SELECT t.TABLE_SCHEMA, t.TABLE_NAME, IFNULL(t.TABLE_ROWS, -1) FROM information_schema.TABLES t WHERE t.TABLE_TYPE = 'BASE TABLE'
+  AND t.TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')`)
+	if err != nil {
+		return inv, fmt.Errorf("list tables: %w", err)
+	}
+	estimate := map[string]int64{}
+	for i := range r.Values {
+		db, _ := r.GetString(i, 0)
+		name, _ := r.GetString(i, 1)
+		n, _ := r.GetInt(i, 2)
+		id := db + "." + name
+		inv.Existing = append(inv.Existing, id)
+		estimate[id] = n
+	}
+	tables, err := s.selectTables(conn)
+	if err != nil {
+		return inv, err
+	}
+	var ids []string
+	for _, t := range tables {
+		ids = append(ids, t.id())
+	}
+	for _, name := range s.sel.PlainNames() {
+		if _, ok := estimate[name]; !ok {
+			inv.Missing = append(inv.Missing, name)
+		}
+	}
+	inv.Unmatched = s.sel.Unmatched(ids)
+	for _, t := range tables {
+		pub := s.published(t)
+		info := source.TableInfo{Table: pub.table(t.t), RowEstimate: -1}
+		if n, ok := estimate[t.id()]; ok {
+			info.RowEstimate = n
+		}
+		if pub != nil {
+			for i, c := range t.cols {
+				if j := pub.proj.Out[i]; j < 0 {
+					info.Excluded = append(info.Excluded, c.name)
+				} else if m := pub.proj.Masks[j]; m != nil {
+					info.Masked = append(info.Masked, c.name+": "+m.Describe())
+				}
+			}
+		}
+		info.Problems = s.columnProblemList(t)
+		inv.Tables = append(inv.Tables, info)
+	}
+	return inv, nil
 }
