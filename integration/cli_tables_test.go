@@ -6,20 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
-
-// runCLI runs tributary with args and returns its exit code and output.
-func (e *env) runCLI(args ...string) (int, string) {
-	e.t.Helper()
-	p := e.start(args...)
-	select {
-	case <-p.done:
-	case <-time.After(90 * time.Second):
-		e.t.Fatalf("tributary %s did not finish within 90 s; output:\n%s", strings.Join(args, " "), p.out)
-	}
-	return p.cmd.ProcessState.ExitCode(), p.out.String()
-}
 
 // TestCLITablesPG: `tributary tables` shows what source.tables,
 // exclude_tables, exclude_columns and mask_columns select on PostgreSQL
@@ -41,7 +28,7 @@ func TestCLITablesPG(t *testing.T) {
       hash: SHA-256
       salt: very-secret-salt
 `})
-	code, out := e.runCLI("tables", "--config", cfg)
+	out, code := e.run("tables", "--config", cfg)
 	if code != 0 {
 		t.Fatalf("tables: exit %d:\n%s", code, out)
 	}
@@ -63,7 +50,7 @@ func TestCLITablesPG(t *testing.T) {
 	if strings.Contains(out, "very-secret-salt") {
 		t.Errorf("tables shows the salt:\n%s", out)
 	}
-	code, out = e.runCLI("tables", "--config", cfg, "--json")
+	out, code = e.run("tables", "--config", cfg, "--json")
 	var r struct {
 		Tables []struct {
 			Table    string   `json:"table"`
@@ -77,21 +64,21 @@ func TestCLITablesPG(t *testing.T) {
 		t.Errorf("tables --json: exit %d, %v, %+v:\n%s", code, err, r, out)
 	}
 
-	code, out = e.runCLI("test-connection", "--config", cfg)
+	out, code = e.run("test-connection", "--config", cfg)
 	if code != 1 || !strings.Contains(out, "FAIL listed tables") || !strings.Contains(out, "did you mean public.products?") {
 		t.Errorf("test-connection with a typo'd table: exit %d, want 1 with the listed tables line failed:\n%s", code, out)
 	}
 
 	none := e.writePipeline(pipelineConfig{file: "none.yaml", source: "  tables: ['public\\.nothing_.*']\n"})
-	if code, out = e.runCLI("test-connection", "--config", none); code != 1 || !strings.Contains(out, "no table would be captured") {
+	if out, code = e.run("test-connection", "--config", none); code != 1 || !strings.Contains(out, "no table would be captured") {
 		t.Errorf("test-connection capturing nothing: exit %d, want 1 saying so:\n%s", code, out)
 	}
-	if code, out = e.runCLI("tables", "--config", none); code != 1 || !strings.Contains(out, "0 tables would be captured") {
+	if out, code = e.run("tables", "--config", none); code != 1 || !strings.Contains(out, "0 tables would be captured") {
 		t.Errorf("tables capturing nothing: exit %d, want 1:\n%s", code, out)
 	}
 
 	key := e.writePipeline(pipelineConfig{file: "key.yaml", source: "  tables: [public.customers]\n  mask_columns: [{columns: ['public\\.customers\\.id'], chars: 3}]\n"})
-	if code, out = e.runCLI("run", "--config", key); code != 1 || !strings.Contains(out, "public.customers.id is a key column") {
+	if out, code = e.run("run", "--config", key); code != 1 || !strings.Contains(out, "public.customers.id is a key column") {
 		t.Errorf("run masking a key column: exit %d, want 1 naming it:\n%s", code, out)
 	}
 	var pubs int
@@ -110,7 +97,7 @@ func TestCLITablesMySQL(t *testing.T) {
 	e.exec("INSERT INTO customers VALUES (1, 'a@x', '2000-01-01'), (2, 'b@x', NULL)")
 	e.exec("ANALYZE TABLE customers")
 	cfg := e.writeConfig(fmt.Sprintf("  tables: [%s.customers, %s.custmers]\n  mask_columns: [{columns: ['.*\\.customers\\.email'], chars: 4}]\n", e.db, e.db))
-	code, out := e.env.runCLI("tables", "--config", cfg)
+	out, code := e.run("tables", "--config", cfg)
 	line := ""
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(l, e.db+".customers ") {
@@ -120,13 +107,13 @@ func TestCLITablesMySQL(t *testing.T) {
 	if want := fmt.Sprintf("%s.customers %s.%s.customers id - 2 - email: replaced", e.db, e.prefix, e.db); code != 0 || line != want {
 		t.Errorf("tables: exit %d, customers line %q, want %q:\n%s", code, line, want, out)
 	}
-	code, out = e.env.runCLI("test-connection", "--config", cfg)
+	out, code = e.run("test-connection", "--config", cfg)
 	if code != 1 || !strings.Contains(out, e.db+".custmers does not exist") || !strings.Contains(out, "did you mean "+e.db+".customers?") {
 		t.Errorf("test-connection with a typo'd table: exit %d, want 1 with a suggestion:\n%s", code, out)
 	}
 	bad := e.writePipeline(pipelineConfig{typ: "mysql", url: e.url(), file: "bad.yaml",
 		source: fmt.Sprintf("  tables: [%s.customers]\n  mask_columns: [{columns: ['.*\\.born'], chars: 4}]\n", e.db)})
-	if code, out = e.env.runCLI("run", "--config", bad); code != 1 || !strings.Contains(out, "only character columns can be masked") {
+	if out, code = e.run("run", "--config", bad); code != 1 || !strings.Contains(out, "only character columns can be masked") {
 		t.Errorf("run masking a DATE column: exit %d, want 1 saying only character columns can be masked:\n%s", code, out)
 	}
 }
