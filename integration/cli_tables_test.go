@@ -21,6 +21,14 @@ func TestCLITablesPG(t *testing.T) {
 	e.exec(`ANALYZE customers`)
 	e.exec(`CREATE TABLE products (id int PRIMARY KEY)`)
 	e.exec(`CREATE TABLE order_notes (v text)`)
+	// Plain names only (a configuration older releases accept): they
+	// passed test-connection with the typo.
+	plain := e.writePipeline(pipelineConfig{file: "plain.yaml", source: "  tables: [public.customers, public.prodcuts]\n"})
+	if out, code := e.run("test-connection", "--config", plain); code != 1 || !strings.Contains(out, "FAIL listed tables") ||
+		!strings.Contains(out, "public.prodcuts does not exist") || !strings.Contains(out, "did you mean public.products?") {
+		t.Errorf("test-connection with a typo'd plain name: exit %d, want 1 naming it with the closest table:\n%s", code, out)
+	}
+
 	cfg := e.writePipeline(pipelineConfig{source: `  tables: [public.customers, public.prodcuts, 'public\.order_.*', 'public\.zzz.*']
   exclude_columns: ['public\.customers\.ssn']
   mask_columns:
