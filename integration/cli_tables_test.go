@@ -115,7 +115,8 @@ func TestCLITablesMySQL(t *testing.T) {
 	if want := fmt.Sprintf("%s.customers %s.%s.customers id - 2 - email: replaced", e.db, e.prefix, e.db); code != 0 || line != want {
 		t.Errorf("tables: exit %d, customers line %q, want %q:\n%s", code, line, want, out)
 	}
-	out, code = e.run("test-connection", "--config", cfg)
+	plain := e.writePipeline(pipelineConfig{typ: "mysql", url: e.url(), file: "plain.yaml", source: fmt.Sprintf("  tables: [%s.customers, %s.custmers]\n", e.db, e.db)})
+	out, code = e.run("test-connection", "--config", plain)
 	if code != 1 || !strings.Contains(out, e.db+".custmers does not exist") || !strings.Contains(out, "did you mean "+e.db+".customers?") {
 		t.Errorf("test-connection with a typo'd table: exit %d, want 1 with a suggestion:\n%s", code, out)
 	}
