@@ -152,7 +152,7 @@ func (s *Source) follows(ctx context.Context, oid uint32, schema, name string) b
 // leaves the publication); otherwise it is captured under its new name.
 func (s *Source) renamed(ctx context.Context, oid uint32, from, to string) bool {
 	if !s.sel.Wants(to, true) {
-		slog.Warn("a captured table was renamed to a name source.tables does not select (or source.exclude_tables leaves out); its changes are no longer published",
+		slog.Warn("a captured table was renamed to a name the list does not hold (source.tables does not select it, or source.exclude_tables leaves it out); its changes are no longer published",
 			"table", from, "renamed_to", to)
 		delete(s.captured, oid)
 		s.capturedChanged()
