@@ -15,9 +15,7 @@ import (
 // binlog, an excluded one and one of another database are not.
 func TestMySQLTableSelectionPatterns(t *testing.T) {
 	e := newMyEnv(t, "mysel")
-	other := e.db + "_x"
-	e.exec("CREATE DATABASE " + other)
-	t.Cleanup(func() { e.my.Execute("DROP DATABASE IF EXISTS " + other) })
+	other := e.otherDB()
 	for _, q := range []string{
 		"CREATE TABLE order_lines (id INT PRIMARY KEY, v TEXT)",
 		"INSERT INTO order_lines VALUES (1, 'a'), (2, 'b')",
@@ -60,4 +58,13 @@ func TestMySQLTableSelectionPatterns(t *testing.T) {
 	if n := topicEnd(topic(e.db, "order_late")); n != 2 {
 		t.Errorf("order_late, created while streaming: %d messages, want 2", n)
 	}
+}
+
+// otherDB creates a second database beside e's, dropped with the test.
+func (e *myEnv) otherDB() string {
+	e.t.Helper()
+	other := e.db + "_x"
+	e.exec("CREATE DATABASE " + other)
+	e.t.Cleanup(func() { e.my.Execute("DROP DATABASE IF EXISTS " + other) })
+	return other
 }
