@@ -54,6 +54,7 @@ func withSourceURL(t *testing.T, cfg, from, to string) {
 // appears in the output.
 func TestTestConnectionChecksPostgres(t *testing.T) {
 	e := newEnv(t, "cliconnpg")
+	e.exec(`CREATE TABLE t (id int PRIMARY KEY)`) // an empty database captures nothing: a failed check
 	cfg := e.writeConfig("")
 	code, out := testConnection(t, e, cfg, "--json")
 	var r connReport

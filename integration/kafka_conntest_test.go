@@ -70,7 +70,8 @@ func TestKafkaConnTestUnreachableBroker(t *testing.T) {
 // secured broker: exit 0 and a JSON report when every check passes, 1 with
 // a wrong password (which never appears in the output), 2 for a bad config.
 func TestKafkaConnTestCLI(t *testing.T) {
-	skipShort(t)
+	e := newEnv(t, "kconncli") // a database with a table: one that captures nothing fails the source's checks
+	e.exec(`CREATE TABLE t (id int PRIMARY KEY)`)
 	dir := t.TempDir()
 	const canary = "canary-S3cret-91ab"
 	write := func(name, extra string) string {
@@ -86,7 +87,7 @@ destination:
   username: writer
   password: ${env:IT_KAFKA_PASSWORD}
   ca_certificate: |
-%s%s`, pgAdminURL, kafkaSASLAddr, secPrefix("cli"), indent(tlsFile(t, "ca.pem"), "    "), extra)
+%s%s`, e.pgURL(), kafkaSASLAddr, secPrefix("cli"), indent(tlsFile(t, "ca.pem"), "    "), extra)
 		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
 		}

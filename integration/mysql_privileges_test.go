@@ -99,7 +99,7 @@ func (e *myEnv) sub(t *testing.T, label string) *myEnv {
 
 // run runs tributary to its end (at most 90 s) and returns its output
 // and exit code.
-func (e *myEnv) run(args ...string) (string, int) {
+func (e *env) run(args ...string) (string, int) {
 	e.t.Helper()
 	p := e.start(args...)
 	select {

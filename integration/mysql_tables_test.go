@@ -14,9 +14,7 @@ import (
 // restart and their rows never published.
 func TestMySQLTablesAppearWhileStreaming(t *testing.T) {
 	e := newMyEnv(t, "mynewtab")
-	other := e.db + "_x"
-	e.exec("CREATE DATABASE " + other)
-	t.Cleanup(func() { e.my.Execute("DROP DATABASE IF EXISTS " + other) })
+	other := e.otherDB()
 	e.exec("CREATE TABLE a (id INT PRIMARY KEY)")
 	e.exec("INSERT INTO a VALUES (1)")
 	e.exec("CREATE TABLE " + other + ".c (id INT PRIMARY KEY, v TEXT)")

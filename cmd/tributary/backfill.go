@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -73,6 +72,7 @@ func backfillRequest(cfg *config.Config, tables string, all bool) (checkpoint.Re
 	case tables == "":
 		return checkpoint.Request{}, errors.New("backfill: give --table <schema.table>[,…] or --all")
 	}
+	sel, _ := cfg.Source.Selection() // Validate has compiled it
 	var req checkpoint.Request
 	for _, t := range strings.Split(tables, ",") {
 		t = strings.TrimSpace(t)
@@ -81,8 +81,10 @@ func backfillRequest(cfg *config.Config, tables string, all bool) (checkpoint.Re
 			return checkpoint.Request{}, fmt.Errorf("backfill: --table %q holds an empty table name", tables)
 		case !tableName.MatchString(t):
 			return checkpoint.Request{}, fmt.Errorf("backfill: table %q must be schema.table (as source.tables writes it)", t)
-		case len(cfg.Source.Tables) > 0 && !slices.Contains(cfg.Source.Tables, t):
+		case sel.Listed() && !sel.Wants(t, true):
 			return checkpoint.Request{}, fmt.Errorf("backfill: table %q is not in source.tables (%s)", t, strings.Join(cfg.Source.Tables, ", "))
+		case sel.Excluded(t):
+			return checkpoint.Request{}, fmt.Errorf("backfill: table %q is not captured: source.exclude_tables leaves it out", t)
 		}
 		req.Tables = append(req.Tables, t)
 	}

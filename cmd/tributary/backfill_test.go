@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
+	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 func backfillConfig(t *testing.T, extra string) (cfgPath, dir string) {
@@ -146,5 +147,21 @@ func TestBackfillDynamoDBStore(t *testing.T) {
 	}
 	if req, err := store.PendingBackfill(ctx); err != nil || !req.All {
 		t.Fatalf("pending %+v, %v", req, err)
+	}
+}
+
+// A table a source.tables pattern selects may be backfilled by name; one
+// source.exclude_tables leaves out may not.
+func TestBackfillRequestPatterns(t *testing.T) {
+	cfg := &config.Config{Source: config.Source{Tables: []string{`public\.order_.*`, "public.customers"}, ExcludeTables: []string{`public\.order_archive`}}}
+	if req, err := backfillRequest(cfg, "public.order_lines,public.customers", false); err != nil || len(req.Tables) != 2 {
+		t.Errorf("pattern-selected tables: %+v, %v", req, err)
+	}
+	if _, err := backfillRequest(cfg, "public.order_archive", false); err == nil || !strings.Contains(err.Error(), "not in source.tables") {
+		t.Errorf("an excluded table: %v, want refused", err)
+	}
+	cfg = &config.Config{Source: config.Source{ExcludeTables: []string{`public\.audit_.*`}}}
+	if _, err := backfillRequest(cfg, "public.audit_log", false); err == nil || !strings.Contains(err.Error(), "source.exclude_tables") {
+		t.Errorf("an excluded table without a list: %v, want refused naming source.exclude_tables", err)
 	}
 }

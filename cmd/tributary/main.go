@@ -6,6 +6,7 @@
 //	tributary backfill --config <file> --table <t>[,…] | --all   re-publish tables (op r) without stopping the pipeline
 //	tributary test-connection --config <file>  check the source and Kafka (--json)
 //	tributary drop --config <file> [--yes]     remove the slot, publication, signal rows, offsets record and checkpoint
+//	tributary tables --config <file>           the tables run would capture, their topics, keys and columns (--json)
 //	tributary version                          version, commit and Go version
 //
 // Exit codes: 0 ok (and --help), 1 runtime failure, 2 bad configuration or usage.
@@ -69,6 +70,7 @@ var commands = []command{
 	{"backfill", "re-publish tables with op r while the pipeline keeps streaming (--table <name>[,…] or --all)", false, requestBackfill},
 	{"test-connection", "check the source and Kafka: reachability, sign-in, settings, grants, topic permissions (--json)", true, testConnection},
 	{"drop", "remove the pipeline: its replication slot, publication, signal table rows, offsets record and checkpoint (asks first; --yes)", false, dropPipeline},
+	{"tables", "list the tables run would capture: topic, key columns, replica identity, estimated rows, excluded and masked columns (--json)", true, listTables},
 }
 
 // usesNoSecrets are the commands that connect to no database or cluster

@@ -33,7 +33,7 @@ func testConnection(ctx context.Context, inv *invocation) error {
 		return &usageError{err.Error()}
 	}
 	defer src.Close()
-	r := connectionReport{Source: sourceChecks(ctx, src, cfg.Source)}
+	r := connectionReport{Source: sourceChecks(ctx, src, cfg)}
 	r.Report = kafka.TestConnection(ctx, cfg.Destination, cfg.LogicalName(), kafka.DeliveryOptions(cfg)...)
 	r.OK = r.Report.OK
 	for _, c := range r.Source {
@@ -61,9 +61,9 @@ func testConnection(ctx context.Context, inv *invocation) error {
 
 // sourceChecks runs the source's own checks, bounded so a source that does
 // not answer cannot hold the Kafka checks back for long.
-// After a successful sign-in, sources that can describe their tables add
-// the "column types" line.
-func sourceChecks(ctx context.Context, src source.Source, cfg config.Source) []source.Check {
+// After a successful sign-in, sources that can list and describe their
+// tables add the "listed tables" and "column types" lines.
+func sourceChecks(ctx context.Context, src source.Source, cfg *config.Config) []source.Check {
 	src = source.Unwrapped(src) // source.New wraps it in a Reconnecting
 	checker, ok := src.(source.Checker)
 	if !ok {
@@ -72,9 +72,12 @@ func sourceChecks(ctx context.Context, src source.Source, cfg config.Source) []s
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	checks := checker.Check(ctx)
-	d, ok := src.(source.Describer)
-	if ok && len(checks) > 0 && checks[0].Name == "source connection" && checks[0].OK {
-		checks = append(checks, columnTypesCheck(ctx, d, cfg))
+	signedIn := len(checks) > 0 && checks[0].Name == "source connection" && checks[0].OK
+	if l, ok := src.(source.Lister); ok && signedIn {
+		checks = append(checks, tablesCheck(ctx, l, cfg))
+	}
+	if d, ok := src.(source.Describer); ok && signedIn {
+		checks = append(checks, columnTypesCheck(ctx, d, cfg.Source))
 	}
 	return checks
 }

@@ -75,6 +75,10 @@ type Column struct {
 	// as nextval() or now()); Debezium then writes the type's zero value
 	// as the default of a NOT NULL column and no default otherwise.
 	Default *Value
+	// Masked says the source masked the column's values (source.mask_columns)
+	// before they reached the row: Debezium marks such a field's schema
+	// with the parameter masked=true.
+	Masked bool
 }
 
 // TableID names a table in its source.

@@ -39,8 +39,19 @@ type Source struct {
 	Type string `yaml:"type" json:"type"`
 	// URL is the connection URL. Required. May hold a secret: never log it.
 	URL string `yaml:"url" json:"url"`
-	// Tables is an include list ("schema.table"); default: every table with a primary key.
+	// Tables is an include list: plain names ("schema.table") or
+	// Debezium-style regular expressions matched against schema.table
+	// (selection.go); default: every table with a primary key.
 	Tables []string `yaml:"tables" json:"tables"`
+	// ExcludeTables are regular expressions (or names) of tables never
+	// captured, Debezium's table.exclude.list. Default none.
+	ExcludeTables []string `yaml:"exclude_tables" json:"exclude_tables"`
+	// ExcludeColumns are regular expressions over schema.table.column of
+	// columns left out of every message, Debezium's column.exclude.list.
+	ExcludeColumns []string `yaml:"exclude_columns" json:"exclude_columns"`
+	// MaskColumns masks columns with a salted hash or a fixed replacement
+	// (selection.go). Default none.
+	MaskColumns []MaskColumns `yaml:"mask_columns" json:"mask_columns"`
 	// Backfill publishes existing rows (op r) when the pipeline starts, while
 	// it streams. Default true.
 	Backfill *bool `yaml:"backfill" json:"backfill"`

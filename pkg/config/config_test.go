@@ -369,7 +369,21 @@ func TestValidateRules(t *testing.T) {
 		{"url scheme", func(c *Config) { c.Source.URL = "mysql://h/db" }, "source.url", "postgres:// or postgresql://"},
 		{"url no scheme", func(c *Config) { c.Source.URL = "host=db user=x" }, "source.url", "must be a URL"},
 		{"table form", func(c *Config) { c.Source.Tables = []string{"public.a", "orders"} }, "source.tables[1]", "schema.table"},
-		{"table three parts", func(c *Config) { c.Source.Tables = []string{"a.b.c"} }, "source.tables[0]", "schema.table"},
+		{"table without schema", func(c *Config) { c.Source.Tables = []string{"orders"} }, "source.tables[0]", "schema.table"},
+		{"table bad regexp", func(c *Config) { c.Source.Tables = []string{"public.(orders"} }, "source.tables[0]", "valid regular expression"},
+		{"exclude bad regexp", func(c *Config) { c.Source.ExcludeTables = []string{"public.[x"} }, "source.exclude_tables[0]", "missing closing ]"},
+		{"exclude column not qualified", func(c *Config) { c.Source.ExcludeColumns = []string{"email"} }, "source.exclude_columns[0]", "schema.table.column"},
+		{"mask without method", func(c *Config) { c.Source.MaskColumns = []MaskColumns{{Columns: []string{"public.c.email"}}} }, "source.mask_columns[0]", "neither how to mask"},
+		{"mask hash unknown", func(c *Config) {
+			c.Source.MaskColumns = []MaskColumns{{Columns: []string{"public.c.email"}, Hash: "SHA256", Salt: "s"}}
+		}, "source.mask_columns[0].hash", "SHA-256"},
+		{"mask hash without salt", func(c *Config) {
+			c.Source.MaskColumns = []MaskColumns{{Columns: []string{"public.c.email"}, Hash: "SHA-256"}}
+		}, "source.mask_columns[0].salt", "required"},
+		{"mask both", func(c *Config) {
+			c.Source.MaskColumns = []MaskColumns{{Columns: []string{"public.c.email"}, Hash: "SHA-256", Salt: "s", Chars: 3}}
+		}, "source.mask_columns[0]", "choose one"},
+		{"mask no columns", func(c *Config) { c.Source.MaskColumns = []MaskColumns{{Chars: 3}} }, "source.mask_columns[0].columns", "at least one"},
 		{"table duplicate", func(c *Config) { c.Source.Tables = []string{"a.b", "a.b"} }, "source.tables[1]", "repeats source.tables[0]"},
 		{"slot chars", func(c *Config) { c.Source.Slot = "Slot" }, "source.slot", `character 'S'`},
 		{"slot length", func(c *Config) { c.Source.Slot = strings.Repeat("s", 64) }, "source.slot", "longer than 63"},

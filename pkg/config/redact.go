@@ -16,6 +16,12 @@ const RedactedValue = "REDACTED"
 func (c Config) Redacted() Config {
 	r := c
 	r.Source.Tables = append([]string(nil), c.Source.Tables...)
+	r.Source.MaskColumns = append([]MaskColumns(nil), c.Source.MaskColumns...)
+	for i := range r.Source.MaskColumns {
+		if r.Source.MaskColumns[i].Salt != "" {
+			r.Source.MaskColumns[i].Salt = RedactedValue
+		}
+	}
 	if c.Source.Backfill != nil {
 		b := *c.Source.Backfill
 		r.Source.Backfill = &b

@@ -92,9 +92,8 @@ func (v validator) sink(c *Config) {
 		}
 	}
 
-	listed := func(table string) bool {
-		return len(c.Source.Tables) == 0 || slices.Contains(c.Source.Tables, table)
-	}
+	sel, _ := c.Source.Selection() // its problems are source's
+	listed := func(table string) bool { return sel == nil || sel.Wants(table, true) }
 	for _, table := range sortedKeys(d.KeyColumns) {
 		field := fmt.Sprintf("destination.key_columns[%s]", table)
 		cols := d.KeyColumns[table]
@@ -102,7 +101,7 @@ func (v validator) sink(c *Config) {
 		case !validTable.MatchString(table):
 			v.add(field, "the key must be schema.table (two names joined by one dot)")
 		case !listed(table):
-			v.add(field, "names a table that is not in source.tables")
+			v.add(field, "names a table not in source.tables (no entry selects it, or source.exclude_tables leaves it out)")
 		case len(cols) == 0:
 			v.add(field, "must list at least one column")
 		}
@@ -120,7 +119,7 @@ func (v validator) sink(c *Config) {
 		case !validTable.MatchString(table):
 			v.add(field, "the key must be schema.table (two names joined by one dot)")
 		case !listed(table):
-			v.add(field, "names a table that is not in source.tables")
+			v.add(field, "names a table not in source.tables (no entry selects it, or source.exclude_tables leaves it out)")
 		case d.PartitionColumn[table] == "":
 			v.add(field, "is empty; name a signed integer column")
 		}

@@ -112,17 +112,7 @@ func (v validator) source(c *Config) {
 		v.add("source.snapshot_parallelism", "must be from 1 to 64 (tables read at once; default 2), not %d", n)
 	}
 
-	seen := map[string]int{}
-	for i, t := range s.Tables {
-		field := fmt.Sprintf("source.tables[%d]", i)
-		if !validTable.MatchString(t) {
-			v.add(field, "must be schema.table (two names joined by one dot, no spaces)")
-		} else if j, dup := seen[t]; dup {
-			v.add(field, "repeats source.tables[%d]", j)
-		} else {
-			seen[t] = i
-		}
-	}
+	s.selection(v)
 
 	derived := "tributary_" + strings.ReplaceAll(c.Name, "-", "_")
 	for _, id := range []struct{ field, value string }{

@@ -262,6 +262,9 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 			planOf[i] = -1
 			continue
 		}
+		if col.Masked {
+			s.params = append(s.params, param{"masked", "true"}) // Debezium's MaskStrings.alterFieldSchema
+		}
 		p := newColPlan(i, col, enc, &e.format)
 		s.defaultJSON = columnDefault(&p, col)
 		p.dflt = s.defaultJSON

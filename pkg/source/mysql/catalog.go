@@ -110,10 +110,6 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list tables: %w", err)
 	}
-	include := map[string]bool{}
-	for _, t := range s.opts.Config.Tables {
-		include[t] = true
-	}
 	found := map[string]bool{}
 	var tables []*table
 	var noKey []string // tables in scope without a primary key, for nothingToCapture
@@ -122,27 +118,28 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 		name, _ := r.GetString(i, 1)
 		db, name = strings.Clone(db), strings.Clone(name)
 		id := db + "." + name
-		switch {
-		case len(include) > 0:
-			if !include[id] {
-				continue
-			}
-			found[id] = true
-		case systemDBs[db], s.isSignal(db, name):
+		found[id] = true
+		if !s.wants(db, name) {
 			continue
-		case s.conn.Database != "" && db != s.conn.Database:
-			continue
-		case !hasKey[id]:
+		}
+		if !s.sel.Listed() && !hasKey[id] {
 			noKey = append(noKey, id)
 			continue
 		}
 		tables = append(tables, &table{db: db, name: name, mariadb: s.flavor == flavorMariaDB})
 	}
 	var missing []string
-	for _, t := range s.opts.Config.Tables {
+	for _, t := range s.sel.PlainNames() {
 		if !found[t] {
 			missing = append(missing, t)
 		}
+	}
+	var ids []string
+	for _, t := range tables {
+		ids = append(ids, t.id())
+	}
+	for _, p := range s.sel.Unmatched(ids) {
+		s.log.Warn("source.tables: the regular expression matches no table; tables that match it are captured from their first row when they are created", "pattern", p)
 	}
 	if len(missing) > 0 {
 		// Like Debezium's include list: an entry that matches nothing is
@@ -549,19 +546,22 @@ func quoteString(s string) string {
 }
 
 // schemaFilter limits a catalog query on information_schema alias t to the
-// schemas of source.tables, or the URL's database; "" when every
-// database is captured.
+// schemas of source.tables' plain names, or the URL's database; "" when
+// every database is captured, or a regular expression may match a table
+// in any.
 func (s *Source) schemaFilter() string {
 	var dbs []string
-	for _, id := range s.opts.Config.Tables {
+	for _, id := range s.sel.PlainNames() {
 		if i := strings.IndexByte(id, '.'); i > 0 {
 			dbs = append(dbs, quoteString(id[:i]))
 		}
 	}
 	switch {
+	case len(s.sel.Patterns()) > 0:
+		return ""
 	case len(dbs) > 0:
 		return " AND t.TABLE_SCHEMA IN (" + strings.Join(dbs, ", ") + ")"
-	case len(s.opts.Config.Tables) == 0 && s.conn.Database != "":
+	case !s.sel.Listed() && s.conn.Database != "":
 		return " AND t.TABLE_SCHEMA = " + quoteString(s.conn.Database)
 	}
 	return ""

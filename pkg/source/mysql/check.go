@@ -105,7 +105,7 @@ func (s *Source) Describe(ctx context.Context) ([]*change.Table, error) {
 	}
 	out := make([]*change.Table, len(tables))
 	for i, t := range tables {
-		out[i] = t.t
+		out[i] = s.published(t).table(t.t)
 	}
 	return out, nil
 }

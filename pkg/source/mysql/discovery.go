@@ -20,24 +20,16 @@ import (
 var renameStmt = regexp.MustCompile(`(?is)^\s*(?:RENAME\s+TABLE|ALTER\s+.*\bRENAME\s+(?:TO|AS)\b)`)
 
 // wants tells whether db.name belongs to the captured set by name:
-// listed in source.tables, or, with no list, in the URL's database (every
-// non-system database when the URL names none).
+// named or matched by source.tables, or, with no list, in the URL's
+// database (every non-system database when the URL names none); never
+// when source.exclude_tables matches it. A pattern never selects a table
+// of a system database; a plain name does.
 func (s *Source) wants(db, name string) bool {
-	if s.isSignal(db, name) {
+	id := db + "." + name
+	if s.isSignal(db, name) || systemDBs[db] && !s.sel.Named(id) {
 		return false
 	}
-	if len(s.opts.Config.Tables) > 0 {
-		for _, t := range s.opts.Config.Tables {
-			if t == db+"."+name {
-				return true
-			}
-		}
-		return false
-	}
-	if systemDBs[db] {
-		return false
-	}
-	return s.conn.Database == "" || db == s.conn.Database
+	return s.sel.Wants(id, s.conn.Database == "" || db == s.conn.Database)
 }
 
 // refresh follows a DDL statement that names db.name: a captured table's
@@ -61,9 +53,13 @@ func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
 			}
 			return err
 		}
-		if len(t.key) == 0 && len(s.opts.Config.Tables) == 0 {
+		if len(t.key) == 0 && !s.sel.Listed() {
 			// Without a list, tables without a primary key are left out.
 			s.log.Warn("a new table without a primary key is not captured; list it in source.tables to capture it (with null message keys)", "table", id)
+			return nil
+		}
+		if err := s.columnProblems(t); err != nil {
+			s.log.Warn("a new table is not captured: the column rules leave out or mask its key", "table", id, "problem", err.Error())
 			return nil
 		}
 		s.mu.Lock()
@@ -98,6 +94,11 @@ func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
 		}
 		return err
 	}
+	if err := s.columnProblems(t); err != nil {
+		// The key changed to take in a column the rules leave out or
+		// mask: stop rather than publish keys without it, or with it.
+		return err
+	}
 	s.log.Info("table shape re-read after DDL", "table", t.id(), "columns", len(t.cols), "version", t.t.Version)
 	return nil
 }
@@ -119,7 +120,7 @@ func (s *Source) goneTable(db, name string, tm *replication.TableMapEvent) *tabl
 	if len(tm.ColumnName) != int(tm.ColumnCount) || !s.wants(db, name) {
 		return nil
 	}
-	if len(tm.PrimaryKey) == 0 && len(s.opts.Config.Tables) == 0 {
+	if len(tm.PrimaryKey) == 0 && !s.sel.Listed() {
 		return nil
 	}
 	s.mu.Lock()

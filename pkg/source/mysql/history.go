@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -287,7 +288,13 @@ func colIndex(cols []column, name string) int {
 func (s *Source) historyScope() string {
 	tables := append([]string(nil), s.opts.Config.Tables...)
 	sort.Strings(tables)
-	return "db=" + s.conn.Database + ";tables=" + strings.Join(tables, ",")
+	scope := "db=" + s.conn.Database + ";tables=" + strings.Join(tables, ",")
+	if ex := s.opts.Config.ExcludeTables; len(ex) > 0 {
+		ex = slices.Clone(ex)
+		sort.Strings(ex)
+		scope += ";exclude=" + strings.Join(ex, ",")
+	}
+	return scope
 }
 
 // startHistory sets s.hist for a stream from pos: a history without FULL
@@ -341,8 +348,10 @@ func (s *Source) openHistory(ctx context.Context, pos position, full bool) (*his
 // decoded with it.
 func (s *Source) seedHistory(ctx context.Context, pos position) (*history, error) {
 	h := &history{mariadb: s.flavor == flavorMariaDB, scope: s.historyScope(), dbs: map[string]string{}}
-	if len(s.opts.Config.Tables) > 0 {
-		for _, id := range s.opts.Config.Tables {
+	if len(s.sel.Patterns()) > 0 {
+		h.allDBs = true // a regular expression may match a table of any database
+	} else if s.sel.Listed() {
+		for _, id := range s.sel.PlainNames() {
 			if i := strings.IndexByte(id, '.'); i > 0 {
 				h.dbs[id[:i]] = ""
 			}
@@ -397,7 +406,7 @@ func (s *Source) seedHistory(ctx context.Context, pos position) (*history, error
 }
 
 func (s *Source) hookHistory(h *history) {
-	h.wants, h.listed = s.wants, len(s.opts.Config.Tables) > 0
+	h.wants, h.listed = s.wants, s.sel.Listed()
 	h.changed = func(id, at string, t *table) {
 		s.log.Info("schema history: table shape changed by DDL", "table", id, "at", at, "columns", typeList(t.cols))
 	}

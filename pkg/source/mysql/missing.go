@@ -6,7 +6,7 @@ package mysql
 func (s *Source) reportMissing() {
 	var t []string
 	s.mu.Lock()
-	for _, id := range s.opts.Config.Tables {
+	for _, id := range s.sel.PlainNames() {
 		if s.tables[id] == nil {
 			t = append(t, id)
 		}

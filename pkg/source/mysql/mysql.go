@@ -79,6 +79,10 @@ type Source struct {
 	conn     config.MySQLConn
 	serverID uint32
 	log      *slog.Logger
+	sel      *config.Selection // source.tables, exclude_tables, exclude_columns, mask_columns
+	// projections caches the published form of each shape (columns.go):
+	// *change.Table → *projected.
+	projections sync.Map
 
 	flavor string // flavorMySQL or flavorMariaDB, set by Run
 	db     *client.Conn
@@ -109,6 +113,10 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("source.url: %w", err)
 	}
+	sel, err := opts.Config.Selection()
+	if err != nil {
+		return nil, err
+	}
 	id := opts.Config.ServerID
 	if id == 0 {
 		id = config.DefaultServerID(opts.Pipeline)
@@ -117,6 +125,7 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 		opts:     opts,
 		conn:     c,
 		serverID: id,
+		sel:      sel,
 		log:      opts.Log().With("source", "mysql"),
 		tables:   map[string]*table{},
 	}
@@ -177,6 +186,15 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 	}
 	tables, err := s.selectTables(conn)
 	if err != nil {
+		return err
+	}
+	var problems []error
+	for _, t := range tables {
+		if err := s.columnProblems(t); err != nil {
+			problems = append(problems, err)
+		}
+	}
+	if err := errors.Join(problems...); err != nil {
 		return err
 	}
 	s.reportMissing()

@@ -39,8 +39,8 @@ func (s *Source) signalTable() (db, name string) {
 		return db, name
 	}
 	db = s.conn.Database
-	if db == "" && len(s.opts.Config.Tables) > 0 {
-		db, _, _ = strings.Cut(s.opts.Config.Tables[0], ".")
+	if plain := s.sel.PlainNames(); db == "" && len(plain) > 0 {
+		db, _, _ = strings.Cut(plain[0], ".")
 	}
 	if db == "" {
 		db = "tributary"
@@ -163,13 +163,22 @@ func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.K
 	if cur == nil {
 		return nil, fmt.Errorf("%s: %w", name, snapshot.ErrNoTable)
 	}
-	cols := make([]string, len(t.cols))
+	all := make([]string, len(t.cols))
 	for i, c := range t.cols {
-		cols[i] = quoteIdent(c.name)
+		all[i] = quoteIdent(c.name)
 	}
 	keys := make([]string, len(t.key))
 	for i, k := range t.key {
-		keys[i] = cols[k]
+		keys[i] = all[k]
+	}
+	// An excluded column is not read (columns.go).
+	pub := s.published(&t)
+	cols := all
+	if pub != nil {
+		cols = make([]string, len(pub.proj.Kept))
+		for j, i := range pub.proj.Kept {
+			cols[j] = all[i]
+		}
 	}
 	q := "SELECT " + strings.Join(cols, ", ") + " FROM " + t.quoted()
 	if len(keys) > 0 {
@@ -186,7 +195,7 @@ func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.K
 		}
 		q += " ORDER BY " + strings.Join(keys, ", ") + fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rd := &chunkReader{s: s, t: &t, name: name, now: time.Now().UnixMicro(), start: s.streamStart.Load(), out: make([]snapshot.Row, 0, limit)}
+	rd := &chunkReader{s: s, t: &t, pub: pub, name: name, now: time.Now().UnixMicro(), start: s.streamStart.Load(), out: make([]snapshot.Row, 0, limit)}
 	if len(keys) == 0 {
 		return m.readScan(ctx, rd, q, after, limit)
 	}
@@ -349,6 +358,7 @@ func (m *mySession) closeScan() {
 type chunkReader struct {
 	s     *Source
 	t     *table
+	pub   *projected // the columns read and published; nil: all
 	name  string
 	now   int64
 	start *position
@@ -358,7 +368,10 @@ type chunkReader struct {
 }
 
 func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
-	t, nc := rd.t, len(rd.t.cols)
+	t, pt, nc := rd.t, rd.pub.table(rd.t.t), len(rd.t.cols)
+	if rd.pub != nil {
+		nc = len(rd.pub.proj.Kept)
+	}
 	if len(fields) != nc {
 		rd.err = fmt.Errorf("snapshot %s: %d columns read, %d described", rd.name, len(fields), nc)
 		return rd.err
@@ -367,6 +380,22 @@ func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
 	var scratch [32]byte
 	for j := range fields {
 		fv, c := &fields[j], &t.cols[j]
+		if rd.pub != nil {
+			c = &t.cols[rd.pub.proj.Kept[j]]
+			if m := rd.pub.proj.Masks[j]; m != nil {
+				null := fv.Type == gomysql.FieldValueTypeNull
+				var val change.Value
+				if !null {
+					var err error
+					if val, err = decodeText(c, valueText(fv, scratch[:0])); err != nil {
+						rd.err = fmt.Errorf("snapshot %s column %s: %w", rd.name, c.name, err)
+						return rd.err
+					}
+				}
+				row[j] = source.MaskValue(m, &pt.Columns[j], val.Bytes, null)
+				continue
+			}
+		}
 		if fv.Type == gomysql.FieldValueTypeNull {
 			continue
 		}
@@ -385,13 +414,18 @@ func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
 	if nk := len(t.key); nk > 0 {
 		key = rd.slabs.Key(nk)
 		for i, k := range t.key {
+			if rd.pub != nil {
+				if k = rd.pub.proj.Out[k]; k < 0 {
+					continue // refused before capture (columnProblems)
+				}
+			}
 			if fv := &fields[k]; fv.Type != gomysql.FieldValueTypeNull {
 				key[i] = rd.slabs.Keep(valueText(fv, scratch[:0]))
 			}
 		}
 	}
 	*ev = change.Event{
-		Table: t.t,
+		Table: pt,
 		Op:    change.OpRead,
 		After: row,
 		Source: change.Source{

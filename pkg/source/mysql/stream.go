@@ -365,10 +365,11 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	if op == change.OpUpdate {
 		step = 2
 	}
+	pub := st.src.published(t)
 	for i, r := 0, 0; i+step <= len(e.Rows); i, r = i+step, r+1 {
-		ev := &change.Event{Table: t.t, Op: op, Source: src, ID: fmt.Sprintf("my:%s:%d:%d", st.file, pos, r)}
+		ev := &change.Event{Table: pub.table(t.t), Op: op, Source: src, ID: fmt.Sprintf("my:%s:%d:%d", st.file, pos, r)}
 		ev.Source.Row = int32(r)
-		first, err := decodeRow(t, e.Rows[i])
+		first, err := decodeRow(t, pub, e.Rows[i])
 		if err != nil {
 			return fmt.Errorf("%s at %s:%d: %w", t.id(), st.file, pos, err)
 		}
@@ -379,10 +380,10 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 			ev.Before = first
 		case change.OpUpdate:
 			ev.Before = first
-			if ev.After, err = decodeRow(t, e.Rows[i+1]); err != nil {
+			if ev.After, err = decodeRow(t, pub, e.Rows[i+1]); err != nil {
 				return fmt.Errorf("%s at %s:%d: %w", t.id(), st.file, pos, err)
 			}
-			if keyChanged(t, ev.Before, ev.After) {
+			if keyChanged(ev.Table.Key, ev.Before, ev.After) {
 				// Like Debezium: a delete of the old key, then a create of the new one.
 				del := *ev
 				del.Op, del.After, del.ID = change.OpDelete, nil, ev.ID+":old"
@@ -401,23 +402,44 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	return nil
 }
 
-func decodeRow(t *table, vals []any) (change.Row, error) {
+// decodeRow decodes a binlog row of t as pub publishes it (nil: every
+// column): an excluded column is not decoded, a masked one is masked
+// before the row is handed on.
+func decodeRow(t *table, pub *projected, vals []any) (change.Row, error) {
 	if len(vals) != len(t.cols) {
 		return nil, fmt.Errorf("row has %d values, table has %d columns", len(vals), len(t.cols))
 	}
-	row := make(change.Row, len(vals))
+	if pub == nil {
+		row := make(change.Row, len(vals))
+		for i, v := range vals {
+			val, err := decodeBinlog(&t.cols[i], v)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", t.cols[i].name, err)
+			}
+			row[i] = val
+		}
+		return row, nil
+	}
+	row := make(change.Row, len(pub.t.Columns))
 	for i, v := range vals {
+		j := pub.proj.Out[i]
+		if j < 0 {
+			continue
+		}
 		val, err := decodeBinlog(&t.cols[i], v)
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", t.cols[i].name, err)
 		}
-		row[i] = val
+		if m := pub.proj.Masks[j]; m != nil {
+			val = source.MaskValue(m, &pub.t.Columns[j], val.Bytes, val.Kind == change.Null)
+		}
+		row[j] = val
 	}
 	return row, nil
 }
 
-func keyChanged(t *table, a, b change.Row) bool {
-	for _, k := range t.key {
+func keyChanged(key []int, a, b change.Row) bool {
+	for _, k := range key {
 		x, y := a[k], b[k]
 		if x.Kind != y.Kind || x.Int != y.Int || x.Float != y.Float || string(x.Bytes) != string(y.Bytes) {
 			return true

@@ -35,6 +35,10 @@ func newRecorder(t *testing.T, flavor string, gset gomysql.GTIDSet) *recorder {
 	src := &Source{flavor: flavor, tables: map[string]*table{"d.t": tb}, log: slog.Default(),
 		collations: map[uint64]string{8: "latin1", 33: "utf8mb3", 45: "utf8mb4", 63: "binary"}}
 	src.opts.Config.Tables = []string{"d.t"}
+	var err error
+	if src.sel, err = src.opts.Config.Selection(); err != nil {
+		t.Fatal(err)
+	}
 	r := &recorder{}
 	r.st = &streamer{src: src, file: "bin.000001", gset: gset, emit: func(_ context.Context, e *change.Event) error {
 		r.events = append(r.events, e)

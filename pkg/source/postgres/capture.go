@@ -32,7 +32,7 @@ func (s *Source) setCaptured(rels []*relation) {
 // capture adds r, described, to the captured set.
 func (s *Source) capture(r *relation) {
 	s.captured[r.oid] = r.fullName()
-	t := r.table(s.connCfg.Database, s.tables[r.oid])
+	t := r.table(s.connCfg.Database, s.tables[r.oid], s.sel)
 	s.tables[r.oid], s.rels[r.oid] = t, r
 	s.snapshotTable(r, t)
 }
@@ -151,8 +151,8 @@ func (s *Source) follows(ctx context.Context, oid uint32, schema, name string) b
 // source.tables list that does not name it, it is no longer captured (and
 // leaves the publication); otherwise it is captured under its new name.
 func (s *Source) renamed(ctx context.Context, oid uint32, from, to string) bool {
-	if s.include != nil && !s.include[to] {
-		slog.Warn("a table in source.tables was renamed to a name the list does not hold; its changes are no longer published",
+	if !s.sel.Wants(to, true) {
+		slog.Warn("a captured table was renamed to a name the list does not hold (source.tables does not select it, or source.exclude_tables leaves it out); its changes are no longer published",
 			"table", from, "renamed_to", to)
 		delete(s.captured, oid)
 		s.capturedChanged()
@@ -173,7 +173,7 @@ func (s *Source) renamed(ctx context.Context, oid uint32, from, to string) bool 
 // configured, listed tables that appeared) to the publication and
 // backfills them, before the stream goes on. Called between transactions.
 func (s *Source) discover(ctx context.Context, emit func(context.Context, *change.Event) error) error {
-	cur, missing, err := listTables(ctx, s.conn, s.opts.Config.Tables)
+	cur, missing, err := listTables(ctx, s.conn, s.sel)
 	if err != nil {
 		return err
 	}
@@ -240,11 +240,23 @@ func (s *Source) discover(ctx context.Context, emit func(context.Context, *chang
 // so an interrupted one resumes after a restart.
 func (s *Source) addTables(ctx context.Context, rels []*relation, emit func(context.Context, *change.Event) error) error {
 	var list []string
+	keep := rels[:0:0]
 	for _, r := range rels {
 		if err := describe(ctx, s.conn, r); err != nil {
 			return err
 		}
+		if p := columnProblems(r, s.sel); len(p) > 0 {
+			if key := "columns:" + r.fullName(); !s.missing[key] {
+				s.missing[key] = true
+				slog.Warn("a new table is not captured: the column rules leave out or mask its key", "table", r.fullName(), "problem", strings.Join(p, "; "))
+			}
+			continue
+		}
+		keep = append(keep, r)
 		list = append(list, r.qualified())
+	}
+	if rels = keep; len(rels) == 0 {
+		return nil
 	}
 	if _, err := s.conn.Exec(ctx, "ALTER PUBLICATION "+pgx.Identifier{s.pub}.Sanitize()+" ADD TABLE "+strings.Join(list, ", ")); err != nil {
 		key := strings.Join(list, ", ")

@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // relation is what the catalog says about one table.
@@ -27,6 +29,9 @@ type relation struct {
 	// changes were still in the slot's WAL); its shape comes from the
 	// Relation message alone (see goneColumns).
 	gone bool
+	// proj is which columns the table has and which are masked, set by
+	// table (columns.go).
+	proj source.Projection
 }
 
 type catalogColumn struct {
@@ -244,15 +249,20 @@ ORDER BY k.ord`
 	return nil
 }
 
-// table builds the neutral table for r, reusing prev when nothing changed
-// so that encoders keep their cached schema.
-func (r *relation) table(db string, prev *change.Table) *change.Table {
+// table builds the neutral table for r, its columns as sel leaves and
+// masks them (r.proj), reusing prev when nothing changed so that encoders
+// keep their cached schema.
+func (r *relation) table(db string, prev *change.Table, sel *config.Selection) *change.Table {
 	t := &change.Table{ID: change.TableID{DB: db, Schema: r.schema, Name: r.name}}
-	for i := range r.columns {
+	r.project(sel)
+	for j, i := range r.proj.Kept {
 		c := &r.columns[i]
 		col := change.Column{Name: c.name, Type: c.changeType(), Optional: !c.notNull}
 		if c.hasDefault {
 			col.Default = columnDefault(col.Type, c.defaultExpr)
+		}
+		if r.proj.Masks[j] != nil {
+			col = source.MaskedColumn(col)
 		}
 		t.Columns = append(t.Columns, col)
 	}
@@ -291,7 +301,7 @@ func sameShape(a, b *change.Table) bool {
 
 // sameColumn compares columns by value (Type.Elem and Default are pointers).
 func sameColumn(a, b *change.Column) bool {
-	if a.Name != b.Name || a.Optional != b.Optional || !sameType(&a.Type, &b.Type) {
+	if a.Name != b.Name || a.Optional != b.Optional || a.Masked != b.Masked || !sameType(&a.Type, &b.Type) {
 		return false
 	}
 	if (a.Default == nil) != (b.Default == nil) {

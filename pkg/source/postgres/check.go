@@ -104,13 +104,13 @@ func (s *Source) Describe(ctx context.Context) ([]*change.Table, error) {
 		return nil, fmt.Errorf("connect to postgres: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	rels, _, err := selectedTables(ctx, conn, s.opts.Config.Tables)
+	rels, _, err := selectedTables(ctx, conn, s.sel)
 	if err != nil {
 		return nil, err
 	}
 	tables := make([]*change.Table, len(rels))
 	for i, r := range rels {
-		tables[i] = r.table(s.connCfg.Database, nil)
+		tables[i] = r.table(s.connCfg.Database, nil, s.sel)
 	}
 	return tables, nil
 }

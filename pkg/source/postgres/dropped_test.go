@@ -37,7 +37,7 @@ func TestGoneColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &relation{schema: "public", name: "t", columns: cols, key: key}
-	tbl := r.table("db", nil)
+	tbl := r.table("db", nil, nil)
 	if len(tbl.Key) != 1 || tbl.Key[0] != 0 || tbl.Columns[0].Optional || !tbl.Columns[1].Optional {
 		t.Errorf("key %v, optional %v %v; want key id, required, price optional", tbl.Key, tbl.Columns[0].Optional, tbl.Columns[1].Optional)
 	}

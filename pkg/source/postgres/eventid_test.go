@@ -37,7 +37,7 @@ func TestEventIDIndependentOfCapturedSet(t *testing.T) {
 		s.connCfg.Database = "db"
 		for _, r := range captured {
 			s.captured[r.oid] = r.fullName()
-			s.tables[r.oid], s.rels[r.oid] = r.table("db", nil), r
+			s.tables[r.oid], s.rels[r.oid] = r.table("db", nil, nil), r
 		}
 		ids := map[int]string{}
 		emit := func(_ context.Context, ev *change.Event) error {

@@ -53,19 +53,21 @@ func identityProblem(without []*relation) (detail, fix string) {
 }
 
 // identified returns the tables of rels that may be captured. At start,
-// a table of the source.tables list without a replica identity is an
-// error, before anything changes on the server; otherwise (no list, or a
-// table found while streaming) such tables are left out with a warning,
-// once each, and captured when they get one. At start, rels are
+// a table source.tables names (a plain name) without a replica identity
+// is an error, before anything changes on the server; otherwise (no list,
+// a table a regular expression matches, or one found while streaming)
+// such tables are left out with a warning, once each, and captured when
+// they get one. At start, rels are
 // described, and destination.key_columns an old row image may lack are
 // an error too.
 func (s *Source) identified(rels []*relation, atStart bool) ([]*relation, error) {
 	ok, without := withIdentity(rels)
+	if named := s.named(without); atStart && len(named) > 0 {
+		detail, fix := identityProblem(named)
+		return nil, errors.New("source.tables: " + detail + "; Tributary does not add them to the publication; fix: " + fix)
+	}
 	if len(without) > 0 {
-		detail, fix := identityProblem(without)
-		if atStart && s.include != nil {
-			return nil, errors.New("source.tables: " + detail + "; Tributary does not add them to the publication; fix: " + fix)
-		}
+		_, fix := identityProblem(without)
 		for _, r := range without {
 			if key := "identity:" + r.noIdentity; !s.missing[key] {
 				s.missing[key] = true
@@ -77,6 +79,15 @@ func (s *Source) identified(rels []*relation, atStart bool) ([]*relation, error)
 	if p := keyColumnsProblems(ok, s.opts.KeyColumns); atStart && len(p) > 0 {
 		return nil, errors.New(strings.Join(p, "; "))
 	}
+	if atStart {
+		var p []string
+		for _, r := range ok {
+			p = append(p, columnProblems(r, s.sel)...)
+		}
+		if len(p) > 0 {
+			return nil, errors.New(strings.Join(p, "; "))
+		}
+	}
 	return ok, nil
 }
 
@@ -86,7 +97,7 @@ func (s *Source) identified(rels []*relation, atStart bool) ([]*relation, error)
 // list, the tables left out for want of one are named.
 func (s *Source) identityCheck(ctx context.Context, conn *pgx.Conn) source.Check {
 	c := source.Check{Name: "replica identity"}
-	rels, _, err := listTables(ctx, conn, s.opts.Config.Tables)
+	rels, _, err := listTables(ctx, conn, s.sel)
 	if err != nil {
 		c.Detail = err.Error()
 		return c
@@ -108,11 +119,25 @@ func (s *Source) identityCheck(ctx context.Context, conn *pgx.Conn) source.Check
 		c.OK, c.Detail = true, "every captured table has a replica identity"
 		return c
 	}
-	c.Detail, c.Fix = identityProblem(without)
-	if s.include == nil {
-		c.OK, c.Detail = true, "left out of the capture: "+c.Detail
+	if named := s.named(without); len(named) > 0 {
+		c.Detail, c.Fix = identityProblem(named)
+		return c
 	}
+	c.Detail, c.Fix = identityProblem(without)
+	c.OK, c.Detail = true, "left out of the capture: "+c.Detail
 	return c
+}
+
+// named returns the relations of rels that source.tables names (plain
+// names): those a user asked for by name, whose refusal is an error.
+func (s *Source) named(rels []*relation) []*relation {
+	var out []*relation
+	for _, r := range rels {
+		if s.sel.Named(r.fullName()) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // keyColumnsProblems names the destination.key_columns entries of

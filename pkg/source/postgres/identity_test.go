@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // listTables names each table on which PostgreSQL would refuse UPDATE and
@@ -29,7 +31,7 @@ func TestListTablesReplicaIdentity(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	rels, _, err := listTables(ctx, conn, []string{"public.keyed", "public.keyless", "public.full_row", "public.nothing", "public.by_index", "public.parts"})
+	rels, _, err := listTables(ctx, conn, selection(t, config.Source{Tables: []string{"public.keyed", "public.keyless", "public.full_row", "public.nothing", "public.by_index", "public.parts"}}))
 	if err != nil {
 		t.Fatal(err)
 	}

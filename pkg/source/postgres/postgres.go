@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/snapshot"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
@@ -49,12 +50,13 @@ type Source struct {
 
 	// captured maps each captured table's OID to its schema.table name:
 	// the tables whose every row is published and whose streamed changes
-	// are; tablesJSON is its encoding for positions. include is the
-	// source.tables list as a set, nil when every table with a primary
-	// key is captured. missing remembers what was already warned about.
+	// are; tablesJSON is its encoding for positions. sel is the table
+	// and column selection (source.tables, exclude_tables,
+	// exclude_columns, mask_columns). missing remembers what was already
+	// warned about.
 	captured     map[uint32]string
 	tablesJSON   []byte
-	include      map[string]bool
+	sel          *config.Selection
 	missing      map[string]bool
 	nextDiscover time.Time
 	// goneAt holds the captured tables that were dropped, each with the
@@ -92,6 +94,10 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 	if err := applyTLS(cfg, &opts.Config); err != nil {
 		return nil, err
 	}
+	sel, err := opts.Config.Selection()
+	if err != nil {
+		return nil, err
+	}
 	// Text output the decoders expect, whatever the server's defaults.
 	// pgconn dials every host and fallback through DialFunc: with
 	// keepalive and a user timeout, a connection whose packets vanish is
@@ -111,6 +117,7 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 		tables:   map[uint32]*change.Table{},
 		rels:     map[uint32]*relation{},
 		captured: map[uint32]string{},
+		sel:      sel,
 		missing:  map[string]bool{},
 
 		snapTables: map[string]snapTable{},
@@ -122,12 +129,6 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 		TableName:   func(id change.TableID) string { return id.Schema + "." + id.Name },
 		Log:         opts.Log(),
 	})
-	if len(opts.Config.Tables) > 0 {
-		s.include = map[string]bool{}
-		for _, t := range opts.Config.Tables {
-			s.include[t] = true
-		}
-	}
 	return s, nil
 }
 
@@ -153,9 +154,12 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 			return err
 		}
 	}
-	rels, missing, err := selectedTables(ctx, conn, s.opts.Config.Tables)
+	rels, missing, err := selectedTables(ctx, conn, s.sel)
 	if err != nil {
 		return err
+	}
+	for _, p := range s.sel.Unmatched(names(rels)) {
+		slog.Warn("source.tables: the regular expression matches no table; tables that match it are captured when they are created", "pattern", p)
 	}
 	for _, t := range missing {
 		// As Debezium treats include-list entries that match nothing: a

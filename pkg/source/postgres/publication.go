@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // The publication lists exactly the captured tables, never FOR ALL
@@ -19,18 +21,20 @@ import (
 // is backfilled from a snapshot taken after the ALTER committed, and its
 // changes stream from the ALTER on, so nothing written to it is missed.
 
-// listTables returns the tables to capture, without their columns: the
-// include list, or every ordinary or partitioned table with a primary key
-// outside system schemas (partitions are captured through their root)
-// that no extension owns (PostGIS's spatial_ref_sys is the extension's
-// data, not the application's; listing it captures it all the same).
-// missing names the listed tables that do not exist. Each relation's
-// noIdentity says why PostgreSQL would refuse UPDATE and DELETE on it (or
-// on one of its partitions) once it is in a publication, or why the
-// deletes of one of its partitions could not be keyed: its replica
-// identity (USING INDEX of its own) lacks columns of the table's key, which
-// its old images then do not carry (see identity.go).
-func listTables(ctx context.Context, conn *pgx.Conn, include []string) (rels []*relation, missing []string, err error) {
+// listTables returns the tables to capture, without their columns: those
+// source.tables names or matches (sel), or, without a list, every
+// ordinary or partitioned table with a primary key outside system schemas
+// (partitions are captured through their root) that no extension owns
+// (PostGIS's spatial_ref_sys is the extension's data, not the
+// application's; listing it captures it all the same); never one
+// source.exclude_tables matches. missing names the plain names listed
+// that do not exist. Each relation's noIdentity says why PostgreSQL would
+// refuse UPDATE and DELETE on it (or on one of its partitions) once it is
+// in a publication, or why the deletes of one of its partitions could not
+// be keyed: its replica identity (USING INDEX of its own) lacks columns of
+// the table's key, which its old images then do not carry (see
+// identity.go).
+func listTables(ctx context.Context, conn *pgx.Conn, sel *config.Selection) (rels []*relation, missing []string, err error) {
 	const q = `
 SELECT c.oid, n.nspname, c.relname, c.relreplident::text,
   COALESCE((SELECT string_agg(pn.nspname || '.' || pc.relname || ' (' || CASE
@@ -56,33 +60,35 @@ FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r','p') AND NOT c.relispartition
   AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg\_%'
   AND ($1::text[] IS NULL OR n.nspname || '.' || c.relname = ANY($1))
-  AND ($1::text[] IS NOT NULL OR EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary))
-  AND ($1::text[] IS NOT NULL OR NOT EXISTS (SELECT 1 FROM pg_depend d
+  AND ($2 OR EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary))
+  AND ($2 OR NOT EXISTS (SELECT 1 FROM pg_depend d
     WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e'))
 ORDER BY n.nspname, c.relname`
-	var arg any
-	if len(include) > 0 {
-		arg = include
+	// Plain names alone are looked up by name; a regular expression is
+	// matched here, against every table.
+	var plain any
+	if sel.Listed() && len(sel.Patterns()) == 0 {
+		plain = sel.PlainNames()
 	}
-	rows, err := conn.Query(ctx, q, arg)
+	rows, err := conn.Query(ctx, q, plain, sel.Listed())
 	if err != nil {
 		return nil, nil, fmt.Errorf("list tables: %w", err)
 	}
+	found := map[string]bool{}
 	for rows.Next() {
 		r := &relation{}
 		if err := rows.Scan(&r.oid, &r.schema, &r.name, &r.replident, &r.noIdentity); err != nil {
 			return nil, nil, err
 		}
-		rels = append(rels, r)
+		found[r.fullName()] = true
+		if sel.Wants(r.fullName(), true) {
+			rels = append(rels, r)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("list tables: %w", err)
 	}
-	found := map[string]bool{}
-	for _, r := range rels {
-		found[r.fullName()] = true
-	}
-	for _, t := range include {
+	for _, t := range sel.PlainNames() {
 		if !found[t] {
 			missing = append(missing, t)
 		}
@@ -91,8 +97,8 @@ ORDER BY n.nspname, c.relname`
 }
 
 // selectedTables is listTables with every table described.
-func selectedTables(ctx context.Context, conn *pgx.Conn, include []string) ([]*relation, []string, error) {
-	rels, missing, err := listTables(ctx, conn, include)
+func selectedTables(ctx context.Context, conn *pgx.Conn, sel *config.Selection) ([]*relation, []string, error) {
+	rels, missing, err := listTables(ctx, conn, sel)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // Without an include list, tables an extension owns (PostGIS's
@@ -17,14 +19,14 @@ func TestListTablesLeavesOutExtensionTables(t *testing.T) {
 	if _, err := conn.Exec(ctx, `CREATE TABLE app (id int PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
-	rels, _, err := listTables(ctx, conn, nil)
+	rels, _, err := listTables(ctx, conn, selection(t, config.Source{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := names(rels); !slices.Equal(got, []string{"public.app"}) {
 		t.Errorf("default selection: %v, want only public.app", got)
 	}
-	rels, missing, err := listTables(ctx, conn, []string{"public.spatial_ref_sys"})
+	rels, missing, err := listTables(ctx, conn, selection(t, config.Source{Tables: []string{"public.spatial_ref_sys"}}))
 	if err != nil || len(missing) != 0 || len(rels) != 1 {
 		t.Errorf("listed extension table: %v missing %v err %v", names(rels), missing, err)
 	}

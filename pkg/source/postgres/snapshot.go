@@ -159,7 +159,7 @@ func (p *pgSession) ReadChunk(ctx context.Context, table string, after snapshot.
 		if err := describe(ctx, p.conn, rel); err != nil {
 			return nil, err
 		}
-		st = snapTable{rel: rel, t: rel.table(p.s.connCfg.Database, st.t)}
+		st = snapTable{rel: rel, t: rel.table(p.s.connCfg.Database, st.t, p.s.sel)}
 		p.s.snapMu.Lock()
 		if cur, ok := p.s.snapTables[table]; ok && cur.rel.oid == rel.oid {
 			// Until the stream learns the shape from a Relation message:
@@ -178,7 +178,7 @@ func (p *pgSession) readChunk(ctx context.Context, st snapTable, after snapshot.
 	p.closeScan() // a keyless table's scan left open (the table dropped from the snapshot)
 	keys := make([]string, len(t.Key))
 	for i, k := range t.Key {
-		keys[i] = pgx.Identifier{rel.columns[k].name}.Sanitize()
+		keys[i] = pgx.Identifier{t.Columns[k].Name}.Sanitize()
 	}
 	sql := selectColumns(rel)
 	var params [][]byte
@@ -194,11 +194,12 @@ func (p *pgSession) readChunk(ctx context.Context, st snapTable, after snapshot.
 	return p.s.readRows(ctx, p.conn, st, sql, params, limit)
 }
 
-// selectColumns is the query of every column of rel, in its order.
+// selectColumns is the query of the columns of rel's table, in its order:
+// an excluded column is not read (columns.go).
 func selectColumns(rel *relation) string {
-	cols := make([]string, len(rel.columns))
-	for i, c := range rel.columns {
-		cols[i] = pgx.Identifier{c.name}.Sanitize()
+	cols := make([]string, len(rel.proj.Kept))
+	for j, i := range rel.proj.Kept {
+		cols[j] = pgx.Identifier{rel.columns[i].name}.Sanitize()
 	}
 	return "SELECT " + strings.Join(cols, ", ") + " FROM " + rel.qualified()
 }
@@ -215,7 +216,7 @@ func (s *Source) readRows(ctx context.Context, conn *pgx.Conn, st snapTable, sql
 	// A domain column's values come as its base type (RowDescription
 	// names the base type), so either OID is the column's.
 	for i, f := range rr.FieldDescriptions() {
-		if c := rel.columns[i]; f.DataTypeOID != c.typOID && f.DataTypeOID != c.baseOID {
+		if c := rel.columns[rel.proj.Kept[i]]; f.DataTypeOID != c.typOID && f.DataTypeOID != c.baseOID {
 			rr.Close()
 			return nil, fmt.Errorf("%s: column %s is of type %d now: %w", table, c.name, f.DataTypeOID, snapshot.ErrShapeMoved)
 		}
@@ -257,7 +258,14 @@ func chunkError(table string, err error) error {
 func (s *Source) readEvent(rel *relation, t *change.Table, vals [][]byte, now, lsn int64, slabs *snapshot.Slabs) (*change.Event, snapshot.Key, error) {
 	row := slabs.Row(len(vals))
 	for i, v := range vals {
-		if v == nil || i >= len(t.Columns) {
+		if i >= len(t.Columns) {
+			continue
+		}
+		if mask := rel.proj.Masks[i]; mask != nil {
+			row[i] = source.MaskValue(mask, &t.Columns[i], v, v == nil)
+			continue
+		}
+		if v == nil {
 			continue // Null
 		}
 		val, err := decodeText(t.Columns[i].Type, slabs.Keep(v))

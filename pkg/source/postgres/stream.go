@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -226,7 +227,7 @@ func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 		s.rels[m.RelationID] = rel
 		s.fullKeysChanged()
 		// No snapshotTable: a new table of its name may be snapshotted.
-		s.tables[m.RelationID] = rel.table(s.connCfg.Database, s.tables[m.RelationID])
+		s.tables[m.RelationID] = rel.table(s.connCfg.Database, s.tables[m.RelationID], s.sel)
 		return nil
 	}
 	byName := map[string]catalogColumn{}
@@ -242,9 +243,14 @@ func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 		// table leaves the capture, see discover).
 		rel.key = key
 	}
+	if p := columnProblems(rel, s.sel); len(p) > 0 {
+		// The key changed to take in a column the rules leave out or
+		// mask: stop rather than publish keys without it, or with it.
+		return fmt.Errorf("%s: %s", rel.fullName(), strings.Join(p, "; "))
+	}
 	s.rels[m.RelationID] = rel
 	s.fullKeysChanged()
-	s.tables[m.RelationID] = rel.table(s.connCfg.Database, s.tables[m.RelationID])
+	s.tables[m.RelationID] = rel.table(s.connCfg.Database, s.tables[m.RelationID], s.sel)
 	s.snapshotTable(rel, s.tables[m.RelationID])
 	return nil
 }
@@ -294,12 +300,12 @@ func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, r
 	}
 	var err error
 	if newTuple != nil {
-		if ev.After, err = decodeTuple(t, newTuple); err != nil {
+		if ev.After, err = decodeTuple(t, &rel.proj, newTuple); err != nil {
 			return fmt.Errorf("%s.%s at %s: %w", rel.schema, rel.name, xld.WALStart, err)
 		}
 	}
 	if oldTuple != nil {
-		if ev.Before, err = decodeTuple(t, oldTuple); err != nil {
+		if ev.Before, err = decodeTuple(t, &rel.proj, oldTuple); err != nil {
 			return fmt.Errorf("%s.%s at %s: %w", rel.schema, rel.name, xld.WALStart, err)
 		}
 	}
@@ -321,25 +327,40 @@ func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, r
 	return emit(ctx, ev)
 }
 
-// decodeTuple turns a pgoutput tuple into a row of t.
-func decodeTuple(t *change.Table, td *pglogrepl.TupleData) (change.Row, error) {
-	if len(td.Columns) != len(t.Columns) {
-		return nil, fmt.Errorf("tuple has %d columns, relation has %d", len(td.Columns), len(t.Columns))
+// decodeTuple turns a pgoutput tuple into a row of t, whose columns are
+// the relation's as p projects them: an excluded column is skipped, a
+// masked one masked before it becomes a Value.
+func decodeTuple(t *change.Table, p *source.Projection, td *pglogrepl.TupleData) (change.Row, error) {
+	if len(td.Columns) != len(p.Out) {
+		return nil, fmt.Errorf("tuple has %d columns, relation has %d", len(td.Columns), len(p.Out))
 	}
-	row := make(change.Row, len(td.Columns))
+	row := make(change.Row, len(t.Columns))
 	for i, c := range td.Columns {
+		j := p.Out[i]
+		if j < 0 {
+			continue
+		}
+		col := &t.Columns[j]
+		mask := p.Masks[j]
 		switch c.DataType {
 		case pglogrepl.TupleDataTypeNull:
-		case pglogrepl.TupleDataTypeToast:
-			row[i] = change.Value{Kind: change.Unavailable}
-		case pglogrepl.TupleDataTypeText:
-			v, err := decodeText(t.Columns[i].Type, c.Data)
-			if err != nil {
-				return nil, fmt.Errorf("column %s: %w", t.Columns[i].Name, err)
+			if mask != nil {
+				row[j] = source.MaskValue(mask, col, nil, true)
 			}
-			row[i] = v
+		case pglogrepl.TupleDataTypeToast:
+			row[j] = change.Value{Kind: change.Unavailable}
+		case pglogrepl.TupleDataTypeText:
+			if mask != nil {
+				row[j] = source.MaskValue(mask, col, c.Data, false)
+				continue
+			}
+			v, err := decodeText(col.Type, c.Data)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", col.Name, err)
+			}
+			row[j] = v
 		default:
-			return nil, errors.New("column " + t.Columns[i].Name + ": binary tuple data is not expected with proto_version 1")
+			return nil, errors.New("column " + col.Name + ": binary tuple data is not expected with proto_version 1")
 		}
 	}
 	return row, nil
