@@ -106,10 +106,6 @@ type diffKnown struct {
 	// list and values have "?" (its DDL comes through a connection that
 	// cannot carry 4-byte characters), Tributary the member.
 	myMember4Byte bool
-	// MariaDB transactions of several statements: source.ts_ms differs by
-	// a second on some rows (one side takes each event's time, the other
-	// the transaction's) when the transaction spans a second boundary.
-	myTxTimestamp bool
 	// A MariaDB text default with a backslash, a newline or a quote:
 	// Debezium's DDL parser keeps SHOW CREATE TABLE's escapes
 	// ("back\\\\slash", "tab\there\\nnewline", "it\\'s") in the schema
@@ -131,7 +127,7 @@ func (k *diffKnown) flags() map[string]*bool {
 		"pgArrayTemporal": &k.pgArrayTemporal, "pgDefaultQuote": &k.pgDefaultQuote,
 		"pgNumericDefault": &k.pgNumericDefault, "myBinaryDefault": &k.myBinaryDefault, "myTimestampMinDefault": &k.myTimestampMinDefault,
 		"myYearZero": &k.myYearZero, "myTimestampZero": &k.myTimestampZero, "myMemberBackslash": &k.myMemberBackslash,
-		"mySetCase": &k.mySetCase, "myMember4Byte": &k.myMember4Byte, "myTxTimestamp": &k.myTxTimestamp,
+		"mySetCase": &k.mySetCase, "myMember4Byte": &k.myMember4Byte,
 		"myDefaultEscapes": &k.myDefaultEscapes, "myEmptyInsert": &k.myEmptyInsert}
 }
 
@@ -228,8 +224,6 @@ type diffDialect interface {
 	anyRow(tb *diffTable) string
 	// emptyInsert inserts a row of defaults.
 	emptyInsert(g *diffGen, tb *diffTable) string
-	// transactions says whether the workload may group statements.
-	transactions(k diffKnown) bool
 }
 
 // diffGen is the seeded generator of one round.
@@ -402,7 +396,7 @@ func (g *diffGen) workload(n, rows, ops int) *diffWorkload {
 	}
 	for ops > 0 {
 		k := 1
-		if g.d.transactions(g.known) && g.chance(0.3) {
+		if g.chance(0.3) {
 			k = 2 + g.r.IntN(4)
 		}
 		var tx []string

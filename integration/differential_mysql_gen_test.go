@@ -56,8 +56,6 @@ func (myDialect) emptyInsert(g *diffGen, tb *diffTable) string {
 	return "INSERT INTO " + tb.name + " () VALUES ()"
 }
 
-func (myDialect) transactions(k diffKnown) bool { return !k.myTxTimestamp }
-
 // charset is a random character set and collation clause.
 func (d myDialect) charset(g *diffGen) string {
 	cs := g.pick(d.charsets)

@@ -24,8 +24,6 @@ func (pgDialect) emptyInsert(_ *diffGen, tb *diffTable) string {
 	return "INSERT INTO " + tb.name + " DEFAULT VALUES"
 }
 
-func (pgDialect) transactions(diffKnown) bool { return true }
-
 // pgExtensions are created in every round's database.
 var pgExtensions = []string{"citext", "hstore", "ltree", "postgis"}
 
