@@ -91,17 +91,10 @@ type diffKnown struct {
 	// ("XDA=", \0) where Tributary has the bytes ("AA=="), and so the
 	// values JsonConverter replaces a null with.
 	myBinaryDefault bool
-	// A MariaDB TIMESTAMP default of '1970-01-01 00:00:01' (the minimum):
-	// Debezium's schema default is 1970-01-01T00:00:00Z.
-	myTimestampMinDefault bool
 	// A MariaDB ENUM/SET member with a backslash or a quote (back\slash,
 	// it's): Debezium's DDL parser keeps the escapes (back\\slash,
 	// it''s) in the allowed list, the default and the values.
 	myMemberBackslash bool
-	// A MariaDB ENUM/SET member in capitals (UPPER, NULL): Tributary's
-	// allowed list has it in lower case ("upper,null"), Debezium's as
-	// declared.
-	mySetCase bool
 	// A MariaDB ENUM/SET member outside the BMP (😀): Debezium's allowed
 	// list and values have "?" (its DDL comes through a connection that
 	// cannot carry 4-byte characters), Tributary the member.
@@ -113,10 +106,6 @@ type diffKnown struct {
 	// column: Debezium has the literal ("😀 emoji"), Tributary what the
 	// column stores ("???? emoji").
 	myDefaultEscapes bool
-	// A null BLOB (TINYBLOB, LONGBLOB) or SET in a keyless MariaDB table:
-	// "" for Debezium, null for Tributary (seeds 632, 800); the generator
-	// makes such columns NOT NULL there.
-	myEmptyInsert bool
 }
 
 // flags names every flag of k.
@@ -125,10 +114,10 @@ func (k *diffKnown) flags() map[string]*bool {
 		"pgUsingIndex": &k.pgUsingIndex, "pgNoIdentity": &k.pgNoIdentity,
 		"pgDefaults": &k.pgDefaults, "snapshotEmptyLast": &k.snapshotEmptyLast,
 		"pgArrayTemporal": &k.pgArrayTemporal, "pgDefaultQuote": &k.pgDefaultQuote,
-		"pgNumericDefault": &k.pgNumericDefault, "myBinaryDefault": &k.myBinaryDefault, "myTimestampMinDefault": &k.myTimestampMinDefault,
+		"pgNumericDefault": &k.pgNumericDefault, "myBinaryDefault": &k.myBinaryDefault,
 		"myYearZero": &k.myYearZero, "myTimestampZero": &k.myTimestampZero, "myMemberBackslash": &k.myMemberBackslash,
-		"mySetCase": &k.mySetCase, "myMember4Byte": &k.myMember4Byte,
-		"myDefaultEscapes": &k.myDefaultEscapes, "myEmptyInsert": &k.myEmptyInsert}
+		"myMember4Byte":    &k.myMember4Byte,
+		"myDefaultEscapes": &k.myDefaultEscapes}
 }
 
 // diffKnownFromEnv is every flag on, unless DIFF_KNOWN says otherwise:

@@ -44,15 +44,7 @@ func (myDialect) quote(s string) string {
 
 func (myDialect) anyRow(*diffTable) string { return " LIMIT 1" }
 
-func (myDialect) emptyInsert(g *diffGen, tb *diffTable) string {
-	if g.known.myEmptyInsert {
-		// Every column written: the first one with a value.
-		for _, c := range tb.cols {
-			if !c.omit {
-				return fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", tb.name, c.name, g.pick(c.typ.vals))
-			}
-		}
-	}
+func (myDialect) emptyInsert(_ *diffGen, tb *diffTable) string {
 	return "INSERT INTO " + tb.name + " () VALUES ()"
 }
 
@@ -80,9 +72,6 @@ func (d myDialect) members(g *diffGen, set bool) []string {
 	}
 	if g.known.myMember4Byte {
 		pool = slices.DeleteFunc(pool, func(m string) bool { return strings.ContainsFunc(m, func(r rune) bool { return r > 0xffff }) })
-	}
-	if g.known.mySetCase {
-		pool = slices.DeleteFunc(pool, func(m string) bool { return m != strings.ToLower(m) })
 	}
 	if set {
 		pool = slices.DeleteFunc(pool, func(m string) bool { return m == "" })
@@ -307,10 +296,6 @@ func (d myDialect) table(g *diffGen, i int) *diffTable {
 			if g.known.myBinaryDefault {
 				c.def = ""
 			}
-		case "timestamp":
-			if g.known.myTimestampMinDefault && c.def == "'1970-01-01 00:00:01'" {
-				c.def = ""
-			}
 		}
 		if g.known.myDefaultEscapes && (strings.ContainsAny(c.def, "\\\n") || strings.Contains(c.def, "''") ||
 			strings.ContainsFunc(c.def, func(r rune) bool { return r > 0xffff })) {
@@ -327,13 +312,6 @@ func (d myDialect) table(g *diffGen, i int) *diffTable {
 		// A TIMESTAMP is NOT NULL unless it says NULL.
 		if c.typ.name == "timestamp" && c.nullable {
 			c.typ.sql += " NULL"
-		}
-	}
-	if tb.nkey == 0 && g.known.myEmptyInsert {
-		for j := range tb.cols {
-			if n := tb.cols[j].typ.name; strings.HasSuffix(n, "blob") || strings.HasSuffix(n, "text") || n == "set" || n == "enum" {
-				tb.cols[j].nullable = false
-			}
 		}
 	}
 	opts := ""
