@@ -80,12 +80,6 @@ type diffKnown struct {
 	// A PostgreSQL text default with a quote ('it''s'): Debezium's
 	// extractDefault stops at the first quote ("it").
 	pgDefaultQuote bool
-	// A key-only old row (REPLICA IDENTITY DEFAULT) of an unconstrained
-	// numeric column with a default: Debezium, whose numeric default is a
-	// struct it drops, writes the NOT NULL fallback {"scale":0,"value":"AA=="}
-	// or null, Tributary the default (pkg/source/postgres/catalog.go
-	// columnDefault, decode.go completeImages).
-	pgNumericDefault bool
 	// A MariaDB BINARY/VARBINARY/BLOB default (X'00'): Debezium's DDL
 	// parser gives the schema default the literal's text as bytes
 	// ("XDA=", \0) where Tributary has the bytes ("AA=="), and so the
@@ -114,8 +108,8 @@ func (k *diffKnown) flags() map[string]*bool {
 		"pgUsingIndex": &k.pgUsingIndex, "pgNoIdentity": &k.pgNoIdentity,
 		"pgDefaults": &k.pgDefaults, "snapshotEmptyLast": &k.snapshotEmptyLast,
 		"pgArrayTemporal": &k.pgArrayTemporal, "pgDefaultQuote": &k.pgDefaultQuote,
-		"pgNumericDefault": &k.pgNumericDefault, "myBinaryDefault": &k.myBinaryDefault,
-		"myYearZero": &k.myYearZero, "myTimestampZero": &k.myTimestampZero, "myMemberBackslash": &k.myMemberBackslash,
+		"myBinaryDefault": &k.myBinaryDefault,
+		"myYearZero":      &k.myYearZero, "myTimestampZero": &k.myTimestampZero, "myMemberBackslash": &k.myMemberBackslash,
 		"myMember4Byte":    &k.myMember4Byte,
 		"myDefaultEscapes": &k.myDefaultEscapes}
 }

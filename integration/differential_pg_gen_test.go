@@ -435,8 +435,7 @@ func (pgDialect) table(g *diffGen, i int) *diffTable {
 		c := &tb.cols[j]
 		if g.known.pgDefaults && (!pgDefaultMapped[c.typ.name] || c.def == "'24:00:00'" ||
 			strings.Contains(c.def, "infinity") || strings.ContainsAny(c.def, "\n")) ||
-			g.known.pgDefaultQuote && strings.Contains(c.def, "''") ||
-			g.known.pgNumericDefault && c.typ.sql == "numeric" {
+			g.known.pgDefaultQuote && strings.Contains(c.def, "''") {
 			c.def = ""
 		}
 	}

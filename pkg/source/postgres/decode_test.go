@@ -97,6 +97,16 @@ func TestColumnTypeModifiers(t *testing.T) {
 	if d := columnDefault(change.Type{Kind: change.KindArray, Elem: &int4}, "'{1,2}'::integer[]"); d == nil || d.Kind != change.Null {
 		t.Errorf("array default: %v, want Null (Debezium has none)", d)
 	}
+	// Debezium converts a numeric default to a BigDecimal that a
+	// VariableScaleDecimal (a struct) cannot take: it has none, and a
+	// key-only old image keeps its null (or the NOT NULL fallback), seen
+	// side by side by the differential oracle.
+	if d := columnDefault(columnType(oidNumeric, -1, "numeric"), "1.50"); d == nil || d.Kind != change.Null {
+		t.Errorf("unconstrained numeric default: %v, want Null (Debezium has none)", d)
+	}
+	if d := columnDefault(columnType(oidNumeric, 10<<16|2+4, "numeric"), "1.50"); d == nil || string(d.Bytes) != "1.50" {
+		t.Errorf("numeric(10,2) default: %v, want 1.50", d)
+	}
 	if u := columnType(603, -1, "box"); u.Kind != change.KindUnknown {
 		t.Errorf("box: kind %v, want unknown", u.Kind)
 	}
