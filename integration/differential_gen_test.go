@@ -97,15 +97,6 @@ type diffKnown struct {
 
 	// Found by this oracle, not fixed (see the report of issue 28):
 
-	// PostgreSQL column defaults of types Debezium's default-value
-	// converter does not map (PostgresDefaultValueConverter: bit, varbit,
-	// bool, bpchar, varchar, text, numeric, float4/8, int2/4/8, json,
-	// jsonb, xml, date, time, timestamp, timestamptz, interval, uuid
-	// and enums only; not domains), a default of ±infinity or with a
-	// newline (Debezium: none),
-	// and time '24:00:00' (Debezium: 86399999999): Tributary writes a
-	// schema default (pkg/source/postgres/decode.go defaultConverted).
-	pgDefaults bool
 	// The snapshot's last table is empty: Debezium marks the last row it
 	// read (of an earlier table) "last", Tributary only
 	// "last_in_data_collection", so a consumer waiting for "last" waits
@@ -119,8 +110,8 @@ type diffKnown struct {
 func (k *diffKnown) flags() map[string]*bool {
 	return map[string]*bool{"myNonUTF8": &k.myNonUTF8, "myEnumComma": &k.myEnumComma,
 		"pgUsingIndex": &k.pgUsingIndex, "pgNoIdentity": &k.pgNoIdentity,
-		"pgDefaults": &k.pgDefaults, "snapshotEmptyLast": &k.snapshotEmptyLast,
-		"pgArrayTemporal": &k.pgArrayTemporal, "pgDefaultQuote": &k.pgDefaultQuote,
+		"snapshotEmptyLast": &k.snapshotEmptyLast,
+		"pgArrayTemporal":   &k.pgArrayTemporal, "pgDefaultQuote": &k.pgDefaultQuote,
 		"myBinaryDefault": &k.myBinaryDefault,
 		"myYearZero":      &k.myYearZero, "myTimestampZero": &k.myTimestampZero, "myMemberBackslash": &k.myMemberBackslash,
 		"myMember4Byte":    &k.myMember4Byte,

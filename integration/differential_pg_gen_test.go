@@ -288,14 +288,6 @@ func (g *diffGen) pgScalar(key bool) diffType {
 	}
 }
 
-// pgDefaultMapped are the types (diffType.name) whose defaults Debezium's
-// PostgresDefaultValueConverter converts (diffKnown.pgDefaults).
-var pgDefaultMapped = map[string]bool{
-	"int2": true, "int4": true, "int8": true, "float4": true, "float8": true, "numeric": true, "dec": true, "bool": true,
-	"text": true, "varchar": true, "bpchar": true, "bit": true, "varbit": true, "date": true, "time": true, "ts": true,
-	"tstz": true, "interval": true, "uuid": true, "json": true, "jsonb": true, "xml": true,
-}
-
 // pgEnumLabels are enum labels with punctuation.
 var pgEnumLabels = []string{"a", "b c", "x,y", "it's", `"q"`, "é", "", "😀", "UPPER", "-", "a=b", "{brace}", `back\slash`, "NULL"}
 
@@ -433,9 +425,7 @@ func (pgDialect) table(g *diffGen, i int) *diffTable {
 	}
 	for j := range tb.cols {
 		c := &tb.cols[j]
-		if g.known.pgDefaults && (!pgDefaultMapped[c.typ.name] || c.def == "'24:00:00'" ||
-			strings.Contains(c.def, "infinity") || strings.ContainsAny(c.def, "\n")) ||
-			g.known.pgDefaultQuote && strings.Contains(c.def, "''") {
+		if g.known.pgDefaultQuote && strings.Contains(c.def, "''") {
 			c.def = ""
 		}
 	}

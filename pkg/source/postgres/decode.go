@@ -140,9 +140,19 @@ func columnType(oid uint32, typmod int32, name string) change.Type {
 	return t
 }
 
+// debeziumDefaults are the types whose defaults Debezium's
+// PostgresDefaultValueConverter converts (createDefaultValueMappers), by
+// pg_type name; enums too. A column of any other type (a domain included:
+// Debezium looks its own name up) has no schema default, and a key-only old
+// image keeps its null.
+var debeziumDefaults = map[string]bool{
+	"bit": true, "varbit": true, "bool": true, "bpchar": true, "varchar": true, "text": true, "numeric": true,
+	"float4": true, "float8": true, "int2": true, "int4": true, "int8": true, "json": true, "jsonb": true,
+	"xml": true, "uuid": true, "date": true, "time": true, "timestamp": true, "timestamptz": true, "interval": true,
+}
+
 // defaultConverted says whether Debezium's default-value converter knows
-// t, so that a column of it gets a schema default: not the types issue 18
-// added (verified side by side), whose defaults Debezium leaves out.
+// t, so that a column of it gets a schema default.
 func defaultConverted(t change.Type) bool {
 	if t.Kind == change.KindDecimal && t.Name == "numeric" && t.Precision < 0 {
 		// A VariableScaleDecimal: Debezium's BigDecimal default does not
@@ -150,12 +160,7 @@ func defaultConverted(t change.Type) bool {
 		// integration/differential_test.go, saw it side by side).
 		return false
 	}
-	switch t.Name {
-	case "citext", "char", "int4range", "int8range", "numrange", "tsrange", "tstzrange", "daterange",
-		"tsvector", "ltree", "point", "geometry", "geography":
-		return false
-	}
-	return true
+	return t.Kind == change.KindEnum || debeziumDefaults[t.Name]
 }
 
 // extensionKind maps the extension types Debezium knows by name; other

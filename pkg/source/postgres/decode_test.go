@@ -94,18 +94,42 @@ func TestColumnTypeModifiers(t *testing.T) {
 		t.Errorf("varbit without a length: length %d, want Integer.MAX_VALUE as Debezium", vb.Length)
 	}
 	int4 := columnType(oidInt4, -1, "int4")
-	if d := columnDefault(change.Type{Kind: change.KindArray, Elem: &int4}, "'{1,2}'::integer[]"); d == nil || d.Kind != change.Null {
-		t.Errorf("array default: %v, want Null (Debezium has none)", d)
+	if d := columnDefault(change.Type{Kind: change.KindArray, Elem: &int4}, "'{1,2}'::integer[]"); d != nil {
+		t.Errorf("array default: %v, want none (Debezium has none)", d)
 	}
 	// Debezium converts a numeric default to a BigDecimal that a
 	// VariableScaleDecimal (a struct) cannot take: it has none, and a
 	// key-only old image keeps its null (or the NOT NULL fallback), seen
 	// side by side by the differential oracle.
-	if d := columnDefault(columnType(oidNumeric, -1, "numeric"), "1.50"); d == nil || d.Kind != change.Null {
-		t.Errorf("unconstrained numeric default: %v, want Null (Debezium has none)", d)
+	if d := columnDefault(columnType(oidNumeric, -1, "numeric"), "1.50"); d != nil {
+		t.Errorf("unconstrained numeric default: %v, want none (Debezium has none)", d)
 	}
 	if d := columnDefault(columnType(oidNumeric, 10<<16|2+4, "numeric"), "1.50"); d == nil || string(d.Bytes) != "1.50" {
 		t.Errorf("numeric(10,2) default: %v, want 1.50", d)
+	}
+	// Debezium's PostgresDefaultValueConverter maps a fixed set of types
+	// (and enums): others get no default; nor does ±infinity or a literal
+	// with a newline, and time '24:00:00' is LocalTime.MAX.
+	for _, tc := range []struct {
+		typ  change.Type
+		expr string
+	}{
+		{columnType(oidMoney, -1, "money"), "12.34"},
+		{columnType(oidInet, -1, "inet"), "'::1'::inet"},
+		{columnType(oidBytea, -1, "bytea"), `'\x00'::bytea`},
+		{columnType(oidTimestamp, -1, "timestamp"), "'infinity'::timestamp without time zone"},
+		{columnType(oidDate, -1, "date"), "'-infinity'::date"},
+		{columnType(oidText, -1, "text"), "'tab\nnewline'::text"},
+	} {
+		if d := columnDefault(tc.typ, tc.expr); d != nil {
+			t.Errorf("%s default %s: %v, want none (Debezium has none)", tc.typ.Name, tc.expr, d)
+		}
+	}
+	if d := columnDefault(columnType(oidTime, -1, "time"), "'24:00:00'::time without time zone"); d == nil || d.Int != 86399999999 {
+		t.Errorf("time '24:00:00' default: %v, want 86399999999 (LocalTime.MAX)", d)
+	}
+	if d := columnDefault(change.Type{Kind: change.KindEnum, Name: "mood", Values: "a,b"}, "'a'::mood"); d == nil || string(d.Bytes) != "a" {
+		t.Errorf("enum default: %v, want a", d)
 	}
 	if u := columnType(603, -1, "box"); u.Kind != change.KindUnknown {
 		t.Errorf("box: kind %v, want unknown", u.Kind)
