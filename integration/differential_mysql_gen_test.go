@@ -44,19 +44,9 @@ func (myDialect) quote(s string) string {
 
 func (myDialect) anyRow(*diffTable) string { return " LIMIT 1" }
 
-func (myDialect) emptyInsert(g *diffGen, tb *diffTable) string {
-	if g.known.myEmptyInsert {
-		// Every column written: the first one with a value.
-		for _, c := range tb.cols {
-			if !c.omit {
-				return fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", tb.name, c.name, g.pick(c.typ.vals))
-			}
-		}
-	}
+func (myDialect) emptyInsert(_ *diffGen, tb *diffTable) string {
 	return "INSERT INTO " + tb.name + " () VALUES ()"
 }
-
-func (myDialect) transactions(k diffKnown) bool { return !k.myTxTimestamp }
 
 // charset is a random character set and collation clause.
 func (d myDialect) charset(g *diffGen) string {
@@ -82,9 +72,6 @@ func (d myDialect) members(g *diffGen, set bool) []string {
 	}
 	if g.known.myMember4Byte {
 		pool = slices.DeleteFunc(pool, func(m string) bool { return strings.ContainsFunc(m, func(r rune) bool { return r > 0xffff }) })
-	}
-	if g.known.mySetCase {
-		pool = slices.DeleteFunc(pool, func(m string) bool { return m != strings.ToLower(m) })
 	}
 	if set {
 		pool = slices.DeleteFunc(pool, func(m string) bool { return m == "" })
@@ -138,9 +125,6 @@ func (d myDialect) myType(g *diffGen, key bool) diffType {
 			it := ints[g.r.IntN(len(ints))]
 			if g.chance(0.3) {
 				t := diffType{sql: it.name + " UNSIGNED", name: "u" + strings.ToLower(it.name), vals: []string{"0", "1", it.umax}, key: intKey("0")}
-				if it.name == "BIGINT" && g.known.myUbigintMax {
-					t.vals[2] = "9223372036854775807"
-				}
 				if it.name == "TINYINT" {
 					t.key = nil
 				}
@@ -243,9 +227,9 @@ func (d myDialect) myType(g *diffGen, key bool) diffType {
 		func() diffType {
 			p := g.r.IntN(7)
 			t := diffType{sql: fmt.Sprintf("TIMESTAMP(%d)", p), name: "timestamp", vals: []string{"'1970-01-01 00:00:01'", "'2038-01-19 03:14:07'",
-				"'2024-03-01 10:00:00.120'"}}
-			if !g.known.myTimestampEdges {
-				t.vals = append(t.vals, "'2038-01-19 03:14:07.999999'", "'0000-00-00 00:00:00'")
+				"'2024-03-01 10:00:00.120'", "'2038-01-19 03:14:07.999999'"}}
+			if !g.known.myTimestampZero {
+				t.vals = append(t.vals, "'0000-00-00 00:00:00'")
 			}
 			return t
 		},
@@ -312,10 +296,6 @@ func (d myDialect) table(g *diffGen, i int) *diffTable {
 			if g.known.myBinaryDefault {
 				c.def = ""
 			}
-		case "timestamp":
-			if g.known.myTimestampMinDefault && c.def == "'1970-01-01 00:00:01'" {
-				c.def = ""
-			}
 		}
 		if g.known.myDefaultEscapes && (strings.ContainsAny(c.def, "\\\n") || strings.Contains(c.def, "''") ||
 			strings.ContainsFunc(c.def, func(r rune) bool { return r > 0xffff })) {
@@ -332,13 +312,6 @@ func (d myDialect) table(g *diffGen, i int) *diffTable {
 		// A TIMESTAMP is NOT NULL unless it says NULL.
 		if c.typ.name == "timestamp" && c.nullable {
 			c.typ.sql += " NULL"
-		}
-	}
-	if tb.nkey == 0 && g.known.myEmptyInsert {
-		for j := range tb.cols {
-			if n := tb.cols[j].typ.name; strings.HasSuffix(n, "blob") || strings.HasSuffix(n, "text") || n == "set" || n == "enum" {
-				tb.cols[j].nullable = false
-			}
 		}
 	}
 	opts := ""

@@ -24,8 +24,6 @@ func (pgDialect) emptyInsert(_ *diffGen, tb *diffTable) string {
 	return "INSERT INTO " + tb.name + " DEFAULT VALUES"
 }
 
-func (pgDialect) transactions(diffKnown) bool { return true }
-
 // pgExtensions are created in every round's database.
 var pgExtensions = []string{"citext", "hstore", "ltree", "postgis"}
 
@@ -177,7 +175,7 @@ func (g *diffGen) pgScalar(key bool) diffType {
 				sql = fmt.Sprintf("timestamp(%d)", p)
 			}
 			return diffType{sql: sql, name: "ts", vals: []string{"'2024-03-01 10:00:00.123456'", "'1970-01-01 00:00:00'", "'1969-12-31 23:59:59.999999'",
-				"'infinity'", "'-infinity'", "'4713-01-01 00:00:00 BC'", "'0001-01-01 00:00:00'", g.tsMax("'294276-12-31 23:59:59.999999'")},
+				"'infinity'", "'-infinity'", "'4713-01-01 00:00:00 BC'", "'0001-01-01 00:00:00'", "'294276-12-31 23:59:59.999999'"},
 				key: func(n int) string { return fmt.Sprintf("'2000-01-01 00:00:00'::timestamp + interval '%d seconds'", n) }}
 		},
 		func() diffType {
@@ -187,18 +185,18 @@ func (g *diffGen) pgScalar(key bool) diffType {
 				sql = fmt.Sprintf("timestamptz(%d)", p)
 			}
 			return diffType{sql: sql, name: "tstz", vals: []string{"'2024-03-01 10:00:00.5+02'", "'1970-01-01 00:00:00+00'", "'1969-12-31 23:59:59.999999-01:30'",
-				g.tsMax("'294276-12-31 23:59:59.999999+00'"), "'infinity'", "'-infinity'", "'4713-01-01 00:00:00+00 BC'", "'2024-03-31 02:30:00 Europe/Berlin'"},
+				"'294276-12-31 23:59:59.999999+00'", "'infinity'", "'-infinity'", "'4713-01-01 00:00:00+00 BC'", "'2024-03-31 02:30:00 Europe/Berlin'"},
 				key: func(n int) string {
 					return fmt.Sprintf("'2000-01-01 00:00:00+00'::timestamptz + interval '%d seconds'", n)
 				}}
 		},
 		func() diffType {
-			t := diffType{sql: "interval", name: "interval", vals: []string{"'0'", "'1 year 2 mons 3 days 04:05:06.789'", "'-1 mons 3 days'",
-				"'1 microsecond'", "'596523:14:07'", "'-106751991 days'"}}
-			if !g.known.pgIntervalOverflow {
-				t.vals = append(t.vals, "'2562047787:59:59'", "'178000000 years'", "'-178000000 years'", "'2147483647 days'", "'-2562047788:00:54.775808'")
-			}
-			return t
+			// Beyond ±2^63 µs both saturate. Not more than 2^31 hours
+			// ('2562047787:59:59'): Debezium fails its connector on them
+			// (docs/postgresql.md), so there is nothing to compare.
+			return diffType{sql: "interval", name: "interval", vals: []string{"'0'", "'1 year 2 mons 3 days 04:05:06.789'", "'-1 mons 3 days'",
+				"'1 microsecond'", "'596523:14:07'", "'-106751991 days'", "'178000000 years'", "'-178000000 years'", "'2147483647 days'",
+				"'-2147483648 days'", "'2147483647:59:59.999999'", "'-2147483647:00:54.775807'"}}
 		},
 		func() diffType {
 			return diffType{sql: "uuid", name: "uuid", vals: []string{"'00000000-0000-0000-0000-000000000000'", "'ffffffff-ffff-ffff-ffff-ffffffffffff'", "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'"},
@@ -288,23 +286,6 @@ func (g *diffGen) pgScalar(key bool) diffType {
 			return t
 		}
 	}
-}
-
-// tsMax is v, the maximum timestamp, unless diffKnown.pgTimestampMax
-// leaves it out (then an ordinary value).
-func (g *diffGen) tsMax(v string) string {
-	if g.known.pgTimestampMax {
-		return "'2000-01-01 00:00:00+00'"
-	}
-	return v
-}
-
-// pgDefaultMapped are the types (diffType.name) whose defaults Debezium's
-// PostgresDefaultValueConverter converts (diffKnown.pgDefaults).
-var pgDefaultMapped = map[string]bool{
-	"int2": true, "int4": true, "int8": true, "float4": true, "float8": true, "numeric": true, "dec": true, "bool": true,
-	"text": true, "varchar": true, "bpchar": true, "bit": true, "varbit": true, "date": true, "time": true, "ts": true,
-	"tstz": true, "interval": true, "uuid": true, "json": true, "jsonb": true, "xml": true,
 }
 
 // pgEnumLabels are enum labels with punctuation.
@@ -444,10 +425,7 @@ func (pgDialect) table(g *diffGen, i int) *diffTable {
 	}
 	for j := range tb.cols {
 		c := &tb.cols[j]
-		if g.known.pgDefaults && (!pgDefaultMapped[c.typ.name] || c.def == "'24:00:00'" ||
-			strings.Contains(c.def, "infinity") || strings.ContainsAny(c.def, "\n")) ||
-			g.known.pgDefaultQuote && strings.Contains(c.def, "''") ||
-			g.known.pgNumericDefault && c.typ.sql == "numeric" {
+		if g.known.pgDefaultQuote && strings.Contains(c.def, "''") {
 			c.def = ""
 		}
 	}

@@ -106,6 +106,19 @@ func FloatValue(f float64) Value { return Value{Kind: Float, Float: f} }
 func TextValue(s string) Value   { return Value{Kind: Text, Bytes: []byte(s)} }
 func BinaryValue(b []byte) Value { return Value{Kind: Binary, Bytes: b} }
 
+// FarTimestamp is a KindTimestamp or KindTimestampTZ value too late for
+// µs since the epoch in an int64 (after 294247-01-10T04:00:54.775807Z;
+// PostgreSQL allows up to 294276-12-31): Text, the seconds since the epoch,
+// a '.' and six digits of µs ("9224318015999.999999").
+func FarTimestamp(seconds, micros int64) Value {
+	b := strconv.AppendInt(nil, seconds, 10)
+	b = append(b, '.')
+	for d := int64(100000); d > 0; d /= 10 {
+		b = append(b, byte('0'+micros/d%10))
+	}
+	return Value{Kind: Text, Bytes: b}
+}
+
 // String renders the value for logs and tests.
 func (v Value) String() string {
 	switch v.Kind {

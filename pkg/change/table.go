@@ -19,8 +19,8 @@ const (
 	KindBytes                   // Binary
 	KindDate                    // Int, days since 1970-01-01
 	KindTime                    // Int, µs since midnight
-	KindTimestamp               // Int, µs since the epoch, no time zone
-	KindTimestampTZ             // Int, µs since the epoch, UTC
+	KindTimestamp               // Int, µs since the epoch, no time zone (beyond int64 µs: see FarTimestamp)
+	KindTimestampTZ             // Int, µs since the epoch, UTC (beyond int64 µs: see FarTimestamp)
 	KindYear                    // Int, the year (MySQL YEAR)
 	KindEnum                    // Text, one of the values listed in Type.Values
 	KindSet                     // Text, members of Type.Values joined by ","

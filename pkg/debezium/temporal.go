@@ -1,7 +1,9 @@
 package debezium
 
 import (
+	"bytes"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -24,7 +26,11 @@ func appendZonedTimestamp(b []byte, micros int64, width int) []byte {
 	case math.MinInt64:
 		return append(b, `"-infinity"`...)
 	}
-	t := time.UnixMicro(micros).UTC()
+	return appendZonedInstant(b, time.UnixMicro(micros).UTC(), width)
+}
+
+// appendZonedInstant writes t (UTC) as appendZonedTimestamp does.
+func appendZonedInstant(b []byte, t time.Time, width int) []byte {
 	year, month, day := t.Date()
 	hour, minute, sec := t.Clock()
 	nanos := t.Nanosecond()
@@ -113,4 +119,43 @@ func appendZonedTime(b []byte, micros int64) []byte {
 		b = appendFraction(b, us*1000, digits)
 	}
 	return append(b, 'Z', '"')
+}
+
+// appendFarTimestamp writes a change.FarTimestamp as Debezium does:
+// milliseconds (Timestamp.toEpochMillis) and zoned strings exact; µs and
+// ns as Conversions.toEpochMicros and toEpochNanos compute them, TimeUnit's
+// saturating multiplication of the seconds plus the fraction in Java's
+// wrapping long arithmetic (so 294276-12-31T23:59:59.999999 is
+// -9223372036853775810 µs, as Debezium 3.6 writes it).
+func appendFarTimestamp(b []byte, enc colEnc, text []byte, width int) ([]byte, error) {
+	whole, frac, ok := bytes.Cut(text, []byte{'.'})
+	sec, err := strconv.ParseInt(string(whole), 10, 64)
+	us, err2 := strconv.ParseInt(string(frac), 10, 64)
+	if !ok || err != nil || err2 != nil || len(frac) != 6 || us < 0 {
+		return b, ErrValueKind
+	}
+	if sec > math.MaxInt64/1000-1 || sec < math.MinInt64/1000+1 {
+		return b, ErrValueRange
+	}
+	switch enc {
+	case encTimestampMillis:
+		return strconv.AppendInt(b, sec*1000+us/1000, 10), nil
+	case encTimestampMicros:
+		return strconv.AppendInt(b, saturatingMul(sec, 1e6)+us, 10), nil
+	case encTimestampNanos:
+		return strconv.AppendInt(b, saturatingMul(sec, 1e9)+us*1000, 10), nil
+	}
+	return appendZonedInstant(b, time.Unix(sec, us*1000).UTC(), width), nil
+}
+
+// saturatingMul is Java's TimeUnit conversion: d × n, or the long bound it
+// passes.
+func saturatingMul(d, n int64) int64 {
+	switch {
+	case d > math.MaxInt64/n:
+		return math.MaxInt64
+	case d < -(math.MaxInt64 / n):
+		return math.MinInt64
+	}
+	return d * n
 }

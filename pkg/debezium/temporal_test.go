@@ -2,8 +2,11 @@ package debezium
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
 )
 
 func TestAppendZonedTimestamp(t *testing.T) {
@@ -52,6 +55,37 @@ func TestFloorDiv(t *testing.T) {
 	for _, tt := range tests {
 		if got := floorDiv(tt.a, tt.b); got != tt.want {
 			t.Errorf("floorDiv(%d, %d) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// TestFarTimestamp pins what Debezium 3.6.1 wrote side by side for
+// PostgreSQL timestamps past int64 µs (the differential oracle,
+// integration/differential_test.go): exact milliseconds and zoned
+// strings, µs saturated then wrapped by the fraction.
+func TestFarTimestamp(t *testing.T) {
+	far := change.FarTimestamp(9224318015999, 999999) // 294276-12-31T23:59:59.999999
+	tests := []struct {
+		typ  change.Type
+		v    change.Value
+		want string
+	}{
+		{typ(change.KindTimestamp, 6, -1), far, `"c":-9223372036853775810`},
+		{typ(change.KindTimestamp, 6, -1), change.FarTimestamp(9224318015999, 0), `"c":9223372036854775807`},
+		{typ(change.KindTimestamp, 6, -1), change.FarTimestamp(9223372036854, 775808), `"c":-9223372036854775808`},
+		{typ(change.KindTimestamp, 3, -1), change.FarTimestamp(9224318015999, 999000), `"c":9224318015999999`},
+		{typ(change.KindTimestamp, 0, -1), change.FarTimestamp(9224318015999, 0), `"c":9224318015999000`},
+		{typ(change.KindTimestampTZ, 6, -1), far, `"c":"+294276-12-31T23:59:59.999999Z"`},
+		{typ(change.KindTimestampTZ, 0, -1), change.FarTimestamp(9224318016000, 0), `"c":"+294277-01-01T00:00:00Z"`},
+	}
+	for _, tt := range tests {
+		out, err := oneColumn(t, tt.typ, true, tt.v)
+		if err != nil {
+			t.Errorf("%v %s: %v", tt.typ.Kind, tt.v, err)
+			continue
+		}
+		if !strings.Contains(out, tt.want) {
+			t.Errorf("%v precision %d %s: want %s in\n%s", tt.typ.Kind, tt.typ.Precision, tt.v, tt.want, out)
 		}
 	}
 }

@@ -77,6 +77,11 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 		return p.appendFallback(b), nil
 	case change.Unavailable:
 		return p.appendUnavailable(b)
+	case change.Text:
+		switch p.enc {
+		case encTimestampMillis, encTimestampMicros, encTimestampNanos, encZoned:
+			return appendFarTimestamp(b, p.enc, v.Bytes, p.width)
+		}
 	}
 	switch p.enc {
 	case encBool:

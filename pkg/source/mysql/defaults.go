@@ -1,7 +1,9 @@
 package mysql
 
 import (
+	"math"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
@@ -41,11 +43,37 @@ func columnDefault(c *column, raw []byte, extra string, mariadb bool) *change.Va
 	default:
 		lit = s
 	}
+	if c.dataType == "bigint" {
+		// Debezium's DDL default goes through a double
+		// (BinlogValueConverters.convertBigInt: Math.round(Double.parseDouble)),
+		// so 18446744073709551615 is 9223372036854775807 in the schema.
+		f, err := strconv.ParseFloat(lit, 64)
+		if err != nil {
+			return &change.Value{}
+		}
+		v := change.IntValue(javaRound(f))
+		return &v
+	}
 	v, err := decodeText(c, []byte(lit))
 	if err != nil {
 		return &change.Value{}
 	}
 	return &v
+}
+
+// javaRound is Java's Math.round(double): the nearest long, halves up,
+// NaN 0, saturating at the long bounds.
+func javaRound(f float64) int64 {
+	r := math.Floor(f + 0.5)
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case r >= math.MaxInt64:
+		return math.MaxInt64
+	case r <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(r)
 }
 
 // bitDefault is the default b'0101' of a BIT column.

@@ -31,6 +31,14 @@ func TestColumnDefault(t *testing.T) {
 		{col("timestamp", "timestamp", -1, -1), "current_timestamp()", "", true, expr},
 		{col("timestamp", "timestamp", -1, -1), "CURRENT_TIMESTAMP", "DEFAULT_GENERATED", false, expr},
 		{col("datetime", "datetime", -1, -1), "'0000-00-00 00:00:00'", "", true, expr},
+		// BIGINT defaults go through a double in Debezium's DDL parser
+		// (BinlogValueConverters.convertBigInt: Math.round(Double.parseDouble)):
+		// the largest BIGINT UNSIGNED saturates, precision past 2^53 is lost.
+		{col("bigint", "bigint(20) unsigned", 20, 0), "18446744073709551615", "", true, change.IntValue(9223372036854775807).String()},
+		{col("bigint", "bigint(20) unsigned", 20, 0), "9223372036854775808", "", true, change.IntValue(9223372036854775807).String()},
+		{col("bigint", "bigint(20)", 19, 0), "9007199254740993", "", true, change.IntValue(9007199254740992).String()},
+		{col("bigint", "bigint(20)", 19, 0), "-9223372036854775808", "", true, change.IntValue(-9223372036854775808).String()},
+		{col("bigint", "bigint(20)", 19, 0), "42", "", false, change.IntValue(42).String()},
 		{col("bit", "bit(1)", 1, -1), "b'1'", "", true, change.IntValue(1).String()},
 		{col("bit", "bit(12)", 12, -1), "b'100000000001'", "", true, change.BinaryValue([]byte{1, 8}).String()},
 	} {

@@ -358,7 +358,10 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 		Pos:          pos,
 		Thread:       st.tx.thread,
 	}
-	if src.CommitMicros == 0 {
+	if src.CommitMicros == 0 || st.src.flavor == flavorMariaDB {
+		// Debezium's MariaDB connector takes every event's own time
+		// (MariaDbStreamingChangeEventSource.setEventTimestamp), so the
+		// rows of a transaction spanning a second carry both seconds.
 		src.CommitMicros = int64(h.Timestamp) * 1e6
 	}
 	step := 1

@@ -21,6 +21,7 @@ type recorder struct {
 	st     *streamer
 	events []*change.Event
 	logPos uint32
+	ts     uint32 // the events' header timestamp, after 1700000000
 }
 
 func newRecorder(t *testing.T, flavor string, gset gomysql.GTIDSet) *recorder {
@@ -51,7 +52,7 @@ func (r *recorder) feed(t *testing.T, typ replication.EventType, ev replication.
 	t.Helper()
 	r.logPos += 100
 	return r.st.handle(context.Background(), &replication.BinlogEvent{
-		Header: &replication.EventHeader{EventType: typ, LogPos: r.logPos, EventSize: 100, Timestamp: 1700000000, ServerID: 1},
+		Header: &replication.EventHeader{EventType: typ, LogPos: r.logPos, EventSize: 100, Timestamp: 1700000000 + r.ts, ServerID: 1},
 		Event:  ev,
 	})
 }
@@ -134,6 +135,40 @@ func TestSavepointsAreNotCommits(t *testing.T) {
 			must(t, err)
 			if !strings.Contains(p.GTID, "7") {
 				t.Errorf("commit position %+v does not include the transaction's GTID", p)
+			}
+		})
+	}
+}
+
+// source.ts_ms of a MariaDB row is its rows event's time, as Debezium's
+// MariaDbStreamingChangeEventSource.setEventTimestamp takes every event's:
+// a transaction that spans a second boundary has rows of both seconds.
+// MySQL's rows keep the GTID event's time (Debezium takes the GTID event's
+// commit timestamp there).
+func TestRowTimestampMariaDB(t *testing.T) {
+	for _, flavor := range []string{flavorMariaDB, flavorMySQL} {
+		t.Run(flavor, func(t *testing.T) {
+			r := newRecorder(t, flavor, nil)
+			if flavor == flavorMariaDB {
+				must(t, r.feed(t, replication.MARIADB_GTID_EVENT, &replication.MariadbGTIDEvent{GTID: gomysql.MariadbGTID{DomainID: 0, ServerID: 1, SequenceNumber: 7}}))
+			} else {
+				u := uuid.MustParse("3e11fa47-71ca-11e1-9e33-c80aa9429562")
+				r.st.gset, _ = gomysql.ParseMysqlGTIDSet(u.String() + ":1-6")
+				must(t, r.feed(t, replication.GTID_EVENT, &replication.GTIDEvent{SID: u[:], GNO: 7}))
+				r.query(t, "BEGIN")
+			}
+			must(t, r.insert(t, 1))
+			r.ts = 1
+			must(t, r.insert(t, 2))
+			must(t, r.feed(t, replication.XID_EVENT, &replication.XIDEvent{XID: 9}))
+			want := []int64{1700000000e6, 1700000001e6}
+			if flavor == flavorMySQL {
+				want[1] = 1700000000e6
+			}
+			for i, w := range want {
+				if got := r.events[i].Source.CommitMicros; got != w {
+					t.Errorf("row %d: source time %d µs, want %d", i+1, got, w)
+				}
 			}
 		})
 	}

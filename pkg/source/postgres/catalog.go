@@ -112,13 +112,19 @@ func scalarType(oid uint32, typmod int32, name, typType, labels string) change.T
 func columnDefault(t change.Type, expr string) *change.Value {
 	null := &change.Value{}
 	if t.Kind == change.KindArray || !defaultConverted(t) {
-		// Debezium's default-value converter has no array converter: no
-		// schema default, and a key-only old image keeps its null.
-		return null
+		// Debezium's default-value converter has no mapper for the type
+		// (none for arrays either): no schema default, even when NOT
+		// NULL, and a key-only old image keeps its null.
+		return nil
 	}
 	lit, ok := defaultLiteral(expr)
 	if !ok {
 		return null
+	}
+	if strings.ContainsAny(lit, "\n\r") || strings.HasSuffix(lit, "infinity") {
+		// Debezium has none for ±infinity, nor for a literal across
+		// lines (its LITERAL_DEFAULT_PATTERN '(.*?)' does not match one).
+		return nil
 	}
 	switch t.Kind {
 	case change.KindBool:
@@ -132,6 +138,9 @@ func columnDefault(t change.Type, expr string) *change.Value {
 	v, err := decodeText(t, []byte(lit))
 	if err != nil {
 		return null
+	}
+	if t.Kind == change.KindTime && v.Int == 86400e6 {
+		v.Int = 86399999999 // 24:00:00 is LocalTime.MAX for Debezium's default
 	}
 	if v.Bytes != nil {
 		v.Bytes = append([]byte(nil), v.Bytes...)
@@ -258,7 +267,10 @@ func (r *relation) table(db string, prev *change.Table, sel *config.Selection) *
 	for j, i := range r.proj.Kept {
 		c := &r.columns[i]
 		col := change.Column{Name: c.name, Type: c.changeType(), Optional: !c.notNull}
-		if c.hasDefault {
+		switch {
+		case c.hasDefault && c.baseName != "" && c.baseName != c.typName:
+			col.Default = nil // a domain: Debezium has no default (debeziumDefaults)
+		case c.hasDefault:
 			col.Default = columnDefault(col.Type, c.defaultExpr)
 		}
 		if r.proj.Masks[j] != nil {

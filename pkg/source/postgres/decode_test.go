@@ -94,8 +94,42 @@ func TestColumnTypeModifiers(t *testing.T) {
 		t.Errorf("varbit without a length: length %d, want Integer.MAX_VALUE as Debezium", vb.Length)
 	}
 	int4 := columnType(oidInt4, -1, "int4")
-	if d := columnDefault(change.Type{Kind: change.KindArray, Elem: &int4}, "'{1,2}'::integer[]"); d == nil || d.Kind != change.Null {
-		t.Errorf("array default: %v, want Null (Debezium has none)", d)
+	if d := columnDefault(change.Type{Kind: change.KindArray, Elem: &int4}, "'{1,2}'::integer[]"); d != nil {
+		t.Errorf("array default: %v, want none (Debezium has none)", d)
+	}
+	// Debezium converts a numeric default to a BigDecimal that a
+	// VariableScaleDecimal (a struct) cannot take: it has none, and a
+	// key-only old image keeps its null (or the NOT NULL fallback), seen
+	// side by side by the differential oracle.
+	if d := columnDefault(columnType(oidNumeric, -1, "numeric"), "1.50"); d != nil {
+		t.Errorf("unconstrained numeric default: %v, want none (Debezium has none)", d)
+	}
+	if d := columnDefault(columnType(oidNumeric, 10<<16|2+4, "numeric"), "1.50"); d == nil || string(d.Bytes) != "1.50" {
+		t.Errorf("numeric(10,2) default: %v, want 1.50", d)
+	}
+	// Debezium's PostgresDefaultValueConverter maps a fixed set of types
+	// (and enums): others get no default; nor does ±infinity or a literal
+	// with a newline, and time '24:00:00' is LocalTime.MAX.
+	for _, tc := range []struct {
+		typ  change.Type
+		expr string
+	}{
+		{columnType(oidMoney, -1, "money"), "12.34"},
+		{columnType(oidInet, -1, "inet"), "'::1'::inet"},
+		{columnType(oidBytea, -1, "bytea"), `'\x00'::bytea`},
+		{columnType(oidTimestamp, -1, "timestamp"), "'infinity'::timestamp without time zone"},
+		{columnType(oidDate, -1, "date"), "'-infinity'::date"},
+		{columnType(oidText, -1, "text"), "'tab\nnewline'::text"},
+	} {
+		if d := columnDefault(tc.typ, tc.expr); d != nil {
+			t.Errorf("%s default %s: %v, want none (Debezium has none)", tc.typ.Name, tc.expr, d)
+		}
+	}
+	if d := columnDefault(columnType(oidTime, -1, "time"), "'24:00:00'::time without time zone"); d == nil || d.Int != 86399999999 {
+		t.Errorf("time '24:00:00' default: %v, want 86399999999 (LocalTime.MAX)", d)
+	}
+	if d := columnDefault(change.Type{Kind: change.KindEnum, Name: "mood", Values: "a,b"}, "'a'::mood"); d == nil || string(d.Bytes) != "a" {
+		t.Errorf("enum default: %v, want a", d)
 	}
 	if u := columnType(603, -1, "box"); u.Kind != change.KindUnknown {
 		t.Errorf("box: kind %v, want unknown", u.Kind)
@@ -180,6 +214,27 @@ func TestDecodeDebeziumForms(t *testing.T) {
 		{columnType(oidInterval, -1, "interval"), "1 year 2 mons 3 days 04:05:06.789", "37091106789000"},
 		{columnType(oidInterval, -1, "interval"), "P-3DT-1S", "-259201000000"},
 		{columnType(oidInterval, -1, "interval"), "PT0S", "0"},
+		// Beyond ±2^63 µs Debezium's (long) cast saturates (seen side by
+		// side: '178000000 years', '-2147483648 days').
+		{columnType(oidInterval, -1, "interval"), "P178000000Y", "9223372036854775807"},
+		{columnType(oidInterval, -1, "interval"), "P-178000000Y", "-9223372036854775808"},
+		{columnType(oidInterval, -1, "interval"), "P2147483647D", "9223372036854775807"},
+		{columnType(oidInterval, -1, "interval"), "P-178000000Y-2147483648DT-2147483647H", "-9223372036854775808"},
+		{columnType(oidInterval, -1, "interval"), "178000000 years", "9223372036854775807"},
+		{columnType(oidInterval, -1, "interval"), "PT2147483647H59M59.999999S", "7730941132800000000"},
+		{columnType(oidInterval, -1, "interval"), "PT-2147483647H-54.775807S", "-7730941129254775808"},
+		// More than 2^31 hours: Debezium fails its connector here (pgjdbc's
+		// PGInterval parses hours as an int); the value fits a MicroDuration,
+		// computed in doubles as Debezium's formula does.
+		{columnType(oidInterval, -1, "interval"), "PT2562047787H59M59S", "9223372036798999552"},
+		// PostgreSQL's latest timestamps pass int64 µs: seconds and µs
+		// instead (change.FarTimestamp), never a wrapped year -290278.
+		{columnType(oidTimestamp, -1, "timestamp"), "294276-12-31 23:59:59.999999", `"9224318015999.999999"`},
+		{columnType(oidTimestamp, -1, "timestamp"), "294247-01-10 04:00:54.775807", "9223372036854775807"},
+		{columnType(oidTimestamp, -1, "timestamp"), "294247-01-10 04:00:54.775808", `"9223372036854.775808"`},
+		{columnType(oidTimestampTZ, -1, "timestamptz"), "294276-12-31 23:59:59.999999+00", `"9224318015999.999999"`},
+		{columnType(oidTimestampTZ, -1, "timestamptz"), "294247-01-10 05:00:54.775808+01", `"9223372036854.775808"`},
+		{columnType(oidTimestamp, -1, "timestamp"), "4713-01-01 00:00:00 BC", "-210863520000000000"},
 		{columnType(oidTimeTZ, -1, "timetz"), "13:14:15.5+02", "40455500000"},
 		{columnType(oidTimeTZ, -1, "timetz"), "00:00:00-05:30", "19800000000"},
 		{columnType(oidTimeTZ, -1, "timetz"), "01:00:00+02", "82800000000"},

@@ -167,13 +167,21 @@ func parseInterval(src []byte) (int64, error) {
 	return durationMicros(years, months, days, hours, minutes, seconds)
 }
 
-// durationMicros is Debezium's MicroDuration.durationMicros.
+// durationMicros is Debezium's MicroDuration.durationMicros, its Java
+// (long) cast included: an interval beyond ±2^63 µs (PostgreSQL allows
+// ±178,000,000 years) saturates to the int64 bound instead of failing the
+// pipeline.
 func durationMicros(years, months, days, hours, minutes int64, seconds float64) (int64, error) {
 	numberOfDays := float64(float64(years*12+months)*30.4375) + float64(days)
 	numberOfSeconds := float64(float64(float64(float64(float64(numberOfDays*24)+float64(hours))*60)+float64(minutes))*60) + seconds
 	us := float64(numberOfSeconds * 1e6)
-	if us >= math.MaxInt64 || us <= math.MinInt64 || math.IsNaN(us) {
-		return 0, fmt.Errorf("interval out of range")
+	switch {
+	case math.IsNaN(us):
+		return 0, nil
+	case us >= math.MaxInt64:
+		return math.MaxInt64, nil
+	case us <= math.MinInt64:
+		return math.MinInt64, nil
 	}
 	return int64(us), nil
 }
@@ -215,7 +223,7 @@ func parseISOInterval(s []byte, years, months, days, hours, minutes *int64, seco
 				num = num[1:]
 			}
 			whole, frac, _ := bytes.Cut(num, []byte{'.'})
-			ws, err := strconv.ParseInt(string(whole), 10, 32)
+			ws, err := strconv.ParseInt(string(whole), 10, 64)
 			if err != nil {
 				return err
 			}
@@ -235,7 +243,9 @@ func parseISOInterval(s []byte, years, months, days, hours, minutes *int64, seco
 			*seconds = float64(ws) + float64(micros)/1e6
 			continue
 		}
-		n, err := strconv.ParseInt(string(num), 10, 32)
+		// 64 bits: the hours of an interval may pass 2^31
+		// ("PT2562047787H59M59S").
+		n, err := strconv.ParseInt(string(num), 10, 64)
 		if err != nil {
 			return err
 		}
