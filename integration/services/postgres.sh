@@ -91,14 +91,22 @@ pg_stop_dir() {
   [[ $pid =~ ^[0-9]+$ ]] && stop_pid "$pid" postgres 1
 }
 
-# pg_free_port: stops Debian's own clusters (`pg_lsclusters`, e.g. the `main` cluster that
-# installing the package creates and may start) that listen on our port.
+# pg_free_port: frees our port of Debian's own clusters (`pg_lsclusters`). A cluster with
+# only the databases every cluster has (postgres, template0, template1) is the one installing
+# the package creates and may start: it is stopped. One that holds databases of its own is
+# somebody's server: we refuse, naming it and its databases, and touch nothing.
 pg_free_port() {
   command -v pg_lsclusters >/dev/null || return 0
-  local ver name port status _
+  local ver name port status _ dbs
   while read -r ver name port status _; do
     [[ $port == "$PG_PORT" && $status == online* ]] || continue
-    say "postgres: stopping Debian's cluster $ver/$name, which holds port $PG_PORT"
+    dbs=$(as_root runuser -u postgres -- psql -X -p "$port" -Atc \
+      "SELECT string_agg(datname, ', ' ORDER BY datname) FROM pg_database WHERE datname NOT IN ('postgres', 'template0', 'template1')" 2>&1) ||
+      die "Debian's PostgreSQL cluster $ver/$name holds port $PG_PORT and could not be inspected ($dbs); stop it (pg_ctlcluster $ver $name stop) or move it to another port, then run this again"
+    if [[ -n $dbs ]]; then
+      die "Debian's PostgreSQL cluster $ver/$name holds port $PG_PORT with databases of its own ($dbs): the test services will not stop it; stop it (pg_ctlcluster $ver $name stop) or move it to another port, then run this again"
+    fi
+    say "postgres: stopping Debian's cluster $ver/$name (no databases of its own), which holds port $PG_PORT"
     as_root pg_ctlcluster "$ver" "$name" stop || die "could not stop cluster $ver/$name"
   done < <(pg_lsclusters -h 2>/dev/null)
 }
