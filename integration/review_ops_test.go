@@ -6,6 +6,7 @@ package integration
 // (reviewHeld).
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,5 +53,40 @@ func TestReviewUnsetStorePathRefused(t *testing.T) {
 		if code != 2 || !strings.Contains(string(out), "checkpoint.path") || !strings.Contains(string(out), variable) {
 			t.Errorf("%s with checkpoint.path's variable unset: exit %d, want 2 naming checkpoint.path and %s\n%s", args[0], code, variable, out)
 		}
+	}
+}
+
+// TestReviewDisableTLSOnATLSListener: destination.disable_tls against a
+// TLS listener (SASL_SSL 9094, mutual TLS 9095) failed with franz-go's
+// "invalid large response size 352518912 > limit …" and no fix naming the
+// key, while the opposite mistake says to set destination.disable_tls.
+// The first failing line must say to remove it, and never the password.
+func TestReviewDisableTLSOnATLSListener(t *testing.T) {
+	dir := t.TempDir()
+	for name, dest := range map[string]string{
+		"sasl-ssl": "  bootstrap_servers: " + kafkaSASLAddr + "\n  authentication: SCRAM-SHA-512\n  username: writer\n  password: writer-secret\n",
+		"mtls":     "  bootstrap_servers: " + kafkaMTLSAddr + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name+".yaml")
+			cfg := fmt.Sprintf("name: rvnotls\nsource:\n  type: postgres\n  url: %s\ndestination:\n%s  topic_prefix: rvnotls\n  disable_tls: true\ncheckpoint:\n  path: %s\n", pgAdminURL, dest, dir)
+			if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, _ := exec.Command(binary, "test-connection", "--config", path).CombinedOutput()
+			line := ""
+			for _, l := range strings.Split(string(out), "\n") {
+				if strings.Contains(l, "FAIL") {
+					line = l
+					break
+				}
+			}
+			if !strings.Contains(line, "remove destination.disable_tls") {
+				t.Errorf("the first failing line does not say to remove destination.disable_tls:\n%s\n(all output:\n%s)", line, out)
+			}
+			if strings.Contains(string(out), "writer-secret") {
+				t.Errorf("the password appears in the output:\n%s", out)
+			}
+		})
 	}
 }
