@@ -90,3 +90,51 @@ func TestReviewDisableTLSOnATLSListener(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewDropKeepsAPublicationAnotherPipelineUses: pipeline B streams
+// from the publication pipeline A created (B's source.publication names
+// it). Dropping A removes that publication, since it carries A's marker
+// comment: B then has none to stream from (held: PostgreSQL records no
+// link from a slot to the publication its reader names, so drop cannot
+// tell that another pipeline's slot uses it; a fix needs the pipelines
+// to record their publication, e.g. in the comment, and drop to keep it
+// while another pipeline's slot exists).
+func TestReviewDropKeepsAPublicationAnotherPipelineUses(t *testing.T) {
+	reviewHeld(t)
+	e := newEnv(t, "rvpubshare")
+	e.exec(`CREATE TABLE items (id int PRIMARY KEY)`)
+	e.exec(`INSERT INTO items VALUES (1)`)
+	pub := "tributary_" + e.name
+	slots := `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1`
+	cfgA := e.writePipeline(pipelineConfig{})
+	b, err := os.ReadFile(cfgA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(b), "name: "+e.name+"\n", "name: "+e.name+"_b\n", 1)
+	doc = strings.Replace(doc, "source:\n", "source:\n  publication: "+pub+"\n", 1)
+	cfgB := filepath.Join(e.dir, "b.yaml")
+	if err := os.WriteFile(cfgB, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ cfg, name string }{{cfgA, e.name}, {cfgB, e.name + "_b"}} {
+		p := e.start("run", "--config", c.cfg)
+		p.waitFor(t, 60*time.Second, "the first checkpoint of "+c.name, func() bool {
+			_, err := os.Stat(filepath.Join(e.dir, "checkpoints", c.name+".checkpoint.json"))
+			return err == nil
+		})
+		if code := p.stop(t); code != 0 {
+			t.Fatalf("run %s: exit %d\n%s", c.cfg, code, p.out)
+		}
+		if e.pgCount(t, slots, "tributary_"+c.name) != 1 {
+			t.Fatalf("after run: no slot tributary_%s", c.name)
+		}
+	}
+	code, out := e.drop(t, cfgA, "--yes")
+	if code != 0 {
+		t.Fatalf("drop A: exit %d\n%s", code, out)
+	}
+	if n := e.pgCount(t, `SELECT count(*) FROM pg_publication WHERE pubname = $1`, pub); n != 1 {
+		t.Errorf("drop of pipeline A removed publication %s, which pipeline B (slot %s_b) streams from\n%s", pub, pub, out)
+	}
+}
