@@ -138,3 +138,22 @@ func TestReviewDropKeepsAPublicationAnotherPipelineUses(t *testing.T) {
 		t.Errorf("drop of pipeline A removed publication %s, which pipeline B (slot %s_b) streams from\n%s", pub, pub, out)
 	}
 }
+
+// TestReviewFailedDropLeavesNoStore: a drop that fails (here the source
+// refuses the password) of a pipeline that never ran left the lock file
+// its open made, so the store then looked as if the pipeline had run:
+// `backfill --all` queued a request ("the next run starts the snapshot")
+// instead of saying the pipeline never ran. A failed drop must leave the
+// store as it found it.
+func TestReviewFailedDropLeavesNoStore(t *testing.T) {
+	e := newEnv(t, "rvdropfail")
+	dir := filepath.Join(e.dir, "checkpoints")
+	cfg := e.writePipeline(pipelineConfig{url: strings.Replace(e.pgURL(), "postgres:postgres@", "postgres:not-it@", 1), typ: "postgres"})
+	code, out := e.drop(t, cfg, "--yes")
+	if code != 1 || strings.Contains(out, "not-it") {
+		t.Fatalf("drop with a wrong source password: exit %d, want 1 without the password\n%s", code, out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, e.name+".*")); len(left) > 0 {
+		t.Errorf("after the failed drop of a pipeline that never ran: files left in the store: %v\n%s", left, out)
+	}
+}
