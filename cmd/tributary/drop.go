@@ -33,7 +33,15 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	defer store.close()
+	// A drop that fails before it removes the store leaves it as it was:
+	// discard removes what the open made (a never-run pipeline's lock file
+	// or item), which would make it look as if it had run.
+	settled := false
+	defer func() {
+		if !settled {
+			store.discard(context.WithoutCancel(ctx))
+		}
+	}()
 
 	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
 		Leased: cfg.Checkpoint.Store == config.StoreDynamoDB})
@@ -68,6 +76,7 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 	if len(remove) == 0 {
 		fmt.Fprintf(inv.stdout, "nothing left of pipeline %s to drop\n", cfg.Name)
 		printList(inv.stdout, "kept", keep)
+		settled = true
 		return store.discard(ctx)
 	}
 	fmt.Fprintf(inv.stdout, "tributary drop removes, for pipeline %s:\n", cfg.Name)
@@ -76,11 +85,11 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 	if !inv.yes {
 		ok, err := confirm(inv.stdin, inv.stdout)
 		if err != nil {
-			store.discard(ctx)
 			return err
 		}
 		if !ok {
 			fmt.Fprintln(inv.stdout, "nothing dropped")
+			settled = true
 			return store.discard(ctx)
 		}
 	}
@@ -95,6 +104,7 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 			return fmt.Errorf("%w (the checkpoint was kept; run drop again once fixed)", err)
 		}
 	}
+	settled = true
 	if err := store.drop(ctx); err != nil {
 		return err
 	}
@@ -132,7 +142,6 @@ type dropStore struct {
 	contents []string                        // what it keeps for the pipeline
 	drop     func(ctx context.Context) error // removes it all, and releases
 	discard  func(ctx context.Context) error // releases, removing what the open made
-	close    func()
 }
 
 // openDropStore takes the pipeline in its store: the file lock (refused
@@ -153,12 +162,12 @@ func openDropStore(ctx context.Context, cfg *config.Config, inv *invocation) (*d
 		})
 		var missing *types.ResourceNotFoundException
 		if errors.As(err, &missing) {
-			return &dropStore{drop: nothing, discard: nothing, close: func() {}}, nil
+			return &dropStore{drop: nothing, discard: nothing}, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		s := &dropStore{drop: d.Drop, close: func() { d.Close() }}
+		s := &dropStore{drop: d.Drop}
 		s.discard = func(context.Context) error { d.Close(); return nil }
 		if d.Existed() {
 			what := fmt.Sprintf("checkpoint item %s in DynamoDB table %s (position, lease, status, backfill request)", cfg.Name, cfg.Checkpoint.Table)
@@ -175,7 +184,7 @@ func openDropStore(ctx context.Context, cfg *config.Config, inv *invocation) (*d
 		if err != nil {
 			return nil, err
 		}
-		s := &dropStore{close: func() { f.Close() }}
+		s := &dropStore{}
 		for _, p := range f.Contents() {
 			s.contents = append(s.contents, "file "+p)
 		}

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/tributary-cdc/tributary/pkg/config"
@@ -75,8 +76,30 @@ var commands = []command{
 
 // usesNoSecrets are the commands that connect to no database or cluster
 // (status's lag behind the source aside, which it then reports unknown):
-// they run where the variables holding passwords are not set.
-var usesNoSecrets = map[string]bool{"validate": true, "status": true, "backfill": true}
+// they run where the variables holding passwords are not set. Each maps
+// to the fields it still reads (the pipeline's name, its checkpoint
+// store, backfill's source.tables): a variable unset there is refused as
+// every command refuses it, since "" would read another store.
+var usesNoSecrets = map[string][]string{
+	"validate": nil,
+	"status":   {"name", "checkpoint."},
+	"backfill": {"name", "checkpoint.", "source.tables"},
+}
+
+// unsetRead lists the unset references (inv.unset) in the fields a
+// command reads.
+func unsetRead(unset, reads []string) []string {
+	var out []string
+	for _, u := range unset {
+		for _, field := range reads {
+			if strings.HasPrefix(u, field) {
+				out = append(out, u)
+				break
+			}
+		}
+	}
+	return out
+}
 
 func lookup(name string) (command, bool) {
 	for _, c := range commands {
@@ -158,7 +181,8 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	var loadOpts []config.LoadOption
-	if usesNoSecrets[cmd.name] {
+	reads, tolerant := usesNoSecrets[cmd.name]
+	if tolerant {
 		loadOpts = append(loadOpts, config.WithUnsetEnvironment(func(field, problem string) {
 			inv.unset = append(inv.unset, field+": "+problem)
 		}))
@@ -166,6 +190,10 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 	cfg, err := config.Load(ctx, *ref, loadOpts...)
 	if err != nil {
 		fmt.Fprintln(stderr, err) // its first line names the file
+		return exitUsage
+	}
+	if read := unsetRead(inv.unset, reads); len(read) > 0 {
+		fmt.Fprintf(stderr, "invalid configuration %s:\n  %s\n", *ref, strings.Join(read, "\n  "))
 		return exitUsage
 	}
 	if err := refuseUnbuilt(cfg); err != nil {

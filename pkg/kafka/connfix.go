@@ -49,6 +49,10 @@ func connFix(d config.Destination, err error) string {
 		return " — the broker refused destination.client_certificate: is it signed by a CA in the broker's trust store?"
 	case errors.As(err, &tlsErr) && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.As(err, &header)):
 		return " — the listener does not answer TLS: set `destination.disable_tls: true` if the listener is plaintext, or use the port of its TLS listener"
+	case d.DisableTLS && strings.Contains(err.Error(), "is this a plaintext connection speaking to a tls endpoint"):
+		// franz-go reads a TLS alert as a response size (pkg/kgo
+		// broker.go), and says so in these words only.
+		return " — the listener speaks TLS: remove destination.disable_tls (TLS is on by default), or use the port of a plaintext listener"
 	case errors.As(err, &dialErr) && errors.Is(err, syscall.ECONNREFUSED):
 		return " — nothing listens there: check the host and port in destination.bootstrap_servers and that the broker runs"
 	case errors.Is(err, kerr.SaslAuthenticationFailed):
