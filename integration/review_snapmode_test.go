@@ -250,3 +250,40 @@ func TestReviewPGWhenNeededSlotDroppedWhileRunning(t *testing.T) {
 		t.Errorf("a restart after the re-backfill published %d rows read, want 22 (no third backfill)", n)
 	}
 }
+
+// when_needed with source.slot renamed: the checkpoint's slot is another
+// one (docs/snapshots.md lists it as a lost position), so the pipeline
+// backfills again from the new slot. The old slot, which only this
+// pipeline's checkpoint named, is dropped: left behind, it pinned WAL for
+// good with nothing ever reading it (the old code kept it).
+func TestReviewPGWhenNeededRenamedSlotDropped(t *testing.T) {
+	d := pgModeDB(t, "pgneededslot")
+	d.exec(`CREATE TABLE t (id INT PRIMARY KEY, v INT)`)
+	d.insert(1, 5)
+	p := d.e.start("run", "--config", d.cfg("  snapshot_mode: when_needed\n"))
+	p.waitFor(t, 90*time.Second, "the backfill", func() bool { return len(d.ops(t)) == 5 })
+	time.Sleep(1500 * time.Millisecond)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+	renamed := "tributary_" + d.e.name + "_b"
+	p = d.e.start("run", "--config", d.cfg("  snapshot_mode: when_needed\n  slot: "+renamed+"\n"))
+	p.waitFor(t, 90*time.Second, "the second backfill", func() bool { return len(d.ops(t)) == 10 })
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+	var slots []string
+	rows, err := d.e.conn.Query(context.Background(), `SELECT slot_name FROM pg_replication_slots WHERE database = current_database() ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		slots = append(slots, s)
+	}
+	rows.Close()
+	if len(slots) != 1 || slots[0] != renamed {
+		t.Errorf("replication slots after when_needed moved to %s: %v, want only the new one (the old one pins WAL forever)", renamed, slots)
+	}
+}
