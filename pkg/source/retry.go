@@ -198,11 +198,9 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 	var mu sync.Mutex                       // guards the times and last against the emit callback
 	last := from
 	var emitFailed atomic.Bool
-	var reached atomic.Bool // the source connected at least once in this Run
 	up := func() {
 		mu.Lock()
 		defer mu.Unlock()
-		reached.Store(true)
 		if r.connected.Load() {
 			return
 		}
@@ -233,7 +231,7 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 	}
 	rctx := context.WithValue(ctx, connectedKey{}, up)
 	r.state.set(ConnConnecting, time.Now())
-	for {
+	for attempt := 1; ; attempt++ {
 		err := r.Source.Run(rctx, last, wrapped)
 		if err == nil || ctx.Err() != nil || emitFailed.Load() {
 			return err
@@ -250,12 +248,15 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 			mu.Unlock()
 			continue
 		}
-		if resume == nil && !reached.Load() && DialFailed(err) {
-			// No checkpoint and no connection opened yet: a first start
-			// against a wrong host or port, or a closed security group.
-			// An ECS task restarting after a crash has a checkpoint and
-			// keeps retrying below, as does a first start that reached
-			// a server still starting up (57P03, 1053).
+		if attempt == 1 && resume == nil && DialFailed(err) {
+			// No checkpoint, and the first attempt could not open a
+			// connection: a first start against a wrong host or port,
+			// or a closed security group. An ECS task restarting after
+			// a crash has a checkpoint and keeps retrying below, as
+			// does a first start whose first attempt reached the server
+			// (one still starting up, 57P03, 1053, or one that went
+			// down before streaming began): a later refused dial is an
+			// outage.
 			r.state.failed(err, "fatal", r.failures.Load(), window, time.Now())
 			return fmt.Errorf("%w on the first start of this pipeline (no checkpoint yet), so it is not retried: check source.url's host and port and that the database accepts connections from here: %w", ErrNeverConnected, err)
 		}

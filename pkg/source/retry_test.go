@@ -226,3 +226,31 @@ func TestReconnectResnapshot(t *testing.T) {
 		t.Errorf("%d runs from %q, %d resnapshots", s.runs, s.froms, r.Resnapshots())
 	}
 }
+
+// answered fails its first Run with err after reaching the server (no
+// position handed on), and every later one with later, before connecting.
+type answered struct {
+	script
+	first, later error
+}
+
+func (a *answered) Run(ctx context.Context, from change.Position, emit func(context.Context, *change.Event) error) error {
+	a.err = a.later
+	if a.runs == 0 {
+		a.err = a.first
+	}
+	return a.script.Run(ctx, from, emit)
+}
+
+// A first start whose first attempt reached the server, which then went
+// down before streaming began (a reboot), is an outage: the refused dials
+// after it are retried for the window, not "never reached".
+func TestReconnectReachedBeforeStreaming(t *testing.T) {
+	s := &answered{first: fmt.Errorf("create replication slot: %w", io.ErrUnexpectedEOF),
+		later: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
+	r := &Reconnecting{Source: s, Type: "test", Window: 100 * time.Millisecond, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, Log: quietLog()}
+	err := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return nil })
+	if !errors.Is(err, ErrOutage) || errors.Is(err, ErrNeverConnected) || s.runs < 3 {
+		t.Fatalf("err %v after %d runs, want ErrOutage after retries", err, s.runs)
+	}
+}

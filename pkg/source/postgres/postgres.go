@@ -191,6 +191,7 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 			return err
 		}
 		if pos.Slot != s.slot {
+			s.dropAbandoned(ctx, pos.Slot)
 			return fmt.Errorf("the checkpoint belongs to replication slot %s, the config names %s: %w", pos.Slot, s.slot, ErrResnapshotRequired)
 		}
 	}
@@ -262,6 +263,31 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 		return cause
 	}
 	return err
+}
+
+// dropAbandoned drops the replication slot a checkpoint streamed from
+// when the config names another one and source.snapshot_mode when_needed
+// starts again from a new slot (docs/snapshots.md): nothing would ever
+// read the old slot again, and it would hold its WAL for good. A slot
+// still in use is left, with a warning naming it.
+func (s *Source) dropAbandoned(ctx context.Context, old string) {
+	if s.opts.Config.Snapshot() != config.SnapshotWhenNeeded {
+		return
+	}
+	tag, err := s.conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active`, old)
+	if err == nil && tag.RowsAffected() == 0 {
+		var active bool
+		if s.conn.QueryRow(ctx, `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, old).Scan(&active) == nil {
+			err = errors.New("the slot is in use")
+		}
+	}
+	switch {
+	case err != nil:
+		slog.Warn("source.snapshot_mode when_needed: could not drop the replication slot the checkpoint streamed from; it holds WAL until dropped",
+			"slot", old, "err", err, "fix", "SELECT pg_drop_replication_slot('"+old+"')")
+	case tag.RowsAffected() > 0:
+		slog.Warn("source.snapshot_mode when_needed: dropped the replication slot the checkpoint streamed from (source.slot names another)", "slot", old)
+	}
 }
 
 // freshStart (re)creates the slot and returns its consistent point, where

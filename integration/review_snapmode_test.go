@@ -1,0 +1,289 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/tributary-cdc/tributary/integration/awstest"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Adversarial review of source.snapshot_mode and of the fail-fast first
+// start (docs/snapshots.md "Snapshot modes", docs/operations.md "A source
+// never reached"), on the real services.
+
+// A first start that reached its database, and lost it before streaming
+// began, is an outage, not "never reached": docs/operations.md says a
+// first start fails fast only when no connection could be opened. Here
+// the start connects and waits in CREATE_REPLICATION_SLOT (PostgreSQL
+// waits for the transactions running when a logical slot is made: an
+// open transaction holds it there, as a long report or a stuck
+// transaction does in production), then the port closes for 4 s (a
+// maintenance reboot): the reconnect's first dial is refused. The old
+// code exited 1 with "the source was never reached"; the pipeline must
+// ride it out and stream once the database answers again.
+func TestReviewPGReachedThenDownAtFirstStart(t *testing.T) {
+	e := newEnv(t, "pgreachdown")
+	e.exec(sentinelTable)
+	proxy := newCutProxy(t, "127.0.0.1:5432")
+	cfg := e.writePipeline(pipelineConfig{typ: "postgres", url: "postgres://postgres:postgres@" + proxy.addr + "/" + e.db,
+		source: "  outage_window: 1m\n"})
+
+	// A transaction with an xid, open while the slot is being made.
+	ctx := context.Background()
+	hold, err := pgx.Connect(ctx, e.pgURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close(ctx)
+	watch, err := pgx.Connect(ctx, e.pgURL()) // outside the transaction, whose view of pg_stat_activity is fixed
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
+	tx, err := hold.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO sentinel VALUES (100)`); err != nil {
+		t.Fatal(err)
+	}
+
+	p := e.start("run", "--config", cfg)
+	deadline := time.Now().Add(30 * time.Second)
+	for slotWait := func() bool {
+		var n int
+		watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'CREATE_REPLICATION_SLOT%' AND datname = $1`, e.db).Scan(&n)
+		return n > 0
+	}; !slotWait(); time.Sleep(200 * time.Millisecond) {
+		if p.exited() || time.Now().After(deadline) {
+			t.Fatalf("the start is not waiting in CREATE_REPLICATION_SLOT; output:\n%s", p.out)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	proxy.cut() // the server reboots: every connection ends, the port refuses
+	time.Sleep(4 * time.Second)
+	if p.exited() {
+		t.Fatalf("a first start that had reached its database gave up when it went down for 4 s (exit %d); output:\n%s",
+			p.cmd.ProcessState.ExitCode(), p.out)
+	}
+	proxy.mend()
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.exec(`INSERT INTO sentinel VALUES (1)`)
+	awaitKey(t, p, e.prefix+".public.sentinel", "id", 1)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+	if !strings.Contains(p.out.String(), "reconnecting") {
+		t.Errorf("no reconnect was logged:\n%s", p.out)
+	}
+}
+
+// committedOps is d.ops read with read_committed: what an exactly_once
+// consumer sees.
+func (d modeDB) committedOps(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	if topicEnd(d.topic) == 0 {
+		return out
+	}
+	eachRecordWithin(t, d.topic, 60*time.Second, []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords()}, func(_ *kgo.Record, m message) {
+		pl := m.payload()
+		row, _ := pl["after"].(map[string]any)
+		if row == nil {
+			row, _ = pl["before"].(map[string]any)
+		}
+		out = append(out, fmt.Sprintf("%v%v", pl["op"], row["id"]))
+	})
+	sort.Strings(out)
+	return out
+}
+
+// initial_only with delivery exactly_once, on a table of several chunks
+// written to while it is read: the run exits 0, a read_committed consumer
+// sees every row once (op r, or the stream's change of it), and a later
+// run with snapshot_mode initial streams on from where it stopped: the
+// rows committed meanwhile once each, none read again.
+func TestReviewPGInitialOnlyExactlyOnce(t *testing.T) {
+	d := pgModeDB(t, "pgionlyeos")
+	d.exec(`CREATE TABLE t (id INT PRIMARY KEY, v INT)`)
+	d.exec(`INSERT INTO t SELECT g FROM generate_series(1, 3000) g`)
+	eos := func(mode string) string {
+		return d.e.writePipeline(pipelineConfig{source: "  snapshot_mode: " + mode + "\n",
+			checkpoint: "  path: " + d.e.dir + "/checkpoints\ndelivery: exactly_once\n"})
+	}
+	t.Setenv("TRIBUTARY_SNAPSHOT_CHUNK_ROWS", "500")
+	p := d.e.start("run", "--config", eos("initial_only"))
+	if code := exitWithin(t, p, 120*time.Second, "initial_only exactly_once"); code != 0 {
+		t.Fatalf("exit %d, want 0; output:\n%s", code, p.out)
+	}
+	got := d.committedOps(t)
+	if want := rowsRead(1, 3000); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("initial_only exactly_once: %d records, want the 3000 rows once each with op r", len(got))
+	}
+	d.insert(3001, 3010)
+	p = d.e.start("run", "--config", eos("initial"))
+	p.waitFor(t, 90*time.Second, "rows 3001..3010 streamed", func() bool {
+		return count(d.committedOps(t), func(o string) bool { return strings.HasPrefix(o, "c") }) >= 10
+	})
+	time.Sleep(time.Second)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+	got = d.committedOps(t)
+	if len(got) != 3010 || count(got, func(o string) bool { return strings.HasPrefix(o, "c") }) != 10 {
+		t.Errorf("initial after initial_only exactly_once: %d records (%d c), want 3010: the rows read and c3001..c3010 once each",
+			len(got), count(got, func(o string) bool { return strings.HasPrefix(o, "c") }))
+	}
+}
+
+// no_data publishes no existing row, but `tributary backfill --table`
+// still re-publishes one on request (docs/snapshots.md).
+func TestReviewPGNoDataBackfillRequest(t *testing.T) {
+	d := pgModeDB(t, "pgnodatabf")
+	d.exec(`CREATE TABLE t (id INT PRIMARY KEY, v INT)`)
+	d.insert(1, 5)
+	cfg := d.cfg("  snapshot_mode: no_data\n")
+	p := d.e.start("run", "--config", cfg)
+	d.awaitStarted(t, p)
+	if code, out := backfillCLI(t, d.e, "--config", cfg, "--table", "public.t"); code != 0 {
+		t.Fatalf("backfill: exit %d: %s", code, out)
+	}
+	p.waitFor(t, 90*time.Second, "the requested backfill", func() bool {
+		return count(d.ops(t), func(o string) bool { return strings.HasPrefix(o, "r") }) == 5
+	})
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+	if got := d.ops(t); strings.Join(got, ",") != strings.Join(rowsRead(1, 5), ",") {
+		t.Errorf("no_data with a backfill request published %v, want r1..r5 once", got)
+	}
+}
+
+// A first start whose checkpoint store is DynamoDB (the emulator) reads
+// "no checkpoint" right: an unreachable source fails at once, as with the
+// file store, and the exit message names the address, never the password.
+func TestReviewDynamoFirstStartNeverReached(t *testing.T) {
+	e := newEnv(t, "dynunreach")
+	awstest.Env(t)
+	addr := freeAddr(t)
+	cfg := e.writePipeline(pipelineConfig{typ: "postgres", url: "postgres://postgres:s3cret-pw@" + addr + "/" + e.db,
+		checkpoint: dynamoCheckpoint(testTableName("dynunreach"))})
+	p := e.start("run", "--config", cfg)
+	code := exitWithin(t, p, 60*time.Second, "a source never reached, DynamoDB store")
+	out := p.out.String()
+	if code != 1 || !strings.Contains(lineWith(out, "never reached"), addr) {
+		t.Fatalf("exit %d, want 1 naming %s; output:\n%s", code, addr, out)
+	}
+	if strings.Contains(out, "s3cret-pw") {
+		t.Error("the password appears in the output")
+	}
+}
+
+// when_needed on PostgreSQL with the slot dropped while the pipeline
+// runs (its walsender ended, the slot dropped before the reconnect takes
+// it again): the running process backfills every table again from a new
+// slot and streams on, the row committed after the loss is in the new
+// backfill, one slot is left, and a restart resumes from the new
+// position (no third backfill: the checkpoint holds no stale state).
+func TestReviewPGWhenNeededSlotDroppedWhileRunning(t *testing.T) {
+	d := pgModeDB(t, "pgneededlive")
+	d.exec(`CREATE TABLE t (id INT PRIMARY KEY, v INT)`)
+	d.insert(1, 10)
+	cfg := d.cfg("  snapshot_mode: when_needed\n")
+	p := d.e.start("run", "--config", cfg)
+	p.waitFor(t, 90*time.Second, "the backfill", func() bool { return len(d.ops(t)) == 10 })
+	d.insert(11, 11)
+	p.waitFor(t, 60*time.Second, "row 11 streamed", func() bool {
+		return count(d.ops(t), func(o string) bool { return o == "c11" }) == 1
+	})
+	slot := "tributary_" + d.e.name
+	ctx := context.Background()
+	waitFor(t, 30*time.Second, "the slot dropped", func() bool {
+		d.e.conn.Exec(ctx, `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NOT NULL`, slot)
+		_, err := d.e.conn.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, slot)
+		return err == nil
+	})
+	d.insert(12, 12) // after the loss, before the new slot: in the new backfill
+	p.waitFor(t, 90*time.Second, "the second backfill", func() bool {
+		return count(d.ops(t), func(o string) bool { return strings.HasPrefix(o, "r") }) >= 22
+	})
+	d.insert(13, 13)
+	p.waitFor(t, 60*time.Second, "row 13 streamed", func() bool {
+		return count(d.ops(t), func(o string) bool { return o == "c13" }) == 1
+	})
+	time.Sleep(1500 * time.Millisecond) // a checkpoint past the second backfill
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+	if lineWith(p.out.String(), "the source position is lost") == "" {
+		t.Errorf("no when_needed warning:\n%s", p.out)
+	}
+	got := d.ops(t)
+	if n := count(got, func(o string) bool { return o == "r12" }); n != 1 {
+		t.Errorf("row 12, committed after the slot was lost, read %d times by the new backfill, want 1: %v", n, got)
+	}
+	var slots int
+	if err := d.e.conn.QueryRow(ctx, `SELECT count(*) FROM pg_replication_slots WHERE database = current_database()`).Scan(&slots); err != nil {
+		t.Fatal(err)
+	}
+	if slots != 1 {
+		t.Errorf("%d replication slots for the pipeline's database, want 1", slots)
+	}
+
+	p = d.e.start("run", "--config", cfg)
+	d.insert(14, 14)
+	p.waitFor(t, 90*time.Second, "row 14 streamed after a restart", func() bool {
+		return count(d.ops(t), func(o string) bool { return o == "c14" }) == 1
+	})
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+	if n := count(d.ops(t), func(o string) bool { return strings.HasPrefix(o, "r") }); n != 22 {
+		t.Errorf("a restart after the re-backfill published %d rows read, want 22 (no third backfill)", n)
+	}
+}
+
+// when_needed with source.slot renamed: the checkpoint's slot is another
+// one (docs/snapshots.md lists it as a lost position), so the pipeline
+// backfills again from the new slot. The old slot, which only this
+// pipeline's checkpoint named, is dropped: left behind, it pinned WAL for
+// good with nothing ever reading it (the old code kept it).
+func TestReviewPGWhenNeededRenamedSlotDropped(t *testing.T) {
+	d := pgModeDB(t, "pgneededslot")
+	d.exec(`CREATE TABLE t (id INT PRIMARY KEY, v INT)`)
+	d.insert(1, 5)
+	p := d.e.start("run", "--config", d.cfg("  snapshot_mode: when_needed\n"))
+	p.waitFor(t, 90*time.Second, "the backfill", func() bool { return len(d.ops(t)) == 5 })
+	time.Sleep(1500 * time.Millisecond)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+	renamed := "tributary_" + d.e.name + "_b"
+	p = d.e.start("run", "--config", d.cfg("  snapshot_mode: when_needed\n  slot: "+renamed+"\n"))
+	p.waitFor(t, 90*time.Second, "the second backfill", func() bool { return len(d.ops(t)) == 10 })
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+	var slots []string
+	rows, err := d.e.conn.Query(context.Background(), `SELECT slot_name FROM pg_replication_slots WHERE database = current_database() ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		slots = append(slots, s)
+	}
+	rows.Close()
+	if len(slots) != 1 || slots[0] != renamed {
+		t.Errorf("replication slots after when_needed moved to %s: %v, want only the new one (the old one pins WAL forever)", renamed, slots)
+	}
+}
