@@ -290,6 +290,7 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 	if f.on("tables") {
 		minKills = 5
 	}
+	var prevOut string // the last killed publisher's output tail
 	for (time.Now().Before(deadline) || run.kills < minKills) && len(run.crashes) < 5 {
 		wait := time.Duration(1500+krng.IntN(3500)) * time.Millisecond
 		select {
@@ -299,11 +300,17 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 			t.Log(aimAtBigTx(b.topic(tables[0]), filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json"), bigRows))
 		}
 		if p.exited() {
+			if len(run.crashes) == 0 && prevOut != "" {
+				// The first crash's cause is often in what the publisher
+				// before it did: its last lines, once.
+				t.Logf("%s: the publisher before the first crash (killed) logged, last lines:\n%s", b.kind(), prevOut)
+			}
 			run.crashes = append(run.crashes, tail(p.out.String(), 600))
 			t.Errorf("%s: the publisher exited on its own (%v):\n%s", b.kind(), p.err, tail(p.out.String(), 600))
 		} else {
 			p.kill()
 			run.kills++
+			prevOut = tail(p.out.String(), 6000)
 		}
 		w.mu.Lock()
 		switch {
