@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -222,13 +223,21 @@ func FuzzFormats(f *testing.F) {
 			}
 		}
 
-		if out, err := appendDecimalString(nil, []byte(text)); err == nil {
+		_, perr := parseDecimal([]byte(text))
+		special := perr == ErrSpecialDecimal
+		if out, err := appendDecimalString(nil, []byte(text)); err == nil && !special {
 			var s string
 			if json.Unmarshal(out, &s) != nil || s != text || !plainDecimal.MatchString(text) {
 				t.Fatalf("string mode: %q written as %s", text, out)
 			}
 		}
-		if out, err := appendDecimalDouble(nil, []byte(text)); err == nil {
+		if special {
+			d, _ := appendDecimalDouble(nil, []byte(text))
+			s, _ := appendDecimalString(nil, []byte(text))
+			if !specialDouble.Match(d) || !specialString.Match(s) {
+				t.Fatalf("%q: double mode %s, string mode %s", text, d, s)
+			}
+		} else if out, err := appendDecimalDouble(nil, []byte(text)); err == nil {
 			want, _ := strconv.ParseFloat(text, 64)
 			var got float64
 			if json.Unmarshal(out, &got) != nil || got != want {
@@ -243,4 +252,30 @@ func FuzzFormats(f *testing.F) {
 			t.Fatalf("hex %q of %x", h, raw)
 		}
 	})
+}
+
+// The special decimal values in the double and string modes.
+var (
+	specialDouble = regexp.MustCompile(`^"(NaN|Infinity|-Infinity)"$`)
+	specialString = regexp.MustCompile(`^"(NAN|POSITIVE_INFINITY|NEGATIVE_INFINITY)"$`)
+)
+
+// TestFormatSpecialDecimals: PostgreSQL's NaN and ±Infinity numerics in
+// decimal.handling.mode double and string are the values Debezium writes
+// (verified side by side: integration/review_format_test.go), not null.
+func TestFormatSpecialDecimals(t *testing.T) {
+	for _, c := range []struct{ text, double, str string }{
+		{"NaN", `"NaN"`, `"NAN"`},
+		{"Infinity", `"Infinity"`, `"POSITIVE_INFINITY"`},
+		{"-Infinity", `"-Infinity"`, `"NEGATIVE_INFINITY"`},
+	} {
+		d, err := appendDecimalDouble(nil, []byte(c.text))
+		if err != nil || string(d) != c.double {
+			t.Errorf("double mode: %s written as %s (%v), want %s", c.text, d, err, c.double)
+		}
+		s, err := appendDecimalString(nil, []byte(c.text))
+		if err != nil || string(s) != c.str {
+			t.Errorf("string mode: %s written as %s (%v), want %s", c.text, s, err, c.str)
+		}
+	}
 }
