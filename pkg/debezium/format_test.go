@@ -279,3 +279,36 @@ func TestFormatSpecialDecimals(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatUnknownTypeBinary: a column of an unknown type published with
+// IncludeUnknownTypes is bytes in the binary mode's schema and encoding,
+// as Debezium's include.unknown.datatypes writes it (verified side by
+// side: integration/review_format_test.go).
+func TestFormatUnknownTypeBinary(t *testing.T) {
+	table := &change.Table{
+		ID: change.TableID{DB: "d", Schema: "public", Name: "t"},
+		Columns: []change.Column{
+			{Name: "id", Type: change.Type{Kind: change.KindInt32, Precision: -1, Scale: -1}},
+			{Name: "q", Type: change.Type{Kind: change.KindUnknown, Name: "tsquery"}, Optional: true},
+		},
+		Key: []int{0},
+	}
+	ev := &change.Event{Table: table, Op: change.OpCreate, After: change.Row{change.IntValue(1), change.BinaryValue([]byte("'a'"))},
+		Source: change.Source{Connector: "postgresql"}}
+	for binary, want := range map[string][]string{
+		"":       {`{"type":"bytes","optional":true,"field":"q"}`, `"q":"J2En"`},
+		"base64": {`{"type":"string","optional":true,"field":"q"}`, `"q":"J2En"`},
+		"hex":    {`{"type":"string","optional":true,"field":"q"}`, `"q":"276127"`},
+	} {
+		e := NewEncoder(Options{TopicPrefix: "p", IncludeUnknownTypes: true, Format: Format{Binary: binary}})
+		v, err := e.AppendValue(nil, ev, goldenNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(string(v), w) {
+				t.Errorf("binary %q: no %s in\n%s", binary, w, v)
+			}
+		}
+	}
+}
