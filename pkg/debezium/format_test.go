@@ -312,3 +312,29 @@ func TestFormatUnknownTypeBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatNegativeTimeConnect: a negative MySQL TIME in time_precision
+// connect is null, as Debezium writes it (verified side by side:
+// integration/review_format_test.go), and refused in a NOT NULL column.
+func TestFormatNegativeTimeConnect(t *testing.T) {
+	table := &change.Table{
+		ID: change.TableID{DB: "d", Name: "t"},
+		Columns: []change.Column{
+			{Name: "id", Type: change.Type{Kind: change.KindInt32, Precision: -1, Scale: -1}},
+			{Name: "tm", Type: change.Type{Kind: change.KindTime, Precision: 6}, Optional: true},
+		},
+		Key: []int{0},
+	}
+	ev := &change.Event{Table: table, Op: change.OpCreate, After: change.Row{change.IntValue(1), change.IntValue(-3_600_000_000)},
+		Source: change.Source{Connector: "mariadb"}}
+	e := NewEncoder(Options{TopicPrefix: "p", Format: Format{Time: "connect"}})
+	v, err := e.AppendValue(nil, ev, goldenNow)
+	if err != nil || !strings.Contains(string(v), `"tm":null`) {
+		t.Errorf("optional: %v\n%s", err, v)
+	}
+	table.Columns[1].Optional = false
+	e = NewEncoder(Options{TopicPrefix: "p", Format: Format{Time: "connect"}})
+	if _, err := e.AppendValue(nil, ev, goldenNow); err == nil {
+		t.Error("a negative TIME in a NOT NULL column is written")
+	}
+}
