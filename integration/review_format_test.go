@@ -192,13 +192,14 @@ func TestReviewFormatMariaDBTypes(t *testing.T) {
 	src.stream = []string{
 		`INSERT INTO %s VALUES (2, b'1010', 'a,b', 'y', 2024, ST_GeomFromText('POINT(1 2)'), X'0102', '{"a":1}', '12:34:56', 12.5)`,
 		`UPDATE %s SET bn = X'FF', tm = '-01:00:00' WHERE id = 2`,
+		`UPDATE %s SET tm = '25:00:00' WHERE id = 2`,
 	}
 	runFormatOracle(t, e.env, src, []formatRun{{
 		label:    "hex",
 		debezium: []string{"binary.handling.mode=hex", "decimal.handling.mode=string", "time.precision.mode=connect"},
 		variants: []formatVariant{
-			{table: "my_env", format: "  binary_handling: hex\n  decimal_handling: string\n  time_precision: connect\n", want: 3},
-			{table: "my_unw", format: "  binary_handling: hex\n  decimal_handling: string\n  time_precision: connect\n  unwrap: true\n", smt: []string{}, want: 3},
+			{table: "my_env", format: "  binary_handling: hex\n  decimal_handling: string\n  time_precision: connect\n", want: 4},
+			{table: "my_unw", format: "  binary_handling: hex\n  decimal_handling: string\n  time_precision: connect\n  unwrap: true\n", smt: []string{}, want: 4},
 		},
 	}})
 }

@@ -313,8 +313,8 @@ func TestFormatUnknownTypeBinary(t *testing.T) {
 	}
 }
 
-// TestFormatNegativeTimeConnect: a negative MySQL TIME in time_precision
-// connect is null, as Debezium writes it (verified side by side:
+// TestFormatNegativeTimeConnect: a negative MySQL TIME, or one past a
+// day, in time_precision connect is null, as Debezium writes it (verified side by side:
 // integration/review_format_test.go), and refused in a NOT NULL column.
 func TestFormatNegativeTimeConnect(t *testing.T) {
 	table := &change.Table{
@@ -328,9 +328,12 @@ func TestFormatNegativeTimeConnect(t *testing.T) {
 	ev := &change.Event{Table: table, Op: change.OpCreate, After: change.Row{change.IntValue(1), change.IntValue(-3_600_000_000)},
 		Source: change.Source{Connector: "mariadb"}}
 	e := NewEncoder(Options{TopicPrefix: "p", Format: Format{Time: "connect"}})
-	v, err := e.AppendValue(nil, ev, goldenNow)
-	if err != nil || !strings.Contains(string(v), `"tm":null`) {
-		t.Errorf("optional: %v\n%s", err, v)
+	for _, micros := range []int64{-3_600_000_000, 25 * 3_600_000_000} {
+		ev.After[1] = change.IntValue(micros)
+		v, err := e.AppendValue(nil, ev, goldenNow)
+		if err != nil || !strings.Contains(string(v), `"tm":null`) {
+			t.Errorf("optional, %d µs: %v\n%s", micros, err, v)
+		}
 	}
 	table.Columns[1].Optional = false
 	e = NewEncoder(Options{TopicPrefix: "p", Format: Format{Time: "connect"}})
