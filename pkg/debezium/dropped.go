@@ -6,7 +6,7 @@ import "github.com/tributary-cdc/tributary/pkg/change"
 // its handling of unknown types: with IncludeUnknownTypes, a column of a type it cannot
 // encode is published as Debezium's include.unknown.datatypes publishes
 // it, as bytes (the source's text form, which the source hands over as a
-// Binary value).
+// Binary value), in binary.handling.mode's form.
 func (e *Encoder) columnSchema(col *change.Column) (connectSchema, colEnc, bool) {
 	s, enc, ok := columnSchema(col)
 	if ok {
@@ -20,7 +20,10 @@ func (e *Encoder) columnSchema(col *change.Column) (connectSchema, colEnc, bool)
 	if !e.includeUnknown || col.Type.Kind != change.KindUnknown {
 		return s, enc, ok
 	}
-	return connectSchema{typ: "bytes", optional: col.Optional}, encBytes, true
+	// Bytes as a bytea column's, in the binary mode's schema and encoding
+	// as well (verified side by side: integration/review_format_test.go).
+	s = connectSchema{typ: "bytes", optional: col.Optional}
+	return s, e.format.formatSchema(&change.Type{Kind: change.KindBytes}, &s, encBytes), true
 }
 
 // Dropped returns the columns of t that the encoder leaves out of every

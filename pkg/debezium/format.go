@@ -1,6 +1,7 @@
 package debezium
 
 import (
+	"bytes"
 	"encoding/hex"
 	"strconv"
 
@@ -135,7 +136,11 @@ func (f *Format) formatSchema(t *change.Type, s *connectSchema, enc colEnc) colE
 // decimal.handling.mode=double makes of it (BigDecimal.doubleValue, which
 // rounds correctly, as ParseFloat does), in Java's notation.
 func appendDecimalDouble(b, text []byte) ([]byte, error) {
-	if _, err := parseDecimal(text); err != nil {
+	if _, err := parseDecimal(text); err == ErrSpecialDecimal {
+		// Double.NaN and the infinities, which JsonConverter's Jackson
+		// writes quoted.
+		return append(b, `"`+specialDecimal(text, "NaN", "Infinity", "-Infinity")+`"`...), nil
+	} else if err != nil {
 		return b, err
 	}
 	f, err := strconv.ParseFloat(string(text), 64)
@@ -148,10 +153,28 @@ func appendDecimalDouble(b, text []byte) ([]byte, error) {
 // appendDecimalString writes decimal text as decimal.handling.mode=string
 // does (BigDecimal.toPlainString): the source's canonical digits.
 func appendDecimalString(b, text []byte) ([]byte, error) {
-	if _, err := parseDecimal(text); err != nil {
+	if _, err := parseDecimal(text); err == ErrSpecialDecimal {
+		// SpecialValueDecimal's toString: the name of its special value.
+		return append(b, `"`+specialDecimal(text, "NAN", "POSITIVE_INFINITY", "NEGATIVE_INFINITY")+`"`...), nil
+	} else if err != nil {
 		return b, err
 	}
 	return appendString(b, text), nil
+}
+
+// specialDecimal names the special value decimal text spells (parseDecimal
+// said ErrSpecialDecimal): nan, inf or negInf. Unlike precise mode, which
+// cannot carry them (a null field), the double and string modes write
+// PostgreSQL's NaN and ±Infinity numerics, as Debezium does (verified side
+// by side in integration/review_format_test.go).
+func specialDecimal(text []byte, nan, inf, negInf string) string {
+	switch {
+	case bytes.EqualFold(bytes.TrimLeft(text, "+-"), []byte("nan")):
+		return nan
+	case text[0] == '-':
+		return negInf
+	}
+	return inf
 }
 
 // appendHex writes bytes as binary.handling.mode=hex does: lower-case hex.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -222,13 +223,21 @@ func FuzzFormats(f *testing.F) {
 			}
 		}
 
-		if out, err := appendDecimalString(nil, []byte(text)); err == nil {
+		_, perr := parseDecimal([]byte(text))
+		special := perr == ErrSpecialDecimal
+		if out, err := appendDecimalString(nil, []byte(text)); err == nil && !special {
 			var s string
 			if json.Unmarshal(out, &s) != nil || s != text || !plainDecimal.MatchString(text) {
 				t.Fatalf("string mode: %q written as %s", text, out)
 			}
 		}
-		if out, err := appendDecimalDouble(nil, []byte(text)); err == nil {
+		if special {
+			d, _ := appendDecimalDouble(nil, []byte(text))
+			s, _ := appendDecimalString(nil, []byte(text))
+			if !specialDouble.Match(d) || !specialString.Match(s) {
+				t.Fatalf("%q: double mode %s, string mode %s", text, d, s)
+			}
+		} else if out, err := appendDecimalDouble(nil, []byte(text)); err == nil {
 			want, _ := strconv.ParseFloat(text, 64)
 			var got float64
 			if json.Unmarshal(out, &got) != nil || got != want {
@@ -243,4 +252,92 @@ func FuzzFormats(f *testing.F) {
 			t.Fatalf("hex %q of %x", h, raw)
 		}
 	})
+}
+
+// The special decimal values in the double and string modes.
+var (
+	specialDouble = regexp.MustCompile(`^"(NaN|Infinity|-Infinity)"$`)
+	specialString = regexp.MustCompile(`^"(NAN|POSITIVE_INFINITY|NEGATIVE_INFINITY)"$`)
+)
+
+// TestFormatSpecialDecimals: PostgreSQL's NaN and ±Infinity numerics in
+// decimal.handling.mode double and string are the values Debezium writes
+// (verified side by side: integration/review_format_test.go), not null.
+func TestFormatSpecialDecimals(t *testing.T) {
+	for _, c := range []struct{ text, double, str string }{
+		{"NaN", `"NaN"`, `"NAN"`},
+		{"Infinity", `"Infinity"`, `"POSITIVE_INFINITY"`},
+		{"-Infinity", `"-Infinity"`, `"NEGATIVE_INFINITY"`},
+	} {
+		d, err := appendDecimalDouble(nil, []byte(c.text))
+		if err != nil || string(d) != c.double {
+			t.Errorf("double mode: %s written as %s (%v), want %s", c.text, d, err, c.double)
+		}
+		s, err := appendDecimalString(nil, []byte(c.text))
+		if err != nil || string(s) != c.str {
+			t.Errorf("string mode: %s written as %s (%v), want %s", c.text, s, err, c.str)
+		}
+	}
+}
+
+// TestFormatUnknownTypeBinary: a column of an unknown type published with
+// IncludeUnknownTypes is bytes in the binary mode's schema and encoding,
+// as Debezium's include.unknown.datatypes writes it (verified side by
+// side: integration/review_format_test.go).
+func TestFormatUnknownTypeBinary(t *testing.T) {
+	table := &change.Table{
+		ID: change.TableID{DB: "d", Schema: "public", Name: "t"},
+		Columns: []change.Column{
+			{Name: "id", Type: change.Type{Kind: change.KindInt32, Precision: -1, Scale: -1}},
+			{Name: "q", Type: change.Type{Kind: change.KindUnknown, Name: "tsquery"}, Optional: true},
+		},
+		Key: []int{0},
+	}
+	ev := &change.Event{Table: table, Op: change.OpCreate, After: change.Row{change.IntValue(1), change.BinaryValue([]byte("'a'"))},
+		Source: change.Source{Connector: "postgresql"}}
+	for binary, want := range map[string][]string{
+		"":       {`{"type":"bytes","optional":true,"field":"q"}`, `"q":"J2En"`},
+		"base64": {`{"type":"string","optional":true,"field":"q"}`, `"q":"J2En"`},
+		"hex":    {`{"type":"string","optional":true,"field":"q"}`, `"q":"276127"`},
+	} {
+		e := NewEncoder(Options{TopicPrefix: "p", IncludeUnknownTypes: true, Format: Format{Binary: binary}})
+		v, err := e.AppendValue(nil, ev, goldenNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(string(v), w) {
+				t.Errorf("binary %q: no %s in\n%s", binary, w, v)
+			}
+		}
+	}
+}
+
+// TestFormatNegativeTimeConnect: a negative MySQL TIME, or one past a
+// day, in time_precision connect is null, as Debezium writes it (verified side by side:
+// integration/review_format_test.go), and refused in a NOT NULL column.
+func TestFormatNegativeTimeConnect(t *testing.T) {
+	table := &change.Table{
+		ID: change.TableID{DB: "d", Name: "t"},
+		Columns: []change.Column{
+			{Name: "id", Type: change.Type{Kind: change.KindInt32, Precision: -1, Scale: -1}},
+			{Name: "tm", Type: change.Type{Kind: change.KindTime, Precision: 6}, Optional: true},
+		},
+		Key: []int{0},
+	}
+	ev := &change.Event{Table: table, Op: change.OpCreate, After: change.Row{change.IntValue(1), change.IntValue(-3_600_000_000)},
+		Source: change.Source{Connector: "mariadb"}}
+	e := NewEncoder(Options{TopicPrefix: "p", Format: Format{Time: "connect"}})
+	for _, micros := range []int64{-3_600_000_000, 25 * 3_600_000_000} {
+		ev.After[1] = change.IntValue(micros)
+		v, err := e.AppendValue(nil, ev, goldenNow)
+		if err != nil || !strings.Contains(string(v), `"tm":null`) {
+			t.Errorf("optional, %d µs: %v\n%s", micros, err, v)
+		}
+	}
+	table.Columns[1].Optional = false
+	e = NewEncoder(Options{TopicPrefix: "p", Format: Format{Time: "connect"}})
+	if _, err := e.AppendValue(nil, ev, goldenNow); err == nil {
+		t.Error("a negative TIME in a NOT NULL column is written")
+	}
 }
