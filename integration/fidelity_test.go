@@ -498,25 +498,39 @@ func decodeJSON(b []byte) (any, error) {
 	return v, err
 }
 
-func readDebeziumOutput(t *testing.T, path string) []rawRecord {
+// debeziumLine is one record the Debezium harness wrote (Harness.java):
+// its topic, key and value as JSON text ("null" for none), and whether it
+// is a Kafka tombstone.
+type debeziumLine struct {
+	Destination string          `json:"destination"`
+	Key         json.RawMessage `json:"key"`
+	Value       json.RawMessage `json:"value"`
+	Tombstone   bool            `json:"tombstone"`
+}
+
+// eachDebeziumLine calls fn with every record of the harness's output file.
+func eachDebeziumLine(t *testing.T, path string, fn func(debeziumLine)) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatalf("debezium output: %v", err)
 	}
 	defer f.Close()
-	var recs []rawRecord
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
-		var line struct {
-			Destination string          `json:"destination"`
-			Key         json.RawMessage `json:"key"`
-			Value       json.RawMessage `json:"value"`
-		}
+		var line debeziumLine
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
 			t.Fatalf("debezium output line: %v", err)
 		}
+		fn(line)
+	}
+}
+
+func readDebeziumOutput(t *testing.T, path string) []rawRecord {
+	t.Helper()
+	var recs []rawRecord
+	eachDebeziumLine(t, path, func(line debeziumLine) {
 		r := rawRecord{topic: line.Destination}
 		if string(line.Key) != "null" {
 			r.key, _ = decodeJSON(line.Key)
@@ -525,7 +539,7 @@ func readDebeziumOutput(t *testing.T, path string) []rawRecord {
 			r.value, _ = decodeJSON(line.Value)
 		}
 		recs = append(recs, r)
-	}
+	})
 	return recs
 }
 

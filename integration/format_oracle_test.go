@@ -1,9 +1,7 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -101,24 +99,8 @@ func (r rawKV) String() string {
 
 func readDebeziumRaw(t *testing.T, path string) map[string][]rawKV {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("debezium output: %v", err)
-	}
-	defer f.Close()
 	out := map[string][]rawKV{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var line struct {
-			Destination string          `json:"destination"`
-			Key         json.RawMessage `json:"key"`
-			Value       json.RawMessage `json:"value"`
-			Tombstone   bool            `json:"tombstone"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			t.Fatalf("debezium output line: %v", err)
-		}
+	eachDebeziumLine(t, path, func(line debeziumLine) {
 		r := rawKV{key: []byte(line.Key), value: []byte(line.Value)}
 		if string(line.Key) == "null" {
 			r.key = nil // no key (a table without one): the harness writes null
@@ -127,7 +109,7 @@ func readDebeziumRaw(t *testing.T, path string) map[string][]rawKV {
 			r.value = nil
 		}
 		out[line.Destination] = append(out[line.Destination], r)
-	}
+	})
 	return out
 }
 
