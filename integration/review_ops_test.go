@@ -93,14 +93,12 @@ func TestReviewDisableTLSOnATLSListener(t *testing.T) {
 
 // TestReviewDropKeepsAPublicationAnotherPipelineUses: pipeline B streams
 // from the publication pipeline A created (B's source.publication names
-// it). Dropping A removes that publication, since it carries A's marker
-// comment: B then has none to stream from (held: PostgreSQL records no
-// link from a slot to the publication its reader names, so drop cannot
-// tell that another pipeline's slot uses it; a fix needs the pipelines
-// to record their publication, e.g. in the comment, and drop to keep it
-// while another pipeline's slot exists).
+// it). Dropping A used to remove that publication, since it carries A's
+// marker comment, and B had none to stream from. PostgreSQL records no
+// link from a slot to the publication its reader names, so drop keeps a
+// publication while another pgoutput slot of the database exists, and
+// says so.
 func TestReviewDropKeepsAPublicationAnotherPipelineUses(t *testing.T) {
-	reviewHeld(t)
 	e := newEnv(t, "rvpubshare")
 	e.exec(`CREATE TABLE items (id int PRIMARY KEY)`)
 	e.exec(`INSERT INTO items VALUES (1)`)

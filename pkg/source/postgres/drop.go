@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -77,10 +78,26 @@ func (s *Source) leftovers(ctx context.Context, drop bool) ([]source.Leftover, e
 		return nil, fmt.Errorf("look up publication %s: %w", s.pub, err)
 	}
 	pub := source.Leftover{What: "publication", Name: s.pub}
-	if comment == nil || *comment != publicationMarker(s.opts.Pipeline) {
+	// PostgreSQL does not record which publication a slot's reader names,
+	// so another pgoutput slot of this database may stream from this one
+	// (a second pipeline whose source.publication names it): then it stays.
+	var others []string
+	rows, err := conn.Query(ctx, `SELECT slot_name FROM pg_replication_slots
+		WHERE database = current_database() AND plugin = 'pgoutput' AND slot_name <> $1 ORDER BY slot_name`, s.slot)
+	if err != nil {
+		return nil, fmt.Errorf("list the other replication slots: %w", err)
+	}
+	if others, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		return nil, fmt.Errorf("list the other replication slots: %w", err)
+	}
+	switch {
+	case comment == nil || *comment != publicationMarker(s.opts.Pipeline):
 		pub.Kept = fmt.Sprintf("Tributary did not create it for this pipeline (its comment is not %q); if nothing else uses it: DROP PUBLICATION %s",
 			publicationMarker(s.opts.Pipeline), pgx.Identifier{s.pub}.Sanitize())
-	} else if drop {
+	case len(others) > 0:
+		pub.Kept = fmt.Sprintf("other pgoutput replication slots of this database may stream from it (%s); once none does: DROP PUBLICATION %s",
+			strings.Join(others, ", "), pgx.Identifier{s.pub}.Sanitize())
+	case drop:
 		if _, err := conn.Exec(ctx, "DROP PUBLICATION IF EXISTS "+pgx.Identifier{s.pub}.Sanitize()); err != nil {
 			return nil, publicationError(s.pub, "drop it", err)
 		}
