@@ -8,7 +8,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/conntest"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
@@ -33,7 +33,7 @@ func testConnection(ctx context.Context, inv *invocation) error {
 		return &usageError{err.Error()}
 	}
 	defer src.Close()
-	r := connectionReport{Source: sourceChecks(ctx, src, cfg)}
+	r := connectionReport{Source: conntest.SourceChecks(ctx, src, cfg, 30*time.Second)}
 	r.Report = kafka.TestConnection(ctx, cfg.Destination, cfg.LogicalName(), kafka.DeliveryOptions(cfg)...)
 	r.OK = r.Report.OK
 	for _, c := range r.Source {
@@ -57,29 +57,6 @@ func testConnection(ctx context.Context, inv *invocation) error {
 		return errors.New("connection test failed")
 	}
 	return nil
-}
-
-// sourceChecks runs the source's own checks, bounded so a source that does
-// not answer cannot hold the Kafka checks back for long.
-// After a successful sign-in, sources that can list and describe their
-// tables add the "listed tables" and "column types" lines.
-func sourceChecks(ctx context.Context, src source.Source, cfg *config.Config) []source.Check {
-	src = source.Unwrapped(src) // source.New wraps it in a Reconnecting
-	checker, ok := src.(source.Checker)
-	if !ok {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	checks := checker.Check(ctx)
-	signedIn := len(checks) > 0 && checks[0].Name == "source connection" && checks[0].OK
-	if l, ok := src.(source.Lister); ok && signedIn {
-		checks = append(checks, tablesCheck(ctx, l, cfg))
-	}
-	if d, ok := src.(source.Describer); ok && signedIn {
-		checks = append(checks, columnTypesCheck(ctx, d, cfg.Source))
-	}
-	return checks
 }
 
 func printReport(w io.Writer, r connectionReport) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary-cdc/tributary/functions/internal/dialguard"
 	"github.com/tributary-cdc/tributary/functions/internal/pipelines"
@@ -21,6 +23,38 @@ import (
 )
 
 const canary = "kafkaCANARY5150pw"
+
+// shopDatabase creates a database of the test's own on the tests'
+// PostgreSQL with one keyed table, so that the connection test has a
+// table to capture ("listed tables"), and drops it at the end.
+func shopDatabase(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, "postgres://postgres:postgres@127.0.0.1:5432/postgres")
+	if err != nil {
+		t.Fatalf("connect to the tests' PostgreSQL: %v", err)
+	}
+	defer admin.Close(ctx)
+	name := fmt.Sprintf("ct_shop_%d", time.Now().UnixNano()%1_000_000_000)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(ctx, "postgres://postgres:postgres@127.0.0.1:5432/postgres"); err == nil {
+			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			c.Close(ctx)
+		}
+	})
+	db, err := pgx.Connect(ctx, "postgres://postgres:postgres@127.0.0.1:5432/"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	if _, err := db.Exec(ctx, "CREATE TABLE orders (id int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
 
 // TestReplaySampleRequests replays events/apigw-connection-test.json
 // against the AWS emulator (SSM) and the local Kafka (127.0.0.1:9092):
@@ -48,11 +82,12 @@ func TestReplaySampleRequests(t *testing.T) {
 			"destination: {topic_prefix: " + name + ", " + dest + "}\n"
 	}
 	// shop signs in to the tests' PostgreSQL for real (its password from
-	// SSM); every other pipeline's source password is the canary, which
-	// the server refuses.
+	// SSM), to a database of its own with a table to capture; every other
+	// pipeline's source password is the canary, which the server refuses.
+	shopDB := shopDatabase(t)
 	put(root+"shop/pg", "postgres", ssmtypes.ParameterTypeSecureString)
 	put(prefix+"shop", strings.Replace(doc("shop", `bootstrap_servers: "127.0.0.1:9092", disable_tls: true`),
-		"postgres://u:${ssm:"+secret("shop")+"}@127.0.0.1:5432/db", "postgres://postgres:${ssm:"+root+"shop/pg}@127.0.0.1:5432/postgres", 1), ssmtypes.ParameterTypeString)
+		"postgres://u:${ssm:"+secret("shop")+"}@127.0.0.1:5432/db", "postgres://postgres:${ssm:"+root+"shop/pg}@127.0.0.1:5432/"+shopDB, 1), ssmtypes.ParameterTypeString)
 	put(prefix+"imds", doc("imds", `bootstrap_servers: "169.254.169.254:9092,[fd00:ec2::254]:9092", disable_tls: true`), ssmtypes.ParameterTypeString)
 	put(prefix+"scram", doc("scram", `bootstrap_servers: "127.0.0.1:9092", disable_tls: true, authentication: SCRAM-SHA-512, username: u, password: "${ssm:`+secret("scram")+`}"`), ssmtypes.ParameterTypeString)
 	put(prefix+"broken", doc("broken", `bootstrap_servers: "127.0.0.1:9092", password: "${ssm:`+root+`broken/gone}"`), ssmtypes.ParameterTypeString)
@@ -120,6 +155,10 @@ func TestReplaySampleRequests(t *testing.T) {
 	code, body := call("shop", nil)
 	if r := report(body); code != 200 || !r.OK || len(r.Brokers) == 0 || !r.Brokers[0].Reachable {
 		t.Fatalf("shop: %d %s", code, body)
+	}
+	// The same source lines as `tributary test-connection` (pkg/conntest).
+	if c := sourceCheck(body, "listed tables"); !c.OK || !strings.Contains(c.Detail, "1 tables would be captured") {
+		t.Errorf("shop: listed tables: %+v", c)
 	}
 	for _, key := range []string{`"ok":true`, `"brokers":[{"id":`, `"host":"`, `"port":`, `"reachable":true`, `"checks":[`, `"source":[{"name":"source connection","ok":true`} {
 		if !strings.Contains(body, key) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/conntest"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/source"
 	_ "github.com/tributary-cdc/tributary/pkg/source/mysql"    // registers source.type mysql
@@ -21,10 +22,11 @@ type response struct {
 	Source []source.Check `json:"source"`
 }
 
-// sourceChecks runs the source's own checks within budget, every
-// connection through dial (the guarded dialer): a source is never dialled
-// any other way. A source that cannot be set up answers one failed line
-// instead.
+// sourceChecks runs the source's checks within budget, as
+// `tributary test-connection` does (pkg/conntest: with the "listed
+// tables" and "column types" lines), every connection through dial (the
+// guarded dialer): a source is never dialled any other way. A source that
+// cannot be set up answers one failed line instead.
 func sourceChecks(ctx context.Context, cfg *config.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error), budget time.Duration) []source.Check {
 	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix,
 		Config: cfg.Source, Dial: dial, KeyColumns: cfg.Destination.KeyColumns})
@@ -32,12 +34,7 @@ func sourceChecks(ctx context.Context, cfg *config.Config, dial func(ctx context
 		return []source.Check{{Name: "source connection", Detail: err.Error()}}
 	}
 	defer src.Close()
-	ctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	var checks []source.Check
-	if c, ok := source.Unwrapped(src).(source.Checker); ok {
-		checks = c.Check(ctx)
-	}
+	checks := conntest.SourceChecks(ctx, src, cfg, budget)
 	if len(checks) == 0 {
 		return []source.Check{{Name: "source connection", Detail: "source type " + cfg.Source.Type + " has no connection test"}}
 	}
