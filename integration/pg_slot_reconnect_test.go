@@ -95,3 +95,76 @@ func TestSlotReconnectKeepsCheckpoint(t *testing.T) {
 		t.Errorf("the restart reported resnapshot required:\n%s", p.out)
 	}
 }
+
+// TestSlotSwitchOffsetsAhead: an exactly_once run resumes from the
+// offsets topic, which leads the checkpoint store (the store is saved on
+// the checkpoint cadence, after the commit); killed before its own
+// first checkpoint, it must leave the slot at the store's position. The
+// old code reported the resume position as flushed at once, so the next
+// run, switched to at_least_once (which reads the store only), failed
+// with "confirmed …, beyond the checkpoint …: resnapshot required" (the
+// soak's switch feature, issue 28).
+func TestSlotSwitchOffsetsAhead(t *testing.T) {
+	e := newEnv(t, "slotsw")
+	e.exec(`CREATE TABLE t (k int PRIMARY KEY)`)
+	e.exec(`INSERT INTO t SELECT generate_series(1, 10)`)
+	topic := e.prefix + ".public.t"
+	alo := e.writeConfig("")
+	eos := e.writePipeline(pipelineConfig{file: "eos.yaml",
+		checkpoint: "  path: " + filepath.Join(e.dir, "checkpoints") + "\n" + exactlyOnceLines})
+	noCadence := []string{"TRIBUTARY_CHECKPOINT_INTERVAL=1h"}
+
+	p := e.start("run", "--config", alo)
+	p.waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 10 })
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("at_least_once: exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+	stored := e.fileCheckpointLSN()
+
+	// exactly_once, no checkpoint on the cadence: the offsets topic moves
+	// past the store.
+	p = e.startWith(noCadence, "run", "--config", eos)
+	p.waitFor(t, 60*time.Second, "streaming", func() bool { return strings.Contains(p.out.String(), "streaming from the replication slot") })
+	e.exec(`INSERT INTO t SELECT generate_series(11, 20)`)
+	p.waitFor(t, 60*time.Second, "the streamed rows", func() bool { return topicEnd(topic) >= 20 })
+	time.Sleep(2 * time.Second) // committed (MaxInterval 50 ms) and position-only commits
+	p.kill()
+
+	// exactly_once again: resumes from the offsets topic.
+	p = e.startWith(noCadence, "run", "--config", eos)
+	p.waitFor(t, 60*time.Second, "streaming", func() bool { return strings.Contains(p.out.String(), "streaming from the replication slot") })
+	if !strings.Contains(p.out.String(), "resuming from the offsets topic") {
+		t.Fatalf("the second exactly_once run did not resume from the offsets topic; output:\n%s", p.out)
+	}
+	time.Sleep(3 * time.Second) // statusInterval is 1 s
+	if cp := e.fileCheckpointLSN(); cp != stored {
+		t.Fatalf("the store moved from %s to %s: the test needs it to lag the offsets topic", pglogrepl.LSN(stored), pglogrepl.LSN(cp))
+	}
+	if slot := e.slotLSN(); slot > stored {
+		t.Errorf("the exactly_once run left the slot confirmed %s, beyond the checkpoint store's %s", pglogrepl.LSN(slot), pglogrepl.LSN(stored))
+	}
+	p.kill()
+
+	// at_least_once reads the store: it must resume, and lose nothing.
+	e.exec(`INSERT INTO t SELECT generate_series(21, 25)`)
+	p = e.start("run", "--config", alo)
+	seen := map[int]bool{}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(seen) < 25 {
+		if p.exited() {
+			t.Fatalf("the at_least_once run exited (%v); output:\n%s", p.err, p.out)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 25 rows on the topic; output:\n%s", len(seen), p.out)
+		}
+		for _, m := range readCommitted(t, topic) {
+			if k, ok := m.Key["payload"].(map[string]any)["k"].(float64); ok {
+				seen[int(k)] = true
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("at_least_once: exit %d after SIGTERM; output:\n%s", code, p.out)
+	}
+}
