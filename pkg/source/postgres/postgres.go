@@ -380,8 +380,9 @@ func (s *Source) raiseAcked(lsn uint64) {
 	}
 }
 
-// Close implements source.Source. It tells the server the last
-// acknowledged position before closing.
+// Close implements source.Source: it closes the connections. The slot
+// keeps the last position the stream reported (sendStatus), a
+// checkpointed one.
 func (s *Source) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
