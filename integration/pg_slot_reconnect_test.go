@@ -32,6 +32,28 @@ func (e *env) fileCheckpointLSN() uint64 {
 	return uint64(l)
 }
 
+// awaitKeys waits until topic holds a record of every key k from 1 to n
+// (read_committed), failing at once when p exits meanwhile.
+func awaitKeys(t *testing.T, p *proc, topic string, n int) {
+	t.Helper()
+	seen := map[int]bool{}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(seen) < n {
+		if p.exited() {
+			t.Fatalf("tributary exited (%v); output:\n%s", p.err, p.out)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d keys on %s; output:\n%s", len(seen), n, topic, p.out)
+		}
+		for _, m := range readCommitted(t, topic) {
+			if k, ok := m.Key["payload"].(map[string]any)["k"].(float64); ok && k >= 1 && int(k) <= n {
+				seen[int(k)] = true
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // TestSlotReconnectKeepsCheckpoint: the walsender is ended while the
 // publisher has streamed past its checkpoint; the source reconnects by
 // itself from the last position it handed on, which is not checkpointed
@@ -70,24 +92,7 @@ func TestSlotReconnectKeepsCheckpoint(t *testing.T) {
 
 	e.exec(`INSERT INTO t SELECT generate_series(21, 25)`)
 	p = e.start("run", "--config", cfg)
-	seen := map[int]bool{}
-	deadline := time.Now().Add(60 * time.Second)
-	for len(seen) < 25 {
-		if p.exited() {
-			t.Fatalf("the restart exited (%v); output:\n%s", p.err, p.out)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of 25 rows on the topic after the restart; output:\n%s", len(seen), p.out)
-		}
-		for _, m := range readTopic(t, topic) {
-			if after, ok := m.payload()["after"].(map[string]any); ok {
-				if k, ok := after["k"].(float64); ok {
-					seen[int(k)] = true
-				}
-			}
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	awaitKeys(t, p, topic, 25)
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
 	}
@@ -148,22 +153,7 @@ func TestSlotSwitchOffsetsAhead(t *testing.T) {
 	// at_least_once reads the store: it must resume, and lose nothing.
 	e.exec(`INSERT INTO t SELECT generate_series(21, 25)`)
 	p = e.start("run", "--config", alo)
-	seen := map[int]bool{}
-	deadline := time.Now().Add(60 * time.Second)
-	for len(seen) < 25 {
-		if p.exited() {
-			t.Fatalf("the at_least_once run exited (%v); output:\n%s", p.err, p.out)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of 25 rows on the topic; output:\n%s", len(seen), p.out)
-		}
-		for _, m := range readCommitted(t, topic) {
-			if k, ok := m.Key["payload"].(map[string]any)["k"].(float64); ok {
-				seen[int(k)] = true
-			}
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	awaitKeys(t, p, topic, 25)
 	if code := p.stop(t); code != 0 {
 		t.Fatalf("at_least_once: exit %d after SIGTERM; output:\n%s", code, p.out)
 	}
