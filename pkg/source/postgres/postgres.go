@@ -195,6 +195,9 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 			return fmt.Errorf("the checkpoint belongs to replication slot %s, the config names %s: %w", pos.Slot, s.slot, ErrResnapshotRequired)
 		}
 	}
+	// confirmed is the slot's confirmed position once the switch below
+	// chose where to stream from; fresh: a slot created just now.
+	confirmed, fresh := slot.confirmedLSN, false
 	state, err := snapshot.DecodeState(pos.Snapshot)
 	if err != nil {
 		return fmt.Errorf("postgres position: %w", err)
@@ -227,6 +230,7 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 		if start, err = s.freshStart(ctx, slot, rels); err != nil {
 			return err
 		}
+		fresh = true
 	default:
 		switch {
 		case !slot.exists:
@@ -246,7 +250,18 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 			return err
 		}
 	}
-	s.acked.Store(start)
+	// The LSN reported as flushed starts at what is known checkpointed:
+	// the slot's own confirmed position (a fresh slot's is start), and
+	// what this Source was acknowledged before a reconnect. Never start
+	// itself: a reconnect (source.Reconnecting) resumes from the last
+	// position handed to the pipeline, which may not be checkpointed
+	// yet, and a kill before its checkpoint would leave the slot
+	// confirmed beyond it (resnapshot required at the next start).
+	if fresh {
+		s.acked.Store(start)
+	} else {
+		s.raiseAcked(confirmed)
+	}
 	s.marked = start
 	s.streamLSN.Store(start)
 	if err := emit(ctx, s.marker(start)); err != nil {
@@ -351,17 +366,23 @@ func (s *Source) queueAdded(pos position, pub publicationState, rels []*relation
 // Ack implements source.Source: the slot may release WAL up to pos.
 func (s *Source) Ack(pos change.Position) {
 	if _, lsn, err := decodePosition(pos); err == nil {
-		for {
-			cur := s.acked.Load()
-			if lsn <= cur || s.acked.CompareAndSwap(cur, lsn) {
-				return
-			}
+		s.raiseAcked(lsn)
+	}
+}
+
+// raiseAcked moves the acknowledged LSN up to lsn; it never moves back.
+func (s *Source) raiseAcked(lsn uint64) {
+	for {
+		cur := s.acked.Load()
+		if lsn <= cur || s.acked.CompareAndSwap(cur, lsn) {
+			return
 		}
 	}
 }
 
-// Close implements source.Source. It tells the server the last
-// acknowledged position before closing.
+// Close implements source.Source: it closes the connections. The slot
+// keeps the last position the stream reported (sendStatus), a
+// checkpointed one.
 func (s *Source) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
