@@ -74,9 +74,9 @@ func TestReviewDisableTLSOnATLSListener(t *testing.T) {
 				t.Fatal(err)
 			}
 			out, _ := exec.Command(binary, "test-connection", "--config", path).CombinedOutput()
-			line := ""
+			line := "" // Kafka's first failing line (the source's database has no table: its "listed tables" fails too)
 			for _, l := range strings.Split(string(out), "\n") {
-				if strings.Contains(l, "FAIL") {
+				if strings.Contains(l, "FAIL") && !strings.Contains(l, "listed tables") {
 					line = l
 					break
 				}
