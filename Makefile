@@ -46,7 +46,9 @@ test: services-up $(CFN_LINT) $(CDK) ## unit + integration tests on real service
 	bash .ci/tracked-files.sh
 	bash .ci/layout.sh
 	$(GO) vet ./...
-	ORACLE_FEATURES_POSTGRES=$(ORACLE_PG_TEST_FEATURES) ORACLE_FEATURES_MARIADB=$(ORACLE_MARIADB_TEST_FEATURES) $(GO) test -count=1 -timeout 45m ./...
+	# The integration package alone takes ~35 min on this machine kind (it runs its tests one
+	# at a time); the timeout leaves room for a loaded machine within CI's 90.
+	ORACLE_FEATURES_POSTGRES=$(ORACLE_PG_TEST_FEATURES) ORACLE_FEATURES_MARIADB=$(ORACLE_MARIADB_TEST_FEATURES) $(GO) test -count=1 -timeout 70m ./...
 	@if bash integration/services/kafka-cluster.sh status | grep -q pid; then \
 	  echo 'the tests left the three-broker cluster running (integration/harness_test.go stopStartedServices)' >&2; exit 1; fi
 	rm -rf $(TEST_TEMPLATES)
@@ -62,7 +64,7 @@ unit: ## unit tests only (no services)
 	$(GO) test -count=1 -short ./...
 
 integration: services-up ## integration tests only
-	$(GO) test -count=1 -timeout 45m ./integration/...
+	$(GO) test -count=1 -timeout 70m ./integration/...
 
 # The randomized workload oracle (TestRandomOracle, integration/scenario_*_test.go), long:
 # SOAK_MINUTES of writing per source and a 500,000-row transaction. `make test` runs it for
