@@ -32,6 +32,19 @@ func (e *env) fileCheckpointLSN() uint64 {
 	return uint64(l)
 }
 
+// resumeWithRows commits rows 21–25 while the publisher is down, runs it
+// with cfg until all 25 keys are on topic and stops it (exit 0).
+func resumeWithRows(t *testing.T, e *env, cfg, topic string) *proc {
+	t.Helper()
+	e.exec(`INSERT INTO t SELECT generate_series(21, 25)`)
+	p := e.start("run", "--config", cfg)
+	awaitKeys(t, p, topic, 25)
+	if code := p.stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM with %s; output:\n%s", code, cfg, p.out)
+	}
+	return p
+}
+
 // awaitKeys waits until topic holds a record of every key k from 1 to n
 // (read_committed), failing at once when p exits meanwhile.
 func awaitKeys(t *testing.T, p *proc, topic string, n int) {
@@ -90,12 +103,7 @@ func TestSlotReconnectKeepsCheckpoint(t *testing.T) {
 	}
 	p.kill()
 
-	e.exec(`INSERT INTO t SELECT generate_series(21, 25)`)
-	p = e.start("run", "--config", cfg)
-	awaitKeys(t, p, topic, 25)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
-	}
+	p = resumeWithRows(t, e, cfg, topic)
 	if strings.Contains(p.out.String(), "resnapshot required") {
 		t.Errorf("the restart reported resnapshot required:\n%s", p.out)
 	}
@@ -151,10 +159,5 @@ func TestSlotSwitchOffsetsAhead(t *testing.T) {
 	p.kill()
 
 	// at_least_once reads the store: it must resume, and lose nothing.
-	e.exec(`INSERT INTO t SELECT generate_series(21, 25)`)
-	p = e.start("run", "--config", alo)
-	awaitKeys(t, p, topic, 25)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("at_least_once: exit %d after SIGTERM; output:\n%s", code, p.out)
-	}
+	resumeWithRows(t, e, alo, topic)
 }
