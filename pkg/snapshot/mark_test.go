@@ -53,43 +53,69 @@ func (d *tablesDB) ReadChunk(_ context.Context, table string, after Key, limit i
 	return out, nil
 }
 
-// playSnapshot queues tables as the initial snapshot (after restoring
-// from, when set), runs the workers and plays the stream until no table
-// is pending; after each watermark it calls check (when set). It returns
-// what was emitted as "<table>:<k>=<source.snapshot>".
-func playSnapshot(t *testing.T, db *tablesDB, parallelism, chunk int, tables []string, from *State, check func(e *Engine, emitted []string)) []string {
-	t.Helper()
+// play is an engine's snapshot on db with the stream played by the test:
+// got is what the stream emitted, "<table>:<op><k>=<source.snapshot>".
+type play struct {
+	t   *testing.T
+	e   *Engine
+	db  *tablesDB
+	ctx context.Context
+	got []string
+}
+
+// startPlay queues tables as the initial snapshot (or restores from, when
+// set) and starts the workers; stop stops them.
+func startPlay(t *testing.T, db *tablesDB, parallelism, chunk int, tables []string, from *State) (p *play, stop func()) {
 	e := New(db, Config{Parallelism: parallelism, ChunkRows: chunk, IDPrefix: "t", TableName: memName})
 	if from != nil {
 		e.Restore(*from)
 	} else {
 		e.Queue(tables, true)
 	}
-	var got []string
-	emit := func(_ context.Context, ev *change.Event) error {
-		got = append(got, fmt.Sprintf("%s:%d=%s", ev.Table.ID.Name, ev.After[0].Int, ev.Source.Snapshot))
-		return nil
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	p = &play{t: t, e: e, db: db, ctx: ctx}
 	wait := e.Start(ctx, func(err error) { t.Errorf("the snapshot failed: %v", err) })
-	deadline := time.After(10 * time.Second)
-	for e.Pending() {
+	return p, func() { cancel(); wait() }
+}
+
+func (p *play) emit(_ context.Context, ev *change.Event) error {
+	p.got = append(p.got, fmt.Sprintf("%s:%s%d=%s", ev.Table.ID.Name, ev.Op, ev.After[0].Int, ev.Source.Snapshot))
+	return nil
+}
+
+// until hands the watermarks the workers write to Watermark until done
+// (asked before each).
+func (p *play) until(done func() bool) {
+	p.t.Helper()
+	for deadline := time.After(10 * time.Second); !done(); {
 		select {
-		case m := <-db.marks:
-			if ok, err := e.Watermark(ctx, m, emit); !ok || err != nil {
-				t.Fatalf("Watermark(%q) = %v, %v", m, ok, err)
-			}
-			if check != nil {
-				check(e, got)
+		case m := <-p.db.marks:
+			if ok, err := p.e.Watermark(p.ctx, m, p.emit); !ok || err != nil {
+				p.t.Fatalf("Watermark(%q) = %v, %v", m, ok, err)
 			}
 		case <-deadline:
-			t.Fatalf("the snapshot did not finish; emitted %v", got)
+			p.t.Fatalf("the stream did not get there; emitted %v", p.got)
 		}
 	}
-	cancel()
-	wait()
-	return got
+}
+
+// change is the stream's: observed, then emitted.
+func (p *play) change(ev *change.Event) {
+	p.t.Helper()
+	if err := p.e.Observe(p.ctx, ev, p.emit); err != nil {
+		p.t.Fatal(err)
+	}
+	_ = p.emit(p.ctx, ev)
+}
+
+// playSnapshot runs the snapshot until nothing is pending and returns
+// what it emitted.
+func playSnapshot(t *testing.T, db *tablesDB, parallelism, chunk int, tables []string, from *State) []string {
+	t.Helper()
+	p, stop := startPlay(t, db, parallelism, chunk, tables, from)
+	defer stop()
+	p.until(func() bool { return !p.e.Pending() })
+	return p.got
 }
 
 // TestLastMarkWhenLastTableEmpty: the initial snapshot's very last row is
@@ -103,20 +129,19 @@ func playSnapshot(t *testing.T, db *tablesDB, parallelism, chunk int, tables []s
 // "last" waits forever.
 func TestLastMarkWhenLastTableEmpty(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		rows   map[string][]int64
-		chunk  int
-		want   string
-		tables []string
+		name  string
+		rows  map[string][]int64
+		chunk int
+		want  string
 	}{
 		{"last table empty", map[string][]int64{"s.a": {1, 2, 3}, "s.b": nil}, 2,
-			"[a:1=first a:2=true a:3=last]", nil},
+			"[a:r1=first a:r2=true a:r3=last]"},
 		{"two last tables empty", map[string][]int64{"s.a": {1, 2}, "s.b": {1, 2, 3}, "s.c": nil, "s.d": nil}, 10,
-			"[a:1=first a:2=last_in_data_collection b:1=first_in_data_collection b:2=true b:3=last]", nil},
+			"[a:r1=first a:r2=last_in_data_collection b:r1=first_in_data_collection b:r2=true b:r3=last]"},
 		{"chunks filled exactly", map[string][]int64{"s.a": {1, 2, 3, 4}, "s.b": {1, 2}}, 2,
-			"[a:1=first a:2=true a:3=true a:4=last_in_data_collection b:1=first_in_data_collection b:2=last]", nil},
-		{"one row", map[string][]int64{"s.a": {1}, "s.b": nil}, 2, "[a:1=last]", nil},
-		{"first table empty", map[string][]int64{"s.a": nil, "s.b": {1, 2}}, 2, "[b:1=first b:2=last]", nil},
+			"[a:r1=first a:r2=true a:r3=true a:r4=last_in_data_collection b:r1=first_in_data_collection b:r2=last]"},
+		{"one row", map[string][]int64{"s.a": {1}, "s.b": nil}, 2, "[a:r1=last]"},
+		{"first table empty", map[string][]int64{"s.a": nil, "s.b": {1, 2}}, 2, "[b:r1=first b:r2=last]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var tables []string
@@ -124,7 +149,7 @@ func TestLastMarkWhenLastTableEmpty(t *testing.T) {
 				tables = append(tables, name)
 			}
 			slices.Sort(tables)
-			got := playSnapshot(t, newTablesDB(tc.rows), 1, tc.chunk, tables, nil, nil)
+			got := playSnapshot(t, newTablesDB(tc.rows), 1, tc.chunk, tables, nil)
 			if fmt.Sprint(got) != tc.want {
 				t.Errorf("emitted %v, want %s", got, tc.want)
 			}
@@ -138,11 +163,11 @@ func TestLastMarkWhenLastTableEmpty(t *testing.T) {
 func TestLastMarkParallel(t *testing.T) {
 	for range 20 {
 		rows := map[string][]int64{"s.a": {1, 2, 3, 4, 5}, "s.b": {1, 2, 3, 4}, "s.c": nil}
-		got := playSnapshot(t, newTablesDB(rows), 2, 2, []string{"s.a", "s.b", "s.c"}, nil, nil)
+		got := playSnapshot(t, newTablesDB(rows), 2, 2, []string{"s.a", "s.b", "s.c"}, nil)
 		if len(got) != 9 || !strings.HasSuffix(got[len(got)-1], "=last") || strings.Count(fmt.Sprint(got), "=last ")+strings.Count(fmt.Sprint(got), "=last]") != 1 {
 			t.Fatalf("emitted %v: want 9 rows, the last of them (only) marked last", got)
 		}
-		for _, last := range []string{"a:5=", "b:4="} {
+		for _, last := range []string{"a:r5=", "b:r4="} {
 			for _, g := range got {
 				if strings.HasPrefix(g, last) && !strings.HasSuffix(g, "=last_in_data_collection") && !strings.HasSuffix(g, "=last") {
 					t.Fatalf("emitted %v: %s is its table's last row, marked %s", got, last, g)
@@ -158,20 +183,17 @@ func TestLastMarkParallel(t *testing.T) {
 // snapshot marks it "last".
 func TestHeldRowResumes(t *testing.T) {
 	rows := map[string][]int64{"s.a": {1, 2, 3}, "s.b": nil}
-	var st []byte
-	check := func(e *Engine, emitted []string) {
-		if p := e.Progress(); st == nil && p[0].Done && !p[1].Done {
-			st = e.State() // s.a read to its end, s.b not yet
-		}
-	}
-	playSnapshot(t, newTablesDB(rows), 1, 2, []string{"s.a", "s.b"}, nil, check)
+	p, stop := startPlay(t, newTablesDB(rows), 1, 2, []string{"s.a", "s.b"}, nil)
+	p.until(func() bool { pr := p.e.Progress(); return pr[0].Done && !pr[1].Done }) // s.a read to its end, s.b not yet
+	st := p.e.State()
+	stop()
 	s, err := DecodeState(st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := playSnapshot(t, newTablesDB(rows), 1, 2, nil, &s, nil)
-	if fmt.Sprint(got) != "[a:3=last]" {
-		t.Errorf("state %s: the restart emitted %v, want [a:3=last]", st, got)
+	got := playSnapshot(t, newTablesDB(rows), 1, 2, nil, &s)
+	if fmt.Sprint(got) != "[a:r3=last]" {
+		t.Errorf("state %s: the restart emitted %v, want [a:r3=last]", st, got)
 	}
 }
 
@@ -180,40 +202,13 @@ func TestHeldRowResumes(t *testing.T) {
 // emitted first (its image is older; the change's may lack values only
 // the row has, see touch.go), and only once.
 func TestHeldRowBeforeItsChange(t *testing.T) {
-	db := newTablesDB(map[string][]int64{"s.a": {1, 2, 3}, "s.b": {1}})
-	e := New(db, Config{Parallelism: 1, ChunkRows: 10, IDPrefix: "t", TableName: memName})
-	e.Queue([]string{"s.a", "s.b"}, true)
-	var got []string
-	emit := func(_ context.Context, ev *change.Event) error {
-		got = append(got, fmt.Sprintf("%s:%s%d=%s", ev.Table.ID.Name, ev.Op, ev.After[0].Int, ev.Source.Snapshot))
-		return nil
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	wait := e.Start(ctx, func(err error) { t.Errorf("the snapshot failed: %v", err) })
-	changed := false
-	for deadline := time.After(10 * time.Second); e.Pending(); {
-		select {
-		case m := <-db.marks:
-			if ok, err := e.Watermark(ctx, m, emit); !ok || err != nil {
-				t.Fatalf("Watermark(%q) = %v, %v", m, ok, err)
-			}
-			if !changed && len(got) == 2 { // a:1 and a:2 out, a:3 held
-				changed = true
-				upd := &change.Event{Table: db.shapes["s.a"], Op: change.OpUpdate, After: change.Row{change.IntValue(3), change.IntValue(33)}}
-				if err := e.Observe(ctx, upd, emit); err != nil {
-					t.Fatal(err)
-				}
-				_ = emit(ctx, upd)
-			}
-		case <-deadline:
-			t.Fatalf("the snapshot did not finish; emitted %v", got)
-		}
-	}
-	cancel()
-	wait()
-	if want := "[a:r1=first a:r2=true a:r3=last_in_data_collection a:u3= b:r1=last]"; fmt.Sprint(got) != want {
-		t.Errorf("emitted %v, want %s", got, want)
+	p, stop := startPlay(t, newTablesDB(map[string][]int64{"s.a": {1, 2, 3}, "s.b": {1}}), 1, 10, []string{"s.a", "s.b"}, nil)
+	defer stop()
+	p.until(func() bool { return len(p.got) == 2 }) // a:1 and a:2 out, a:3 held
+	p.change(&change.Event{Table: p.db.shapes["s.a"], Op: change.OpUpdate, After: change.Row{change.IntValue(3), change.IntValue(33)}})
+	p.until(func() bool { return !p.e.Pending() })
+	if want := "[a:r1=first a:r2=true a:r3=last_in_data_collection a:u3= b:r1=last]"; fmt.Sprint(p.got) != want {
+		t.Errorf("emitted %v, want %s", p.got, want)
 	}
 }
 
@@ -221,38 +216,15 @@ func TestHeldRowBeforeItsChange(t *testing.T) {
 // dropped before they are read, no chunk ends the initial snapshot: the
 // stream's next change emits the held row, "last", ahead of itself.
 func TestHeldRowOutWhenLastTableDropped(t *testing.T) {
-	db := newTablesDB(map[string][]int64{"s.a": {1, 2}, "s.b": {1}, "s.c": {1}})
-	e := New(db, Config{Parallelism: 1, ChunkRows: 10, IDPrefix: "t", TableName: memName})
-	e.Queue([]string{"s.a", "s.b"}, true)
-	var got []string
-	emit := func(_ context.Context, ev *change.Event) error {
-		got = append(got, fmt.Sprintf("%s:%s%d=%s", ev.Table.ID.Name, ev.Op, ev.After[0].Int, ev.Source.Snapshot))
-		return nil
+	p, stop := startPlay(t, newTablesDB(map[string][]int64{"s.a": {1, 2}, "s.b": {1}, "s.c": {1}}), 1, 10, []string{"s.a", "s.b"}, nil)
+	defer stop()
+	p.until(func() bool { return len(p.got) == 1 }) // a:1 out, a:2 held
+	p.e.Drop("s.b")
+	p.change(&change.Event{Table: p.db.shapes["s.c"], Op: change.OpCreate, After: change.Row{change.IntValue(7), change.IntValue(7)}})
+	if want := "[a:r1=first a:r2=last c:c7=]"; fmt.Sprint(p.got) != want {
+		t.Errorf("emitted %v, want %s", p.got, want)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	wait := e.Start(ctx, func(err error) { t.Errorf("the snapshot failed: %v", err) })
-	for deadline := time.After(10 * time.Second); len(got) < 1; {
-		select {
-		case m := <-db.marks:
-			if ok, err := e.Watermark(ctx, m, emit); !ok || err != nil {
-				t.Fatalf("Watermark(%q) = %v, %v", m, ok, err)
-			}
-		case <-deadline:
-			t.Fatalf("s.a was not read; emitted %v", got)
-		}
-	}
-	e.Drop("s.b") // a:1 out, a:2 held
-	ins := &change.Event{Table: db.shapes["s.c"], Op: change.OpCreate, After: change.Row{change.IntValue(7), change.IntValue(7)}}
-	if err := e.Observe(ctx, ins, emit); err != nil {
-		t.Fatal(err)
-	}
-	cancel()
-	wait()
-	if want := "[a:r1=first a:r2=last]"; fmt.Sprint(got) != want {
-		t.Errorf("emitted %v, want %s", got, want)
-	}
-	if st, _ := DecodeState(e.State()); st.Pending() {
+	if st, _ := DecodeState(p.e.State()); st.Pending() {
 		t.Errorf("state %+v after the snapshot, want nothing pending", st)
 	}
 }
