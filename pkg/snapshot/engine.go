@@ -797,9 +797,11 @@ func (e *Engine) Observe(ctx context.Context, ev *change.Event, emit func(contex
 		}
 	}
 	var first []*change.Event
-	if len(e.held) > 0 && !e.initialPendingLocked() {
+	if len(e.held) > 0 && !slices.ContainsFunc(e.held, func(h *held) bool { return !h.t.done }) && !e.initialPendingLocked() {
 		// The initial snapshot ended without a chunk to emit them at (its
-		// last tables dropped): its last row read is "last".
+		// last tables dropped): its last row read is "last". (A row held
+		// by a table still read says it goes on, without a look at every
+		// table for each change.)
 		first = e.releaseLocked(func(*held) bool { return true })
 		first[len(first)-1].Source.Snapshot = "last"
 	} else if len(e.held) > 0 {
