@@ -94,24 +94,13 @@ type diffKnown struct {
 	// Debezium has the literal ("😀 emoji") and Tributary what the column
 	// stores ("???? emoji").
 	myDefaultEscapes bool
-
-	// Found by this oracle, not fixed (see the report of issue 28):
-
-	// The snapshot's last table is empty: Debezium marks the last row it
-	// read (of an earlier table) "last", Tributary only
-	// "last_in_data_collection", so a consumer waiting for "last" waits
-	// on. Ours is wrong; the fix is pkg/snapshot/engine.go markLocked's
-	// (holding each table's final row back until the engine knows whether
-	// any row follows).
-	snapshotEmptyLast bool
 }
 
 // flags names every flag of k.
 func (k *diffKnown) flags() map[string]*bool {
 	return map[string]*bool{"myNonUTF8": &k.myNonUTF8, "myEnumComma": &k.myEnumComma,
 		"pgUsingIndex": &k.pgUsingIndex, "pgNoIdentity": &k.pgNoIdentity,
-		"snapshotEmptyLast": &k.snapshotEmptyLast,
-		"pgArrayTemporal":   &k.pgArrayTemporal, "pgDefaultQuote": &k.pgDefaultQuote,
+		"pgArrayTemporal": &k.pgArrayTemporal, "pgDefaultQuote": &k.pgDefaultQuote,
 		"myBinaryDefault": &k.myBinaryDefault,
 		"myYearZero":      &k.myYearZero, "myTimestampZero": &k.myTimestampZero, "myMemberBackslash": &k.myMemberBackslash,
 		"myMember4Byte":    &k.myMember4Byte,

@@ -36,6 +36,8 @@ type Engine struct {
 	id   string // this engine's watermark namespace: others' marks are ignored
 	seq  atomic.Uint64
 	open atomic.Int32 // windows that note keys
+	// holding is len(held), read by Observe without the lock.
+	holding atomic.Int32
 	// observed counts the changes the stream handed to Observe; seen is
 	// its value when the last chunk was sized. A chunk read after it
 	// moved is small (see StreamingChunkRows).
@@ -47,6 +49,24 @@ type Engine struct {
 	wake    chan struct{} // closed when a table is queued
 	encoded json.RawMessage
 	dirty   bool
+	// held are rows of the initial snapshot read and not yet emitted, in
+	// the order read: at most one per table, its last row so far, whose
+	// marker waits for what follows it (see markLocked).
+	held []*held
+}
+
+// held is a row of the initial snapshot held back: Debezium marks the
+// snapshot's last row "last" and a table's last row
+// last_in_data_collection, and which row is last is known only once the
+// engine knows whether any row follows (the tables after it may be
+// empty, the table's last chunk may be empty).
+type held struct {
+	t   *table
+	ev  *change.Event
+	key string // its primary key (rowKey); "" for a table without one
+	// resume is its table's key before it: a position made while it is
+	// held reads it again, so that neither a crash nor a stop loses it.
+	resume Key
 }
 
 type table struct {
@@ -72,6 +92,7 @@ type window struct {
 	emitted bool             // the stream emitted the chunk at its high watermark
 	closed  chan struct{}    // the stream met the high watermark
 	id      string           // its watermarks' name, its key in Engine.windows
+	after   Key              // the chunk reads after this key
 	// prev is the table's previous chunk while its worker reads this one
 	// ahead (see Engine.table); nil once placed. This chunk is emitted
 	// only after prev was: a table's rows are published in key order, so
@@ -169,6 +190,8 @@ func (e *Engine) Restore(s State) {
 	e.tables = out
 	e.windows = map[string]*window{}
 	e.open.Store(0)
+	e.held = nil // the state reads them again
+	e.holding.Store(0)
 	e.dirty = true
 }
 
@@ -201,11 +224,16 @@ func (e *Engine) State() json.RawMessage {
 	}
 	var s State
 	for _, t := range e.tables {
-		if t.done {
+		h := e.heldLocked(t)
+		if t.done && h == nil {
 			s.Done = append(s.Done, t.name)
 			continue
 		}
 		ts := TableState{Table: t.name, Key: t.key, Rows: t.rows, Initial: t.initial}
+		if h != nil {
+			// Its held row is not published: read on before it.
+			ts.Key, ts.Rows = h.resume, t.rows-1
+		}
 		if !t.started.IsZero() {
 			ts.Started = t.started.UnixMilli()
 		}
@@ -381,7 +409,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		// Noting keys from any point before the read is safe: every change
 		// the read sees is streamed before the high watermark, so a key
 		// the stream touched since has its newest state published by then.
-		w := &window{id: id, t: t, open: true, changed: map[string]touch{}, closed: make(chan struct{}), prev: prev}
+		w := &window{id: id, t: t, after: after, open: true, changed: map[string]touch{}, closed: make(chan struct{}), prev: prev}
 		e.mu.Lock()
 		if t.done { // dropped meanwhile
 			e.mu.Unlock()
@@ -569,8 +597,12 @@ func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.C
 		return true, nil
 	}
 	var out []*change.Event
+	resume, last := w.after, w.after // the key before a row, before out's last row
 	lacking := w.lacking()
-	for _, r := range w.rows {
+	for i, r := range w.rows {
+		if i > 0 {
+			resume = w.rows[i-1].Key
+		}
 		if r.Key != nil {
 			k := rowKey(r.Event.Table, r.Event.After)
 			if to, ok := lacking[k]; ok {
@@ -578,6 +610,7 @@ func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.C
 				// only this chunk row has (see touch.go).
 				if ev, ok := w.filled(to, r); ok {
 					out = append(out, ev)
+					last = resume
 				}
 				continue
 			}
@@ -586,6 +619,7 @@ func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.C
 			}
 		}
 		out = append(out, r.Event)
+		last = resume
 	}
 	if n := len(w.rows); n > 0 {
 		t.key = w.rows[n-1].Key
@@ -594,7 +628,7 @@ func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.C
 	if w.final {
 		t.done, t.running = true, false
 	}
-	e.markLocked(t, out, w.final)
+	out = e.markLocked(t, out, last)
 	w.emitted = true
 	e.dirty = true
 	e.mu.Unlock()
@@ -611,12 +645,24 @@ func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.C
 }
 
 // markLocked sets Debezium's snapshot field and the event IDs of a
-// chunk's rows: an initial snapshot marks the first row of the whole
-// snapshot "first", the first and last of each table
-// first_in_data_collection / last_in_data_collection, the very last
-// "last", and the others "true"; a snapshot requested while streaming
-// marks every row "incremental", as Debezium's incremental snapshots do.
-func (e *Engine) markLocked(t *table, out []*change.Event, final bool) {
+// chunk's rows, out, and returns the rows to emit now. An initial snapshot
+// marks, as Debezium's SnapshotMarkerResolver does, the very last row of
+// the whole snapshot "last", else its first row "first", else the last
+// and first of each table last_in_data_collection and
+// first_in_data_collection, and the others "true"; a snapshot requested
+// while streaming marks every row "incremental", as Debezium's incremental
+// snapshots do.
+//
+// Whether a row is its table's or the snapshot's last is known only once
+// the rows after it are read (a table's last chunk, the tables after it,
+// may be empty): each initial table's last row so far is held back
+// (Engine.held) until a row of its table or of a table after it is emitted,
+// or the initial snapshot ends, which emits the rows held with the last
+// of them "last" (Debezium's BufferingSnapshotChangeRecordReceiver holds
+// each record back until the next one for that). resume is the table's
+// key before out's last row: a position made while it is held reads it
+// again.
+func (e *Engine) markLocked(t *table, out []*change.Event, resume Key) []*change.Event {
 	started := t.started.UnixMicro()
 	base := t.rows - int64(len(out)) // rows of t published before this chunk
 	// "<prefix>:r:<table>:<started>:<key>", built once per chunk up to the
@@ -636,18 +682,68 @@ func (e *Engine) markLocked(t *table, out []*change.Event, final bool) {
 			}
 		}
 	}
-	if len(out) > 0 {
+	if t.initial && len(out) > 0 {
 		t.first = false
-		if final && t.initial {
-			last := out[len(out)-1]
-			if last.Source.Snapshot == "true" || last.Source.Snapshot == "first_in_data_collection" {
-				last.Source.Snapshot = "last_in_data_collection"
-			}
-			if e.idleLocked() && last.Source.Snapshot != "first" {
-				last.Source.Snapshot = "last"
-			}
+		// Rows follow the one this table held and those of the tables
+		// finished: none of them is last.
+		ready := e.releaseLocked(func(h *held) bool { return h.t == t || h.t.done })
+		last := out[len(out)-1]
+		h := &held{t: t, ev: last, resume: resume}
+		if len(last.Table.Key) > 0 && last.After != nil {
+			h.key = rowKey(last.Table, last.After)
+		}
+		e.held = append(e.held, h)
+		e.holding.Add(1)
+		out = append(ready, out[:len(out)-1]...)
+	}
+	if h := e.heldLocked(t); h != nil && t.done && h.ev.Source.Snapshot != "first" {
+		h.ev.Source.Snapshot = "last_in_data_collection"
+	}
+	if len(e.held) > 0 && !e.initialPendingLocked() {
+		// The initial snapshot is over: its last row read is "last".
+		rest := e.releaseLocked(func(*held) bool { return true })
+		rest[len(rest)-1].Source.Snapshot = "last"
+		out = append(out, rest...)
+	}
+	return out
+}
+
+// heldLocked is the row t holds back; nil when none.
+func (e *Engine) heldLocked(t *table) *held {
+	for _, h := range e.held {
+		if h.t == t {
+			return h
 		}
 	}
+	return nil
+}
+
+// releaseLocked takes the held rows that match out of Engine.held, in the
+// order they were read.
+func (e *Engine) releaseLocked(match func(*held) bool) []*change.Event {
+	var out []*change.Event
+	keep := e.held[:0]
+	for _, h := range e.held {
+		if match(h) {
+			out = append(out, h.ev)
+			continue
+		}
+		keep = append(keep, h)
+	}
+	clear(e.held[len(keep):])
+	e.held = keep
+	if len(out) > 0 {
+		e.holding.Add(-int32(len(out)))
+		e.dirty = true
+	}
+	return out
+}
+
+// initialPendingLocked: a table of the initial snapshot is still to
+// finish (tables queued while streaming do not count: Debezium's initial
+// snapshot ends before its incremental ones begin).
+func (e *Engine) initialPendingLocked() bool {
+	return slices.ContainsFunc(e.tables, func(t *table) bool { return t.initial && !t.done })
 }
 
 // firstOfAllLocked: no other initial table published a row yet.
@@ -661,19 +757,24 @@ func (e *Engine) firstOfAllLocked(t *table) bool {
 }
 
 // Observe is called by the stream for each row change it is about to
-// emit: while a window of the change's table is open, its keys (old and
-// new) are noted so that the chunk's copy of those rows is not emitted,
-// and its new image is kept, so that values the image lacks can be taken
-// from the chunk's row instead (see touch.go).
-// It costs two atomic operations when no window is open; a nil Engine (a
-// source built without one, in tests) observes nothing.
-func (e *Engine) Observe(ev *change.Event) {
+// emit, with the emit of the stream: while a window of the change's table
+// is open, its keys (old and new) are noted so that the chunk's copy of
+// those rows is not emitted, and its new image is kept, so that values the
+// image lacks can be taken from the chunk's row instead (see touch.go). A
+// row of the initial snapshot held back for its marker (see markLocked)
+// whose key the change touches is emitted first, with the marker known
+// then: the change is newer, and its image may lack values only that row
+// has.
+// It costs two atomic operations when no window is open and no row is
+// held; a nil Engine (a source built without one, in tests) observes
+// nothing.
+func (e *Engine) Observe(ctx context.Context, ev *change.Event, emit func(context.Context, *change.Event) error) error {
 	if e == nil {
-		return
+		return nil
 	}
 	e.observed.Add(1)
-	if e.open.Load() == 0 || ev.Table == nil || len(ev.Table.Key) == 0 {
-		return
+	if (e.open.Load() == 0 && e.holding.Load() == 0) || ev.Table == nil || len(ev.Table.Key) == 0 {
+		return nil
 	}
 	name := e.cfg.TableName(ev.Table.ID)
 	var before, after string
@@ -684,7 +785,6 @@ func (e *Engine) Observe(ev *change.Event) {
 		before = rowKey(ev.Table, ev.Before)
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	for _, w := range e.windows {
 		if !w.open || w.t.name != name {
 			continue
@@ -696,4 +796,24 @@ func (e *Engine) Observe(ev *change.Event) {
 			w.wrote(after, ev)
 		}
 	}
+	var first []*change.Event
+	if len(e.held) > 0 && !slices.ContainsFunc(e.held, func(h *held) bool { return !h.t.done }) && !e.initialPendingLocked() {
+		// The initial snapshot ended without a chunk to emit them at (its
+		// last tables dropped): its last row read is "last". (A row held
+		// by a table still read says it goes on, without a look at every
+		// table for each change.)
+		first = e.releaseLocked(func(*held) bool { return true })
+		first[len(first)-1].Source.Snapshot = "last"
+	} else if len(e.held) > 0 {
+		first = e.releaseLocked(func(h *held) bool {
+			return h.key != "" && h.t.name == name && (ev.Before != nil && h.key == before || ev.After != nil && h.key == after)
+		})
+	}
+	e.mu.Unlock()
+	for _, r := range first {
+		if err := emit(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -127,8 +127,11 @@ func TestWindowDropsKeysChangedInIt(t *testing.T) {
 		// sees both before the high watermark.
 		del := &change.Event{Table: memTable, Op: change.OpDelete, Before: change.Row{change.IntValue(2), change.IntValue(2)}}
 		upd := &change.Event{Table: memTable, Op: change.OpUpdate, After: change.Row{change.IntValue(3), change.IntValue(33)}}
-		e.Observe(del)
-		e.Observe(upd)
+		for _, ev := range []*change.Event{del, upd} {
+			if err := e.Observe(context.Background(), ev, emit); err != nil {
+				t.Error(err)
+			}
+		}
 		stream = append(stream, del, upd)
 	}
 	snapshotTable(t, e, db.marks, emit, 10*time.Second)
@@ -209,7 +212,10 @@ func TestSmallChunksWhileStreaming(t *testing.T) {
 	db.beforeHigh = func() {
 		chunk++
 		if chunk == 1 { // the stream publishes a change during chunk 1
-			e.Observe(&change.Event{Table: memTable, Op: change.OpCreate, After: change.Row{change.IntValue(99999), change.IntValue(1)}})
+			ev := &change.Event{Table: memTable, Op: change.OpCreate, After: change.Row{change.IntValue(99999), change.IntValue(1)}}
+			if err := e.Observe(context.Background(), ev, func(context.Context, *change.Event) error { return nil }); err != nil {
+				t.Error(err)
+			}
 		}
 	}
 	snapshotTable(t, e, db.marks, func(context.Context, *change.Event) error { return nil }, 10*time.Second)

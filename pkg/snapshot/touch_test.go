@@ -57,7 +57,9 @@ func TestWindowKeepsUnavailableValues(t *testing.T) {
 	emit := func(_ context.Context, ev *change.Event) error { stream = append(stream, ev); return nil }
 	apply := func(op change.Op, before, after change.Row) {
 		ev := &change.Event{Table: docTable, Op: op, Before: before, After: after}
-		e.Observe(ev)
+		if err := e.Observe(context.Background(), ev, emit); err != nil {
+			t.Error(err)
+		}
 		stream = append(stream, ev)
 	}
 	db.beforeHigh = func() {

@@ -390,14 +390,18 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 				// Like Debezium: a delete of the old key, then a create of the new one.
 				del := *ev
 				del.Op, del.After, del.ID = change.OpDelete, nil, ev.ID+":old"
-				st.src.engine.Observe(&del)
+				if err := st.src.engine.Observe(ctx, &del, st.emit); err != nil {
+					return err
+				}
 				if err := st.emit(ctx, &del); err != nil {
 					return err
 				}
 				ev.Op, ev.Before = change.OpCreate, nil
 			}
 		}
-		st.src.engine.Observe(ev)
+		if err := st.src.engine.Observe(ctx, ev, st.emit); err != nil {
+			return err
+		}
 		if err := st.emit(ctx, ev); err != nil {
 			return err
 		}

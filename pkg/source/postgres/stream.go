@@ -315,7 +315,9 @@ func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, r
 		// and a create of the new one.
 		del := *ev
 		del.Op, del.After, del.ID = change.OpDelete, nil, ev.ID+":old"
-		s.engine.Observe(&del)
+		if err := s.engine.Observe(ctx, &del, emit); err != nil {
+			return err
+		}
 		if err := emit(ctx, &del); err != nil {
 			return err
 		}
@@ -323,7 +325,9 @@ func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, r
 	} else if op == change.OpUpdate && oldType != pglogrepl.UpdateMessageTupleTypeOld {
 		ev.Before = nil
 	}
-	s.engine.Observe(ev)
+	if err := s.engine.Observe(ctx, ev, emit); err != nil {
+		return err
+	}
 	return emit(ctx, ev)
 }
 
