@@ -14,6 +14,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
@@ -208,16 +209,14 @@ func findOffsetsRecord(ctx context.Context, cfg *config.Config) (bool, error) {
 	if topic == "" {
 		return false, nil
 	}
-	dest := cfg.Destination
-	dest.ClientID = cfg.ClientID()
-	prod, err := kafka.NewProducer(dest)
+	prod, err := kafka.NewProducer(destination.Producer(cfg))
 	if err != nil {
 		return false, &usageError{err.Error()}
 	}
 	defer prod.Close()
 	ctx, cancel := context.WithTimeout(ctx, kafkaWait)
 	defer cancel()
-	found, err := prod.HasOffsetsRecord(ctx, topic, []byte(cfg.Name))
+	found, err := prod.HasOffsetsRecord(ctx, topic, cfg.Name)
 	if err != nil {
 		return false, fmt.Errorf("look for the pipeline's record in the offsets topic %s: %w", topic, err)
 	}
@@ -227,14 +226,12 @@ func findOffsetsRecord(ctx context.Context, cfg *config.Config) (bool, error) {
 // tombstoneOffsets writes the tombstone with the pipeline's own
 // transactional producer.
 func tombstoneOffsets(ctx context.Context, cfg *config.Config) error {
-	dest := cfg.Destination
-	dest.ClientID = cfg.ClientID()
-	prod, err := kafka.NewTransactionalProducer(dest, cfg.TransactionalID())
+	prod, err := kafka.NewTransactionalProducer(destination.Producer(cfg), cfg.TransactionalID())
 	if err != nil {
 		return &usageError{err.Error()}
 	}
 	defer prod.Close()
 	ctx, cancel := context.WithTimeout(ctx, kafkaWait)
 	defer cancel()
-	return prod.TombstoneOffsetsRecord(ctx, cfg.OffsetsTopic(), []byte(cfg.Name))
+	return prod.TombstoneOffsetsRecord(ctx, cfg.OffsetsTopic(), cfg.Name)
 }

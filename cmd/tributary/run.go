@@ -97,15 +97,13 @@ func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		Store:            store,
 		Log:              log,
 		DeleteMode:       cfg.Destination.DeleteMode,
-		MaxMessageBytes:  cfg.Destination.MaxMessageBytes,
 		CheckpointEvery:  checkpointInterval(),
 		// initial_only: stop (exit 0) once every table is backfilled.
 		StopWhenBackfilled: cfg.Source.Snapshot() == config.SnapshotInitialOnly,
 
-		MessageCompression: cfg.Destination.MessageCompression,
-		Notifier:           rec.Notifier(rowSkippedNotifier(cfg, log)),
-		Metrics:            m,
-		Transactions:       transactions(cfg),
+		Notifier:     rec.Notifier(rowSkippedNotifier(cfg, log)),
+		Metrics:      m,
+		Transactions: transactions(cfg),
 	}
 	log.Info("starting", "source", cfg.Source.Type, "bootstrap_servers", cfg.Destination.BootstrapServers, "topic_prefix", cfg.Destination.TopicPrefix)
 	wctx, stopWatch := context.WithCancel(ctx)
