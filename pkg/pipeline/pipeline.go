@@ -69,7 +69,7 @@ type Pipeline struct {
 	produceCtx   context.Context
 	commitMu     sync.Mutex // serialises checkpoint saves: the commit loop, saveStart, the stop
 	saved        change.Position
-	savedMark    atomic.Uint64 // tracker mark of saved (requests.go)
+	savedMark    atomic.Uint64 // tracker mark of saved (backfillrequests.go)
 	startSaved   bool          // the run's first position was saved (saveStart; source goroutine)
 	backfills    backfills
 
@@ -311,39 +311,6 @@ func (p *Pipeline) commitWith(ctx context.Context, crash func(point string)) err
 	p.saved = pos
 	p.savedMark.Store(mark)
 	p.Source.Ack(pos)
-	return nil
-}
-
-// watchLease stops the pipeline, without flushing, as soon as the store
-// loses the pipeline to another task.
-func (p *Pipeline) watchLease(ctx context.Context) {
-	select {
-	case <-ctx.Done():
-	case <-p.Store.Lost():
-		err := p.Store.Owned()
-		p.Log.Error("lease lost: stopping without publishing further", "err", err)
-		p.staleOwner(err)
-	}
-}
-
-// emitOwned hands an event on only while this task owns the pipeline, so
-// a task that was frozen past its lease publishes nothing once it runs
-// again, even before the store has noticed the takeover.
-func (p *Pipeline) emitOwned(ctx context.Context, ev *change.Event) error {
-	if err := p.Store.Owned(); err != nil {
-		p.staleOwner(err)
-		return err
-	}
-	emit := p.emit
-	if p.txn != nil {
-		emit = p.emitInTransaction
-	}
-	if err := emit(ctx, ev); err != nil {
-		return err
-	}
-	if ev.Position != nil && p.StopWhenBackfilled {
-		return p.stopIfBackfilled()
-	}
 	return nil
 }
 

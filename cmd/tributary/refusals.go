@@ -1,5 +1,8 @@
 package main
 
+// The refusals `validate` shares with `run`: what run would refuse at
+// configuration time, validate refuses in the same words.
+
 import (
 	"context"
 	"fmt"

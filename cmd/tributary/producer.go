@@ -1,5 +1,7 @@
 package main
 
+// The producer and the exactly-once setup each delivery mode asks for.
+
 import (
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/destination"
