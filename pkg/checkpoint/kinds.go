@@ -7,11 +7,7 @@ import "context"
 func init() {
 	Register("file", Kind{
 		Open: func(_ context.Context, w Where) (Store, error) {
-			f, err := OpenFile(w.Path, w.Pipeline)
-			if err != nil {
-				return nil, err
-			}
-			return f, nil
+			return opened(OpenFile(w.Path, w.Pipeline))
 		},
 		Read: readFileKind,
 		Hold: holdFile,
@@ -29,13 +25,9 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			d, err := OpenDynamoDB(ctx, client, DynamoDBOptions{
+			return opened(OpenDynamoDB(ctx, client, DynamoDBOptions{
 				Table: w.Table, Pipeline: w.Pipeline, LeaseDuration: w.LeaseDuration, CreateTable: w.CreateTable, Log: w.Log,
-			})
-			if err != nil {
-				return nil, err
-			}
-			return d, nil
+			}))
 		},
 		Read: readDynamoDBKind,
 		Hold: holdDynamoDB,
@@ -54,4 +46,13 @@ func init() {
 			return PendingDynamoDB(ctx, client, w.Table, w.Pipeline)
 		},
 	})
+}
+
+// opened is an open's store as a Store: nil, not a nil *File or
+// *DynamoDB, when it failed.
+func opened[S Store](s S, err error) (Store, error) {
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
