@@ -70,38 +70,26 @@ type Held struct {
 	Discard func(ctx context.Context) error
 }
 
-var (
-	kindsMu sync.Mutex
-	kinds   = map[string]Kind{}
-)
+// kinds holds each registered Kind by its name.
+var kinds sync.Map
 
 // Register makes a kind of store available under name.
-func Register(name string, k Kind) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	kinds[name] = k
-}
+func Register(name string, k Kind) { kinds.Store(name, k) }
 
 // Lookup returns the kind of store registered under name; its error names
 // checkpoint.store and the kinds there are.
 func Lookup(name string) (Kind, error) {
-	kindsMu.Lock()
-	k, ok := kinds[name]
-	kindsMu.Unlock()
+	k, ok := kinds.Load(name)
 	if !ok {
 		return Kind{}, fmt.Errorf("checkpoint.store: %q is not supported (use %s)", name, strings.Join(Kinds(), " or "))
 	}
-	return k, nil
+	return k.(Kind), nil
 }
 
-// Kinds lists the registered kinds of store.
+// Kinds lists the registered kinds of store, by name.
 func Kinds() []string {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
 	var ns []string
-	for n := range kinds {
-		ns = append(ns, n)
-	}
+	kinds.Range(func(name, _ any) bool { ns = append(ns, name.(string)); return true })
 	sort.Strings(ns)
 	return ns
 }
