@@ -49,7 +49,7 @@ func (e *env) offsetsRecord(t *testing.T) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	_, found, err := kafka.ReadLastCommitted(ctx, config.Destination{BootstrapServers: kafkaAddr, DisableTLS: true},
+	_, found, err := kafka.ReadLastCommitted(ctx, kafka.Options{BootstrapServers: kafkaAddr, DisableTLS: true},
 		e.prefix+"."+config.OffsetsTopicSuffix, []byte(e.name))
 	if err != nil {
 		t.Fatalf("read the offsets topic: %v", err)

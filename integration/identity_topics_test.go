@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
@@ -115,7 +114,7 @@ func TestIdentityBrokerErrorMessage(t *testing.T) {
 	}
 	defer adm.DeleteTopics(context.Background(), existing)
 
-	prod, err := kafka.NewProducer(config.Destination{BootstrapServers: kafkaAddr, DisableTLS: true, CreateMissingTopics: true})
+	prod, err := kafka.NewProducer(kafka.Options{BootstrapServers: kafkaAddr, DisableTLS: true, CreateMissingTopics: true})
 	if err != nil {
 		t.Fatal(err)
 	}

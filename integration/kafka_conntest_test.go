@@ -46,7 +46,7 @@ func TestKafkaConnTestUnreachableBroker(t *testing.T) {
 		t.Fatalf("listen addrs %v, closed %s", addrs, dead)
 	}
 
-	d := config.Destination{BootstrapServers: addrs[0], DisableTLS: true, Authentication: config.AuthNone}
+	d := kafka.Options{BootstrapServers: addrs[0], DisableTLS: true, Authentication: config.AuthNone}
 	r := kafka.TestConnection(context.Background(), d, "shop")
 	if r.OK {
 		t.Fatalf("report OK with a dead broker: %s", dump(r))

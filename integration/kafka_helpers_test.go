@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
 // The secured listeners of integration/services/kafka.sh: SASL_SSL with
@@ -46,8 +47,8 @@ func secPrefix(label string) string {
 }
 
 // saslDest is a destination on the SASL_SSL listener.
-func saslDest(t *testing.T, mech, user, pass string) config.Destination {
-	return config.Destination{
+func saslDest(t *testing.T, mech, user, pass string) kafka.Options {
+	return kafka.Options{
 		BootstrapServers: kafkaSASLAddr,
 		Authentication:   mech,
 		Username:         user,
@@ -58,10 +59,10 @@ func saslDest(t *testing.T, mech, user, pass string) config.Destination {
 }
 
 // mtlsDest is a destination on the mutual-TLS listener.
-func mtlsDest(t *testing.T) config.Destination {
-	return config.Destination{
+func mtlsDest(t *testing.T) kafka.Options {
+	return kafka.Options{
 		BootstrapServers:  kafkaMTLSAddr,
-		Authentication:    config.AuthNone,
+		Authentication:    kafka.AuthNone,
 		CACertificate:     tlsFile(t, "ca.pem"),
 		ClientCertificate: tlsFile(t, "client.pem"),
 		ClientKey:         tlsFile(t, "client.key"),

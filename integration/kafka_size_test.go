@@ -192,9 +192,7 @@ func alnum(n int) string {
 // batchSizeOf is the size the broker counts for r alone in a batch, as
 // Tributary's check computes it.
 func batchSizeOf(r *kgo.Record) int {
-	m := kafka.Message{Topic: r.Topic, Key: r.Key, Value: r.Value, Op: header(r, "tributary-op"),
-		EventID: header(r, "tributary-event-id"), Gzipped: header(r, "tributary-compression") != ""}
-	return m.BatchSize()
+	return kafka.BatchSize(r)
 }
 
 // createTopicWith creates a one-partition topic with max.message.bytes set.

@@ -11,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
@@ -26,7 +25,7 @@ func TestReadLastCommittedWaitsOutUnknownTopic(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	topic := fmt.Sprintf("it-txnwait-%d-%04d.tributary-offsets", os.Getpid()%100000, rand.IntN(10000))
-	d := config.Destination{BootstrapServers: kafkaAddr, DisableTLS: true}
+	d := kafka.Options{BootstrapServers: kafkaAddr, DisableTLS: true}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr))
 	if err != nil {
 		t.Fatal(err)

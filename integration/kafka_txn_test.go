@@ -25,7 +25,7 @@ func TestKafkaTransactionFencing(t *testing.T) {
 	defer cancel()
 	prefix := fmt.Sprintf("it-txn-%d-%04d", os.Getpid()%100000, rand.IntN(10000))
 	topic, offsets := prefix+".t", prefix+".tributary-offsets"
-	d := config.Destination{BootstrapServers: kafkaAddr, DisableTLS: true, CreateMissingTopics: true, MaxMessageBytes: config.DefaultMaxMessageBytes}
+	d := kafka.Options{BootstrapServers: kafkaAddr, DisableTLS: true, CreateMissingTopics: true, MaxMessageBytes: config.DefaultMaxMessageBytes}
 	id := prefix + ".tributary-fencing"
 
 	open := func() *kafka.Producer {

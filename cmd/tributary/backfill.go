@@ -24,16 +24,11 @@ func requestBackfill(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return &usageError{err.Error()}
 	}
-	switch inv.cfg.Checkpoint.Store {
-	case config.StoreDynamoDB:
-		client, cerr := dynamoClient(ctx)
-		if cerr != nil {
-			return cerr
-		}
-		err = checkpoint.RequestBackfillDynamoDB(ctx, client, inv.cfg.Checkpoint.Table, inv.cfg.Name, req)
-	default:
-		err = checkpoint.RequestBackfillFile(inv.cfg.Checkpoint.Path, inv.cfg.Name, req)
+	kind, w, err := checkpointStore(inv.cfg, inv.log)
+	if err != nil {
+		return err
 	}
+	err = kind.RequestBackfill(ctx, w, req)
 	if errors.Is(err, checkpoint.ErrNeverRan) {
 		return fmt.Errorf("nothing queued: pipeline %s has never run with this checkpoint store (%v); its first run backfills every table", inv.cfg.Name, err)
 	}
@@ -101,18 +96,11 @@ func describeRequest(r checkpoint.Request) string {
 // pendingBackfill is the request waiting in the store, for `status`; nil
 // when there is none or it cannot be read (status shows what it can).
 func pendingBackfill(ctx context.Context, cfg *config.Config) *checkpoint.Request {
-	var req checkpoint.Request
-	var err error
-	switch cfg.Checkpoint.Store {
-	case config.StoreDynamoDB:
-		client, cerr := dynamoClient(ctx)
-		if cerr != nil {
-			return nil
-		}
-		req, err = checkpoint.PendingDynamoDB(ctx, client, cfg.Checkpoint.Table, cfg.Name)
-	default:
-		req, err = checkpoint.PendingFile(cfg.Checkpoint.Path, cfg.Name)
+	kind, w, err := checkpointStore(cfg, nil)
+	if err != nil {
+		return nil
 	}
+	req, err := kind.PendingBackfill(ctx, w)
 	if err != nil || req.Empty() {
 		return nil
 	}

@@ -126,7 +126,7 @@ func TestBackfillDynamoDBStore(t *testing.T) {
 	table := fmt.Sprintf("tributary-cli-%d-%d", os.Getpid(), rand.IntN(1e6))
 	cfg, _ := backfillConfig(t, "  store: dynamodb\n  table: "+table+"\n  create_table: true\n")
 	ctx := context.Background()
-	client, err := dynamoClient(ctx)
+	client, err := checkpoint.NewDynamoDBClient(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

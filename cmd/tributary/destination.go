@@ -11,6 +11,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
+	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/webhook"
 )
@@ -45,7 +46,7 @@ func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Produ
 			return &startupError{"source.tables: " + err.Error()}
 		}
 	}
-	r := kafka.TestConnection(ctx, d, cfg.LogicalName(), kafka.DeliveryOptions(cfg)...)
+	r := kafka.TestConnection(ctx, destination.Kafka(d), cfg.LogicalName(), destination.TestOptions(cfg)...)
 	for _, c := range r.Checks {
 		if c.OK {
 			continue

@@ -10,10 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
@@ -26,7 +25,11 @@ import (
 // will remove, and asks unless --yes.
 func dropPipeline(ctx context.Context, inv *invocation) error {
 	cfg := inv.cfg
-	store, err := openDropStore(ctx, cfg, inv)
+	kind, w, err := checkpointStore(cfg, inv.log)
+	if err != nil {
+		return err
+	}
+	store, err := kind.Hold(ctx, w)
 	if errors.Is(err, checkpoint.ErrOwned) {
 		return fmt.Errorf("pipeline %s is running (%w): stop it first, then drop it", cfg.Name, err)
 	}
@@ -39,12 +42,12 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 	settled := false
 	defer func() {
 		if !settled {
-			store.discard(context.WithoutCancel(ctx))
+			store.Discard(context.WithoutCancel(ctx))
 		}
 	}()
 
 	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
-		Leased: cfg.Checkpoint.Store == config.StoreDynamoDB})
+		Leased: leasedStore(cfg)})
 	if err != nil {
 		return &usageError{err.Error()}
 	}
@@ -72,12 +75,12 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 	if offsets {
 		remove = append(remove, fmt.Sprintf("offsets record %s in topic %s (a tombstone)", cfg.Name, cfg.OffsetsTopic()))
 	}
-	remove = append(remove, store.contents...)
+	remove = append(remove, store.Contents...)
 	if len(remove) == 0 {
 		fmt.Fprintf(inv.stdout, "nothing left of pipeline %s to drop\n", cfg.Name)
 		printList(inv.stdout, "kept", keep)
 		settled = true
-		return store.discard(ctx)
+		return store.Discard(ctx)
 	}
 	fmt.Fprintf(inv.stdout, "tributary drop removes, for pipeline %s:\n", cfg.Name)
 	printList(inv.stdout, "", remove)
@@ -90,7 +93,7 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 		if !ok {
 			fmt.Fprintln(inv.stdout, "nothing dropped")
 			settled = true
-			return store.discard(ctx)
+			return store.Discard(ctx)
 		}
 	}
 
@@ -105,7 +108,7 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 		}
 	}
 	settled = true
-	if err := store.drop(ctx); err != nil {
+	if err := store.Drop(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(inv.stdout, "dropped pipeline %s\n", cfg.Name)
@@ -137,66 +140,6 @@ func confirm(in io.Reader, out io.Writer) (bool, error) {
 	return strings.TrimSpace(answer) == "yes", nil
 }
 
-// dropStore is the pipeline's checkpoint store, held for the drop.
-type dropStore struct {
-	contents []string                        // what it keeps for the pipeline
-	drop     func(ctx context.Context) error // removes it all, and releases
-	discard  func(ctx context.Context) error // releases, removing what the open made
-}
-
-// openDropStore takes the pipeline in its store: the file lock (refused
-// at once while run holds it), or the lease (refused once its holder is
-// seen renewing it; a holder that stopped is taken over after its lease).
-// A missing DynamoDB table holds nothing.
-func openDropStore(ctx context.Context, cfg *config.Config, inv *invocation) (*dropStore, error) {
-	nothing := func(context.Context) error { return nil }
-	switch cfg.Checkpoint.Store {
-	case config.StoreDynamoDB:
-		client, err := dynamoClient(ctx)
-		if err != nil {
-			return nil, err
-		}
-		inv.log.Info("taking the pipeline's lease: a running task is refused once it renews it", "table", cfg.Checkpoint.Table)
-		d, err := checkpoint.OpenDynamoDB(ctx, client, checkpoint.DynamoDBOptions{
-			Table: cfg.Checkpoint.Table, Pipeline: cfg.Name, RefuseRunning: true, Log: inv.log,
-		})
-		var missing *types.ResourceNotFoundException
-		if errors.As(err, &missing) {
-			return &dropStore{drop: nothing, discard: nothing}, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		s := &dropStore{drop: d.Drop}
-		s.discard = func(context.Context) error { d.Close(); return nil }
-		if d.Existed() {
-			what := fmt.Sprintf("checkpoint item %s in DynamoDB table %s (position, lease, status, backfill request)", cfg.Name, cfg.Checkpoint.Table)
-			if n := d.ChunkItems(); n > 0 {
-				what += fmt.Sprintf(", and its %d chunk items", n)
-			}
-			s.contents = []string{what}
-		} else {
-			s.discard = d.Drop // the item the open made
-		}
-		return s, nil
-	default:
-		f, err := checkpoint.OpenFile(cfg.Checkpoint.Path, cfg.Name)
-		if err != nil {
-			return nil, err
-		}
-		s := &dropStore{}
-		for _, p := range f.Contents() {
-			s.contents = append(s.contents, "file "+p)
-		}
-		s.drop = func(context.Context) error { return f.Drop() }
-		s.discard = s.drop // the lock file the open made, when nothing else is left
-		if len(s.contents) > 0 {
-			s.discard = func(context.Context) error { return f.Close() }
-		}
-		return s, nil
-	}
-}
-
 // kafkaWait bounds each Kafka step of drop: a cluster out of reach fails
 // it rather than hanging.
 const kafkaWait = 60 * time.Second
@@ -208,16 +151,14 @@ func findOffsetsRecord(ctx context.Context, cfg *config.Config) (bool, error) {
 	if topic == "" {
 		return false, nil
 	}
-	dest := cfg.Destination
-	dest.ClientID = cfg.ClientID()
-	prod, err := kafka.NewProducer(dest)
+	prod, err := kafka.NewProducer(destination.Producer(cfg))
 	if err != nil {
 		return false, &usageError{err.Error()}
 	}
 	defer prod.Close()
 	ctx, cancel := context.WithTimeout(ctx, kafkaWait)
 	defer cancel()
-	found, err := prod.HasOffsetsRecord(ctx, topic, []byte(cfg.Name))
+	found, err := prod.HasOffsetsRecord(ctx, topic, cfg.Name)
 	if err != nil {
 		return false, fmt.Errorf("look for the pipeline's record in the offsets topic %s: %w", topic, err)
 	}
@@ -227,14 +168,12 @@ func findOffsetsRecord(ctx context.Context, cfg *config.Config) (bool, error) {
 // tombstoneOffsets writes the tombstone with the pipeline's own
 // transactional producer.
 func tombstoneOffsets(ctx context.Context, cfg *config.Config) error {
-	dest := cfg.Destination
-	dest.ClientID = cfg.ClientID()
-	prod, err := kafka.NewTransactionalProducer(dest, cfg.TransactionalID())
+	prod, err := kafka.NewTransactionalProducer(destination.Producer(cfg), cfg.TransactionalID())
 	if err != nil {
 		return &usageError{err.Error()}
 	}
 	defer prod.Close()
 	ctx, cancel := context.WithTimeout(ctx, kafkaWait)
 	defer cancel()
-	return prod.TombstoneOffsetsRecord(ctx, cfg.OffsetsTopic(), []byte(cfg.Name))
+	return prod.TombstoneOffsetsRecord(ctx, cfg.OffsetsTopic(), cfg.Name)
 }

@@ -54,7 +54,7 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 	defer store.Close() // last: releases the lease after everything stopped
 	// The status snapshot is written while the store is held, and once
 	// more (stopped, with the error) before it is released.
-	stopStatus := publishStatus(store, cfg, rec, log)
+	stopStatus := publishStatus(store, rec, log)
 	defer func() { rec.Failed(err); stopStatus() }()
 	return rideStalls(ctx, log, m, func(first bool) error { return publishOnce(ctx, cfg, log, m, rec, store, first) })
 }
@@ -65,7 +65,7 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 // may still be down.
 func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metrics.Pipeline, rec *status.Recorder, store checkpoint.Store, first bool) error {
 	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: log,
-		Leased:          cfg.Checkpoint.Store == config.StoreDynamoDB,
+		Leased:          leasedStore(cfg),
 		KeyColumns:      cfg.Destination.KeyColumns,
 		MissingTables:   func(t []string) { m.TablesMissing(t); rec.TablesMissing(t) },
 		SnapshotBacklog: m.SnapshotBacklog})
@@ -97,15 +97,13 @@ func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		Store:            store,
 		Log:              log,
 		DeleteMode:       cfg.Destination.DeleteMode,
-		MaxMessageBytes:  cfg.Destination.MaxMessageBytes,
 		CheckpointEvery:  checkpointInterval(),
 		// initial_only: stop (exit 0) once every table is backfilled.
 		StopWhenBackfilled: cfg.Source.Snapshot() == config.SnapshotInitialOnly,
 
-		MessageCompression: cfg.Destination.MessageCompression,
-		Notifier:           rec.Notifier(rowSkippedNotifier(cfg, log)),
-		Metrics:            m,
-		Transactions:       transactions(cfg),
+		Notifier:     rec.Notifier(rowSkippedNotifier(cfg, log)),
+		Metrics:      m,
+		Transactions: transactions(cfg),
 	}
 	log.Info("starting", "source", cfg.Source.Type, "bootstrap_servers", cfg.Destination.BootstrapServers, "topic_prefix", cfg.Destination.TopicPrefix)
 	wctx, stopWatch := context.WithCancel(ctx)

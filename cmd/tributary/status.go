@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
@@ -78,53 +75,27 @@ func lagBytes(ctx context.Context, cfg *config.Config, pos []byte) (*int64, stri
 // readStored reads the checkpoint and the running task's snapshot from the
 // configured store, taking neither the file lock nor the lease.
 func readStored(ctx context.Context, cfg *config.Config) (cp checkpoint.Checkpoint, found bool, live *status.Live, err error) {
-	switch cfg.Checkpoint.Store {
-	case config.StoreDynamoDB:
-		client, cerr := dynamoClient(ctx)
-		if cerr != nil {
-			return cp, false, nil, cerr
-		}
-		cp, found, err = checkpoint.ReadDynamoDB(ctx, client, cfg.Checkpoint.Table, cfg.Name)
-		var missing *types.ResourceNotFoundException
-		if errors.As(err, &missing) {
-			return cp, false, nil, nil // no table yet (create_table): the pipeline never ran
-		}
-		if err != nil {
-			return cp, false, nil, err
-		}
-		var data []byte
-		data, err = checkpoint.ReadDynamoDBStatus(ctx, client, cfg.Checkpoint.Table, cfg.Name)
-		if err != nil {
-			return cp, false, nil, err
-		}
-		if live, err = status.Decode(data); err != nil {
-			return cp, false, nil, err
-		}
-	default:
-		if cp, found, err = checkpoint.ReadFile(ctx, cfg.Checkpoint.Path, cfg.Name); err != nil {
-			return cp, false, nil, err
-		}
-		if live, err = status.ReadFile(cfg.Checkpoint.Path, cfg.Name); err != nil {
-			return cp, false, nil, err
-		}
+	kind, w, err := checkpointStore(cfg, nil)
+	if err != nil {
+		return cp, false, nil, err
+	}
+	cp, found, snapshot, err := kind.Read(ctx, w)
+	if err != nil {
+		return cp, false, nil, err
+	}
+	if live, err = status.Decode(snapshot); err != nil {
+		return cp, false, nil, err
 	}
 	return cp, found, live, nil
 }
 
 // publishStatus keeps the running task's snapshot in the store; the
 // returned stop writes the last one and waits.
-func publishStatus(store checkpoint.Store, cfg *config.Config, rec *status.Recorder, log *slog.Logger) (stop func()) {
-	var sink status.Sink
-	switch s := store.(type) {
-	case *checkpoint.DynamoDB:
-		sink = s.SaveStatus
-	default:
-		sink = status.FileSink(cfg.Checkpoint.Path, cfg.Name)
-	}
+func publishStatus(store checkpoint.Store, rec *status.Recorder, log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); status.Publish(ctx, rec, sink, status.Interval, log) }()
+	go func() { defer wg.Done(); status.Publish(ctx, rec, store.SaveStatus, status.Interval, log) }()
 	return func() { cancel(); wg.Wait() }
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tributary-cdc/tributary/pkg/conntest"
+	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
@@ -34,7 +35,7 @@ func testConnection(ctx context.Context, inv *invocation) error {
 	}
 	defer src.Close()
 	r := connectionReport{Source: conntest.SourceChecks(ctx, src, cfg, 30*time.Second)}
-	r.Report = kafka.TestConnection(ctx, cfg.Destination, cfg.LogicalName(), kafka.DeliveryOptions(cfg)...)
+	r.Report = kafka.TestConnection(ctx, destination.Kafka(cfg.Destination), cfg.LogicalName(), destination.TestOptions(cfg)...)
 	r.OK = r.Report.OK
 	for _, c := range r.Source {
 		r.OK = r.OK && c.OK

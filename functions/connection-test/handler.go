@@ -14,6 +14,7 @@ import (
 	"github.com/tributary-cdc/tributary/functions/internal/dialguard"
 	"github.com/tributary-cdc/tributary/functions/internal/pipelines"
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
@@ -88,8 +89,8 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		defer close(done)
 		r.Source = sourceChecks(ctx, cfg, h.dial, budget)
 	}()
-	r.Report = kafka.TestConnection(ctx, cfg.Destination, cfg.Destination.TopicPrefix,
-		kafka.DeliveryOptions(cfg, kafka.WithDialer(h.dial), kafka.WithTimeout(budget))...)
+	r.Report = kafka.TestConnection(ctx, destination.Kafka(cfg.Destination), cfg.Destination.TopicPrefix,
+		destination.TestOptions(cfg, kafka.WithDialer(h.dial), kafka.WithTimeout(budget))...)
 	<-done
 	r.OK = r.Report.OK
 	for _, c := range r.Source {

@@ -60,6 +60,9 @@ type Store interface {
 	// Lost is closed when ownership is lost (nil when it cannot be lost
 	// while the process lives, as with the file lock); Owned then says why.
 	Lost() <-chan struct{}
+	// SaveStatus keeps the running task's status snapshot (JSON) where
+	// Kind.Read finds it (statussnapshot.go).
+	SaveStatus(ctx context.Context, snapshot []byte) error
 	// Close releases ownership.
 	Close() error
 }

@@ -119,3 +119,54 @@ func (d *DynamoDB) Drop(ctx context.Context) error {
 	}
 	return nil
 }
+
+// holdFile is the file store's Kind.Hold: the lock, refused at once while
+// run holds it.
+func holdFile(_ context.Context, w Where) (*Held, error) {
+	f, err := OpenFile(w.Path, w.Pipeline)
+	if err != nil {
+		return nil, err
+	}
+	h := &Held{}
+	for _, p := range f.Contents() {
+		h.Contents = append(h.Contents, "file "+p)
+	}
+	h.Drop = func(context.Context) error { return f.Drop() }
+	h.Discard = h.Drop // the lock file the open made, when nothing else is left
+	if len(h.Contents) > 0 {
+		h.Discard = func(context.Context) error { return f.Close() }
+	}
+	return h, nil
+}
+
+// holdDynamoDB is the DynamoDB store's Kind.Hold: the lease, refused once
+// its holder is seen renewing it (a holder that stopped is taken over
+// after its lease). A missing table holds nothing.
+func holdDynamoDB(ctx context.Context, w Where) (*Held, error) {
+	nothing := func(context.Context) error { return nil }
+	client, err := NewDynamoDBClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w.log().Info("taking the pipeline's lease: a running task is refused once it renews it", "table", w.Table)
+	d, err := OpenDynamoDB(ctx, client, DynamoDBOptions{Table: w.Table, Pipeline: w.Pipeline, RefuseRunning: true, Log: w.Log})
+	var missing *types.ResourceNotFoundException
+	if errors.As(err, &missing) {
+		return &Held{Drop: nothing, Discard: nothing}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	h := &Held{Drop: d.Drop}
+	h.Discard = func(context.Context) error { d.Close(); return nil }
+	if d.Existed() {
+		what := fmt.Sprintf("checkpoint item %s in DynamoDB table %s (position, lease, status, backfill request)", w.Pipeline, w.Table)
+		if n := d.ChunkItems(); n > 0 {
+			what += fmt.Sprintf(", and its %d chunk items", n)
+		}
+		h.Contents = []string{what}
+	} else {
+		h.Discard = d.Drop // the item the open made
+	}
+	return h, nil
+}

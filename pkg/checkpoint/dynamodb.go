@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -129,6 +130,16 @@ func OpenDynamoDB(ctx context.Context, client *dynamodb.Client, opts DynamoDBOpt
 	}
 	go d.heartbeat()
 	return d, nil
+}
+
+// NewDynamoDBClient is a DynamoDB client from the SDK's standard
+// environment (AWS_REGION, AWS_ENDPOINT_URL, the credentials chain).
+func NewDynamoDBClient(ctx context.Context) (*dynamodb.Client, error) {
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: AWS configuration: %w", err)
+	}
+	return dynamodb.NewFromConfig(awsCfg), nil
 }
 
 func defaultOwner() string {
@@ -708,19 +719,6 @@ func getN(av map[string]types.AttributeValue, name string, required bool) (int64
 		return 0, fmt.Errorf("%s is not an integer", name)
 	}
 	return i, nil
-}
-
-// ReadDynamoDB reads a pipeline's checkpoint and lease holder without
-// taking the lease, for status displays. found is false when the pipeline
-// has no checkpoint yet.
-func ReadDynamoDB(ctx context.Context, client *dynamodb.Client, table, pipeline string) (Checkpoint, bool, error) {
-	d := &DynamoDB{client: client, opts: DynamoDBOptions{Table: table, Pipeline: pipeline}}
-	it, found, err := d.getWhole(ctx)
-	if err != nil || !found {
-		return Checkpoint{}, false, err
-	}
-	cp := Checkpoint{Pipeline: it.Pipeline, Position: it.Position, UpdatedAt: it.UpdatedAt, Owner: it.Owner, Epoch: it.Epoch, Receipts: it.Receipts, Delivery: it.Delivery}
-	return cp, it.Position != nil, nil
 }
 
 // getWhole is get, with a chunked checkpoint's position and receipts read

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
-
-	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // TestEnsureTopicLetsTheClusterAutoCreate: without create_missing_topics a
@@ -29,7 +27,7 @@ func TestEnsureTopicLetsTheClusterAutoCreate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := NewProducer(config.Destination{BootstrapServers: strings.Join(c.ListenAddrs(), ","), DisableTLS: true})
+		p, err := NewProducer(Options{BootstrapServers: strings.Join(c.ListenAddrs(), ","), DisableTLS: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,10 @@
-// Package kafka turns a destination config into franz-go clients: the
-// authentication and TLS options, the producer with Tributary's delivery
-// settings, topic checks and creation, and the connection test.
+// Package kafka owns the wire to the cluster: from its own Options it makes
+// franz-go clients (authentication and TLS), the producer with Tributary's
+// delivery settings, whose Publish turns a message into the record sent
+// (gzip, headers, partition, the size limit on the final bytes), topic
+// checks and creation, transactions with the exactly-once offsets record,
+// and the connection test. It reads no configuration document
+// (pkg/destination builds Options from one) and no checkpoint store.
 //
 // It promises that certificate verification is never switched off and that
 // no error or log line it produces holds a password, key or token.
@@ -19,8 +23,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
-
-	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // DialFunc dials one broker address ("host:port"). It is the hook for
@@ -33,13 +35,13 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 const dialTimeout = 10 * time.Second
 
 // ClientOpts returns the connection options (seeds, TLS, SASL) for d.
-func ClientOpts(d config.Destination) ([]kgo.Opt, error) {
+func ClientOpts(d Options) ([]kgo.Opt, error) {
 	return clientOpts(d, nil)
 }
 
 // clientOpts is ClientOpts with an optional dial function (nil: a plain
 // TCP dialer with dialTimeout).
-func clientOpts(d config.Destination, dial DialFunc) ([]kgo.Opt, error) {
+func clientOpts(d Options, dial DialFunc) ([]kgo.Opt, error) {
 	seeds := SeedBrokers(d)
 	if len(seeds) == 0 {
 		return nil, errors.New("destination.bootstrap_servers: required: comma-separated host:port")
@@ -52,7 +54,7 @@ func clientOpts(d config.Destination, dial DialFunc) ([]kgo.Opt, error) {
 		kgo.ClientID("tributary"),
 	}
 	if d.DisableTLS {
-		if d.Authentication == config.AuthAWSMSKIAM {
+		if d.Authentication == AuthAWSMSKIAM {
 			return nil, errors.New("destination.disable_tls: not allowed with authentication AWS_MSK_IAM: MSK IAM listeners use TLS")
 		}
 		opts = append(opts, kgo.Dialer(plainDialer(dial)))
@@ -64,14 +66,14 @@ func clientOpts(d config.Destination, dial DialFunc) ([]kgo.Opt, error) {
 		opts = append(opts, kgo.Dialer(tlsDialer(dial, cfg)))
 	}
 	switch d.Authentication {
-	case "", config.AuthNone:
-	case config.AuthPlain:
+	case "", AuthNone:
+	case AuthPlain:
 		opts = append(opts, kgo.SASL(plain.Auth{User: d.Username, Pass: d.Password}.AsMechanism()))
-	case config.AuthSCRAMSHA256:
+	case AuthSCRAMSHA256:
 		opts = append(opts, kgo.SASL(scram.Auth{User: d.Username, Pass: d.Password}.AsSha256Mechanism()))
-	case config.AuthSCRAMSHA512:
+	case AuthSCRAMSHA512:
 		opts = append(opts, kgo.SASL(scram.Auth{User: d.Username, Pass: d.Password}.AsSha512Mechanism()))
-	case config.AuthAWSMSKIAM:
+	case AuthAWSMSKIAM:
 		mech, err := mskIAMMechanism(d)
 		if err != nil {
 			return nil, err
@@ -84,7 +86,7 @@ func clientOpts(d config.Destination, dial DialFunc) ([]kgo.Opt, error) {
 }
 
 // SeedBrokers splits destination.bootstrap_servers.
-func SeedBrokers(d config.Destination) []string {
+func SeedBrokers(d Options) []string {
 	var seeds []string
 	for _, s := range strings.Split(d.BootstrapServers, ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -96,7 +98,7 @@ func SeedBrokers(d config.Destination) []string {
 
 // tlsConfig verifies brokers against ca_certificate (replacing the system
 // roots) or the system roots; verification is never disabled.
-func tlsConfig(d config.Destination) (*tls.Config, error) {
+func tlsConfig(d Options) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if d.CACertificate != "" {
 		pool := x509.NewCertPool()

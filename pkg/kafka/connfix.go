@@ -12,8 +12,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // The connection test's failures say the fix, naming the configuration
@@ -29,7 +27,7 @@ const (
 
 // connFix is what to do about err, a failed connection or sign-in to a
 // broker, or "": it follows describeConnErr's words after " — ".
-func connFix(d config.Destination, err error) string {
+func connFix(d Options, err error) string {
 	var tlsErr *TLSError
 	var dialErr *DialError
 	var alert tls.AlertError
@@ -61,7 +59,7 @@ func connFix(d config.Destination, err error) string {
 		return fmt.Sprintf(" — the listener does not enable %s: set destination.authentication to a mechanism of its sasl.enabled.mechanisms", mech)
 	case errors.Is(err, kerr.IllegalSaslState):
 		return fmt.Sprintf(" — the listener does not take SASL: set `destination.authentication: NONE` for it, or use the port of its SASL listener for %s", mech)
-	case errors.As(err, &firstEOF) && (mech == "" || mech == config.AuthNone):
+	case errors.As(err, &firstEOF) && (mech == "" || mech == AuthNone):
 		fix := " — the listener requires SASL: set destination.authentication (with destination.username and destination.password), or use the port of a listener without it"
 		if d.DisableTLS {
 			fix += "; or it requires TLS: remove destination.disable_tls"
@@ -74,8 +72,8 @@ func connFix(d config.Destination, err error) string {
 // aclFix is the command that grants ops (Describe, Write, Create) on the
 // topics under prefix to the pipeline's principal, after a broker refused
 // them with an authorization error.
-func aclFix(d config.Destination, prefix string, ops ...string) string {
-	if d.Authentication == config.AuthAWSMSKIAM {
+func aclFix(d Options, prefix string, ops ...string) string {
+	if d.Authentication == AuthAWSMSKIAM {
 		var actions []string
 		for _, op := range ops {
 			actions = append(actions, "kafka-cluster:"+map[string]string{"Describe": "DescribeTopic", "Write": "WriteData", "Create": "CreateTopic"}[op])
@@ -98,7 +96,7 @@ func aclFix(d config.Destination, prefix string, ops ...string) string {
 // principal is the Kafka principal the pipeline signs in as: User:<name>
 // with SASL, the client certificate's subject with mutual TLS (Kafka's
 // default SSL principal).
-func principal(d config.Destination) string {
+func principal(d Options) string {
 	if d.Username != "" {
 		return "User:" + d.Username
 	}

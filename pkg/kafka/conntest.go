@@ -14,8 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
-
-	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // Report is the result of a connection test: the same shape from the CLI
@@ -92,7 +90,7 @@ func ProbeTopic(prefix string) string { return prefix + ".tributary-connection-t
 // whether the principal may describe, write and create topics under
 // topicPrefix. It has no side effects on the cluster. Report.OK holds only
 // when every required check passed. Errors never hold secrets.
-func TestConnection(ctx context.Context, d config.Destination, topicPrefix string, opts ...TestOption) (r Report) {
+func TestConnection(ctx context.Context, d Options, topicPrefix string, opts ...TestOption) (r Report) {
 	r.Brokers = []BrokerResult{}
 	o := testOptions{timeout: 30 * time.Second}
 	for _, opt := range opts {
@@ -239,7 +237,7 @@ func TestConnection(ctx context.Context, d config.Destination, topicPrefix strin
 	return r
 }
 
-func checkBroker(ctx context.Context, cl *kgo.Client, d config.Destination, b *BrokerResult) {
+func checkBroker(ctx context.Context, cl *kgo.Client, d Options, b *BrokerResult) {
 	addr := net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
 	bctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -360,10 +358,10 @@ func describeConnErr(err error) string {
 	return err.Error()
 }
 
-func authName(d config.Destination) string {
+func authName(d Options) string {
 	a := d.Authentication
 	if a == "" {
-		a = config.AuthNone
+		a = AuthNone
 	}
 	if d.DisableTLS {
 		return a + " without TLS"

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // CheckTransactions is the check of delivery exactly_once: may the
@@ -42,14 +40,4 @@ func transactionsProbe(ctx context.Context, kopts []kgo.Opt, prefix string) (boo
 		return false, fmt.Sprintf("transactional id %s: %v", id, transactionError("initialise a transactional producer", err))
 	}
 	return true, fmt.Sprintf("allowed for transactional ids like %s (initialised it; nothing written)", id)
-}
-
-// DeliveryOptions are the test options cfg's delivery needs (the
-// transactions check for exactly_once), followed by more.
-func DeliveryOptions(cfg *config.Config, more ...TestOption) []TestOption {
-	var opts []TestOption
-	if cfg.ExactlyOnce() {
-		opts = append(opts, WithTransactions())
-	}
-	return append(opts, more...)
 }

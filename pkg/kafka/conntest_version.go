@@ -10,8 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
-
-	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // Connection test checks of what the cluster's version allows.
@@ -26,7 +24,7 @@ const (
 // create_missing_topics cannot work; and an idempotent producer (which
 // Tributary always is) needs, before 3.0 (KIP-679), the IdempotentWrite
 // permission on the cluster, which InitProducerID probes.
-func versionChecks(ctx context.Context, cl *kgo.Client, d config.Destination, add func(name string, required, ok bool, detail string)) {
+func versionChecks(ctx context.Context, cl *kgo.Client, d Options, add func(name string, required, ok bool, detail string)) {
 	resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
 	if err == nil {
 		err = kerr.ErrorForCode(resp.ErrorCode)

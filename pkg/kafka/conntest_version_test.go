@@ -9,8 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
-
-	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // TestConnectionOldCluster: the connection test says in words that a
@@ -31,7 +29,7 @@ func TestConnectionOldCluster(t *testing.T) {
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil, true
 	})
-	d := config.Destination{BootstrapServers: strings.Join(c.ListenAddrs(), ","), DisableTLS: true, CreateMissingTopics: true}
+	d := Options{BootstrapServers: strings.Join(c.ListenAddrs(), ","), DisableTLS: true, CreateMissingTopics: true}
 	r := TestConnection(context.Background(), d, "shop")
 	checks := map[string]Check{}
 	for _, ch := range r.Checks {
@@ -56,7 +54,7 @@ func TestConnectionCurrentCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	d := config.Destination{BootstrapServers: strings.Join(c.ListenAddrs(), ","), DisableTLS: true}
+	d := Options{BootstrapServers: strings.Join(c.ListenAddrs(), ","), DisableTLS: true}
 	r := TestConnection(context.Background(), d, "shop")
 	for _, ch := range r.Checks {
 		if (ch.Name == CheckVersion || ch.Name == CheckIdempotent) && !ch.OK {

@@ -13,8 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
-
-	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // assumeRoleTiming is how long assumed-role credentials live and how long
@@ -39,7 +37,7 @@ var assumeRoleTiming = struct {
 //
 // AWS clients honour the SDK's environment (AWS_REGION, AWS_ENDPOINT_URL,
 // ...), which is how tests point STS at an emulator.
-func mskIAMMechanism(d config.Destination) (sasl.Mechanism, error) {
+func mskIAMMechanism(d Options) (sasl.Mechanism, error) {
 	creds, region, err := mskIAMCredentials(context.Background(), d)
 	if err != nil {
 		return nil, err
@@ -54,7 +52,7 @@ func mskIAMMechanism(d config.Destination) (sasl.Mechanism, error) {
 }
 
 // mskIAMCredentials returns the credentials provider and region for d.
-func mskIAMCredentials(ctx context.Context, d config.Destination) (aws.CredentialsProvider, string, error) {
+func mskIAMCredentials(ctx context.Context, d Options) (aws.CredentialsProvider, string, error) {
 	var opts []func(*awsconfig.LoadOptions) error
 	if d.AWSRegion != "" {
 		opts = append(opts, awsconfig.WithRegion(d.AWSRegion))

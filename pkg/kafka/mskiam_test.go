@@ -38,7 +38,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/tributary-cdc/tributary/integration/awstest"
-	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // TestMSKIAMOutlivesCredentials proves that a producer signing in with
@@ -85,9 +84,9 @@ func TestMSKIAMOutlivesCredentials(t *testing.T) {
 	broker := &mskBroker{sts: sts, region: "us-east-1", roleARN: roleARN, externalID: externalID, maxSession: 2 * time.Second}
 	broker.install(c)
 
-	d := config.Destination{
+	d := Options{
 		BootstrapServers: c.ListenAddrs()[0],
-		Authentication:   config.AuthAWSMSKIAM,
+		Authentication:   AuthAWSMSKIAM,
 		AWSRoleARN:       roleARN,
 		ExternalID:       externalID,
 		AWSRegion:        "us-east-1",

@@ -43,7 +43,7 @@ func (p columnTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
 }
 
 // Partition never moves a marked record elsewhere: one for a partition
-// franz-go does not know yet (Partitions waits for it) fails with franz-go's
+// franz-go does not know yet (partitions waits for it) fails with franz-go's
 // "invalid record partitioning choice" instead of landing where its key
 // hashes.
 func (p columnTopicPartitioner) Partition(r *kgo.Record, n int) int {
@@ -70,16 +70,48 @@ type partitionCounts struct {
 	by map[string]int
 }
 
-// Partitions returns how many partitions topic has; want is the partition
+// partitions returns how many partitions topic has; want is the partition
 // a caller is about to write, so that a cached count not above it is read
 // again. When want exists, Partitions returns once the producer can write
 // it (awaitPartition).
-func (p *Producer) Partitions(ctx context.Context, topic string, want int64) (int, error) {
+func (p *Producer) partitions(ctx context.Context, topic string, want int64) (int, error) {
 	n, err := p.partitionCount(ctx, topic, want)
 	if err == nil && want >= 0 && want < int64(n) {
 		p.awaitPartition(ctx, topic, int32(want))
 	}
 	return n, err
+}
+
+// PartitionRangeError is a message Publish refused because its Partition
+// is negative or not below the topic's partition count (read after the
+// message arrived: partitions may have been added).
+type PartitionRangeError struct {
+	Topic      string
+	Partition  int64
+	Partitions int // the topic's partition count; 0 when Partition is negative
+}
+
+func (e *PartitionRangeError) Error() string {
+	if e.Partition < 0 {
+		return fmt.Sprintf("partition %d of topic %s is negative", e.Partition, e.Topic)
+	}
+	return fmt.Sprintf("partition %d is out of range: topic %s has %d partitions", e.Partition, e.Topic, e.Partitions)
+}
+
+// checkPartition returns nil once the producer can write partition part
+// of topic, a *PartitionRangeError when topic has no such partition.
+func (p *Producer) checkPartition(ctx context.Context, topic string, part int64) error {
+	if part < 0 {
+		return &PartitionRangeError{Topic: topic, Partition: part}
+	}
+	n, err := p.partitions(ctx, topic, part)
+	if err != nil {
+		return err
+	}
+	if part >= int64(n) {
+		return &PartitionRangeError{Topic: topic, Partition: part, Partitions: n}
+	}
+	return nil
 }
 
 // partitionWait bounds awaitPartition; past it the record is produced and

@@ -11,8 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // Delivery settings (docs/delivery.md).
@@ -27,14 +25,13 @@ const (
 // Producer publishes records idempotently with acks=all and LZ4 batches,
 // partitioned by murmur2 of the key like the Java client.
 type Producer struct {
-	cl     *kgo.Client
-	adm    *kadm.Client
-	create bool
-	dest   config.Destination // for the offsets reader of transactions
+	cl   *kgo.Client
+	adm  *kadm.Client
+	opts Options // create_missing_topics, message_compression; the offsets reader of transactions
 
 	mu     sync.Mutex
 	topics map[string]bool // topics known to exist
-	limits *topicLimits    // each topic's max.message.bytes (limits.go)
+	limits *topicLimits    // each topic's max.message.bytes (messagesize.go)
 	counts partitionCounts // each topic's partitions (partitioner.go)
 
 	// Receipts holds the write receipts of what was acknowledged (receipts.go).
@@ -45,17 +42,17 @@ type Producer struct {
 // applied last (tests use them for a faster backoff); NewProducer refuses
 // any combination whose effective settings break at-least-once delivery
 // (see CheckSettings).
-func NewProducer(d config.Destination, extra ...kgo.Opt) (*Producer, error) {
-	opts, err := ClientOpts(d)
+func NewProducer(o Options, extra ...kgo.Opt) (*Producer, error) {
+	opts, err := ClientOpts(o)
 	if err != nil {
 		return nil, err
 	}
-	maxBytes := int32(d.MaxMessageBytes)
+	maxBytes := int32(o.MaxMessageBytes)
 	if maxBytes <= 0 {
 		maxBytes = 1 << 20
 	}
 	limits := &topicLimits{def: maxBytes}
-	opts = append(opts, sinkOpts(d, limits)...)
+	opts = append(opts, producerOpts(o, limits)...)
 	opts = append(opts,
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerBatchCompression(kgo.Lz4Compression(), kgo.NoCompression()),
@@ -74,7 +71,7 @@ func NewProducer(d config.Destination, extra ...kgo.Opt) (*Producer, error) {
 		cl.Close()
 		return nil, err
 	}
-	return &Producer{cl: cl, adm: kadm.NewClient(cl), create: d.CreateMissingTopics, dest: d, topics: map[string]bool{}, limits: limits, Receipts: newReceipts()}, nil
+	return &Producer{cl: cl, adm: kadm.NewClient(cl), opts: o, topics: map[string]bool{}, limits: limits, Receipts: newReceipts()}, nil
 }
 
 // ErrUnsafeProducer is returned by CheckSettings.
@@ -183,10 +180,10 @@ func (p *Producer) EnsureTopic(ctx context.Context, topic string) error {
 	if ok && td.Err != nil && !errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
 		return fmt.Errorf("describe topic %s: %w", topic, td.Err)
 	}
-	if !exists && !p.create && !p.autoCreated(ctx, topic) {
+	if !exists && !p.opts.CreateMissingTopics && !p.autoCreated(ctx, topic) {
 		return &TopicMissingError{Topic: topic}
 	}
-	if !exists && p.create {
+	if !exists && p.opts.CreateMissingTopics {
 		resp, err := p.adm.CreateTopic(ctx, -1, -1, nil, topic)
 		if resp.Err != nil { // CreateTopic returns resp.Err as err too, without the message
 			err = withMessage(resp.Err, resp.ErrMessage)

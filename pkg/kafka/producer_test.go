@@ -12,8 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // kfake stands in for the broker here: a real broker does not fail produce
@@ -45,7 +43,7 @@ func TestProduceStopsAfterMaxAttempts(t *testing.T) {
 		}
 		return resp, nil, true
 	})
-	d := config.Destination{BootstrapServers: c.ListenAddrs()[0], DisableTLS: true, MaxMessageBytes: 1 << 20}
+	d := Options{BootstrapServers: c.ListenAddrs()[0], DisableTLS: true, MaxMessageBytes: 1 << 20}
 	// Only the wait between attempts is shortened; the attempt count is
 	// the production setting.
 	p, err := NewProducer(d, kgo.RetryBackoffFn(func(int) time.Duration { return 5 * time.Millisecond }), kgo.MetadataMinAge(10*time.Millisecond))
@@ -84,7 +82,7 @@ func TestBackoffCappedAt5s(t *testing.T) {
 }
 
 func TestNewProducerRefusesUnsafeSettings(t *testing.T) {
-	d := config.Destination{BootstrapServers: "127.0.0.1:1", DisableTLS: true}
+	d := Options{BootstrapServers: "127.0.0.1:1", DisableTLS: true}
 	for name, opt := range map[string]kgo.Opt{
 		"no idempotence":  kgo.DisableIdempotentWrite(),
 		"unbounded tries": kgo.RecordRetries(1 << 40),
@@ -107,15 +105,15 @@ func TestNewProducerRefusesUnsafeSettings(t *testing.T) {
 
 func TestClientOptsErrorsNameFields(t *testing.T) {
 	for _, tc := range []struct {
-		d     config.Destination
+		d     Options
 		field string
 	}{
-		{config.Destination{}, "destination.bootstrap_servers"},
-		{config.Destination{BootstrapServers: "h:1", Authentication: "KERBEROS"}, "destination.authentication"},
-		{config.Destination{BootstrapServers: "h:1", ClientCertificate: "x"}, "destination.client_key"},
-		{config.Destination{BootstrapServers: "h:1", ClientKey: "secret-canary"}, "destination.client_certificate"},
-		{config.Destination{BootstrapServers: "h:1", CACertificate: "nope"}, "destination.ca_certificate"},
-		{config.Destination{BootstrapServers: "h:1", DisableTLS: true, Authentication: config.AuthAWSMSKIAM}, "destination.disable_tls"},
+		{Options{}, "destination.bootstrap_servers"},
+		{Options{BootstrapServers: "h:1", Authentication: "KERBEROS"}, "destination.authentication"},
+		{Options{BootstrapServers: "h:1", ClientCertificate: "x"}, "destination.client_key"},
+		{Options{BootstrapServers: "h:1", ClientKey: "secret-canary"}, "destination.client_certificate"},
+		{Options{BootstrapServers: "h:1", CACertificate: "nope"}, "destination.ca_certificate"},
+		{Options{BootstrapServers: "h:1", DisableTLS: true, Authentication: AuthAWSMSKIAM}, "destination.disable_tls"},
 	} {
 		_, err := ClientOpts(tc.d)
 		if err == nil || !strings.Contains(err.Error(), tc.field) || strings.Contains(err.Error(), "secret-canary") {

@@ -9,20 +9,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Message is one change as Kafka carries it: the pipeline says what to
-// send, and this package turns it into a record with Tributary's headers
-// (content-type, tributary-op, tributary-event-id, and
-// tributary-compression when the value is gzipped).
+// Message is one change as the pipeline hands it over: what to send.
+// Publish turns it into the record on the wire: the value gzipped under
+// message_compression, Tributary's headers (content-type, tributary-op,
+// tributary-event-id, and tributary-compression when the value is
+// gzipped), the partition, and the size check on those final bytes.
 type Message struct {
 	Topic   string
 	Key     []byte // nil: no key (a table without a primary key)
-	Value   []byte // nil: a tombstone
+	Value   []byte // nil: a tombstone; else the value before compression
 	Op      string // "c", "u", "d" or "r": the tributary-op header
 	EventID string // the tributary-event-id header
-	Gzipped bool   // Value went through CompressValue and was gzipped
-	// Partition, when set (not 0: use Partitioned), is the partition
-	// destination.partition_column chose; else the key chooses.
-	Partition   int32
+	// Partition, when Partitioned, is the partition the row names
+	// (destination.partition_column); else the key chooses.
+	Partition   int64
 	Partitioned bool
 }
 
@@ -52,16 +52,42 @@ var (
 // broker acknowledged the record, with a *PublishError when every attempt
 // failed. Publish blocks while too much is in flight (backpressure);
 // records of one partition are acknowledged in the order published.
-func (p *Producer) Publish(ctx context.Context, m Message, onAck func(error)) {
+//
+// Publish refuses m before anything is handed over, returning the reason
+// without calling onAck: a *PartitionRangeError when m.Partition is not a
+// partition of the topic (or the error reading how many it has), a
+// *MessageTooLargeError when the record, value compressed, is over
+// MaxMessageBytes (tombstones are not checked).
+func (p *Producer) Publish(ctx context.Context, m Message, onAck func(error)) error {
+	if m.Partitioned {
+		if err := p.checkPartition(ctx, m.Topic, m.Partition); err != nil {
+			return err
+		}
+	}
+	value, gzipped, err := compressValue(p.opts.MessageCompression, m.Value)
+	if err != nil {
+		return fmt.Errorf("%s value: %w", p.opts.MessageCompression, err)
+	}
 	rec := &kgo.Record{
 		Topic:   m.Topic,
 		Key:     m.Key,
-		Value:   m.Value,
-		Headers: m.headers(make([]kgo.RecordHeader, 0, 4)),
+		Value:   value,
+		Headers: m.headers(make([]kgo.RecordHeader, 0, 4), gzipped),
+	}
+	if value != nil {
+		if size := batchSize(rec.Key, rec.Value, rec.Headers); size > int(p.limits.def) {
+			return &MessageTooLargeError{Size: size, Limit: int(p.limits.def), Gzipped: gzipped}
+		}
 	}
 	if m.Partitioned {
-		rec.Context = withPartition(ctx, m.Partition)
+		rec.Context = withPartition(ctx, int32(m.Partition))
 	}
+	p.produce(ctx, rec, onAck)
+	return nil
+}
+
+// produce hands rec over; onAck as for Publish.
+func (p *Producer) produce(ctx context.Context, rec *kgo.Record, onAck func(error)) {
 	p.cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
 		if err != nil {
 			onAck(&PublishError{Topic: r.Topic, Partition: r.Partition, Err: p.classify(r, err)})
@@ -74,8 +100,9 @@ func (p *Producer) Publish(ctx context.Context, m Message, onAck func(error)) {
 	})
 }
 
-// headers appends Tributary's headers for m to hs.
-func (m Message) headers(hs []kgo.RecordHeader) []kgo.RecordHeader {
+// headers appends Tributary's headers for m, its value gzipped or not, to
+// hs.
+func (m Message) headers(hs []kgo.RecordHeader, gzipped bool) []kgo.RecordHeader {
 	op, ok := opHeaderValues[m.Op]
 	if !ok {
 		op = []byte(m.Op)
@@ -85,7 +112,7 @@ func (m Message) headers(hs []kgo.RecordHeader) []kgo.RecordHeader {
 		kgo.RecordHeader{Key: "tributary-op", Value: op},
 		kgo.RecordHeader{Key: "tributary-event-id", Value: []byte(m.EventID)},
 	)
-	if m.Gzipped {
+	if gzipped {
 		hs = append(hs, kgo.RecordHeader{Key: "tributary-compression", Value: gzipName})
 	}
 	return hs
@@ -95,11 +122,10 @@ func (m Message) headers(hs []kgo.RecordHeader) []kgo.RecordHeader {
 // compresses a value.
 const GzipThreshold = 500 << 10
 
-// CompressValue applies destination.message_compression to a value before
-// its size is checked: with "gzip", a value of GzipThreshold bytes or more
-// is gzipped (gzipped true; publish it with Message.Gzipped). Any other
-// mode, or a smaller value, returns v as it is.
-func CompressValue(mode string, v []byte) (out []byte, gzipped bool, err error) {
+// compressValue applies message_compression to a value before its size is
+// checked: with "gzip", a value of GzipThreshold bytes or more is gzipped.
+// Any other mode, or a smaller value, returns v as it is.
+func compressValue(mode string, v []byte) (out []byte, gzipped bool, err error) {
 	if mode != "gzip" || len(v) < GzipThreshold {
 		return v, false, nil
 	}

@@ -7,8 +7,6 @@ import (
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -17,14 +15,35 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // starts again.
 const maxGaps = 32
 
+// Receipt is a write receipt: what the broker acknowledged on one topic
+// partition for this pipeline. A consumer reproduces it by reading the
+// partition in offset order from FirstOffset up to NextOffset
+// (exclusive), leaving out the offsets of Gaps, and for each record
+// counting 1 in Records, len(value) in Bytes (0 for a tombstone) and
+// folding the value into CRC32C: the Castagnoli CRC-32 of every value
+// concatenated in offset order. The checkpoint stores it
+// (pkg/checkpoint/receipt.go, the same fields).
+type Receipt struct {
+	Topic       string
+	Partition   int32
+	Records     uint64
+	Bytes       uint64
+	CRC32C      uint32
+	FirstOffset int64
+	NextOffset  int64
+	// Gaps are offset ranges [from, to) that a previous run wrote after
+	// its last saved receipt and before it crashed.
+	Gaps [][2]int64
+}
+
 // Receipts keeps the write receipt of every partition written: the count,
 // value bytes and CRC32C of the values the broker acknowledged, in offset
-// order (checkpoint.Receipt says how a consumer reproduces them). franz-go
+// order (Receipt says how a consumer reproduces them). franz-go
 // acknowledges the records of one partition in offset order, so the CRC of
 // a partition is the CRC of its values as they lie in the log.
 type Receipts struct {
 	mu sync.Mutex
-	by map[topicPartition]*checkpoint.Receipt
+	by map[topicPartition]*Receipt
 	// restored are partitions whose receipt came from a checkpoint and
 	// that have had no acknowledgement in this run yet.
 	restored map[topicPartition]bool
@@ -36,11 +55,11 @@ type topicPartition struct {
 }
 
 func newReceipts() *Receipts {
-	return &Receipts{by: map[topicPartition]*checkpoint.Receipt{}, restored: map[topicPartition]bool{}}
+	return &Receipts{by: map[topicPartition]*Receipt{}, restored: map[topicPartition]bool{}}
 }
 
 // Restore continues from the receipts of a checkpoint.
-func (r *Receipts) Restore(saved []checkpoint.Receipt) {
+func (r *Receipts) Restore(saved []Receipt) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range saved {
@@ -63,7 +82,7 @@ func (r *Receipts) acked(rec *kgo.Record) {
 	case s == nil || rec.Offset < s.NextOffset || (first && rec.Offset > s.NextOffset && len(s.Gaps) >= maxGaps):
 		// New, or the log was truncated or the topic recreated, or too
 		// many crashes: the receipt starts again at this record.
-		s = &checkpoint.Receipt{Topic: rec.Topic, Partition: rec.Partition, FirstOffset: rec.Offset}
+		s = &Receipt{Topic: rec.Topic, Partition: rec.Partition, FirstOffset: rec.Offset}
 		r.by[k] = s
 	case first && rec.Offset > s.NextOffset:
 		// The first record of this run lies after the saved receipt's
@@ -81,19 +100,19 @@ func (r *Receipts) acked(rec *kgo.Record) {
 }
 
 // Snapshot returns every partition's receipt, by topic and partition.
-func (r *Receipts) Snapshot() []checkpoint.Receipt {
+func (r *Receipts) Snapshot() []Receipt {
 	if r == nil {
 		return nil
 	}
 	r.mu.Lock()
-	out := make([]checkpoint.Receipt, 0, len(r.by))
+	out := make([]Receipt, 0, len(r.by))
 	for _, s := range r.by {
 		c := *s
 		c.Gaps = slices.Clone(s.Gaps)
 		out = append(out, c)
 	}
 	r.mu.Unlock()
-	slices.SortFunc(out, func(a, b checkpoint.Receipt) int {
+	slices.SortFunc(out, func(a, b Receipt) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 	return out

@@ -59,7 +59,7 @@ func IsStall(err error) bool {
 	}
 	var tl *TopicLimitError
 	if errors.As(pe.Err, &tl) {
-		return true // its batches were too large, not it (limits.go)
+		return true // its batches were too large, not it (messagesize.go)
 	}
 	for _, s := range stallErrors {
 		if errors.Is(pe.Err, s) {

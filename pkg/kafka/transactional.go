@@ -10,8 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // TransactionTimeout is how long the coordinator lets one of our
@@ -40,7 +38,7 @@ var ErrFenced = errors.New("kafka: producer fenced by a newer owner of the trans
 // record is published inside a transaction (BeginTransaction,
 // CommitTransaction), and the first use fences any earlier producer of
 // the same id at the broker, aborting its open transaction.
-func NewTransactionalProducer(d config.Destination, transactionalID string, extra ...kgo.Opt) (*Producer, error) {
+func NewTransactionalProducer(d Options, transactionalID string, extra ...kgo.Opt) (*Producer, error) {
 	opts := []kgo.Opt{kgo.TransactionalID(transactionalID), kgo.TransactionTimeout(TransactionTimeout)}
 	return NewProducer(d, append(opts, extra...)...)
 }
@@ -133,7 +131,7 @@ func (p *Producer) EnsureOffsetsTopic(ctx context.Context, topic string) error {
 	if err != nil || len(missing) == 0 {
 		return err
 	}
-	if !p.create {
+	if !p.opts.CreateMissingTopics {
 		return fmt.Errorf("offsets topic %s does not exist: create it compacted (cleanup.policy=compact) with one partition, or set destination.create_missing_topics", topic)
 	}
 	compact := "compact"
@@ -153,7 +151,7 @@ func (p *Producer) EnsureOffsetsTopic(ctx context.Context, topic string) error {
 // a tombstone). Every writer of the topic is transactional, so the log
 // always ends with a transaction marker; control records are kept to see
 // that end even when the last transaction was aborted.
-func ReadLastCommitted(ctx context.Context, d config.Destination, topic string, key []byte) (value []byte, found bool, err error) {
+func ReadLastCommitted(ctx context.Context, d Options, topic string, key []byte) (value []byte, found bool, err error) {
 	opts, err := ClientOpts(d)
 	if err != nil {
 		return nil, false, err
@@ -208,7 +206,7 @@ func ReadLastCommitted(ctx context.Context, d config.Destination, topic string, 
 
 // ReadLastCommitted is ReadLastCommitted on the producer's destination.
 func (p *Producer) ReadLastCommitted(ctx context.Context, topic string, key []byte) ([]byte, bool, error) {
-	return ReadLastCommitted(ctx, p.dest, topic, key)
+	return ReadLastCommitted(ctx, p.opts, topic, key)
 }
 
 // endOffsetsPatience is how long endOffsets asks again while the cluster

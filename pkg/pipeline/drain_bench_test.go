@@ -15,6 +15,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
+	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/source"
 	"github.com/tributary-cdc/tributary/pkg/source/postgres"
@@ -80,7 +81,7 @@ func BenchmarkDrain(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer src.Close()
-		prod, err := kafka.NewProducer(config.Destination{BootstrapServers: "127.0.0.1:9092", DisableTLS: true, CreateMissingTopics: true, MaxInFlight: benchInFlight()})
+		prod, err := kafka.NewProducer(destination.Kafka(config.Destination{BootstrapServers: "127.0.0.1:9092", DisableTLS: true, CreateMissingTopics: true, MaxInFlight: benchInFlight()}))
 		if err != nil {
 			b.Fatal(err)
 		}

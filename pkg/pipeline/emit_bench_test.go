@@ -19,6 +19,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
+	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
@@ -91,7 +92,7 @@ func emitBenchEvents(t *change.Table, n int) []*change.Event {
 
 // emitBenchPipeline is a Pipeline ready for emit, publishing to the brokers at addr.
 func emitBenchPipeline(b *testing.B, addr string) *Pipeline {
-	prod, err := kafka.NewProducer(config.Destination{BootstrapServers: addr, DisableTLS: true, CreateMissingTopics: true, MaxInFlight: benchInFlight()})
+	prod, err := kafka.NewProducer(destination.Kafka(config.Destination{BootstrapServers: addr, DisableTLS: true, CreateMissingTopics: true, MaxInFlight: benchInFlight()}))
 	if err != nil {
 		b.Fatal(err)
 	}

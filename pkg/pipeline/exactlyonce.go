@@ -3,7 +3,6 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -53,35 +52,6 @@ type txnState struct {
 	lastCommit time.Time
 }
 
-// offsetsRecord is the value written to the offsets topic, key = pipeline.
-type offsetsRecord struct {
-	Version     int             `json:"version"`
-	Pipeline    string          `json:"pipeline"`
-	Position    json.RawMessage `json:"position"`
-	CommittedAt time.Time       `json:"committed_at"`
-}
-
-const offsetsRecordVersion = 1
-
-// decodeOffsets reads an offsets-topic value (bytes from the broker: any
-// writer of the topic could have put them there): the position and when
-// it was committed.
-func decodeOffsets(b []byte, pipeline string) (change.Position, time.Time, error) {
-	var r offsetsRecord
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, time.Time{}, fmt.Errorf("offsets record is not JSON: %w", err)
-	}
-	switch {
-	case r.Version < 1 || r.Version > offsetsRecordVersion:
-		return nil, time.Time{}, fmt.Errorf("offsets record has version %d; this build reads version %d", r.Version, offsetsRecordVersion)
-	case r.Pipeline != pipeline:
-		return nil, time.Time{}, fmt.Errorf("offsets record under key %q names pipeline %q", pipeline, r.Pipeline)
-	case len(r.Position) == 0 || bytes.Equal(r.Position, []byte("null")):
-		return nil, time.Time{}, errors.New("offsets record has no position")
-	}
-	return change.Position(r.Position), r.CommittedAt, nil
-}
-
 // resumeFrom chooses between the offsets topic's position (committed at
 // committedAt) and the checkpoint store's (cp). The offsets topic wins
 // over a store written exactly once: it is written atomically with the
@@ -120,19 +90,16 @@ func (p *Pipeline) startTransactions(ctx context.Context, cp checkpoint.Checkpoi
 	if err := p.Producer.EnsureOffsetsTopic(ctx, t.cfg.OffsetsTopic); err != nil {
 		return nil, err
 	}
-	raw, found, err := p.Producer.ReadLastCommitted(ctx, t.cfg.OffsetsTopic, []byte(p.Name))
+	raw, committedAt, found, err := p.Producer.ReadOffsets(ctx, t.cfg.OffsetsTopic, p.Name)
 	if err != nil {
-		return nil, fmt.Errorf("read the committed position from %s: %w", t.cfg.OffsetsTopic, err)
+		return nil, err
 	}
 	var from change.Position
 	if stored {
 		from = cp.Position
 	}
 	if found {
-		pos, committedAt, err := decodeOffsets(raw, p.Name)
-		if err != nil {
-			return nil, fmt.Errorf("offsets topic %s: %w", t.cfg.OffsetsTopic, err)
-		}
+		pos := change.Position(raw)
 		var fromStore bool
 		switch from, fromStore = resumeFrom(pos, committedAt, cp); {
 		case fromStore:
@@ -219,18 +186,18 @@ func (p *Pipeline) commitTransaction(reopen bool) error {
 		return nil
 	}
 	if moved {
-		v, err := json.Marshal(offsetsRecord{Version: offsetsRecordVersion, Pipeline: p.Name, Position: json.RawMessage(t.pending), CommittedAt: time.Now().UTC()})
-		if err != nil {
-			return fmt.Errorf("encode position: %w", err)
-		}
 		seq := p.tracker.add()
-		p.Producer.Publish(p.produceCtx, kafka.Message{Topic: t.cfg.OffsetsTopic, Key: []byte(p.Name), Value: v}, func(err error) {
+		err := p.Producer.PublishOffsets(p.produceCtx, t.cfg.OffsetsTopic, p.Name, t.pending, func(err error) {
 			if err != nil {
 				p.fail(fmt.Errorf("%w: offsets topic: %w", errPublish, err))
 				return
 			}
 			p.tracker.ack(seq)
 		})
+		if err != nil {
+			p.tracker.ack(seq)
+			return err
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), kafka.TransactionTimeout)
 	defer cancel()

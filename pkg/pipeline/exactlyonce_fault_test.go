@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
@@ -32,7 +33,7 @@ func TestTransactionWithFailedRecordIsNotCommitted(t *testing.T) {
 		Keys: []kmsg.Key{kmsg.Produce}, Topic: retryTopic, Partitions: []int32{badPart},
 		Err: kerr.NotEnoughReplicas, Count: -1,
 	})
-	d := config.Destination{BootstrapServers: h.cluster.ListenAddrs()[0], DisableTLS: true, MaxMessageBytes: 1 << 20}
+	d := destination.Kafka(config.Destination{BootstrapServers: h.cluster.ListenAddrs()[0], DisableTLS: true, MaxMessageBytes: 1 << 20})
 	run := func(ctx context.Context) error {
 		p := h.pipeline(t)
 		// See pipeline: only the waits between attempts are shortened.
@@ -53,15 +54,11 @@ func TestTransactionWithFailedRecordIsNotCommitted(t *testing.T) {
 	if !errors.Is(err, errPublish) {
 		t.Fatalf("Run with a partition failing for good: %v, want a publish failure", err)
 	}
-	raw, found, rerr := kafka.ReadLastCommitted(context.Background(), d, offsetsTopic, []byte("retry"))
+	pos, _, found, rerr := kafka.ReadOffsets(context.Background(), d, offsetsTopic, "retry")
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
 	if found {
-		pos, _, derr := decodeOffsets(raw, "retry")
-		if derr != nil {
-			t.Fatal(derr)
-		}
 		if i := h.index(pos); i >= h.failed {
 			t.Fatalf("after %v (%d failed attempts) the offsets topic commits position %s of row %d, at or past the failed row %d: the next run would skip it",
 				err, faults.Hits(), pos, i, h.failed)

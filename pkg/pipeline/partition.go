@@ -1,25 +1,29 @@
 package pipeline
 
 import (
-	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
 // rowPartition is the partition destination.partition_column chose for
-// the row being emitted (source goroutine only); produce applies it.
+// the row being emitted (source goroutine only); produce hands it to the
+// producer, which refuses one the topic does not have
+// (kafka.PartitionRangeError).
 type rowPartition struct {
-	value int32
-	set   bool
+	value  int64
+	set    bool
+	column string
 }
 
 // choosePartition sets p.partition for ev from its table's partition
 // column, when one is configured. A value that cannot name a partition
-// (null, negative, not below the topic's partition count) returns the
-// reason to skip the row; a column the table does not have, or one that
-// is not a signed integer, stops the pipeline naming it.
-func (p *Pipeline) choosePartition(ctx context.Context, topic string, ev *change.Event) (skipReason string, err error) {
+// (null, negative) returns the reason to skip the row; a column the table
+// does not have, or one that is not a signed integer, stops the pipeline
+// naming it.
+func (p *Pipeline) choosePartition(ev *change.Event) (skipReason string, err error) {
 	p.partition = rowPartition{}
 	col, ok := p.PartitionColumns[ev.Table.ID.String()]
 	if !ok {
@@ -57,13 +61,17 @@ func (p *Pipeline) choosePartition(ctx context.Context, topic string, ev *change
 	if v < 0 {
 		return fmt.Sprintf("partition_column %s is negative (%d)", col, v), nil
 	}
-	n, err := p.Producer.Partitions(ctx, topic, v)
-	if err != nil {
-		return "", err
-	}
-	if v >= int64(n) {
-		return fmt.Sprintf("partition_column %s is %d, out of range: topic %s has %d partitions", col, v, topic, n), nil
-	}
-	p.partition = rowPartition{value: int32(v), set: true}
+	p.partition = rowPartition{value: v, set: true, column: col}
 	return "", nil
+}
+
+// refusedReason is the row.skipped reason of a record the producer refused
+// before handing it over: too large, or (partition_column) a partition the
+// topic does not have.
+func (p *Pipeline) refusedReason(refused error) string {
+	var part *kafka.PartitionRangeError
+	if errors.As(refused, &part) {
+		return fmt.Sprintf("partition_column %s is %d, out of range: topic %s has %d partitions", p.partition.column, part.Partition, part.Topic, part.Partitions)
+	}
+	return refused.Error()
 }

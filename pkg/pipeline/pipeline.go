@@ -36,13 +36,6 @@ type Pipeline struct {
 
 	// DeleteMode is record (default), tombstone or record_and_tombstone.
 	DeleteMode string
-	// MaxMessageBytes is the largest key+value published; default 1 MiB.
-	// A larger row is skipped and reported to Notifier.
-	MaxMessageBytes int
-	// MessageCompression gzip compresses values of kafka.GzipThreshold
-	// bytes or more before the size check (header tributary-compression:
-	// gzip); default none.
-	MessageCompression string
 	// Notifier records row.skipped events durably; the pipeline does not
 	// move past a skipped row until Notify returns nil. Required for
 	// skipping: without one, an oversized row stops the pipeline.
@@ -76,7 +69,7 @@ type Pipeline struct {
 	produceCtx   context.Context
 	commitMu     sync.Mutex // serialises checkpoint saves: the commit loop, saveStart, the stop
 	saved        change.Position
-	savedMark    atomic.Uint64 // tracker mark of saved (requests.go)
+	savedMark    atomic.Uint64 // tracker mark of saved (backfillrequests.go)
 	startSaved   bool          // the run's first position was saved (saveStart; source goroutine)
 	backfills    backfills
 
@@ -211,9 +204,6 @@ func (p *Pipeline) Run(ctx context.Context) error {
 }
 
 func (p *Pipeline) defaults() {
-	if p.MaxMessageBytes <= 0 {
-		p.MaxMessageBytes = 1 << 20
-	}
 	if p.CheckpointEvery <= 0 {
 		p.CheckpointEvery = time.Second
 	}
@@ -308,7 +298,7 @@ func (p *Pipeline) commitWith(ctx context.Context, crash func(point string)) err
 		return nil
 	}
 	crash(crashAfterAck)
-	cp := checkpoint.Checkpoint{Pipeline: p.Name, Position: pos, UpdatedAt: time.Now().UTC(), Receipts: p.Producer.Receipts.Snapshot(),
+	cp := checkpoint.Checkpoint{Pipeline: p.Name, Position: pos, UpdatedAt: time.Now().UTC(), Receipts: p.receipts(),
 		Delivery: checkpoint.DeliveryAtLeastOnce}
 	if p.Transactions != nil {
 		cp.Delivery = checkpoint.DeliveryExactlyOnce
@@ -321,39 +311,6 @@ func (p *Pipeline) commitWith(ctx context.Context, crash func(point string)) err
 	p.saved = pos
 	p.savedMark.Store(mark)
 	p.Source.Ack(pos)
-	return nil
-}
-
-// watchLease stops the pipeline, without flushing, as soon as the store
-// loses the pipeline to another task.
-func (p *Pipeline) watchLease(ctx context.Context) {
-	select {
-	case <-ctx.Done():
-	case <-p.Store.Lost():
-		err := p.Store.Owned()
-		p.Log.Error("lease lost: stopping without publishing further", "err", err)
-		p.staleOwner(err)
-	}
-}
-
-// emitOwned hands an event on only while this task owns the pipeline, so
-// a task that was frozen past its lease publishes nothing once it runs
-// again, even before the store has noticed the takeover.
-func (p *Pipeline) emitOwned(ctx context.Context, ev *change.Event) error {
-	if err := p.Store.Owned(); err != nil {
-		p.staleOwner(err)
-		return err
-	}
-	emit := p.emit
-	if p.txn != nil {
-		emit = p.emitInTransaction
-	}
-	if err := emit(ctx, ev); err != nil {
-		return err
-	}
-	if ev.Position != nil && p.StopWhenBackfilled {
-		return p.stopIfBackfilled()
-	}
 	return nil
 }
 
@@ -394,7 +351,7 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	if hasKey {
 		key = buf[:len(buf):len(buf)]
 	}
-	if reason, err := p.choosePartition(ctx, topic, ev); err != nil {
+	if reason, err := p.choosePartition(ev); err != nil {
 		return err
 	} else if reason != "" {
 		return p.skip(ctx, skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID}, reason)
@@ -411,32 +368,37 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 			return fmt.Errorf("encode value of %s: %w", ev.Table.ID, err)
 		}
 		p.sizeHint[ev.Table] = len(buf)
-		value, gzipped, err := kafka.CompressValue(p.MessageCompression, buf[len(key):])
+		refused, err := p.produce(topic, key, buf[len(key):], ev)
 		if err != nil {
-			return fmt.Errorf("%s value of %s: %w", p.MessageCompression, ev.Table.ID, err)
+			return err
 		}
-		// The size the broker counts: key, value, headers and the record
-		// and batch overhead (kafka.Message.BatchSize).
-		m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[ev.Op], EventID: ev.ID, Gzipped: gzipped}
-		if size := m.BatchSize(); size > p.MaxMessageBytes {
+		if refused != nil {
 			// The row is not published; it is recorded before anything
-			// moves past it. Its tombstone still is (below): without it a
-			// compacted topic would keep the deleted row for ever.
-			reason := fmt.Sprintf("message of %d bytes is over destination.max_message_bytes %d", size, p.MaxMessageBytes)
-			if gzipped {
-				reason += " after gzip"
+			// moves past it. Its tombstone still is (below) when it is
+			// only too large: without it a compacted topic would keep
+			// the deleted row for ever.
+			row := skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID}
+			var big *kafka.MessageTooLargeError
+			if errors.As(refused, &big) {
+				row.size, row.limit, row.tombstone = big.Size, big.Limit, tombstone
+			} else {
+				tombstone = false
 			}
-			if err := p.skip(ctx, skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID, size: size, tombstone: tombstone}, reason); err != nil {
+			if err := p.skip(ctx, row, p.refusedReason(refused)); err != nil || !tombstone {
 				return err
 			}
-		} else {
-			p.produce(topic, key, value, ev, gzipped)
 		}
 	}
 	if tombstone {
 		// Debezium sends the tombstone for a table without a primary key
 		// too (null key and value); consumers may count on it.
-		p.produce(topic, key, nil, ev, false)
+		refused, err := p.produce(topic, key, nil, ev)
+		if err != nil {
+			return err
+		}
+		if refused != nil {
+			return p.skip(ctx, skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID}, p.refusedReason(refused))
+		}
 	}
 	return nil
 }
@@ -526,20 +488,19 @@ func keyPayload(key []byte, schemas bool) map[string]any {
 // every record.
 var opNames = [256]string{change.OpCreate: "c", change.OpUpdate: "u", change.OpDelete: "d", change.OpRead: "r"}
 
-func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gzipped bool) {
+// produce hands one record of ev to the producer. refused is the reason
+// the producer refused it before handing it over (kafka.Publish: too
+// large, or a partition the topic does not have), to be skipped; err is
+// any other failure.
+func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event) (refused, err error) {
 	op := ev.Op
 	// The source may reuse ev once emit returns: take what the promise
 	// needs now.
 	rows, commit, tombstone, table := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil, ev.Table
-	rows.Sent(op, commit)
 	seq := p.tracker.add()
-	if p.txn != nil {
-		p.txn.counted()
-	}
-	defer crashPoint(crashAfterProduce)
-	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID, Gzipped: gzipped,
+	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID,
 		Partition: p.partition.value, Partitioned: p.partition.set}
-	p.Producer.Publish(p.produceCtx, m, func(err error) {
+	err = p.Producer.Publish(p.produceCtx, m, func(err error) {
 		var tooLarge *kafka.RecordTooLargeError
 		if errors.As(err, &tooLarge) && !tombstone && p.Notifier != nil {
 			// It alone is over the topic's max.message.bytes (below
@@ -576,6 +537,25 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, gz
 			p.Published.Add(1)
 		}
 	})
+	if err != nil {
+		// Nothing was handed over: settled at once, so the tracker sees
+		// no record.
+		p.tracker.ack(seq)
+		var big *kafka.MessageTooLargeError
+		var part *kafka.PartitionRangeError
+		if errors.As(err, &big) || errors.As(err, &part) {
+			return err, nil
+		}
+		return nil, err
+	}
+	// After the hand-over, which may refuse the record: a refused one is
+	// not sent. Its acknowledgement comes a network round trip later.
+	rows.Sent(op, commit)
+	if p.txn != nil {
+		p.txn.counted()
+	}
+	crashPoint(crashAfterProduce)
+	return nil, nil
 }
 
 // rowMetrics returns table's counters, resolved once per table; nil

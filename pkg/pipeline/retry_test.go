@@ -20,6 +20,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
+	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
@@ -205,7 +206,7 @@ func eventID(i int) string { return fmt.Sprintf("0/%X:%d", 0x1000+i, i) }
 // pipeline returns a pipeline over the harness with the production
 // producer settings plus extra.
 func (h *retryHarness) pipeline(t *testing.T, extra ...kgo.Opt) *Pipeline {
-	d := config.Destination{BootstrapServers: h.cluster.ListenAddrs()[0], DisableTLS: true, MaxMessageBytes: 1 << 20}
+	d := destination.Kafka(config.Destination{BootstrapServers: h.cluster.ListenAddrs()[0], DisableTLS: true, MaxMessageBytes: 1 << 20})
 	// kgo retries a partition's failed produce once metadata has been
 	// refreshed, and refreshes at most every MetadataMinAge (5 s): in
 	// production that, not RetryBackoffFn, spaces these attempts 5 s apart

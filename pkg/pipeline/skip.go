@@ -44,7 +44,7 @@ func (p *Pipeline) skip(ctx context.Context, row skippedRow, reason string) erro
 		Table:      row.table,
 		PrimaryKey: keyPayload(row.key, p.Encoder.SchemasEnabled()),
 		SizeBytes:  row.size,
-		LimitBytes: cmp.Or(row.limit, p.MaxMessageBytes),
+		LimitBytes: cmp.Or(row.limit, p.Producer.MaxMessageBytes()),
 		Reason:     reason,
 		Time:       time.Now().UTC(),
 		Extra:      extra,

@@ -19,7 +19,7 @@ type tracker struct {
 	committable change.Position
 	// marks counts positions marked so far; committableMark is the count
 	// when committable was marked. A backfill request is cleared only once
-	// a position marked after its hand-over is saved (requests.go).
+	// a position marked after its hand-over is saved (backfillrequests.go).
 	marks, committableMark uint64
 }
 
@@ -92,4 +92,15 @@ func (t *tracker) marked() uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.marks
+}
+
+// mark records a resumable position after everything emitted so far: at
+// least once it is checkpointable once those records are acknowledged;
+// exactly once, once their transaction commits.
+func (p *Pipeline) mark(pos change.Position) {
+	if p.txn != nil {
+		p.txn.mark(pos)
+		return
+	}
+	p.tracker.mark(pos)
 }

@@ -78,23 +78,42 @@ func TestRecorderAndPrint(t *testing.T) {
 	}
 }
 
-func TestFileSinkRoundTrip(t *testing.T) {
+// TestFileStoreSnapshotRoundTrip: the snapshots Publish writes to the file
+// store are what `tributary status` reads back, the last one marked
+// stopped.
+func TestFileStoreSnapshotRoundTrip(t *testing.T) {
 	dir := t.TempDir()
+	store, err := checkpoint.OpenFile(dir, "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	kind, err := checkpoint.Lookup("file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() (*Live, error) {
+		_, _, snapshot, err := kind.Read(context.Background(), checkpoint.Where{Pipeline: "shop", Path: dir})
+		if err != nil {
+			return nil, err
+		}
+		return Decode(snapshot)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rec := NewRecorder(nil, "v1")
 	done := make(chan struct{})
-	go func() { Publish(ctx, rec, FileSink(dir, "shop"), time.Hour, nil); close(done) }()
+	go func() { Publish(ctx, rec, store.SaveStatus, time.Hour, nil); close(done) }()
 	var l *Live
 	for i := 0; i < 100 && l == nil; i++ {
 		time.Sleep(10 * time.Millisecond)
-		l, _ = ReadFile(dir, "shop")
+		l, _ = read()
 	}
 	if l == nil || l.Version != "v1" || l.Stopped {
 		t.Fatalf("first snapshot %+v", l)
 	}
 	cancel()
 	<-done
-	if l, err := ReadFile(dir, "shop"); err != nil || !l.Stopped {
+	if l, err := read(); err != nil || !l.Stopped {
 		t.Errorf("after stop: %+v %v, want stopped", l, err)
 	}
 }

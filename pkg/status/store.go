@@ -3,51 +3,13 @@ package status
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"time"
 )
 
 // Sink stores one Live snapshot (JSON) where readers find it.
 type Sink func(ctx context.Context, snapshot []byte) error
-
-// FileSink keeps the snapshot in <dir>/<pipeline>.status.json, beside the
-// checkpoint, replaced by rename so a reader never sees half of it.
-func FileSink(dir, pipeline string) Sink {
-	path := filepath.Join(dir, pipeline+".status.json")
-	return func(_ context.Context, snapshot []byte) error {
-		tmp, err := os.CreateTemp(dir, pipeline+".status.json.tmp-*")
-		if err != nil {
-			return err
-		}
-		_, err = tmp.Write(snapshot)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), path)
-		}
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-		return err
-	}
-}
-
-// ReadFile reads the snapshot FileSink keeps; nil when there is none.
-func ReadFile(dir, pipeline string) (*Live, error) {
-	data, err := os.ReadFile(filepath.Join(dir, pipeline+".status.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("status: %w", err)
-	}
-	return Decode(data)
-}
 
 // Decode reads a snapshot; nil data is no snapshot.
 func Decode(data []byte) (*Live, error) {

@@ -1,11 +1,15 @@
 package main
 
+// The refusals `validate` shares with `run`: what run would refuse at
+// configuration time, validate refuses in the same words.
+
 import (
 	"context"
 	"fmt"
 	"slices"
 
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
@@ -33,7 +37,7 @@ func refuseUnusable(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	src.Close()
-	if _, err := kafka.ClientOpts(cfg.Destination); err != nil {
+	if _, err := kafka.ClientOpts(destination.Kafka(cfg.Destination)); err != nil {
 		return err
 	}
 	return nil

@@ -1,7 +1,10 @@
 package main
 
+// The producer and the exactly-once setup each delivery mode asks for.
+
 import (
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/pipeline"
 )
@@ -9,8 +12,7 @@ import (
 // newProducer is the producer delivery asks for: transactional, with the
 // pipeline's transactional id, for exactly_once.
 func newProducer(cfg *config.Config) (*kafka.Producer, error) {
-	dest := cfg.Destination
-	dest.ClientID = cfg.ClientID()
+	dest := destination.Producer(cfg)
 	if cfg.ExactlyOnce() {
 		return kafka.NewTransactionalProducer(dest, cfg.TransactionalID())
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
@@ -32,7 +33,7 @@ func TestRequestClearedOnlyOnceCheckpointCarriesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	prod, err := kafka.NewProducer(config.Destination{BootstrapServers: "127.0.0.1:9092", DisableTLS: true, MaxMessageBytes: 1 << 20})
+	prod, err := kafka.NewProducer(destination.Kafka(config.Destination{BootstrapServers: "127.0.0.1:9092", DisableTLS: true, MaxMessageBytes: 1 << 20}))
 	if err != nil {
 		t.Fatal(err)
 	}

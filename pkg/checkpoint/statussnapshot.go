@@ -4,13 +4,58 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
+
+// The running task's status snapshot (JSON, written by pkg/status) is kept
+// by the store that holds the pipeline, beside its checkpoint, where
+// `tributary status` reads it without taking the pipeline over
+// (Kind.Read): a file in the file store, an attribute of the pipeline's
+// item in DynamoDB.
+
+// statusPath is the file store's status snapshot of pipeline.
+func statusPath(dir, pipeline string) string { return filepath.Join(dir, pipeline+".status.json") }
+
+// SaveStatus keeps a status snapshot in <dir>/<pipeline>.status.json,
+// replaced by rename so a reader never sees half of it.
+func (f *File) SaveStatus(_ context.Context, snapshot []byte) error {
+	tmp, err := os.CreateTemp(f.dir, f.pipeline+".status.json.tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(snapshot)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), statusPath(f.dir, f.pipeline))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// readFileStatus reads the snapshot File.SaveStatus keeps; nil when there
+// is none.
+func readFileStatus(dir, pipeline string) ([]byte, error) {
+	data, err := os.ReadFile(statusPath(dir, pipeline))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("status: %w", err)
+	}
+	return data, nil
+}
 
 // attrStatus holds the running task's status snapshot (JSON, written by
 // pkg/status) in the pipeline's own item: the task role may write only

@@ -26,16 +26,13 @@ const RecordBatchOverhead = 61
 const batchLengthPrefix = 4
 
 // BatchSize is the size in bytes the broker compares with the topic's
-// max.message.bytes for a record batch that holds only m: the batch header
+// max.message.bytes for a record batch that holds only r: the batch header
 // and the record with its varint-encoded fields (length, attributes,
 // timestamp and offset deltas, key, value and headers as Publish writes
 // them). A record for which BatchSize is within max.message.bytes is never
 // refused as too large; franz-go starts a new batch for a record that does
 // not fit the one being filled.
-func (m Message) BatchSize() int {
-	var hs [4]kgo.RecordHeader
-	return batchSize(m.Key, m.Value, m.headers(hs[:0]))
-}
+func BatchSize(r *kgo.Record) int { return batchSize(r.Key, r.Value, r.Headers) }
 
 func batchSize(key, value []byte, headers []kgo.RecordHeader) int {
 	n := 1 + // attributes
@@ -76,13 +73,31 @@ func isRefusedTooLarge(err error) bool {
 	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)
 }
 
+// MessageTooLargeError is a message Publish refused before handing it
+// over: the record it makes, value compressed, is over MaxMessageBytes
+// (destination.max_message_bytes). Such a message is an oversized row, to
+// be skipped and reported.
+type MessageTooLargeError struct {
+	Size    int  // the record alone in a batch (BatchSize)
+	Limit   int  // MaxMessageBytes
+	Gzipped bool // the value was gzipped (message_compression)
+}
+
+func (e *MessageTooLargeError) Error() string {
+	s := fmt.Sprintf("message of %d bytes is over destination.max_message_bytes %d", e.Size, e.Limit)
+	if e.Gzipped {
+		s += " after gzip"
+	}
+	return s
+}
+
 // RecordTooLargeError is a record that alone exceeds what its topic takes:
 // its BatchSize is over the topic's max.message.bytes (as read) or
 // destination.max_message_bytes. Such a record is an oversized row, to be
 // skipped, not a delivery failure.
 type RecordTooLargeError struct {
 	Topic string
-	Size  int   // the record alone in a batch (Message.BatchSize)
+	Size  int   // the record alone in a batch (BatchSize)
 	Limit int   // the smaller of max.message.bytes and max_message_bytes
 	Err   error // franz-go's or the broker's MESSAGE_TOO_LARGE
 
@@ -251,3 +266,7 @@ func (p *Producer) TopicMaxMessageBytes(topic string) (int, bool) {
 	}
 	return int(v.(int32)), true
 }
+
+// MaxMessageBytes is the largest record Publish hands over
+// (Options.MaxMessageBytes, default 1 MiB).
+func (p *Producer) MaxMessageBytes() int { return int(p.limits.def) }

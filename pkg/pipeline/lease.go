@@ -1,0 +1,61 @@
+package pipeline
+
+// What the pipeline does about the checkpoint store's single-owner
+// lease: it publishes only while it owns the pipeline, and stops at once
+// when it may not (pkg/checkpoint/lease.go).
+
+import (
+	"context"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// staleOwner stops a task that may no longer own the pipeline. At least
+// once, records handed to the producer but not yet written to a broker
+// connection are failed at once, so that they are never sent: a task
+// frozen past its lease (SIGSTOP, a stuck VM) that runs again sends none
+// of what it had buffered or was going to retry. What it cannot recall is
+// what was already written to a connection when it froze: at most the
+// client's in-flight produce requests (5 per broker, each one batch per
+// partition of up to destination.max_message_bytes + 64 KiB), which the
+// broker appends when it reads them. Only delivery exactly_once closes
+// that window (the broker fences the old producer).
+func (p *Pipeline) staleOwner(err error) {
+	if p.txn == nil {
+		p.Producer.AbortBuffered()
+	}
+	p.fail(err)
+}
+
+// watchLease stops the pipeline, without flushing, as soon as the store
+// loses the pipeline to another task.
+func (p *Pipeline) watchLease(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-p.Store.Lost():
+		err := p.Store.Owned()
+		p.Log.Error("lease lost: stopping without publishing further", "err", err)
+		p.staleOwner(err)
+	}
+}
+
+// emitOwned hands an event on only while this task owns the pipeline, so
+// a task that was frozen past its lease publishes nothing once it runs
+// again, even before the store has noticed the takeover.
+func (p *Pipeline) emitOwned(ctx context.Context, ev *change.Event) error {
+	if err := p.Store.Owned(); err != nil {
+		p.staleOwner(err)
+		return err
+	}
+	emit := p.emit
+	if p.txn != nil {
+		emit = p.emitInTransaction
+	}
+	if err := emit(ctx, ev); err != nil {
+		return err
+	}
+	if ev.Position != nil && p.StopWhenBackfilled {
+		return p.stopIfBackfilled()
+	}
+	return nil
+}
