@@ -11,7 +11,7 @@ import (
 // built-in type, every character set and collation the server ships
 // (information_schema.COLLATION_CHARACTER_SET_APPLICABILITY), ENUM and SET
 // members with punctuation, primary keys of one to three columns, keyless
-// tables.
+// tables, partitioned tables.
 type myDialect struct {
 	collations map[string][]string // character set → its collations
 	charsets   []string
@@ -318,6 +318,43 @@ func (d myDialect) table(g *diffGen, i int) *diffTable {
 	if cs := d.charset(g); g.chance(0.3) && !strings.Contains(cs, " ascii ") {
 		opts = " DEFAULT" + cs // (not ascii: other columns' defaults would not convert)
 	}
+	// A partitioned table takes no spatial column ("The storage engine for
+	// the table doesn't support GEOMETRY").
+	spatial := slices.ContainsFunc(tb.cols, func(c diffColumn) bool { return c.typ.name == "point" || c.typ.name == "geometry" })
+	if tb.nkey > 0 && !spatial && g.chance(0.3) {
+		opts += d.partition(g, tb)
+	}
 	tb.ddl = []string{"CREATE TABLE " + tb.name + " (\n  " + columnsDDL(tb, "PRIMARY KEY") + ")" + opts}
 	return tb
+}
+
+// partition partitions tb by one of its key columns (none: tb stays as it
+// is), MariaDB's way, transparent to the binlog: HASH, RANGE, LIST or KEY
+// on an integer, RANGE COLUMNS or KEY on a date, KEY on the other key
+// types, with two or three partitions (RANGE up to MAXVALUE, LIST with a
+// DEFAULT one) that the key values 0, 1, 2, … fill as pgPartition's do.
+func (myDialect) partition(g *diffGen, tb *diffTable) string {
+	tb.partitioned, tb.partKey = true, g.r.IntN(tb.nkey)
+	c := tb.cols[tb.partKey]
+	k := c.typ.key
+	integer := strings.HasSuffix(c.typ.name, "int")
+	kinds := []string{"KEY"}
+	switch {
+	case integer:
+		kinds = append(kinds, "HASH", "RANGE", "LIST")
+	case c.typ.name == "date":
+		kinds = append(kinds, "RANGE COLUMNS")
+	}
+	kind := g.pick(kinds)
+	g.covered["partitioned by "+kind]++
+	switch kind {
+	case "KEY", "HASH":
+		return fmt.Sprintf(" PARTITION BY %s (%s) PARTITIONS %d", kind, c.name, 2+g.r.IntN(2))
+	case "LIST":
+		return fmt.Sprintf(" PARTITION BY LIST (%s) (PARTITION p1 VALUES IN (%s, %s, %s), PARTITION p2 VALUES IN (%s, %s), PARTITION p3 DEFAULT)",
+			c.name, k(0), k(1), k(4), k(2), k(3))
+	default:
+		return fmt.Sprintf(" PARTITION BY %s (%s) (PARTITION p1 VALUES LESS THAN (%s), PARTITION p2 VALUES LESS THAN (%s), PARTITION p3 VALUES LESS THAN MAXVALUE)",
+			kind, c.name, k(2), k(5))
+	}
 }
