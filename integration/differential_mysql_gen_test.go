@@ -333,14 +333,24 @@ func (d myDialect) table(g *diffGen, i int) *diffTable {
 // on an integer, RANGE COLUMNS or KEY on a date, KEY on the other key
 // types, with two or three partitions (RANGE up to MAXVALUE, LIST with a
 // DEFAULT one) that the key values 0, 1, 2, … fill as pgPartition's do.
-func (myDialect) partition(g *diffGen, tb *diffTable) string {
+func (d myDialect) partition(g *diffGen, tb *diffTable) string {
 	tb.partitioned, tb.partKey = true, g.r.IntN(tb.nkey)
+	integer := func(t diffType) bool { return strings.HasSuffix(t.name, "int") }
+	if !integer(tb.cols[tb.partKey].typ) && g.chance(0.6) {
+		// Most key types take KEY only: an integer key column, now and
+		// then, for HASH, RANGE and LIST.
+		t := d.myType(g, true)
+		for !integer(t) {
+			t = d.myType(g, true)
+		}
+		tb.cols[tb.partKey] = diffColumn{name: fmt.Sprintf("k%d_%s", tb.partKey+1, t.name), typ: t}
+		g.covered[t.sql]++
+	}
 	c := tb.cols[tb.partKey]
 	k := c.typ.key
-	integer := strings.HasSuffix(c.typ.name, "int")
 	kinds := []string{"KEY"}
 	switch {
-	case integer:
+	case integer(c.typ):
 		kinds = append(kinds, "HASH", "RANGE", "LIST")
 	case c.typ.name == "date":
 		kinds = append(kinds, "RANGE COLUMNS")
