@@ -332,7 +332,8 @@ func (d myDialect) table(g *diffGen, i int) *diffTable {
 // is), MariaDB's way, transparent to the binlog: HASH, RANGE, LIST or KEY
 // on an integer, RANGE COLUMNS or KEY on a date, KEY on the other key
 // types, with two or three partitions (RANGE up to MAXVALUE, LIST with a
-// DEFAULT one) that the key values 0, 1, 2, … fill as pgPartition's do.
+// DEFAULT one) that the key values 0, 1, 2, … fill as pgPartition's do
+// (LIST: 1 and 4, 2 and 3, the others in DEFAULT).
 func (d myDialect) partition(g *diffGen, tb *diffTable) string {
 	tb.partitioned, tb.partKey = true, g.r.IntN(tb.nkey)
 	integer := func(t diffType) bool { return strings.HasSuffix(t.name, "int") }
@@ -361,8 +362,13 @@ func (d myDialect) partition(g *diffGen, tb *diffTable) string {
 	case "KEY", "HASH":
 		return fmt.Sprintf(" PARTITION BY %s (%s) PARTITIONS %d", kind, c.name, 2+g.r.IntN(2))
 	case "LIST":
-		return fmt.Sprintf(" PARTITION BY LIST (%s) (PARTITION p1 VALUES IN (%s, %s, %s), PARTITION p2 VALUES IN (%s, %s), PARTITION p3 DEFAULT)",
-			c.name, k(0), k(1), k(4), k(2), k(3))
+		// Not the first key value, the type's minimum (in the DEFAULT
+		// partition): Debezium's MariaDB DDL parser fails on a partition
+		// value of -9223372036854775808 ("mismatched input
+		// '9223372036854775808' expecting '-'"), and a connector reading
+		// the binlog then, this round's or another test's, stops.
+		return fmt.Sprintf(" PARTITION BY LIST (%s) (PARTITION p1 VALUES IN (%s, %s), PARTITION p2 VALUES IN (%s, %s), PARTITION p3 DEFAULT)",
+			c.name, k(1), k(4), k(2), k(3))
 	default:
 		return fmt.Sprintf(" PARTITION BY %s (%s) (PARTITION p1 VALUES LESS THAN (%s), PARTITION p2 VALUES LESS THAN (%s), PARTITION p3 VALUES LESS THAN MAXVALUE)",
 			kind, c.name, k(2), k(5))
