@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -24,8 +25,9 @@ func (pgDialect) emptyInsert(_ *diffGen, tb *diffTable) string {
 	return "INSERT INTO " + tb.name + " DEFAULT VALUES"
 }
 
-// pgExtensions are created in every round's database.
-var pgExtensions = []string{"citext", "hstore", "ltree", "postgis"}
+// pgExtensions are created in every round's database (cube, seg and isn
+// for pgUnknown).
+var pgExtensions = []string{"citext", "hstore", "ltree", "postgis", "cube", "seg", "isn"}
 
 // pgToastText is text random enough to be stored out of line.
 const pgToastText = `(SELECT string_agg(md5(g::text), '') FROM generate_series(1, 300) g)`
@@ -241,6 +243,9 @@ func (g *diffGen) pgScalar(key bool) diffType {
 		},
 		func() diffType {
 			n := 1 + g.r.IntN(70)
+			if n == 1 && g.known.pgVarbit1 {
+				n = 2
+			}
 			return diffType{sql: fmt.Sprintf("varbit(%d)", n), name: "varbit", vals: []string{"B''", "B'1'", "B'" + strings.Repeat("1", n) + "'", "B'" + strings.Repeat("10", n/2) + "'"}}
 		},
 		func() diffType {
@@ -304,6 +309,8 @@ func (g *diffGen) pgType(tb string, n *int, key bool) diffType {
 		base.ddl = append(base.ddl, "CREATE DOMAIN "+name+" AS "+base.sql)
 		base.sql, base.name = name, "dom_"+base.name
 		return base
+	case !key && g.chance(map[bool]float64{false: 0.03, true: 0.15}[g.unknown]):
+		return g.pgUnknown()
 	case p < 0.3 && !key:
 		el := g.pgArrayElement(tb, n)
 		t := diffType{sql: el.sql + "[]", name: "arr_" + el.name, ddl: el.ddl, vals: []string{"'{}'"}}
@@ -425,16 +432,42 @@ func (pgDialect) table(g *diffGen, i int) *diffTable {
 	}
 	for j := range tb.cols {
 		c := &tb.cols[j]
-		if g.known.pgDefaultQuote && strings.Contains(c.def, "''") {
+		if g.known.pgDefaultQuote && strings.Contains(c.def, "''") || g.known.pgInfinityDefault && strings.Contains(c.def, "infinity") {
 			c.def = ""
 		}
 	}
 	for _, c := range tb.cols {
 		tb.ddl = append(tb.ddl, c.typ.ddl...)
 	}
-	tb.ddl = append(tb.ddl, "CREATE TABLE "+tb.name+" (\n  "+columnsDDL(tb, "PRIMARY KEY")+")")
+	var by string
+	var parts []string
+	if nkey > 0 && g.chance(0.3) {
+		by, parts = g.pgPartition(tb)
+	}
+	tb.ddl = append(tb.ddl, "CREATE TABLE "+tb.name+" (\n  "+columnsDDL(tb, "PRIMARY KEY")+")"+by)
+	tb.ddl = append(tb.ddl, parts...)
 	tb.identity = "DEFAULT"
 	switch p := g.r.Float64(); {
+	case tb.partitioned:
+		// A partition's replica identity is its own (ALTER TABLE on the
+		// root does not recurse), and its deletes carry it
+		// (docs/postgresql.md): FULL on every one, DEFAULT on every one, or
+		// FULL on one partition only.
+		var alter []string
+		switch {
+		case p < 0.4:
+			tb.identity = "FULL"
+			alter = append(alter, tb.name)
+			for i := range parts {
+				alter = append(alter, fmt.Sprintf("%s_p%d", tb.name, i+1))
+			}
+		case p < 0.6 && !g.known.pgPartitionMixedIdentity:
+			alter = append(alter, fmt.Sprintf("%s_p%d", tb.name, 1+g.r.IntN(len(parts))))
+		}
+		for _, name := range alter {
+			tb.ddl = append(tb.ddl, "ALTER TABLE "+name+" REPLICA IDENTITY FULL")
+		}
+		return tb
 	case nkey == 0 && (p < 0.7 || g.known.pgNoIdentity):
 		tb.identity = "FULL"
 	case nkey == 0:
@@ -457,6 +490,105 @@ func (pgDialect) table(g *diffGen, i int) *diffTable {
 		tb.ddl = append(tb.ddl, "ALTER TABLE "+tb.name+" REPLICA IDENTITY "+tb.identity)
 	}
 	return tb
+}
+
+// pgPartitionKeys are the key types a table is partitioned by: every key
+// type but enums (their values repeat) and domains.
+var pgPartitionKeys = map[string]bool{"int2": true, "int4": true, "int8": true, "oid": true, "numeric": true, "dec": true,
+	"text": true, "varchar": true, "bpchar": true, "bytea": true, "date": true, "time": true, "ts": true, "tstz": true,
+	"uuid": true, "inet": true, "citext": true}
+
+// pgPartition partitions tb by one of its key columns (none: tb stays as it
+// is): the PARTITION BY clause and the partitions, two or three, RANGE
+// and LIST with a DEFAULT one (RANGE now and then up to MAXVALUE
+// instead), so that the key values 0, 1, 2, … (diffType.key) land in each:
+// 0 and 1 in the first (with 4, of LIST), 2 to 4 in the second, the rest,
+// which inserts and key changes write, in the last. HASH spreads them.
+func (g *diffGen) pgPartition(tb *diffTable) (string, []string) {
+	var cand []int
+	for i, c := range tb.cols[:tb.nkey] {
+		if pgPartitionKeys[c.typ.name] {
+			cand = append(cand, i)
+		}
+	}
+	if len(cand) == 0 {
+		return "", nil
+	}
+	tb.partitioned, tb.partKey = true, cand[g.r.IntN(len(cand))]
+	c := tb.cols[tb.partKey]
+	k := c.typ.key
+	var bounds []string
+	kind := []string{"RANGE", "LIST", "HASH"}[g.r.IntN(3)]
+	switch kind {
+	case "RANGE":
+		bounds = []string{"FROM (MINVALUE) TO (" + k(2) + ")", "FROM (" + k(2) + ") TO (" + k(5) + ")", "DEFAULT"}
+		if g.chance(0.5) {
+			bounds[2] = "FROM (" + k(5) + ") TO (MAXVALUE)"
+		}
+	case "LIST":
+		bounds = []string{"IN (" + k(0) + ", " + k(1) + ", " + k(4) + ")", "IN (" + k(2) + ", " + k(3) + ")", "DEFAULT"}
+	case "HASH":
+		m := 2 + g.r.IntN(2)
+		for i := 0; i < m; i++ {
+			bounds = append(bounds, fmt.Sprintf("WITH (MODULUS %d, REMAINDER %d)", m, i))
+		}
+	}
+	var parts []string
+	for i, b := range bounds {
+		if b != "DEFAULT" {
+			b = "FOR VALUES " + b
+		}
+		parts = append(parts, fmt.Sprintf("CREATE TABLE %s_p%d PARTITION OF %s %s", tb.name, i+1, tb.name, b))
+	}
+	g.covered["partitioned by "+kind]++
+	return fmt.Sprintf(" PARTITION BY %s (%s)", kind, c.name), parts
+}
+
+// pgGeometric are the geometric types but point (diffKnown.pgGeometricText).
+var pgGeometric = map[string]bool{"box": true, "circle": true, "line": true, "lseg": true, "path": true, "polygon": true}
+
+// pgArrayUnmapped are the arrays of diffKnown.pgArrayUnmapped.
+var pgArrayUnmapped = map[string]bool{"money[]": true, "interval[]": true, "xml[]": true, "varbit[]": true}
+
+// pgUnknown is a type Debezium's PostgreSQL connector has no converter
+// for (PostgresValueConverter's schemaBuilder knows neither the geometric
+// types but point nor tsquery, pg_lsn, the snapshots or the extensions'
+// of pgExtensions but citext, hstore, ltree and PostGIS): Tributary
+// publishes them as the bytes of PostgreSQL's text form with
+// source.include_unknown_types (docs/types.md), and both leave them out
+// otherwise. And arrays Debezium leaves out in any case
+// (diffKnown.pgArrayUnmapped) and values of more than one dimension
+// (diffKnown.pgArrayMultiDim).
+func (g *diffGen) pgUnknown() diffType {
+	kinds := []diffType{
+		{sql: "box", vals: []string{"'((1,2),(3,4))'", "'(0,0),(0,0)'", "'((-1.5,1e300),(2.25,-0))'"}},
+		{sql: "circle", vals: []string{"'<(1,2),3>'", "'<(0,0),0.5>'", "'<(-1e-300,1.25),1e10>'"}},
+		{sql: "line", vals: []string{"'{1,-1,0}'", "'{0,1,2.5}'", "'[(0,0),(1,1)]'"}},
+		{sql: "lseg", vals: []string{"'[(1,2),(3,4)]'", "'[(0,0),(0,0)]'"}},
+		{sql: "path", vals: []string{"'[(1,2),(3,4),(5,6)]'", "'((0,0),(1,1),(1,0))'"}},
+		{sql: "polygon", vals: []string{"'((0,0),(1,1),(1,0))'", "'((1.5,2.5))'"}},
+		{sql: "tsquery", vals: []string{"'a & b'", "'fat:ab & !cat'", `'''quoted'' | é'`, "'x <-> y'"}},
+		{sql: "pg_lsn", vals: []string{"'0/0'", "'16/B374D848'", "'FFFFFFFF/FFFFFFFF'"}},
+		{sql: "txid_snapshot", vals: []string{"'10:20:10,14,15'", "'1:1:'"}},
+		{sql: "pg_snapshot", vals: []string{"'10:20:10,14,15'", "'3:3:'"}},
+		{sql: "cube", vals: []string{"'(1,2),(3,4)'", "'(1e300)'", "'(0.5, -1, 2)'"}},
+		{sql: "seg", vals: []string{"'5.0 .. 7.0'", "'<5'", "'~6.25'"}},
+		{sql: "isbn13", vals: []string{"'978-0-393-04002-9'", "'9780393040029'"}},
+		{sql: "money[]", vals: []string{"'{}'", "'{1.50,-2}'", "ARRAY[NULL, 3.25]::money[]"}},
+		{sql: "interval[]", vals: []string{"'{}'", `'{"1 day","-01:02:03.5"}'`}},
+		{sql: "xml[]", vals: []string{"'{}'", `ARRAY['<a>x</a>'::xml, NULL]`}},
+		{sql: "varbit[]", vals: []string{"'{}'", `'{101,""}'`}},
+		{sql: "integer[][]", vals: []string{"'{{1,2},{3,4}}'", "'{}'", "'{{NULL,-1}}'"}},
+		{sql: "text[][]", vals: []string{`'{{"a","b c"},{"é",NULL}}'`}},
+	}
+	kinds = slices.DeleteFunc(kinds, func(t diffType) bool {
+		return g.known.pgGeometricText && pgGeometric[t.sql] || g.known.pgArrayUnmapped && pgArrayUnmapped[t.sql] ||
+			g.known.pgArrayMultiDim && strings.HasSuffix(t.sql, "[][]")
+	})
+	t := kinds[g.r.IntN(len(kinds))]
+	t.name = "u_" + strings.NewReplacer("[]", "arr", " ", "").Replace(t.sql)
+	t.unknown = true
+	return t
 }
 
 func slicesReverse(s []string) []string {
