@@ -164,7 +164,7 @@ func (e *Engine) Queue(tables []string, initial bool) {
 // after its key; tables queued since (not in the state, or finished in
 // it) start over. A table the state has finished may well be queued
 // since: a backfill requested while the pipeline was stopped is queued
-// before the Run restores its checkpoint (pkg/pipeline/requests.go).
+// before the Run restores its checkpoint (pkg/pipeline/backfillrequests.go).
 func (e *Engine) Restore(s State) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
