@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 
 	"github.com/jackc/pgx/v5"
 
@@ -24,10 +25,10 @@ import (
 // requireSnapshotter skips until the PostgreSQL source can snapshot while
 // it streams (the capture engine of issue 12, branch snap-engine): no
 // test-only source stands in for it.
-func requireSnapshotter(t *testing.T, e *env) {
+func requireSnapshotter(t *testing.T, e *itest.Env) {
 	t.Helper()
-	src, err := source.New(context.Background(), source.Options{Pipeline: e.name, TopicPrefix: e.prefix,
-		Config: config.Source{Type: "postgres", URL: e.pgURL()}})
+	src, err := source.New(context.Background(), source.Options{Pipeline: e.Name, TopicPrefix: e.Prefix,
+		Config: config.Source{Type: "postgres", URL: e.PGURL()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,20 +36,6 @@ func requireSnapshotter(t *testing.T, e *env) {
 	if _, ok := source.Unwrapped(src).(source.Snapshotter); !ok {
 		t.Skip("needs the snapshot engine (snap-engine)")
 	}
-}
-
-// backfillCLI runs `tributary backfill` and returns its exit code and output.
-func backfillCLI(t *testing.T, e *env, args ...string) (int, string) {
-	t.Helper()
-	cmd := exec.Command(binary, append([]string{"backfill"}, args...)...)
-	cmd.Dir = e.dir
-	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), string(out)
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return 0, string(out)
 }
 
 // TestBackfillOnDemandPG is issue 12's "done when" on PostgreSQL:
@@ -61,22 +48,22 @@ func backfillCLI(t *testing.T, e *env, args ...string) (int, string) {
 // a request waits in the store (status shows it) and the next run serves
 // it before streaming.
 func TestBackfillOnDemandPG(t *testing.T) {
-	e := newEnv(t, "bfdemand")
+	e := itest.NewEnv(t, "bfdemand")
 	requireSnapshotter(t, e)
 	const rows = 200_000
-	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, qty int NOT NULL, note text)`)
-	e.exec(`CREATE TABLE items (id int PRIMARY KEY, name text)`)
-	e.exec(`INSERT INTO orders SELECT g, 0, repeat('x', 40) FROM generate_series(1, $1) g`, rows)
-	e.exec(`INSERT INTO items SELECT g, 'item' FROM generate_series(1, 50) g`)
-	e.exec(`ANALYZE orders`) // the estimate status shows comes from the statistics
-	cfg := e.writeConfig("")
-	ckdir := filepath.Join(e.dir, "checkpoints")
-	orders, items := e.prefix+".public.orders", e.prefix+".public.items"
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, qty int NOT NULL, note text)`)
+	e.Exec(`CREATE TABLE items (id int PRIMARY KEY, name text)`)
+	e.Exec(`INSERT INTO orders SELECT g, 0, repeat('x', 40) FROM generate_series(1, $1) g`, rows)
+	e.Exec(`INSERT INTO items SELECT g, 'item' FROM generate_series(1, 50) g`)
+	e.Exec(`ANALYZE orders`) // the estimate status shows comes from the statistics
+	cfg := e.WriteConfig("")
+	ckdir := filepath.Join(e.Dir, "checkpoints")
+	orders, items := e.Prefix+".public.orders", e.Prefix+".public.items"
 
-	addr := freeAddr(t)
-	p := e.start("run", "--config", cfg, "--http-addr", addr, "--log-format", "json")
-	waitFor(t, 2*time.Minute, "the initial backfill", func() bool { return topicEnd(orders) >= rows && topicEnd(items) >= 50 })
-	itemsBefore := topicEnd(items)
+	addr := itest.FreeAddr(t)
+	p := e.Start("run", "--config", cfg, "--http-addr", addr, "--log-format", "json")
+	itest.WaitFor(t, 2*time.Minute, "the initial backfill", func() bool { return itest.TopicEnd(orders) >= rows && itest.TopicEnd(items) >= 50 })
+	itemsBefore := itest.TopicEnd(items)
 
 	// Changes go on all along the snapshot.
 	writer, err := newPGWriter(e)
@@ -104,7 +91,7 @@ func TestBackfillOnDemandPG(t *testing.T) {
 		}
 	}()
 
-	code, out := backfillCLI(t, e, "--config", cfg, "--table", "public.orders")
+	code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", "public.orders")
 	if code != 0 || !strings.Contains(out, "queued a backfill of public.orders") || !strings.Contains(out, "pipeline is running") {
 		t.Fatalf("backfill: exit %d\n%s", code, out)
 	}
@@ -114,8 +101,8 @@ func TestBackfillOnDemandPG(t *testing.T) {
 	// seen running only once, or only done; either way it must show rows
 	// of an estimated total.
 	var sawRunning, sawEstimate bool
-	waitFor(t, 3*time.Minute, "the snapshot of public.orders to finish", func() bool {
-		r, _ := statusJSON(t, e, cfg)
+	itest.WaitFor(t, 3*time.Minute, "the snapshot of public.orders to finish", func() bool {
+		r, _ := itest.StatusJSON(t, e, cfg)
 		if r.Live == nil {
 			return false
 		}
@@ -135,45 +122,45 @@ func TestBackfillOnDemandPG(t *testing.T) {
 	t.Logf("status showed the snapshot running: %v", sawRunning)
 	stop.Store(true)
 	wg.Wait()
-	body := scrape(t, addr)
-	if n := samples(body, "tributary_backfill_rows_total", `table="public.orders"`)[""]; n < rows/2 {
+	body := itest.Scrape(t, addr)
+	if n := itest.Samples(body, "tributary_backfill_rows_total", `table="public.orders"`)[""]; n < rows/2 {
 		t.Errorf("tributary_backfill_rows_total for public.orders = %v, want about %d", n, rows)
 	}
-	if !strings.Contains(p.out.String(), `"msg":"backfill: progress"`) && !strings.Contains(p.out.String(), `"msg":"backfill: table done"`) {
-		t.Errorf("no backfill progress in the logs:\n%s", outTail(p.out.String()))
+	if !strings.Contains(p.Out.String(), `"msg":"backfill: progress"`) && !strings.Contains(p.Out.String(), `"msg":"backfill: table done"`) {
+		t.Errorf("no backfill progress in the logs:\n%s", itest.OutTail(p.Out.String()))
 	}
-	waitFor(t, 30*time.Second, "the request to be cleared from the store", func() bool {
-		r, err := checkpoint.PendingFile(ckdir, e.name)
+	itest.WaitFor(t, 30*time.Second, "the request to be cleared from the store", func() bool {
+		r, err := checkpoint.PendingFile(ckdir, e.Name)
 		return err == nil && r.Empty()
 	})
 	assertLastMessageIsDatabase(t, e, orders)
-	if n := topicEnd(items); n != itemsBefore {
+	if n := itest.TopicEnd(items); n != itemsBefore {
 		t.Errorf("items got %d more messages; only orders was asked for", n-itemsBefore)
 	}
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("run exit %d:\n%s", code, outTail(p.out.String()))
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exit %d:\n%s", code, itest.OutTail(p.Out.String()))
 	}
 
 	// Stopped: the request waits, status says so, the next run serves it.
-	if code, out := backfillCLI(t, e, "--config", cfg, "--table", "public.items"); code != 0 || !strings.Contains(out, "pipeline is not running") {
+	if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", "public.items"); code != 0 || !strings.Contains(out, "pipeline is not running") {
 		t.Fatalf("backfill while stopped: exit %d\n%s", code, out)
 	}
-	if s := statusText(t, e, cfg); !strings.Contains(s, "backfill requested") || !strings.Contains(s, "public.items") {
+	if s := itest.StatusText(t, e, cfg); !strings.Contains(s, "backfill requested") || !strings.Contains(s, "public.items") {
 		t.Errorf("status does not show the waiting request:\n%s", s)
 	}
-	p = e.start("run", "--config", cfg)
-	waitFor(t, time.Minute, "items re-published by the next run", func() bool { return topicEnd(items) >= itemsBefore+50 })
-	p.stop(t)
+	p = e.Start("run", "--config", cfg)
+	itest.WaitFor(t, time.Minute, "items re-published by the next run", func() bool { return itest.TopicEnd(items) >= itemsBefore+50 })
+	p.Stop(t)
 }
 
 // newPGWriter returns a function that runs one statement on its own
 // connection (the env's connection belongs to the test goroutine).
-func newPGWriter(e *env) (func(sql string, args ...any), error) {
-	conn, err := pgx.Connect(context.Background(), e.pgURL())
+func newPGWriter(e *itest.Env) (func(sql string, args ...any), error) {
+	conn, err := pgx.Connect(context.Background(), e.PGURL())
 	if err != nil {
 		return nil, err
 	}
-	e.t.Cleanup(func() { conn.Close(context.Background()) })
+	e.T.Cleanup(func() { conn.Close(context.Background()) })
 	var mu sync.Mutex
 	return func(sql string, args ...any) {
 		mu.Lock()
@@ -184,10 +171,10 @@ func newPGWriter(e *env) (func(sql string, args ...any), error) {
 
 // assertLastMessageIsDatabase checks that the last message of every key of
 // public.orders equals the row in the database (a delete: the row is gone).
-func assertLastMessageIsDatabase(t *testing.T, e *env, topic string) {
+func assertLastMessageIsDatabase(t *testing.T, e *itest.Env, topic string) {
 	t.Helper()
 	want := map[string]int64{}
-	rows, err := e.conn.Query(context.Background(), `SELECT id, qty FROM orders`)
+	rows, err := e.Conn.Query(context.Background(), `SELECT id, qty FROM orders`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,14 +186,14 @@ func assertLastMessageIsDatabase(t *testing.T, e *env, topic string) {
 	rows.Close()
 	// Wait until the stream caught up with the database's last change.
 	var last map[string]map[string]any
-	waitFor(t, 3*time.Minute, "the topic to match the database", func() bool {
+	itest.WaitFor(t, 3*time.Minute, "the topic to match the database", func() bool {
 		last = map[string]map[string]any{}
-		eachMessageWithin(t, topic, 3*time.Minute, func(m message) {
+		itest.EachMessageWithin(t, topic, 3*time.Minute, func(m itest.Message) {
 			key := fmt.Sprint(m.Key["payload"].(map[string]any)["id"])
 			if m.Value == nil {
 				return // tombstone after the delete record
 			}
-			last[key] = m.payload()
+			last[key] = m.Payload()
 		})
 		live := 0
 		for _, p := range last {
@@ -238,14 +225,6 @@ func assertLastMessageIsDatabase(t *testing.T, e *env, topic string) {
 	}
 }
 
-// outTail is the end of a process's output, for failure messages.
-func outTail(s string) string {
-	if len(s) > 4000 {
-		return "…" + s[len(s)-4000:]
-	}
-	return s
-}
-
 // TestBackfillRequestWithoutSnapshotEngine: while the PostgreSQL source
 // cannot snapshot while streaming, a request reaches the running pipeline
 // from the CLI through the store, which says so in its log, keeps
@@ -253,9 +232,9 @@ func outTail(s string) string {
 // run reports it before streaming. Skipped once the engine is in (the
 // test above covers that).
 func TestBackfillRequestWithoutSnapshotEngine(t *testing.T) {
-	e := newEnv(t, "bfnoengine")
-	src, err := source.New(context.Background(), source.Options{Pipeline: e.name, TopicPrefix: e.prefix,
-		Config: config.Source{Type: "postgres", URL: e.pgURL()}})
+	e := itest.NewEnv(t, "bfnoengine")
+	src, err := source.New(context.Background(), source.Options{Pipeline: e.Name, TopicPrefix: e.Prefix,
+		Config: config.Source{Type: "postgres", URL: e.PGURL()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,34 +243,34 @@ func TestBackfillRequestWithoutSnapshotEngine(t *testing.T) {
 	if snapshots {
 		t.Skip("the source snapshots while streaming: TestBackfillOnDemandPG covers the request path")
 	}
-	e.exec(`CREATE TABLE orders (id int PRIMARY KEY)`)
-	e.exec(`INSERT INTO orders VALUES (1)`)
-	cfg := e.writeConfig("")
-	topic := e.prefix + ".public.orders"
-	p := e.start("run", "--config", cfg, "--log-format", "text")
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY)`)
+	e.Exec(`INSERT INTO orders VALUES (1)`)
+	cfg := e.WriteConfig("")
+	topic := e.Prefix + ".public.orders"
+	p := e.Start("run", "--config", cfg, "--log-format", "text")
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("run output:\n%s", outTail(p.out.String()))
+			t.Logf("run output:\n%s", itest.OutTail(p.Out.String()))
 		}
 	})
-	waitFor(t, time.Minute, "the initial backfill", func() bool { return topicEnd(topic) >= 1 })
-	if code, out := backfillCLI(t, e, "--config", cfg, "--table", "public.orders"); code != 0 {
+	itest.WaitFor(t, time.Minute, "the initial backfill", func() bool { return itest.TopicEnd(topic) >= 1 })
+	if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", "public.orders"); code != 0 {
 		t.Fatalf("backfill: exit %d\n%s", code, out)
 	}
 	const refusal = "backfill: source type postgres cannot snapshot while streaming; the request stays pending"
-	waitFor(t, 20*time.Second, "the pipeline to report the request it cannot serve", func() bool {
-		return strings.Contains(p.out.String(), refusal) && strings.Contains(p.out.String(), "tables=public.orders")
+	itest.WaitFor(t, 20*time.Second, "the pipeline to report the request it cannot serve", func() bool {
+		return strings.Contains(p.Out.String(), refusal) && strings.Contains(p.Out.String(), "tables=public.orders")
 	})
-	e.exec(`INSERT INTO orders VALUES (2)`) // streaming goes on
-	waitFor(t, 30*time.Second, "the insert after the request", func() bool { return topicEnd(topic) >= 2 })
-	if req, err := checkpoint.PendingFile(filepath.Join(e.dir, "checkpoints"), e.name); err != nil || strings.Join(req.Tables, ",") != "public.orders" {
+	e.Exec(`INSERT INTO orders VALUES (2)`) // streaming goes on
+	itest.WaitFor(t, 30*time.Second, "the insert after the request", func() bool { return itest.TopicEnd(topic) >= 2 })
+	if req, err := checkpoint.PendingFile(filepath.Join(e.Dir, "checkpoints"), e.Name); err != nil || strings.Join(req.Tables, ",") != "public.orders" {
 		t.Fatalf("the request did not stay pending: %+v, %v", req, err)
 	}
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("run exit %d:\n%s", code, outTail(p.out.String()))
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exit %d:\n%s", code, itest.OutTail(p.Out.String()))
 	}
 	// The next run meets the request before it streams, and says so at once.
-	p = e.start("run", "--config", cfg, "--log-format", "text")
-	waitFor(t, 20*time.Second, "the next run to report the pending request", func() bool { return strings.Contains(p.out.String(), refusal) })
-	p.stop(t)
+	p = e.Start("run", "--config", cfg, "--log-format", "text")
+	itest.WaitFor(t, 20*time.Second, "the next run to report the pending request", func() bool { return strings.Contains(p.Out.String(), refusal) })
+	p.Stop(t)
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestBackfillRequestedWhileStopped is issue 28's second finding, on every
@@ -17,62 +19,62 @@ import (
 func TestBackfillRequestedWhileStopped(t *testing.T) {
 	for _, store := range []string{"file", "dynamodb"} {
 		t.Run(store, func(t *testing.T) {
-			forEachBackend(t, "bfstopped", func(t *testing.T, b backend) { backfillWhileStopped(t, b, store == "dynamodb") })
+			itest.ForEachBackend(t, "bfstopped", func(t *testing.T, b itest.Backend) { backfillWhileStopped(t, b, store == "dynamodb") })
 		})
 	}
 }
 
-func backfillWhileStopped(t *testing.T, b backend, dynamo bool) {
-	e := b.env()
+func backfillWhileStopped(t *testing.T, b itest.Backend, dynamo bool) {
+	e := b.Env()
 	const rows, others = 2000, 10
-	createTables(t, b, "ledger", "other", "sentinel")
-	mustExecOn(t, b, b.bulkInsert("ledger", 0, 0, rows))
-	mustExecOn(t, b, b.bulkInsert("other", 0, 0, others))
-	cfg := b.config(nil, "")
+	itest.CreateTables(t, b, "ledger", "other", "sentinel")
+	itest.MustExecOn(t, b, b.BulkInsert("ledger", 0, 0, rows))
+	itest.MustExecOn(t, b, b.BulkInsert("other", 0, 0, others))
+	cfg := b.Config(nil, "")
 	if dynamo {
-		useMoto(t)
-		cfg = withDynamoStore(t, cfg, testTableName("bfstopped"))
+		itest.UseMoto(t)
+		cfg = itest.WithDynamoStore(t, cfg, itest.TestTableName("bfstopped"))
 	}
-	ledger, other := b.topic("ledger"), b.topic("other")
+	ledger, other := b.Topic("ledger"), b.Topic("other")
 
-	p := e.start("run", "--config", cfg)
-	p.waitFor(t, 60*time.Second, "the initial backfill", func() bool { return topicEnd(ledger) >= rows && topicEnd(other) >= others })
-	awaitBackendSentinel(t, b, p, 1) // a position after the backfill's end
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	p := e.Start("run", "--config", cfg)
+	p.WaitFor(t, 60*time.Second, "the initial backfill", func() bool { return itest.TopicEnd(ledger) >= rows && itest.TopicEnd(other) >= others })
+	itest.AwaitBackendSentinel(t, b, p, 1) // a position after the backfill's end
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 	}
 
-	code, out := backfillCLI(t, e, "--config", cfg, "--table", b.tableID("ledger"))
+	code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", b.TableID("ledger"))
 	if code != 0 || !strings.Contains(out, "pipeline is not running") {
 		t.Fatalf("backfill while stopped: exit %d\n%s", code, out)
 	}
-	if r, _ := statusJSON(t, e, cfg); r.BackfillRequested == nil {
+	if r, _ := itest.StatusJSON(t, e, cfg); r.BackfillRequested == nil {
 		t.Fatal("status shows no waiting request after `tributary backfill`")
 	}
 
 	// The next run takes the request; killed the moment the store no
 	// longer holds it, whatever the snapshot's progress (small chunks
 	// keep it going a while).
-	p = e.startWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=2"}, "run", "--config", cfg)
-	p.waitFor(t, 60*time.Second, "the request to leave the store", func() bool {
-		r, _ := statusJSON(t, e, cfg)
+	p = e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=2"}, "run", "--config", cfg)
+	p.WaitFor(t, 60*time.Second, "the request to leave the store", func() bool {
+		r, _ := itest.StatusJSON(t, e, cfg)
 		return r.BackfillRequested == nil
 	})
-	p.kill()
-	t.Logf("killed when the request left the store, with %d of %d ledger rows republished", topicEnd(ledger)-rows, rows)
+	p.Kill()
+	t.Logf("killed when the request left the store, with %d of %d ledger rows republished", itest.TopicEnd(ledger)-rows, rows)
 
-	p = e.start("run", "--config", cfg)
+	p = e.Start("run", "--config", cfg)
 	reads := map[int64]int{}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if p.exited() {
-			t.Fatalf("tributary exited: %v; output:\n%s", p.err, p.out)
+		if p.Exited() {
+			t.Fatalf("tributary exited: %v; output:\n%s", p.Err, p.Out)
 		}
 		clear(reads)
-		if topicEnd(ledger) >= 2*rows {
-			for _, m := range readTopic(t, ledger) {
-				if m.payload()["op"] == "r" {
-					reads[keyOf(m)]++
+		if itest.TopicEnd(ledger) >= 2*rows {
+			for _, m := range itest.ReadTopic(t, ledger) {
+				if m.Payload()["op"] == "r" {
+					reads[itest.KeyOf(m)]++
 				}
 			}
 		}
@@ -87,18 +89,18 @@ func backfillWhileStopped(t *testing.T, b backend, dynamo bool) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d ledger rows were not republished by the run after the request (topic holds %d messages, %d before the request); output:\n%s",
-				once, rows, topicEnd(ledger), rows, outTail(p.out.String()))
+				once, rows, itest.TopicEnd(ledger), rows, itest.OutTail(p.Out.String()))
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	awaitBackendSentinel(t, b, p, 2)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	itest.AwaitBackendSentinel(t, b, p, 2)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 	}
-	if n := topicEnd(other); n != others {
+	if n := itest.TopicEnd(other); n != others {
 		t.Errorf("other holds %d messages, want its %d backfilled rows only: only ledger was asked for", n, others)
 	}
-	if r, _ := statusJSON(t, e, cfg); r.BackfillRequested != nil {
+	if r, _ := itest.StatusJSON(t, e, cfg); r.BackfillRequested != nil {
 		t.Errorf("the request is still in the store after it was served: %+v", *r.BackfillRequested)
 	}
 }

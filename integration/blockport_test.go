@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/jackc/pgx/v5"
 
@@ -45,7 +47,7 @@ func newPortBlock(t *testing.T, port int) *portBlock {
 
 // drop starts dropping the packets, without RST or FIN: to the peers the
 // connections look open and silent.
-func (b *portBlock) drop(t *testing.T) {
+func (b *portBlock) Drop(t *testing.T) {
 	t.Helper()
 	portBlockScript(t, "drop", blockedHost, fmt.Sprint(b.port))
 }
@@ -88,11 +90,11 @@ type blockedSource struct {
 	config func(window string) string // a pipeline config reaching the server by blockedHost
 	// write commits random transactions (through 127.0.0.1) until ctx
 	// ends, and returns the writer's error.
-	write func(ctx context.Context, w *writer) error
+	write func(ctx context.Context, w *itest.Writer) error
 }
 
 // background runs s.write until the returned stop is called.
-func (s blockedSource) background(t *testing.T, w *writer) (stop func()) {
+func (s blockedSource) background(t *testing.T, w *itest.Writer) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.write(ctx, w) }()
@@ -118,25 +120,25 @@ const lostLine = "source connection lost; reconnecting"
 // naming source.outage_window, and a restart publishes every committed
 // change (the oracle finds no gap); that part, about a minute per source,
 // runs with TRIBUTARY_FAULTS_LONG set (`make faults`).
-func blockedPortScenario(t *testing.T, e *env, s blockedSource) {
+func blockedPortScenario(t *testing.T, e *itest.Env, s blockedSource) {
 	b := newPortBlock(t, s.port)
-	w := newWriter(200)
+	w := itest.NewWriter(200)
 	var report []string
 
 	cfg := s.config("60s")
-	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(s.topic) >= 200 })
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(s.topic) >= 200 })
 	stopWriter := s.background(t, w)
 	time.Sleep(2 * time.Second)
 
 	// 1. Dropped for 20 s: detected, reported, ridden out.
-	b.drop(t)
+	b.Drop(t)
 	blocked := time.Now()
-	waitFor(t, 60*time.Second, "the dead connection to be noticed", func() bool {
-		if p.exited() {
-			t.Fatalf("tributary exited during a 20 s block:\n%s", p.out)
+	itest.WaitFor(t, 60*time.Second, "the dead connection to be noticed", func() bool {
+		if p.Exited() {
+			t.Fatalf("tributary exited during a 20 s block:\n%s", p.Out)
 		}
-		return strings.Contains(p.out.String(), lostLine)
+		return strings.Contains(p.Out.String(), lostLine)
 	})
 	detected := time.Since(blocked)
 	// The live record is refreshed every status.Interval (2 s), and the
@@ -145,30 +147,30 @@ func blockedPortScenario(t *testing.T, e *env, s blockedSource) {
 	var raw string
 	for end := time.Now().Add(60 * time.Second); ; time.Sleep(500 * time.Millisecond) {
 		var r status.Report
-		r, raw = statusJSON(t, e, cfg)
+		r, raw = itest.StatusJSON(t, e, cfg)
 		if r.Live != nil && r.Live.Source != nil && r.Live.Source.State == source.ConnReconnecting &&
 			r.Live.Source.LastErrorClass == "retriable" && r.Live.Source.LastError != "" && r.Live.Source.Attempts > 0 {
 			break
 		}
 		if time.Now().After(end) {
-			t.Fatalf("status --json did not say reconnecting with the retriable error within 60 s of a lost connection:\n%s\noutput:\n%s", raw, p.out)
+			t.Fatalf("status --json did not say reconnecting with the retriable error within 60 s of a lost connection:\n%s\noutput:\n%s", raw, p.Out)
 		}
 	}
 	t.Logf("status --json while blocked, source: %s", raw[strings.Index(raw, `"source"`):])
-	if txt := statusText(t, e, cfg); !strings.Contains(txt, "RECONNECTING since") || !strings.Contains(txt, "(retriable)") {
+	if txt := itest.StatusText(t, e, cfg); !strings.Contains(txt, "RECONNECTING since") || !strings.Contains(txt, "(retriable)") {
 		t.Errorf("status while the port is blocked:\n%s", txt)
 	}
 	time.Sleep(time.Until(blocked.Add(20 * time.Second)))
 	b.restore(t)
 	restored := time.Now()
-	outage := awaitReconnect(t, p, 1)
+	outage := itest.AwaitReconnect(t, p, 1)
 	recovered := time.Since(restored)
-	waitFor(t, 30*time.Second, "status to say streaming", func() bool {
-		r, _ := statusJSON(t, e, cfg)
+	itest.WaitFor(t, 30*time.Second, "status to say streaming", func() bool {
+		r, _ := itest.StatusJSON(t, e, cfg)
 		return r.Live != nil && r.Live.Source != nil && r.Live.Source.State == source.ConnStreaming
 	})
-	why := firstLineWith(p.out.String(), lostLine)
-	for _, l := range strings.Split(p.out.String(), "\n") {
+	why := firstLineWith(p.Out.String(), lostLine)
+	for _, l := range strings.Split(p.Out.String(), "\n") {
 		if strings.Contains(l, `"msg":"source `) || strings.Contains(l, "streaming binlog") {
 			t.Log(l)
 		}
@@ -185,34 +187,34 @@ func blockedPortScenario(t *testing.T, e *env, s blockedSource) {
 		verifyFaultRun(t, p, s.topic, w, s.label+" blocked port", report)
 		return
 	}
-	awaitCatchUp(t, s.topic, int64(200+len(w.committed())))
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	itest.AwaitCatchUp(t, s.topic, int64(200+len(w.Committed())))
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 	}
 
 	// 2. Dropped for longer than a 5 s window: exit 1, then a restart
 	// once the packets flow resumes with no gap (TRIBUTARY_FAULTS_LONG).
 	cfg = s.config("5s")
-	p = e.start("run", "--config", cfg)
-	waitFor(t, 30*time.Second, "a reconnected start", func() bool { return strings.Contains(p.out.String(), "resuming from checkpoint") })
+	p = e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 30*time.Second, "a reconnected start", func() bool { return strings.Contains(p.Out.String(), "resuming from checkpoint") })
 	stopWriter = s.background(t, w)
 	time.Sleep(2 * time.Second)
-	b.drop(t)
+	b.Drop(t)
 	blocked = time.Now()
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(120 * time.Second):
-		t.Fatalf("still running 120 s into a blocked port with a 5 s window:\n%s", p.out)
+		t.Fatalf("still running 120 s into a blocked port with a 5 s window:\n%s", p.Out)
 	}
-	if code := p.cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(p.out.String(), "outage_window") {
-		t.Fatalf("exit %d with the port blocked past the window, want 1 and a message naming source.outage_window:\n%s", code, p.out)
+	if code := p.Cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(p.Out.String(), "outage_window") {
+		t.Fatalf("exit %d with the port blocked past the window, want 1 and a message naming source.outage_window:\n%s", code, p.Out)
 	}
 	report = append(report, fmt.Sprintf("packets dropped past the 5 s window: exit 1 after %s: %s",
-		time.Since(blocked).Round(100*time.Millisecond), lineWith(p.out.String(), "outage_window")))
+		time.Since(blocked).Round(100*time.Millisecond), itest.LineWith(p.Out.String(), "outage_window")))
 	b.restore(t)
 	time.Sleep(2 * time.Second)
 	stopWriter()
-	p = e.start("run", "--config", s.config("60s"))
+	p = e.Start("run", "--config", s.config("60s"))
 	verifyFaultRun(t, p, s.topic, w, s.label+" blocked port", report)
 }
 
@@ -226,42 +228,31 @@ func firstLineWith(out, s string) string {
 	return ""
 }
 
-// lineWith returns the last line of out that contains s.
-func lineWith(out, s string) string {
-	lines := strings.Split(out, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.Contains(lines[i], s) {
-			return lines[i]
-		}
-	}
-	return ""
-}
-
 // TestPostgresBlockedPort runs blockedPortScenario on PostgreSQL: the
 // replication stream's silence limit (wal_sender_timeout, 10 s on the
 // private server) finds the dead connection. The old code waited on it
 // for as long as the kernel kept the socket (hours without keepalive).
 func TestPostgresBlockedPort(t *testing.T) {
 	e := faultPgEnv(t, "pgblock")
-	e.faultPgSQL(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text);
+	e.FaultPgSQL(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text);
 ALTER TABLE ledger REPLICA IDENTITY FULL;
 INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`)
 	blockedPortScenario(t, e, blockedSource{
 		label: "postgres",
 		port:  5442,
-		topic: e.prefix + ".public.ledger",
+		topic: e.Prefix + ".public.ledger",
 		config: func(window string) string {
-			return retarget(t, e.faultPgConfig(window), "127.0.0.1:5442", blockedHost+":5442")
+			return retarget(t, e.FaultPgConfig(window), "127.0.0.1:5442", blockedHost+":5442")
 		},
-		write: func(ctx context.Context, w *writer) error {
-			conn, err := pgx.Connect(context.Background(), e.faultPgURL())
+		write: func(ctx context.Context, w *itest.Writer) error {
+			conn, err := pgx.Connect(context.Background(), e.FaultPgURL())
 			if err != nil {
 				return err
 			}
 			defer conn.Close(context.Background())
 			rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
 			for ctx.Err() == nil { // a transaction is never cut short: its outcome is known
-				if err := w.tx(pgExec(context.Background(), conn), rng); err != nil {
+				if err := w.Tx(itest.PGExec(context.Background(), conn), rng); err != nil {
 					return err
 				}
 				time.Sleep(time.Duration(rng.IntN(4)) * time.Millisecond)
@@ -275,25 +266,25 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 // read timeout (three missed server heartbeats) finds the dead
 // connection. The old code waited 60 s.
 func TestMySQLBlockedPort(t *testing.T) {
-	e := faultMyEnv(t, "myblock")
-	e.exec(`CREATE TABLE ledger (k INT PRIMARY KEY, seq BIGINT NOT NULL, pad VARCHAR(200))`)
-	e.exec(`INSERT INTO ledger SELECT seq, seq, REPEAT('x', 100) FROM seq_1_to_200`)
-	blockedPortScenario(t, e.env, blockedSource{
+	e := itest.FaultMyEnv(t, "myblock")
+	e.Exec(`CREATE TABLE ledger (k INT PRIMARY KEY, seq BIGINT NOT NULL, pad VARCHAR(200))`)
+	e.Exec(`INSERT INTO ledger SELECT seq, seq, REPEAT('x', 100) FROM seq_1_to_200`)
+	blockedPortScenario(t, e.Env, blockedSource{
 		label: "mysql",
 		port:  3316,
-		topic: e.prefix + "." + e.db + ".ledger",
+		topic: e.Prefix + "." + e.DB + ".ledger",
 		config: func(window string) string {
-			return retarget(t, e.faultConfig(window), faultMariaDBAddr, blockedHost+":3316")
+			return retarget(t, e.FaultConfig(window), itest.FaultMariaDBAddr, blockedHost+":3316")
 		},
-		write: func(ctx context.Context, w *writer) error {
-			conn, err := client.Connect(faultMariaDBAddr, "root", "root", e.db)
+		write: func(ctx context.Context, w *itest.Writer) error {
+			conn, err := client.Connect(itest.FaultMariaDBAddr, "root", "root", e.DB)
 			if err != nil {
 				return err
 			}
 			defer conn.Close()
 			rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
 			for ctx.Err() == nil {
-				if err := w.tx(mysqlExec(conn), rng); err != nil {
+				if err := w.Tx(itest.MysqlExec(conn), rng); err != nil {
 					return err
 				}
 				time.Sleep(time.Duration(rng.IntN(4)) * time.Millisecond)

@@ -2,60 +2,19 @@ package integration
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tributary-cdc/tributary/integration/awstest"
-	"github.com/tributary-cdc/tributary/pkg/config"
-	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
-
-// drop runs `tributary drop` with args (stdin not a terminal) and
-// returns its exit code and output.
-func (e *env) drop(t *testing.T, cfg string, args ...string) (int, string) {
-	t.Helper()
-	cmd := exec.Command(binary, append([]string{"drop", "--config", cfg}, args...)...)
-	cmd.Dir = e.dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode(), string(out)
-		}
-		t.Fatalf("drop: %v\n%s", err, out)
-	}
-	return 0, string(out)
-}
-
-// pgCount counts what a catalog query finds.
-func (e *env) pgCount(t *testing.T, q string, args ...any) int {
-	t.Helper()
-	var n int
-	if err := e.conn.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return n
-}
-
-// offsetsRecord says whether the offsets topic holds a committed record
-// of the pipeline.
-func (e *env) offsetsRecord(t *testing.T) bool {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	_, found, err := kafka.ReadLastCommitted(ctx, config.Destination{BootstrapServers: kafkaAddr, DisableTLS: true},
-		e.prefix+"."+config.OffsetsTopicSuffix, []byte(e.name))
-	if err != nil {
-		t.Fatalf("read the offsets topic: %v", err)
-	}
-	return found
-}
 
 // TestDropPostgres: after run (exactly_once, file store), drop refuses
 // while run holds the pipeline, refuses without --yes when stdin is no
@@ -63,36 +22,36 @@ func (e *env) offsetsRecord(t *testing.T) bool {
 // created, the checkpoint files and the offsets record (a tombstone); a
 // second drop finds nothing left, and a new run starts afresh.
 func TestDropPostgres(t *testing.T) {
-	e := newEnv(t, "drop")
-	e.exec(`CREATE TABLE items (id int PRIMARY KEY, note text)`)
-	e.exec(`INSERT INTO items SELECT g, 'n' FROM generate_series(1, 5) g`)
-	dir := filepath.Join(e.dir, "checkpoints")
-	cfg := e.writePipeline(pipelineConfig{checkpoint: "  path: " + dir + "\n" + exactlyOnceLines})
+	e := itest.NewEnv(t, "drop")
+	e.Exec(`CREATE TABLE items (id int PRIMARY KEY, note text)`)
+	e.Exec(`INSERT INTO items SELECT g, 'n' FROM generate_series(1, 5) g`)
+	dir := filepath.Join(e.Dir, "checkpoints")
+	cfg := e.WritePipeline(itest.PipelineConfig{Checkpoint: "  path: " + dir + "\n" + itest.ExactlyOnceLines})
 	slot := `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1`
 	pub := `SELECT count(*) FROM pg_publication WHERE pubname = $1`
-	name := "tributary_" + e.name
+	name := "tributary_" + e.Name
 
-	p := e.start("run", "--config", cfg)
-	p.waitFor(t, 90*time.Second, "the offsets record of the backfill", func() bool { return e.offsetsRecord(t) })
-	if code, out := e.drop(t, cfg, "--yes"); code != 1 || !strings.Contains(out, "is running") || !strings.Contains(out, "stop it first") {
+	p := e.Start("run", "--config", cfg)
+	p.WaitFor(t, 90*time.Second, "the offsets record of the backfill", func() bool { return e.OffsetsRecord(t) })
+	if code, out := e.Drop(t, cfg, "--yes"); code != 1 || !strings.Contains(out, "is running") || !strings.Contains(out, "stop it first") {
 		t.Errorf("drop while running: exit %d, want 1 saying it is running\n%s", code, out)
 	}
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, p.Out)
 	}
-	if e.pgCount(t, slot, name) != 1 || e.pgCount(t, pub, name) != 1 {
+	if e.PGCount(t, slot, name) != 1 || e.PGCount(t, pub, name) != 1 {
 		t.Fatalf("after run: want the slot and the publication %s", name)
 	}
 
-	code, out := e.drop(t, cfg)
+	code, out := e.Drop(t, cfg)
 	if code != 2 || !strings.Contains(out, "--yes") || !strings.Contains(out, "replication slot "+name) {
 		t.Errorf("drop without --yes nor a terminal: exit %d, want 2 listing the slot and asking for --yes\n%s", code, out)
 	}
-	if e.pgCount(t, slot, name) != 1 {
+	if e.PGCount(t, slot, name) != 1 {
 		t.Fatalf("drop without --yes removed the slot\n%s", out)
 	}
 
-	code, out = e.drop(t, cfg, "--yes")
+	code, out = e.Drop(t, cfg, "--yes")
 	if code != 0 {
 		t.Fatalf("drop --yes: exit %d\n%s", code, out)
 	}
@@ -101,23 +60,23 @@ func TestDropPostgres(t *testing.T) {
 			t.Errorf("drop --yes does not list %q\n%s", want, out)
 		}
 	}
-	if n := e.pgCount(t, slot, name); n != 0 {
+	if n := e.PGCount(t, slot, name); n != 0 {
 		t.Errorf("after drop: %d slots named %s, want 0", n, name)
 	}
-	if n := e.pgCount(t, pub, name); n != 0 {
+	if n := e.PGCount(t, pub, name); n != 0 {
 		t.Errorf("after drop: %d publications named %s, want 0", n, name)
 	}
-	if left, _ := filepath.Glob(filepath.Join(dir, e.name+".*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(dir, e.Name+".*")); len(left) > 0 {
 		t.Errorf("after drop: files left in the store: %v", left)
 	}
-	if e.offsetsRecord(t) {
+	if e.OffsetsRecord(t) {
 		t.Errorf("after drop: the offsets topic still holds the pipeline's record")
 	}
 
-	if code, out := e.drop(t, cfg, "--yes"); code != 0 || !strings.Contains(out, "nothing left") {
+	if code, out := e.Drop(t, cfg, "--yes"); code != 0 || !strings.Contains(out, "nothing left") {
 		t.Errorf("second drop: exit %d, want 0 saying nothing is left\n%s", code, out)
 	}
-	if left, _ := filepath.Glob(filepath.Join(dir, e.name+".*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(dir, e.Name+".*")); len(left) > 0 {
 		t.Errorf("after the second drop: files left in the store: %v", left)
 	}
 }
@@ -125,22 +84,22 @@ func TestDropPostgres(t *testing.T) {
 // TestDropKeepsAPublicationItDidNotCreate: a publication made by hand
 // (source.publication) stays, and drop says how to remove it.
 func TestDropKeepsAPublicationItDidNotCreate(t *testing.T) {
-	e := newEnv(t, "dropkeep")
-	e.exec(`CREATE TABLE items (id int PRIMARY KEY)`)
-	e.exec(`CREATE PUBLICATION mine FOR TABLE items`)
-	cfg := e.writePipeline(pipelineConfig{source: "  publication: mine\n"})
-	p := e.start("run", "--config", cfg)
-	p.waitFor(t, 60*time.Second, "the slot", func() bool {
-		return e.pgCount(t, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1`, "tributary_"+e.name) == 1
+	e := itest.NewEnv(t, "dropkeep")
+	e.Exec(`CREATE TABLE items (id int PRIMARY KEY)`)
+	e.Exec(`CREATE PUBLICATION mine FOR TABLE items`)
+	cfg := e.WritePipeline(itest.PipelineConfig{Source: "  publication: mine\n"})
+	p := e.Start("run", "--config", cfg)
+	p.WaitFor(t, 60*time.Second, "the slot", func() bool {
+		return e.PGCount(t, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1`, "tributary_"+e.Name) == 1
 	})
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, p.Out)
 	}
-	code, out := e.drop(t, cfg, "--yes")
+	code, out := e.Drop(t, cfg, "--yes")
 	if code != 0 || !strings.Contains(out, `DROP PUBLICATION "mine"`) || !strings.Contains(out, "keeps") {
 		t.Errorf("drop: exit %d, want 0 keeping publication mine and naming DROP PUBLICATION\n%s", code, out)
 	}
-	if n := e.pgCount(t, `SELECT count(*) FROM pg_publication WHERE pubname = 'mine'`); n != 1 {
+	if n := e.PGCount(t, `SELECT count(*) FROM pg_publication WHERE pubname = 'mine'`); n != 1 {
 		t.Errorf("after drop: the hand-made publication is gone")
 	}
 }
@@ -150,35 +109,35 @@ func TestDropKeepsAPublicationItDidNotCreate(t *testing.T) {
 // table rows and its item; a second drop finds nothing left.
 func TestDropMySQLDynamoDB(t *testing.T) {
 	awsCfg := awstest.Env(t)
-	e := newMyEnv(t, "dropmy")
-	e.exec("CREATE TABLE items (id INT PRIMARY KEY)")
-	e.exec("INSERT INTO items VALUES (1), (2), (3)")
+	e := itest.NewMyEnv(t, "dropmy")
+	e.Exec("CREATE TABLE items (id INT PRIMARY KEY)")
+	e.Exec("INSERT INTO items VALUES (1), (2), (3)")
 	table := awstest.Name("drop-")
-	cfg := e.writePipeline(pipelineConfig{typ: "mysql", url: e.url(), checkpoint: dynamoCheckpoint(table)})
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mysql", URL: e.URL(), Checkpoint: itest.DynamoCheckpoint(table)})
 	signalRows := func() int {
-		r := e.exec("SELECT COUNT(*) FROM " + e.db + ".tributary_signal WHERE id NOT LIKE 'check'")
+		r := e.Exec("SELECT COUNT(*) FROM " + e.DB + ".tributary_signal WHERE id NOT LIKE 'check'")
 		n, _ := r.GetInt(0, 0)
 		return int(n)
 	}
-	p := e.startWith([]string{"TRIBUTARY_LEASE_DURATION=3s"}, "run", "--config", cfg)
-	p.waitFor(t, 90*time.Second, "the backfill's watermarks", func() bool {
-		r, err := e.my.Execute("SELECT COUNT(*) FROM " + e.db + ".tributary_signal")
+	p := e.StartWith([]string{"TRIBUTARY_LEASE_DURATION=3s"}, "run", "--config", cfg)
+	p.WaitFor(t, 90*time.Second, "the backfill's watermarks", func() bool {
+		r, err := e.My.Execute("SELECT COUNT(*) FROM " + e.DB + ".tributary_signal")
 		if err != nil {
 			return false
 		}
 		n, _ := r.GetInt(0, 0)
-		return n > 0 && topicEnd(e.prefix+"."+e.db+".items") >= 3
+		return n > 0 && itest.TopicEnd(e.Prefix+"."+e.DB+".items") >= 3
 	})
-	if code, out := e.drop(t, cfg, "--yes"); code != 1 || !strings.Contains(out, "is running") {
+	if code, out := e.Drop(t, cfg, "--yes"); code != 1 || !strings.Contains(out, "is running") {
 		t.Errorf("drop while running: exit %d, want 1 saying it is running\n%s", code, out)
 	}
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, p.Out)
 	}
 	if signalRows() == 0 {
 		t.Fatal("after run: no signal rows")
 	}
-	code, out := e.drop(t, cfg, "--yes")
+	code, out := e.Drop(t, cfg, "--yes")
 	if code != 0 || !strings.Contains(out, "signal table rows") || !strings.Contains(out, "DynamoDB table "+table) {
 		t.Fatalf("drop --yes: exit %d, want 0 listing the signal rows and the item\n%s", code, out)
 	}
@@ -191,11 +150,11 @@ func TestDropMySQLDynamoDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, it := range got.Items {
-		if k, _ := it["pipeline"].(*types.AttributeValueMemberS); k != nil && strings.HasPrefix(k.Value, e.name) {
+		if k, _ := it["pipeline"].(*types.AttributeValueMemberS); k != nil && strings.HasPrefix(k.Value, e.Name) {
 			t.Errorf("after drop: item %s left in %s", k.Value, table)
 		}
 	}
-	if code, out := e.drop(t, cfg, "--yes"); code != 0 || !strings.Contains(out, "nothing left") {
+	if code, out := e.Drop(t, cfg, "--yes"); code != 0 || !strings.Contains(out, "nothing left") {
 		t.Errorf("second drop: exit %d, want 0 saying nothing is left\n%s", code, out)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/tributary-cdc/tributary/pkg/status"
 )
 
@@ -71,14 +73,14 @@ func number(s string) int {
 // non-zero rate.
 func TestStatusPageInChromium(t *testing.T) {
 	browser := chromium(t)
-	e := newEnv(t, "clipage")
-	e.exec(`CREATE TABLE customers (id int PRIMARY KEY, name text)`)
-	e.exec(`INSERT INTO customers SELECT g, 'c' || g FROM generate_series(1, 50) g`)
-	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, note text)`)
-	e.exec(`INSERT INTO orders SELECT g, repeat('x', 200) FROM generate_series(1, 400000) g`)
-	cfg := e.writeConfig("")
-	addr := freeAddr(t)
-	p := e.start("run", "--config", cfg, "--http-addr", addr)
+	e := itest.NewEnv(t, "clipage")
+	e.Exec(`CREATE TABLE customers (id int PRIMARY KEY, name text)`)
+	e.Exec(`INSERT INTO customers SELECT g, 'c' || g FROM generate_series(1, 50) g`)
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, note text)`)
+	e.Exec(`INSERT INTO orders SELECT g, repeat('x', 200) FROM generate_series(1, 400000) g`)
+	cfg := e.WriteConfig("")
+	addr := itest.FreeAddr(t)
+	p := e.Start("run", "--config", cfg, "--http-addr", addr)
 
 	ordersRead := func() int {
 		resp, err := http.Get("http://" + addr + "/status.json")
@@ -97,9 +99,9 @@ func TestStatusPageInChromium(t *testing.T) {
 		}
 		return 0
 	}
-	waitFor(t, 90*time.Second, "the backfill of public.orders to start", func() bool {
-		if p.exited() {
-			t.Fatalf("run exited:\n%s", p.out)
+	itest.WaitFor(t, 90*time.Second, "the backfill of public.orders to start", func() bool {
+		if p.Exited() {
+			t.Fatalf("run exited:\n%s", p.Out)
 		}
 		return ordersRead() > 0
 	})
@@ -118,8 +120,8 @@ func TestStatusPageInChromium(t *testing.T) {
 		if m := stateSpan.FindStringSubmatch(dom); m == nil || m[1] != "running" {
 			t.Errorf("the page does not show the pipeline running:\n%s", dom)
 		}
-		if !strings.Contains(dom, `<span id="pipeline">`+e.name+`</span>`) {
-			t.Errorf("the page does not name the pipeline %s", e.name)
+		if !strings.Contains(dom, `<span id="pipeline">`+e.Name+`</span>`) {
+			t.Errorf("the page does not name the pipeline %s", e.Name)
 		}
 		if !strings.Contains(dom, `<span id="source">streaming since`) {
 			t.Errorf("the page does not show the source connection streaming:\n%s", dom)

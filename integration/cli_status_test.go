@@ -4,78 +4,49 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/tributary-cdc/tributary/integration/awstest"
 	"github.com/tributary-cdc/tributary/pkg/status"
 )
-
-// statusJSON runs `tributary status --json` (while run may hold the
-// pipeline) and decodes its report.
-func statusJSON(t *testing.T, e *env, cfg string) (status.Report, string) {
-	t.Helper()
-	cmd := exec.Command(binary, "status", "--config", cfg, "--json")
-	cmd.Dir = e.dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("status --json: %v\n%s%s", err, out, stderr.String())
-	}
-	var r status.Report
-	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatalf("status --json printed no report: %v\n%s", err, out)
-	}
-	return r, string(out)
-}
-
-func statusText(t *testing.T, e *env, cfg string) string {
-	t.Helper()
-	cmd := exec.Command(binary, "status", "--config", cfg)
-	cmd.Dir = e.dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("status: %v\n%s", err, out)
-	}
-	return string(out)
-}
 
 // TestStatusWhileRunning: with the file store, status reads while run
 // holds the lock, and says what a person wants to know: running, who, the
 // backfill done, rows per table and op, no error; /status.json serves the
 // same report; after SIGTERM status says stopped.
 func TestStatusWhileRunning(t *testing.T) {
-	e := newEnv(t, "clistatus")
-	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, note text)`)
-	e.exec(`INSERT INTO orders SELECT g, 'n' FROM generate_series(1, 5) g`)
-	cfg := e.writeConfig("")
-	if r, _ := statusJSON(t, e, cfg); r.State != status.StateNew {
+	e := itest.NewEnv(t, "clistatus")
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, note text)`)
+	e.Exec(`INSERT INTO orders SELECT g, 'n' FROM generate_series(1, 5) g`)
+	cfg := e.WriteConfig("")
+	if r, _ := itest.StatusJSON(t, e, cfg); r.State != status.StateNew {
 		t.Errorf("before the first run: state %q, want new", r.State)
 	}
-	addr := freeAddr(t)
-	p := e.start("run", "--config", cfg, "--http-addr", addr)
+	addr := itest.FreeAddr(t)
+	p := e.Start("run", "--config", cfg, "--http-addr", addr)
 
 	var r status.Report
 	var raw string
-	waitFor(t, 60*time.Second, "status to show 5 backfilled rows while running", func() bool {
-		if p.exited() {
-			t.Fatalf("run exited:\n%s", p.out)
+	itest.WaitFor(t, 60*time.Second, "status to show 5 backfilled rows while running", func() bool {
+		if p.Exited() {
+			t.Fatalf("run exited:\n%s", p.Out)
 		}
-		r, raw = statusJSON(t, e, cfg)
+		r, raw = itest.StatusJSON(t, e, cfg)
 		return r.Live != nil && len(r.Live.Tables) == 1 && r.Live.Tables[0].Rows["r"] == 5
 	})
-	e.exec(`INSERT INTO orders VALUES (6, 'x')`)
-	e.exec(`UPDATE orders SET note = 'y' WHERE id = 1`)
-	waitFor(t, 30*time.Second, "status to show the insert and update", func() bool {
-		r, raw = statusJSON(t, e, cfg)
+	e.Exec(`INSERT INTO orders VALUES (6, 'x')`)
+	e.Exec(`UPDATE orders SET note = 'y' WHERE id = 1`)
+	itest.WaitFor(t, 30*time.Second, "status to show the insert and update", func() bool {
+		r, raw = itest.StatusJSON(t, e, cfg)
 		return r.Live != nil && r.Live.Rows["c"] == 1 && r.Live.Rows["u"] == 1 && r.Backfill != nil && r.Backfill.Done
 	})
-	if r.State != status.StateRunning || !strings.Contains(r.Owner, fmt.Sprint(p.cmd.Process.Pid)) {
-		t.Errorf("state %q owner %q, want running by pid %d\n%s", r.State, r.Owner, p.cmd.Process.Pid, raw)
+	if r.State != status.StateRunning || !strings.Contains(r.Owner, fmt.Sprint(p.Cmd.Process.Pid)) {
+		t.Errorf("state %q owner %q, want running by pid %d\n%s", r.State, r.Owner, p.Cmd.Process.Pid, raw)
 	}
 	if r.Checkpoint == nil || !strings.Contains(string(r.Checkpoint.Position), `"lsn"`) {
 		t.Errorf("no checkpoint position in the report:\n%s", raw)
@@ -90,7 +61,7 @@ func TestStatusWhileRunning(t *testing.T) {
 		t.Errorf("table %q, want public.orders", tbl.Table)
 	}
 
-	text := statusText(t, e, cfg)
+	text := itest.StatusText(t, e, cfg)
 	for _, want := range []string{"state             running", "backfill          done", "public.orders", "c=1", "lag", "bytes of source log after the checkpoint"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status output lacks %q:\n%s", want, text)
@@ -108,10 +79,10 @@ func TestStatusWhileRunning(t *testing.T) {
 		t.Errorf("/status.json: %v %+v", err, served)
 	}
 
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, p.Out)
 	}
-	if r, raw = statusJSON(t, e, cfg); r.State != status.StateStopped {
+	if r, raw = itest.StatusJSON(t, e, cfg); r.State != status.StateStopped {
 		t.Errorf("after SIGTERM: state %q, want stopped\n%s", r.State, raw)
 	}
 }
@@ -121,31 +92,31 @@ func TestStatusWhileRunning(t *testing.T) {
 // lease, while run holds it.
 func TestStatusDynamoDBWhileRunning(t *testing.T) {
 	awstest.Env(t)
-	e := newEnv(t, "clistatusddb")
-	e.exec(`CREATE TABLE items (id int PRIMARY KEY)`)
-	e.exec(`INSERT INTO items SELECT generate_series(1, 3)`)
+	e := itest.NewEnv(t, "clistatusddb")
+	e.Exec(`CREATE TABLE items (id int PRIMARY KEY)`)
+	e.Exec(`INSERT INTO items SELECT generate_series(1, 3)`)
 	table := awstest.Name("status-")
-	path := e.writePipeline(pipelineConfig{
-		checkpoint: dynamoCheckpoint(table) + "  path: " + filepath.Join(e.dir, "checkpoints") + "\n",
-		file:       "ddb.yaml",
+	path := e.WritePipeline(itest.PipelineConfig{
+		Checkpoint: itest.DynamoCheckpoint(table) + "  path: " + filepath.Join(e.Dir, "checkpoints") + "\n",
+		File:       "ddb.yaml",
 	})
-	p := e.start("run", "--config", path)
+	p := e.Start("run", "--config", path)
 	var r status.Report
 	var raw string
-	waitFor(t, 90*time.Second, "status to show 3 backfilled rows from DynamoDB", func() bool {
-		if p.exited() {
-			t.Fatalf("run exited:\n%s", p.out)
+	itest.WaitFor(t, 90*time.Second, "status to show 3 backfilled rows from DynamoDB", func() bool {
+		if p.Exited() {
+			t.Fatalf("run exited:\n%s", p.Out)
 		}
-		r, raw = statusJSON(t, e, path)
+		r, raw = itest.StatusJSON(t, e, path)
 		return r.Live != nil && r.Live.Rows["r"] == 3 && r.Checkpoint != nil
 	})
 	if r.State != status.StateRunning || r.Owner == "" || r.Epoch < 1 {
 		t.Errorf("state %q owner %q epoch %d, want running with the lease holder\n%s", r.State, r.Owner, r.Epoch, raw)
 	}
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, p.Out)
 	}
-	if r, raw = statusJSON(t, e, path); r.State != status.StateStopped || r.Live == nil || !r.Live.Stopped {
+	if r, raw = itest.StatusJSON(t, e, path); r.State != status.StateStopped || r.Live == nil || !r.Live.Stopped {
 		t.Errorf("after SIGTERM: state %q, want stopped\n%s", r.State, raw)
 	}
 }

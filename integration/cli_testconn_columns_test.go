@@ -3,6 +3,8 @@ package integration
 import (
 	"strings"
 	"testing"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestTestConnectionColumnsAndTLSPostgres: test-connection names, on a
@@ -13,10 +15,10 @@ import (
 // The "source TLS" line says "no TLS" for the plaintext test server
 // (issue 20).
 func TestTestConnectionColumnsAndTLSPostgres(t *testing.T) {
-	e := newEnv(t, "cliconncols")
-	e.exec(`CREATE TABLE plain (id integer PRIMARY KEY, note text)`)
-	cfg := e.writeConfig("")
-	code, out := testConnection(t, e, cfg)
+	e := itest.NewEnv(t, "cliconncols")
+	e.Exec(`CREATE TABLE plain (id integer PRIMARY KEY, note text)`)
+	cfg := e.WriteConfig("")
+	code, out := itest.TestConnection(t, e, cfg)
 	if code != 0 || !strings.Contains(out, "ok   column types       every column of the 1 captured tables has an encoding") {
 		t.Errorf("known types only: exit %d:\n%s", code, out)
 	}
@@ -24,16 +26,16 @@ func TestTestConnectionColumnsAndTLSPostgres(t *testing.T) {
 		t.Errorf("plaintext server: no \"no TLS\" line:\n%s", out)
 	}
 
-	e.exec(unknownTypesTable)
-	code, out = testConnection(t, e, cfg)
+	e.Exec(itest.UnknownTypesTable)
+	code, out = itest.TestConnection(t, e, cfg)
 	if code != 0 || !strings.Contains(out, "ok   column types       left out of messages") ||
 		!strings.Contains(out, "public.odd.q (tsquery)") || !strings.Contains(out, "public.odd.b (box)") ||
 		strings.Contains(out, "public.odd.note") || strings.Contains(out, "public.plain") {
 		t.Errorf("tsquery and box columns: exit %d, want 0 and both named:\n%s", code, out)
 	}
 
-	cfg = e.writePipeline(pipelineConfig{source: "  include_unknown_types: true\n"})
-	code, out = testConnection(t, e, cfg)
+	cfg = e.WritePipeline(itest.PipelineConfig{Source: "  include_unknown_types: true\n"})
+	code, out = itest.TestConnection(t, e, cfg)
 	if code != 0 || !strings.Contains(out, "published as text (source.include_unknown_types): public.odd.q (tsquery), public.odd.b (box)") {
 		t.Errorf("include_unknown_types: exit %d:\n%s", code, out)
 	}
@@ -41,9 +43,9 @@ func TestTestConnectionColumnsAndTLSPostgres(t *testing.T) {
 
 // TestTestConnectionColumnsAndTLSMySQL: the same two lines for MariaDB.
 func TestTestConnectionColumnsAndTLSMySQL(t *testing.T) {
-	e := newMyEnv(t, "cliconncolsmy")
-	e.exec("CREATE TABLE plain (id int PRIMARY KEY, note text)")
-	code, out := testConnection(t, e.env, e.writeConfig(""))
+	e := itest.NewMyEnv(t, "cliconncolsmy")
+	e.Exec("CREATE TABLE plain (id int PRIMARY KEY, note text)")
+	code, out := itest.TestConnection(t, e.Env, e.WriteConfig(""))
 	if code != 0 || !strings.Contains(out, "ok   column types       every column of the 1 captured tables has an encoding") ||
 		!strings.Contains(out, "ok   source TLS         no TLS") {
 		t.Errorf("exit %d:\n%s", code, out)
@@ -62,8 +64,8 @@ func TestTestConnectionTLSState(t *testing.T) {
 		{"mariadb", "  type: mysql\n  url: mysql://root:root@" + tlsMariaDBAddr + "/mysql\n  tables: [mysql.db]\n" + withCA},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e.t = t
-			_, out := testConnection(t, e.env, e.writeSource(tc.source))
+			e.T = t
+			_, out := itest.TestConnection(t, e.Env, e.writeSource(tc.source))
 			if !strings.Contains(out, "ok   source TLS         TLS 1.") ||
 				!strings.Contains(out, "certificate verified against source.ca_certificate, host name checked") {
 				t.Errorf("want the TLS version with its verification:\n%s", out)

@@ -6,36 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/jackc/pgx/v5"
 )
-
-// connReport is what `test-connection --json` prints: Kafka's checks and
-// the source's.
-type connReport struct {
-	OK     bool `json:"ok"`
-	Source []struct {
-		Name   string `json:"name"`
-		OK     bool   `json:"ok"`
-		Detail string `json:"detail"`
-		Fix    string `json:"fix"`
-	} `json:"source"`
-	Checks []struct {
-		Name string `json:"name"`
-		OK   bool   `json:"ok"`
-	} `json:"checks"`
-}
-
-func testConnection(t *testing.T, e *env, cfg string, args ...string) (int, string) {
-	t.Helper()
-	cmd := exec.Command(binary, append([]string{"test-connection", "--config", cfg}, args...)...)
-	cmd.Dir = e.dir
-	out, _ := cmd.CombinedOutput()
-	return cmd.ProcessState.ExitCode(), string(out)
-}
 
 func withSourceURL(t *testing.T, cfg, from, to string) {
 	t.Helper()
@@ -53,11 +30,11 @@ func withSourceURL(t *testing.T, cfg, from, to string) {
 // ROLE that fixes it; a wrong password fails the connection and never
 // appears in the output.
 func TestTestConnectionChecksPostgres(t *testing.T) {
-	e := newEnv(t, "cliconnpg")
-	e.exec(`CREATE TABLE t (id int PRIMARY KEY)`) // an empty database captures nothing: a failed check
-	cfg := e.writeConfig("")
-	code, out := testConnection(t, e, cfg, "--json")
-	var r connReport
+	e := itest.NewEnv(t, "cliconnpg")
+	e.Exec(`CREATE TABLE t (id int PRIMARY KEY)`) // an empty database captures nothing: a failed check
+	cfg := e.WriteConfig("")
+	code, out := itest.TestConnection(t, e, cfg, "--json")
+	var r itest.ConnReport
 	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || !r.OK {
 		t.Fatalf("superuser: exit %d:\n%s", code, out)
 	}
@@ -76,7 +53,7 @@ func TestTestConnectionChecksPostgres(t *testing.T) {
 
 	const canary = "canary-C0nnT3st-pw"
 	role := fmt.Sprintf("conntest_%d", rand.IntN(1_000_000))
-	admin, err := pgx.Connect(context.Background(), pgAdminURL)
+	admin, err := pgx.Connect(context.Background(), itest.PGAdminURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +64,7 @@ func TestTestConnectionChecksPostgres(t *testing.T) {
 	t.Cleanup(func() { admin.Exec(context.Background(), "DROP ROLE IF EXISTS "+role) })
 
 	withSourceURL(t, cfg, "postgres:postgres@", role+":"+canary+"@")
-	code, out = testConnection(t, e, cfg)
+	code, out = itest.TestConnection(t, e, cfg)
 	// The fix is named in RDS terms while a test of pkg/source/postgres,
 	// running beside this one, has made the cluster look like RDS (a
 	// cluster-wide rds_replication role).
@@ -101,7 +78,7 @@ func TestTestConnectionChecksPostgres(t *testing.T) {
 	}
 
 	withSourceURL(t, cfg, role+":"+canary+"@", role+":wrong-"+canary+"@")
-	code, out = testConnection(t, e, cfg)
+	code, out = itest.TestConnection(t, e, cfg)
 	if code != 1 || !strings.Contains(out, "FAIL source connection") || !strings.Contains(out, "password") {
 		t.Errorf("wrong password: exit %d:\n%s", code, out)
 	}
@@ -113,29 +90,29 @@ func TestTestConnectionChecksPostgres(t *testing.T) {
 // TestTestConnectionChecksMySQL: every binlog setting is a line; a user
 // without replication grants fails that check with the GRANT that fixes it.
 func TestTestConnectionChecksMySQL(t *testing.T) {
-	e := newMyEnv(t, "cliconnmy")
-	e.exec("CREATE TABLE t (id INT PRIMARY KEY)") // something to capture
-	cfg := e.writeConfig("")
-	code, out := testConnection(t, e.env, cfg)
+	e := itest.NewMyEnv(t, "cliconnmy")
+	e.Exec("CREATE TABLE t (id INT PRIMARY KEY)") // something to capture
+	cfg := e.WriteConfig("")
+	code, out := itest.TestConnection(t, e.Env, cfg)
 	if code != 0 {
 		t.Fatalf("root: exit %d:\n%s", code, out)
 	}
-	for _, want := range []string{"ok   source connection", "ok   log_bin", "ok   binlog_format", "ok   binlog_row_image", "ok   server_id", "ok   replication grants", "ok   captured tables    1 tables: " + e.db + ".t", "ok   signal table"} {
+	for _, want := range []string{"ok   source connection", "ok   log_bin", "ok   binlog_format", "ok   binlog_row_image", "ok   server_id", "ok   replication grants", "ok   captured tables    1 tables: " + e.DB + ".t", "ok   signal table"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 
 	user := fmt.Sprintf("conn%d", rand.IntN(1_000_000))
-	e.exec("CREATE USER '" + user + "'@'%' IDENTIFIED BY 'pw-" + user + "'")
-	t.Cleanup(func() { e.my.Execute("DROP USER IF EXISTS '" + user + "'@'%'") })
-	e.exec("GRANT SELECT ON " + e.db + ".* TO '" + user + "'@'%'")
+	e.Exec("CREATE USER '" + user + "'@'%' IDENTIFIED BY 'pw-" + user + "'")
+	t.Cleanup(func() { e.My.Execute("DROP USER IF EXISTS '" + user + "'@'%'") })
+	e.Exec("GRANT SELECT ON " + e.DB + ".* TO '" + user + "'@'%'")
 	withSourceURL(t, cfg, "root:root@", user+":pw-"+user+"@")
-	code, out = testConnection(t, e.env, cfg)
+	code, out = itest.TestConnection(t, e.Env, cfg)
 	if code != 1 || !strings.Contains(out, "FAIL replication grants") || !strings.Contains(out, "fix: GRANT REPLICATION SLAVE") {
 		t.Errorf("user without grants: exit %d:\n%s", code, out)
 	}
-	if !strings.Contains(out, "FAIL signal table") || !strings.Contains(out, "GRANT SELECT, INSERT, UPDATE ON `"+e.db+"`.`tributary_signal`") {
+	if !strings.Contains(out, "FAIL signal table") || !strings.Contains(out, "GRANT SELECT, INSERT, UPDATE ON `"+e.DB+"`.`tributary_signal`") {
 		t.Errorf("user who may not write the signal table: no check naming the grant:\n%s", out)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestBackfillResumes interrupts a backfill (SIGKILL) once its checkpoint
@@ -16,14 +18,14 @@ import (
 // while the pipeline was down are all published (no gap between the old
 // snapshot, the new snapshot and the stream); on every source.
 func TestBackfillResumes(t *testing.T) {
-	forEachBackend(t, "bfresume", func(t *testing.T, b backend) {
+	itest.ForEachBackend(t, "bfresume", func(t *testing.T, b itest.Backend) {
 		// Acknowledgements arrive in bursts (a batch holds thousands of
 		// rows), so the checkpoint can jump from below 60 % to finished
 		// between two looks; such a run proves nothing and is tried again
 		// (on a database of its own).
 		for attempt := 1; attempt <= 3; attempt++ {
 			if attempt > 1 {
-				b = backendNamed(t, b.kind(), "bfresume")
+				b = itest.BackendNamed(t, b.Kind(), "bfresume")
 			}
 			if backfillResumes(t, b) {
 				return
@@ -34,32 +36,32 @@ func TestBackfillResumes(t *testing.T) {
 	})
 }
 
-func backfillResumes(t *testing.T, b backend) bool {
-	e := b.env()
+func backfillResumes(t *testing.T, b itest.Backend) bool {
+	e := b.Env()
 	const small, big = 500, 20000
-	createTables(t, b, "a_small", "big", "sentinel")
-	mustExecOn(t, b, b.bulkInsert("a_small", 0, 0, small))
-	mustExecOn(t, b, b.bulkInsert("big", 0, 0, big))
-	cfg := b.config(nil, "")
-	bigTopic, smallTopic := b.topic("big"), b.topic("a_small")
-	bigID, smallID := b.tableID("big"), b.tableID("a_small")
+	itest.CreateTables(t, b, "a_small", "big", "sentinel")
+	itest.MustExecOn(t, b, b.BulkInsert("a_small", 0, 0, small))
+	itest.MustExecOn(t, b, b.BulkInsert("big", 0, 0, big))
+	cfg := b.Config(nil, "")
+	bigTopic, smallTopic := b.Topic("big"), b.Topic("a_small")
+	bigID, smallID := b.TableID("big"), b.TableID("a_small")
 
 	// Kill it once the checkpoint shows 60 % of big published and
 	// acknowledged (checkpoints every 50 ms; the file is polled faster;
 	// chunks of 1000 rows, each one checkpointable).
 	target := int64(big * 60 / 100)
-	ckpt := filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json")
-	p := e.startWith([]string{"TRIBUTARY_CHECKPOINT_INTERVAL=50ms", "TRIBUTARY_SNAPSHOT_CHUNK_ROWS=1000"}, "run", "--config", cfg)
+	ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
+	p := e.StartWith([]string{"TRIBUTARY_CHECKPOINT_INTERVAL=50ms", "TRIBUTARY_SNAPSHOT_CHUNK_ROWS=1000"}, "run", "--config", cfg)
 	var prog backfillProgressJSON
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		if time.Now().After(deadline) || p.exited() {
-			t.Fatalf("the backfill did not reach %d rows; output:\n%s", target, p.out)
+		if time.Now().After(deadline) || p.Exited() {
+			t.Fatalf("the backfill did not reach %d rows; output:\n%s", target, p.Out)
 		}
 		var finished bool
 		prog, finished = readBackfillProgress(ckpt)
 		if finished {
-			p.kill()
+			p.Kill()
 			return false
 		}
 		if prog.Table == bigID && prog.Rows >= target {
@@ -67,7 +69,7 @@ func backfillResumes(t *testing.T, b backend) bool {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	p.kill()
+	p.Kill()
 	// The last checkpoint may have moved on before the kill landed.
 	prog, _ = readBackfillProgress(ckpt)
 	if prog.Table != bigID || !slices.Contains(prog.Done, smallID) || len(prog.After) != 1 {
@@ -78,25 +80,25 @@ func backfillResumes(t *testing.T, b backend) bool {
 
 	// While it is down: change rows already published, rows not read yet,
 	// and add one.
-	mustExecOn(t, b, fmt.Sprintf(`UPDATE big SET v = 'changed' WHERE k IN (1, %d)`, big))
-	mustExecOn(t, b, fmt.Sprintf(`DELETE FROM big WHERE k = %d`, big-1))
-	mustExecOn(t, b, fmt.Sprintf(`INSERT INTO big (k, seq, v) VALUES (%d, %d, 'new')`, big+1, big+1))
+	itest.MustExecOn(t, b, fmt.Sprintf(`UPDATE big SET v = 'changed' WHERE k IN (1, %d)`, big))
+	itest.MustExecOn(t, b, fmt.Sprintf(`DELETE FROM big WHERE k = %d`, big-1))
+	itest.MustExecOn(t, b, fmt.Sprintf(`INSERT INTO big (k, seq, v) VALUES (%d, %d, 'new')`, big+1, big+1))
 
 	// The snapshot runs beside the stream: the sentinel alone does not
 	// tell that it is over.
-	p = e.start("run", "--config", cfg)
-	waitOrDump(t, p, 90*time.Second, "the resumed backfill to finish", func() bool {
+	p = e.Start("run", "--config", cfg)
+	itest.WaitOrDump(t, p, 90*time.Second, "the resumed backfill to finish", func() bool {
 		_, finished := readBackfillProgress(ckpt)
 		return finished
 	})
-	awaitBackendSentinel(t, b, p, 1)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	itest.AwaitBackendSentinel(t, b, p, 1)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 	}
 
-	msgs := readTopic(t, bigTopic)
+	msgs := itest.ReadTopic(t, bigTopic)
 	firstPID := msgs[0].ProducerID
-	last := map[int]message{}
+	last := map[int]itest.Message{}
 	run2Reads, minRun2 := 0, 1<<30
 	for _, m := range msgs {
 		if m.Value == nil {
@@ -104,7 +106,7 @@ func backfillResumes(t *testing.T, b backend) bool {
 		}
 		k := int(m.Key["payload"].(map[string]any)["k"].(float64))
 		last[k] = m
-		if m.ProducerID != firstPID && m.payload()["op"] == "r" {
+		if m.ProducerID != firstPID && m.Payload()["op"] == "r" {
 			run2Reads++
 			minRun2 = min(minRun2, k)
 		}
@@ -118,7 +120,7 @@ func backfillResumes(t *testing.T, b backend) bool {
 		k     int
 		op, v string
 	}{{1, "u", "changed"}, {big, "", "changed"}, {big - 1, "d", ""}, {big + 1, "", "new"}} {
-		pl := last[c.k].payload()
+		pl := last[c.k].Payload()
 		if c.op != "" && pl["op"] != c.op {
 			t.Errorf("key %d: last message op %v, want %s", c.k, pl["op"], c.op)
 		}
@@ -134,23 +136,15 @@ func backfillResumes(t *testing.T, b backend) bool {
 	if want := big + 1 - lastKey; run2Reads > want {
 		t.Errorf("the resumed backfill read %d rows, more than the %d after the checkpoint", run2Reads, want)
 	}
-	for _, m := range readTopic(t, smallTopic) {
+	for _, m := range itest.ReadTopic(t, smallTopic) {
 		if m.ProducerID != firstPID {
 			t.Errorf("finished table a_small was read again (key %v)", m.Key["payload"])
 			break
 		}
 	}
 	t.Logf("resumed on %s: second run read %d rows of big from k=%d (a full restart would read %d); %d messages in big",
-		b.kind(), run2Reads, minRun2, big+1, len(msgs))
+		b.Kind(), run2Reads, minRun2, big+1, len(msgs))
 	return true
-}
-
-// mustExecOn runs sql on b, or fails the test.
-func mustExecOn(t *testing.T, b backend, sql string) {
-	t.Helper()
-	if err := b.exec(sql); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
 }
 
 type backfillProgressJSON struct {
@@ -164,7 +158,7 @@ type backfillProgressJSON struct {
 // (the capture engine's state in the position); finished is true once no
 // table is left.
 func readBackfillProgress(path string) (prog backfillProgressJSON, finished bool) {
-	st, ok := readSnapshotState(path)
+	st, ok := itest.ReadSnapshotState(path)
 	if !ok {
 		return prog, false
 	}

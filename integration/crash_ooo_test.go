@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -30,13 +32,13 @@ import (
 // (a checkpoint behind the prefix publishes them again). On every source:
 // the prefix is the pipeline's, the positions the source's.
 func TestOutOfOrderAcksCheckpointPrefix(t *testing.T) {
-	forEachBackend(t, "ooo", outOfOrderAcks)
+	itest.ForEachBackend(t, "ooo", outOfOrderAcks)
 }
 
-func outOfOrderAcks(t *testing.T, b backend) {
-	e := b.env()
-	createTables(t, b, "ledger")
-	topic := b.topic("ledger")
+func outOfOrderAcks(t *testing.T, b itest.Backend) {
+	e := b.Env()
+	itest.CreateTables(t, b, "ledger")
+	topic := b.Topic("ledger")
 
 	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(3, topic))
 	if err != nil {
@@ -62,19 +64,19 @@ func outOfOrderAcks(t *testing.T, b backend) {
 	})
 	defer close(release)
 
-	cfgPath := b.config(nil, "")
+	cfgPath := b.Config(nil, "")
 	cfg, _ := os.ReadFile(cfgPath)
-	cfg = []byte(strings.Replace(string(cfg), kafkaAddr, strings.Join(c.ListenAddrs(), ","), 1))
+	cfg = []byte(strings.Replace(string(cfg), itest.KafkaAddr, strings.Join(c.ListenAddrs(), ","), 1))
 	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	insert := func(k int) {
-		mustExecOn(t, b, fmt.Sprintf(`INSERT INTO ledger (k, seq, v) VALUES (%d, %d, 'x')`, k, k))
+		itest.MustExecOn(t, b, fmt.Sprintf(`INSERT INTO ledger (k, seq, v) VALUES (%d, %d, 'x')`, k, k))
 	}
 
-	p := e.start("run", "--config", cfgPath)
+	p := e.Start("run", "--config", cfgPath)
 	insert(1)
-	p.waitFor(t, 60*time.Second, "key 1", func() bool { return len(producersIn(t, c.ListenAddrs(), topic)[1]) > 0 })
+	p.WaitFor(t, 60*time.Second, "key 1", func() bool { return len(producersIn(t, c.ListenAddrs(), topic)[1]) > 0 })
 	stalling.Store(true)
 	const n = 30
 	for k := 2; k <= n; k++ {
@@ -84,7 +86,7 @@ func outOfOrderAcks(t *testing.T, b backend) {
 	// Wait until every unstalled row is acknowledged and checkpointed.
 	var acked map[int][]int64
 	prev := -1
-	p.waitFor(t, 30*time.Second, "the unstalled partitions", func() bool {
+	p.WaitFor(t, 30*time.Second, "the unstalled partitions", func() bool {
 		acked = producersIn(t, c.ListenAddrs(), topic)
 		stable := len(acked) > 1 && len(acked) == prev
 		prev = len(acked)
@@ -108,7 +110,7 @@ func outOfOrderAcks(t *testing.T, b backend) {
 		t.Fatalf("the stalled partition got key %d first and %d later keys were acknowledged: nothing out of order to check", first, later)
 	}
 	time.Sleep(2 * time.Second) // two checkpoint intervals
-	p.kill()
+	p.Kill()
 	oldPIDs := map[int64]bool{}
 	for _, pids := range acked {
 		for _, pid := range pids {
@@ -120,15 +122,15 @@ func outOfOrderAcks(t *testing.T, b backend) {
 	// published, tells that everything before it is handed over (commit
 	// order), and SIGTERM flushes it.
 	stalling.Store(false)
-	p = e.start("run", "--config", cfgPath)
+	p = e.Start("run", "--config", cfgPath)
 	insert(n + 1)
 	var after map[int][]int64
-	p.waitFor(t, 60*time.Second, fmt.Sprintf("key %d", n+1), func() bool {
+	p.WaitFor(t, 60*time.Second, fmt.Sprintf("key %d", n+1), func() bool {
 		after = producersIn(t, c.ListenAddrs(), topic)
 		return len(after[n+1]) > 0
 	})
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 	}
 	after = producersIn(t, c.ListenAddrs(), topic)
 	republished := func(k int) bool {
@@ -149,7 +151,7 @@ func outOfOrderAcks(t *testing.T, b backend) {
 		}
 	}
 	t.Logf("%s: stalled broker %d: first unacknowledged key %d, %d later keys acknowledged out of order; the restart published again keys before it %v, lost %v",
-		b.kind(), stalledNode, first, later, again, lost)
+		b.Kind(), stalledNode, first, later, again, lost)
 	if len(lost) > 0 {
 		t.Errorf("keys %v (from the first unacknowledged key %d on) were never published: the checkpoint passed them", lost, first)
 	}

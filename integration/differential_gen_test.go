@@ -263,7 +263,7 @@ func (g *diffGen) value(c diffColumn, streaming bool) string {
 }
 
 // insert is an INSERT of one new row.
-func (g *diffGen) insert(tb *diffTable, streaming bool) string {
+func (g *diffGen) Insert(tb *diffTable, streaming bool) string {
 	var cols, vals, key []string
 	for i, c := range tb.cols {
 		if c.omit {
@@ -304,7 +304,7 @@ func (g *diffGen) where(tb *diffTable, key []string) string {
 // change is one random statement of the stream on tb.
 func (g *diffGen) change(tb *diffTable) string {
 	if tb.insertOnly || tb.rows == 0 || g.chance(0.35) {
-		return g.insert(tb, true)
+		return g.Insert(tb, true)
 	}
 	var writable []int
 	for i := tb.nkey; i < len(tb.cols); i++ {
@@ -336,7 +336,7 @@ func (g *diffGen) change(tb *diffTable) string {
 		tb.live[row][i] = v
 		return sql
 	case len(writable) == 0:
-		return g.insert(tb, true)
+		return g.Insert(tb, true)
 	default:
 		var set []string
 		for _, i := range g.r.Perm(len(writable))[:1+g.r.IntN(min(3, len(writable)))] {
@@ -367,7 +367,7 @@ func (g *diffGen) workload(n, rows, ops int) *diffWorkload {
 			continue // streamed only: see differential_pg_gen_test.go
 		}
 		for j := 0; j < rows; j++ {
-			w.snapshot = append(w.snapshot, g.insert(tb, false))
+			w.snapshot = append(w.snapshot, g.Insert(tb, false))
 		}
 	}
 	for ops > 0 {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // myDialect generates MariaDB tables for the differential oracle: every
@@ -17,8 +19,8 @@ type myDialect struct {
 	charsets   []string
 }
 
-func newMyDialect(t *testing.T, e *myEnv) myDialect {
-	r := e.exec(`SELECT CHARACTER_SET_NAME, FULL_COLLATION_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY ORDER BY 1, 2`)
+func newMyDialect(t *testing.T, e *itest.MyEnv) myDialect {
+	r := e.Exec(`SELECT CHARACTER_SET_NAME, FULL_COLLATION_NAME FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY ORDER BY 1, 2`)
 	d := myDialect{collations: map[string][]string{}}
 	for i := range r.RowNumber() {
 		cs, _ := r.GetString(i, 0)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestDebeziumDifferential is the differential oracle (issue 28): real
@@ -29,7 +31,7 @@ import (
 // after it) size a round; DIFF_KNOWN=1 also generates what shows the
 // differences being fixed (diffKnown).
 func TestDebeziumDifferential(t *testing.T) {
-	skipShort(t)
+	itest.SkipShort(t)
 	seed := diffSeed(t)
 	minutes := envInt(t, "DIFF_MINUTES", 0)
 	size := diffSize{tables: envInt(t, "DIFF_TABLES", 6), rows: envInt(t, "DIFF_ROWS", 3), ops: envInt(t, "DIFF_OPS", 120)}
@@ -75,92 +77,92 @@ type diffSize struct{ tables, rows, ops int }
 func diffSeed(t *testing.T) uint64 { return envSeed(t, "DIFF_SEED") }
 
 func runDiffPostgres(t *testing.T, seed uint64, size diffSize, known diffKnown) {
-	e := newEnv(t, "diff")
+	e := itest.NewEnv(t, "diff")
 	for _, ext := range pgExtensions {
-		e.exec(`CREATE EXTENSION IF NOT EXISTS ` + ext)
+		e.Exec(`CREATE EXTENSION IF NOT EXISTS ` + ext)
 	}
 	g := newDiffGen(seed, known, pgDialect{})
 	w := g.workload(size.tables, size.rows, size.ops)
 	for _, sql := range w.ddl() {
-		e.exec(sql)
+		e.Exec(sql)
 	}
-	e.exec(`CREATE TABLE zz_sentinel (id integer PRIMARY KEY)`)
+	e.Exec(`CREATE TABLE zz_sentinel (id integer PRIMARY KEY)`)
 	var tables []string
 	for _, tb := range w.tables {
 		tables = append(tables, "public."+tb.name)
 	}
-	cfg := e.writeSourceConfig("  tables: ["+strings.Join(append(tables, "public.zz_sentinel"), ", ")+"]\n", "  delete_mode: record_and_tombstone\n")
+	cfg := e.WriteSourceConfig("  tables: ["+strings.Join(append(tables, "public.zz_sentinel"), ", ")+"]\n", "  delete_mode: record_and_tombstone\n")
 	diffRound{
 		e: e, g: g, w: w, config: cfg,
-		topic: func(table string) string { return e.prefix + ".public." + table },
+		topic: func(table string) string { return e.Prefix + ".public." + table },
 		exec: func(tx []string) error {
 			sql := strings.Join(tx, ";\n")
 			if len(tx) > 1 {
 				sql = "BEGIN;\n" + sql + ";\nCOMMIT"
 			}
-			_, err := e.conn.Exec(t.Context(), sql)
+			_, err := e.Conn.Exec(t.Context(), sql)
 			return err
 		},
 		count: func(table string) (int, error) {
 			var n int
-			err := e.conn.QueryRow(t.Context(), "SELECT count(*) FROM "+table).Scan(&n)
+			err := e.Conn.QueryRow(t.Context(), "SELECT count(*) FROM "+table).Scan(&n)
 			return n, err
 		},
-		debezium: func(out string) *debeziumProc {
-			return startDebezium(t, e, out, 0, "harness.max.runtime.ms=900000\n")
+		debezium: func(out string) *itest.DebeziumProc {
+			return itest.StartDebezium(t, e, out, 0, "harness.max.runtime.ms=900000\n")
 		},
-	}.run(t)
+	}.Run(t)
 }
 
 func runDiffMariaDB(t *testing.T, seed uint64, size diffSize, known diffKnown) {
-	e := newMyEnv(t, "mydiff")
+	e := itest.NewMyEnv(t, "mydiff")
 	// Zero dates and values the column cannot hold (clipped, '?') are
 	// written as MariaDB stores them; both sides read what it stored.
-	e.exec(`SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION'`)
-	e.exec(`SET SESSION time_zone = '+00:00'`)
+	e.Exec(`SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION'`)
+	e.Exec(`SET SESSION time_zone = '+00:00'`)
 	d := newMyDialect(t, e)
 	g := newDiffGen(seed, known, d)
 	w := g.workload(size.tables, size.rows, size.ops)
 	for _, sql := range w.ddl() {
-		e.exec(sql)
+		e.Exec(sql)
 	}
-	e.exec(`CREATE TABLE zz_sentinel (id INT PRIMARY KEY)`)
+	e.Exec(`CREATE TABLE zz_sentinel (id INT PRIMARY KEY)`)
 	var tables []string
 	for _, tb := range w.tables {
-		tables = append(tables, e.db+"."+tb.name)
+		tables = append(tables, e.DB+"."+tb.name)
 	}
-	cfg := e.writeConfigWith("  tables: ["+strings.Join(append(tables, e.db+".zz_sentinel"), ", ")+"]\n", "  delete_mode: record_and_tombstone\n")
+	cfg := e.WriteConfigWith("  tables: ["+strings.Join(append(tables, e.DB+".zz_sentinel"), ", ")+"]\n", "  delete_mode: record_and_tombstone\n")
 	diffRound{
-		e: e.env, g: g, w: w, config: cfg, mariadb: true,
-		topic: func(table string) string { return e.prefix + "." + e.db + "." + table },
+		e: e.Env, g: g, w: w, config: cfg, mariadb: true,
+		topic: func(table string) string { return e.Prefix + "." + e.DB + "." + table },
 		exec: func(tx []string) error {
 			if len(tx) > 1 {
 				tx = append(append([]string{"BEGIN"}, tx...), "COMMIT")
 			}
 			for _, sql := range tx {
-				if _, err := e.my.Execute(sql); err != nil {
+				if _, err := e.My.Execute(sql); err != nil {
 					return fmt.Errorf("%s: %w", sql, err)
 				}
 			}
 			return nil
 		},
 		count: func(table string) (int, error) {
-			r, err := e.my.Execute("SELECT COUNT(*) FROM " + table)
+			r, err := e.My.Execute("SELECT COUNT(*) FROM " + table)
 			if err != nil {
 				return 0, err
 			}
 			n, err := r.GetInt(0, 0)
 			return int(n), err
 		},
-		debezium: func(out string) *debeziumProc {
-			return startMariaDBDebezium(t, e, out, 0, "harness.max.runtime.ms=900000\n")
+		debezium: func(out string) *itest.DebeziumProc {
+			return itest.StartMariaDBDebezium(t, e, out, 0, "harness.max.runtime.ms=900000\n")
 		},
-	}.run(t)
+	}.Run(t)
 }
 
 // diffRound is one round of the oracle on one source.
 type diffRound struct {
-	e        *env
+	e        *itest.Env
 	g        *diffGen
 	w        *diffWorkload
 	config   string
@@ -168,10 +170,10 @@ type diffRound struct {
 	topic    func(table string) string
 	exec     func(tx []string) error
 	count    func(table string) (int, error)
-	debezium func(out string) *debeziumProc
+	debezium func(out string) *itest.DebeziumProc
 }
 
-func (r diffRound) run(t *testing.T) {
+func (r diffRound) Run(t *testing.T) {
 	t.Helper()
 	topics := map[string]*diffTable{}
 	var order []string
@@ -180,7 +182,7 @@ func (r diffRound) run(t *testing.T) {
 		order = append(order, r.topic(tb.name))
 	}
 	sentinel := r.topic("zz_sentinel")
-	createSinglePartitionTopics(t, append(slices.Clone(order), sentinel)...)
+	itest.CreateSinglePartitionTopics(t, append(slices.Clone(order), sentinel)...)
 	fail := func(format string, args ...any) {
 		t.Helper()
 		t.Fatalf("%s\nschema:\n%s", fmt.Sprintf(format, args...), strings.Join(r.w.ddl(), ";\n"))
@@ -190,13 +192,13 @@ func (r diffRound) run(t *testing.T) {
 			fail("snapshot row: %s: %v", sql, err)
 		}
 	}
-	oneTableAtATime(t, r.config)
-	dbzOut := filepath.Join(r.e.dir, "debezium.jsonl")
+	itest.OneTableAtATime(t, r.config)
+	dbzOut := filepath.Join(r.e.Dir, "debezium.jsonl")
 	dbz := r.debezium(dbzOut)
-	p := r.e.start("run", "--config", r.config)
+	p := r.e.Start("run", "--config", r.config)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("tributary output:\n%s", p.out)
+			t.Logf("tributary output:\n%s", p.Out)
 		}
 	})
 	t.Cleanup(func() {
@@ -205,21 +207,21 @@ func (r diffRound) run(t *testing.T) {
 		}
 	})
 	alive := func() {
-		if strings.Contains(dbz.out.String(), "ErrorHandler - Producer failure") {
-			t.Fatalf("debezium failed (nothing to compare):\n%s", dbz.out)
+		if strings.Contains(dbz.Out.String(), "ErrorHandler - Producer failure") {
+			t.Fatalf("debezium failed (nothing to compare):\n%s", dbz.Out)
 		}
-		if dbz.exited() {
-			t.Fatalf("debezium exited early:\n%s", dbz.out)
+		if dbz.Exited() {
+			t.Fatalf("debezium exited early:\n%s", dbz.Out)
 		}
-		if p.exited() {
-			t.Fatalf("tributary exited early:\n%s", p.out)
+		if p.Exited() {
+			t.Fatalf("tributary exited early:\n%s", p.Out)
 		}
 	}
 	// Changes start once both have read the snapshot (their slots exist by then).
 	snap := len(r.w.snapshot)
-	waitFor(t, 180*time.Second, "both snapshots", func() bool {
+	itest.WaitFor(t, 180*time.Second, "both snapshots", func() bool {
 		alive()
-		return countLines(dbzOut) >= snap && topicsEnd(append(order, sentinel)) >= int64(snap)
+		return itest.CountLines(dbzOut) >= snap && itest.TopicsEnd(append(order, sentinel)) >= int64(snap)
 	})
 	for _, tx := range r.w.stream {
 		if err := r.exec(tx); err != nil {
@@ -236,16 +238,16 @@ func (r diffRound) run(t *testing.T) {
 	// markLocked), compared with the rest.
 	dest := []byte(`"destination":"` + sentinel + `"`)
 	want := 1
-	waitFor(t, 180*time.Second, "the sentinel on both sides", func() bool {
+	itest.WaitFor(t, 180*time.Second, "the sentinel on both sides", func() bool {
 		alive()
 		b, _ := os.ReadFile(dbzOut)
-		return bytes.Count(b, dest) >= want && topicEnd(sentinel) >= int64(want)
+		return bytes.Count(b, dest) >= want && itest.TopicEnd(sentinel) >= int64(want)
 	})
-	dbzRecs := readDebeziumOutput(t, dbzOut)
-	byTopic := map[string][]rawRecord{}
+	dbzRecs := itest.ReadDebeziumOutput(t, dbzOut)
+	byTopic := map[string][]itest.RawRecord{}
 	for _, rec := range dbzRecs {
-		if topics[rec.topic] != nil {
-			byTopic[rec.topic] = append(byTopic[rec.topic], rec)
+		if topics[rec.Topic] != nil {
+			byTopic[rec.Topic] = append(byTopic[rec.Topic], rec)
 		}
 	}
 	var dbzCount int
@@ -253,40 +255,40 @@ func (r diffRound) run(t *testing.T) {
 		dbzCount += len(recs)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) && topicsEnd(order) < int64(dbzCount) {
+	for time.Now().Before(deadline) && itest.TopicsEnd(order) < int64(dbzCount) {
 		time.Sleep(250 * time.Millisecond)
 	}
-	if code := p.stop(t); code != 0 {
+	if code := p.Stop(t); code != 0 {
 		t.Errorf("tributary exit code %d after SIGTERM", code)
 	}
-	dbz.stop()
+	dbz.Stop()
 
-	diffs := fidelityDiffs{sanitize: sanitize}
+	diffs := itest.FidelityDiffs{Sanitize: itest.Sanitize}
 	if r.mariadb {
-		diffs.sanitize = sanitizeMySQL
+		diffs.Sanitize = itest.SanitizeMySQL
 	}
 	compared := 0
 	for _, topic := range order {
 		tb := topics[topic]
-		trib := readTopicRaw(t, topic)
-		keepFidelityOutput(t, topic, byTopic[topic], trib)
+		trib := itest.ReadTopicRaw(t, topic)
+		itest.KeepFidelityOutput(t, topic, byTopic[topic], trib)
 		if r.mariadb {
-			checkSourceVersions(&diffs, topic, byTopic[topic], trib)
+			itest.CheckSourceVersions(&diffs, topic, byTopic[topic], trib)
 		}
-		compared += diffs.compareByKey(topic, byTopic[topic], trib)
-		dbzState, tribState := foldByKey(byTopic[topic], diffs.sanitize), foldByKey(trib, diffs.sanitize)
+		compared += diffs.CompareByKey(topic, byTopic[topic], trib)
+		dbzState, tribState := foldByKey(byTopic[topic], diffs.Sanitize), foldByKey(trib, diffs.Sanitize)
 		if !mapsEqual(dbzState, tribState) {
-			diffs.add(topic, -1, "final state", fmt.Sprintf("%d rows", len(dbzState)), fmt.Sprintf("%d rows (or other row images)", len(tribState)))
+			diffs.Add(topic, -1, "final state", fmt.Sprintf("%d rows", len(dbzState)), fmt.Sprintf("%d rows (or other row images)", len(tribState)))
 		}
 		n, err := r.count(tb.name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if rows := stateRows(tribState); rows != n {
-			diffs.add(topic, -1, "final state: rows", fmt.Sprintf("%d in the database", n), fmt.Sprintf("%d folded from Tributary's messages", rows))
+			diffs.Add(topic, -1, "final state: rows", fmt.Sprintf("%d in the database", n), fmt.Sprintf("%d folded from Tributary's messages", rows))
 		}
 		if rows := stateRows(dbzState); rows != n {
-			diffs.add(topic, -1, "final state: rows (Debezium)", fmt.Sprintf("%d folded from Debezium's messages", rows), fmt.Sprintf("%d in the database", n))
+			diffs.Add(topic, -1, "final state: rows (Debezium)", fmt.Sprintf("%d folded from Debezium's messages", rows), fmt.Sprintf("%d in the database", n))
 		}
 	}
 	var types []string
@@ -295,119 +297,33 @@ func (r diffRound) run(t *testing.T) {
 	}
 	slices.Sort(types)
 	t.Logf("%d tables, %d snapshot rows, %d transactions; %d message pairs compared, %d difference(s); column types: %s",
-		len(r.w.tables), snap, len(r.w.stream), compared, len(diffs.lines), strings.Join(types, ", "))
-	if len(diffs.lines) > 0 {
+		len(r.w.tables), snap, len(r.w.stream), compared, len(diffs.Lines), strings.Join(types, ", "))
+	if len(diffs.Lines) > 0 {
 		var ddl []string
 		for _, tb := range r.w.tables {
 			if strings.Contains(diffs.String(), r.topic(tb.name)+" ") {
 				ddl = append(ddl, tb.ddl...)
 			}
 		}
-		t.Errorf("Tributary differs from Debezium (%d difference(s)):\n%s\nthe tables that differ:\n%s", len(diffs.lines), diffs.String(), strings.Join(ddl, ";\n"))
+		t.Errorf("Tributary differs from Debezium (%d difference(s)):\n%s\nthe tables that differ:\n%s", len(diffs.Lines), diffs.String(), strings.Join(ddl, ";\n"))
 	}
-}
-
-// rawKeyText is the canonical text of a record's key ("null" for none).
-func rawKeyText(r rawRecord) string {
-	m, _ := r.key.(map[string]any)
-	b, _ := json.Marshal(m["payload"])
-	return string(b)
-}
-
-// compareByKey compares two sides' records of a topic key by key, each
-// key's records in the order written, and returns the number of pairs
-// compared. Schemas are compared under the topic's name alone, so that a
-// schema difference is reported once for all keys.
-func (d *fidelityDiffs) compareByKey(topic string, dbz, trib []rawRecord) int {
-	group := func(recs []rawRecord) ([]string, map[string][]rawRecord) {
-		var keys []string
-		m := map[string][]rawRecord{}
-		for _, r := range recs {
-			k := rawKeyText(r)
-			if m[k] == nil {
-				keys = append(keys, k)
-			}
-			m[k] = append(m[k], r)
-		}
-		return keys, m
-	}
-	// Each side reads a table's snapshot in its own order (Debezium the
-	// heap, Tributary the key): the snapshot markers (first,
-	// last_in_data_collection, …) are compared as the topic's sequence,
-	// then left out of the per-key comparison.
-	markers := func(recs []rawRecord) []any {
-		var out []any
-		for _, r := range recs {
-			if p := valuePayload(r.value); p != nil && p["op"] == "r" {
-				out = append(out, p["source"].(map[string]any)["snapshot"])
-			}
-		}
-		return out
-	}
-	d.compare(topic, -1, "snapshot markers in order", markers(dbz), markers(trib))
-	clean := d.sanitize
-	d.sanitize = func(v any) any {
-		v = clean(v)
-		if p := valuePayload(v); p != nil && p["op"] == "r" {
-			p["source"].(map[string]any)["snapshot"] = "<compared in order>"
-		}
-		return v
-	}
-	defer func() { d.sanitize = clean }()
-	dk, dm := group(dbz)
-	tk, tm := group(trib)
-	for _, k := range tk {
-		if dm[k] == nil {
-			dk = append(dk, k)
-		}
-	}
-	n := 0
-	for _, k := range dk {
-		a, b := dm[k], tm[k]
-		label := topic + " key=" + k
-		if len(a) != len(b) {
-			d.add(label, -1, "count", fmt.Sprintf("%d messages %s", len(a), summary(a)), fmt.Sprintf("%d messages %s", len(b), summary(b)))
-		}
-		for i := 0; i < len(a) && i < len(b); i++ {
-			n++
-			ak, _ := a[i].key.(map[string]any)
-			bk, _ := b[i].key.(map[string]any)
-			d.compare(topic, i, "key.schema", ak["schema"], bk["schema"])
-			d.compare(label, i, "key.payload", ak["payload"], bk["payload"])
-			av, _ := d.sanitize(a[i].value).(map[string]any)
-			bv, _ := d.sanitize(b[i].value).(map[string]any)
-			if (av == nil) != (bv == nil) {
-				d.add(label, i, "value", brief(av), brief(bv))
-				continue
-			}
-			d.compare(topic, i, "value.schema", av["schema"], bv["schema"])
-			d.compare(label, i, "value.payload", av["payload"], bv["payload"])
-		}
-	}
-	return n
-}
-
-func valuePayload(v any) map[string]any {
-	m, _ := v.(map[string]any)
-	p, _ := m["payload"].(map[string]any)
-	return p
 }
 
 // foldByKey is the state the records leave: per key the last row image
 // (keyed tables), or the multiset of row images (keyless ones: a create
 // adds its after image, a delete removes its before image, an update
 // both), as image JSON → count.
-func foldByKey(recs []rawRecord, clean func(any) any) map[string]int {
+func foldByKey(recs []itest.RawRecord, clean func(any) any) map[string]int {
 	byKey := map[string]string{}
 	multi := map[string]int{}
 	for _, r := range recs {
-		v, _ := clean(r.value).(map[string]any)
+		v, _ := clean(r.Value).(map[string]any)
 		p, _ := v["payload"].(map[string]any)
 		if p == nil {
 			continue // a tombstone
 		}
 		after, before := brief2(p["after"]), brief2(p["before"])
-		if r.key == nil {
+		if r.Key == nil {
 			if p["op"] != "c" && p["op"] != "r" {
 				multi[before]--
 			}
@@ -417,9 +333,9 @@ func foldByKey(recs []rawRecord, clean func(any) any) map[string]int {
 			continue
 		}
 		if p["op"] == "d" {
-			delete(byKey, rawKeyText(r))
+			delete(byKey, itest.RawKeyText(r))
 		} else {
-			byKey[rawKeyText(r)] = after
+			byKey[itest.RawKeyText(r)] = after
 		}
 	}
 	for k, img := range byKey {

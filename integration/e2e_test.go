@@ -8,14 +8,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestPostgresToKafka runs the binary against a real database and broker:
 // backfill (r), then c/u/d, a graceful stop, a change while stopped, and a
 // restart that resumes without backfilling again.
 func TestPostgresToKafka(t *testing.T) {
-	e := newEnv(t, "e2e")
-	e.exec(`CREATE TABLE orders (
+	e := itest.NewEnv(t, "e2e")
+	e.Exec(`CREATE TABLE orders (
 		id serial PRIMARY KEY,
 		customer text NOT NULL,
 		amount numeric(10,2) NOT NULL,
@@ -25,29 +27,29 @@ func TestPostgresToKafka(t *testing.T) {
 		created_at timestamp(6) NOT NULL,
 		updated_at timestamptz,
 		note varchar(200))`)
-	e.exec(`INSERT INTO orders (customer, amount, paid, qty, big, created_at, updated_at, note) VALUES
+	e.Exec(`INSERT INTO orders (customer, amount, paid, qty, big, created_at, updated_at, note) VALUES
 		('ada', 12.50, true, 2, 9007199254740993, '2024-03-01 10:00:00.123456', '2024-03-01 10:00:00.5+02', 'first'),
 		('bob', -0.99, false, NULL, NULL, '1969-12-31 23:59:59', NULL, NULL)`)
-	cfg := e.writeConfig("")
-	topic := e.prefix + ".public.orders"
+	cfg := e.WriteConfig("")
+	topic := e.Prefix + ".public.orders"
 
-	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "2 backfilled rows", func() bool { return topicEnd(topic) >= 2 })
-	e.exec(`INSERT INTO orders (customer, amount, created_at) VALUES ('cy', 100, '2025-01-01 00:00:00')`)
-	e.exec(`UPDATE orders SET paid = true, note = 'paid' WHERE customer = 'bob'`)
-	e.exec(`DELETE FROM orders WHERE customer = 'ada'`)
-	waitFor(t, 30*time.Second, "5 messages", func() bool { return topicEnd(topic) >= 5 })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit code %d after SIGTERM, want 0; output:\n%s", code, p.out)
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "2 backfilled rows", func() bool { return itest.TopicEnd(topic) >= 2 })
+	e.Exec(`INSERT INTO orders (customer, amount, created_at) VALUES ('cy', 100, '2025-01-01 00:00:00')`)
+	e.Exec(`UPDATE orders SET paid = true, note = 'paid' WHERE customer = 'bob'`)
+	e.Exec(`DELETE FROM orders WHERE customer = 'ada'`)
+	itest.WaitFor(t, 30*time.Second, "5 messages", func() bool { return itest.TopicEnd(topic) >= 5 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM, want 0; output:\n%s", code, p.Out)
 	}
 
-	msgs := readTopic(t, topic)
+	msgs := itest.ReadTopic(t, topic)
 	if len(msgs) != 5 {
 		t.Fatalf("got %d messages, want 5", len(msgs))
 	}
-	byOp := map[string][]message{}
+	byOp := map[string][]itest.Message{}
 	for _, m := range msgs {
-		op, _ := m.payload()["op"].(string)
+		op, _ := m.Payload()["op"].(string)
 		byOp[op] = append(byOp[op], m)
 		if m.Headers["content-type"] != "application/json" || m.Headers["tributary-op"] != op || m.Headers["tributary-event-id"] == "" {
 			t.Errorf("headers %v for op %s", m.Headers, op)
@@ -69,7 +71,7 @@ func TestPostgresToKafka(t *testing.T) {
 	// The backfilled 'ada' row, every type as Debezium writes it.
 	var ada map[string]any
 	for _, m := range byOp["r"] {
-		if after := m.payload()["after"].(map[string]any); after["customer"] == "ada" {
+		if after := m.Payload()["after"].(map[string]any); after["customer"] == "ada" {
 			ada = after
 		}
 	}
@@ -96,32 +98,32 @@ func TestPostgresToKafka(t *testing.T) {
 			t.Errorf("after.%s = %#v, want %#v", col, ada[col], w)
 		}
 	}
-	src := byOp["r"][0].payload()["source"].(map[string]any)
+	src := byOp["r"][0].Payload()["source"].(map[string]any)
 	for _, f := range []string{"table", "schema", "db", "lsn", "ts_ms", "snapshot", "connector", "name"} {
 		if _, ok := src[f]; !ok {
 			t.Errorf("source has no %s: %v", f, src)
 		}
 	}
-	if src["db"] != e.db || src["schema"] != "public" || src["table"] != "orders" || src["connector"] != "postgresql" || src["name"] != e.prefix {
+	if src["db"] != e.DB || src["schema"] != "public" || src["table"] != "orders" || src["connector"] != "postgresql" || src["name"] != e.Prefix {
 		t.Errorf("source block %v", src)
 	}
 
 	// Update and delete images.
-	u := byOp["u"][0].payload()
+	u := byOp["u"][0].Payload()
 	if after := u["after"].(map[string]any); after["paid"] != true || after["note"] != "paid" || after["qty"] != nil {
 		t.Errorf("update after %v", after)
 	}
 	if s := u["source"].(map[string]any); s["snapshot"] != "false" || s["lsn"] == nil || s["txId"] == nil {
 		t.Errorf("streamed source block %v", s)
 	}
-	d := byOp["d"][0].payload()
+	d := byOp["d"][0].Payload()
 	if d["after"] != nil || d["before"].(map[string]any)["id"] != float64(1) {
 		t.Errorf("delete payload before=%v after=%v", d["before"], d["after"])
 	}
 
 	// An independent client sees the same shape.
 	if kcat, err := exec.LookPath("kcat"); err == nil {
-		out, err := exec.Command(kcat, "-C", "-b", kafkaAddr, "-t", topic, "-J", "-e", "-q").Output()
+		out, err := exec.Command(kcat, "-C", "-b", itest.KafkaAddr, "-t", topic, "-J", "-e", "-q").Output()
 		if err != nil {
 			t.Fatalf("kcat: %v", err)
 		}
@@ -143,25 +145,25 @@ func TestPostgresToKafka(t *testing.T) {
 	}
 
 	// A change while stopped is streamed on restart; nothing is backfilled again.
-	cpFile := filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json")
+	cpFile := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
 	if _, err := os.Stat(cpFile); err != nil {
 		t.Fatalf("no checkpoint after a graceful stop: %v", err)
 	}
-	e.exec(`INSERT INTO orders (customer, amount, created_at) VALUES ('dee', 7, now())`)
-	p = e.start("run", "--config", cfg)
-	waitFor(t, 30*time.Second, "the change made while stopped", func() bool { return topicEnd(topic) >= 6 })
+	e.Exec(`INSERT INTO orders (customer, amount, created_at) VALUES ('dee', 7, now())`)
+	p = e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 30*time.Second, "the change made while stopped", func() bool { return itest.TopicEnd(topic) >= 6 })
 	time.Sleep(2 * time.Second) // anything extra (a second backfill) would show up by now
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit code %d after SIGTERM, want 0; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM, want 0; output:\n%s", code, p.Out)
 	}
-	msgs = readTopic(t, topic)
+	msgs = itest.ReadTopic(t, topic)
 	if len(msgs) != 6 {
 		t.Fatalf("after restart: %d messages, want 6", len(msgs))
 	}
-	last := msgs[len(msgs)-1].payload()
+	last := msgs[len(msgs)-1].Payload()
 	for _, m := range msgs {
-		if a, _ := m.payload()["after"].(map[string]any); a != nil && a["customer"] == "dee" {
-			last = m.payload()
+		if a, _ := m.Payload()["after"].(map[string]any); a != nil && a["customer"] == "dee" {
+			last = m.Payload()
 		}
 	}
 	if last["op"] != "c" || last["after"].(map[string]any)["customer"] != "dee" {

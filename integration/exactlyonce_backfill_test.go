@@ -1,13 +1,14 @@
 package integration
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestExactlyOnceBackfillCrashes SIGKILLs an exactly-once pipeline right
@@ -19,55 +20,55 @@ import (
 // that ends inside a chunk commits rows that its position does not cover,
 // and a crash then publishes them again.
 func TestExactlyOnceBackfillCrashes(t *testing.T) {
-	forEachBackend(t, "eosbf", func(t *testing.T, b backend) {
-		e := b.env()
+	itest.ForEachBackend(t, "eosbf", func(t *testing.T, b itest.Backend) {
+		e := b.Env()
 		const rows = 6000
-		createTables(t, b, "big", "sentinel")
-		mustExecOn(t, b, b.bulkInsert("big", 0, 0, rows))
-		cfg := b.config(nil, "")
+		itest.CreateTables(t, b, "big", "sentinel")
+		itest.MustExecOn(t, b, b.BulkInsert("big", 0, 0, rows))
+		cfg := b.Config(nil, "")
 		editConfig(t, cfg, "source:\n", "source:\n  snapshot_parallelism: 1\n")
-		appendConfig(t, cfg, exactlyOnceLines+"transactions:\n  max_records: 1000\n")
+		itest.AppendConfig(t, cfg, itest.ExactlyOnceLines+"transactions:\n  max_records: 1000\n")
 		chunks := []string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=1000"}
-		ckpt := filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json")
+		ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
 
 		kills := 0
 		for _, point := range []string{"after-txn-commit:2", "after-txn-commit:2", "after-txn-commit:3"} {
-			p := e.startWith(append(chunks, "TRIBUTARY_TEST_CRASH="+point), "run", "--config", cfg)
+			p := e.StartWith(append(chunks, "TRIBUTARY_TEST_CRASH="+point), "run", "--config", cfg)
 			select {
-			case <-p.done:
+			case <-p.Done:
 			case <-time.After(90 * time.Second):
-				t.Fatalf("crash point %s not reached within 90 s; output:\n%s", point, p.out)
+				t.Fatalf("crash point %s not reached within 90 s; output:\n%s", point, p.Out)
 			}
-			if !p.killedBy(syscall.SIGKILL) {
-				t.Fatalf("ended with %v, not by its own SIGKILL at %s; output:\n%s", p.err, point, p.out)
+			if !p.KilledBy(syscall.SIGKILL) {
+				t.Fatalf("ended with %v, not by its own SIGKILL at %s; output:\n%s", p.Err, point, p.Out)
 			}
 			kills++
 			if _, finished := readBackfillProgress(ckpt); finished {
 				break
 			}
 		}
-		p := e.startWith(chunks, "run", "--config", cfg)
+		p := e.StartWith(chunks, "run", "--config", cfg)
 		// The store is written after each commit: a run that resumes from an
 		// offsets record already past the backfill commits nothing until a
 		// change comes, so the sentinel comes first (its commit writes the
 		// store), then the store must say the backfill finished.
-		awaitBackendSentinelCommitted(t, b, p, 1)
+		itest.AwaitBackendSentinelCommitted(t, b, p, 1)
 		next := 2
-		waitOrDump(t, p, 90*time.Second, "the backfill to finish", func() bool {
+		itest.WaitOrDump(t, p, 90*time.Second, "the backfill to finish", func() bool {
 			if _, finished := readBackfillProgress(ckpt); finished {
 				return true
 			}
-			awaitBackendSentinelCommitted(t, b, p, next) // another commit, so the store catches up
+			itest.AwaitBackendSentinelCommitted(t, b, p, next) // another commit, so the store catches up
 			next++
 			return false
 		})
-		if code := p.stop(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 		}
 
 		reads := map[int]int{}
-		for _, m := range readCommitted(t, b.topic("big")) {
-			if m.payload()["op"] == "r" {
+		for _, m := range itest.ReadCommitted(t, b.Topic("big")) {
+			if m.Payload()["op"] == "r" {
 				reads[int(m.Key["payload"].(map[string]any)["k"].(float64))]++
 			}
 		}
@@ -80,30 +81,10 @@ func TestExactlyOnceBackfillCrashes(t *testing.T) {
 				twice += n - 1
 			}
 		}
-		t.Logf("%s: %d SIGKILLs during the backfill; read_committed: %d rows read, %d missing, %d extra reads", b.kind(), kills, len(reads), missing, twice)
+		t.Logf("%s: %d SIGKILLs during the backfill; read_committed: %d rows read, %d missing, %d extra reads", b.Kind(), kills, len(reads), missing, twice)
 		if missing > 0 || twice > 0 {
 			t.Fatalf("%d of %d rows missing and %d read more than once by a read_committed consumer, want 0 and 0", missing, rows, twice)
 		}
-	})
-}
-
-// awaitBackendSentinelCommitted is awaitBackendSentinel for a
-// transactional topic: it waits until a read_committed consumer sees the
-// row.
-func awaitBackendSentinelCommitted(t *testing.T, b backend, p *proc, id int) {
-	t.Helper()
-	mustExecOn(t, b, fmt.Sprintf(`INSERT INTO sentinel (k, seq) VALUES (%d, %d)`, id, id))
-	topic := b.topic("sentinel")
-	p.waitFor(t, 120*time.Second, fmt.Sprintf("sentinel row %d committed", id), func() bool {
-		if topicEnd(topic) == 0 {
-			return false
-		}
-		for _, m := range readCommitted(t, topic) {
-			if after, ok := m.payload()["after"].(map[string]any); ok && after["k"] == float64(id) {
-				return true
-			}
-		}
-		return false
 	})
 }
 

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -88,19 +90,19 @@ func TestExactlyOnceBrokerFaults(t *testing.T) {
 }
 
 func runEOSClusterFault(t *testing.T, fault eosClusterFault) faultResult {
-	e := newEnv(t, "kceos")
-	e.exec(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text);
+	e := itest.NewEnv(t, "kceos")
+	e.Exec(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text);
 ALTER TABLE ledger REPLICA IDENTITY FULL;
 INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`)
-	f := &faultRun{t: t, e: e, topic: e.prefix + ".public.ledger", adm: clusterAdmin(t), w: newWriter(200),
+	f := &faultRun{t: t, e: e, topic: e.Prefix + ".public.ledger", adm: clusterAdmin(t), w: itest.NewWriter(200),
 		excuse: func(int) bool { return false }}
-	cfg := e.clusterConfig("")
-	appendFile(t, cfg, exactlyOnceLines)
-	txnID := e.prefix + ".tributary-" + e.name
-	offsets := e.prefix + ".tributary-offsets"
+	cfg := e.ClusterConfig("")
+	appendFile(t, cfg, itest.ExactlyOnceLines)
+	txnID := e.Prefix + ".tributary-" + e.Name
+	offsets := e.Prefix + ".tributary-offsets"
 
 	f.sup = supervise(e, "run", "--config", cfg)
-	waitFor(t, 120*time.Second, "the backfill committed on the cluster", func() bool {
+	itest.WaitFor(t, 120*time.Second, "the backfill committed on the cluster", func() bool {
 		return len(readCommittedCluster(t, f.topic)) >= 200
 	})
 	checkTransactionReplication(t, f, offsets)
@@ -108,7 +110,7 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 	ctx, stopWriting := context.WithCancel(context.Background())
 	written := make(chan error, 1)
 	defer stopWriting()
-	go func() { written <- f.w.stream(ctx, e.pgURL()) }()
+	go func() { written <- f.w.Stream(ctx, e.PGURL()) }()
 	time.Sleep(2 * time.Second)
 	faultAt := time.Now()
 	fault.inject(f, txnID)
@@ -125,17 +127,17 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 			break // verifyMessages names the gaps
 		}
 	}
-	if code := f.sup.stop(t); code != 0 {
+	if code := f.sup.Stop(t); code != 0 {
 		t.Errorf("exit %d after SIGTERM", code)
 	}
 	recs := readCommittedCluster(t, f.topic)
-	msgs := make([]message, len(recs))
+	msgs := make([]itest.Message, len(recs))
 	appended := make([]time.Time, len(recs))
 	for i, r := range recs {
-		msgs[i], appended[i] = r.message, r.appended
+		msgs[i], appended[i] = r.Message, r.appended
 	}
-	v := verifyMessages(t, msgs, f.w)
-	res := faultResult{name: fault.name, changes: v.changes, gaps: v.gaps, dups: v.dups, reversals: v.reversals,
+	v := itest.VerifyMessages(t, msgs, f.w)
+	res := faultResult{name: fault.name, changes: v.Changes, gaps: v.Gaps, dups: v.Dups, reversals: v.Reversals,
 		stall: longestStall(msgs, appended, faultAt, stoppedAt), exits: f.sup.exitLog(), notes: f.notes}
 	t.Logf("%s: %d committed changes, read_committed %s, longest stall %s, exits %v, %v",
 		fault.name, res.changes, v, res.stall, res.exits, res.notes)
@@ -149,7 +151,7 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 func txnCoordinator(f *faultRun, txnID string) int {
 	f.t.Helper()
 	var n int
-	waitFor(f.t, 60*time.Second, "the transaction coordinator of "+txnID, func() bool {
+	itest.WaitFor(f.t, 60*time.Second, "the transaction coordinator of "+txnID, func() bool {
 		r, ok := f.adm.FindTxnCoordinators(context.Background(), txnID)[txnID]
 		if !ok || r.Err != nil || r.NodeID < 1 {
 			return false
@@ -201,7 +203,7 @@ func checkTransactionReplication(t *testing.T, f *faultRun, offsets string) {
 // committedRecord is a record read read_committed from the cluster, with
 // the broker's append time (LogAppendTime) that measures stalls.
 type committedRecord struct {
-	message
+	itest.Message
 	appended time.Time
 }
 
@@ -210,25 +212,25 @@ type committedRecord struct {
 func readCommittedCluster(t *testing.T, topic string) []committedRecord {
 	t.Helper()
 	var out []committedRecord
-	opts := []kgo.Opt{kgo.SeedBrokers(strings.Split(clusterBootstrap, ",")...),
+	opts := []kgo.Opt{kgo.SeedBrokers(strings.Split(itest.ClusterBootstrap, ",")...),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(), kgo.RetryTimeout(30 * time.Second)}
-	eachRecordWithin(t, topic, 120*time.Second, opts, func(r *kgo.Record, m message) {
-		out = append(out, committedRecord{message: m, appended: r.Timestamp})
+	itest.EachRecordWithin(t, topic, 120*time.Second, opts, func(r *kgo.Record, m itest.Message) {
+		out = append(out, committedRecord{Message: m, appended: r.Timestamp})
 	})
 	return out
 }
 
 // missingChanges counts the changes w committed that recs lack (quietly:
 // the catch-up loop asks again and again).
-func missingChanges(recs []committedRecord, w *writer) int {
-	got := map[change3]bool{}
+func missingChanges(recs []committedRecord, w *itest.Writer) int {
+	got := map[itest.Change3]bool{}
 	for _, r := range recs {
-		if c, ok := changeOf(r.message); ok {
+		if c, ok := itest.ChangeOf(r.Message); ok {
 			got[c] = true
 		}
 	}
 	n := 0
-	for _, c := range w.committed() {
+	for _, c := range w.Committed() {
 		if !got[c] {
 			n++
 		}

@@ -16,45 +16,47 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func TestExactlyOnceKeylessBackfillAtLeastOnce(t *testing.T) {
-	e := newEnv(t, "rvkeyless")
+	e := itest.NewEnv(t, "rvkeyless")
 	const rows = 6000
-	e.exec(`CREATE TABLE logs (n int NOT NULL, msg text)`)
-	e.exec(`ALTER TABLE logs REPLICA IDENTITY FULL`)
-	e.exec(`INSERT INTO logs SELECT g, 'm' FROM generate_series(1, $1::int) g`, rows)
-	e.exec(sentinelTable)
-	cfg := e.writePipeline(pipelineConfig{source: "  tables: [public.logs, public.sentinel]\n  snapshot_parallelism: 1\n",
-		checkpoint: "  path: " + e.dir + "/checkpoints\n" + exactlyOnceLines + "transactions:\n  max_records: 1000\n"})
+	e.Exec(`CREATE TABLE logs (n int NOT NULL, msg text)`)
+	e.Exec(`ALTER TABLE logs REPLICA IDENTITY FULL`)
+	e.Exec(`INSERT INTO logs SELECT g, 'm' FROM generate_series(1, $1::int) g`, rows)
+	e.Exec(itest.SentinelTable)
+	cfg := e.WritePipeline(itest.PipelineConfig{Source: "  tables: [public.logs, public.sentinel]\n  snapshot_parallelism: 1\n",
+		Checkpoint: "  path: " + e.Dir + "/checkpoints\n" + itest.ExactlyOnceLines + "transactions:\n  max_records: 1000\n"})
 	chunks := []string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=1000"}
-	p := e.startWith(append(chunks, "TRIBUTARY_TEST_CRASH=after-txn-commit:3"), "run", "--config", cfg)
+	p := e.StartWith(append(chunks, "TRIBUTARY_TEST_CRASH=after-txn-commit:3"), "run", "--config", cfg)
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(90 * time.Second):
-		t.Fatalf("crash point not reached; output:\n%s", p.out)
+		t.Fatalf("crash point not reached; output:\n%s", p.Out)
 	}
-	if !p.killedBy(syscall.SIGKILL) {
-		t.Fatalf("ended with %v, not its own SIGKILL; output:\n%s", p.err, p.out)
+	if !p.KilledBy(syscall.SIGKILL) {
+		t.Fatalf("ended with %v, not its own SIGKILL; output:\n%s", p.Err, p.Out)
 	}
-	p = e.startWith(chunks, "run", "--config", cfg)
+	p = e.StartWith(chunks, "run", "--config", cfg)
 	// The restarted backfill reads the table again from its first row; it
 	// is over when the engine says the table is done.
-	waitOrDump(t, p, 90*time.Second, "the keyless backfill to finish", func() bool {
-		for _, line := range strings.Split(p.out.String(), "\n") {
+	itest.WaitOrDump(t, p, 90*time.Second, "the keyless backfill to finish", func() bool {
+		for _, line := range strings.Split(p.Out.String(), "\n") {
 			if strings.Contains(line, `"msg":"snapshot: table done"`) && strings.Contains(line, `"table":"public.logs"`) {
 				return true
 			}
 		}
 		return false
 	})
-	e.awaitSentinelCommitted(p, 1)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	e.AwaitSentinelCommitted(p, 1)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 	seen := map[int]int{}
-	eachRawRecordWithin(t, e.prefix+".public.logs", 60*time.Second, []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords()}, func(r *kgo.Record) {
+	itest.EachRawRecordWithin(t, e.Prefix+".public.logs", 60*time.Second, []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords()}, func(r *kgo.Record) {
 		var v struct {
 			Payload struct {
 				After *struct{ N int } `json:"after"`

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestDeliverySwitchBackToExactlyOnce runs one pipeline exactly_once, then
@@ -16,17 +18,17 @@ import (
 // duplicate (each run ends with SIGTERM, which checkpoints everything, so
 // at-least-once allows none in the middle period either).
 func TestDeliverySwitchBackToExactlyOnce(t *testing.T) {
-	forEachBackend(t, "eosswitch", func(t *testing.T, b backend) {
-		e := b.env()
-		createTables(t, b, "t", "sentinel")
-		mustExecOn(t, b, b.bulkInsert("t", 0, 0, 100))
-		alo := b.config(nil, "")
+	itest.ForEachBackend(t, "eosswitch", func(t *testing.T, b itest.Backend) {
+		e := b.Env()
+		itest.CreateTables(t, b, "t", "sentinel")
+		itest.MustExecOn(t, b, b.BulkInsert("t", 0, 0, 100))
+		alo := b.Config(nil, "")
 		body, err := os.ReadFile(alo)
 		if err != nil {
 			t.Fatal(err)
 		}
-		eos := filepath.Join(e.dir, "eos.yaml")
-		if err := os.WriteFile(eos, append(body, exactlyOnceLines...), 0o600); err != nil {
+		eos := filepath.Join(e.Dir, "eos.yaml")
+		if err := os.WriteFile(eos, append(body, itest.ExactlyOnceLines...), 0o600); err != nil {
 			t.Fatal(err)
 		}
 
@@ -36,20 +38,20 @@ func TestDeliverySwitchBackToExactlyOnce(t *testing.T) {
 		}{{eos, "exactly_once", 0}, {alo, "at_least_once", 1000}, {eos, "exactly_once", 500}}
 		next := int64(100)
 		for i, ph := range phases {
-			p := e.start("run", "--config", ph.cfg)
-			awaitBackendSentinelCommitted(t, b, p, 2*i+1) // started and streaming
+			p := e.Start("run", "--config", ph.cfg)
+			itest.AwaitBackendSentinelCommitted(t, b, p, 2*i+1) // started and streaming
 			if ph.rows > 0 {
-				mustExecOn(t, b, b.bulkInsert("t", next, next, ph.rows))
+				itest.MustExecOn(t, b, b.BulkInsert("t", next, next, ph.rows))
 				next += int64(ph.rows)
 			}
-			awaitBackendSentinelCommitted(t, b, p, 2*i+2)
-			if code := p.stop(t); code != 0 {
-				t.Fatalf("run %d (%s): exit %d after SIGTERM; output:\n%s", i+1, ph.mode, code, p.out)
+			itest.AwaitBackendSentinelCommitted(t, b, p, 2*i+2)
+			if code := p.Stop(t); code != 0 {
+				t.Fatalf("run %d (%s): exit %d after SIGTERM; output:\n%s", i+1, ph.mode, code, p.Out)
 			}
 		}
 
 		seen := map[int]int{}
-		for _, m := range readCommitted(t, b.topic("t")) {
+		for _, m := range itest.ReadCommitted(t, b.Topic("t")) {
 			seen[int(m.Key["payload"].(map[string]any)["k"].(float64))]++
 		}
 		gaps, dups := 0, 0
@@ -61,7 +63,7 @@ func TestDeliverySwitchBackToExactlyOnce(t *testing.T) {
 				dups += n - 1
 			}
 		}
-		t.Logf("%s: exactly_once → at_least_once → exactly_once, %d rows: %d gaps, %d duplicates", b.kind(), next, gaps, dups)
+		t.Logf("%s: exactly_once → at_least_once → exactly_once, %d rows: %d gaps, %d duplicates", b.Kind(), next, gaps, dups)
 		if gaps > 0 || dups > 0 {
 			t.Fatalf("%d gaps and %d duplicates for a read_committed consumer, want 0 and 0", gaps, dups)
 		}

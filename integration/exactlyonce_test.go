@@ -1,16 +1,13 @@
 package integration
 
 import (
-	"context"
-	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // The exactly-once tests run the binary with delivery exactly_once and the
@@ -19,82 +16,12 @@ import (
 // SIGKILLs and a SIGSTOP takeover, and nothing from a fenced owner after
 // the takeover.
 
-// exactlyOnceLines turn a pipeline config into an exactly-once one; they
-// go after the checkpoint section (top level).
-const exactlyOnceLines = "delivery: exactly_once\n"
-
-// committedMessage is a message read read_committed, with the producer
-// epoch that tells transactions of different owners apart.
-type committedMessage struct {
-	message
-	Epoch int16
-}
-
-// readCommitted reads topic from the start to its end with isolation
-// level read_committed. Transactional topics end with a marker, so control
-// records are kept to see the end, and dropped from the result.
-func readCommitted(t *testing.T, topic string) []committedMessage {
-	t.Helper()
-	var msgs []committedMessage
-	eachRecordWithin(t, topic, 60*time.Second, []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords()},
-		func(r *kgo.Record, m message) {
-			msgs = append(msgs, committedMessage{message: m, Epoch: r.ProducerEpoch})
-		})
-	return msgs
-}
-
-func plain(msgs []committedMessage) []message {
-	out := make([]message, len(msgs))
+func plain(msgs []itest.CommittedMessage) []itest.Message {
+	out := make([]itest.Message, len(msgs))
 	for i, m := range msgs {
-		out[i] = m.message
+		out[i] = m.Message
 	}
 	return out
-}
-
-// awaitSentinelCommitted is awaitSentinel for a transactional topic.
-func (e *env) awaitSentinelCommitted(p *proc, id int) {
-	e.t.Helper()
-	e.exec(`INSERT INTO sentinel VALUES ($1)`, id)
-	topic := e.prefix + ".public.sentinel"
-	p.waitFor(e.t, 120*time.Second, fmt.Sprintf("sentinel row %d committed", id), func() bool {
-		if topicEnd(topic) == 0 {
-			return false
-		}
-		for _, m := range readCommitted(e.t, topic) {
-			if after, ok := m.payload()["after"].(map[string]any); ok && after["id"] == float64(id) {
-				return true
-			}
-		}
-		return false
-	})
-}
-
-// oracleSetup makes the ledger of the oracle writer with rows rows and the
-// sentinel table, and returns the ledger's topic.
-func (e *env) oracleSetup(rows int) string {
-	e.exec(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text)`)
-	e.exec(`ALTER TABLE ledger REPLICA IDENTITY FULL`)
-	e.exec(fmt.Sprintf(`INSERT INTO ledger SELECT g, g, 'x' FROM generate_series(1, %d) g`, rows))
-	e.exec(sentinelTable)
-	return e.prefix + ".public.ledger"
-}
-
-// startWriter runs the oracle writer for d in the background.
-func (e *env) startWriter(rows int64, d time.Duration) (*writer, func()) {
-	w := newWriter(rows)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); w.run(ctx, e.t, e.pgURL(), d) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() { cancel(); wg.Wait() })
-		if w.err != nil {
-			e.t.Fatal(w.err)
-		}
-	}
-	e.t.Cleanup(func() { once.Do(func() { cancel(); wg.Wait() }) })
-	return w, stop
 }
 
 // TestExactlyOnceCrashes SIGKILLs an exactly-once pipeline again and again
@@ -103,51 +30,51 @@ func (e *env) startWriter(rows int64, d time.Duration) (*writer, func()) {
 // and right after a record was handed to the producer. A read_committed
 // consumer must see every committed change exactly once.
 func TestExactlyOnceCrashes(t *testing.T) {
-	e := newEnv(t, "eoscrash")
-	useMoto(t)
+	e := itest.NewEnv(t, "eoscrash")
+	itest.UseMoto(t)
 	const rows = 200
-	topic := e.oracleSetup(rows)
-	cfg := e.writePipeline(pipelineConfig{checkpoint: dynamoCheckpoint(testTableName("eoscrash")) + exactlyOnceLines})
+	topic := e.OracleSetup(rows)
+	cfg := e.WritePipeline(itest.PipelineConfig{Checkpoint: itest.DynamoCheckpoint(itest.TestTableName("eoscrash")) + itest.ExactlyOnceLines})
 
-	p := e.start("run", "--config", cfg)
-	p.waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= rows })
-	w, stopWriter := e.startWriter(rows, 90*time.Second)
+	p := e.Start("run", "--config", cfg)
+	p.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= rows })
+	w, stopWriter := e.StartWriter(rows, 90*time.Second)
 
 	kills := 0
 	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
 	for i := 0; i < 6; i++ {
 		time.Sleep(time.Duration(500+rng.IntN(2500)) * time.Millisecond)
-		p.kill()
+		p.Kill()
 		kills++
-		p = e.start("run", "--config", cfg)
+		p = e.Start("run", "--config", cfg)
 	}
-	p.kill()
+	p.Kill()
 	kills++
 	for _, point := range []string{"after-txn-commit:2", "after-produce:30", "after-txn-commit:5"} {
-		p = e.startWith([]string{"TRIBUTARY_TEST_CRASH=" + point}, "run", "--config", cfg)
+		p = e.StartWith([]string{"TRIBUTARY_TEST_CRASH=" + point}, "run", "--config", cfg)
 		select {
-		case <-p.done:
+		case <-p.Done:
 		case <-time.After(60 * time.Second):
-			t.Fatalf("crash point %s not reached within 60 s; output:\n%s", point, p.out)
+			t.Fatalf("crash point %s not reached within 60 s; output:\n%s", point, p.Out)
 		}
-		if !p.killedBy(syscall.SIGKILL) {
-			t.Fatalf("ended with %v, not by its own SIGKILL at %s; output:\n%s", p.err, point, p.out)
+		if !p.KilledBy(syscall.SIGKILL) {
+			t.Fatalf("ended with %v, not by its own SIGKILL at %s; output:\n%s", p.Err, point, p.Out)
 		}
 		kills++
 	}
 	stopWriter()
 
-	p = e.start("run", "--config", cfg)
-	e.awaitSentinelCommitted(p, 1)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	p = e.Start("run", "--config", cfg)
+	e.AwaitSentinelCommitted(p, 1)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 	}
-	msgs := readCommitted(t, topic)
-	res := verifyMessages(t, plain(msgs), w)
+	msgs := itest.ReadCommitted(t, topic)
+	res := itest.VerifyMessages(t, plain(msgs), w)
 	t.Logf("exactly_once, %d SIGKILLs: %d committed changes (+%d backfilled rows), %d rolled back; read_committed: %s; %d records in the topic including aborted ones and markers",
-		kills, len(w.committed()), rows, len(w.rolledBack), res, topicEnd(topic))
-	if res.gaps > 0 || res.dups > 0 {
-		t.Fatalf("exactly_once: %d gaps and %d duplicates, want 0 and 0", res.gaps, res.dups)
+		kills, len(w.Committed()), rows, len(w.RolledBack), res, itest.TopicEnd(topic))
+	if res.Gaps > 0 || res.Dups > 0 {
+		t.Fatalf("exactly_once: %d gaps and %d duplicates, want 0 and 0", res.Gaps, res.Dups)
 	}
 }
 
@@ -158,7 +85,7 @@ func TestExactlyOnceCrashes(t *testing.T) {
 // the first owner after one of the second in any partition.
 func TestExactlyOnceTakeover(t *testing.T) {
 	res, stale := takeover(t, true)
-	if res.gaps > 0 || res.dups > 0 || res.reversals > 0 || stale > 0 {
+	if res.Gaps > 0 || res.Dups > 0 || res.Reversals > 0 || stale > 0 {
 		t.Fatalf("exactly_once takeover: %s, %d records of the fenced owner after the takeover; want all 0", res, stale)
 	}
 }
@@ -168,75 +95,75 @@ func TestExactlyOnceTakeover(t *testing.T) {
 // had in flight when frozen can land after the successor's).
 func TestAtLeastOnceTakeover(t *testing.T) {
 	res, stale := takeover(t, false)
-	if res.gaps > 0 {
-		t.Fatalf("at_least_once takeover: %d gaps", res.gaps)
+	if res.Gaps > 0 {
+		t.Fatalf("at_least_once takeover: %d gaps", res.Gaps)
 	}
 	t.Logf("at_least_once takeover observed: %s, %d records of the stale owner after the successor's first in their partition", res, stale)
 }
 
-func takeover(t *testing.T, exactlyOnce bool) (oracleResult, int) {
-	e := newEnv(t, "takeover")
-	useMoto(t)
+func takeover(t *testing.T, exactlyOnce bool) (itest.OracleResult, int) {
+	e := itest.NewEnv(t, "takeover")
+	itest.UseMoto(t)
 	const rows = 100
-	topic := e.oracleSetup(rows)
+	topic := e.OracleSetup(rows)
 	extra := ""
 	if exactlyOnce {
-		extra = exactlyOnceLines
+		extra = itest.ExactlyOnceLines
 	}
-	cfg := e.writePipeline(pipelineConfig{checkpoint: dynamoCheckpoint(testTableName("takeover")) + extra})
-	read := func() []committedMessage {
+	cfg := e.WritePipeline(itest.PipelineConfig{Checkpoint: itest.DynamoCheckpoint(itest.TestTableName("takeover")) + extra})
+	read := func() []itest.CommittedMessage {
 		if exactlyOnce {
-			return readCommitted(t, topic)
+			return itest.ReadCommitted(t, topic)
 		}
-		var out []committedMessage
-		for _, m := range readTopic(t, topic) {
-			out = append(out, committedMessage{message: m})
+		var out []itest.CommittedMessage
+		for _, m := range itest.ReadTopic(t, topic) {
+			out = append(out, itest.CommittedMessage{Message: m})
 		}
 		return out
 	}
 
-	first := e.start("run", "--config", cfg)
-	first.waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= rows })
-	w, stopWriter := e.startWriter(rows, 40*time.Second)
+	first := e.Start("run", "--config", cfg)
+	first.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= rows })
+	w, stopWriter := e.StartWriter(rows, 40*time.Second)
 	time.Sleep(3 * time.Second) // records in flight, transactions open
-	if err := first.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := first.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { first.cmd.Process.Signal(syscall.SIGCONT) })
+	t.Cleanup(func() { first.Cmd.Process.Signal(syscall.SIGCONT) })
 	frozen := time.Now()
 
-	second := e.start("run", "--config", cfg)
-	second.waitFor(t, 60*time.Second, "the takeover", func() bool { return strings.Contains(second.out.String(), "took over the lease") })
+	second := e.Start("run", "--config", cfg)
+	second.WaitFor(t, 60*time.Second, "the takeover", func() bool { return strings.Contains(second.Out.String(), "took over the lease") })
 	time.Sleep(2 * time.Second) // the successor publishes
-	if err := first.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := first.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-first.done:
+	case <-first.Done:
 	case <-time.After(20 * time.Second):
-		t.Fatalf("the stale owner still runs 20 s after SIGCONT; output:\n%s", first.out)
+		t.Fatalf("the stale owner still runs 20 s after SIGCONT; output:\n%s", first.Out)
 	}
-	if code := first.cmd.ProcessState.ExitCode(); code != 1 {
-		t.Errorf("stale owner exit code %d, want 1; output:\n%s", code, first.out)
+	if code := first.Cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("stale owner exit code %d, want 1; output:\n%s", code, first.Out)
 	}
 	stopWriter()
 	if exactlyOnce {
-		e.awaitSentinelCommitted(second, 1)
+		e.AwaitSentinelCommitted(second, 1)
 	} else {
-		e.awaitSentinel(second, 1)
+		e.AwaitSentinel(second, 1)
 	}
-	if code := second.stop(t); code != 0 {
-		t.Fatalf("second task exit %d after SIGTERM; output:\n%s", code, second.out)
+	if code := second.Stop(t); code != 0 {
+		t.Fatalf("second task exit %d after SIGTERM; output:\n%s", code, second.Out)
 	}
 	msgs := read()
-	res := verifyMessages(t, plain(msgs), w)
+	res := itest.VerifyMessages(t, plain(msgs), w)
 	stale := staleAfterTakeover(msgs, exactlyOnce)
 	mode := "at_least_once"
 	if exactlyOnce {
 		mode = "exactly_once"
 	}
 	t.Logf("%s: frozen %s; %d committed changes (+%d backfilled), %d rolled back; %s; stale-owner records after takeover %d; stale owner said: %s",
-		mode, time.Since(frozen).Round(time.Second), len(w.committed()), rows, len(w.rolledBack), res, stale, lastLine(first.out.String()))
+		mode, time.Since(frozen).Round(time.Second), len(w.Committed()), rows, len(w.RolledBack), res, stale, lastLine(first.Out.String()))
 	return res, stale
 }
 
@@ -246,7 +173,7 @@ func takeover(t *testing.T, exactlyOnce bool) (oracleResult, int) {
 // protocol v2, each transaction) raises the epoch: an epoch lower than
 // one before it is a stale write. At least once, each process has its own
 // producer id: the first process's id after another one's is stale.
-func staleAfterTakeover(msgs []committedMessage, exactlyOnce bool) int {
+func staleAfterTakeover(msgs []itest.CommittedMessage, exactlyOnce bool) int {
 	stale := 0
 	maxEpoch := map[int32]int16{}
 	firstPID := int64(-1)

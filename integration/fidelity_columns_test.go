@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestDebeziumFidelityColumns: source.exclude_columns and
@@ -16,20 +18,20 @@ import (
 // to a varchar's length, and a fixed mask replaces nulls too. Snapshot
 // and stream, a key-only delete included.
 func TestDebeziumFidelityColumns(t *testing.T) {
-	e := newEnv(t, "fidcol")
-	e.exec(`CREATE TABLE customers (id int PRIMARY KEY, name text, email text, code varchar(12), ssn text, phone text, note text NOT NULL DEFAULT 'none')`)
-	topic := e.prefix + ".public.customers"
-	createSinglePartitionTopics(t, topic)
-	snapshot := []fidelityStep{
-		{`INSERT INTO customers VALUES (1, 'Ann', 'ann@example.com', 'ABCDEF', '111-22-3333', '555-0101', 'vip')`, 1},
-		{`INSERT INTO customers (id, name) VALUES (2, 'Bob')`, 1}, // nulls in every masked column
+	e := itest.NewEnv(t, "fidcol")
+	e.Exec(`CREATE TABLE customers (id int PRIMARY KEY, name text, email text, code varchar(12), ssn text, phone text, note text NOT NULL DEFAULT 'none')`)
+	topic := e.Prefix + ".public.customers"
+	itest.CreateSinglePartitionTopics(t, topic)
+	snapshot := []itest.FidelityStep{
+		{SQL: `INSERT INTO customers VALUES (1, 'Ann', 'ann@example.com', 'ABCDEF', '111-22-3333', '555-0101', 'vip')`, Events: 1},
+		{SQL: `INSERT INTO customers (id, name) VALUES (2, 'Bob')`, Events: 1}, // nulls in every masked column
 	}
-	stream := []fidelityStep{
-		{`INSERT INTO customers VALUES (3, 'Cy', 'cy@example.com', 'ünïcødé😀', '999-88-7777', '555-0303', 'new')`, 1},
-		{`UPDATE customers SET email = 'ann@example.org', ssn = '000-00-0000' WHERE id = 1`, 1},
-		{`DELETE FROM customers WHERE id = 2`, 2}, // key-only before image
+	stream := []itest.FidelityStep{
+		{SQL: `INSERT INTO customers VALUES (3, 'Cy', 'cy@example.com', 'ünïcødé😀', '999-88-7777', '555-0303', 'new')`, Events: 1},
+		{SQL: `UPDATE customers SET email = 'ann@example.org', ssn = '000-00-0000' WHERE id = 1`, Events: 1},
+		{SQL: `DELETE FROM customers WHERE id = 2`, Events: 2}, // key-only before image
 	}
-	cfg := e.writeSourceConfig(`  tables: [public.customers]
+	cfg := e.WriteSourceConfig(`  tables: [public.customers]
   exclude_columns: ['public\.customers\.(ssn|note)']
   mask_columns:
     - columns: ['public\.customers\.email']
@@ -42,25 +44,25 @@ func TestDebeziumFidelityColumns(t *testing.T) {
     - columns: ['PUBLIC\.CUSTOMERS\.phone']
       chars: 5
 `, "  delete_mode: record_and_tombstone\n")
-	sideBySide{
-		e: e, exec: func(sql string) { e.exec(sql) }, snapshot: snapshot, stream: stream, topics: []string{topic},
-		debezium: func(out string, want int) *debeziumProc {
-			return startDebezium(t, e, out, want,
+	itest.SideBySide{
+		E: e, Exec: func(sql string) { e.Exec(sql) }, Snapshot: snapshot, Stream: stream, Topics: []string{topic},
+		Debezium: func(out string, want int) *itest.DebeziumProc {
+			return itest.StartDebezium(t, e, out, want,
 				"table.include.list=public.customers\n",
 				"column.exclude.list=public.customers.ssn,public.customers.note\n",
 				"column.mask.hash.SHA-256.with.salt.s4lt=public.customers.email\n",
 				"column.mask.hash.v2.SHA-256.with.salt.s4lt=public.customers.code\n",
 				"column.mask.with.5.chars=public.customers.phone\n")
 		},
-		config: cfg, snapshotWait: 90 * time.Second, streamWait: 90 * time.Second,
-	}.run(t)
+		Config: cfg, SnapshotWait: 90 * time.Second, StreamWait: 90 * time.Second,
+	}.Run(t)
 
 	// What both sides agreed on is masked: Tributary's first message.
-	msgs := readTopic(t, topic)
+	msgs := itest.ReadTopic(t, topic)
 	if len(msgs) == 0 {
 		t.Fatal("no messages")
 	}
-	after := msgs[0].payload()["after"].(map[string]any)
+	after := msgs[0].Payload()["after"].(map[string]any)
 	email, _ := after["email"].(string)
 	code, _ := after["code"].(string)
 	switch {

@@ -1,23 +1,12 @@
 package integration
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"reflect"
-	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestDebeziumFidelity runs real Debezium (the embedded engine of
@@ -26,132 +15,67 @@ import (
 // message by message: schemas must be identical and payloads identical
 // except for the fields in volatileFields.
 func TestDebeziumFidelity(t *testing.T) {
-	e := newEnv(t, "fid")
-	hstore := e.tryExec(`CREATE EXTENSION IF NOT EXISTS hstore`)
+	e := itest.NewEnv(t, "fid")
+	hstore := e.TryExec(`CREATE EXTENSION IF NOT EXISTS hstore`)
 	for _, sql := range fidelitySchema(hstore) {
-		e.exec(sql)
+		e.Exec(sql)
 	}
-	wideTopic, fullTopic := e.prefix+".public.wide", e.prefix+".public.full_t"
-	arrTopic, nopkTopic := e.prefix+".public.arr_t", e.prefix+".public.nopk"
+	wideTopic, fullTopic := e.Prefix+".public.wide", e.Prefix+".public.full_t"
+	arrTopic, nopkTopic := e.Prefix+".public.arr_t", e.Prefix+".public.nopk"
 	topics := []string{wideTopic, fullTopic, arrTopic, nopkTopic}
-	createSinglePartitionTopics(t, topics...)
+	itest.CreateSinglePartitionTopics(t, topics...)
 
 	// The snapshot: rows present before either connector starts.
-	snapshot := []fidelityStep{
-		{fidelityInsert("wide", wideRowFull(hstore)), 1},
-		{fidelityInsert("wide", wideRowNulls()), 1},
-		{fidelityInsert("wide", wideRowEdges(hstore)), 1},
-		{`INSERT INTO full_t (id, name, amount, body) VALUES (1, 'one', 1.50, ` + toastText + `)`, 1},
-		{fidelityInsert("arr_t", arrRowSmall("1")), 1},
+	snapshot := []itest.FidelityStep{
+		{SQL: itest.FidelityInsert("wide", wideRowFull(hstore)), Events: 1},
+		{SQL: itest.FidelityInsert("wide", wideRowNulls()), Events: 1},
+		{SQL: itest.FidelityInsert("wide", wideRowEdges(hstore)), Events: 1},
+		{SQL: `INSERT INTO full_t (id, name, amount, body) VALUES (1, 'one', 1.50, ` + itest.ToastText + `)`, Events: 1},
+		{SQL: itest.FidelityInsert("arr_t", arrRowSmall("1")), Events: 1},
 	}
 	// The stream: every statement with the number of messages it makes
 	// (a delete is a 'd' and a tombstone).
-	stream := []fidelityStep{
-		{fidelityInsert("wide", wideRowFull(hstore)), 1},                            // id 4
-		{fidelityInsert("wide", wideRowNulls()), 1},                                 // id 5
-		{fidelityInsert("wide", wideRowEdges(hstore)), 1},                           // id 6
-		{`UPDATE wide SET c_int4 = c_int4 + 1, c_text = 'updated' WHERE id = 4`, 1}, // TOAST unchanged
-		{`UPDATE wide SET c_toast = 'short now' WHERE id = 4`, 1},
-		{`DELETE FROM wide WHERE id = 5`, 2},         // REPLICA IDENTITY DEFAULT: key-only before
-		{`UPDATE wide SET id = 100 WHERE id = 6`, 3}, // PK change: d, tombstone, c
-		{`ALTER TABLE wide ADD COLUMN c_added integer DEFAULT 5`, 0},
-		{fidelityInsert("wide", wideRowFull(hstore)), 1}, // id 7, with c_added
-		{`UPDATE wide SET c_added = 6 WHERE id = 4`, 1},
-		{`ALTER TABLE wide DROP COLUMN c_char`, 0},
-		{`ALTER TABLE wide ALTER COLUMN c_int2 TYPE integer`, 0},
-		{`UPDATE wide SET c_int2 = 70000 WHERE id = 7`, 1},
-		{`INSERT INTO full_t (id, name, amount, body) VALUES (2, 'two', 2.25, ` + toastText + `)`, 1},
-		{`UPDATE full_t SET name = 'uno' WHERE id = 1`, 1}, // FULL: complete before image, TOAST unchanged
-		{`UPDATE full_t SET id = 3 WHERE id = 2`, 3},
-		{`DELETE FROM full_t WHERE id = 1`, 2},              // FULL: complete before image
-		{`INSERT INTO arr_t (id) VALUES (2)`, 1},            // the defaults
-		{fidelityInsert("arr_t", arrRowSmall("3")), 1},      // id 3
-		{fidelityInsert("arr_t", arrRowToast()), 1},         // id 4
-		{`UPDATE arr_t SET n = n + 1 WHERE id = 4`, 1},      // every array and the bytea unchanged TOAST
-		{`UPDATE arr_t SET a_int4 = '{7}' WHERE id = 4`, 1}, // the rest still unchanged
-		{`DELETE FROM arr_t WHERE id = 3`, 2},
+	stream := []itest.FidelityStep{
+		{SQL: itest.FidelityInsert("wide", wideRowFull(hstore)), Events: 1},                      // id 4
+		{SQL: itest.FidelityInsert("wide", wideRowNulls()), Events: 1},                           // id 5
+		{SQL: itest.FidelityInsert("wide", wideRowEdges(hstore)), Events: 1},                     // id 6
+		{SQL: `UPDATE wide SET c_int4 = c_int4 + 1, c_text = 'updated' WHERE id = 4`, Events: 1}, // TOAST unchanged
+		{SQL: `UPDATE wide SET c_toast = 'short now' WHERE id = 4`, Events: 1},
+		{SQL: `DELETE FROM wide WHERE id = 5`, Events: 2},         // REPLICA IDENTITY DEFAULT: key-only before
+		{SQL: `UPDATE wide SET id = 100 WHERE id = 6`, Events: 3}, // PK change: d, tombstone, c
+		{SQL: `ALTER TABLE wide ADD COLUMN c_added integer DEFAULT 5`, Events: 0},
+		{SQL: itest.FidelityInsert("wide", wideRowFull(hstore)), Events: 1}, // id 7, with c_added
+		{SQL: `UPDATE wide SET c_added = 6 WHERE id = 4`, Events: 1},
+		{SQL: `ALTER TABLE wide DROP COLUMN c_char`, Events: 0},
+		{SQL: `ALTER TABLE wide ALTER COLUMN c_int2 TYPE integer`, Events: 0},
+		{SQL: `UPDATE wide SET c_int2 = 70000 WHERE id = 7`, Events: 1},
+		{SQL: `INSERT INTO full_t (id, name, amount, body) VALUES (2, 'two', 2.25, ` + itest.ToastText + `)`, Events: 1},
+		{SQL: `UPDATE full_t SET name = 'uno' WHERE id = 1`, Events: 1}, // FULL: complete before image, TOAST unchanged
+		{SQL: `UPDATE full_t SET id = 3 WHERE id = 2`, Events: 3},
+		{SQL: `DELETE FROM full_t WHERE id = 1`, Events: 2},               // FULL: complete before image
+		{SQL: `INSERT INTO arr_t (id) VALUES (2)`, Events: 1},             // the defaults
+		{SQL: itest.FidelityInsert("arr_t", arrRowSmall("3")), Events: 1}, // id 3
+		{SQL: itest.FidelityInsert("arr_t", arrRowToast()), Events: 1},    // id 4
+		{SQL: `UPDATE arr_t SET n = n + 1 WHERE id = 4`, Events: 1},       // every array and the bytea unchanged TOAST
+		{SQL: `UPDATE arr_t SET a_int4 = '{7}' WHERE id = 4`, Events: 1},  // the rest still unchanged
+		{SQL: `DELETE FROM arr_t WHERE id = 3`, Events: 2},
 		// Streamed only (the table is empty during the snapshots): a
 		// keyless table with REPLICA IDENTITY FULL, captured because the
 		// include list names it (without one, Tributary captures tables
 		// with a primary key only, Debezium all).
-		{`INSERT INTO nopk (a, b) VALUES (1, 'one'), (2, 'two')`, 2},
-		{`UPDATE nopk SET b = 'deux' WHERE a = 2`, 1},
+		{SQL: `INSERT INTO nopk (a, b) VALUES (1, 'one'), (2, 'two')`, Events: 2},
+		{SQL: `UPDATE nopk SET b = 'deux' WHERE a = 2`, Events: 1},
 		// A keyless delete: 'd', then a tombstone whose key is null too.
-		{`DELETE FROM nopk WHERE a = 1`, 2},
+		{SQL: `DELETE FROM nopk WHERE a = 1`, Events: 2},
 	}
-	cfg := e.writeConfig("  delete_mode: record_and_tombstone\n")
+	cfg := e.WriteConfig("  delete_mode: record_and_tombstone\n")
 	listTables(t, cfg, "public.wide", "public.full_t", "public.arr_t", "public.nopk")
-	sideBySide{
-		e: e, exec: func(sql string) { e.exec(sql) }, snapshot: snapshot, stream: stream, topics: topics,
-		debezium: func(out string, want int) *debeziumProc { return startDebezium(t, e, out, want) },
-		config:   cfg, snapshotWait: 60 * time.Second, streamWait: 90 * time.Second,
-	}.run(t)
+	itest.SideBySide{
+		E: e, Exec: func(sql string) { e.Exec(sql) }, Snapshot: snapshot, Stream: stream, Topics: topics,
+		Debezium: func(out string, want int) *itest.DebeziumProc { return itest.StartDebezium(t, e, out, want) },
+		Config:   cfg, SnapshotWait: 60 * time.Second, StreamWait: 90 * time.Second,
+	}.Run(t)
 }
-
-// topicsEnd is the sum of the topics' end offsets.
-func topicsEnd(topics []string) int64 {
-	var n int64
-	for _, t := range topics {
-		n += topicEnd(t)
-	}
-	return n
-}
-
-// debeziumVersion is the release integration/debezium/pom.xml runs.
-const debeziumVersion = "3.6.1.Final"
-
-// volatileFields are the value fields that legitimately differ between two
-// connectors reading the same changes: processing and commit times (each
-// connector's own clock, and Debezium's snapshot time versus ours), and the
-// log coordinates, which depend on where each connector's slot started and
-// on Debezium's snapshot transaction (txId, lsn and sequence of 'r' rows).
-// Everything else — schemas, keys, row images, op, source.version,
-// connector, name, db, schema, table, snapshot markers, xmin, origin — must
-// be identical.
-var volatileFields = []string{
-	"payload.ts_ms", "payload.ts_us", "payload.ts_ns",
-	"payload.source.ts_ms", "payload.source.ts_us", "payload.source.ts_ns",
-	"payload.source.lsn", "payload.source.txId", "payload.source.sequence",
-}
-
-// sanitize replaces every volatile field of a decoded value with a marker.
-func sanitize(v any) any { return sanitizeFields(v, volatileFields) }
-
-// sanitizeFields replaces each of fields ("payload.source.ts_ms", …) of a
-// decoded value with a marker.
-func sanitizeFields(v any, fields []string) any {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return v
-	}
-	for _, path := range fields {
-		parts := strings.Split(path, ".")
-		cur := m
-		for i, p := range parts {
-			if i == len(parts)-1 {
-				if _, ok := cur[p]; ok {
-					cur[p] = "<volatile>"
-				}
-				break
-			}
-			next, ok := cur[p].(map[string]any)
-			if !ok {
-				break
-			}
-			cur = next
-		}
-	}
-	return m
-}
-
-type fidelityStep struct {
-	sql    string
-	events int
-}
-
-// toastText is a value large and random enough to be stored out of line
-// (TOASTed), so an update that leaves it alone does not send it.
-const toastText = `(SELECT string_agg(md5(g::text), '') FROM generate_series(1, 400) g)`
 
 func fidelitySchema(hstore bool) []string {
 	h := ""
@@ -250,11 +174,8 @@ func fidelitySchema(hstore bool) []string {
 	}
 }
 
-// A row is column → SQL expression.
-type fidelityRow map[string]string
-
-func wideRowFull(hstore bool) fidelityRow {
-	r := fidelityRow{
+func wideRowFull(hstore bool) itest.FidelityRow {
+	r := itest.FidelityRow{
 		"c_int2": "-12", "c_int4": "123456", "c_int8": "9007199254740993", "c_oid": "4000000000",
 		"c_bool": "false", "c_real": "3.14", "c_double": "2.718281828459045",
 		"c_numeric": "'-12345.6789'", "c_numeric_10_2": "'99.5'", "c_numeric_5": "'12345'", "c_money": "'12.34'",
@@ -268,7 +189,7 @@ func wideRowFull(hstore bool) fidelityRow {
 		"c_inet": "'192.168.0.1/24'", "c_cidr": "'10.0.0.0/8'", "c_macaddr": "'08:00:2b:01:02:03'",
 		"c_bit1": "B'1'", "c_bit": "B'101000000001'", "c_varbit": "B'1101'",
 		"c_int_arr": "'{1,2,NULL,-4}'", "c_text_arr": `'{"a b",c,NULL}'`, "c_enum": "'happy'", "c_domain": "5",
-		"c_domain_text": "'dom'", "c_toast": toastText,
+		"c_domain_text": "'dom'", "c_toast": itest.ToastText,
 	}
 	if hstore {
 		r["c_hstore"] = `'a=>1, "b c"=>NULL'`
@@ -276,8 +197,8 @@ func wideRowFull(hstore bool) fidelityRow {
 	return r
 }
 
-func arrRowSmall(id string) fidelityRow {
-	return fidelityRow{
+func arrRowSmall(id string) itest.FidelityRow {
+	return itest.FidelityRow{
 		"id": id, "n": "1", "a_int2": "'{1,-2,NULL}'", "a_int4": "'{}'", "a_int8": "'{9007199254740993,NULL}'",
 		"a_text": `'{"x,y","",NULL}'`, "a_varchar": "'{ab,cd}'", "a_numeric": "'{1.5,-0.001,NaN,NULL,12345678901234567890}'",
 		"a_numeric_8_3": "'{1.5,-2.125}'", "a_float8": "'{1.5,NaN,-Infinity,1e300}'", "a_bool": "'{t,f,NULL}'",
@@ -289,11 +210,11 @@ func arrRowSmall(id string) fidelityRow {
 }
 
 // arrRowToast has arrays and a bytea too long to stay in the row.
-func arrRowToast() fidelityRow {
+func arrRowToast() itest.FidelityRow {
 	agg := func(expr string) string {
 		return "(SELECT array_agg(" + expr + " ORDER BY g) FROM generate_series(1, 1200) g)"
 	}
-	return fidelityRow{
+	return itest.FidelityRow{
 		"id": "4", "n": "1",
 		"a_int2": agg("(g % 30000)::int2"), "a_int4": agg("hashtext(g::text)"), "a_int8": agg("hashtext(g::text)::int8 * 1000"),
 		"a_text": agg("md5(g::text)"), "a_varchar": agg("left(md5(g::text), 10)"), "a_numeric": agg("hashtext(g::text) / 7.0"),
@@ -304,12 +225,12 @@ func arrRowToast() fidelityRow {
 	}
 }
 
-func wideRowNulls() fidelityRow {
-	return fidelityRow{"c_int4": "0"}
+func wideRowNulls() itest.FidelityRow {
+	return itest.FidelityRow{"c_int4": "0"}
 }
 
-func wideRowEdges(hstore bool) fidelityRow {
-	r := fidelityRow{
+func wideRowEdges(hstore bool) itest.FidelityRow {
+	r := itest.FidelityRow{
 		"c_int2": "32767", "c_int4": "-2147483648", "c_int8": "-9223372036854775808", "c_oid": "0",
 		"c_bool": "true", "c_real": "'NaN'", "c_double": "'-Infinity'",
 		"c_numeric": "'NaN'", "c_numeric_10_2": "'-0.01'", "c_numeric_5": "'-99999'", "c_money": "'-1.05'",
@@ -329,397 +250,6 @@ func wideRowEdges(hstore bool) fidelityRow {
 		r["c_hstore"] = `''`
 	}
 	return r
-}
-
-func fidelityInsert(table string, r fidelityRow) string {
-	cols := make([]string, 0, len(r))
-	for c := range r {
-		cols = append(cols, c)
-	}
-	sort.Strings(cols)
-	vals := make([]string, len(cols))
-	for i, c := range cols {
-		vals[i] = r[c]
-	}
-	return fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, strings.Join(cols, ", "), strings.Join(vals, ", "))
-}
-
-// tryExec runs sql and reports whether it worked (for optional extensions).
-func (e *env) tryExec(sql string) bool {
-	_, err := e.conn.Exec(context.Background(), sql)
-	if err != nil {
-		e.t.Logf("%s: %v (skipping what needs it)", sql, err)
-	}
-	return err == nil
-}
-
-// createSinglePartitionTopics makes the topics before Tributary does, with one
-// partition each, so that the topic's order is the connector's order and
-// can be compared with Debezium's message by message.
-func createSinglePartitionTopics(t *testing.T, topics ...string) {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resp, err := kadm.NewClient(cl).CreateTopics(ctx, 1, 1, nil, topics...)
-	if err != nil {
-		t.Fatalf("create topics: %v", err)
-	}
-	for _, r := range resp.Sorted() {
-		if r.Err != nil {
-			t.Fatalf("create topic %s: %v", r.Topic, r.Err)
-		}
-	}
-}
-
-// debeziumProc is a running integration/debezium harness.
-type debeziumProc struct {
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{}
-}
-
-func (d *debeziumProc) exited() bool {
-	select {
-	case <-d.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (d *debeziumProc) stop() {
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-	case <-time.After(30 * time.Second):
-		d.cmd.Process.Kill()
-		<-d.done
-	}
-}
-
-// startDebezium builds the harness if needed and runs Debezium's PostgreSQL
-// connector on e's database with its own slot and publication, stopping
-// after max records (0: when stopped). extra lines are added to the
-// connector's properties (a later line wins).
-func startDebezium(t *testing.T, e *env, out string, max int, extra ...string) *debeziumProc {
-	t.Helper()
-	props := fmt.Sprintf(`connector.class=io.debezium.connector.postgresql.PostgresConnector
-database.hostname=127.0.0.1
-database.port=5432
-database.user=postgres
-database.password=postgres
-database.dbname=%s
-topic.prefix=%s
-plugin.name=pgoutput
-slot.name=dbz_%s
-publication.name=dbz_%s
-harness.max.records=%d
-harness.max.runtime.ms=170000
-`, e.db, e.prefix, e.name, e.name, max)
-	return runDebezium(t, e.dir, "", props+strings.Join(extra, ""), out)
-}
-
-// runDebezium builds the harness (and the jar set jars, "" for the main
-// one; see integration/debezium/README.md) if needed, writes props to a
-// file in dir and runs the harness on it, writing records to out. The
-// harness is killed at the end of the test; its output is logged when the
-// test failed.
-func runDebezium(t *testing.T, dir, jars, props, out string) *debeziumProc {
-	t.Helper()
-	hdir, err := filepath.Abs("debezium")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := []string{filepath.Join(hdir, "build.sh")}
-	if jars != "" {
-		args = append(args, jars)
-	}
-	if b, err := exec.Command("bash", args...).CombinedOutput(); err != nil {
-		t.Fatalf("integration/debezium/build.sh: %v\n%s", err, b)
-	}
-	propsFile := filepath.Join(dir, "debezium.properties")
-	if err := os.WriteFile(propsFile, []byte(props), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	d := &debeziumProc{cmd: exec.Command("bash", filepath.Join(hdir, "run.sh"), propsFile, out), out: &syncBuffer{}, done: make(chan struct{})}
-	d.cmd.Env = append(os.Environ(), "DEBEZIUM_JARS="+jars)
-	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { d.cmd.Wait(); close(d.done) }()
-	t.Cleanup(func() {
-		if !d.exited() {
-			d.cmd.Process.Kill()
-			<-d.done
-		}
-		if t.Failed() {
-			var keep []string
-			for _, l := range strings.Split(d.out.String(), "\n") {
-				if !strings.HasPrefix(strings.TrimSpace(l), "at ") {
-					keep = append(keep, l)
-				}
-			}
-			t.Logf("debezium harness output (stack frames left out):\n%s", strings.Join(keep, "\n"))
-		}
-	})
-	return d
-}
-
-func countLines(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	return bytes.Count(b, []byte{'\n'})
-}
-
-// rawRecord is one key/value pair, decoded with json.Number so that int64
-// values and Java's number formatting survive.
-type rawRecord struct {
-	topic string
-	key   any // nil: no key
-	value any // nil: tombstone
-}
-
-func decodeJSON(b []byte) (any, error) {
-	if b == nil {
-		return nil, nil
-	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	err := d.Decode(&v)
-	return v, err
-}
-
-// debeziumLine is one record the Debezium harness wrote (Harness.java):
-// its topic, key and value as JSON text ("null" for none), and whether it
-// is a Kafka tombstone.
-type debeziumLine struct {
-	Destination string          `json:"destination"`
-	Key         json.RawMessage `json:"key"`
-	Value       json.RawMessage `json:"value"`
-	Tombstone   bool            `json:"tombstone"`
-}
-
-// eachDebeziumLine calls fn with every record of the harness's output file.
-func eachDebeziumLine(t *testing.T, path string, fn func(debeziumLine)) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("debezium output: %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var line debeziumLine
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			t.Fatalf("debezium output line: %v", err)
-		}
-		fn(line)
-	}
-}
-
-func readDebeziumOutput(t *testing.T, path string) []rawRecord {
-	t.Helper()
-	var recs []rawRecord
-	eachDebeziumLine(t, path, func(line debeziumLine) {
-		r := rawRecord{topic: line.Destination}
-		if string(line.Key) != "null" {
-			r.key, _ = decodeJSON(line.Key)
-		}
-		if string(line.Value) != "null" {
-			r.value, _ = decodeJSON(line.Value)
-		}
-		recs = append(recs, r)
-	})
-	return recs
-}
-
-// readTopicRaw reads a one-partition topic from the start to its end.
-func readTopicRaw(t *testing.T, topic string) []rawRecord {
-	t.Helper()
-	n := topicEnd(topic)
-	if n == 0 {
-		return nil
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var recs []rawRecord
-	for int64(len(recs)) < n {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("reading %s: got %d of %d records", topic, len(recs), n)
-		}
-		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch %s: %v", topic, err) })
-		fs.EachRecord(func(r *kgo.Record) {
-			k, err := decodeJSON(r.Key)
-			if err != nil {
-				t.Fatalf("%s offset %d: key is not JSON: %v", topic, r.Offset, err)
-			}
-			v, err := decodeJSON(r.Value)
-			if err != nil {
-				t.Fatalf("%s offset %d: value is not JSON: %v", topic, r.Offset, err)
-			}
-			recs = append(recs, rawRecord{topic: topic, key: k, value: v})
-		})
-	}
-	return recs
-}
-
-// fidelityDiffs collects differences; a schema difference repeated on
-// every message of a table version is reported once with a count.
-type fidelityDiffs struct {
-	// sanitize masks the volatile fields of a value; nil: sanitize (PostgreSQL's).
-	sanitize func(v any) any
-	lines    []string
-	seen     map[string]int // line → index in lines
-	count    []int
-}
-
-func (d *fidelityDiffs) add(topic string, i int, path, dbz, trib string) {
-	line := fmt.Sprintf("%s %s\n      debezium:  %s\n      tributary: %s", topic, path, dbz, trib)
-	if strings.Contains(path, ".schema") {
-		if j, ok := d.seen[line]; ok {
-			d.count[j]++
-			return
-		}
-	}
-	if d.seen == nil {
-		d.seen = map[string]int{}
-	}
-	d.seen[line] = len(d.lines)
-	d.lines = append(d.lines, fmt.Sprintf("#%d ", i)+line)
-	d.count = append(d.count, 1)
-}
-
-func (d *fidelityDiffs) String() string {
-	var b strings.Builder
-	for i, l := range d.lines {
-		if i == 60 {
-			fmt.Fprintf(&b, "... and %d more\n", len(d.lines)-i)
-			break
-		}
-		b.WriteString("  ")
-		b.WriteString(l)
-		if d.count[i] > 1 {
-			fmt.Fprintf(&b, "\n      (same in %d messages)", d.count[i])
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-func (d *fidelityDiffs) compareTopic(topic string, dbz, trib []rawRecord) {
-	if len(dbz) != len(trib) {
-		d.add(topic, -1, "count", fmt.Sprintf("%d messages %s", len(dbz), summary(dbz)), fmt.Sprintf("%d messages %s", len(trib), summary(trib)))
-	}
-	for i := 0; i < len(dbz) && i < len(trib); i++ {
-		d.compare(topic, i, "key", dbz[i].key, trib[i].key)
-		clean := d.sanitize
-		if clean == nil {
-			clean = sanitize
-		}
-		d.compare(topic, i, "value", clean(dbz[i].value), clean(trib[i].value))
-	}
-}
-
-// summary lists the ops of records ("r r c u d ∅") to explain a count mismatch.
-func summary(recs []rawRecord) string {
-	var ops []string
-	for _, r := range recs {
-		op := "∅"
-		if m, ok := r.value.(map[string]any); ok {
-			if p, ok := m["payload"].(map[string]any); ok {
-				op, _ = p["op"].(string)
-			}
-		}
-		ops = append(ops, op)
-	}
-	return "[" + strings.Join(ops, " ") + "]"
-}
-
-// compare walks two decoded JSON values and records each difference by path.
-func (d *fidelityDiffs) compare(topic string, i int, path string, a, b any) {
-	switch av := a.(type) {
-	case map[string]any:
-		bv, ok := b.(map[string]any)
-		if !ok {
-			d.add(topic, i, path, brief(a), brief(b))
-			return
-		}
-		keys := map[string]bool{}
-		for k := range av {
-			keys[k] = true
-		}
-		for k := range bv {
-			keys[k] = true
-		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
-		for _, k := range sorted {
-			x, inA := av[k]
-			y, inB := bv[k]
-			switch {
-			case !inA:
-				d.add(topic, i, path+"."+k, "(absent)", brief(y))
-			case !inB:
-				d.add(topic, i, path+"."+k, brief(x), "(absent)")
-			default:
-				d.compare(topic, i, path+"."+k, x, y)
-			}
-		}
-	case []any:
-		bv, ok := b.([]any)
-		if !ok {
-			d.add(topic, i, path, brief(a), brief(b))
-			return
-		}
-		// Schema field lists: name elements by their "field" for a readable path.
-		for j := 0; j < len(av) || j < len(bv); j++ {
-			label := fmt.Sprintf("[%d]", j)
-			if j < len(av) {
-				if m, ok := av[j].(map[string]any); ok && m["field"] != nil {
-					label = fmt.Sprintf("[%v]", m["field"])
-				}
-			}
-			switch {
-			case j >= len(av):
-				d.add(topic, i, path+label, "(absent)", brief(bv[j]))
-			case j >= len(bv):
-				d.add(topic, i, path+label, brief(av[j]), "(absent)")
-			default:
-				d.compare(topic, i, path+label, av[j], bv[j])
-			}
-		}
-	default:
-		if !reflect.DeepEqual(a, b) {
-			d.add(topic, i, path, brief(a), brief(b))
-		}
-	}
-}
-
-func brief(v any) string {
-	b, _ := json.Marshal(v)
-	if len(b) > 200 {
-		return string(b[:200]) + "…"
-	}
-	return string(b)
 }
 
 // listTables gives the config at path a source.tables include list.

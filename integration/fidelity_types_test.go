@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestDebeziumFidelityTypes is TestDebeziumFidelity for the extension,
@@ -14,49 +16,49 @@ import (
 // every key and value must be identical outside the volatile fields, in
 // the snapshot and in the stream.
 func TestDebeziumFidelityTypes(t *testing.T) {
-	e := newEnv(t, "fidty")
+	e := itest.NewEnv(t, "fidty")
 	for _, ext := range []string{"citext", "ltree", "postgis"} {
 		// PostGIS comes from Debian's postgresql-<version>-postgis-3
 		// (integration/services/postgres.sh installs it).
-		e.exec(`CREATE EXTENSION IF NOT EXISTS ` + ext)
+		e.Exec(`CREATE EXTENSION IF NOT EXISTS ` + ext)
 	}
 	for _, sql := range typesSchema() {
-		e.exec(sql)
+		e.Exec(sql)
 	}
-	topic := e.prefix + ".public.types_t"
+	topic := e.Prefix + ".public.types_t"
 	topics := []string{topic}
-	createSinglePartitionTopics(t, topics...)
+	itest.CreateSinglePartitionTopics(t, topics...)
 
-	snapshot := []fidelityStep{
-		{fidelityInsert("types_t", typesRowFull("1")), 1},
-		{fidelityInsert("types_t", typesRowNulls("2")), 1},
-		{fidelityInsert("types_t", typesRowEdges("3")), 1},
+	snapshot := []itest.FidelityStep{
+		{SQL: itest.FidelityInsert("types_t", typesRowFull("1")), Events: 1},
+		{SQL: itest.FidelityInsert("types_t", typesRowNulls("2")), Events: 1},
+		{SQL: itest.FidelityInsert("types_t", typesRowEdges("3")), Events: 1},
 	}
-	stream := []fidelityStep{
-		{fidelityInsert("types_t", typesRowFull("4")), 1},
-		{fidelityInsert("types_t", typesRowNulls("5")), 1},
-		{fidelityInsert("types_t", typesRowEdges("6")), 1},
-		{`UPDATE types_t SET c_citext = 'Changed@Example.COM', c_point = '(-1,-2)', c_geom = 'SRID=3857;LINESTRING(0 0,1 1)' WHERE id = 4`, 1},
-		{`DELETE FROM types_t WHERE id = 5`, 2}, // key-only before image: NOT NULL point and geometry fall back
-		{`UPDATE types_t SET id = 60 WHERE id = 6`, 3},
+	stream := []itest.FidelityStep{
+		{SQL: itest.FidelityInsert("types_t", typesRowFull("4")), Events: 1},
+		{SQL: itest.FidelityInsert("types_t", typesRowNulls("5")), Events: 1},
+		{SQL: itest.FidelityInsert("types_t", typesRowEdges("6")), Events: 1},
+		{SQL: `UPDATE types_t SET c_citext = 'Changed@Example.COM', c_point = '(-1,-2)', c_geom = 'SRID=3857;LINESTRING(0 0,1 1)' WHERE id = 4`, Events: 1},
+		{SQL: `DELETE FROM types_t WHERE id = 5`, Events: 2}, // key-only before image: NOT NULL point and geometry fall back
+		{SQL: `UPDATE types_t SET id = 60 WHERE id = 6`, Events: 3},
 		// Values stored out of line, then left unchanged by an update:
 		// PostgreSQL does not send them and each side writes its
 		// placeholder.
-		{`INSERT INTO types_t (id, c_point_nn, c_geom_nn, c_citext, c_tsvector, c_ltree, c_geom, c_geog, a_citext, a_int4range, a_geom) VALUES (7, '(0,0)',
-			ST_Buffer('POINT(0 0)'::geometry, 10, 500), ` + toastText + `, to_tsvector('simple', ` + toastText + `), (SELECT string_agg('l' || g, '.')::ltree FROM generate_series(1, 800) g),
+		{SQL: `INSERT INTO types_t (id, c_point_nn, c_geom_nn, c_citext, c_tsvector, c_ltree, c_geom, c_geog, a_citext, a_int4range, a_geom) VALUES (7, '(0,0)',
+			ST_Buffer('POINT(0 0)'::geometry, 10, 500), ` + itest.ToastText + `, to_tsvector('simple', ` + itest.ToastText + `), (SELECT string_agg('l' || g, '.')::ltree FROM generate_series(1, 800) g),
 			ST_Buffer('SRID=4326;POINT(1 1)'::geometry, 10, 500), ST_Buffer('POINT(1 1)'::geography, 10, 500)::geometry::geography,
 			(SELECT array_agg(md5(g::text)) FROM generate_series(1, 200) g), (SELECT array_agg(int4range(g, g + 1)) FROM generate_series(1, 300) g),
-			ARRAY[ST_Buffer('POINT(0 0)'::geometry, 10, 500)])`, 1},
-		{`UPDATE types_t SET c_int4range = '[2,3)' WHERE id = 7`, 1},
+			ARRAY[ST_Buffer('POINT(0 0)'::geometry, 10, 500)])`, Events: 1},
+		{SQL: `UPDATE types_t SET c_int4range = '[2,3)' WHERE id = 7`, Events: 1},
 	}
 	// PostGIS's own table spatial_ref_sys is left out: Debezium does not
 	// snapshot it, Tributary's default selection would.
-	cfg := e.writeSourceConfig("  tables: [public.types_t]\n", "  delete_mode: record_and_tombstone\n")
-	out := sideBySide{
-		e: e, exec: func(sql string) { e.exec(sql) }, snapshot: snapshot, stream: stream, topics: topics,
-		debezium: func(out string, want int) *debeziumProc { return startDebezium(t, e, out, want) },
-		config:   cfg, snapshotWait: 90 * time.Second, streamWait: 90 * time.Second,
-	}.run(t)
+	cfg := e.WriteSourceConfig("  tables: [public.types_t]\n", "  delete_mode: record_and_tombstone\n")
+	out := itest.SideBySide{
+		E: e, Exec: func(sql string) { e.Exec(sql) }, Snapshot: snapshot, Stream: stream, Topics: topics,
+		Debezium: func(out string, want int) *itest.DebeziumProc { return itest.StartDebezium(t, e, out, want) },
+		Config:   cfg, SnapshotWait: 90 * time.Second, StreamWait: 90 * time.Second,
+	}.Run(t)
 	// point[] and arrays of a domain are columns Debezium leaves out too:
 	// Tributary must say so.
 	for _, col := range []string{`"column":"a_point"`, `"column":"d_emails"`} {
@@ -64,12 +66,6 @@ func TestDebeziumFidelityTypes(t *testing.T) {
 			t.Errorf("no warning about the dropped column %s; output:\n%s", col, out)
 		}
 	}
-}
-
-// writeSourceConfig is writeConfig with lines added to the source section
-// too.
-func (e *env) writeSourceConfig(source, destination string) string {
-	return e.writePipeline(pipelineConfig{source: source, destination: destination})
 }
 
 func typesSchema() []string {
@@ -119,8 +115,8 @@ func typesSchema() []string {
 	}
 }
 
-func typesRowFull(id string) fidelityRow {
-	return fidelityRow{
+func typesRowFull(id string) itest.FidelityRow {
+	return itest.FidelityRow{
 		"id": id, "c_citext": "'User@Example.com'", "c_char": `'x'`,
 		"c_int4range": "'[1,10)'", "c_int8range": "'(9007199254740993,9007199254740999]'", "c_numrange": "'[1.5,2.25]'",
 		"c_tsrange": "'[2024-01-01 10:00:00.123456,2024-01-02 00:00:00)'", "c_tstzrange": "'[2024-01-01 10:00:00+02,2024-01-02 00:00:00+00)'",
@@ -143,12 +139,12 @@ func typesRowFull(id string) fidelityRow {
 	}
 }
 
-func typesRowNulls(id string) fidelityRow {
-	return fidelityRow{"id": id, "c_point_nn": "'(0,0)'", "c_geom_nn": "'POINT EMPTY'"}
+func typesRowNulls(id string) itest.FidelityRow {
+	return itest.FidelityRow{"id": id, "c_point_nn": "'(0,0)'", "c_geom_nn": "'POINT EMPTY'"}
 }
 
-func typesRowEdges(id string) fidelityRow {
-	return fidelityRow{
+func typesRowEdges(id string) itest.FidelityRow {
+	return itest.FidelityRow{
 		"id": id, "c_citext": "''", "c_char": `'\'`,
 		"c_int4range": "'empty'", "c_int8range": "'(,)'", "c_numrange": "'(-Infinity,NaN]'",
 		"c_tsrange": "'[-infinity,infinity]'", "c_tstzrange": "'(,2024-06-01 00:00:00.5-03:30)'",

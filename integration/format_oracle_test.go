@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -57,7 +59,7 @@ type formatSource struct {
 	stream   []string
 	// debezium starts the run's Debezium in dir on tables (others: the
 	// test's other tables), stopping after max records.
-	debezium func(dir, label, out string, max int, tables, others []string, extra []string) *debeziumProc
+	debezium func(dir, label, out string, max int, tables, others []string, extra []string) *itest.DebeziumProc
 	// pipeline writes Tributary's config for table with a name of its own;
 	// top is added at the top level (the format section, delivery).
 	pipeline func(name, table, top string) string
@@ -100,7 +102,7 @@ func (r rawKV) String() string {
 func readDebeziumRaw(t *testing.T, path string) map[string][]rawKV {
 	t.Helper()
 	out := map[string][]rawKV{}
-	eachDebeziumLine(t, path, func(line debeziumLine) {
+	itest.EachDebeziumLine(t, path, func(line itest.DebeziumLine) {
 		r := rawKV{key: []byte(line.Key), value: []byte(line.Value)}
 		if string(line.Key) == "null" {
 			r.key = nil // no key (a table without one): the harness writes null
@@ -118,7 +120,7 @@ func readTopicBytes(t *testing.T, topic string) []rawKV {
 	var out []rawKV
 	// Control records (exactly_once's commit markers) take offsets: they
 	// are read, to know where the topic ends, and left out.
-	eachRawRecordWithin(t, topic, 30*time.Second, []kgo.Opt{kgo.KeepControlRecords()}, func(r *kgo.Record) {
+	itest.EachRawRecordWithin(t, topic, 30*time.Second, []kgo.Opt{kgo.KeepControlRecords()}, func(r *kgo.Record) {
 		h := map[string]string{}
 		for _, x := range r.Headers {
 			h[x.Key] = string(x.Value)
@@ -129,7 +131,7 @@ func readTopicBytes(t *testing.T, topic string) []rawKV {
 }
 
 // runFormatOracle runs every run of runs on src at once and compares.
-func runFormatOracle(t *testing.T, e *env, src formatSource, runs []formatRun) {
+func runFormatOracle(t *testing.T, e *itest.Env, src formatSource, runs []formatRun) {
 	t.Helper()
 	var topics []string
 	for _, r := range runs {
@@ -139,17 +141,17 @@ func runFormatOracle(t *testing.T, e *env, src formatSource, runs []formatRun) {
 			topics = append(topics, src.topic(v.table))
 		}
 	}
-	createSinglePartitionTopics(t, topics...)
+	itest.CreateSinglePartitionTopics(t, topics...)
 
 	type started struct {
 		out  string
-		dbz  *debeziumProc
+		dbz  *itest.DebeziumProc
 		runs formatRun
 	}
 	var all []started
-	var procs []*proc
+	var procs []*itest.Proc
 	for _, r := range runs {
-		dir := filepath.Join(e.dir, r.label)
+		dir := filepath.Join(e.Dir, r.label)
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -192,10 +194,10 @@ func runFormatOracle(t *testing.T, e *env, src formatSource, runs []formatRun) {
 			if v.exactlyOnce {
 				top += "delivery: exactly_once\n"
 			}
-			p := e.start("run", "--config", src.pipeline(e.name+"_"+v.table, v.table, top))
+			p := e.Start("run", "--config", src.pipeline(e.Name+"_"+v.table, v.table, top))
 			t.Cleanup(func() {
 				if t.Failed() {
-					t.Logf("tributary (%s) output:\n%s", v.table, p.out)
+					t.Logf("tributary (%s) output:\n%s", v.table, p.Out)
 				}
 			})
 			procs = append(procs, p)
@@ -203,17 +205,17 @@ func runFormatOracle(t *testing.T, e *env, src formatSource, runs []formatRun) {
 	}
 
 	// The stream starts once every side has read its snapshot row.
-	waitFor(t, 120*time.Second, "every snapshot", func() bool {
+	itest.WaitFor(t, 120*time.Second, "every snapshot", func() bool {
 		for _, s := range all {
-			if s.dbz.exited() {
-				t.Fatalf("debezium (%s) exited early:\n%s", s.runs.label, s.dbz.out)
+			if s.dbz.Exited() {
+				t.Fatalf("debezium (%s) exited early:\n%s", s.runs.label, s.dbz.Out)
 			}
-			if countLines(s.out) < len(s.runs.variants) {
+			if itest.CountLines(s.out) < len(s.runs.variants) {
 				return false
 			}
 		}
 		for _, topic := range topics {
-			if topicEnd(topic) < 1 {
+			if itest.TopicEnd(topic) < 1 {
 				return false
 			}
 		}
@@ -226,15 +228,15 @@ func runFormatOracle(t *testing.T, e *env, src formatSource, runs []formatRun) {
 			}
 		}
 	}
-	waitFor(t, 90*time.Second, "every record on both sides", func() bool {
+	itest.WaitFor(t, 90*time.Second, "every record on both sides", func() bool {
 		for _, s := range all {
-			if countLines(s.out) < len(s.runs.variants) && s.dbz.exited() {
-				t.Fatalf("debezium (%s) exited:\n%s", s.runs.label, s.dbz.out)
+			if itest.CountLines(s.out) < len(s.runs.variants) && s.dbz.Exited() {
+				t.Fatalf("debezium (%s) exited:\n%s", s.runs.label, s.dbz.Out)
 			}
 			want := 0
 			for _, v := range s.runs.variants {
 				want += v.want
-				n := topicEnd(src.topic(v.table))
+				n := itest.TopicEnd(src.topic(v.table))
 				if v.exactlyOnce && n >= int64(v.want) {
 					// The end counts the commit markers too.
 					n = int64(len(readTopicBytes(t, src.topic(v.table))))
@@ -243,21 +245,21 @@ func runFormatOracle(t *testing.T, e *env, src formatSource, runs []formatRun) {
 					return false
 				}
 			}
-			if countLines(s.out) < want {
+			if itest.CountLines(s.out) < want {
 				return false
 			}
 		}
 		return true
 	})
 	for _, p := range procs {
-		if code := p.stop(t); code != 0 {
-			t.Errorf("tributary exit code %d after SIGTERM; output:\n%s", code, p.out)
+		if code := p.Stop(t); code != 0 {
+			t.Errorf("tributary exit code %d after SIGTERM; output:\n%s", code, p.Out)
 		}
 	}
 
 	compared := 0
 	for _, s := range all {
-		s.dbz.stop()
+		s.dbz.Stop()
 		dbz := readDebeziumRaw(t, s.out)
 		for _, v := range s.runs.variants {
 			topic := src.topic(v.table)
@@ -365,7 +367,7 @@ func formatStreamPostgres() []string {
 		`UPDATE %s SET id = 30 WHERE id = 3`,
 		`DELETE FROM %s WHERE id = 2`,
 		// An unchanged TOASTed bytea: Debezium's placeholder in each binary mode.
-		`INSERT INTO %s (id, req, data) VALUES (4, 0, convert_to(` + toastText + `, 'UTF8'))`,
+		`INSERT INTO %s (id, req, data) VALUES (4, 0, convert_to(` + itest.ToastText + `, 'UTF8'))`,
 		`UPDATE %s SET n = 1 WHERE id = 4`,
 	}
 }
@@ -373,57 +375,57 @@ func formatStreamPostgres() []string {
 // pgFormatSource is runFormatOracle's PostgreSQL side in e's database
 // (the caller sets table, snapshot and stream); source is added to each
 // pipeline's source section.
-func pgFormatSource(t *testing.T, e *env, source string) formatSource {
+func pgFormatSource(t *testing.T, e *itest.Env, source string) formatSource {
 	return formatSource{
-		exec: func(sql string) { e.exec(sql) },
-		debezium: func(dir, label, out string, max int, tables, _ []string, extra []string) *debeziumProc {
+		exec: func(sql string) { e.Exec(sql) },
+		debezium: func(dir, label, out string, max int, tables, _ []string, extra []string) *itest.DebeziumProc {
 			de := *e
-			de.dir, de.name = dir, e.name+"_"+label
+			de.Dir, de.Name = dir, e.Name+"_"+label
 			extra = append(extra, "table.include.list="+tableList("public", tables))
-			return startDebezium(t, &de, out, max, strings.Join(extra, "\n")+"\n")
+			return itest.StartDebezium(t, &de, out, max, strings.Join(extra, "\n")+"\n")
 		},
 		pipeline: func(name, table, top string) string {
 			pe := *e
-			pe.name = name
-			return pe.writePipeline(pipelineConfig{source: "  tables: [public." + table + "]\n  snapshot_parallelism: 1\n" + source,
-				destination: "  delete_mode: record_and_tombstone\n", checkpoint: "  path: " + filepath.Join(e.dir, name) + "\n" + top,
-				file: name + ".yaml"})
+			pe.Name = name
+			return pe.WritePipeline(itest.PipelineConfig{Source: "  tables: [public." + table + "]\n  snapshot_parallelism: 1\n" + source,
+				Destination: "  delete_mode: record_and_tombstone\n", Checkpoint: "  path: " + filepath.Join(e.Dir, name) + "\n" + top,
+				File: name + ".yaml"})
 		},
-		topic: func(table string) string { return e.prefix + ".public." + table },
+		topic: func(table string) string { return e.Prefix + ".public." + table },
 	}
 }
 
 // myFormatSource is runFormatOracle's MariaDB side in e's database (the
 // caller sets table, snapshot and stream).
-func myFormatSource(t *testing.T, e *myEnv) formatSource {
+func myFormatSource(t *testing.T, e *itest.MyEnv) formatSource {
 	return formatSource{
-		exec: func(sql string) { e.exec(sql) },
-		debezium: func(dir, label, out string, max int, _, others []string, extra []string) *debeziumProc {
+		exec: func(sql string) { e.Exec(sql) },
+		debezium: func(dir, label, out string, max int, _, others []string, extra []string) *itest.DebeziumProc {
 			de := *e
-			env := *e.env
-			env.dir = dir
-			de.env = &env
+			env := *e.Env
+			env.Dir = dir
+			de.Env = &env
 			// The harness's table.exclude.list (Tributary's signal table),
 			// and the other run's tables: Debezium refuses include and
 			// exclude lists together.
-			extra = append(extra, "table.exclude.list="+tableList(e.db, append([]string{"tributary_signal"}, others...)))
-			return startMariaDBDebezium(t, &de, out, max, strings.Join(extra, "\n")+"\n")
+			extra = append(extra, "table.exclude.list="+tableList(e.DB, append([]string{"tributary_signal"}, others...)))
+			return itest.StartMariaDBDebezium(t, &de, out, max, strings.Join(extra, "\n")+"\n")
 		},
 		pipeline: func(name, table, top string) string {
-			pe := *e.env
-			pe.name = name
-			return pe.writePipeline(pipelineConfig{typ: "mysql", url: e.url(), source: "  tables: [" + e.db + "." + table + "]\n  snapshot_parallelism: 1\n",
-				destination: "  delete_mode: record_and_tombstone\n", checkpoint: "  path: " + filepath.Join(e.dir, name) + "\n" + top,
-				file: name + ".yaml"})
+			pe := *e.Env
+			pe.Name = name
+			return pe.WritePipeline(itest.PipelineConfig{Typ: "mysql", URL: e.URL(), Source: "  tables: [" + e.DB + "." + table + "]\n  snapshot_parallelism: 1\n",
+				Destination: "  delete_mode: record_and_tombstone\n", Checkpoint: "  path: " + filepath.Join(e.Dir, name) + "\n" + top,
+				File: name + ".yaml"})
 		},
-		topic: func(table string) string { return e.prefix + "." + e.db + "." + table },
+		topic: func(table string) string { return e.Prefix + "." + e.DB + "." + table },
 	}
 }
 
 // TestFormatOptionsPostgres compares the format options with Debezium's
 // PostgreSQL connector and ExtractNewRecordState.
 func TestFormatOptionsPostgres(t *testing.T) {
-	e := newEnv(t, "fmtpg")
+	e := itest.NewEnv(t, "fmtpg")
 	src := pgFormatSource(t, e, "")
 	src.table = `CREATE TABLE %s (id int PRIMARY KEY, amount numeric(10,2), vnum numeric, req numeric(8,3) NOT NULL,
 			data bytea, d date, tm time, tm3 time(3), ts timestamp, ts3 timestamp(3), tstz timestamptz,
@@ -436,8 +438,8 @@ func TestFormatOptionsPostgres(t *testing.T) {
 // TestFormatOptionsMySQL compares the format options with Debezium's
 // MariaDB connector and ExtractNewRecordState.
 func TestFormatOptionsMySQL(t *testing.T) {
-	e := newMyEnv(t, "fmtmy")
-	e.exec(`SET SESSION time_zone = '+00:00'`)
+	e := itest.NewMyEnv(t, "fmtmy")
+	e.Exec(`SET SESSION time_zone = '+00:00'`)
 	src := myFormatSource(t, e)
 	src.table = `CREATE TABLE %s (id INT PRIMARY KEY, amount DECIMAL(10,2), req DECIMAL(8,3) NOT NULL, data VARBINARY(16), blb BLOB,
 			d DATE, tm TIME, tm3 TIME(3), dt DATETIME, dt6 DATETIME(6), tsz TIMESTAMP(3) NULL, txt VARCHAR(20) NOT NULL DEFAULT 'x', n INT)`
@@ -449,7 +451,7 @@ func TestFormatOptionsMySQL(t *testing.T) {
 		`UPDATE %s SET id = 30 WHERE id = 3`,
 		`DELETE FROM %s WHERE id = 2`,
 	}
-	runFormatOracle(t, e.env, src, formatRunsFor("connect", "adaptive_time_microseconds", 0))
+	runFormatOracle(t, e.Env, src, formatRunsFor("connect", "adaptive_time_microseconds", 0))
 }
 
 // TestFormatSizeLimitAndSkipped: with format.schemas false and
@@ -458,23 +460,23 @@ func TestFormatOptionsMySQL(t *testing.T) {
 // skipped with a row.skipped event whose primary_key comes from the
 // schema-less key, and the rows around it arrive.
 func TestFormatSizeLimitAndSkipped(t *testing.T) {
-	e := newEnv(t, "fmtsize")
-	e.exec(`CREATE TABLE docs (k int PRIMARY KEY, v text)`)
-	fits := alnum(19_000) // 19,021 bytes of key and value; the default format would make it 21,637
-	over := alnum(30_000) // over in any format
-	e.exec(`INSERT INTO docs VALUES (1, 'small'), (2, '` + over + `'), (3, '` + fits + `'), (4, 'after')`)
-	cfg := e.writeConfig("  max_message_bytes: 20000\n")
-	appendConfig(t, cfg, "format:\n  schemas: false\n  unwrap: true\n")
-	topic := e.prefix + ".public.docs"
-	p := e.start("run", "--config", cfg)
-	waitOrDump(t, p, 60*time.Second, "3 messages", func() bool { return topicEnd(topic) >= 3 })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	e := itest.NewEnv(t, "fmtsize")
+	e.Exec(`CREATE TABLE docs (k int PRIMARY KEY, v text)`)
+	fits := itest.Alnum(19_000) // 19,021 bytes of key and value; the default format would make it 21,637
+	over := itest.Alnum(30_000) // over in any format
+	e.Exec(`INSERT INTO docs VALUES (1, 'small'), (2, '` + over + `'), (3, '` + fits + `'), (4, 'after')`)
+	cfg := e.WriteConfig("  max_message_bytes: 20000\n")
+	itest.AppendConfig(t, cfg, "format:\n  schemas: false\n  unwrap: true\n")
+	topic := e.Prefix + ".public.docs"
+	p := e.Start("run", "--config", cfg)
+	itest.WaitOrDump(t, p, 60*time.Second, "3 messages", func() bool { return itest.TopicEnd(topic) >= 3 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 	got := map[string]string{}
-	for _, r := range readRaw(t, topic) {
+	for _, r := range itest.ReadRaw(t, topic) {
 		got[string(r.Key)] = string(r.Value)
-		if s := batchSizeOf(r); s > 20000 {
+		if s := itest.BatchSizeOf(r); s > 20000 {
 			t.Errorf("key %s: %d bytes published over max_message_bytes 20000", r.Key, s)
 		}
 	}
@@ -491,8 +493,8 @@ func TestFormatSizeLimitAndSkipped(t *testing.T) {
 			t.Errorf("key %s: value %.80q, want %.80q", k, got[k], v)
 		}
 	}
-	lines := e.skippedLines(t)
+	lines := e.SkippedLines(t)
 	if len(lines) != 1 || fmt.Sprint(lines[0].PrimaryKey["k"]) != "2" || lines[0].LimitBytes != 20000 || lines[0].SizeBytes <= 20000 {
-		t.Fatalf("row.skipped events %+v; output:\n%s", lines, p.out)
+		t.Fatalf("row.skipped events %+v; output:\n%s", lines, p.Out)
 	}
 }

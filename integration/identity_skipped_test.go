@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/tributary-cdc/tributary/pkg/webhook"
 )
 
@@ -22,17 +24,17 @@ import (
 // oversized delete record but still publishes its tombstone, so a
 // compacted topic forgets the row. On every source.
 func TestIdentitySkippedLongKeyAndTombstone(t *testing.T) {
-	forEachBackend(t, "idskip", identitySkipped)
+	itest.ForEachBackend(t, "idskip", identitySkipped)
 }
 
-func identitySkipped(t *testing.T, b backend) {
-	e := b.env()
-	for _, q := range b.textKeyTable("docs") {
-		mustExecOn(t, b, q)
+func identitySkipped(t *testing.T, b itest.Backend) {
+	e := b.Env()
+	for _, q := range b.TextKeyTable("docs") {
+		itest.MustExecOn(t, b, q)
 	}
 	longKey := strings.Repeat("key with spaces ", 125) // 2,000 characters
 	big := strings.Repeat("x", 40<<10)
-	mustExecOn(t, b, `INSERT INTO docs VALUES ('small', 'a'), ('`+longKey+`', '`+big+`')`)
+	itest.MustExecOn(t, b, `INSERT INTO docs VALUES ('small', 'a'), ('`+longKey+`', '`+big+`')`)
 
 	var mu sync.Mutex
 	var events []webhook.RowSkipped
@@ -50,22 +52,22 @@ func identitySkipped(t *testing.T, b backend) {
 	}))
 	defer srv.Close()
 
-	cfg := b.config(nil, "  delete_mode: record_and_tombstone\n  max_message_bytes: 20000\n")
-	appendConfig(t, cfg, "webhooks:\n  row_skipped_url: "+srv.URL+"/hooks\n  signing_secret: whsec_dGVzdC1zZWNyZXQ=\n")
+	cfg := b.Config(nil, "  delete_mode: record_and_tombstone\n  max_message_bytes: 20000\n")
+	itest.AppendConfig(t, cfg, "webhooks:\n  row_skipped_url: "+srv.URL+"/hooks\n  signing_secret: whsec_dGVzdC1zZWNyZXQ=\n")
 
-	topic := b.topic("docs")
+	topic := b.Topic("docs")
 	nEvents := func() int { mu.Lock(); defer mu.Unlock(); return len(events) }
-	p := e.start("run", "--config", cfg)
-	waitOrDump(t, p, 60*time.Second, "the small row and the skipped backfill row", func() bool { return topicEnd(topic) >= 1 && nEvents() >= 1 })
-	mustExecOn(t, b, `DELETE FROM docs WHERE id = '`+longKey+`'`)
-	mustExecOn(t, b, `INSERT INTO docs VALUES ('after', 'b')`)
-	waitOrDump(t, p, 60*time.Second, "the tombstone and the row after it", func() bool { return topicEnd(topic) >= 3 })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	p := e.Start("run", "--config", cfg)
+	itest.WaitOrDump(t, p, 60*time.Second, "the small row and the skipped backfill row", func() bool { return itest.TopicEnd(topic) >= 1 && nEvents() >= 1 })
+	itest.MustExecOn(t, b, `DELETE FROM docs WHERE id = '`+longKey+`'`)
+	itest.MustExecOn(t, b, `INSERT INTO docs VALUES ('after', 'b')`)
+	itest.WaitOrDump(t, p, 60*time.Second, "the tombstone and the row after it", func() bool { return itest.TopicEnd(topic) >= 3 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 
 	var tombstones, longRecords int
-	for _, m := range readTopic(t, topic) {
+	for _, m := range itest.ReadTopic(t, topic) {
 		pl, _ := m.Key["payload"].(map[string]any)
 		if pl["id"] != longKey {
 			continue

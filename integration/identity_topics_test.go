@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -21,23 +23,23 @@ import (
 // stops the pipeline with an error naming both tables and the topic, and
 // not one of its rows reaches the first table's topic.
 func TestIdentityTopicCollisionWhileStreaming(t *testing.T) {
-	e := newEnv(t, "idcoll")
-	e.exec(`CREATE TABLE my_table (id int PRIMARY KEY)`)
-	e.exec(`INSERT INTO my_table VALUES (1), (2)`)
-	topic := e.prefix + ".public.my_table"
-	p := e.start("run", "--config", e.writeConfig(""))
-	waitFor(t, 60*time.Second, "my_table's 2 rows", func() bool { return topicEnd(topic) >= 2 })
+	e := itest.NewEnv(t, "idcoll")
+	e.Exec(`CREATE TABLE my_table (id int PRIMARY KEY)`)
+	e.Exec(`INSERT INTO my_table VALUES (1), (2)`)
+	topic := e.Prefix + ".public.my_table"
+	p := e.Start("run", "--config", e.WriteConfig(""))
+	itest.WaitFor(t, 60*time.Second, "my_table's 2 rows", func() bool { return itest.TopicEnd(topic) >= 2 })
 
-	e.exec(`CREATE TABLE "my table" (id int PRIMARY KEY)`)
-	e.exec(`INSERT INTO "my table" VALUES (101)`)
-	e.exec(`INSERT INTO my_table VALUES (3)`)
+	e.Exec(`CREATE TABLE "my table" (id int PRIMARY KEY)`)
+	e.Exec(`INSERT INTO "my table" VALUES (101)`)
+	e.Exec(`INSERT INTO my_table VALUES (3)`)
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(60 * time.Second):
-		t.Fatalf("still running 60 s after a second table for topic %s appeared; output:\n%s", topic, p.out)
+		t.Fatalf("still running 60 s after a second table for topic %s appeared; output:\n%s", topic, p.Out)
 	}
-	out := p.out.String()
-	if code := p.cmd.ProcessState.ExitCode(); code == 0 {
+	out := p.Out.String()
+	if code := p.Cmd.ProcessState.ExitCode(); code == 0 {
 		t.Fatalf("exit 0; output:\n%s", out)
 	}
 	for _, want := range []string{`'public.my table'`, `'public.my_table'`, "topic " + topic, "source.tables"} {
@@ -45,7 +47,7 @@ func TestIdentityTopicCollisionWhileStreaming(t *testing.T) {
 			t.Errorf("output does not name %q:\n%s", want, out)
 		}
 	}
-	for _, m := range readTopic(t, topic) {
+	for _, m := range itest.ReadTopic(t, topic) {
 		pl, _ := m.Key["payload"].(map[string]any)
 		if id, _ := pl["id"].(float64); id > 100 {
 			t.Errorf("a row of \"my table\" (id %v) was published to my_table's topic %s", id, topic)
@@ -58,13 +60,13 @@ func TestIdentityTopicCollisionWhileStreaming(t *testing.T) {
 // at start-up, before anything is read or published, naming both tables
 // and both topics.
 func TestIdentityTopicCollisionAtStartup(t *testing.T) {
-	e := newEnv(t, "idstart")
-	e.exec(`CREATE SCHEMA a`)
-	e.exec(`CREATE SCHEMA a_b`)
-	e.exec(`CREATE TABLE a.b_c (id int PRIMARY KEY)`)
-	e.exec(`CREATE TABLE a_b.c (id int PRIMARY KEY)`)
-	e.exec(`INSERT INTO a.b_c VALUES (1)`)
-	cfg := e.writeConfig("")
+	e := itest.NewEnv(t, "idstart")
+	e.Exec(`CREATE SCHEMA a`)
+	e.Exec(`CREATE SCHEMA a_b`)
+	e.Exec(`CREATE TABLE a.b_c (id int PRIMARY KEY)`)
+	e.Exec(`CREATE TABLE a_b.c (id int PRIMARY KEY)`)
+	e.Exec(`INSERT INTO a.b_c VALUES (1)`)
+	cfg := e.WriteConfig("")
 	b, err := os.ReadFile(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -73,22 +75,22 @@ func TestIdentityTopicCollisionAtStartup(t *testing.T) {
 	if err := os.WriteFile(cfg, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := e.start("run", "--config", cfg)
+	p := e.Start("run", "--config", cfg)
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(60 * time.Second):
-		t.Fatalf("still running with two listed tables for one topic; output:\n%s", p.out)
+		t.Fatalf("still running with two listed tables for one topic; output:\n%s", p.Out)
 	}
-	out := p.out.String()
-	if p.cmd.ProcessState.ExitCode() == 0 {
+	out := p.Out.String()
+	if p.Cmd.ProcessState.ExitCode() == 0 {
 		t.Fatalf("exit 0; output:\n%s", out)
 	}
-	for _, want := range []string{`'a.b_c'`, `'a_b.c'`, e.prefix + ".a.b_c", e.prefix + ".a_b.c", "Kafka treats as the same topic", "source.tables"} {
+	for _, want := range []string{`'a.b_c'`, `'a_b.c'`, e.Prefix + ".a.b_c", e.Prefix + ".a_b.c", "Kafka treats as the same topic", "source.tables"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output does not say %s:\n%s", want, out)
 		}
 	}
-	if n := topicEnd(e.prefix + ".a.b_c"); n != 0 {
+	if n := itest.TopicEnd(e.Prefix + ".a.b_c"); n != 0 {
 		t.Errorf("%d records published before the refusal", n)
 	}
 }
@@ -99,10 +101,10 @@ func TestIdentityTopicCollisionAtStartup(t *testing.T) {
 // Tributary), which the broker explains as "Topic '…' collides with
 // existing topic: …" where the code alone says only "invalid topic".
 func TestIdentityBrokerErrorMessage(t *testing.T) {
-	skipShort(t)
+	itest.SkipShort(t)
 	prefix := "it-idbroker-" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
 	existing, colliding := prefix+".a.b_c", prefix+".a_b.c"
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(itest.KafkaAddr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +117,7 @@ func TestIdentityBrokerErrorMessage(t *testing.T) {
 	}
 	defer adm.DeleteTopics(context.Background(), existing)
 
-	prod, err := kafka.NewProducer(config.Destination{BootstrapServers: kafkaAddr, DisableTLS: true, CreateMissingTopics: true})
+	prod, err := kafka.NewProducer(config.Destination{BootstrapServers: itest.KafkaAddr, DisableTLS: true, CreateMissingTopics: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/jackc/pgx/v5"
 )
 
@@ -29,14 +31,14 @@ import (
 // JDBC_SINK_SEED replays a seed; JDBC_SINK_SECONDS (default 20) sets how
 // long the workload runs per source.
 func TestJDBCSinkMatchesSource(t *testing.T) {
-	skipShort(t)
+	itest.SkipShort(t)
 	seed := envSeed(t, "JDBC_SINK_SEED")
 	seconds := envInt(t, "JDBC_SINK_SECONDS", 20)
 	if seconds < 1 {
 		t.Fatalf("JDBC_SINK_SECONDS=%d: want a positive number of seconds", seconds)
 	}
 	t.Logf("seed %d (replay: JDBC_SINK_SEED=%d go test -count=1 -v -run '^TestJDBCSinkMatchesSource$' ./integration/)", seed, seed)
-	forEachBackend(t, "jdbcsink", func(t *testing.T, b backend) {
+	itest.ForEachBackend(t, "jdbcsink", func(t *testing.T, b itest.Backend) {
 		runJDBCSink(t, b, seed, time.Duration(seconds)*time.Second)
 	})
 }
@@ -112,8 +114,8 @@ var sinkTables = map[string][]sinkColumn{
 // sinkAdded is the column the workload adds to js_notes half way.
 var sinkAdded = sinkColumn{name: "extra", pg: "text", my: "VARCHAR(50) CHARACTER SET utf8mb4", literal: sinkText, nullable: true}
 
-func runJDBCSink(t *testing.T, b backend, seed uint64, run time.Duration) {
-	e := b.env()
+func runJDBCSink(t *testing.T, b itest.Backend, seed uint64, run time.Duration) {
+	e := b.Env()
 	names := slices.Sorted(func(yield func(string) bool) {
 		for n := range sinkTables {
 			if !yield(n) {
@@ -124,13 +126,13 @@ func runJDBCSink(t *testing.T, b backend, seed uint64, run time.Duration) {
 	for _, n := range names {
 		mustExec(t, b, sinkCreate(b, n, sinkTables[n]))
 	}
-	for _, q := range b.createTable("sentinel") {
+	for _, q := range b.CreateTable("sentinel") {
 		mustExec(t, b, q)
 	}
 
 	// The sink database, dropped after the worker stops (cleanups run last first).
-	sinkDB := e.db + "_sink"
-	admin, err := pgx.Connect(context.Background(), pgAdminURL)
+	sinkDB := e.DB + "_sink"
+	admin, err := pgx.Connect(context.Background(), itest.PGAdminURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +141,7 @@ func runJDBCSink(t *testing.T, b backend, seed uint64, run time.Duration) {
 	}
 	admin.Close(context.Background())
 	t.Cleanup(func() {
-		if admin, err := pgx.Connect(context.Background(), pgAdminURL); err == nil {
+		if admin, err := pgx.Connect(context.Background(), itest.PGAdminURL); err == nil {
 			admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+sinkDB+" WITH (FORCE)")
 			admin.Close(context.Background())
 		}
@@ -148,7 +150,7 @@ func runJDBCSink(t *testing.T, b backend, seed uint64, run time.Duration) {
 	w := &sinkWorkload{b: b, rng: rand.New(rand.NewPCG(seed, 0x51c)), live: map[string][]string{}, next: 1}
 	for _, n := range names {
 		for range 200 {
-			w.insert(t, n)
+			w.Insert(t, n)
 		}
 	}
 
@@ -156,10 +158,10 @@ func runJDBCSink(t *testing.T, b backend, seed uint64, run time.Duration) {
 	// d event and its tombstone. (Tombstones alone the connector cannot take: it fails
 	// with a NullPointerException when a table's first record is one.)
 	deleteMode := []string{"record", "record_and_tombstone"}[w.rng.IntN(2)]
-	t.Logf("%s: delete_mode %s", b.kind(), deleteMode)
-	cfg := b.config(nil, "  delete_mode: "+deleteMode+"\n")
+	t.Logf("%s: delete_mode %s", b.Kind(), deleteMode)
+	cfg := b.Config(nil, "  delete_mode: "+deleteMode+"\n")
 	worker := startJDBCSinkWorker(t, e, sinkDB)
-	p := e.start("run", "--config", cfg)
+	p := e.Start("run", "--config", cfg)
 
 	// The writer runs for run; the publisher is SIGKILLed every 1–4 s and
 	// restarted at once, so at-least-once replays overlap the workload.
@@ -168,13 +170,13 @@ func runJDBCSink(t *testing.T, b backend, seed uint64, run time.Duration) {
 	kills, txs := 0, 0
 	for time.Now().Before(deadline) {
 		if time.Now().After(killAt) {
-			p.kill()
+			p.Kill()
 			kills++
-			p = e.start("run", "--config", cfg)
+			p = e.Start("run", "--config", cfg)
 			killAt = time.Now().Add(time.Duration(1000+w.rng.IntN(3000)) * time.Millisecond)
 		}
-		if p.exited() {
-			t.Fatalf("tributary exited (%v); output:\n%s", p.err, p.out)
+		if p.Exited() {
+			t.Fatalf("tributary exited (%v); output:\n%s", p.Err, p.Out)
 		}
 		if txs == 150 {
 			mustExec(t, b, fmt.Sprintf("ALTER TABLE js_notes ADD COLUMN %s %s", sinkAdded.name, sinkColumnType(b, sinkAdded)))
@@ -184,8 +186,8 @@ func runJDBCSink(t *testing.T, b backend, seed uint64, run time.Duration) {
 		txs++
 		time.Sleep(time.Duration(w.rng.IntN(20)) * time.Millisecond)
 	}
-	awaitBackendSentinel(t, b, p, 1)
-	t.Logf("%s: %d transactions, %d SIGKILLs of the publisher", b.kind(), txs, kills)
+	itest.AwaitBackendSentinel(t, b, p, 1)
+	t.Logf("%s: %d transactions, %d SIGKILLs of the publisher", b.Kind(), txs, kills)
 
 	sink, err := pgx.Connect(context.Background(), "postgres://postgres:postgres@127.0.0.1:5432/"+sinkDB)
 	if err != nil {
@@ -198,8 +200,8 @@ func runJDBCSink(t *testing.T, b backend, seed uint64, run time.Duration) {
 	var diff string
 	ok := false
 	for end := time.Now().Add(3 * time.Minute); time.Now().Before(end); time.Sleep(2 * time.Second) {
-		if worker.exited() {
-			t.Fatalf("the Kafka Connect worker exited (%v); its log:\n%s", worker.err, tail(worker.out.String(), 4000))
+		if worker.Exited() {
+			t.Fatalf("the Kafka Connect worker exited (%v); its log:\n%s", worker.Err, itest.Tail(worker.Out.String(), 4000))
 		}
 		if diff = sinkDiff(t, b, sink, names, w.added); diff == "" {
 			ok = true
@@ -208,28 +210,28 @@ func runJDBCSink(t *testing.T, b backend, seed uint64, run time.Duration) {
 	}
 	if !ok {
 		t.Fatalf("%s (seed %d): the JDBC sink's tables differ from the source:\n%s\nConnect worker log:\n%s",
-			b.kind(), seed, diff, tail(worker.out.String(), 4000))
+			b.Kind(), seed, diff, itest.Tail(worker.Out.String(), 4000))
 	}
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("tributary exited %d; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("tributary exited %d; output:\n%s", code, p.Out)
 	}
 }
 
-func mustExec(t *testing.T, b backend, q string) {
+func mustExec(t *testing.T, b itest.Backend, q string) {
 	t.Helper()
-	if err := b.exec(q); err != nil {
+	if err := b.Exec(q); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 }
 
-func sinkColumnType(b backend, c sinkColumn) string {
-	if b.kind() == "postgres" {
+func sinkColumnType(b itest.Backend, c sinkColumn) string {
+	if b.Kind() == "postgres" {
 		return c.pg
 	}
 	return c.my
 }
 
-func sinkCreate(b backend, table string, cols []sinkColumn) string {
+func sinkCreate(b itest.Backend, table string, cols []sinkColumn) string {
 	var defs, keys []string
 	for _, c := range cols {
 		d := c.name + " " + sinkColumnType(b, c)
@@ -247,7 +249,7 @@ func sinkCreate(b backend, table string, cols []sinkColumn) string {
 // sinkWorkload writes random transactions; live holds each table's keys
 // (as SQL conditions) that exist.
 type sinkWorkload struct {
-	b     backend
+	b     itest.Backend
 	rng   *rand.Rand
 	live  map[string][]string
 	next  int64
@@ -279,7 +281,7 @@ func (w *sinkWorkload) value(c sinkColumn) string {
 	return c.literal(w.rng)
 }
 
-func (w *sinkWorkload) insert(t *testing.T, table string) {
+func (w *sinkWorkload) Insert(t *testing.T, table string) {
 	t.Helper()
 	keys, where := w.keyValues(table)
 	var names, values []string
@@ -306,7 +308,7 @@ func (w *sinkWorkload) transaction(t *testing.T, names []string) {
 		live := w.live[table]
 		op := w.rng.IntN(10)
 		if len(live) == 0 || op < 3 {
-			w.insert(t, table)
+			w.Insert(t, table)
 			continue
 		}
 		i := w.rng.IntN(len(live))
@@ -341,7 +343,7 @@ func (w *sinkWorkload) transaction(t *testing.T, names []string) {
 // sinkDiff compares every table's rows in the source and the sink (each
 // column as canonical text, NULL as "NULL"); "" when they are equal, else
 // the first differences.
-func sinkDiff(t *testing.T, b backend, sink *pgx.Conn, names []string, added bool) string {
+func sinkDiff(t *testing.T, b itest.Backend, sink *pgx.Conn, names []string, added bool) string {
 	t.Helper()
 	var out strings.Builder
 	for _, table := range names {
@@ -355,7 +357,7 @@ func sinkDiff(t *testing.T, b backend, sink *pgx.Conn, names []string, added boo
 			if c.pgText != "" {
 				pgExpr, myExpr = c.pgText, c.myText
 			}
-			if b.kind() == "postgres" {
+			if b.Kind() == "postgres" {
 				src = append(src, fmt.Sprintf(pgExpr, c.name))
 			} else {
 				src = append(src, fmt.Sprintf(myExpr, c.name))
@@ -403,16 +405,16 @@ func sinkDiff(t *testing.T, b backend, sink *pgx.Conn, names []string, added boo
 }
 
 // sourceRows reads q's rows from the backend, each as its columns' text joined by " | ".
-func sourceRows(b backend, q string) ([]string, error) {
+func sourceRows(b itest.Backend, q string) ([]string, error) {
 	switch s := b.(type) {
-	case *pgBackend:
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return pgRows(s.e.conn, q)
-	case *mariaBackend:
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		r, err := s.e.my.Execute(q)
+	case *itest.PGBackend:
+		s.Mu.Lock()
+		defer s.Mu.Unlock()
+		return pgRows(s.E.Conn, q)
+	case *itest.MariaBackend:
+		s.Mu.Lock()
+		defer s.Mu.Unlock()
+		r, err := s.E.My.Execute(q)
 		if err != nil {
 			return nil, err
 		}
@@ -462,7 +464,7 @@ func pgRows(conn *pgx.Conn, q string) ([]string, error) {
 // startJDBCSinkWorker starts a Kafka Connect worker (standalone, its
 // offsets in e.dir) with Debezium's JDBC sink reading every topic of e's
 // prefix into sinkDB; it is killed when the test ends.
-func startJDBCSinkWorker(t *testing.T, e *env, sinkDB string) *proc {
+func startJDBCSinkWorker(t *testing.T, e *itest.Env, sinkDB string) *itest.Proc {
 	t.Helper()
 	home, err := filepath.Abs(filepath.Join("..", ".services", "debezium", "jdbc-sink"))
 	if err != nil {
@@ -471,20 +473,20 @@ func startJDBCSinkWorker(t *testing.T, e *env, sinkDB string) *proc {
 	if _, err := os.Stat(filepath.Join(home, "classes")); err != nil {
 		t.Fatalf("the JDBC sink is not built (integration/debezium/build.sh jdbc-sink, run by make services-up): %v", err)
 	}
-	worker := filepath.Join(e.dir, "connect-worker.properties")
-	connector := filepath.Join(e.dir, "connect-jdbc-sink.properties")
+	worker := filepath.Join(e.Dir, "connect-worker.properties")
+	connector := filepath.Join(e.Dir, "connect-jdbc-sink.properties")
 	write := func(path string, lines ...string) {
 		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	write(worker,
-		"bootstrap.servers="+kafkaAddr,
+		"bootstrap.servers="+itest.KafkaAddr,
 		"key.converter=org.apache.kafka.connect.json.JsonConverter",
 		"value.converter=org.apache.kafka.connect.json.JsonConverter",
 		"key.converter.schemas.enable=true",
 		"value.converter.schemas.enable=true",
-		"offset.storage.file.filename="+filepath.Join(e.dir, "connect.offsets"),
+		"offset.storage.file.filename="+filepath.Join(e.Dir, "connect.offsets"),
 		"offset.flush.interval.ms=1000",
 		"plugin.discovery=only_scan",
 		"listeners=http://127.0.0.1:0",
@@ -492,11 +494,11 @@ func startJDBCSinkWorker(t *testing.T, e *env, sinkDB string) *proc {
 		"consumer.metadata.max.age.ms=2000",
 	)
 	write(connector,
-		"name=jdbc-sink-"+e.name,
+		"name=jdbc-sink-"+e.Name,
 		"connector.class=io.debezium.connector.jdbc.JdbcSinkConnector",
 		"tasks.max=1",
 		// Topics of the prefix created later (the connector starts first) are found by the regex.
-		"topics.regex="+strings.ReplaceAll(e.prefix, ".", `\\.`)+`\\..*`,
+		"topics.regex="+strings.ReplaceAll(e.Prefix, ".", `\\.`)+`\\..*`,
 		"connection.url=jdbc:postgresql://127.0.0.1:5432/"+sinkDB,
 		"connection.username=postgres",
 		"connection.password=postgres",
@@ -514,20 +516,20 @@ func startJDBCSinkWorker(t *testing.T, e *env, sinkDB string) *proc {
 		"collection.name.format=${topic}",
 		"use.time.zone=UTC",
 	)
-	p := &proc{out: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command("java", "-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	p := &itest.Proc{Out: &itest.SyncBuffer{}, Done: make(chan struct{})}
+	p.Cmd = exec.Command("java", "-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dlog4j2.configurationFile="+filepath.Join("debezium", "jdbc-sink", "log4j2.xml"),
 		"-cp", filepath.Join(home, "classes")+":"+filepath.Join(home, "lib", "*"),
 		"org.apache.kafka.connect.cli.ConnectStandalone", worker, connector)
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	if err := p.cmd.Start(); err != nil {
+	p.Cmd.Stdout, p.Cmd.Stderr = p.Out, p.Out
+	if err := p.Cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	go func() { p.Err = p.Cmd.Wait(); close(p.Done) }()
 	t.Cleanup(func() {
-		if !p.exited() {
-			p.cmd.Process.Kill()
-			<-p.done
+		if !p.Exited() {
+			p.Cmd.Process.Kill()
+			<-p.Done
 		}
 	})
 	return p

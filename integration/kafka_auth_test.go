@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
@@ -15,13 +17,13 @@ import (
 // mutual TLS, and fails clearly with a wrong password or an untrusted
 // broker certificate, through the connection test on the real broker.
 func TestKafkaAuthConnectionTest(t *testing.T) {
-	skipShort(t)
+	itest.SkipShort(t)
 	ctx := context.Background()
-	prefix := secPrefix("auth")
+	prefix := itest.SecPrefix("auth")
 
 	for _, mech := range []string{config.AuthPlain, config.AuthSCRAMSHA256, config.AuthSCRAMSHA512} {
 		t.Run(mech, func(t *testing.T) {
-			r := kafka.TestConnection(ctx, saslDest(t, mech, "writer", saslUsers["writer"]), prefix)
+			r := kafka.TestConnection(ctx, itest.SASLDest(t, mech, "writer", itest.SASLUsers["writer"]), prefix)
 			if !r.OK {
 				t.Fatalf("report not OK: %s", dump(r))
 			}
@@ -35,7 +37,7 @@ func TestKafkaAuthConnectionTest(t *testing.T) {
 	}
 
 	t.Run("creator may create", func(t *testing.T) {
-		d := saslDest(t, config.AuthSCRAMSHA512, "creator", saslUsers["creator"])
+		d := itest.SASLDest(t, config.AuthSCRAMSHA512, "creator", itest.SASLUsers["creator"])
 		d.CreateMissingTopics = true
 		r := kafka.TestConnection(ctx, d, prefix)
 		if !r.OK || !check(r, kafka.CheckCreate).OK {
@@ -44,7 +46,7 @@ func TestKafkaAuthConnectionTest(t *testing.T) {
 	})
 
 	t.Run("outside the ACL prefix", func(t *testing.T) {
-		r := kafka.TestConnection(ctx, saslDest(t, config.AuthSCRAMSHA512, "writer", saslUsers["writer"]), "elsewhere")
+		r := kafka.TestConnection(ctx, itest.SASLDest(t, config.AuthSCRAMSHA512, "writer", itest.SASLUsers["writer"]), "elsewhere")
 		if r.OK {
 			t.Fatalf("report OK outside the prefix: %s", dump(r))
 		}
@@ -61,7 +63,7 @@ func TestKafkaAuthConnectionTest(t *testing.T) {
 	for _, mech := range []string{config.AuthPlain, config.AuthSCRAMSHA256, config.AuthSCRAMSHA512} {
 		t.Run("wrong password "+mech, func(t *testing.T) {
 			const canary = "canary-Pa55w0rd-7f3e"
-			r := kafka.TestConnection(ctx, saslDest(t, mech, "writer", canary), prefix, kafka.WithTimeout(20*time.Second))
+			r := kafka.TestConnection(ctx, itest.SASLDest(t, mech, "writer", canary), prefix, kafka.WithTimeout(20*time.Second))
 			out := dump(r)
 			if r.OK {
 				t.Fatalf("signed in with a wrong password: %s", out)
@@ -77,7 +79,7 @@ func TestKafkaAuthConnectionTest(t *testing.T) {
 	}
 
 	t.Run("mutual TLS", func(t *testing.T) {
-		d := mtlsDest(t)
+		d := itest.MTLSDest(t)
 		d.CreateMissingTopics = true
 		r := kafka.TestConnection(ctx, d, prefix)
 		if !r.OK {
@@ -86,7 +88,7 @@ func TestKafkaAuthConnectionTest(t *testing.T) {
 	})
 
 	t.Run("mutual TLS without a client certificate", func(t *testing.T) {
-		d := mtlsDest(t)
+		d := itest.MTLSDest(t)
 		d.ClientCertificate, d.ClientKey = "", ""
 		r := kafka.TestConnection(ctx, d, prefix, kafka.WithTimeout(20*time.Second))
 		if r.OK || check(r, kafka.CheckSignIn).OK {
@@ -95,8 +97,8 @@ func TestKafkaAuthConnectionTest(t *testing.T) {
 	})
 
 	t.Run("untrusted broker certificate", func(t *testing.T) {
-		d := saslDest(t, config.AuthSCRAMSHA512, "writer", saslUsers["writer"])
-		d.CACertificate = otherCA(t)
+		d := itest.SASLDest(t, config.AuthSCRAMSHA512, "writer", itest.SASLUsers["writer"])
+		d.CACertificate = itest.OtherCA(t)
 		r := kafka.TestConnection(ctx, d, prefix, kafka.WithTimeout(20*time.Second))
 		c := check(r, kafka.CheckSignIn)
 		if r.OK || c.OK || !strings.Contains(c.Detail, "not signed by a trusted CA") {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -59,14 +59,14 @@ type clusterFault struct {
 // faultRun is one fault's world.
 type faultRun struct {
 	t        *testing.T
-	e        *env
+	e        *itest.Env
 	topic    string
 	adm      *kadm.Client
 	sup      *supervisor
 	tl       *topicTail
-	old      []message   // what the tail read from a deleted topic
-	oldTimes []time.Time // and their append times
-	w        *writer
+	old      []itest.Message // what the tail read from a deleted topic
+	oldTimes []time.Time     // and their append times
+	w        *itest.Writer
 	full     bool
 	excuse   func(i int) bool // a missing change i (index in w.committed()) is not a gap
 	excusedN int64            // at most this many changes are excused
@@ -89,7 +89,7 @@ func (f *faultRun) note(format string, args ...any) {
 func (f *faultRun) leader() int {
 	f.t.Helper()
 	var n int
-	waitFor(f.t, 60*time.Second, "a leader of partition 0", func() bool {
+	itest.WaitFor(f.t, 60*time.Second, "a leader of partition 0", func() bool {
 		md, err := f.adm.Metadata(context.Background(), f.topic)
 		if err != nil {
 			return false
@@ -108,7 +108,7 @@ func (f *faultRun) leader() int {
 // in sync (what MSK waits for before patching the next broker).
 func (f *faultRun) awaitISR() {
 	f.t.Helper()
-	waitFor(f.t, 180*time.Second, "all replicas in sync", func() bool {
+	itest.WaitFor(f.t, 180*time.Second, "all replicas in sync", func() bool {
 		md, err := f.adm.Metadata(context.Background(), f.topic)
 		if err != nil || len(md.Topics[f.topic].Partitions) == 0 {
 			return false
@@ -182,20 +182,20 @@ var clusterFaults = []clusterFault{
 		f.note("killed nodes %d and %d; restarting them took %s", a, b, time.Since(restart).Round(100*time.Millisecond))
 	}, true},
 	{"topic deleted and recreated", true, func(f *faultRun) {
-		n0 := len(f.w.committed())
+		n0 := len(f.w.Committed())
 		f.awaitRead(n0)
-		f.tl.stop()
+		f.tl.Stop()
 		f.old, f.oldTimes, _ = f.tl.snapshot()
 		ctx := context.Background()
 		if _, err := f.adm.DeleteTopic(ctx, f.topic); err != nil {
 			f.t.Fatalf("delete %s: %v", f.topic, err)
 		}
 		time.Sleep(500 * time.Millisecond)
-		n1 := len(f.w.committed())
+		n1 := len(f.w.Committed())
 		f.excuse = func(i int) bool { return i >= n0 && i < n1 }
 		f.excusedN = int64(n1 - n0)
 		time.Sleep(f.scale(2*time.Second, 10*time.Second)) // an operator recreates it
-		waitFor(f.t, 60*time.Second, "the topic recreated", func() bool {
+		itest.WaitFor(f.t, 60*time.Second, "the topic recreated", func() bool {
 			// The pipeline may have created it first.
 			_, err := f.adm.CreateTopic(ctx, 3, -1, nil, f.topic)
 			return err == nil || errors.Is(err, kerr.TopicAlreadyExists)
@@ -279,25 +279,25 @@ func TestKafkaClusterFaults(t *testing.T) {
 }
 
 func runClusterFault(t *testing.T, fault clusterFault, full bool) faultResult {
-	e := newEnv(t, "kcf")
-	e.exec(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text);
+	e := itest.NewEnv(t, "kcf")
+	e.Exec(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text);
 ALTER TABLE ledger REPLICA IDENTITY FULL;
 INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`)
-	f := &faultRun{t: t, e: e, topic: e.prefix + ".public.ledger", adm: clusterAdmin(t), w: newWriter(200), full: full,
+	f := &faultRun{t: t, e: e, topic: e.Prefix + ".public.ledger", adm: clusterAdmin(t), w: itest.NewWriter(200), full: full,
 		excuse: func(int) bool { return false }}
 	if strings.HasPrefix(fault.name, "retention") {
 		if _, err := f.adm.CreateTopic(context.Background(), 3, -1, retentionTopic, f.topic); err != nil {
 			t.Fatal(err)
 		}
 	}
-	f.sup = supervise(e, "run", "--config", e.clusterConfig(""))
+	f.sup = supervise(e, "run", "--config", e.ClusterConfig(""))
 	f.tl = startTail(t, f.topic)
-	waitFor(t, 120*time.Second, "the backfill on the cluster", func() bool { return f.tl.count() >= 200 })
+	itest.WaitFor(t, 120*time.Second, "the backfill on the cluster", func() bool { return f.tl.count() >= 200 })
 
 	ctx, stopWriting := context.WithCancel(context.Background())
 	written := make(chan error, 1)
 	defer stopWriting()
-	go func() { written <- f.w.stream(ctx, e.pgURL()) }()
+	go func() { written <- f.w.Stream(ctx, e.PGURL()) }()
 	time.Sleep(2 * time.Second)
 	faultAt := time.Now()
 	fault.inject(f)
@@ -310,7 +310,7 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 	}
 
 	// Catch up: wait until every change that must be there was read.
-	n := len(f.w.committed())
+	n := len(f.w.Committed())
 	deadline := time.Now().Add(180 * time.Second)
 	var res faultResult
 	for {
@@ -320,10 +320,10 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 		}
 		time.Sleep(time.Second)
 	}
-	if code := f.sup.stop(t); code != 0 {
+	if code := f.sup.Stop(t); code != 0 {
 		t.Errorf("exit %d after SIGTERM", code)
 	}
-	f.tl.stop()
+	f.tl.Stop()
 	res = f.tally()
 	msgs, appended, _ := f.tl.snapshot()
 	res.stall = longestStall(append(f.old, msgs...), append(f.oldTimes, appended...), faultAt, stoppedAt)
@@ -350,11 +350,11 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 // read before) with what the writer committed.
 func (f *faultRun) tally() faultResult {
 	msgs, _, skipped := f.tl.snapshot()
-	msgs = append(append([]message(nil), f.old...), msgs...)
-	want := f.w.committed()
+	msgs = append(append([]itest.Message(nil), f.old...), msgs...)
+	want := f.w.Committed()
 	res := faultResult{changes: len(want)}
 	seen := map[string]bool{}
-	got := map[change3]bool{}
+	got := map[itest.Change3]bool{}
 	lastSeq := map[int64]int64{}
 	for _, m := range msgs {
 		id := m.Headers["tributary-event-id"]
@@ -363,11 +363,11 @@ func (f *faultRun) tally() faultResult {
 			continue
 		}
 		seen[id] = true
-		c, ok := changeOf(m)
+		c, ok := itest.ChangeOf(m)
 		if !ok {
 			continue
 		}
-		k, seq := c.k, c.seq
+		k, seq := c.K, c.Seq
 		got[c] = true
 		if seq < lastSeq[k] {
 			res.reversals++
@@ -391,12 +391,12 @@ func (f *faultRun) tally() faultResult {
 // awaitRead waits until the tail has read the first n committed changes.
 func (f *faultRun) awaitRead(n int) {
 	f.t.Helper()
-	want := f.w.committed()[:n]
-	waitFor(f.t, 120*time.Second, "the tail to read what was committed", func() bool {
+	want := f.w.Committed()[:n]
+	itest.WaitFor(f.t, 120*time.Second, "the tail to read what was committed", func() bool {
 		msgs, _, _ := f.tl.snapshot()
-		got := map[change3]bool{}
+		got := map[itest.Change3]bool{}
 		for _, m := range msgs {
-			if c, ok := changeOf(m); ok {
+			if c, ok := itest.ChangeOf(m); ok {
 				got[c] = true
 			}
 		}
@@ -414,7 +414,7 @@ func (f *faultRun) awaitRead(n int) {
 // one partition waits for its leader, and the keys of that partition wait
 // with it. A partition counts from from if it had records before, else
 // (a partition added by the test) from its first record.
-func longestStall(msgs []message, appended []time.Time, from, to time.Time) time.Duration {
+func longestStall(msgs []itest.Message, appended []time.Time, from, to time.Time) time.Duration {
 	byPart := map[int32][]time.Time{}
 	before := map[int32]bool{}
 	for i, a := range appended {
@@ -449,7 +449,7 @@ func longestStall(msgs []message, appended []time.Time, from, to time.Time) time
 // resumedAfter is how long after healed every partition that had records
 // appended to it before healed was appended to again: how long the
 // pipeline took to resume once the fault was over.
-func resumedAfter(msgs []message, appended []time.Time, healed time.Time) time.Duration {
+func resumedAfter(msgs []itest.Message, appended []time.Time, healed time.Time) time.Duration {
 	before := map[int32]bool{}
 	first := map[int32]time.Time{}
 	for i, a := range appended {
@@ -467,22 +467,4 @@ func resumedAfter(msgs []message, appended []time.Time, healed time.Time) time.D
 		}
 	}
 	return longest
-}
-
-// stream commits writer transactions until ctx ends, about a hundred a
-// second, on one connection (the source is not faulted here).
-func (w *writer) stream(ctx context.Context, url string) error {
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
-	for ctx.Err() == nil {
-		if err := w.tx(pgExec(ctx, conn), rng); err != nil && ctx.Err() == nil {
-			return fmt.Errorf("writer: %w", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return nil
 }

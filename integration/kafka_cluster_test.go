@@ -4,23 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
-
-// The three-broker cluster of integration/services/kafka-cluster.sh: node N
-// serves clients on 127.0.0.1:19N92 (PLAINTEXT), 19N94 (SASL_SSL) and 19N95
-// (mutual TLS); replication factor 3, min.insync.replicas=2.
-const clusterBootstrap = "127.0.0.1:19192,127.0.0.1:19292,127.0.0.1:19392"
 
 func clusterAddr(node, suffix int) string {
 	return fmt.Sprintf("127.0.0.1:%d", 19000+node*100+suffix)
@@ -41,15 +36,15 @@ func kafkaCluster(t *testing.T, args ...string) {
 // three-broker cluster behind.
 func startKafkaCluster(t *testing.T) {
 	t.Helper()
-	skipShort(t)
-	startedServices.add("kafka-cluster.sh")
+	itest.SkipShort(t)
+	itest.StartedServices.Add("kafka-cluster.sh")
 	kafkaCluster(t, "start")
 }
 
 // clusterAdmin is an admin client on the cluster's PLAINTEXT listeners.
 func clusterAdmin(t *testing.T) *kadm.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(clusterBootstrap, ",")...),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(itest.ClusterBootstrap, ",")...),
 		kgo.RetryTimeout(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -58,38 +53,13 @@ func clusterAdmin(t *testing.T) *kadm.Client {
 	return kadm.NewClient(cl)
 }
 
-// clusterConfig writes a pipeline config streaming e's database to the
-// cluster; destination holds the destination's lines but
-// topic_prefix and create_missing_topics ("" means PLAINTEXT).
-func (e *env) clusterConfig(destination string) string {
-	e.t.Helper()
-	if destination == "" {
-		destination = fmt.Sprintf("  bootstrap_servers: %s\n  disable_tls: true\n", clusterBootstrap)
-	}
-	cfg := fmt.Sprintf(`name: %s
-source:
-  type: postgres
-  url: %s
-destination:
-%s  topic_prefix: %s
-  create_missing_topics: true
-checkpoint:
-  path: %s
-`, e.name, e.pgURL(), destination, e.prefix, filepath.Join(e.dir, "checkpoints"))
-	path := filepath.Join(e.dir, "pipeline.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		e.t.Fatal(err)
-	}
-	return path
-}
-
 // topicTail follows one topic of the cluster from its start while a fault test
 // runs, so that it sees records that the test later deletes (retention, a
 // deleted topic). It keeps the broker's append time of each record
 // (LogAppendTime), which measures stalls independently of its own lag.
 type topicTail struct {
 	mu       sync.Mutex
-	msgs     []message
+	msgs     []itest.Message
 	appended []time.Time
 	next     map[int32]int64
 	skipped  int64 // offsets removed before the tail read them
@@ -99,7 +69,7 @@ type topicTail struct {
 
 func startTail(t *testing.T, topic string) *topicTail {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(clusterBootstrap, ",")...),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(itest.ClusterBootstrap, ",")...),
 		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(200*time.Millisecond), kgo.MetadataMaxAge(2*time.Second),
 		kgo.MetadataMinAge(250*time.Millisecond), kgo.FetchMaxBytes(64<<20))
@@ -113,15 +83,15 @@ func startTail(t *testing.T, topic string) *topicTail {
 		defer cl.Close()
 		for ctx.Err() == nil {
 			fs := cl.PollFetches(ctx)
-			fs.EachRecord(tl.add)
+			fs.EachRecord(tl.Add)
 		}
 	}()
-	t.Cleanup(tl.stop)
+	t.Cleanup(tl.Stop)
 	return tl
 }
 
-func (tl *topicTail) add(r *kgo.Record) {
-	m := message{Partition: r.Partition, Offset: r.Offset, Headers: map[string]string{}, ProducerID: r.ProducerID}
+func (tl *topicTail) Add(r *kgo.Record) {
+	m := itest.Message{Partition: r.Partition, Offset: r.Offset, Headers: map[string]string{}, ProducerID: r.ProducerID}
 	json.Unmarshal(r.Key, &m.Key)
 	if r.Value != nil {
 		json.Unmarshal(r.Value, &m.Value)
@@ -139,7 +109,7 @@ func (tl *topicTail) add(r *kgo.Record) {
 	tl.appended = append(tl.appended, r.Timestamp)
 }
 
-func (tl *topicTail) stop() {
+func (tl *topicTail) Stop() {
 	tl.cancel()
 	<-tl.done
 }
@@ -151,35 +121,35 @@ func (tl *topicTail) count() int {
 }
 
 // snapshot returns what the tail read so far.
-func (tl *topicTail) snapshot() ([]message, []time.Time, int64) {
+func (tl *topicTail) snapshot() ([]itest.Message, []time.Time, int64) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
-	return append([]message(nil), tl.msgs...), append([]time.Time(nil), tl.appended...), tl.skipped
+	return append([]itest.Message(nil), tl.msgs...), append([]time.Time(nil), tl.appended...), tl.skipped
 }
 
 // supervisor runs `tributary run` as ECS runs a task: when it exits, the
 // exit is recorded and it is started again, from its checkpoint.
 type supervisor struct {
-	e        *env
+	e        *itest.Env
 	args     []string
 	mu       sync.Mutex
-	p        *proc
+	p        *itest.Proc
 	exits    []string
-	outs     []*syncBuffer // every process's output, restarts included
+	outs     []*itest.SyncBuffer // every process's output, restarts included
 	stopping bool
 	done     chan struct{}
 }
 
-func supervise(e *env, args ...string) *supervisor {
-	s := &supervisor{e: e, args: args, p: e.start(args...), done: make(chan struct{})}
-	s.outs = []*syncBuffer{s.p.out}
+func supervise(e *itest.Env, args ...string) *supervisor {
+	s := &supervisor{e: e, args: args, p: e.Start(args...), done: make(chan struct{})}
+	s.outs = []*itest.SyncBuffer{s.p.Out}
 	go s.loop()
-	e.t.Cleanup(func() { // a restarted process too
+	e.T.Cleanup(func() { // a restarted process too
 		s.mu.Lock()
 		s.stopping = true
 		p := s.p
 		s.mu.Unlock()
-		p.cmd.Process.Kill()
+		p.Cmd.Process.Kill()
 	})
 	return s
 }
@@ -190,28 +160,28 @@ func (s *supervisor) loop() {
 		s.mu.Lock()
 		p := s.p
 		s.mu.Unlock()
-		<-p.done
+		<-p.Done
 		s.mu.Lock()
 		if s.stopping {
 			s.mu.Unlock()
 			return
 		}
-		s.exits = append(s.exits, fmt.Sprintf("exit %d: %s", p.cmd.ProcessState.ExitCode(), lastError(p.out.String())))
+		s.exits = append(s.exits, fmt.Sprintf("exit %d: %s", p.Cmd.ProcessState.ExitCode(), lastError(p.Out.String())))
 		s.mu.Unlock()
 		time.Sleep(2 * time.Second) // ECS starts a replacement task after a while
-		np := &proc{cmd: exec.Command(binary, s.args...), out: &syncBuffer{}, done: make(chan struct{})}
-		np.cmd.Stdout, np.cmd.Stderr = np.out, np.out
-		np.cmd.Dir = s.e.dir
-		if err := np.cmd.Start(); err != nil {
+		np := &itest.Proc{Cmd: exec.Command(itest.Binary, s.args...), Out: &itest.SyncBuffer{}, Done: make(chan struct{})}
+		np.Cmd.Stdout, np.Cmd.Stderr = np.Out, np.Out
+		np.Cmd.Dir = s.e.Dir
+		if err := np.Cmd.Start(); err != nil {
 			s.mu.Lock()
 			s.exits = append(s.exits, "restart failed: "+err.Error())
 			s.mu.Unlock()
 			return
 		}
-		go func() { np.err = np.cmd.Wait(); close(np.done) }()
+		go func() { np.Err = np.Cmd.Wait(); close(np.Done) }()
 		s.mu.Lock()
 		s.p = np
-		s.outs = append(s.outs, np.out)
+		s.outs = append(s.outs, np.Out)
 		s.mu.Unlock()
 	}
 }
@@ -228,20 +198,20 @@ func lastError(out string) string {
 }
 
 // stop ends the current process with SIGTERM and returns its exit code.
-func (s *supervisor) stop(t *testing.T) int {
+func (s *supervisor) Stop(t *testing.T) int {
 	t.Helper()
 	s.mu.Lock()
 	s.stopping = true
 	p := s.p
 	s.mu.Unlock()
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.done:
 	case <-time.After(60 * time.Second):
-		p.cmd.Process.Kill()
-		t.Fatalf("tributary did not stop within 60 s of SIGTERM; output:\n%s", p.out)
+		p.Cmd.Process.Kill()
+		t.Fatalf("tributary did not stop within 60 s of SIGTERM; output:\n%s", p.Out)
 	}
-	return p.cmd.ProcessState.ExitCode()
+	return p.Cmd.ProcessState.ExitCode()
 }
 
 // output is what every process run so far wrote.
@@ -273,31 +243,31 @@ func (s *supervisor) exitLog() []string {
 // of the one-node broker, and every row reaches the topic.
 func TestKafkaClusterSecuredListeners(t *testing.T) {
 	startKafkaCluster(t)
-	ca := indent(tlsFile(t, "ca.pem"), "    ")
+	ca := itest.Indent(itest.TLSFile(t, "ca.pem"), "    ")
 	for name, dest := range map[string]string{
 		"SASL_SSL": fmt.Sprintf("  bootstrap_servers: %s,%s,%s\n  authentication: SCRAM-SHA-512\n  username: creator\n  password: creator-secret\n  ca_certificate: |\n%s",
 			clusterAddr(1, 94), clusterAddr(2, 94), clusterAddr(3, 94), ca),
 		"mTLS": fmt.Sprintf("  bootstrap_servers: %s,%s,%s\n  ca_certificate: |\n%s  client_certificate: |\n%s  client_key: |\n%s",
 			clusterAddr(1, 95), clusterAddr(2, 95), clusterAddr(3, 95), ca,
-			indent(tlsFile(t, "client.pem"), "    "), indent(tlsFile(t, "client.key"), "    ")),
+			itest.Indent(itest.TLSFile(t, "client.pem"), "    "), itest.Indent(itest.TLSFile(t, "client.key"), "    ")),
 	} {
 		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, "kcsec")
-			e.prefix = secPrefix("kc" + strings.ToLower(name[:4]))
-			e.exec(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text)`)
-			e.exec(`INSERT INTO ledger SELECT g, g, 'x' FROM generate_series(1, 100) g`)
-			p := e.start("run", "--config", e.clusterConfig(dest))
-			e.exec(`INSERT INTO ledger SELECT g, g, 'y' FROM generate_series(101, 150) g`)
-			topic := e.prefix + ".public.ledger"
+			e := itest.NewEnv(t, "kcsec")
+			e.Prefix = itest.SecPrefix("kc" + strings.ToLower(name[:4]))
+			e.Exec(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text)`)
+			e.Exec(`INSERT INTO ledger SELECT g, g, 'x' FROM generate_series(1, 100) g`)
+			p := e.Start("run", "--config", e.ClusterConfig(dest))
+			e.Exec(`INSERT INTO ledger SELECT g, g, 'y' FROM generate_series(101, 150) g`)
+			topic := e.Prefix + ".public.ledger"
 			tl := startTail(t, topic)
-			waitFor(t, 120*time.Second, "150 rows on the cluster through "+name, func() bool {
-				if p.exited() {
-					t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+			itest.WaitFor(t, 120*time.Second, "150 rows on the cluster through "+name, func() bool {
+				if p.Exited() {
+					t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
 				}
 				return tl.count() >= 150
 			})
-			if code := p.stop(t); code != 0 {
-				t.Fatalf("exit %d after SIGTERM:\n%s", code, p.out)
+			if code := p.Stop(t); code != 0 {
+				t.Fatalf("exit %d after SIGTERM:\n%s", code, p.Out)
 			}
 			md, err := clusterAdmin(t).Metadata(context.Background(), topic)
 			if err != nil {

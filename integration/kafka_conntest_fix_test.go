@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestKafkaErrorsSayTheFix: test-connection (and run, for the first two)
@@ -17,12 +19,12 @@ import (
 // requires it, no client certificate on the mutual-TLS listener, and a
 // prefix the ACLs do not cover (with the kafka-acls.sh line).
 func TestKafkaErrorsSayTheFix(t *testing.T) {
-	skipShort(t)
+	itest.SkipShort(t)
 	dir := t.TempDir()
-	ca := "  ca_certificate: |\n" + indent(tlsFile(t, "ca.pem"), "    ")
+	ca := "  ca_certificate: |\n" + itest.Indent(itest.TLSFile(t, "ca.pem"), "    ")
 	write := func(name, dest string) string {
 		path := filepath.Join(dir, name+".yaml")
-		cfg := fmt.Sprintf("name: kfix\nsource:\n  type: postgres\n  url: %s\ndestination:\n%scheckpoint:\n  path: %s\n", pgAdminURL, dest, dir)
+		cfg := fmt.Sprintf("name: kfix\nsource:\n  type: postgres\n  url: %s\ndestination:\n%scheckpoint:\n  path: %s\n", itest.PGAdminURL, dest, dir)
 		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -34,20 +36,20 @@ func TestKafkaErrorsSayTheFix(t *testing.T) {
 		want       []string // in the failing line
 		not        string
 	}{
-		{"tls-on-plaintext", "  bootstrap_servers: " + kafkaAddr + "\n  topic_prefix: kfix\n", true,
+		{"tls-on-plaintext", "  bootstrap_servers: " + itest.KafkaAddr + "\n  topic_prefix: kfix\n", true,
 			[]string{"could not connect", "set `destination.disable_tls: true` if the listener is plaintext"}, ""},
 		{"refused", "  bootstrap_servers: 127.0.0.1:1\n  topic_prefix: kfix\n  disable_tls: true\n", false,
 			[]string{"could not connect to any bootstrap server", "connection refused", "destination.bootstrap_servers"}, "accepted the sign-in"},
-		{"wrong-password", "  bootstrap_servers: " + kafkaSASLAddr + "\n  topic_prefix: " + secPrefix("fix") + "\n  authentication: SCRAM-SHA-512\n  username: writer\n  password: not-it\n" + ca, true,
+		{"wrong-password", "  bootstrap_servers: " + itest.KafkaSASLAddr + "\n  topic_prefix: " + itest.SecPrefix("fix") + "\n  authentication: SCRAM-SHA-512\n  username: writer\n  password: not-it\n" + ca, true,
 			[]string{"SASL_AUTHENTICATION_FAILED", "check destination.username and destination.password"}, "TLS handshake"},
-		{"sasl-on-plaintext", "  bootstrap_servers: " + kafkaAddr + "\n  topic_prefix: kfix\n  disable_tls: true\n  authentication: SCRAM-SHA-256\n  username: writer\n  password: writer-secret\n", false,
+		{"sasl-on-plaintext", "  bootstrap_servers: " + itest.KafkaAddr + "\n  topic_prefix: kfix\n  disable_tls: true\n  authentication: SCRAM-SHA-256\n  username: writer\n  password: writer-secret\n", false,
 			[]string{"the listener does not take SASL", "destination.authentication: NONE"}, ""},
-		{"no-sasl", "  bootstrap_servers: " + kafkaSASLAddr + "\n  topic_prefix: kfix\n" + ca, false,
+		{"no-sasl", "  bootstrap_servers: " + itest.KafkaSASLAddr + "\n  topic_prefix: kfix\n" + ca, false,
 			[]string{"the listener requires SASL", "destination.authentication"}, ""},
-		{"no-client-certificate", "  bootstrap_servers: " + kafkaMTLSAddr + "\n  topic_prefix: kfix\n" + ca, false,
+		{"no-client-certificate", "  bootstrap_servers: " + itest.KafkaMTLSAddr + "\n  topic_prefix: kfix\n" + ca, false,
 			[]string{"requires a client certificate", "destination.client_certificate"}, ""},
-		{"acl", "  bootstrap_servers: " + kafkaSASLAddr + "\n  topic_prefix: outside-acls\n  authentication: SCRAM-SHA-512\n  username: writer\n  password: writer-secret\n" + ca, false,
-			[]string{"TOPIC_AUTHORIZATION_FAILED", "kafka-acls.sh --bootstrap-server " + kafkaSASLAddr, "--allow-principal User:writer --operation Describe --operation Write --topic outside-acls. --resource-pattern-type prefixed"}, ""},
+		{"acl", "  bootstrap_servers: " + itest.KafkaSASLAddr + "\n  topic_prefix: outside-acls\n  authentication: SCRAM-SHA-512\n  username: writer\n  password: writer-secret\n" + ca, false,
+			[]string{"TOPIC_AUTHORIZATION_FAILED", "kafka-acls.sh --bootstrap-server " + itest.KafkaSASLAddr, "--allow-principal User:writer --operation Describe --operation Write --topic outside-acls. --resource-pattern-type prefixed"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -57,7 +59,7 @@ func TestKafkaErrorsSayTheFix(t *testing.T) {
 				cmds = append(cmds, []string{"run", "--config", cfg})
 			}
 			for _, args := range cmds {
-				out, _ := exec.Command(binary, args...).CombinedOutput()
+				out, _ := exec.Command(itest.Binary, args...).CombinedOutput()
 				line := ""
 				for _, l := range strings.Split(string(out), "\n") {
 					// Kafka's first failing line: the source's database has no
@@ -84,10 +86,10 @@ func TestKafkaErrorsSayTheFix(t *testing.T) {
 // database that does not exist is answered with the database, in every
 // check, never with "create the signal table".
 func TestMySQLMissingDatabaseIsNotASignalTableProblem(t *testing.T) {
-	e := newMyEnv(t, "mynodb")
-	cfg := e.writePipeline(pipelineConfig{typ: "mysql", url: "mysql://root:root@" + mariadbAddr + "/" + e.db + "_missing"})
-	code, out := testConnection(t, e.env, cfg)
-	if code != 1 || strings.Contains(out, "CREATE TABLE") || !strings.Contains(out, "database "+e.db+"_missing does not exist") {
+	e := itest.NewMyEnv(t, "mynodb")
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mysql", URL: "mysql://root:root@" + itest.MariadbAddr + "/" + e.DB + "_missing"})
+	code, out := itest.TestConnection(t, e.Env, cfg)
+	if code != 1 || strings.Contains(out, "CREATE TABLE") || !strings.Contains(out, "database "+e.DB+"_missing does not exist") {
 		t.Errorf("exit %d, want 1 naming the missing database and no CREATE TABLE for the signal table:\n%s", code, out)
 	}
 }

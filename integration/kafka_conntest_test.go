@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/tributary-cdc/tributary/pkg/config"
@@ -23,7 +25,7 @@ import (
 // kfake stands in for the cluster because the real one has one broker and
 // cannot advertise a dead second one on demand.
 func TestKafkaConnTestUnreachableBroker(t *testing.T) {
-	skipShort(t)
+	itest.SkipShort(t)
 	var mu sync.Mutex
 	var lns []net.Listener
 	c, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.ListenFn(func(network, addr string) (net.Listener, error) {
@@ -70,8 +72,8 @@ func TestKafkaConnTestUnreachableBroker(t *testing.T) {
 // secured broker: exit 0 and a JSON report when every check passes, 1 with
 // a wrong password (which never appears in the output), 2 for a bad config.
 func TestKafkaConnTestCLI(t *testing.T) {
-	e := newEnv(t, "kconncli") // a database with a table: one that captures nothing fails the source's checks
-	e.exec(`CREATE TABLE t (id int PRIMARY KEY)`)
+	e := itest.NewEnv(t, "kconncli") // a database with a table: one that captures nothing fails the source's checks
+	e.Exec(`CREATE TABLE t (id int PRIMARY KEY)`)
 	dir := t.TempDir()
 	const canary = "canary-S3cret-91ab"
 	write := func(name, extra string) string {
@@ -87,14 +89,14 @@ destination:
   username: writer
   password: ${env:IT_KAFKA_PASSWORD}
   ca_certificate: |
-%s%s`, e.pgURL(), kafkaSASLAddr, secPrefix("cli"), indent(tlsFile(t, "ca.pem"), "    "), extra)
+%s%s`, e.PGURL(), itest.KafkaSASLAddr, itest.SecPrefix("cli"), itest.Indent(itest.TLSFile(t, "ca.pem"), "    "), extra)
 		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return path
 	}
 	run := func(password string, args ...string) (int, string) {
-		cmd := exec.Command(binary, args...)
+		cmd := exec.Command(itest.Binary, args...)
 		cmd.Env = append(os.Environ(), "IT_KAFKA_PASSWORD="+password)
 		out, _ := cmd.CombinedOutput()
 		return cmd.ProcessState.ExitCode(), string(out)
@@ -120,12 +122,4 @@ destination:
 	if code != 2 || !strings.Contains(out, "destination.ssh_tunnel") {
 		t.Fatalf("ssh tunnel config: exit %d, output:\n%s", code, out)
 	}
-}
-
-func indent(s, prefix string) string {
-	lines := strings.SplitAfter(strings.TrimRight(s, "\n"), "\n")
-	for i := range lines {
-		lines[i] = prefix + lines[i]
-	}
-	return strings.Join(lines, "") + "\n"
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestKafkaPartitionColumnPartitionsAdded: partitions are added to a topic
@@ -16,21 +18,21 @@ import (
 // metadata refresh, up to 5 minutes later, and its partitioner sees the
 // old count meanwhile).
 func TestKafkaPartitionColumnPartitionsAdded(t *testing.T) {
-	e := newEnv(t, "addparts")
-	topic := e.prefix + ".public.items"
+	e := itest.NewEnv(t, "addparts")
+	topic := e.Prefix + ".public.items"
 	ctx, adm := plainAdmin(t, 60*time.Second)
 	if _, err := adm.CreateTopic(ctx, 2, 1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
-	e.exec(`CREATE TABLE items (id int PRIMARY KEY, shard int NOT NULL)`)
-	e.exec(`INSERT INTO items SELECT g, g % 2 FROM generate_series(1, 20) g`)
-	p := e.start("run", "--config", e.writeConfig("  partition_column:\n    public.items: shard\n"))
-	waitOrDump(t, p, 60*time.Second, "the rows for 2 partitions", func() bool { return topicEnd(topic) >= 20 })
+	e.Exec(`CREATE TABLE items (id int PRIMARY KEY, shard int NOT NULL)`)
+	e.Exec(`INSERT INTO items SELECT g, g % 2 FROM generate_series(1, 20) g`)
+	p := e.Start("run", "--config", e.WriteConfig("  partition_column:\n    public.items: shard\n"))
+	itest.WaitOrDump(t, p, 60*time.Second, "the rows for 2 partitions", func() bool { return itest.TopicEnd(topic) >= 20 })
 
 	// Streaming goes on (rows on the old partitions), then partitions 2
 	// and 3 appear and rows name them at once.
-	e.exec(`INSERT INTO items SELECT g, g % 2 FROM generate_series(21, 40) g`)
-	waitOrDump(t, p, 30*time.Second, "rows 21-40", func() bool { return topicEnd(topic) >= 40 })
+	e.Exec(`INSERT INTO items SELECT g, g % 2 FROM generate_series(21, 40) g`)
+	itest.WaitOrDump(t, p, 30*time.Second, "rows 21-40", func() bool { return itest.TopicEnd(topic) >= 40 })
 	resp, err := adm.UpdatePartitions(ctx, 4, topic)
 	if err == nil {
 		_, err = resp.On(topic, nil)
@@ -38,21 +40,21 @@ func TestKafkaPartitionColumnPartitionsAdded(t *testing.T) {
 	if err != nil {
 		t.Fatalf("add partitions: %v", err)
 	}
-	e.exec(`INSERT INTO items SELECT g, g % 4 FROM generate_series(41, 80) g`)
-	waitOrDump(t, p, 30*time.Second, "rows 41-80", func() bool { return topicEnd(topic) >= 80 || len(e.skippedLines(t)) > 0 })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	e.Exec(`INSERT INTO items SELECT g, g % 4 FROM generate_series(41, 80) g`)
+	itest.WaitOrDump(t, p, 30*time.Second, "rows 41-80", func() bool { return itest.TopicEnd(topic) >= 80 || len(e.SkippedLines(t)) > 0 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 
-	if s := e.skippedLines(t); len(s) > 0 {
+	if s := e.SkippedLines(t); len(s) > 0 {
 		t.Errorf("%d rows skipped, first: %s (%v)", len(s), s[0].Reason, s[0].PrimaryKey)
 	}
 	seen := map[int]bool{}
 	var wrong []string
-	for _, m := range readTopic(t, topic) {
+	for _, m := range itest.ReadTopic(t, topic) {
 		id, _ := strconv.Atoi(fmt.Sprint(m.Key["payload"].(map[string]any)["id"]))
 		seen[id] = true
-		shard, _ := strconv.Atoi(fmt.Sprint(m.payload()["after"].(map[string]any)["shard"]))
+		shard, _ := strconv.Atoi(fmt.Sprint(m.Payload()["after"].(map[string]any)["shard"]))
 		if int(m.Partition) != shard {
 			wrong = append(wrong, fmt.Sprintf("row %d (shard %d) in partition %d", id, shard, m.Partition))
 		}

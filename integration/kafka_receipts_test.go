@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -22,11 +24,11 @@ import (
 // tombstones included. The human status shows them too, and /metrics
 // while running.
 func TestKafkaWriteReceipts(t *testing.T) {
-	e := newEnv(t, "receipts")
-	topic := e.prefix + ".public.items"
+	e := itest.NewEnv(t, "receipts")
+	topic := e.Prefix + ".public.items"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(itest.KafkaAddr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,25 +36,25 @@ func TestKafkaWriteReceipts(t *testing.T) {
 	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 3, 1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
-	e.exec(`CREATE TABLE items (id int PRIMARY KEY, name text)`)
-	e.exec(`INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 200) g`)
-	cfg := e.writeConfig("  delete_mode: record_and_tombstone\n")
+	e.Exec(`CREATE TABLE items (id int PRIMARY KEY, name text)`)
+	e.Exec(`INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 200) g`)
+	cfg := e.WriteConfig("  delete_mode: record_and_tombstone\n")
 
 	run := func(want int64) {
 		t.Helper()
-		p := e.start("run", "--config", cfg)
-		waitFor(t, 60*time.Second, "the rows", func() bool { return topicEnd(topic) >= want || p.exited() })
-		if code := p.stop(t); code != 0 {
-			t.Fatalf("exit %d; output:\n%s", code, p.out)
+		p := e.Start("run", "--config", cfg)
+		itest.WaitFor(t, 60*time.Second, "the rows", func() bool { return itest.TopicEnd(topic) >= want || p.Exited() })
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("exit %d; output:\n%s", code, p.Out)
 		}
 		checkReceipts(t, cfg, topic)
 	}
 	run(200)
-	e.exec(`UPDATE items SET name = 'renamed' WHERE id <= 50`)
-	e.exec(`DELETE FROM items WHERE id > 190`) // 10 deletes and 10 tombstones
+	e.Exec(`UPDATE items SET name = 'renamed' WHERE id <= 50`)
+	e.Exec(`DELETE FROM items WHERE id > 190`) // 10 deletes and 10 tombstones
 	run(270)
 
-	out, err := exec.Command(binary, "status", "--config", cfg).CombinedOutput()
+	out, err := exec.Command(itest.Binary, "status", "--config", cfg).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "RECEIPT TOPIC") || !strings.Contains(string(out), topic) {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
@@ -61,7 +63,7 @@ func TestKafkaWriteReceipts(t *testing.T) {
 // checkReceipts compares the receipts of `status --json` with the topic.
 func checkReceipts(t *testing.T, cfg, topic string) {
 	t.Helper()
-	out, err := exec.Command(binary, "status", "--config", cfg, "--json").Output()
+	out, err := exec.Command(itest.Binary, "status", "--config", cfg, "--json").Output()
 	if err != nil {
 		t.Fatalf("status --json: %v", err)
 	}
@@ -71,7 +73,7 @@ func checkReceipts(t *testing.T, cfg, topic string) {
 	}
 	want := map[int32]checkpoint.Receipt{}
 	table := crc32.MakeTable(crc32.Castagnoli)
-	for _, r := range readRaw(t, topic) {
+	for _, r := range itest.ReadRaw(t, topic) {
 		w := want[r.Partition]
 		w.Topic, w.Partition = r.Topic, r.Partition
 		w.Records++

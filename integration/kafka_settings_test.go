@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestKafkaSinkSettings on the real broker: destination.topic sends every
@@ -15,29 +17,29 @@ import (
 // shard is null, negative or beyond the topic's 3 partitions. A key
 // column the table does not have stops the pipeline naming it.
 func TestKafkaSinkSettings(t *testing.T) {
-	e := newEnv(t, "sink")
-	topic := e.prefix + ".all"
+	e := itest.NewEnv(t, "sink")
+	topic := e.Prefix + ".all"
 	if _, err := admin(t).CreateTopic(context.Background(), 3, 1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
-	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL, shard int)`)
-	e.exec(`ALTER TABLE orders REPLICA IDENTITY FULL`) // a delete carries customer_id (docs/postgresql.md)
-	e.exec(`CREATE TABLE items (id int PRIMARY KEY, name text)`)
-	e.exec(`INSERT INTO orders VALUES (1, 10, 0), (2, 20, 2), (3, 30, NULL), (4, 40, -1), (5, 50, 7)`)
-	e.exec(`INSERT INTO items VALUES (1, 'a')`)
-	cfg := e.writeConfig("  key_columns:\n    public.orders: [customer_id]\n  partition_column:\n    public.orders: shard\n  client_id: it-sink\n")
-	rewrite(t, cfg, "  topic_prefix: "+e.prefix+"\n", "  topic: "+topic+"\n")
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL, shard int)`)
+	e.Exec(`ALTER TABLE orders REPLICA IDENTITY FULL`) // a delete carries customer_id (docs/postgresql.md)
+	e.Exec(`CREATE TABLE items (id int PRIMARY KEY, name text)`)
+	e.Exec(`INSERT INTO orders VALUES (1, 10, 0), (2, 20, 2), (3, 30, NULL), (4, 40, -1), (5, 50, 7)`)
+	e.Exec(`INSERT INTO items VALUES (1, 'a')`)
+	cfg := e.WriteConfig("  key_columns:\n    public.orders: [customer_id]\n  partition_column:\n    public.orders: shard\n  client_id: it-sink\n")
+	rewrite(t, cfg, "  topic_prefix: "+e.Prefix+"\n", "  topic: "+topic+"\n")
 
-	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "3 messages", func() bool { return topicEnd(topic) >= 3 || p.exited() })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "3 messages", func() bool { return itest.TopicEnd(topic) >= 3 || p.Exited() })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
-	byTable := map[string][]message{}
-	for _, m := range readTopic(t, topic) {
-		src, _ := m.payload()["source"].(map[string]any)
-		if src["name"] != e.name {
-			t.Errorf("source.name %v, want the pipeline's name %s", src["name"], e.name)
+	byTable := map[string][]itest.Message{}
+	for _, m := range itest.ReadTopic(t, topic) {
+		src, _ := m.Payload()["source"].(map[string]any)
+		if src["name"] != e.Name {
+			t.Errorf("source.name %v, want the pipeline's name %s", src["name"], e.Name)
 		}
 		byTable[src["table"].(string)] = append(byTable[src["table"].(string)], m)
 	}
@@ -46,10 +48,10 @@ func TestKafkaSinkSettings(t *testing.T) {
 		t.Fatalf("orders %d, items %d on %s; want 2 and 1", len(orders), len(items), topic)
 	}
 	for _, m := range orders {
-		after, _ := m.payload()["after"].(map[string]any)
+		after, _ := m.Payload()["after"].(map[string]any)
 		schema, _ := m.Key["schema"].(map[string]any)
 		key, _ := m.Key["payload"].(map[string]any)
-		if key["customer_id"] != after["customer_id"] || len(key) != 1 || schema["name"] != e.name+".public.orders.Key" {
+		if key["customer_id"] != after["customer_id"] || len(key) != 1 || schema["name"] != e.Name+".public.orders.Key" {
 			t.Errorf("order %v: key %v (schema %v), want customer_id only", after["id"], key, schema["name"])
 		}
 		if float64(m.Partition) != after["shard"] {
@@ -57,7 +59,7 @@ func TestKafkaSinkSettings(t *testing.T) {
 		}
 	}
 	reasons := map[float64]string{}
-	for _, s := range e.skippedLines(t) {
+	for _, s := range e.SkippedLines(t) {
 		reasons[s.PrimaryKey["customer_id"].(float64)] = s.Reason
 	}
 	for id, want := range map[float64]string{30: "partition_column shard is null", 40: "is negative (-1)", 50: "is 7, out of range: topic " + topic + " has 3 partitions"} {
@@ -68,14 +70,14 @@ func TestKafkaSinkSettings(t *testing.T) {
 
 	// A key column the table does not have.
 	rewrite(t, cfg, "[customer_id]", "[customer]")
-	e.exec(`INSERT INTO orders VALUES (6, 60, 1)`)
-	p = e.start("run", "--config", cfg)
+	e.Exec(`INSERT INTO orders VALUES (6, 60, 1)`)
+	p = e.Start("run", "--config", cfg)
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(60 * time.Second):
-		t.Fatalf("still running with an unknown key column:\n%s", p.out)
+		t.Fatalf("still running with an unknown key column:\n%s", p.Out)
 	}
-	if code := p.cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(p.out.String(), "key_columns names column customer") {
-		t.Fatalf("exit %d, output:\n%s", code, p.out)
+	if code := p.Cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(p.Out.String(), "key_columns names column customer") {
+		t.Fatalf("exit %d, output:\n%s", code, p.Out)
 	}
 }

@@ -3,7 +3,6 @@ package integration
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -11,16 +10,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/webhook"
 )
 
@@ -31,17 +29,17 @@ import (
 // run without a webhook URL records the event in the local file. On every
 // source.
 func TestKafkaOversizedRowSkipped(t *testing.T) {
-	forEachBackend(t, "size", oversizedRowSkipped)
+	itest.ForEachBackend(t, "size", oversizedRowSkipped)
 }
 
-func oversizedRowSkipped(t *testing.T, b backend) {
-	e := b.env()
-	createTables(t, b, "docs")
+func oversizedRowSkipped(t *testing.T, b itest.Backend) {
+	e := b.Env()
+	itest.CreateTables(t, b, "docs")
 	rnd := make([]byte, 3<<19) // 1.5 MiB random → 2 MiB base64
 	rand.Read(rnd)
 	big := base64.StdEncoding.EncodeToString(rnd)
 	compressible := strings.Repeat("tributary ", 700<<10/10) // 700 KiB
-	mustExecOn(t, b, `INSERT INTO docs (k, seq, v, big) VALUES (1, 1, 'small', NULL), (2, 2, NULL, '`+big+`'), (3, 3, NULL, '`+compressible+`'), (4, 4, 'after', NULL)`)
+	itest.MustExecOn(t, b, `INSERT INTO docs (k, seq, v, big) VALUES (1, 1, 'small', NULL), (2, 2, NULL, '`+big+`'), (3, 3, NULL, '`+compressible+`'), (4, 4, 'after', NULL)`)
 
 	const secret = "whsec_dGVzdC1zZWNyZXQtY2FuYXJ5LTQy" // "test-secret-canary-42"
 	var mu sync.Mutex
@@ -61,22 +59,22 @@ func oversizedRowSkipped(t *testing.T, b backend) {
 	}))
 	defer srv.Close()
 
-	cfg := b.config(nil, "  message_compression: gzip\n")
-	appendConfig(t, cfg, "webhooks:\n  row_skipped_url: "+srv.URL+"/hooks\n  signing_secret: "+secret+"\n")
-	topic := b.topic("docs")
-	p := e.start("run", "--config", cfg)
-	waitOrDump(t, p, 60*time.Second, "3 messages", func() bool { return topicEnd(topic) >= 3 })
-	mustExecOn(t, b, `INSERT INTO docs (k, seq, v) VALUES (5, 5, 'streamed')`)
-	waitOrDump(t, p, 30*time.Second, "4 messages", func() bool { return topicEnd(topic) >= 4 })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	cfg := b.Config(nil, "  message_compression: gzip\n")
+	itest.AppendConfig(t, cfg, "webhooks:\n  row_skipped_url: "+srv.URL+"/hooks\n  signing_secret: "+secret+"\n")
+	topic := b.Topic("docs")
+	p := e.Start("run", "--config", cfg)
+	itest.WaitOrDump(t, p, 60*time.Second, "3 messages", func() bool { return itest.TopicEnd(topic) >= 3 })
+	itest.MustExecOn(t, b, `INSERT INTO docs (k, seq, v) VALUES (5, 5, 'streamed')`)
+	itest.WaitOrDump(t, p, 30*time.Second, "4 messages", func() bool { return itest.TopicEnd(topic) >= 4 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
-	if strings.Contains(p.out.String(), "test-secret-canary") || strings.Contains(p.out.String(), secret) {
+	if strings.Contains(p.Out.String(), "test-secret-canary") || strings.Contains(p.Out.String(), secret) {
 		t.Fatal("the signing secret appears in the log")
 	}
 
 	ids := map[float64]*kgo.Record{}
-	for _, r := range readRaw(t, topic) {
+	for _, r := range itest.ReadRaw(t, topic) {
 		var k struct{ Payload map[string]any }
 		json.Unmarshal(r.Key, &k)
 		ids[k.Payload["k"].(float64)] = r
@@ -85,8 +83,8 @@ func oversizedRowSkipped(t *testing.T, b backend) {
 		t.Fatalf("keys on the topic: %v, want 1, 3, 4, 5", keys(ids))
 	}
 	gz := ids[3]
-	if header(gz, "tributary-compression") != "gzip" || header(ids[1], "tributary-compression") != "" {
-		t.Fatalf("compression headers: 3=%q 1=%q", header(gz, "tributary-compression"), header(ids[1], "tributary-compression"))
+	if itest.Header(gz, "tributary-compression") != "gzip" || itest.Header(ids[1], "tributary-compression") != "" {
+		t.Fatalf("compression headers: 3=%q 1=%q", itest.Header(gz, "tributary-compression"), itest.Header(ids[1], "tributary-compression"))
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(gz.Value))
 	if err != nil {
@@ -106,43 +104,24 @@ func oversizedRowSkipped(t *testing.T, b backend) {
 	}
 	ev := events[0]
 	mu.Unlock()
-	if ev.Type != "row.skipped" || ev.Table != b.tableID("docs") || ev.Topic != topic || ev.Pipeline != e.name ||
+	if ev.Type != "row.skipped" || ev.Table != b.TableID("docs") || ev.Topic != topic || ev.Pipeline != e.Name ||
 		ev.PrimaryKey["k"] != float64(2) || ev.SizeBytes <= 1<<20 || ev.LimitBytes != 1<<20 || ev.EventID == "" || ev.Reason == "" {
 		t.Fatalf("event %+v", ev)
 	}
 
 	// Without a URL: the local file beside the checkpoints, and a log line.
-	mustExecOn(t, b, `INSERT INTO docs (k, seq, big) VALUES (6, 6, '`+big+`')`)
-	mustExecOn(t, b, `INSERT INTO docs (k, seq, v) VALUES (7, 7, 'last')`)
-	cfg = b.config(nil, "")
-	p = e.start("run", "--config", cfg)
-	waitOrDump(t, p, 60*time.Second, "row 7", func() bool { return topicEnd(topic) >= 5 })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	itest.MustExecOn(t, b, `INSERT INTO docs (k, seq, big) VALUES (6, 6, '`+big+`')`)
+	itest.MustExecOn(t, b, `INSERT INTO docs (k, seq, v) VALUES (7, 7, 'last')`)
+	cfg = b.Config(nil, "")
+	p = e.Start("run", "--config", cfg)
+	itest.WaitOrDump(t, p, 60*time.Second, "row 7", func() bool { return itest.TopicEnd(topic) >= 5 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
-	lines := e.skippedLines(t)
-	if len(lines) != 1 || lines[0].PrimaryKey["k"] != float64(6) || !strings.Contains(p.out.String(), "row skipped") {
-		t.Fatalf("file events %+v; output:\n%s", lines, p.out)
+	lines := e.SkippedLines(t)
+	if len(lines) != 1 || lines[0].PrimaryKey["k"] != float64(6) || !strings.Contains(p.Out.String(), "row skipped") {
+		t.Fatalf("file events %+v; output:\n%s", lines, p.Out)
 	}
-}
-
-func appendConfig(t *testing.T, path, text string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	f.WriteString(text)
-}
-
-func header(r *kgo.Record, key string) string {
-	for _, h := range r.Headers {
-		if h.Key == key {
-			return string(h.Value)
-		}
-	}
-	return ""
 }
 
 func keys(m map[float64]*kgo.Record) []float64 {
@@ -153,71 +132,10 @@ func keys(m map[float64]*kgo.Record) []float64 {
 	return ks
 }
 
-// readRaw reads every record of topic (PLAINTEXT listener) as kgo records.
-func readRaw(t *testing.T, topic string) []*kgo.Record {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	want := topicEnd(topic)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(16<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	var recs []*kgo.Record
-	for int64(len(recs)) < want {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %s: %d of %d records", topic, len(recs), want)
-		}
-		fs.EachRecord(func(r *kgo.Record) { recs = append(recs, r) })
-	}
-	return recs
-}
-
-// alnum returns n random letters and digits: incompressible for LZ4 (no
-// repeats to match) and written into JSON as they are (no escapes), so a
-// value grows byte for byte with it.
-func alnum(n int) string {
-	const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, n)
-	rand.Read(b)
-	for i := range b {
-		b[i] = chars[int(b[i])%len(chars)]
-	}
-	return string(b)
-}
-
-// batchSizeOf is the size the broker counts for r alone in a batch, as
-// Tributary's check computes it.
-func batchSizeOf(r *kgo.Record) int {
-	m := kafka.Message{Topic: r.Topic, Key: r.Key, Value: r.Value, Op: header(r, "tributary-op"),
-		EventID: header(r, "tributary-event-id"), Gzipped: header(r, "tributary-compression") != ""}
-	return m.BatchSize()
-}
-
 // createTopicWith creates a one-partition topic with max.message.bytes set.
 func createTopicWith(t *testing.T, topic string, maxMessageBytes int) {
 	t.Helper()
 	createTopicConfig(t, topic, 1, maxMessageBytes)
-}
-
-// skippedLines reads the row.skipped events of the local file.
-func (e *env) skippedLines(t *testing.T) []webhook.RowSkipped {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(e.dir, "checkpoints", e.name+".row-skipped.jsonl"))
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	var out []webhook.RowSkipped
-	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		var ev webhook.RowSkipped
-		if len(line) > 0 && json.Unmarshal(line, &ev) == nil {
-			out = append(out, ev)
-		}
-	}
-	return out
 }
 
 // TestKafkaExactSizeLimit: the size check counts what the broker counts
@@ -227,38 +145,38 @@ func (e *env) skippedLines(t *testing.T) []webhook.RowSkipped {
 // old check (key + value only) let the second through to a broker refusal
 // that failed the pipeline at every restart.
 func TestKafkaExactSizeLimit(t *testing.T) {
-	e := newEnv(t, "exact")
+	e := itest.NewEnv(t, "exact")
 	const limit = 1 << 20
-	topic := e.prefix + ".public.docs"
+	topic := e.Prefix + ".public.docs"
 	createTopicWith(t, topic, limit)
-	e.exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
-	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
+	e.Exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
+	e.Exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
 	const probeLen = 4000
-	e.exec(`INSERT INTO docs VALUES (1, $1)`, alnum(probeLen))
-	cfg := e.writeConfig(fmt.Sprintf("  max_message_bytes: %d\n", limit))
-	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "the probe row", func() bool { return topicEnd(topic) >= 1 })
-	probe := readRaw(t, topic)[0]
+	e.Exec(`INSERT INTO docs VALUES (1, $1)`, itest.Alnum(probeLen))
+	cfg := e.WriteConfig(fmt.Sprintf("  max_message_bytes: %d\n", limit))
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "the probe row", func() bool { return itest.TopicEnd(topic) >= 1 })
+	probe := itest.ReadRaw(t, topic)[0]
 	// A body of n bytes makes a batch of about probe + (n - probeLen)
 	// bytes; the margin of 16 covers varint lengths growing by a byte
 	// and event ids of another length.
-	base := batchSizeOf(probe) - probeLen
+	base := itest.BatchSizeOf(probe) - probeLen
 	under, over := limit-16-base, limit+16-base
-	e.exec(`INSERT INTO docs VALUES (2, $1)`, alnum(under))
-	e.exec(`INSERT INTO docs VALUES (3, $1)`, alnum(over))
-	e.exec(`INSERT INTO docs VALUES (4, 'after')`)
-	waitFor(t, 60*time.Second, "rows 2 and 4", func() bool { return topicEnd(topic) >= 3 || p.exited() })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	e.Exec(`INSERT INTO docs VALUES (2, $1)`, itest.Alnum(under))
+	e.Exec(`INSERT INTO docs VALUES (3, $1)`, itest.Alnum(over))
+	e.Exec(`INSERT INTO docs VALUES (4, 'after')`)
+	itest.WaitFor(t, 60*time.Second, "rows 2 and 4", func() bool { return itest.TopicEnd(topic) >= 3 || p.Exited() })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
-	recs := readRaw(t, topic)
+	recs := itest.ReadRaw(t, topic)
 	if len(recs) != 3 {
-		t.Fatalf("%d records, want 3 (rows 1, 2, 4); output:\n%s", len(recs), p.out)
+		t.Fatalf("%d records, want 3 (rows 1, 2, 4); output:\n%s", len(recs), p.Out)
 	}
-	if n := batchSizeOf(recs[1]); n > limit || n < limit-32 {
+	if n := itest.BatchSizeOf(recs[1]); n > limit || n < limit-32 {
 		t.Fatalf("row 2 is %d bytes as the broker counts them, want just under %d", n, limit)
 	}
-	skipped := e.skippedLines(t)
+	skipped := e.SkippedLines(t)
 	if len(skipped) != 1 || skipped[0].PrimaryKey["id"] != float64(3) || skipped[0].SizeBytes <= limit || skipped[0].SizeBytes > limit+32 ||
 		!strings.Contains(skipped[0].Reason, "over destination.max_message_bytes") {
 		t.Fatalf("row.skipped events %+v, want row 3 just over %d", skipped, limit)
@@ -271,25 +189,25 @@ func TestKafkaExactSizeLimit(t *testing.T) {
 // limit as limit_bytes), not retried for ever as a poison pill, and the
 // rows around it arrive.
 func TestKafkaBrokerRefusedTooLarge(t *testing.T) {
-	e := newEnv(t, "refused")
-	topic := e.prefix + ".public.docs"
+	e := itest.NewEnv(t, "refused")
+	topic := e.Prefix + ".public.docs"
 	createTopicWith(t, topic, 256<<10)
-	e.exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
-	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
-	e.exec(`INSERT INTO docs VALUES (1, 'before'), (2, $1), (3, 'after')`, alnum(600<<10))
-	p := e.start("run", "--config", e.writeConfig(""))
-	waitFor(t, 60*time.Second, "rows 1 and 3", func() bool { return topicEnd(topic) >= 2 || p.exited() })
-	e.exec(`INSERT INTO docs VALUES (4, 'streamed')`)
-	waitFor(t, 60*time.Second, "row 4", func() bool { return topicEnd(topic) >= 3 || p.exited() })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	e.Exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
+	e.Exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
+	e.Exec(`INSERT INTO docs VALUES (1, 'before'), (2, $1), (3, 'after')`, itest.Alnum(600<<10))
+	p := e.Start("run", "--config", e.WriteConfig(""))
+	itest.WaitFor(t, 60*time.Second, "rows 1 and 3", func() bool { return itest.TopicEnd(topic) >= 2 || p.Exited() })
+	e.Exec(`INSERT INTO docs VALUES (4, 'streamed')`)
+	itest.WaitFor(t, 60*time.Second, "row 4", func() bool { return itest.TopicEnd(topic) >= 3 || p.Exited() })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
-	skipped := e.skippedLines(t)
+	skipped := e.SkippedLines(t)
 	if len(skipped) != 1 || skipped[0].PrimaryKey["id"] != float64(2) || skipped[0].LimitBytes != 256<<10 ||
 		!strings.Contains(skipped[0].Reason, fmt.Sprintf("over max.message.bytes %d of topic %s", 256<<10, topic)) {
-		t.Fatalf("row.skipped events %+v; output:\n%s", skipped, p.out)
+		t.Fatalf("row.skipped events %+v; output:\n%s", skipped, p.Out)
 	}
-	if n := len(readRaw(t, topic)); n != 3 {
+	if n := len(itest.ReadRaw(t, topic)); n != 3 {
 		t.Fatalf("%d records, want rows 1, 3 and 4", n)
 	}
 }
@@ -298,24 +216,24 @@ func TestKafkaBrokerRefusedTooLarge(t *testing.T) {
 // takes it, an 18 MiB row is published (franz-go's batch cap follows the
 // limit; before, the 16 MiB producer buffer and 1 MiB batches failed it).
 func TestKafkaLargeLimit(t *testing.T) {
-	e := newEnv(t, "large")
+	e := itest.NewEnv(t, "large")
 	const limit = 20 << 20
-	topic := e.prefix + ".public.docs"
+	topic := e.Prefix + ".public.docs"
 	createTopicWith(t, topic, limit)
-	e.exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
-	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
-	body := alnum(18 << 20)
-	e.exec(`INSERT INTO docs VALUES (1, $1), (2, 'after')`, body)
-	p := e.start("run", "--config", e.writeConfig(fmt.Sprintf("  max_message_bytes: %d\n", limit)))
-	waitFor(t, 120*time.Second, "both rows", func() bool { return topicEnd(topic) >= 2 || p.exited() })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	e.Exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
+	e.Exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
+	body := itest.Alnum(18 << 20)
+	e.Exec(`INSERT INTO docs VALUES (1, $1), (2, 'after')`, body)
+	p := e.Start("run", "--config", e.WriteConfig(fmt.Sprintf("  max_message_bytes: %d\n", limit)))
+	itest.WaitFor(t, 120*time.Second, "both rows", func() bool { return itest.TopicEnd(topic) >= 2 || p.Exited() })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
-	recs := readRaw(t, topic)
+	recs := itest.ReadRaw(t, topic)
 	if len(recs) != 2 || len(recs[0].Value) < 18<<20 || !bytes.Contains(recs[0].Value, []byte(body[:64])) {
-		t.Fatalf("%d records (first %d bytes); output:\n%s", len(recs), len(recs[0].Value), p.out)
+		t.Fatalf("%d records (first %d bytes); output:\n%s", len(recs), len(recs[0].Value), p.Out)
 	}
-	if s := e.skippedLines(t); len(s) != 0 {
+	if s := e.SkippedLines(t); len(s) != 0 {
 		t.Fatalf("skipped %+v", s)
 	}
 }

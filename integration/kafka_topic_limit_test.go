@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -38,25 +40,25 @@ var bigRows = []int{1000, 2000, 3000} // bodies of 30 KB
 // three 30 KB rows are recorded as row.skipped; before, about nine in ten
 // rows were skipped as too large.
 func TestKafkaTopicLimitLowered(t *testing.T) {
-	e := newEnv(t, "lowered")
-	topic := e.prefix + ".public.docs"
+	e := itest.NewEnv(t, "lowered")
+	topic := e.Prefix + ".public.docs"
 	createTopicConfig(t, topic, 3, 1<<20)
-	e.exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
-	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
-	e.exec(`INSERT INTO docs VALUES (0, 'first')`)
-	p := e.start("run", "--config", e.writeConfig(""))
+	e.Exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
+	e.Exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
+	e.Exec(`INSERT INTO docs VALUES (0, 'first')`)
+	p := e.Start("run", "--config", e.WriteConfig(""))
 	// Row 0 published: the topic was ensured and its limit read.
-	waitOrDump(t, p, 60*time.Second, "row 0", func() bool { return topicEnd(topic) >= 1 })
+	itest.WaitOrDump(t, p, 60*time.Second, "row 0", func() bool { return itest.TopicEnd(topic) >= 1 })
 	setTopicLimit(t, topic, lowLimit)
 	insertLimitRows(t, e)
 	limitRowsArrive(t, e, p, topic)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
-	if !strings.Contains(p.out.String(), "the limit was lowered") {
-		t.Errorf("the log does not say why the pipeline stalled; output:\n%s", p.out)
+	if !strings.Contains(p.Out.String(), "the limit was lowered") {
+		t.Errorf("the log does not say why the pipeline stalled; output:\n%s", p.Out)
 	}
-	checkLimitRows(t, topic, e.skippedLines, p)
+	checkLimitRows(t, topic, e.SkippedLines, p)
 }
 
 // TestKafkaTopicLimitUnreadable: the principal may not read the topic's
@@ -69,13 +71,13 @@ func TestKafkaTopicLimitLowered(t *testing.T) {
 // the topic's limit, as the message advises, every row that fits arrives
 // and only the three 30 KB rows are skipped.
 func TestKafkaTopicLimitUnreadable(t *testing.T) {
-	e := newEnv(t, "unreadable")
-	prefix := secPrefix("limit")
+	e := itest.NewEnv(t, "unreadable")
+	prefix := itest.SecPrefix("limit")
 	topic := prefix + ".public.docs"
 	createTopicConfig(t, topic, 3, lowLimit)
-	e.exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
-	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
-	e.exec(`INSERT INTO docs VALUES (0, 'first')`)
+	e.Exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
+	e.Exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
+	e.Exec(`INSERT INTO docs VALUES (0, 'first')`)
 	config := func(extra string) string {
 		cfg := fmt.Sprintf(`name: %s
 source:
@@ -90,19 +92,19 @@ destination:
 %s  ca_certificate: |
 %scheckpoint:
   path: %s
-`, e.name, e.pgURL(), kafkaSASLAddr, prefix, saslUsers["writer"], extra, indent(tlsFile(t, "ca.pem"), "    "), filepath.Join(e.dir, "checkpoints"))
-		path := filepath.Join(e.dir, "pipeline.yaml")
+`, e.Name, e.PGURL(), itest.KafkaSASLAddr, prefix, itest.SASLUsers["writer"], extra, itest.Indent(itest.TLSFile(t, "ca.pem"), "    "), filepath.Join(e.Dir, "checkpoints"))
+		path := filepath.Join(e.Dir, "pipeline.yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return path
 	}
-	p := e.start("run", "--config", config(""))
-	waitOrDump(t, p, 60*time.Second, "row 0", func() bool { return topicEnd(topic) >= 1 })
+	p := e.Start("run", "--config", config(""))
+	itest.WaitOrDump(t, p, 60*time.Second, "row 0", func() bool { return itest.TopicEnd(topic) >= 1 })
 	insertLimitRows(t, e) // streamed
 	const why = "max.message.bytes cannot be read"
-	waitOrDump(t, p, 60*time.Second, "the stall's reason", func() bool { return strings.Contains(p.out.String(), why) })
-	for _, line := range strings.Split(p.out.String(), "\n") {
+	itest.WaitOrDump(t, p, 60*time.Second, "the stall's reason", func() bool { return strings.Contains(p.Out.String(), why) })
+	for _, line := range strings.Split(p.Out.String(), "\n") {
 		if strings.Contains(line, why) {
 			t.Log(line)
 			if !strings.Contains(line, "DescribeTopicDynamicConfiguration") || !strings.Contains(line, "max_message_bytes") {
@@ -111,19 +113,19 @@ destination:
 			break
 		}
 	}
-	if s := e.skippedLines(t); len(s) > 0 {
+	if s := e.SkippedLines(t); len(s) > 0 {
 		t.Fatalf("%d rows skipped (first %+v) while none is known to be too large alone", len(s), s[0])
 	}
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 
-	p = e.start("run", "--config", config(fmt.Sprintf("  max_message_bytes: %d\n", lowLimit)))
+	p = e.Start("run", "--config", config(fmt.Sprintf("  max_message_bytes: %d\n", lowLimit)))
 	limitRowsArrive(t, e, p, topic)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
-	checkLimitRows(t, topic, e.skippedLines, p)
+	checkLimitRows(t, topic, e.SkippedLines, p)
 }
 
 // TestKafkaTopicLimitRaised: the topic's max.message.bytes is raised from
@@ -132,24 +134,24 @@ destination:
 // not skipped as too large (the producer's batches were built for the old
 // limit: the pipeline stalls once and its retry reads the new one).
 func TestKafkaTopicLimitRaised(t *testing.T) {
-	e := newEnv(t, "raised")
-	topic := e.prefix + ".public.docs"
+	e := itest.NewEnv(t, "raised")
+	topic := e.Prefix + ".public.docs"
 	createTopicConfig(t, topic, 1, lowLimit)
-	e.exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
-	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
-	e.exec(`INSERT INTO docs VALUES (0, 'first')`)
-	p := e.start("run", "--config", e.writeConfig(""))
-	waitOrDump(t, p, 60*time.Second, "row 0", func() bool { return topicEnd(topic) >= 1 })
+	e.Exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
+	e.Exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
+	e.Exec(`INSERT INTO docs VALUES (0, 'first')`)
+	p := e.Start("run", "--config", e.WriteConfig(""))
+	itest.WaitOrDump(t, p, 60*time.Second, "row 0", func() bool { return itest.TopicEnd(topic) >= 1 })
 	setTopicLimit(t, topic, 100000)
-	e.exec(`INSERT INTO docs VALUES (1, $1), (2, 'after')`, alnum(30000))
-	waitOrDump(t, p, 60*time.Second, "rows 1 and 2", func() bool { return topicEnd(topic) >= 3 || len(e.skippedLines(t)) > 0 })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	e.Exec(`INSERT INTO docs VALUES (1, $1), (2, 'after')`, itest.Alnum(30000))
+	itest.WaitOrDump(t, p, 60*time.Second, "rows 1 and 2", func() bool { return itest.TopicEnd(topic) >= 3 || len(e.SkippedLines(t)) > 0 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
-	if s := e.skippedLines(t); len(s) > 0 {
+	if s := e.SkippedLines(t); len(s) > 0 {
 		t.Fatalf("row %v skipped (%s) although the topic takes it now", s[0].PrimaryKey, s[0].Reason)
 	}
-	if n := len(readTopic(t, topic)); n < 3 {
+	if n := len(itest.ReadTopic(t, topic)); n < 3 {
 		t.Fatalf("%d records, want rows 0, 1 and 2", n)
 	}
 }
@@ -157,33 +159,33 @@ func TestKafkaTopicLimitRaised(t *testing.T) {
 // insertLimitRows inserts rows 1..smallRows of about 1 KB in one
 // transaction (the big ones among them 30 KB), then updates rows
 // 1..updateRows in another.
-func insertLimitRows(t *testing.T, e *env) {
+func insertLimitRows(t *testing.T, e *itest.Env) {
 	t.Helper()
 	ids := make([]int32, smallRows)
 	bodies := make([]string, smallRows)
 	for i := range ids {
 		ids[i] = int32(i + 1)
-		bodies[i] = alnum(1000)
+		bodies[i] = itest.Alnum(1000)
 		if slices.Contains(bigRows, i+1) {
-			bodies[i] = alnum(30000)
+			bodies[i] = itest.Alnum(30000)
 		}
 	}
-	e.exec(`INSERT INTO docs SELECT * FROM unnest($1::int[], $2::text[])`, ids, bodies)
-	e.exec(`UPDATE docs SET body = 'v2 ' || body WHERE id BETWEEN 1 AND $1`, updateRows)
+	e.Exec(`INSERT INTO docs SELECT * FROM unnest($1::int[], $2::text[])`, ids, bodies)
+	e.Exec(`UPDATE docs SET body = 'v2 ' || body WHERE id BETWEEN 1 AND $1`, updateRows)
 }
 
 // limitRowsArrive waits until every row that fits is on topic.
-func limitRowsArrive(t *testing.T, e *env, p *proc, topic string) {
+func limitRowsArrive(t *testing.T, e *itest.Env, p *itest.Proc, topic string) {
 	t.Helper()
 	want := int64(smallRows - len(bigRows) + updateRows)
-	waitOrDump(t, p, 90*time.Second, fmt.Sprintf("%d records", want), func() bool {
-		return topicEnd(topic) >= want || len(e.skippedLines(t)) > len(bigRows)
+	itest.WaitOrDump(t, p, 90*time.Second, fmt.Sprintf("%d records", want), func() bool {
+		return itest.TopicEnd(topic) >= want || len(e.SkippedLines(t)) > len(bigRows)
 	})
 	// Records sent again may be on the topic twice: wait for the keys.
 	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) && !p.exited() {
+	for time.Now().Before(deadline) && !p.Exited() {
 		ids := map[string]bool{}
-		for _, m := range readTopic(t, topic) {
+		for _, m := range itest.ReadTopic(t, topic) {
 			ids[fmt.Sprint(m.Key["payload"].(map[string]any)["id"])] = true
 		}
 		if len(ids) >= smallRows-len(bigRows) {
@@ -196,10 +198,10 @@ func limitRowsArrive(t *testing.T, e *env, p *proc, topic string) {
 // checkLimitRows: every small row is on the topic, each updated row's
 // last message is its update, and exactly the big rows were skipped,
 // each as too large for the topic.
-func checkLimitRows(t *testing.T, topic string, skippedLines func(*testing.T) []webhook.RowSkipped, p *proc) {
+func checkLimitRows(t *testing.T, topic string, skippedLines func(*testing.T) []webhook.RowSkipped, p *itest.Proc) {
 	t.Helper()
 	last := map[int]string{} // id → op of its last message
-	for _, m := range readTopic(t, topic) {
+	for _, m := range itest.ReadTopic(t, topic) {
 		id, _ := strconv.Atoi(fmt.Sprint(m.Key["payload"].(map[string]any)["id"]))
 		last[id] = m.Headers["tributary-op"]
 	}
@@ -228,7 +230,7 @@ func checkLimitRows(t *testing.T, topic string, skippedLines func(*testing.T) []
 	}
 	slices.Sort(keys)
 	if len(missing) > 0 || len(misordered) > 0 || !slices.Equal(keys, bigRows) {
-		out := p.out.String()
+		out := p.Out.String()
 		if len(out) > 4000 {
 			out = out[len(out)-4000:]
 		}
@@ -245,7 +247,7 @@ func plainAdmin(t *testing.T, timeout time.Duration) (context.Context, *kadm.Cli
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(itest.KafkaAddr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +282,7 @@ func setTopicLimit(t *testing.T, topic string, limit int) {
 	if err != nil {
 		t.Fatalf("set max.message.bytes of %s: %v", topic, err)
 	}
-	waitFor(t, 20*time.Second, "the new max.message.bytes", func() bool {
+	itest.WaitFor(t, 20*time.Second, "the new max.message.bytes", func() bool {
 		rcs, err := adm.DescribeTopicConfigs(ctx, topic)
 		if err != nil {
 			return false

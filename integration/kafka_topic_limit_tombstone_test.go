@@ -14,37 +14,39 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 func TestKafkaTopicLimitTombstone(t *testing.T) {
-	e := newEnv(t, "rvtomb")
-	topic := e.prefix + ".public.docs"
+	e := itest.NewEnv(t, "rvtomb")
+	topic := e.Prefix + ".public.docs"
 	createTopicConfig(t, topic, 1, lowLimit)
-	e.exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
-	e.exec(`ALTER TABLE docs REPLICA IDENTITY FULL`)
-	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
-	e.exec(`INSERT INTO docs VALUES (0, 'first')`)
-	p := e.start("run", "--config", e.writeConfig("  delete_mode: record_and_tombstone\n"))
-	waitOrDump(t, p, 60*time.Second, "row 0", func() bool { return topicEnd(topic) >= 1 })
-	e.exec(`INSERT INTO docs VALUES (1, $1)`, alnum(30000))
-	e.exec(`DELETE FROM docs WHERE id = 1`)
-	e.exec(`INSERT INTO docs VALUES (2, 'after')`)
-	waitOrDump(t, p, 60*time.Second, "row 2", func() bool {
-		for _, m := range readTopicIfAny(t, topic) {
+	e.Exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
+	e.Exec(`ALTER TABLE docs REPLICA IDENTITY FULL`)
+	e.Exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
+	e.Exec(`INSERT INTO docs VALUES (0, 'first')`)
+	p := e.Start("run", "--config", e.WriteConfig("  delete_mode: record_and_tombstone\n"))
+	itest.WaitOrDump(t, p, 60*time.Second, "row 0", func() bool { return itest.TopicEnd(topic) >= 1 })
+	e.Exec(`INSERT INTO docs VALUES (1, $1)`, itest.Alnum(30000))
+	e.Exec(`DELETE FROM docs WHERE id = 1`)
+	e.Exec(`INSERT INTO docs VALUES (2, 'after')`)
+	itest.WaitOrDump(t, p, 60*time.Second, "row 2", func() bool {
+		for _, m := range itest.ReadTopicIfAny(t, topic) {
 			if m.Value != nil && fmt.Sprint(m.Key["payload"].(map[string]any)["id"]) == "2" {
 				return true
 			}
 		}
 		return false
 	})
-	if p.exited() {
-		t.Fatalf("exited; output:\n%s", p.out)
+	if p.Exited() {
+		t.Fatalf("exited; output:\n%s", p.Out)
 	}
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 	var tombstones, ones int
-	for _, m := range readTopic(t, topic) {
+	for _, m := range itest.ReadTopic(t, topic) {
 		if fmt.Sprint(m.Key["payload"].(map[string]any)["id"]) != "1" {
 			continue
 		}
@@ -57,7 +59,7 @@ func TestKafkaTopicLimitTombstone(t *testing.T) {
 		t.Errorf("row 1: %d messages, %d tombstones; want only its tombstone", ones, tombstones)
 	}
 	var sawDelete bool
-	for _, s := range e.skippedLines(t) {
+	for _, s := range e.SkippedLines(t) {
 		t.Logf("row.skipped: key %v op %v size %d limit %d extra %v reason %q", s.PrimaryKey, s.Extra["op"], s.SizeBytes, s.LimitBytes, s.Extra, s.Reason)
 		if s.Extra["op"] == "d" {
 			sawDelete = true

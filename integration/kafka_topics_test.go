@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -18,39 +20,39 @@ import (
 // parent's topic. With create_missing_topics, an existing topic is used as
 // it is: its partitions and configs are not altered.
 func TestKafkaMissingTopics(t *testing.T) {
-	e := newEnv(t, "topics")
-	e.exec(`CREATE TABLE items (id int PRIMARY KEY, name text)`)
-	e.exec(`CREATE TABLE events (id int, region text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)`)
-	e.exec(`CREATE TABLE events_eu PARTITION OF events FOR VALUES IN ('eu')`)
-	e.exec(`CREATE TABLE events_us PARTITION OF events FOR VALUES IN ('us')`)
-	e.exec(`INSERT INTO items VALUES (1, 'a'), (2, 'b')`)
-	e.exec(`INSERT INTO events VALUES (1, 'eu'), (2, 'us')`)
-	items, events := e.prefix+".public.items", e.prefix+".public.events"
+	e := itest.NewEnv(t, "topics")
+	e.Exec(`CREATE TABLE items (id int PRIMARY KEY, name text)`)
+	e.Exec(`CREATE TABLE events (id int, region text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)`)
+	e.Exec(`CREATE TABLE events_eu PARTITION OF events FOR VALUES IN ('eu')`)
+	e.Exec(`CREATE TABLE events_us PARTITION OF events FOR VALUES IN ('us')`)
+	e.Exec(`INSERT INTO items VALUES (1, 'a'), (2, 'b')`)
+	e.Exec(`INSERT INTO events VALUES (1, 'eu'), (2, 'us')`)
+	items, events := e.Prefix+".public.items", e.Prefix+".public.events"
 
-	cfg := e.writeConfig("")
+	cfg := e.WriteConfig("")
 	rewrite(t, cfg, "create_missing_topics: true", "create_missing_topics: false")
 	rewrite(t, cfg, "  type: postgres\n", "  type: postgres\n  tables: [public.items, public.events]\n")
 
-	addr := freeAddr(t)
-	p := e.start("run", "--config", cfg, "--http-addr", addr)
-	waitFor(t, 60*time.Second, "the missing-topic report", func() bool {
-		out := p.out.String()
+	addr := itest.FreeAddr(t)
+	p := e.Start("run", "--config", cfg, "--http-addr", addr)
+	itest.WaitFor(t, 60*time.Second, "the missing-topic report", func() bool {
+		out := p.Out.String()
 		return strings.Contains(out, "topics do not exist") && strings.Contains(out, " does not exist; waiting")
 	})
 	// Not only a log line: the metric the TopicMissing alarm watches.
 	// The pipeline waits at the first row whose topic is missing, items
 	// or events, whichever it reads first.
 	missingMetric := func() float64 {
-		return samples(scrape(t, addr), "tributary_topic_missing", `topic="`+e.prefix+`.public.`)[""]
+		return itest.Samples(itest.Scrape(t, addr), "tributary_topic_missing", `topic="`+e.Prefix+`.public.`)[""]
 	}
-	waitFor(t, 30*time.Second, "tributary_topic_missing 1", func() bool { return missingMetric() == 1 })
-	out := p.out.String()
+	itest.WaitFor(t, 30*time.Second, "tributary_topic_missing 1", func() bool { return missingMetric() == 1 })
+	out := p.Out.String()
 	if !strings.Contains(out, items) || !strings.Contains(out, events) {
 		t.Fatalf("start-up report does not list both topics:\n%s", out)
 	}
 	time.Sleep(time.Second)
-	if p.exited() || topicEnd(items)+topicEnd(events) != 0 {
-		t.Fatalf("published or exited while topics were missing:\n%s", p.out)
+	if p.Exited() || itest.TopicEnd(items)+itest.TopicEnd(events) != 0 {
+		t.Fatalf("published or exited while topics were missing:\n%s", p.Out)
 	}
 
 	// Someone creates the topics: items with one partition and its own
@@ -64,30 +66,30 @@ func TestKafkaMissingTopics(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, -1, -1, nil, events); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "2 items and 2 events", func() bool { return topicEnd(items) >= 2 && topicEnd(events) >= 2 })
+	itest.WaitFor(t, 60*time.Second, "2 items and 2 events", func() bool { return itest.TopicEnd(items) >= 2 && itest.TopicEnd(events) >= 2 })
 	if v := missingMetric(); v != 0 {
 		t.Errorf("tributary_topic_missing is %v once the topics exist, want 0", v)
 	}
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, p.Out)
 	}
 	listed, err := adm.ListTopics(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name := range listed {
-		if strings.HasPrefix(name, e.prefix+".public.events_") {
+		if strings.HasPrefix(name, e.Prefix+".public.events_") {
 			t.Errorf("a partition has its own topic %s", name)
 		}
 	}
 
 	// With create_missing_topics the existing topic is left as it is.
 	rewrite(t, cfg, "create_missing_topics: false", "create_missing_topics: true")
-	e.exec(`INSERT INTO items VALUES (3, 'c')`)
-	p = e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "item 3", func() bool { return topicEnd(items) >= 3 })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d:\n%s", code, p.out)
+	e.Exec(`INSERT INTO items VALUES (3, 'c')`)
+	p = e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "item 3", func() bool { return itest.TopicEnd(items) >= 3 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, p.Out)
 	}
 	td, err := adm.ListTopics(ctx, items)
 	if err != nil || len(td[items].Partitions) != 1 {
@@ -116,7 +118,7 @@ func rewrite(t *testing.T, path, old, new string) {
 
 func admin(t *testing.T) *kadm.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(itest.KafkaAddr))
 	if err != nil {
 		t.Fatal(err)
 	}

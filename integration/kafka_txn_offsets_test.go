@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -22,12 +24,12 @@ import (
 // restart of TestExactlyOnceBrokerFaults the task ended on it) asks again
 // instead of failing, and reads the topic once it is there.
 func TestReadLastCommittedWaitsOutUnknownTopic(t *testing.T) {
-	skipShort(t)
+	itest.SkipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	topic := fmt.Sprintf("it-txnwait-%d-%04d.tributary-offsets", os.Getpid()%100000, rand.IntN(10000))
-	d := config.Destination{BootstrapServers: kafkaAddr, DisableTLS: true}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafkaAddr))
+	d := config.Destination{BootstrapServers: itest.KafkaAddr, DisableTLS: true}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(itest.KafkaAddr))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
@@ -20,12 +22,12 @@ import (
 // with ErrFenced, and a read_committed consumer (and the offsets reader)
 // sees only what the second one committed.
 func TestKafkaTransactionFencing(t *testing.T) {
-	skipShort(t)
+	itest.SkipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	prefix := fmt.Sprintf("it-txn-%d-%04d", os.Getpid()%100000, rand.IntN(10000))
 	topic, offsets := prefix+".t", prefix+".tributary-offsets"
-	d := config.Destination{BootstrapServers: kafkaAddr, DisableTLS: true, CreateMissingTopics: true, MaxMessageBytes: config.DefaultMaxMessageBytes}
+	d := config.Destination{BootstrapServers: itest.KafkaAddr, DisableTLS: true, CreateMissingTopics: true, MaxMessageBytes: config.DefaultMaxMessageBytes}
 	id := prefix + ".tributary-fencing"
 
 	open := func() *kafka.Producer {
@@ -82,7 +84,7 @@ func TestKafkaTransactionFencing(t *testing.T) {
 	}
 	t.Logf("fenced owner: %v", err)
 
-	msgs := readCommitted(t, topic)
+	msgs := itest.ReadCommitted(t, topic)
 	if len(msgs) != 5 {
 		t.Errorf("read_committed sees %d records, want the second owner's 5", len(msgs))
 	}
@@ -107,12 +109,12 @@ func TestKafkaTransactionFencing(t *testing.T) {
 // exactly-once pipeline does: fence, create and write the offsets topic
 // in a transaction, read it back read_committed.
 func TestKafkaTransactionsACL(t *testing.T) {
-	skipShort(t)
+	itest.SkipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d := saslDest(t, config.AuthSCRAMSHA512, "creator", saslUsers["creator"])
+	d := itest.SASLDest(t, config.AuthSCRAMSHA512, "creator", itest.SASLUsers["creator"])
 	d.CreateMissingTopics = true
-	prefix := secPrefix("txn")
+	prefix := itest.SecPrefix("txn")
 
 	check := func(prefix string) kafka.Check {
 		r := kafka.TestConnection(ctx, d, prefix, kafka.WithTransactions())
@@ -127,7 +129,7 @@ func TestKafkaTransactionsACL(t *testing.T) {
 	if c := check(prefix); !c.OK || !c.Required {
 		t.Errorf("transactions check under %s: %+v", prefix, c)
 	}
-	denied := check("other-" + prefix[len(aclPrefix):])
+	denied := check("other-" + prefix[len(itest.ACLPrefix):])
 	if denied.OK || !strings.Contains(denied.Detail, "may not use this transactional id") {
 		t.Errorf("transactions check outside the ACL prefix: %+v", denied)
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/jackc/pglogrepl"
 )
 
@@ -22,77 +24,77 @@ import (
 // lease or its stream, and the checkpoint must never move backwards. On
 // every source.
 func TestLeaseTakeover(t *testing.T) {
-	forEachBackend(t, "lease", leaseTakeover)
+	itest.ForEachBackend(t, "lease", leaseTakeover)
 }
 
-func leaseTakeover(t *testing.T, b backend) {
-	e := b.env()
-	useMoto(t)
+func leaseTakeover(t *testing.T, b itest.Backend) {
+	e := b.Env()
+	itest.UseMoto(t)
 	mustExec := func(q string) {
 		t.Helper()
-		if err := b.exec(q); err != nil {
+		if err := b.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	createTables(t, b, "ledger", "sentinel")
-	mustExec(b.bulkInsert("ledger", 0, 0, 50))
-	table := testTableName("lease")
-	cfg := withDynamoStore(t, b.config(nil, ""), table)
-	topic := b.topic("ledger")
+	itest.CreateTables(t, b, "ledger", "sentinel")
+	mustExec(b.BulkInsert("ledger", 0, 0, 50))
+	table := itest.TestTableName("lease")
+	cfg := itest.WithDynamoStore(t, b.Config(nil, ""), table)
+	topic := b.Topic("ledger")
 
 	// Watch the checkpoint: its position and epoch never go backwards.
-	watch := startCheckpointWatch(t, table, e.name)
+	watch := startCheckpointWatch(t, table, e.Name)
 
-	first := e.start("run", "--config", cfg)
-	first.waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 50 })
-	awaitBackendSentinel(t, b, first, 1)
-	firstMsgs := readTopic(t, topic)
+	first := e.Start("run", "--config", cfg)
+	first.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 50 })
+	itest.AwaitBackendSentinel(t, b, first, 1)
+	firstMsgs := itest.ReadTopic(t, topic)
 	firstPID := firstMsgs[0].ProducerID
 
-	if err := first.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := first.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	frozenAt := time.Now()
-	t.Cleanup(func() { first.cmd.Process.Signal(syscall.SIGCONT) })
-	mustExec(b.bulkInsert("ledger", 50, 50, 10)) // while frozen
+	t.Cleanup(func() { first.Cmd.Process.Signal(syscall.SIGCONT) })
+	mustExec(b.BulkInsert("ledger", 50, 50, 10)) // while frozen
 
-	second := e.start("run", "--config", cfg)
-	awaitBackendSentinel(t, b, second, 2)
+	second := e.Start("run", "--config", cfg)
+	itest.AwaitBackendSentinel(t, b, second, 2)
 	took := time.Since(frozenAt)
-	if !strings.Contains(second.out.String(), "took over the lease") {
-		t.Fatalf("second task did not report a takeover; output:\n%s", second.out)
+	if !strings.Contains(second.Out.String(), "took over the lease") {
+		t.Fatalf("second task did not report a takeover; output:\n%s", second.Out)
 	}
 
 	// Thaw the first task, and give it something it would publish.
-	if err := first.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := first.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	thawed := time.Now()
-	mustExec(b.bulkInsert("ledger", 60, 60, 10)) // after the thaw
+	mustExec(b.BulkInsert("ledger", 60, 60, 10)) // after the thaw
 	select {
-	case <-first.done:
+	case <-first.Done:
 	case <-time.After(15 * time.Second):
-		t.Fatalf("the stale owner still runs 15 s after SIGCONT; output:\n%s", first.out)
+		t.Fatalf("the stale owner still runs 15 s after SIGCONT; output:\n%s", first.Out)
 	}
 	stoppedIn := time.Since(thawed)
-	if lease, _ := time.ParseDuration(testLease); stoppedIn > lease {
+	if lease, _ := time.ParseDuration(itest.TestLease); stoppedIn > lease {
 		t.Errorf("the stale owner took %s to stop after SIGCONT, more than one lease (%s)", stoppedIn, lease)
 	}
-	if code := first.cmd.ProcessState.ExitCode(); code != 1 {
+	if code := first.Cmd.ProcessState.ExitCode(); code != 1 {
 		t.Errorf("stale owner exit code %d, want 1", code)
 	}
 	// Which it notices first is a race: its lease, or (MariaDB) the
 	// server's notice that another replica took its server_id.
-	if out := first.out.String(); !strings.Contains(out, "lease lost") && !strings.Contains(out, "binlog stream in use by another reader") {
-		t.Errorf("stale owner did not say it lost the lease; output:\n%s", first.out)
+	if out := first.Out.String(); !strings.Contains(out, "lease lost") && !strings.Contains(out, "binlog stream in use by another reader") {
+		t.Errorf("stale owner did not say it lost the lease; output:\n%s", first.Out)
 	}
-	awaitBackendSentinel(t, b, second, 3)
-	if code := second.stop(t); code != 0 {
-		t.Fatalf("second task exit %d after SIGTERM; output:\n%s", code, second.out)
+	itest.AwaitBackendSentinel(t, b, second, 3)
+	if code := second.Stop(t); code != 0 {
+		t.Fatalf("second task exit %d after SIGTERM; output:\n%s", code, second.Out)
 	}
-	watch.stop(t)
+	watch.Stop(t)
 
-	msgs := readTopic(t, topic)
+	msgs := itest.ReadTopic(t, topic)
 	keys := map[int]bool{}
 	for _, m := range msgs {
 		k := int(m.Key["payload"].(map[string]any)["k"].(float64))
@@ -106,15 +108,15 @@ func leaseTakeover(t *testing.T, b backend) {
 			t.Errorf("key %d never published", k)
 		}
 	}
-	it := dynamoItem(t, table, e.name)
+	it := itest.DynamoItem(t, table, e.Name)
 	t.Logf("%s: takeover %s after SIGSTOP (lease %s); stale owner stopped %s after SIGCONT; %d messages; checkpoint positions seen %d, final epoch %s, owner after SIGTERM %q",
-		b.kind(), took.Round(100*time.Millisecond), testLease, stoppedIn.Round(10*time.Millisecond), len(msgs), watch.seen, attrN(it, "epoch"), attrS(it, "owner"))
-	out, err := exec.Command(binary, "status", "--config", cfg).CombinedOutput()
+		b.Kind(), took.Round(100*time.Millisecond), itest.TestLease, stoppedIn.Round(10*time.Millisecond), len(msgs), watch.seen, itest.AttrN(it, "epoch"), itest.AttrS(it, "owner"))
+	out, err := exec.Command(itest.Binary, "status", "--config", cfg).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "epoch 2") {
 		t.Errorf("status: %v\n%s", err, out)
 	}
-	if attrN(it, "epoch") != "2" {
-		t.Errorf("epoch %s after one takeover, want 2", attrN(it, "epoch"))
+	if itest.AttrN(it, "epoch") != "2" {
+		t.Errorf("epoch %s after one takeover, want 2", itest.AttrN(it, "epoch"))
 	}
 }
 
@@ -140,12 +142,12 @@ func startCheckpointWatch(t *testing.T, table, pipeline string) *checkpointWatch
 		lastPos := ""
 		for ctx.Err() == nil {
 			time.Sleep(150 * time.Millisecond)
-			it := dynamoItemQuiet(table, pipeline)
+			it := itest.DynamoItemQuiet(table, pipeline)
 			if it == nil {
 				continue
 			}
-			epoch, _ := strconv.ParseInt(attrN(it, "epoch"), 10, 64)
-			pos := attrS(it, "position")
+			epoch, _ := strconv.ParseInt(itest.AttrN(it, "epoch"), 10, 64)
+			pos := itest.AttrS(it, "position")
 			at, ok := positionOrder(pos)
 			if !ok {
 				continue
@@ -172,7 +174,7 @@ func startCheckpointWatch(t *testing.T, table, pipeline string) *checkpointWatch
 	return w
 }
 
-func (w *checkpointWatch) stop(t *testing.T) {
+func (w *checkpointWatch) Stop(t *testing.T) {
 	t.Helper()
 	w.cancel()
 	w.wg.Wait()

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // charsetSamples is text valid in each character set MariaDB ships, in
@@ -67,27 +69,27 @@ var charsetSamples = map[string]string{
 // (MINIMAL; the SQL parser refused every set TiDB does not support).
 func TestMySQLCharsets(t *testing.T) {
 	t.Run("table map", func(t *testing.T) {
-		e := newMyEnv(t, "mycs")
-		charsetStream(t, e, e.writeConfig(""), false)
+		e := itest.NewMyEnv(t, "mycs")
+		charsetStream(t, e, e.WriteConfig(""), false)
 	})
 	t.Run("schema history", func(t *testing.T) {
 		e := minimalMyEnv(t, "mycsh")
-		charsetStream(t, e, e.minimalConfig(), false)
+		charsetStream(t, e, e.MinimalConfig(), false)
 	})
 	t.Run("schema history DDL", func(t *testing.T) {
 		e := minimalMyEnv(t, "mycshd")
-		charsetStream(t, e, e.minimalConfig(), true)
+		charsetStream(t, e, e.MinimalConfig(), true)
 	})
 }
 
 // charsetStream streams the changes; ddl: t is created while streaming
 // (a table to capture at start aside), so that its shape comes from the
 // CREATE TABLE in the binlog.
-func charsetStream(t *testing.T, e *myEnv, cfg string, ddl bool) {
+func charsetStream(t *testing.T, e *itest.MyEnv, cfg string, ddl bool) {
 	if ddl {
-		e.exec("CREATE TABLE first (id INT PRIMARY KEY)")
+		e.Exec("CREATE TABLE first (id INT PRIMARY KEY)")
 	}
-	r := e.exec("SELECT CHARACTER_SET_NAME, MAXLEN FROM information_schema.CHARACTER_SETS ORDER BY 1")
+	r := e.Exec("SELECT CHARACTER_SET_NAME, MAXLEN FROM information_schema.CHARACTER_SETS ORDER BY 1")
 	var sets, single []string
 	for i := range r.Values {
 		cs, _ := r.GetString(i, 0)
@@ -118,22 +120,22 @@ func charsetStream(t *testing.T, e *myEnv, cfg string, ddl bool) {
 	cols = append(cols, "ch_cp1251", "ch_utf16", "ch_sjis", "tx_cp1251", "tx_utf32", "tx_gbk", "e_cp1251", "e_utf16", "s_sjis")
 	create := "CREATE TABLE t (" + strings.Join(defs, ", ") + ")"
 	if !ddl {
-		e.exec(create)
+		e.Exec(create)
 	}
-	e.exec("SET SESSION sql_mode = 'STRICT_ALL_TABLES'") // a sample a set cannot hold is an error, not '?'
+	e.Exec("SET SESSION sql_mode = 'STRICT_ALL_TABLES'") // a sample a set cannot hold is an error, not '?'
 
-	topic := e.prefix + "." + e.db + ".t"
-	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "the stream to start", func() bool {
-		if p.exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+	topic := e.Prefix + "." + e.DB + ".t"
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "the stream to start", func() bool {
+		if p.Exited() {
+			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
 		}
-		return strings.Contains(p.out.String(), "streaming binlog")
+		return strings.Contains(p.Out.String(), "streaming binlog")
 	})
 	if ddl {
-		e.exec(create)
+		e.Exec(create)
 	}
-	l := e.changeLog("t", cols...)
+	l := e.ChangeLog("t", cols...)
 	names, vals := []string{"id", "bin"}, []string{"1", "'bytes ok'"}
 	for _, cs := range sets {
 		names, vals = append(names, "v_"+cs), append(vals, quoteSQL(charsetSamples[cs]))
@@ -141,7 +143,7 @@ func charsetStream(t *testing.T, e *myEnv, cfg string, ddl bool) {
 	names = append(names, cols[len(sets):]...)
 	vals = append(vals, quoteSQL("Привет"), quoteSQL("héllo 😀"), quoteSQL("日本語"), quoteSQL("Привет, мир"), quoteSQL("héllo 😀 世界"), quoteSQL("你好世界"),
 		quoteSQL("Мир"), quoteSQL("世界"), quoteSQL("日本,語"))
-	l.insert(1, "INSERT INTO t ("+strings.Join(names, ", ")+") VALUES ("+strings.Join(vals, ", ")+")")
+	l.Insert(1, "INSERT INTO t ("+strings.Join(names, ", ")+") VALUES ("+strings.Join(vals, ", ")+")")
 	// Row 2: every byte of each single-byte set, as that set's text.
 	var all strings.Builder
 	for b := 0x20; b <= 0xff; b++ {
@@ -151,28 +153,28 @@ func charsetStream(t *testing.T, e *myEnv, cfg string, ddl bool) {
 	for _, cs := range single {
 		names, vals = append(names, "v_"+cs), append(vals, fmt.Sprintf("CONVERT(UNHEX('%s') USING %s)", all.String(), cs))
 	}
-	e.exec("SET SESSION sql_mode = ''") // bytes a set leaves undefined are stored as they are
-	l.insert(2, "INSERT INTO t ("+strings.Join(names, ", ")+") VALUES ("+strings.Join(vals, ", ")+")")
+	e.Exec("SET SESSION sql_mode = ''") // bytes a set leaves undefined are stored as they are
+	l.Insert(2, "INSERT INTO t ("+strings.Join(names, ", ")+") VALUES ("+strings.Join(vals, ", ")+")")
 	var sets1 []string
 	for _, c := range cols {
 		if !strings.HasPrefix(c, "e_") && !strings.HasPrefix(c, "s_") {
 			sets1 = append(sets1, fmt.Sprintf("%s = CONCAT(%s, ' ', %s)", c, c, c))
 		}
 	}
-	l.update(1, "UPDATE t SET "+strings.Join(sets1, ", ")+", e_cp1251 = 'Привет', e_utf16 = 'héllo', s_sjis = '語' WHERE id = 1")
-	l.delete(2)
-	waitFor(t, 60*time.Second, "the changes", func() bool {
-		if p.exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+	l.Update(1, "UPDATE t SET "+strings.Join(sets1, ", ")+", e_cp1251 = 'Привет', e_utf16 = 'héllo', s_sjis = '語' WHERE id = 1")
+	l.Delete(2)
+	itest.WaitFor(t, 60*time.Second, "the changes", func() bool {
+		if p.Exited() {
+			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
 		}
-		return topicEnd(topic) >= int64(len(l.want))
+		return itest.TopicEnd(topic) >= int64(len(l.Want))
 	})
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
-	l.check(t, topic)
-	for _, m := range readTopic(t, topic) {
-		if after, _ := m.payload()["after"].(map[string]any); after != nil && after["id"] == float64(1) {
+	l.Check(t, topic)
+	for _, m := range itest.ReadTopic(t, topic) {
+		if after, _ := m.Payload()["after"].(map[string]any); after != nil && after["id"] == float64(1) {
 			if want := base64.StdEncoding.EncodeToString([]byte("bytes ok")); after["bin"] != want {
 				t.Errorf("bin = %v, want %s", after["bin"], want)
 			}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // ctasStatement is a CREATE TABLE … SELECT, which MariaDB with
@@ -14,15 +16,15 @@ const ctasStatement = "CREATE TABLE t2 (PRIMARY KEY (id)) SELECT id, v, id * 10 
 
 // ctasStart makes t1 with three rows and starts capturing every table of
 // the database (no source.tables), once t1 is backfilled.
-func ctasStart(t *testing.T, e *myEnv, cfg string) *proc {
-	e.exec("CREATE TABLE t1 (id INT PRIMARY KEY, v VARCHAR(10))")
-	e.exec("INSERT INTO t1 VALUES (1, 'one'), (2, 'two'), (3, 'three')")
-	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "the backfill", func() bool {
-		if p.exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+func ctasStart(t *testing.T, e *itest.MyEnv, cfg string) *itest.Proc {
+	e.Exec("CREATE TABLE t1 (id INT PRIMARY KEY, v VARCHAR(10))")
+	e.Exec("INSERT INTO t1 VALUES (1, 'one'), (2, 'two'), (3, 'three')")
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool {
+		if p.Exited() {
+			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
 		}
-		return topicEnd(e.prefix+"."+e.db+".t1") >= 3
+		return itest.TopicEnd(e.Prefix+"."+e.DB+".t1") >= 3
 	})
 	return p
 }
@@ -40,32 +42,32 @@ func TestMySQLCreateTableSelect(t *testing.T) {
 	for _, minimal := range []bool{false, true} {
 		name := map[bool]string{false: "full", true: "minimal"}[minimal]
 		t.Run(name, func(t *testing.T) {
-			var e *myEnv
+			var e *itest.MyEnv
 			var cfg string
 			if minimal {
 				e = minimalMyEnv(t, "myctasm")
-				cfg = e.minimalConfig()
+				cfg = e.MinimalConfig()
 			} else {
-				e = newMyEnv(t, "myctas")
-				cfg = e.writeConfig("")
+				e = itest.NewMyEnv(t, "myctas")
+				cfg = e.WriteConfig("")
 			}
 			p := ctasStart(t, e, cfg)
-			topic := e.prefix + "." + e.db + ".t2"
-			e.exec(ctasStatement)
-			e.exec("UPDATE t2 SET v = 'changed' WHERE id = 2")
-			waitFor(t, 30*time.Second, "t2's rows", func() bool {
-				if p.exited() {
-					t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+			topic := e.Prefix + "." + e.DB + ".t2"
+			e.Exec(ctasStatement)
+			e.Exec("UPDATE t2 SET v = 'changed' WHERE id = 2")
+			itest.WaitFor(t, 30*time.Second, "t2's rows", func() bool {
+				if p.Exited() {
+					t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
 				}
-				return topicEnd(topic) >= 4
+				return itest.TopicEnd(topic) >= 4
 			})
-			if code := p.stop(t); code != 0 {
-				t.Fatalf("exit %d; output:\n%s", code, p.out)
+			if code := p.Stop(t); code != 0 {
+				t.Fatalf("exit %d; output:\n%s", code, p.Out)
 			}
 			var got []string
-			for _, m := range readTopic(t, topic) {
-				pl := m.payload()
-				got = append(got, pl["op"].(string)+jsonString(pl["after"]))
+			for _, m := range itest.ReadTopic(t, topic) {
+				pl := m.Payload()
+				got = append(got, pl["op"].(string)+itest.JSONString(pl["after"]))
 			}
 			sort.Strings(got)
 			want := []string{`c{"id":1,"n":10,"v":"one"}`, `c{"id":2,"n":20,"v":"two"}`, `c{"id":3,"n":30,"v":"three"}`, `u{"id":2,"n":20,"v":"changed"}`}

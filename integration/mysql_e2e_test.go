@@ -1,69 +1,70 @@
 package integration
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestMySQLTypesAndDDL backfills and streams a table covering the MySQL
 // types, then changes its shape mid-stream (ADD, MODIFY, DROP COLUMN,
 // RENAME COLUMN): rows after each DDL are published with the new columns.
 func TestMySQLTypesAndDDL(t *testing.T) {
-	e := newMyEnv(t, "mytypes")
-	e.exec(`CREATE TABLE kinds (
+	e := itest.NewMyEnv(t, "mytypes")
+	e.Exec(`CREATE TABLE kinds (
   id INT UNSIGNED PRIMARY KEY,
   flag TINYINT(1), small SMALLINT UNSIGNED, med MEDIUMINT, big BIGINT UNSIGNED,
   f FLOAT, d DOUBLE, amount DECIMAL(10,2) NOT NULL,
   name VARCHAR(20), body TEXT, raw VARBINARY(8), blb BLOB,
   day DATE, at DATETIME, at3 DATETIME(3), ts TIMESTAMP(6) NULL, tm TIME(6), yr YEAR,
   b1 BIT(1), b12 BIT(12), e ENUM('red','green'), s SET('a','b','c'), j JSON)`)
-	e.exec(`INSERT INTO kinds VALUES (1, 1, 65535, -8388608, 18446744073709551615, 1.5, 2.25, 12.30,
+	e.Exec(`INSERT INTO kinds VALUES (1, 1, 65535, -8388608, 18446744073709551615, 1.5, 2.25, 12.30,
   'héllo', 'text', X'00FF', X'DEADBEEF', '2024-02-29', '2024-02-29 23:59:59', '2024-02-29 23:59:59.123',
   '2024-02-29 23:59:59.000001', '-838:59:59', 2024, b'1', b'100000000001', 'green', 'a,c', '{"k": [1, 2]}')`)
-	e.exec(`INSERT INTO kinds (id, amount, day) VALUES (2, 0, '0000-00-00')`)
-	cfg := e.writeConfig("")
-	topic := e.prefix + "." + e.db + ".kinds"
-	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 2 })
+	e.Exec(`INSERT INTO kinds (id, amount, day) VALUES (2, 0, '0000-00-00')`)
+	cfg := e.WriteConfig("")
+	topic := e.Prefix + "." + e.DB + ".kinds"
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 2 })
 
-	e.exec(`INSERT INTO kinds (id, amount, at3, e) VALUES (3, 1.5, '2000-01-01 00:00:00.5', 'red')`)
-	e.exec(`ALTER TABLE kinds ADD COLUMN note VARCHAR(10) DEFAULT 'n'`)
-	e.exec(`INSERT INTO kinds (id, amount, note) VALUES (4, 4, 'hi')`)
-	e.exec(`ALTER TABLE kinds MODIFY COLUMN note VARCHAR(40) NOT NULL DEFAULT 'm'`)
-	e.exec(`UPDATE kinds SET note = 'after modify' WHERE id = 4`)
+	e.Exec(`INSERT INTO kinds (id, amount, at3, e) VALUES (3, 1.5, '2000-01-01 00:00:00.5', 'red')`)
+	e.Exec(`ALTER TABLE kinds ADD COLUMN note VARCHAR(10) DEFAULT 'n'`)
+	e.Exec(`INSERT INTO kinds (id, amount, note) VALUES (4, 4, 'hi')`)
+	e.Exec(`ALTER TABLE kinds MODIFY COLUMN note VARCHAR(40) NOT NULL DEFAULT 'm'`)
+	e.Exec(`UPDATE kinds SET note = 'after modify' WHERE id = 4`)
 	// The column default of u4 ('m') is not in the binlog: it is read from
 	// the catalog when the MODIFY streams by. Let the stream reach u4 before
 	// the next DDL changes the catalog again (a lagging stream publishes u4
 	// with its logged shape, without the default; see the README).
-	waitFor(t, 60*time.Second, "u4 on the topic", func() bool { return topicEnd(topic) >= 5 })
-	e.exec(`ALTER TABLE kinds CHANGE COLUMN note remark VARCHAR(40)`)
-	e.exec(`INSERT INTO kinds (id, amount, remark) VALUES (5, 5, 'renamed')`)
-	e.exec(`ALTER TABLE kinds DROP COLUMN remark, DROP COLUMN j`)
-	e.exec(`INSERT INTO kinds (id, amount) VALUES (6, 6)`)
-	e.exec(`DELETE FROM kinds WHERE id = 1`)
-	waitFor(t, 60*time.Second, "the streamed changes", func() bool {
-		if p.exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+	itest.WaitFor(t, 60*time.Second, "u4 on the topic", func() bool { return itest.TopicEnd(topic) >= 5 })
+	e.Exec(`ALTER TABLE kinds CHANGE COLUMN note remark VARCHAR(40)`)
+	e.Exec(`INSERT INTO kinds (id, amount, remark) VALUES (5, 5, 'renamed')`)
+	e.Exec(`ALTER TABLE kinds DROP COLUMN remark, DROP COLUMN j`)
+	e.Exec(`INSERT INTO kinds (id, amount) VALUES (6, 6)`)
+	e.Exec(`DELETE FROM kinds WHERE id = 1`)
+	itest.WaitFor(t, 60*time.Second, "the streamed changes", func() bool {
+		if p.Exited() {
+			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
 		}
-		return topicEnd(topic) >= 8
+		return itest.TopicEnd(topic) >= 8
 	})
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 
 	byOp := map[string]map[string]any{} // "<op><id>" → payload
 	schemas := map[string]string{}      // "<op><id>" → value schema JSON
-	for _, m := range readTopic(t, topic) {
-		pl := m.payload()
+	for _, m := range itest.ReadTopic(t, topic) {
+		pl := m.Payload()
 		row, _ := pl["after"].(map[string]any)
 		if row == nil {
 			row, _ = pl["before"].(map[string]any)
 		}
-		k := pl["op"].(string) + jsonString(row["id"])
+		k := pl["op"].(string) + itest.JSONString(row["id"])
 		byOp[k] = pl
-		schemas[k] = jsonString(m.Value["schema"])
+		schemas[k] = itest.JSONString(m.Value["schema"])
 	}
 	r1 := byOp["r1"]
 	if r1 == nil {
@@ -77,12 +78,12 @@ func TestMySQLTypesAndDDL(t *testing.T) {
 		"ts": `"2024-02-29T23:59:59.000001Z"`, "tm": `-3020399000000`, "yr": `2024`,
 		"b1": `true`, "b12": `"AQg="`, "e": `"green"`, "s": `"a,c"`,
 	} {
-		if got := jsonString(after[field]); got != want {
+		if got := itest.JSONString(after[field]); got != want {
 			t.Errorf("r id 1 %s = %s, want %s", field, got, want)
 		}
 	}
 	src := r1["source"].(map[string]any)
-	if src["connector"] != "mariadb" || src["snapshot"] != "first" || src["db"] != e.db || src["table"] != "kinds" {
+	if src["connector"] != "mariadb" || src["snapshot"] != "first" || src["db"] != e.DB || src["table"] != "kinds" {
 		t.Errorf("read source block: %v", src)
 	}
 	if r2 := byOp["r2"]; r2 == nil || r2["after"].(map[string]any)["day"] != nil {
@@ -104,7 +105,7 @@ func TestMySQLTypesAndDDL(t *testing.T) {
 	}
 
 	c3 := byOp["c3"]
-	if c3 == nil || jsonString(c3["after"].(map[string]any)["at3"]) != "946684800500" {
+	if c3 == nil || itest.JSONString(c3["after"].(map[string]any)["at3"]) != "946684800500" {
 		t.Errorf("streamed c id 3: %v", c3)
 	} else if s := c3["source"].(map[string]any); s["gtid"] == nil || s["file"] == "" || s["server_id"] != float64(1) {
 		t.Errorf("streamed source block: %v", s)
@@ -131,45 +132,40 @@ func TestMySQLTypesAndDDL(t *testing.T) {
 // were purged with their binlog file fails the start with "resnapshot
 // required" instead of starting from now.
 func TestMySQLResnapshotRequired(t *testing.T) {
-	e := faultMyEnv(t, "mypurge") // a server of its own: the purge below takes every reader's position
-	e.exec(`CREATE TABLE t (id INT PRIMARY KEY)`)
-	e.exec(`INSERT INTO t VALUES (1)`)
-	cfg := e.writeConfig("")
-	topic := e.prefix + "." + e.db + ".t"
-	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 1 })
+	e := itest.FaultMyEnv(t, "mypurge") // a server of its own: the purge below takes every reader's position
+	e.Exec(`CREATE TABLE t (id INT PRIMARY KEY)`)
+	e.Exec(`INSERT INTO t VALUES (1)`)
+	cfg := e.WriteConfig("")
+	topic := e.Prefix + "." + e.DB + ".t"
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 1 })
 	time.Sleep(1500 * time.Millisecond) // a checkpoint
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
-	e.exec(`INSERT INTO t VALUES (2)`) // not read: purged below
-	e.exec(`FLUSH BINARY LOGS`)
-	r := e.exec(`SHOW MASTER STATUS`)
+	e.Exec(`INSERT INTO t VALUES (2)`) // not read: purged below
+	e.Exec(`FLUSH BINARY LOGS`)
+	r := e.Exec(`SHOW MASTER STATUS`)
 	file, _ := r.GetString(0, 0)
 	// The server keeps a file another binlog reader on this shared server
 	// still reads (PURGE only warns): purge until the older files are gone.
-	waitFor(t, 60*time.Second, "the older binlog files purged", func() bool {
-		e.exec(`PURGE BINARY LOGS TO '` + file + `'`)
-		first, _ := e.exec(`SHOW BINARY LOGS`).GetString(0, 0)
+	itest.WaitFor(t, 60*time.Second, "the older binlog files purged", func() bool {
+		e.Exec(`PURGE BINARY LOGS TO '` + file + `'`)
+		first, _ := e.Exec(`SHOW BINARY LOGS`).GetString(0, 0)
 		return first == file
 	})
-	p = e.start("run", "--config", cfg)
+	p = e.Start("run", "--config", cfg)
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(30 * time.Second):
-		t.Fatalf("tributary kept running on a purged binlog:\n%s", p.out)
+		t.Fatalf("tributary kept running on a purged binlog:\n%s", p.Out)
 	}
-	if code := p.cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(p.out.String(), "resnapshot required") {
-		t.Fatalf("exit %d, want a failure naming \"resnapshot required\":\n%s", code, p.out)
+	if code := p.Cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(p.Out.String(), "resnapshot required") {
+		t.Fatalf("exit %d, want a failure naming \"resnapshot required\":\n%s", code, p.Out)
 	}
-	if strings.Contains(p.out.String(), "root:root") {
+	if strings.Contains(p.Out.String(), "root:root") {
 		t.Error("the password appears in the output")
 	}
-}
-
-func jsonString(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 func payloadKeys(m map[string]map[string]any) []string {

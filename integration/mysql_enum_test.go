@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // enumColumns are ENUM and SET columns whose members hold what a naive
@@ -14,20 +16,20 @@ import (
 const enumColumns = `e ENUM('a,b','C','d'), q ENUM('it''s','q\'x','b\\s','(p)',' sp ','ü','x y','"dq"', ','), s SET('x y','z','it''s','(p)','ü','b\\s','"dq"')`
 
 // streamEnumRows makes the changes streamed: every member at least once.
-func streamEnumRows(l *changeLog) {
-	l.insert(1, `INSERT INTO t (id, e, q, s) VALUES (1, 'a,b', 'it''s', 'x y,it''s')`)
-	l.insert(2, `INSERT INTO t (id, e, q, s) VALUES (2, 'C', 'q''x', '(p),ü,b\\s')`)
-	l.insert(3, `INSERT INTO t (id, e, q, s) VALUES (3, 'd', 'b\\s', '"dq",z')`)
-	l.insert(4, `INSERT INTO t (id, e, q, s) VALUES (4, 'a,b', '(p)', '')`)
-	l.insert(5, `INSERT INTO t (id, e, q, s) VALUES (5, 'C', ' sp', 'x y,z,it''s,(p),ü,b\\s,"dq"')`)
-	l.insert(6, `INSERT INTO t (id, e, q, s) VALUES (6, NULL, 'ü', NULL)`)
-	l.insert(7, `INSERT INTO t (id, e, q, s) VALUES (7, 'a,b', 'x y', 'ü')`)
-	l.insert(8, `INSERT INTO t (id, e, q, s) VALUES (8, 'a,b', '"dq"', 'z')`)
-	l.insert(9, `INSERT INTO t (id, e, q, s) VALUES (9, 'd', ',', 'z')`)
-	l.update(2, `UPDATE t SET e = 'a,b', q = ',' WHERE id = 2`)
-	l.update(3, `UPDATE t SET e = 'C', q = 'it''s', s = 'it''s' WHERE id = 3`)
-	l.delete(1)
-	l.delete(5)
+func streamEnumRows(l *itest.ChangeLog) {
+	l.Insert(1, `INSERT INTO t (id, e, q, s) VALUES (1, 'a,b', 'it''s', 'x y,it''s')`)
+	l.Insert(2, `INSERT INTO t (id, e, q, s) VALUES (2, 'C', 'q''x', '(p),ü,b\\s')`)
+	l.Insert(3, `INSERT INTO t (id, e, q, s) VALUES (3, 'd', 'b\\s', '"dq",z')`)
+	l.Insert(4, `INSERT INTO t (id, e, q, s) VALUES (4, 'a,b', '(p)', '')`)
+	l.Insert(5, `INSERT INTO t (id, e, q, s) VALUES (5, 'C', ' sp', 'x y,z,it''s,(p),ü,b\\s,"dq"')`)
+	l.Insert(6, `INSERT INTO t (id, e, q, s) VALUES (6, NULL, 'ü', NULL)`)
+	l.Insert(7, `INSERT INTO t (id, e, q, s) VALUES (7, 'a,b', 'x y', 'ü')`)
+	l.Insert(8, `INSERT INTO t (id, e, q, s) VALUES (8, 'a,b', '"dq"', 'z')`)
+	l.Insert(9, `INSERT INTO t (id, e, q, s) VALUES (9, 'd', ',', 'z')`)
+	l.Update(2, `UPDATE t SET e = 'a,b', q = ',' WHERE id = 2`)
+	l.Update(3, `UPDATE t SET e = 'C', q = 'it''s', s = 'it''s' WHERE id = 3`)
+	l.Delete(1)
+	l.Delete(5)
 }
 
 // TestMySQLEnumMembers: ENUM and SET values stream as the member the row
@@ -42,52 +44,52 @@ func streamEnumRows(l *changeLog) {
 // escaped as \, and a backslash as \\.
 func TestMySQLEnumMembers(t *testing.T) {
 	t.Run("table map", func(t *testing.T) {
-		e := newMyEnv(t, "myenum")
-		e.exec("CREATE TABLE t (id INT PRIMARY KEY, " + enumColumns + ")")
-		enumStream(t, e, e.writeConfig(""), nil)
+		e := itest.NewMyEnv(t, "myenum")
+		e.Exec("CREATE TABLE t (id INT PRIMARY KEY, " + enumColumns + ")")
+		enumStream(t, e, e.WriteConfig(""), nil)
 	})
 	t.Run("catalog", func(t *testing.T) {
 		// No names in the binlog and no DDL after the start: the shape
 		// read from information_schema decodes the rows.
 		e := minimalMyEnv(t, "myenumc")
-		e.exec("CREATE TABLE t (id INT PRIMARY KEY, " + enumColumns + ")")
-		enumStream(t, e, e.minimalConfig(), nil)
+		e.Exec("CREATE TABLE t (id INT PRIMARY KEY, " + enumColumns + ")")
+		enumStream(t, e, e.MinimalConfig(), nil)
 	})
 	t.Run("schema history", func(t *testing.T) {
 		e := minimalMyEnv(t, "myenumh")
-		e.exec("CREATE TABLE t (id INT PRIMARY KEY)")
-		enumStream(t, e, e.minimalConfig(), func() {
-			e.exec("ALTER TABLE t ADD COLUMN " + strings.ReplaceAll(enumColumns, "), ", "), ADD COLUMN "))
+		e.Exec("CREATE TABLE t (id INT PRIMARY KEY)")
+		enumStream(t, e, e.MinimalConfig(), func() {
+			e.Exec("ALTER TABLE t ADD COLUMN " + strings.ReplaceAll(enumColumns, "), ", "), ADD COLUMN "))
 		})
 	})
 }
 
-func enumStream(t *testing.T, e *myEnv, cfg string, ddl func()) {
-	topic := e.prefix + "." + e.db + ".t"
-	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "the stream to start", func() bool {
-		if p.exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+func enumStream(t *testing.T, e *itest.MyEnv, cfg string, ddl func()) {
+	topic := e.Prefix + "." + e.DB + ".t"
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "the stream to start", func() bool {
+		if p.Exited() {
+			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
 		}
-		return strings.Contains(p.out.String(), "streaming binlog")
+		return strings.Contains(p.Out.String(), "streaming binlog")
 	})
 	if ddl != nil {
 		ddl()
 	}
-	l := e.changeLog("t", "e", "q", "s")
+	l := e.ChangeLog("t", "e", "q", "s")
 	streamEnumRows(l)
-	waitFor(t, 60*time.Second, "the changes", func() bool {
-		if p.exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+	itest.WaitFor(t, 60*time.Second, "the changes", func() bool {
+		if p.Exited() {
+			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
 		}
-		return topicEnd(topic) >= int64(len(l.want))
+		return itest.TopicEnd(topic) >= int64(len(l.Want))
 	})
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
-	l.check(t, topic)
-	msgs := readTopic(t, topic)
-	schema := jsonString(msgs[0].Value["schema"])
+	l.Check(t, topic)
+	msgs := itest.ReadTopic(t, topic)
+	schema := itest.JSONString(msgs[0].Value["schema"])
 	for _, want := range []string{
 		`"parameters":{"allowed":"a\\,b,C,d"}`,
 		`"parameters":{"allowed":"it's,q'x,b\\\\s,(p), sp,ü,x y,\"dq\",\\,"}`,

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestDebeziumFidelityColumnsMariaDB is TestDebeziumFidelityColumns on
@@ -13,22 +15,22 @@ import (
 // byte for byte, nulls and a text in another character set included, in
 // the snapshot and in the binlog stream.
 func TestDebeziumFidelityColumnsMariaDB(t *testing.T) {
-	e := newMyEnv(t, "myfidcol")
-	e.exec(`CREATE TABLE customers (id INT PRIMARY KEY, name TEXT, email VARCHAR(80), code VARCHAR(12) CHARACTER SET latin1,
+	e := itest.NewMyEnv(t, "myfidcol")
+	e.Exec(`CREATE TABLE customers (id INT PRIMARY KEY, name TEXT, email VARCHAR(80), code VARCHAR(12) CHARACTER SET latin1,
   ssn TEXT, phone TEXT, note VARCHAR(20) NOT NULL DEFAULT 'none')`)
-	topic := e.prefix + "." + e.db + ".customers"
-	createSinglePartitionTopics(t, topic)
-	snapshot := []fidelityStep{
-		{`INSERT INTO customers VALUES (1, 'Ann', 'ann@example.com', 'ABCDÉF', '111-22-3333', '555-0101', 'vip')`, 1},
-		{`INSERT INTO customers (id, name) VALUES (2, 'Bob')`, 1},
+	topic := e.Prefix + "." + e.DB + ".customers"
+	itest.CreateSinglePartitionTopics(t, topic)
+	snapshot := []itest.FidelityStep{
+		{SQL: `INSERT INTO customers VALUES (1, 'Ann', 'ann@example.com', 'ABCDÉF', '111-22-3333', '555-0101', 'vip')`, Events: 1},
+		{SQL: `INSERT INTO customers (id, name) VALUES (2, 'Bob')`, Events: 1},
 	}
-	stream := []fidelityStep{
-		{`INSERT INTO customers VALUES (3, 'Cy', 'cy@example.com', 'çà', '999-88-7777', '555-0303', 'new')`, 1},
-		{`UPDATE customers SET email = 'ann@example.org', ssn = '000-00-0000' WHERE id = 1`, 1},
-		{`DELETE FROM customers WHERE id = 2`, 2},
+	stream := []itest.FidelityStep{
+		{SQL: `INSERT INTO customers VALUES (3, 'Cy', 'cy@example.com', 'çà', '999-88-7777', '555-0303', 'new')`, Events: 1},
+		{SQL: `UPDATE customers SET email = 'ann@example.org', ssn = '000-00-0000' WHERE id = 1`, Events: 1},
+		{SQL: `DELETE FROM customers WHERE id = 2`, Events: 2},
 	}
-	db := strings.ToUpper(e.db)
-	cfg := e.writeConfigWith(fmt.Sprintf(`  tables: [%s.customers]
+	db := strings.ToUpper(e.DB)
+	cfg := e.WriteConfigWith(fmt.Sprintf(`  tables: [%s.customers]
   exclude_columns: ['%s\.customers\.(ssn|note)']
   mask_columns:
     - columns: ['%s\.customers\.email']
@@ -40,24 +42,24 @@ func TestDebeziumFidelityColumnsMariaDB(t *testing.T) {
       hash_version: v2
     - columns: ['%s\.customers\.phone']
       chars: 5
-`, e.db, db, db, db, db), "  delete_mode: record_and_tombstone\n")
-	sideBySide{
-		e: e.env, exec: func(sql string) { e.exec(sql) }, snapshot: snapshot, stream: stream, topics: []string{topic},
-		debezium: func(out string, want int) *debeziumProc {
-			return startMariaDBDebezium(t, e, out, want,
-				fmt.Sprintf("column.exclude.list=%s.customers.ssn,%s.customers.note\n", e.db, e.db),
-				fmt.Sprintf("column.mask.hash.SHA-256.with.salt.s4lt=%s.customers.email\n", e.db),
-				fmt.Sprintf("column.mask.hash.v2.SHA-256.with.salt.s4lt=%s.customers.code\n", e.db),
-				fmt.Sprintf("column.mask.with.5.chars=%s.customers.phone\n", e.db))
+`, e.DB, db, db, db, db), "  delete_mode: record_and_tombstone\n")
+	itest.SideBySide{
+		E: e.Env, Exec: func(sql string) { e.Exec(sql) }, Snapshot: snapshot, Stream: stream, Topics: []string{topic},
+		Debezium: func(out string, want int) *itest.DebeziumProc {
+			return itest.StartMariaDBDebezium(t, e, out, want,
+				fmt.Sprintf("column.exclude.list=%s.customers.ssn,%s.customers.note\n", e.DB, e.DB),
+				fmt.Sprintf("column.mask.hash.SHA-256.with.salt.s4lt=%s.customers.email\n", e.DB),
+				fmt.Sprintf("column.mask.hash.v2.SHA-256.with.salt.s4lt=%s.customers.code\n", e.DB),
+				fmt.Sprintf("column.mask.with.5.chars=%s.customers.phone\n", e.DB))
 		},
-		config: cfg, snapshotWait: 60 * time.Second, streamWait: 40 * time.Second, mariadb: true,
-	}.run(t)
+		Config: cfg, SnapshotWait: 60 * time.Second, StreamWait: 40 * time.Second, Mariadb: true,
+	}.Run(t)
 
-	msgs := readTopic(t, topic)
+	msgs := itest.ReadTopic(t, topic)
 	if len(msgs) == 0 {
 		t.Fatal("no messages")
 	}
-	after := msgs[0].payload()["after"].(map[string]any)
+	after := msgs[0].Payload()["after"].(map[string]any)
 	if email, _ := after["email"].(string); len(email) != 64 || after["phone"] != "*****" || after["ssn"] != nil ||
 		strings.Contains(fmt.Sprint(msgs[0].Value), "111-22-3333") {
 		t.Errorf("first row not masked as configured: %v", after)

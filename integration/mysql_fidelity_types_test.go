@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestDebeziumFidelityMySQLSpatial is TestDebeziumFidelityMySQL for the
@@ -13,8 +15,8 @@ import (
 // snapshot and in the binlog, side by side with Debezium's MariaDB
 // connector.
 func TestDebeziumFidelityMySQLSpatial(t *testing.T) {
-	e := newMyEnv(t, "myspat")
-	e.exec(`CREATE TABLE spatial_t (
+	e := itest.NewMyEnv(t, "myspat")
+	e.Exec(`CREATE TABLE spatial_t (
   id INT NOT NULL PRIMARY KEY,
   c_point POINT,
   c_point_nn POINT NOT NULL,
@@ -26,8 +28,8 @@ func TestDebeziumFidelityMySQLSpatial(t *testing.T) {
   c_mpoly MULTIPOLYGON,
   c_coll GEOMETRYCOLLECTION,
   c_geom_nn GEOMETRY NOT NULL)`)
-	topic := e.prefix + "." + e.db + ".spatial_t"
-	createSinglePartitionTopics(t, topic)
+	topic := e.Prefix + "." + e.DB + ".spatial_t"
+	itest.CreateSinglePartitionTopics(t, topic)
 
 	full := func(id int) string {
 		return fmt.Sprintf(`INSERT INTO spatial_t VALUES (%d, ST_GeomFromText('POINT(1.5 -2.25)'), ST_GeomFromText('POINT(0.1 0.2)', 4326),
@@ -43,17 +45,17 @@ func TestDebeziumFidelityMySQLSpatial(t *testing.T) {
 		return fmt.Sprintf(`INSERT INTO spatial_t (id, c_point, c_point_nn, c_geom, c_geom_nn) VALUES (%d, POINT(1e300, -0.0),
   POINT(-1.5e-300, 123456789.125), ST_GeomFromText('LINESTRING(1 1,2 2)', 4326), ST_GeomFromText('MULTIPOINT(0 0)'))`, id)
 	}
-	snapshot := []fidelityStep{{full(1), 1}, {nulls(2), 1}, {edges(3), 1}}
-	stream := []fidelityStep{
-		{full(4), 1}, {nulls(5), 1}, {edges(6), 1},
-		{`UPDATE spatial_t SET c_point = POINT(-1, -2), c_geom = ST_GeomFromText('POINT(9 9)', 3857) WHERE id = 4`, 1},
-		{`DELETE FROM spatial_t WHERE id = 5`, 2},
-		{`UPDATE spatial_t SET id = 60 WHERE id = 6`, 3},
+	snapshot := []itest.FidelityStep{{SQL: full(1), Events: 1}, {SQL: nulls(2), Events: 1}, {SQL: edges(3), Events: 1}}
+	stream := []itest.FidelityStep{
+		{SQL: full(4), Events: 1}, {SQL: nulls(5), Events: 1}, {SQL: edges(6), Events: 1},
+		{SQL: `UPDATE spatial_t SET c_point = POINT(-1, -2), c_geom = ST_GeomFromText('POINT(9 9)', 3857) WHERE id = 4`, Events: 1},
+		{SQL: `DELETE FROM spatial_t WHERE id = 5`, Events: 2},
+		{SQL: `UPDATE spatial_t SET id = 60 WHERE id = 6`, Events: 3},
 	}
-	sideBySide{
-		e: e.env, exec: func(sql string) { e.exec(sql) }, snapshot: snapshot, stream: stream, topics: []string{topic},
-		debezium:     func(out string, want int) *debeziumProc { return startMariaDBDebezium(t, e, out, want) },
-		config:       e.writeConfigWith("", "  delete_mode: record_and_tombstone\n"),
-		snapshotWait: 60 * time.Second, streamWait: 40 * time.Second, mariadb: true,
-	}.run(t)
+	itest.SideBySide{
+		E: e.Env, Exec: func(sql string) { e.Exec(sql) }, Snapshot: snapshot, Stream: stream, Topics: []string{topic},
+		Debezium:     func(out string, want int) *itest.DebeziumProc { return itest.StartMariaDBDebezium(t, e, out, want) },
+		Config:       e.WriteConfigWith("", "  delete_mode: record_and_tombstone\n"),
+		SnapshotWait: 60 * time.Second, StreamWait: 40 * time.Second, Mariadb: true,
+	}.Run(t)
 }

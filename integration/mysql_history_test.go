@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // minimalMariaDBAddr is the private MariaDB of integration/services/faults.sh
@@ -17,18 +19,14 @@ import (
 const minimalMariaDBAddr = "127.0.0.1:3317"
 
 // minimalMyEnv is a myEnv on the MINIMAL MariaDB.
-func minimalMyEnv(t *testing.T, label string) *myEnv {
-	skipShort(t)
-	faults(t, "mariadb-minimal", "up")
-	e := newMyEnvAt(t, label, minimalMariaDBAddr)
-	if v, _ := e.exec("SELECT @@binlog_row_metadata").GetString(0, 0); v != "MINIMAL" {
+func minimalMyEnv(t *testing.T, label string) *itest.MyEnv {
+	itest.SkipShort(t)
+	itest.Faults(t, "mariadb-minimal", "up")
+	e := itest.NewMyEnvAt(t, label, minimalMariaDBAddr)
+	if v, _ := e.Exec("SELECT @@binlog_row_metadata").GetString(0, 0); v != "MINIMAL" {
 		t.Fatalf("binlog_row_metadata is %s on %s, want MINIMAL", v, minimalMariaDBAddr)
 	}
 	return e
-}
-
-func (e *myEnv) minimalConfig() string {
-	return e.writeConfig("")
 }
 
 // TestMySQLHistoryMinimal: without column names in the binlog, rows
@@ -42,22 +40,22 @@ func (e *myEnv) minimalConfig() string {
 // {"id":2,"z":"two","a":"twenty"}.
 func TestMySQLHistoryMinimal(t *testing.T) {
 	e := minimalMyEnv(t, "myhist")
-	e.exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b VARCHAR(10))")
-	e.exec("CREATE TABLE u (id INT PRIMARY KEY, v VARCHAR(10))")
-	e.exec("CREATE TABLE w (id INT PRIMARY KEY, v VARCHAR(10))")
-	e.exec("INSERT INTO t VALUES (1, 'one', 'ten')")
-	e.exec("INSERT INTO w VALUES (1, 'w1')")
-	cfg := e.minimalConfig()
-	topic := func(table string) string { return e.prefix + "." + e.db + "." + table }
-	running := func(p *proc) {
-		if p.exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+	e.Exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b VARCHAR(10))")
+	e.Exec("CREATE TABLE u (id INT PRIMARY KEY, v VARCHAR(10))")
+	e.Exec("CREATE TABLE w (id INT PRIMARY KEY, v VARCHAR(10))")
+	e.Exec("INSERT INTO t VALUES (1, 'one', 'ten')")
+	e.Exec("INSERT INTO w VALUES (1, 'w1')")
+	cfg := e.MinimalConfig()
+	topic := func(table string) string { return e.Prefix + "." + e.DB + "." + table }
+	running := func(p *itest.Proc) {
+		if p.Exited() {
+			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
 		}
 	}
-	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "the backfill", func() bool { running(p); return topicEnd(topic("t")) >= 1 && topicEnd(topic("w")) >= 1 })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { running(p); return itest.TopicEnd(topic("t")) >= 1 && itest.TopicEnd(topic("w")) >= 1 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 
 	// Stopped: the scenario, rename, retype, reorder, an ALTER
@@ -72,34 +70,34 @@ func TestMySQLHistoryMinimal(t *testing.T) {
 		"CREATE TABLE w LIKE t",
 		"INSERT INTO w (id, a) VALUES (3, 'like t')",
 	) {
-		e.exec(q)
+		e.Exec(q)
 	}
-	p = e.start("run", "--config", cfg)
-	waitFor(t, 90*time.Second, "the rows written while stopped", func() bool {
+	p = e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 90*time.Second, "the rows written while stopped", func() bool {
 		running(p)
-		return topicEnd(topic("t")) >= 7 && topicEnd(topic("u")) >= 3 && topicEnd(topic("w")) >= 3 && topicEnd(topic("w_old")) >= 1
+		return itest.TopicEnd(topic("t")) >= 7 && itest.TopicEnd(topic("u")) >= 3 && itest.TopicEnd(topic("w")) >= 3 && itest.TopicEnd(topic("w_old")) >= 1
 	})
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 
 	// Stopped again: changes on top of the shapes derived above, which
 	// only the checkpointed history knows.
-	e.exec("INSERT INTO t (id, a) VALUES (10, 'a10')")
-	e.exec("ALTER TABLE t RENAME COLUMN a TO a9, ADD COLUMN f DOUBLE FIRST")
-	e.exec("INSERT INTO t VALUES (1.5, 11, 'a11', 11)")
-	p = e.start("run", "--config", cfg)
-	waitFor(t, 90*time.Second, "the rows written while stopped again", func() bool { running(p); return topicEnd(topic("t")) >= 9 })
+	e.Exec("INSERT INTO t (id, a) VALUES (10, 'a10')")
+	e.Exec("ALTER TABLE t RENAME COLUMN a TO a9, ADD COLUMN f DOUBLE FIRST")
+	e.Exec("INSERT INTO t VALUES (1.5, 11, 'a11', 11)")
+	p = e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 90*time.Second, "the rows written while stopped again", func() bool { running(p); return itest.TopicEnd(topic("t")) >= 9 })
 
 	// Lagging: a backlog, then DDL, with rows on both sides.
 	const backlog = 20000
-	e.exec(fmt.Sprintf("INSERT INTO t (id, a9) SELECT seq, 'bulk' FROM seq_100_to_%d", 100+backlog-1))
-	e.exec("INSERT INTO t VALUES (2.5, 12, 'a12', 12)")
-	e.exec("ALTER TABLE t DROP COLUMN a9, ADD COLUMN d DATE AFTER id, MODIFY COLUMN f FLOAT AFTER c")
-	e.exec("INSERT INTO t VALUES (13, '2024-01-02', 13, 0.5)")
-	waitFor(t, 180*time.Second, "the backlog", func() bool { running(p); return topicEnd(topic("t")) >= 11+backlog })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	e.Exec(fmt.Sprintf("INSERT INTO t (id, a9) SELECT seq, 'bulk' FROM seq_100_to_%d", 100+backlog-1))
+	e.Exec("INSERT INTO t VALUES (2.5, 12, 'a12', 12)")
+	e.Exec("ALTER TABLE t DROP COLUMN a9, ADD COLUMN d DATE AFTER id, MODIFY COLUMN f FLOAT AFTER c")
+	e.Exec("INSERT INTO t VALUES (13, '2024-01-02', 13, 0.5)")
+	itest.WaitFor(t, 180*time.Second, "the backlog", func() bool { running(p); return itest.TopicEnd(topic("t")) >= 11+backlog })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 
 	want := map[string]string{
@@ -129,21 +127,21 @@ func TestMySQLHistoryMinimal(t *testing.T) {
 	got := map[string]string{}
 	bulk := 0
 	for _, table := range []string{"t", "u", "w", "w_old"} {
-		for _, m := range readTopic(t, topic(table)) {
-			after, _ := m.payload()["after"].(map[string]any)
+		for _, m := range itest.ReadTopic(t, topic(table)) {
+			after, _ := m.Payload()["after"].(map[string]any)
 			if after == nil {
 				continue // TRUNCATE publishes nothing; a delete would be a bug shown by the counts below
 			}
 			id := int(after["id"].(float64))
 			if id >= 100 {
 				if after["a9"] != "bulk" || len(after) != 4 {
-					t.Errorf("backlog row %d: %s", id, jsonString(after))
+					t.Errorf("backlog row %d: %s", id, itest.JSONString(after))
 				}
 				bulk++
 				continue
 			}
 			k := table + fmt.Sprint(id)
-			got[k] = jsonString(after)
+			got[k] = itest.JSONString(after)
 			if cols, ok := order[k]; ok {
 				if f := afterFields(m.Value); strings.Join(f, ",") != strings.Join(cols, ",") {
 					t.Errorf("%s: schema fields %v, want %v", k, f, cols)
@@ -172,38 +170,38 @@ func TestMySQLHistoryMinimal(t *testing.T) {
 // what to do; no row after it is guessed.
 func TestMySQLHistoryRefusesUnknownDDL(t *testing.T) {
 	e := minimalMyEnv(t, "myhistno")
-	e.exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10))")
-	e.exec("INSERT INTO t VALUES (1, 'one')")
-	cfg := e.minimalConfig()
-	topic := e.prefix + "." + e.db + ".t"
-	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 1 })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	e.Exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10))")
+	e.Exec("INSERT INTO t VALUES (1, 'one')")
+	cfg := e.MinimalConfig()
+	topic := e.Prefix + "." + e.DB + ".t"
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 1 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
-	e.exec("INSERT INTO t VALUES (2, 'two')")
-	e.exec("ALTER TABLE t ADD COLUMN p POINT AFTER id")
-	e.exec("INSERT INTO t VALUES (3, POINT(1, 2), 'three')")
+	e.Exec("INSERT INTO t VALUES (2, 'two')")
+	e.Exec("ALTER TABLE t ADD COLUMN p POINT AFTER id")
+	e.Exec("INSERT INTO t VALUES (3, POINT(1, 2), 'three')")
 
-	p = e.start("run", "--config", cfg)
+	p = e.Start("run", "--config", cfg)
 	select {
-	case <-p.done:
+	case <-p.Done:
 	case <-time.After(60 * time.Second):
-		p.kill()
-		t.Fatalf("still running after 60 s:\n%s", p.out)
+		p.Kill()
+		t.Fatalf("still running after 60 s:\n%s", p.Out)
 	}
-	out := p.out.String()
-	for _, want := range []string{e.db + ".t at mariadb-bin.", "ADD COLUMN p POINT", "cannot read it", "backfill the pipeline again", "binlog_row_metadata = FULL", "DB parameter group"} {
+	out := p.Out.String()
+	for _, want := range []string{e.DB + ".t at mariadb-bin.", "ADD COLUMN p POINT", "cannot read it", "backfill the pipeline again", "binlog_row_metadata = FULL", "DB parameter group"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the error does not say %q:\n%s", want, out)
 		}
 	}
 	// Row 2 may or may not be out (the stop does not wait for it; a
 	// restart after a backfill publishes it); row 3 must not be.
-	for _, m := range readTopic(t, topic) {
-		after, _ := m.payload()["after"].(map[string]any)
+	for _, m := range itest.ReadTopic(t, topic) {
+		after, _ := m.Payload()["after"].(map[string]any)
 		if id, _ := after["id"].(float64); id > 2 {
-			t.Errorf("a row after the refused DDL was published: %s", jsonString(after))
+			t.Errorf("a row after the refused DDL was published: %s", itest.JSONString(after))
 		}
 	}
 }

@@ -1,27 +1,12 @@
 package integration
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
-)
 
-// leastPrivUser creates a MariaDB user with the privileges
-// docs/mysql.md lists except SELECT on the tables, which grants add; it
-// is dropped when the test ends.
-func (e *myEnv) leastPrivUser(name string, grants ...string) string {
-	e.t.Helper()
-	user := fmt.Sprintf("'%s'@'%%'", name)
-	e.exec("CREATE USER " + user + " IDENTIFIED BY 'pw'")
-	e.t.Cleanup(func() { e.my.Execute("DROP USER IF EXISTS " + user) })
-	e.exec("GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO " + user)
-	e.exec(fmt.Sprintf("GRANT SELECT, INSERT, UPDATE ON %s.tributary_signal TO %s", e.db, user))
-	for _, g := range grants {
-		e.exec(strings.ReplaceAll(g, "{user}", user))
-	}
-	return fmt.Sprintf("mysql://%s:pw@%s/%s", name, mariadbAddr, e.db)
-}
+	"github.com/tributary-cdc/tributary/integration/itest"
+)
 
 // TestMySQLLeastPrivilege: a user with SELECT on the captured table by
 // column privileges, or through a database pattern (`shop\_%`), captures
@@ -32,54 +17,54 @@ func (e *myEnv) leastPrivUser(name string, grants ...string) string {
 // through a role that is not its default) now fails test-connection and
 // run, saying why.
 func TestMySQLLeastPrivilege(t *testing.T) {
-	e := newMyEnv(t, "mypriv")
-	e.exec("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))")
-	e.exec("CREATE TABLE nokey (v INT)")
-	e.exec("INSERT INTO t VALUES (1, 'one')")
-	e.exec("CREATE TABLE tributary_signal (id VARCHAR(64) NOT NULL PRIMARY KEY, mark VARCHAR(128) NOT NULL)")
-	tag := strings.TrimPrefix(e.db, "it_")
-	pattern := strings.ReplaceAll(e.db, "_", `\_`) + "%"
+	e := itest.NewMyEnv(t, "mypriv")
+	e.Exec("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))")
+	e.Exec("CREATE TABLE nokey (v INT)")
+	e.Exec("INSERT INTO t VALUES (1, 'one')")
+	e.Exec("CREATE TABLE tributary_signal (id VARCHAR(64) NOT NULL PRIMARY KEY, mark VARCHAR(128) NOT NULL)")
+	tag := strings.TrimPrefix(e.DB, "it_")
+	pattern := strings.ReplaceAll(e.DB, "_", `\_`) + "%"
 	for _, tc := range []struct{ label, grant string }{
-		{"col", "GRANT SELECT (id, v) ON " + e.db + ".t TO {user}"},
+		{"col", "GRANT SELECT (id, v) ON " + e.DB + ".t TO {user}"},
 		{"pat", "GRANT SELECT ON `" + pattern + "`.* TO {user}"},
 	} {
 		t.Run(tc.label, func(t *testing.T) {
-			se := e.sub(t, tc.label)
-			cfg := se.writePipeline(pipelineConfig{typ: "mysql", url: se.leastPrivUser(tc.label+"_"+tag, tc.grant)})
-			if out, code := se.run("test-connection", "--config", cfg); code != 0 {
+			se := e.Sub(t, tc.label)
+			cfg := se.WritePipeline(itest.PipelineConfig{Typ: "mysql", URL: se.LeastPrivUser(tc.label+"_"+tag, tc.grant)})
+			if out, code := se.Run("test-connection", "--config", cfg); code != 0 {
 				t.Errorf("test-connection exit %d:\n%s", code, out)
 			}
-			p := se.start("run", "--config", cfg)
-			waitFor(t, 30*time.Second, "the backfilled row", func() bool {
-				if p.exited() {
-					t.Fatalf("run exited: %v\n%s", p.err, p.out)
+			p := se.Start("run", "--config", cfg)
+			itest.WaitFor(t, 30*time.Second, "the backfilled row", func() bool {
+				if p.Exited() {
+					t.Fatalf("run exited: %v\n%s", p.Err, p.Out)
 				}
-				return topicEnd(se.prefix+"."+e.db+".t") >= 1
+				return itest.TopicEnd(se.Prefix+"."+e.DB+".t") >= 1
 			})
-			if code := p.stop(t); code != 0 {
-				t.Fatalf("exit %d; output:\n%s", code, p.out)
+			if code := p.Stop(t); code != 0 {
+				t.Fatalf("exit %d; output:\n%s", code, p.Out)
 			}
 		})
 	}
 	role := "r_" + tag
-	e.exec("CREATE ROLE " + role)
-	t.Cleanup(func() { e.my.Execute("DROP ROLE IF EXISTS " + role) })
-	e.exec("GRANT SELECT ON " + e.db + ".* TO " + role)
+	e.Exec("CREATE ROLE " + role)
+	t.Cleanup(func() { e.My.Execute("DROP ROLE IF EXISTS " + role) })
+	e.Exec("GRANT SELECT ON " + e.DB + ".* TO " + role)
 	for _, tc := range []struct{ label, grant, why string }{
 		// SELECT on a table without a primary key only.
-		{"none", "GRANT SELECT ON " + e.db + ".nokey TO {user}", e.db + ".nokey has no primary key"},
+		{"none", "GRANT SELECT ON " + e.DB + ".nokey TO {user}", e.DB + ".nokey has no primary key"},
 		// SELECT through a role that is not the user's default role.
 		{"role", "GRANT " + role + " TO {user}", "SET DEFAULT ROLE `" + role + "`"},
 	} {
 		t.Run(tc.label, func(t *testing.T) {
-			se := e.sub(t, tc.label)
-			cfg := se.writePipeline(pipelineConfig{typ: "mysql", url: se.leastPrivUser(tc.label+"_"+tag, tc.grant)})
+			se := e.Sub(t, tc.label)
+			cfg := se.WritePipeline(itest.PipelineConfig{Typ: "mysql", URL: se.LeastPrivUser(tc.label+"_"+tag, tc.grant)})
 			for _, cmd := range []string{"test-connection", "run"} {
-				out, code := se.run(cmd, "--config", cfg)
+				out, code := se.Run(cmd, "--config", cfg)
 				if code == 0 {
 					t.Errorf("%s exit 0 with nothing to capture:\n%s", cmd, out)
 				}
-				for _, want := range []string{"nothing to capture", tc.why, "GRANT SELECT ON `" + e.db + "`.*"} {
+				for _, want := range []string{"nothing to capture", tc.why, "GRANT SELECT ON `" + e.DB + "`.*"} {
 					if !strings.Contains(out, want) {
 						t.Errorf("%s output lacks %q:\n%s", cmd, want, out)
 					}
@@ -87,26 +72,4 @@ func TestMySQLLeastPrivilege(t *testing.T) {
 			}
 		})
 	}
-}
-
-// sub is a myEnv on e's database with a pipeline name and topic prefix of
-// its own, for subtest t.
-func (e *myEnv) sub(t *testing.T, label string) *myEnv {
-	env := *e.env
-	env.t, env.name, env.prefix, env.dir = t, env.name+"_"+label, env.prefix+"-"+label, t.TempDir()
-	return &myEnv{env: &env, my: e.my, addr: e.addr}
-}
-
-// run runs tributary to its end (at most 90 s) and returns its output
-// and exit code.
-func (e *env) run(args ...string) (string, int) {
-	e.t.Helper()
-	p := e.start(args...)
-	select {
-	case <-p.done:
-	case <-time.After(90 * time.Second):
-		p.kill()
-		e.t.Fatalf("%v still running after 90 s:\n%s", args, p.out)
-	}
-	return p.out.String(), p.cmd.ProcessState.ExitCode()
 }

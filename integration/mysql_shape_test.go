@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestMySQLRowsKeepTheirShape: rows written before, between and after
@@ -16,19 +18,19 @@ import (
 // under (binlog_row_metadata = FULL), never the table's current shape.
 // Before the fix, row 2 came out as {"id":2,"z":"two","a":"twenty"}.
 func TestMySQLRowsKeepTheirShape(t *testing.T) {
-	e := newMyEnv(t, "myshape")
-	e.exec("SET GLOBAL binlog_row_metadata = FULL") // as integration/services/mariadb.sh configures it
-	e.exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b VARCHAR(10))")
-	e.exec("CREATE TABLE u (id INT PRIMARY KEY, v VARCHAR(10))")
-	e.exec("CREATE TABLE w (id INT PRIMARY KEY, v VARCHAR(10))")
-	e.exec("INSERT INTO t VALUES (1, 'one', 'ten')")
-	e.exec("INSERT INTO w VALUES (1, 'w1')")
-	cfg := e.writeConfig("")
-	topicT, topicU, topicW := e.prefix+"."+e.db+".t", e.prefix+"."+e.db+".u", e.prefix+"."+e.db+".w"
-	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topicT) >= 1 && topicEnd(topicW) >= 1 })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	e := itest.NewMyEnv(t, "myshape")
+	e.Exec("SET GLOBAL binlog_row_metadata = FULL") // as integration/services/mariadb.sh configures it
+	e.Exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b VARCHAR(10))")
+	e.Exec("CREATE TABLE u (id INT PRIMARY KEY, v VARCHAR(10))")
+	e.Exec("CREATE TABLE w (id INT PRIMARY KEY, v VARCHAR(10))")
+	e.Exec("INSERT INTO t VALUES (1, 'one', 'ten')")
+	e.Exec("INSERT INTO w VALUES (1, 'w1')")
+	cfg := e.WriteConfig("")
+	topicT, topicU, topicW := e.Prefix+"."+e.DB+".t", e.Prefix+"."+e.DB+".u", e.Prefix+"."+e.DB+".w"
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topicT) >= 1 && itest.TopicEnd(topicW) >= 1 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 
 	// While stopped: the scenario, then rename, retype, reorder,
@@ -38,30 +40,30 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 		"INSERT INTO w VALUES (2, 'w2')", // then dropped: its row is still published
 		"DROP TABLE w",
 	) {
-		e.exec(q)
+		e.Exec(q)
 	}
-	p = e.start("run", "--config", cfg)
-	waitFor(t, 90*time.Second, "the rows written while stopped", func() bool {
-		if p.exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+	p = e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 90*time.Second, "the rows written while stopped", func() bool {
+		if p.Exited() {
+			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
 		}
-		return topicEnd(topicT) >= 7 && topicEnd(topicU) >= 2 && topicEnd(topicW) >= 2
+		return itest.TopicEnd(topicT) >= 7 && itest.TopicEnd(topicU) >= 2 && itest.TopicEnd(topicW) >= 2
 	})
 
 	// While lagging: a backlog, then DDL, with rows on both sides.
 	const backlog = 20000
-	e.exec(fmt.Sprintf("INSERT INTO t (id, a) SELECT seq, 'bulk' FROM seq_100_to_%d", 100+backlog-1))
-	e.exec("INSERT INTO t VALUES (8, 'a8', 8)")
-	e.exec("ALTER TABLE t DROP COLUMN a, ADD COLUMN d DATE AFTER id")
-	e.exec("INSERT INTO t VALUES (9, '2024-01-02', 9)")
-	waitFor(t, 180*time.Second, "the backlog", func() bool {
-		if p.exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+	e.Exec(fmt.Sprintf("INSERT INTO t (id, a) SELECT seq, 'bulk' FROM seq_100_to_%d", 100+backlog-1))
+	e.Exec("INSERT INTO t VALUES (8, 'a8', 8)")
+	e.Exec("ALTER TABLE t DROP COLUMN a, ADD COLUMN d DATE AFTER id")
+	e.Exec("INSERT INTO t VALUES (9, '2024-01-02', 9)")
+	itest.WaitFor(t, 180*time.Second, "the backlog", func() bool {
+		if p.Exited() {
+			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
 		}
-		return topicEnd(topicT) >= 9+backlog
+		return itest.TopicEnd(topicT) >= 9+backlog
 	})
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 
 	want := map[string]string{
@@ -86,18 +88,18 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 	got := map[string]string{}
 	bulk := 0
 	for _, topic := range []string{topicT, topicU, topicW} {
-		for _, m := range readTopic(t, topic) {
-			after, _ := m.payload()["after"].(map[string]any)
+		for _, m := range itest.ReadTopic(t, topic) {
+			after, _ := m.Payload()["after"].(map[string]any)
 			id := int(after["id"].(float64))
 			if id >= 100 {
 				if after["a"] != "bulk" || len(after) != 3 {
-					t.Errorf("backlog row %d: %s", id, jsonString(after))
+					t.Errorf("backlog row %d: %s", id, itest.JSONString(after))
 				}
 				bulk++
 				continue
 			}
 			k := topic[len(topic)-1:] + fmt.Sprint(id)
-			got[k] = jsonString(after)
+			got[k] = itest.JSONString(after)
 			if cols, ok := order[k]; ok {
 				if f := afterFields(m.Value); strings.Join(f, ",") != strings.Join(cols, ",") {
 					t.Errorf("%s: schema fields %v, want %v", k, f, cols)
@@ -120,41 +122,10 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 	}
 }
 
-// afterColumns is the column schemas of a value message's "after" struct.
-func afterColumns(value map[string]any) []map[string]any {
-	schema, _ := value["schema"].(map[string]any)
-	fields, _ := schema["fields"].([]any)
-	for _, f := range fields {
-		fm, _ := f.(map[string]any)
-		if fm["field"] != "after" {
-			continue
-		}
-		inner, _ := fm["fields"].([]any)
-		cols := make([]map[string]any, 0, len(inner))
-		for _, c := range inner {
-			cm, _ := c.(map[string]any)
-			cols = append(cols, cm)
-		}
-		return cols
-	}
-	return nil
-}
-
-// afterColumn is column col's schema in a value message's "after" struct,
-// or nil.
-func afterColumn(value map[string]any, col string) map[string]any {
-	for _, c := range afterColumns(value) {
-		if c["field"] == col {
-			return c
-		}
-	}
-	return nil
-}
-
 // afterFields lists the field names of the value schema's "after" struct.
 func afterFields(value map[string]any) []string {
 	var names []string
-	for _, c := range afterColumns(value) {
+	for _, c := range itest.AfterColumns(value) {
 		names = append(names, fmt.Sprint(c["field"]))
 	}
 	return names
@@ -191,16 +162,16 @@ var ddlWhileStopped = []string{
 // history has them. Before the fix s lost its default in those rows, which
 // made TestDebeziumFidelityMySQL fail whenever the stream lagged in CI.
 func TestMySQLLaggingStreamKeepsDefaults(t *testing.T) {
-	e := newMyEnv(t, "mylagdflt")
-	e.exec("CREATE TABLE d (id INT PRIMARY KEY, s SMALLINT DEFAULT -3, a VARCHAR(10))")
-	e.exec("INSERT INTO d VALUES (1, 1, 'one')")
-	topic := e.prefix + "." + e.db + ".d"
-	p := e.start("run", "--config", e.writeConfig(""))
-	waitFor(t, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 1 })
+	e := itest.NewMyEnv(t, "mylagdflt")
+	e.Exec("CREATE TABLE d (id INT PRIMARY KEY, s SMALLINT DEFAULT -3, a VARCHAR(10))")
+	e.Exec("INSERT INTO d VALUES (1, 1, 'one')")
+	topic := e.Prefix + "." + e.DB + ".d"
+	p := e.Start("run", "--config", e.WriteConfig(""))
+	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 1 })
 
 	// Frozen, the stream lags behind all of this; thawed, it meets the
 	// first ALTER with the second already in the catalog.
-	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
@@ -210,22 +181,22 @@ func TestMySQLLaggingStreamKeepsDefaults(t *testing.T) {
 		"ALTER TABLE d MODIFY COLUMN s INT",
 		"INSERT INTO d VALUES (4, 4, 'four', 40)",
 	} {
-		e.exec(q)
+		e.Exec(q)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	waitOrDump(t, p, 60*time.Second, "the rows written while frozen", func() bool { return topicEnd(topic) >= 4 })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	itest.WaitOrDump(t, p, 60*time.Second, "the rows written while frozen", func() bool { return itest.TopicEnd(topic) >= 4 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 	want := map[int]map[string]string{ // id → column → its schema default ("" for none)
 		2: {"s": "-3"},
 		3: {"s": "-3", "n": "9"},
 		4: {"s": "", "n": "9"},
 	}
-	for _, m := range readTopic(t, topic) {
-		after, _ := m.payload()["after"].(map[string]any)
+	for _, m := range itest.ReadTopic(t, topic) {
+		after, _ := m.Payload()["after"].(map[string]any)
 		id := int(after["id"].(float64))
 		for col, dflt := range want[id] {
 			if got := afterDefault(m.Value, col); got != dflt {
@@ -242,12 +213,12 @@ func TestMySQLLaggingStreamKeepsDefaults(t *testing.T) {
 // afterDefault is the schema default of column col in the value schema's
 // "after" struct, as JSON text ("" when it has none).
 func afterDefault(value map[string]any, col string) string {
-	c := afterColumn(value, col)
+	c := itest.AfterColumn(value, col)
 	if c == nil {
 		return "no column " + col
 	}
 	if d, ok := c["default"]; ok {
-		return jsonString(d)
+		return itest.JSONString(d)
 	}
 	return ""
 }

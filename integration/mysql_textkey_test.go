@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/go-mysql-org/go-mysql/client"
 )
 
@@ -35,23 +37,23 @@ var textKeyTables = []struct {
 // (ReadChunk's keyset query), not by bytes. The last message of every
 // key is the database's row.
 func TestMySQLTextKeySnapshot(t *testing.T) {
-	e := newMyEnv(t, "mytkey")
+	e := itest.NewMyEnv(t, "mytkey")
 	const rows = 300
 	for _, tk := range textKeyTables {
-		e.exec(fmt.Sprintf("CREATE TABLE t_%s (k VARCHAR(40) CHARACTER SET %s COLLATE %s PRIMARY KEY, seq BIGINT NOT NULL)", tk.charset, tk.charset, tk.collation))
+		e.Exec(fmt.Sprintf("CREATE TABLE t_%s (k VARCHAR(40) CHARACTER SET %s COLLATE %s PRIMARY KEY, seq BIGINT NOT NULL)", tk.charset, tk.charset, tk.collation))
 		var vals []string
 		for i := 0; i < rows; i++ {
 			vals = append(vals, fmt.Sprintf("(%s, 0)", quoteSQL(textKey(tk.prefixes, i))))
 		}
-		e.exec(fmt.Sprintf("INSERT INTO t_%s VALUES %s", tk.charset, strings.Join(vals, ", ")))
+		e.Exec(fmt.Sprintf("INSERT INTO t_%s VALUES %s", tk.charset, strings.Join(vals, ", ")))
 	}
-	e.exec("CREATE TABLE marker (id INT PRIMARY KEY)")
-	w, err := client.Connect(mariadbAddr, "root", "root", e.db)
+	e.Exec("CREATE TABLE marker (id INT PRIMARY KEY)")
+	w, err := client.Connect(itest.MariadbAddr, "root", "root", e.DB)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	p := e.startWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=10"}, "run", "--config", e.writeConfig(""))
+	p := e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=10"}, "run", "--config", e.WriteConfig(""))
 
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -80,10 +82,10 @@ func TestMySQLTextKeySnapshot(t *testing.T) {
 			}
 		}
 	}()
-	ckpt := filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json")
+	ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
 	began := time.Now()
-	waitOrDump(t, p, 120*time.Second, "the snapshot to finish", func() bool {
-		st, ok := readSnapshotState(ckpt)
+	itest.WaitOrDump(t, p, 120*time.Second, "the snapshot to finish", func() bool {
+		st, ok := itest.ReadSnapshotState(ckpt)
 		return ok && len(st.Tables) == 0 && time.Since(began) > 2*time.Second
 	})
 	stop.Store(true)
@@ -91,17 +93,17 @@ func TestMySQLTextKeySnapshot(t *testing.T) {
 	// A last write, to know every earlier one is streamed (a plain table:
 	// this wait must not depend on the decoding under test); the stop
 	// then flushes them.
-	e.exec("INSERT INTO marker VALUES (1)")
-	waitOrDump(t, p, 60*time.Second, "the marker row", func() bool { return topicEnd(e.prefix+"."+e.db+".marker") >= 1 })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	e.Exec("INSERT INTO marker VALUES (1)")
+	itest.WaitOrDump(t, p, 60*time.Second, "the marker row", func() bool { return itest.TopicEnd(e.Prefix+"."+e.DB+".marker") >= 1 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 	t.Logf("%d writes during the snapshot", seq.Load())
 
 	for _, tk := range textKeyTables {
 		table := "t_" + tk.charset
 		want := map[string]float64{}
-		r := e.exec("SELECT CONVERT(k USING utf8mb4), seq FROM " + table)
+		r := e.Exec("SELECT CONVERT(k USING utf8mb4), seq FROM " + table)
 		for i := range r.Values {
 			k, _ := r.GetString(i, 0)
 			s, _ := r.GetInt(i, 1)
@@ -112,8 +114,8 @@ func TestMySQLTextKeySnapshot(t *testing.T) {
 			seq float64
 		}
 		hist := map[string][]step{}
-		for _, m := range readTopic(t, e.prefix+"."+e.db+"."+table) {
-			pl := m.payload()
+		for _, m := range itest.ReadTopic(t, e.Prefix+"."+e.DB+"."+table) {
+			pl := m.Payload()
 			op, _ := pl["op"].(string)
 			row, _ := pl["after"].(map[string]any)
 			if op == "d" {

@@ -13,41 +13,21 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// backfillAndStop runs the pipeline of cfg until topic has at least n
-// messages (the backfill) and the stream has caught up, then stops it.
-func (e *env) backfillAndStop(cfg, topic string, n int64) {
-	e.t.Helper()
-	p := e.start("run", "--config", cfg)
-	waitOrDump(e.t, p, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= n })
-	e.pgCaughtUp(p, 1)
-	if code := p.stop(e.t); code != 0 {
-		e.t.Fatalf("exit %d; output:\n%s", code, p.out)
-	}
-}
+	"github.com/tributary-cdc/tributary/integration/itest"
+)
 
 // countDeletes counts the deletes on topic, logging their keys.
 func countDeletes(t *testing.T, topic string) int {
 	t.Helper()
 	n := 0
-	for _, m := range readTopic(t, topic) {
-		if m.Value != nil && m.payload()["op"] == "d" {
+	for _, m := range itest.ReadTopic(t, topic) {
+		if m.Value != nil && m.Payload()["op"] == "d" {
 			n++
 			t.Logf("delete key %v", m.Key["payload"])
 		}
 	}
 	return n
-}
-
-// oneRowAndSentinel makes table t (k int PRIMARY KEY, v text) with row
-// (0, 'zero') and the sentinel table, and returns the config capturing
-// both and t's topic.
-func (e *env) oneRowAndSentinel() (cfg, topic string) {
-	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
-	e.exec(`INSERT INTO t VALUES (0, 'zero')`)
-	e.exec(sentinelTable)
-	return e.writeTablesConfig("public.t", "public.sentinel"), e.prefix + ".public.t"
 }
 
 // TestPGDroppedRecreatedWhileCatchingUp: a table dropped and created again
@@ -58,44 +38,44 @@ func (e *env) oneRowAndSentinel() (cfg, topic string) {
 // after the restart the old table's remaining changes are still published,
 // with its own shape; they used to be skipped.
 func TestPGDroppedRecreatedWhileCatchingUp(t *testing.T) {
-	e := newEnv(t, "droprecr")
-	cfg, topic := e.oneRowAndSentinel()
-	e.backfillAndStop(cfg, topic, 1)
+	e := itest.NewEnv(t, "droprecr")
+	cfg, topic := e.OneRowAndSentinel()
+	e.BackfillAndStop(cfg, topic, 1)
 
 	// While stopped: enough WAL for the old table that the catch-up takes
 	// more than one checkpoint interval (50 ms here), then drop and
 	// recreate it with another shape.
 	const txns, per = 20, 1000
 	for i := 0; i < txns; i++ {
-		e.exec(`INSERT INTO t SELECT g, repeat('x', 200) FROM generate_series($1::int, $2::int) g`, 1+i*per, (i+1)*per)
+		e.Exec(`INSERT INTO t SELECT g, repeat('x', 200) FROM generate_series($1::int, $2::int) g`, 1+i*per, (i+1)*per)
 	}
-	e.exec(`DROP TABLE t`)
-	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text, extra int)`)
-	e.exec(`INSERT INTO t VALUES (1000000, 'new', 7)`)
+	e.Exec(`DROP TABLE t`)
+	e.Exec(`CREATE TABLE t (k int PRIMARY KEY, v text, extra int)`)
+	e.Exec(`INSERT INTO t VALUES (1000000, 'new', 7)`)
 
-	p := e.startWith([]string{"TRIBUTARY_TEST_CRASH=after-checkpoint:1", "TRIBUTARY_CHECKPOINT_INTERVAL=50ms"}, "run", "--config", cfg)
-	waitFor(t, 120*time.Second, "the crash after the first checkpoint", p.exited)
-	cp, _ := os.ReadFile(filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json"))
+	p := e.StartWith([]string{"TRIBUTARY_TEST_CRASH=after-checkpoint:1", "TRIBUTARY_CHECKPOINT_INTERVAL=50ms"}, "run", "--config", cfg)
+	itest.WaitFor(t, 120*time.Second, "the crash after the first checkpoint", p.Exited)
+	cp, _ := os.ReadFile(filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json"))
 	t.Logf("checkpoint after the crash: %.600s", cp)
-	published := topicEnd(topic) - 1
+	published := itest.TopicEnd(topic) - 1
 	t.Logf("messages on %s at the crash: %d of %d old rows", topic, published, txns*per)
 	if published >= txns*per {
 		t.Skip("the catch-up ended before the first checkpoint (a fast machine): nothing to show")
 	}
 
-	p = e.start("run", "--config", cfg)
-	e.pgCaughtUp(p, 2)
-	waitOrDump(t, p, 120*time.Second, "the new table's row", func() bool { _, ok := finalState(t, topic)[1000000]; return ok })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	p = e.Start("run", "--config", cfg)
+	e.PGCaughtUp(p, 2)
+	itest.WaitOrDump(t, p, 120*time.Second, "the new table's row", func() bool { _, ok := itest.FinalState(t, topic)[1000000]; return ok })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 	seen := map[int]bool{}
 	extraOnOld := 0
-	for _, m := range readTopic(t, topic) {
+	for _, m := range itest.ReadTopic(t, topic) {
 		k := int(m.Key["payload"].(map[string]any)["k"].(float64))
-		if m.payload()["op"] == "c" && k >= 1 && k <= txns*per {
+		if m.Payload()["op"] == "c" && k >= 1 && k <= txns*per {
 			seen[k] = true
-			if _, ok := m.payload()["after"].(map[string]any)["extra"]; ok {
+			if _, ok := m.Payload()["after"].(map[string]any)["extra"]; ok {
 				extraOnOld++
 			}
 		}
@@ -113,7 +93,7 @@ func TestPGDroppedRecreatedWhileCatchingUp(t *testing.T) {
 		t.Errorf("%d inserts into the dropped table were published with the new table's column extra", extraOnOld)
 	}
 	var slot string
-	e.conn.QueryRow(context.Background(), `SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1`, "tributary_"+e.name).Scan(&slot)
+	e.Conn.QueryRow(context.Background(), `SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1`, "tributary_"+e.Name).Scan(&slot)
 	t.Logf("slot confirmed_flush_lsn %s", slot)
 }
 
@@ -126,23 +106,23 @@ func TestPGDroppedRecreatedWhileCatchingUp(t *testing.T) {
 // published as a delete and a create).
 func TestPGDroppedFullIdentityKeyedByPrimaryKey(t *testing.T) {
 	e, cfg, topic := fullIdentityTableStopped(t, "dropfull")
-	e.exec(`INSERT INTO t VALUES (2, 'two')`)
-	e.exec(`UPDATE t SET v = 'uno' WHERE k = 1`)
-	e.exec(`DELETE FROM t WHERE k = 2`)
-	e.exec(`DROP TABLE t`)
+	e.Exec(`INSERT INTO t VALUES (2, 'two')`)
+	e.Exec(`UPDATE t SET v = 'uno' WHERE k = 1`)
+	e.Exec(`DELETE FROM t WHERE k = 2`)
+	e.Exec(`DROP TABLE t`)
 
-	p := e.start("run", "--config", cfg)
-	e.pgCaughtUp(p, 2)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	p := e.Start("run", "--config", cfg)
+	e.PGCaughtUp(p, 2)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 	var keys []string
 	bad := 0
-	for _, m := range readTopic(t, topic) {
+	for _, m := range itest.ReadTopic(t, topic) {
 		k, _ := json.Marshal(m.Key["payload"])
 		op := "tombstone"
 		if m.Value != nil {
-			op = m.payload()["op"].(string)
+			op = m.Payload()["op"].(string)
 		}
 		keys = append(keys, op+" "+string(k))
 		if string(k) != `{"k":1}` && string(k) != `{"k":2}` {
@@ -163,44 +143,44 @@ func TestPGDroppedFullIdentityKeyedByPrimaryKey(t *testing.T) {
 // keyed by k (docs/postgresql.md). Found by the review of issue 28.
 func TestPGDroppedFullIdentityNullValue(t *testing.T) {
 	e, cfg, _ := fullIdentityTableStopped(t, "rvdropnull")
-	e.exec(`INSERT INTO t VALUES (3, NULL)`)
-	e.exec(`DROP TABLE t`)
+	e.Exec(`INSERT INTO t VALUES (3, NULL)`)
+	e.Exec(`DROP TABLE t`)
 
-	p := e.start("run", "--config", cfg)
-	e.exec(`INSERT INTO sentinel VALUES (2)`)
-	waitFor(t, 60*time.Second, "the sentinel row or an exit", func() bool {
-		if p.exited() {
+	p := e.Start("run", "--config", cfg)
+	e.Exec(`INSERT INTO sentinel VALUES (2)`)
+	itest.WaitFor(t, 60*time.Second, "the sentinel row or an exit", func() bool {
+		if p.Exited() {
 			return true
 		}
-		for _, m := range readTopicIfAny(t, e.prefix+".public.sentinel") {
-			if after, ok := m.payload()["after"].(map[string]any); ok && after["id"] == float64(2) {
+		for _, m := range itest.ReadTopicIfAny(t, e.Prefix+".public.sentinel") {
+			if after, ok := m.Payload()["after"].(map[string]any); ok && after["id"] == float64(2) {
 				return true
 			}
 		}
 		return false
 	})
-	if p.exited() {
-		out := p.out.String()
+	if p.Exited() {
+		out := p.Out.String()
 		if len(out) > 2000 {
 			out = out[len(out)-2000:]
 		}
-		t.Fatalf("exited %d on the insert of a NULL into the dropped FULL table; output (tail):\n%s", p.cmd.ProcessState.ExitCode(), out)
+		t.Fatalf("exited %d on the insert of a NULL into the dropped FULL table; output (tail):\n%s", p.Cmd.ProcessState.ExitCode(), out)
 	}
-	p.stop(t)
+	p.Stop(t)
 }
 
 // fullIdentityTableStopped makes table t (k int PRIMARY KEY, v text) under
 // REPLICA IDENTITY FULL with one row, backfills it and stops the pipeline:
 // the start of the tests of such a table dropped while stopped.
-func fullIdentityTableStopped(t *testing.T, label string) (*env, string, string) {
+func fullIdentityTableStopped(t *testing.T, label string) (*itest.Env, string, string) {
 	t.Helper()
-	e := newEnv(t, label)
-	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
-	e.exec(`ALTER TABLE t REPLICA IDENTITY FULL`)
-	e.exec(`INSERT INTO t VALUES (1, 'one')`)
-	e.exec(sentinelTable)
-	cfg := e.writeTablesConfig("public.t", "public.sentinel")
-	topic := e.prefix + ".public.t"
-	e.backfillAndStop(cfg, topic, 1)
+	e := itest.NewEnv(t, label)
+	e.Exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
+	e.Exec(`ALTER TABLE t REPLICA IDENTITY FULL`)
+	e.Exec(`INSERT INTO t VALUES (1, 'one')`)
+	e.Exec(itest.SentinelTable)
+	cfg := e.WriteTablesConfig("public.t", "public.sentinel")
+	topic := e.Prefix + ".public.t"
+	e.BackfillAndStop(cfg, topic, 1)
 	return e, cfg, topic
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestPGTableWithoutReplicaIdentityRefused (issue 28): a listed table
@@ -20,27 +22,27 @@ import (
 // captured table that loses its replica identity while streaming leaves
 // the publication, so that its writes work again.
 func TestPGTableWithoutReplicaIdentityRefused(t *testing.T) {
-	e := newEnv(t, "pgnoident")
-	e.exec(`CREATE TABLE audit (at timestamptz DEFAULT now(), msg text)`)
-	e.exec(`CREATE TABLE quiet (k int PRIMARY KEY, v text)`)
-	e.exec(`ALTER TABLE quiet REPLICA IDENTITY NOTHING`)
-	e.exec(`INSERT INTO audit (msg) VALUES ('one')`)
-	e.exec(`INSERT INTO quiet VALUES (1, 'q')`)
-	e.exec(`CREATE TABLE later (k int PRIMARY KEY)`)
-	e.exec(sentinelTable)
-	pub := "tributary_" + e.name
+	e := itest.NewEnv(t, "pgnoident")
+	e.Exec(`CREATE TABLE audit (at timestamptz DEFAULT now(), msg text)`)
+	e.Exec(`CREATE TABLE quiet (k int PRIMARY KEY, v text)`)
+	e.Exec(`ALTER TABLE quiet REPLICA IDENTITY NOTHING`)
+	e.Exec(`INSERT INTO audit (msg) VALUES ('one')`)
+	e.Exec(`INSERT INTO quiet VALUES (1, 'q')`)
+	e.Exec(`CREATE TABLE later (k int PRIMARY KEY)`)
+	e.Exec(itest.SentinelTable)
+	pub := "tributary_" + e.Name
 	writable := func(when string) {
 		t.Helper()
 		for _, q := range []string{`UPDATE audit SET msg = 'changed'`, `DELETE FROM audit WHERE false`, `UPDATE quiet SET v = 'changed'`} {
-			if _, err := e.conn.Exec(context.Background(), q); err != nil {
+			if _, err := e.Conn.Exec(context.Background(), q); err != nil {
 				t.Fatalf("%s: the application's %q failed: %v", when, q, err)
 			}
 		}
 	}
 
-	listed := e.writeTablesConfig("public.audit", "public.quiet", "public.sentinel")
-	code, out := testConnection(t, e, listed, "--json")
-	var r connReport
+	listed := e.WriteTablesConfig("public.audit", "public.quiet", "public.sentinel")
+	code, out := itest.TestConnection(t, e, listed, "--json")
+	var r itest.ConnReport
 	if err := json.NewDecoder(strings.NewReader(out[max(strings.Index(out, "{"), 0):])).Decode(&r); err != nil || code != 1 || r.OK {
 		t.Fatalf("test-connection with tables lacking a replica identity: exit %d, want 1 (a failed check):\n%s", code, out)
 	}
@@ -58,13 +60,13 @@ func TestPGTableWithoutReplicaIdentityRefused(t *testing.T) {
 		t.Errorf("no replica identity check in:\n%s", out)
 	}
 
-	p := e.start("run", "--config", listed)
-	waitFor(t, 60*time.Second, "run to refuse the tables", p.exited)
-	if p.cmd.ProcessState.ExitCode() == 0 || !strings.Contains(p.out.String(), "public.audit") || !strings.Contains(p.out.String(), "REPLICA IDENTITY FULL") {
-		t.Errorf("run: exit %d, want a failure naming public.audit and REPLICA IDENTITY FULL; output:\n%s", p.cmd.ProcessState.ExitCode(), p.out)
+	p := e.Start("run", "--config", listed)
+	itest.WaitFor(t, 60*time.Second, "run to refuse the tables", p.Exited)
+	if p.Cmd.ProcessState.ExitCode() == 0 || !strings.Contains(p.Out.String(), "public.audit") || !strings.Contains(p.Out.String(), "REPLICA IDENTITY FULL") {
+		t.Errorf("run: exit %d, want a failure naming public.audit and REPLICA IDENTITY FULL; output:\n%s", p.Cmd.ProcessState.ExitCode(), p.Out)
 	}
 	var pubs int
-	e.conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_publication_tables WHERE pubname = $1 AND tablename IN ('audit', 'quiet')`, pub).Scan(&pubs)
+	e.Conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_publication_tables WHERE pubname = $1 AND tablename IN ('audit', 'quiet')`, pub).Scan(&pubs)
 	if pubs != 0 {
 		t.Errorf("run put %d of the refused tables into the publication", pubs)
 	}
@@ -72,22 +74,22 @@ func TestPGTableWithoutReplicaIdentityRefused(t *testing.T) {
 
 	// No list: every table with a primary key, except one whose replica
 	// identity is NOTHING.
-	p = e.start("run", "--config", e.writeTablesConfig())
-	e.pgCaughtUp(p, 1)
+	p = e.Start("run", "--config", e.WriteTablesConfig())
+	e.PGCaughtUp(p, 1)
 	writable("while capturing every table with a primary key")
-	if _, tables := e.published(pub); strings.Join(tables, ",") != "public.later,public.sentinel" {
+	if _, tables := e.Published(pub); strings.Join(tables, ",") != "public.later,public.sentinel" {
 		t.Errorf("publication lists %v, want public.later, public.sentinel", tables)
 	}
-	e.exec(`ALTER TABLE later REPLICA IDENTITY NOTHING`)
-	p.waitFor(t, 30*time.Second, "later to leave the publication", func() bool {
-		_, tables := e.published(pub)
+	e.Exec(`ALTER TABLE later REPLICA IDENTITY NOTHING`)
+	p.WaitFor(t, 30*time.Second, "later to leave the publication", func() bool {
+		_, tables := e.Published(pub)
 		return strings.Join(tables, ",") == "public.sentinel"
 	})
-	if _, err := e.conn.Exec(context.Background(), `UPDATE later SET k = k`); err != nil {
+	if _, err := e.Conn.Exec(context.Background(), `UPDATE later SET k = k`); err != nil {
 		t.Errorf("UPDATE of a table whose replica identity became NOTHING while streaming: %v", err)
 	}
-	if code := p.stop(t); code != 0 || !strings.Contains(p.out.String(), "public.quiet") {
-		t.Errorf("exit %d; want 0 and a warning naming public.quiet; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 || !strings.Contains(p.Out.String(), "public.quiet") {
+		t.Errorf("exit %d; want 0 and a warning naming public.quiet; output:\n%s", code, p.Out)
 	}
 }
 
@@ -99,34 +101,34 @@ func TestPGTableWithoutReplicaIdentityRefused(t *testing.T) {
 // a consumer keyed on them ends with the table's rows. key_columns of
 // other columns, which a delete would not carry, are refused at start.
 func TestPGReplicaIdentityUsingIndex(t *testing.T) {
-	e := newEnv(t, "pgidx")
-	e.exec(`CREATE TABLE acct (id int PRIMARY KEY, code text NOT NULL, v text, CONSTRAINT acct_code UNIQUE (code))`)
-	e.exec(`ALTER TABLE acct REPLICA IDENTITY USING INDEX acct_code`)
-	e.exec(`INSERT INTO acct VALUES (1, 'a', 'x'), (2, 'keep', 'y')`)
-	e.exec(sentinelTable)
+	e := itest.NewEnv(t, "pgidx")
+	e.Exec(`CREATE TABLE acct (id int PRIMARY KEY, code text NOT NULL, v text, CONSTRAINT acct_code UNIQUE (code))`)
+	e.Exec(`ALTER TABLE acct REPLICA IDENTITY USING INDEX acct_code`)
+	e.Exec(`INSERT INTO acct VALUES (1, 'a', 'x'), (2, 'keep', 'y')`)
+	e.Exec(itest.SentinelTable)
 
-	p := e.start("run", "--config", e.writeTablesConfig())
-	topic := e.prefix + ".public.acct"
-	waitOrDump(t, p, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 2 })
-	e.exec(`UPDATE acct SET code = 'b' WHERE id = 1`) // the identity changes
-	e.exec(`UPDATE acct SET id = 10 WHERE id = 1`)    // the primary key changes, the identity does not
-	e.exec(`DELETE FROM acct WHERE id = 10`)
-	e.exec(`UPDATE acct SET v = 'z' WHERE id = 2`)
-	e.pgCaughtUp(p, 2)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	p := e.Start("run", "--config", e.WriteTablesConfig())
+	topic := e.Prefix + ".public.acct"
+	itest.WaitOrDump(t, p, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 2 })
+	e.Exec(`UPDATE acct SET code = 'b' WHERE id = 1`) // the identity changes
+	e.Exec(`UPDATE acct SET id = 10 WHERE id = 1`)    // the primary key changes, the identity does not
+	e.Exec(`DELETE FROM acct WHERE id = 10`)
+	e.Exec(`UPDATE acct SET v = 'z' WHERE id = 2`)
+	e.PGCaughtUp(p, 2)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 
 	// Per key, in order (a key's messages share a partition).
 	got := map[string][]string{}
 	state := map[string]string{}
-	for _, m := range readTopic(t, topic) {
+	for _, m := range itest.ReadTopic(t, topic) {
 		key, _ := json.Marshal(m.Key["payload"])
-		got[string(key)] = append(got[string(key)], fmt.Sprint(m.payload()["op"]))
-		if m.payload()["op"] == "d" {
+		got[string(key)] = append(got[string(key)], fmt.Sprint(m.Payload()["op"]))
+		if m.Payload()["op"] == "d" {
 			delete(state, string(key))
 		} else {
-			after, _ := json.Marshal(m.payload()["after"])
+			after, _ := json.Marshal(m.Payload()["after"])
 			state[string(key)] = string(after)
 		}
 	}
@@ -138,10 +140,10 @@ func TestPGReplicaIdentityUsingIndex(t *testing.T) {
 		t.Errorf("a consumer keyed on the message key ends with %v; want only the row of id 2", state)
 	}
 
-	p = e.start("run", "--config", e.writePipeline(pipelineConfig{destination: "  key_columns:\n    public.acct: [id]\n", file: "keyed.yaml"}))
-	waitFor(t, 60*time.Second, "run to refuse key_columns outside the replica identity", p.exited)
-	if out := p.out.String(); p.cmd.ProcessState.ExitCode() == 0 || !strings.Contains(out, "destination.key_columns[public.acct]") || !strings.Contains(out, "REPLICA IDENTITY FULL") {
-		t.Errorf("run with key_columns [id]: exit %d, want a failure naming destination.key_columns[public.acct] and REPLICA IDENTITY FULL; output:\n%s", p.cmd.ProcessState.ExitCode(), out)
+	p = e.Start("run", "--config", e.WritePipeline(itest.PipelineConfig{Destination: "  key_columns:\n    public.acct: [id]\n", File: "keyed.yaml"}))
+	itest.WaitFor(t, 60*time.Second, "run to refuse key_columns outside the replica identity", p.Exited)
+	if out := p.Out.String(); p.Cmd.ProcessState.ExitCode() == 0 || !strings.Contains(out, "destination.key_columns[public.acct]") || !strings.Contains(out, "REPLICA IDENTITY FULL") {
+		t.Errorf("run with key_columns [id]: exit %d, want a failure naming destination.key_columns[public.acct] and REPLICA IDENTITY FULL; output:\n%s", p.Cmd.ProcessState.ExitCode(), out)
 	}
 }
 
@@ -151,30 +153,30 @@ func TestPGReplicaIdentityUsingIndex(t *testing.T) {
 // published (the Relation message describes the table the catalog no
 // longer has), and so is the new table's row.
 func TestPGChangesOfTableDroppedWhileStopped(t *testing.T) {
-	e := newEnv(t, "pgdropped")
-	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text, n numeric(6,2))`)
-	e.exec(`INSERT INTO t VALUES (1, 'one', 1.5)`)
-	e.exec(sentinelTable)
-	cfg := e.writeTablesConfig("public.t", "public.sentinel")
-	topic := e.prefix + ".public.t"
-	e.backfillAndStop(cfg, topic, 1)
-	e.exec(`INSERT INTO t VALUES (2, 'two', 2.25)`)
-	e.exec(`UPDATE t SET v = 'uno' WHERE k = 1`)
-	e.exec(`DROP TABLE t`)
-	e.exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
-	e.exec(`INSERT INTO t VALUES (3, 'three')`)
+	e := itest.NewEnv(t, "pgdropped")
+	e.Exec(`CREATE TABLE t (k int PRIMARY KEY, v text, n numeric(6,2))`)
+	e.Exec(`INSERT INTO t VALUES (1, 'one', 1.5)`)
+	e.Exec(itest.SentinelTable)
+	cfg := e.WriteTablesConfig("public.t", "public.sentinel")
+	topic := e.Prefix + ".public.t"
+	e.BackfillAndStop(cfg, topic, 1)
+	e.Exec(`INSERT INTO t VALUES (2, 'two', 2.25)`)
+	e.Exec(`UPDATE t SET v = 'uno' WHERE k = 1`)
+	e.Exec(`DROP TABLE t`)
+	e.Exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
+	e.Exec(`INSERT INTO t VALUES (3, 'three')`)
 
-	p := e.start("run", "--config", cfg)
-	e.pgCaughtUp(p, 2)
-	waitOrDump(t, p, 60*time.Second, "the new table's row", func() bool { _, ok := finalState(t, topic)[3]; return ok })
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	p := e.Start("run", "--config", cfg)
+	e.PGCaughtUp(p, 2)
+	itest.WaitOrDump(t, p, 60*time.Second, "the new table's row", func() bool { _, ok := itest.FinalState(t, topic)[3]; return ok })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 	got := map[float64][]string{} // per key, in order
-	for _, m := range readTopic(t, topic) {
-		after, _ := json.Marshal(m.payload()["after"])
+	for _, m := range itest.ReadTopic(t, topic) {
+		after, _ := json.Marshal(m.Payload()["after"])
 		k := m.Key["payload"].(map[string]any)["k"].(float64)
-		got[k] = append(got[k], fmt.Sprintf("%v %s", m.payload()["op"], after))
+		got[k] = append(got[k], fmt.Sprintf("%v %s", m.Payload()["op"], after))
 	}
 	want := map[float64][]string{
 		1: {`r {"k":1,"n":"AJY=","v":"one"}`, `u {"k":1,"n":"AJY=","v":"uno"}`},
@@ -194,30 +196,30 @@ func TestPGChangesOfTableDroppedWhileStopped(t *testing.T) {
 // the catalog's current one, which it lacks): it is published, and the
 // pipeline runs on, where every run used to exit on it.
 func TestPGIdentityChangedWithDeleteInWAL(t *testing.T) {
-	e := newEnv(t, "identwal")
-	e.exec(`CREATE TABLE acct (id int PRIMARY KEY, code text NOT NULL, v text, CONSTRAINT acct_code UNIQUE (code))`)
-	e.exec(`INSERT INTO acct VALUES (1, 'a', 'x'), (2, 'b', 'y')`)
-	e.exec(sentinelTable)
-	cfg := e.writeTablesConfig("public.acct", "public.sentinel")
-	topic := e.prefix + ".public.acct"
-	e.backfillAndStop(cfg, topic, 2)
+	e := itest.NewEnv(t, "identwal")
+	e.Exec(`CREATE TABLE acct (id int PRIMARY KEY, code text NOT NULL, v text, CONSTRAINT acct_code UNIQUE (code))`)
+	e.Exec(`INSERT INTO acct VALUES (1, 'a', 'x'), (2, 'b', 'y')`)
+	e.Exec(itest.SentinelTable)
+	cfg := e.WriteTablesConfig("public.acct", "public.sentinel")
+	topic := e.Prefix + ".public.acct"
+	e.BackfillAndStop(cfg, topic, 2)
 
 	// While stopped (as while the stream lags): a delete under the primary
 	// key identity, then the identity becomes the unique index.
-	e.exec(`DELETE FROM acct WHERE id = 1`)
-	e.exec(`ALTER TABLE acct REPLICA IDENTITY USING INDEX acct_code`)
-	e.exec(`UPDATE acct SET v = 'z' WHERE id = 2`)
+	e.Exec(`DELETE FROM acct WHERE id = 1`)
+	e.Exec(`ALTER TABLE acct REPLICA IDENTITY USING INDEX acct_code`)
+	e.Exec(`UPDATE acct SET v = 'z' WHERE id = 2`)
 
 	var exits []string
 	for run := 1; run <= 2; run++ {
-		p := e.start("run", "--config", cfg)
-		e.exec(`INSERT INTO sentinel VALUES ($1)`, 10+run)
+		p := e.Start("run", "--config", cfg)
+		e.Exec(`INSERT INTO sentinel VALUES ($1)`, 10+run)
 		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) && !p.exited() && !strings.Contains(p.out.String(), `"id":11`) {
+		for time.Now().Before(deadline) && !p.Exited() && !strings.Contains(p.Out.String(), `"id":11`) {
 			time.Sleep(time.Second)
 			var found bool
-			for _, m := range readTopicIfAny(t, e.prefix+".public.sentinel") {
-				if after, ok := m.payload()["after"].(map[string]any); ok && after["id"] == float64(10+run) {
+			for _, m := range itest.ReadTopicIfAny(t, e.Prefix+".public.sentinel") {
+				if after, ok := m.Payload()["after"].(map[string]any); ok && after["id"] == float64(10+run) {
 					found = true
 				}
 			}
@@ -225,13 +227,13 @@ func TestPGIdentityChangedWithDeleteInWAL(t *testing.T) {
 				break
 			}
 		}
-		if p.exited() {
-			t.Logf("run %d: output (tail):\n%s", run, outTail(p.out.String()))
-			exits = append(exits, fmt.Sprintf("run %d exited %d", run, p.cmd.ProcessState.ExitCode()))
+		if p.Exited() {
+			t.Logf("run %d: output (tail):\n%s", run, itest.OutTail(p.Out.String()))
+			exits = append(exits, fmt.Sprintf("run %d exited %d", run, p.Cmd.ProcessState.ExitCode()))
 			continue
 		}
-		if code := p.stop(t); code != 0 {
-			t.Fatalf("exit %d; output:\n%s", code, p.out)
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("exit %d; output:\n%s", code, p.Out)
 		}
 	}
 	if len(exits) > 0 {
@@ -251,46 +253,46 @@ func TestPGIdentityChangedWithDeleteInWAL(t *testing.T) {
 // first such delete; with the partition's identity back to DEFAULT, its
 // delete is published.
 func TestPGPartitionIdentityWithoutTableKeyRefused(t *testing.T) {
-	e := newEnv(t, "partident")
-	e.exec(`CREATE TABLE m (id int, region text, code text NOT NULL, v text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)`)
-	e.exec(`CREATE TABLE m_eu PARTITION OF m FOR VALUES IN ('eu')`)
-	e.exec(`CREATE TABLE m_us PARTITION OF m FOR VALUES IN ('us')`)
-	e.exec(`CREATE UNIQUE INDEX m_eu_code ON m_eu (code)`)
-	e.exec(`ALTER TABLE m_eu REPLICA IDENTITY USING INDEX m_eu_code`)
-	e.exec(`INSERT INTO m VALUES (1, 'eu', 'a', 'x'), (2, 'us', 'b', 'y')`)
-	e.exec(sentinelTable)
-	cfg := e.writeTablesConfig("public.m", "public.sentinel")
-	topic := e.prefix + ".public.m"
-	p := e.start("run", "--config", cfg)
-	waitFor(t, 60*time.Second, "run to refuse the table", p.exited)
-	out, code := p.out.String(), p.cmd.ProcessState.ExitCode()
+	e := itest.NewEnv(t, "partident")
+	e.Exec(`CREATE TABLE m (id int, region text, code text NOT NULL, v text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)`)
+	e.Exec(`CREATE TABLE m_eu PARTITION OF m FOR VALUES IN ('eu')`)
+	e.Exec(`CREATE TABLE m_us PARTITION OF m FOR VALUES IN ('us')`)
+	e.Exec(`CREATE UNIQUE INDEX m_eu_code ON m_eu (code)`)
+	e.Exec(`ALTER TABLE m_eu REPLICA IDENTITY USING INDEX m_eu_code`)
+	e.Exec(`INSERT INTO m VALUES (1, 'eu', 'a', 'x'), (2, 'us', 'b', 'y')`)
+	e.Exec(itest.SentinelTable)
+	cfg := e.WriteTablesConfig("public.m", "public.sentinel")
+	topic := e.Prefix + ".public.m"
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "run to refuse the table", p.Exited)
+	out, code := p.Out.String(), p.Cmd.ProcessState.ExitCode()
 	if code == 0 || !strings.Contains(out, "public.m_eu (a partition whose replica identity lacks key columns of public.m") ||
 		!strings.Contains(out, "ALTER TABLE public.m_eu REPLICA IDENTITY DEFAULT") {
 		t.Fatalf("run exited %d; want it refused, naming the partition m_eu and the fix; output:\n%s", code, out)
 	}
 	// Keyed by its own primary key (inherited from m), the partition is
 	// captured: its delete is published under m's key.
-	e.exec(`ALTER TABLE m_eu REPLICA IDENTITY DEFAULT`)
-	p = e.start("run", "--config", cfg)
-	waitOrDump(t, p, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 2 })
-	e.exec(`DELETE FROM m WHERE id = 1 AND region = 'eu'`)
-	e.exec(`INSERT INTO sentinel VALUES (1)`)
-	waitFor(t, 60*time.Second, "the sentinel or an exit", func() bool {
-		if p.exited() {
+	e.Exec(`ALTER TABLE m_eu REPLICA IDENTITY DEFAULT`)
+	p = e.Start("run", "--config", cfg)
+	itest.WaitOrDump(t, p, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 2 })
+	e.Exec(`DELETE FROM m WHERE id = 1 AND region = 'eu'`)
+	e.Exec(`INSERT INTO sentinel VALUES (1)`)
+	itest.WaitFor(t, 60*time.Second, "the sentinel or an exit", func() bool {
+		if p.Exited() {
 			return true
 		}
-		for _, m := range readTopicIfAny(t, e.prefix+".public.sentinel") {
-			if after, ok := m.payload()["after"].(map[string]any); ok && after["id"] == float64(1) {
+		for _, m := range itest.ReadTopicIfAny(t, e.Prefix+".public.sentinel") {
+			if after, ok := m.Payload()["after"].(map[string]any); ok && after["id"] == float64(1) {
 				return true
 			}
 		}
 		return false
 	})
-	if p.exited() {
-		t.Fatalf("exited %d on the delete from the partition; output (tail):\n%s", p.cmd.ProcessState.ExitCode(), outTail(p.out.String()))
+	if p.Exited() {
+		t.Fatalf("exited %d on the delete from the partition; output (tail):\n%s", p.Cmd.ProcessState.ExitCode(), itest.OutTail(p.Out.String()))
 	}
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 	if deletes := countDeletes(t, topic); deletes != 1 {
 		t.Errorf("%d deletes, want 1", deletes)

@@ -15,36 +15,27 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
-// reviewHeld skips a review check that held unless TRIBUTARY_REVIEW_HELD
-// is set: they repeat scenarios the suite covers in other forms, and
-// make test is near its time budget.
-func reviewHeld(t *testing.T) {
-	t.Helper()
-	if os.Getenv("TRIBUTARY_REVIEW_HELD") == "" {
-		t.Skip("a review check that held; set TRIBUTARY_REVIEW_HELD=1 to run it")
-	}
-}
-
 func TestReviewEOSBackfillWithStreamCrashes(t *testing.T) {
-	reviewHeld(t)
-	forEachBackend(t, "rveosbf", func(t *testing.T, b backend) {
-		e := b.env()
+	itest.ReviewHeld(t)
+	itest.ForEachBackend(t, "rveosbf", func(t *testing.T, b itest.Backend) {
+		e := b.Env()
 		const rows = 20000
-		createTables(t, b, "big", "sentinel")
-		mustExecOn(t, b, b.bulkInsert("big", 0, 0, rows))
-		cfg := b.config(nil, "")
+		itest.CreateTables(t, b, "big", "sentinel")
+		itest.MustExecOn(t, b, b.BulkInsert("big", 0, 0, rows))
+		cfg := b.Config(nil, "")
 		editConfig(t, cfg, "source:\n", "source:\n  snapshot_parallelism: 1\n")
-		appendConfig(t, cfg, exactlyOnceLines+"transactions:\n  max_records: 1000\n")
+		itest.AppendConfig(t, cfg, itest.ExactlyOnceLines+"transactions:\n  max_records: 1000\n")
 		chunks := []string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=1000"}
-		ckpt := filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json")
+		ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
 
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
@@ -55,12 +46,12 @@ func TestReviewEOSBackfillWithStreamCrashes(t *testing.T) {
 			defer wg.Done()
 			for i := int64(1); ctx.Err() == nil; i++ {
 				k := 1_000_000 + i
-				if err := b.exec(fmt.Sprintf(`INSERT INTO big (k, seq, v) VALUES (%d, %d, 'stream')`, k, i)); err != nil {
+				if err := b.Exec(fmt.Sprintf(`INSERT INTO big (k, seq, v) VALUES (%d, %d, 'stream')`, k, i)); err != nil {
 					werr = err
 					return
 				}
 				inserted = append(inserted, k)
-				if err := b.exec(fmt.Sprintf(`UPDATE big SET seq = seq + 1000000 WHERE k = %d`, 1+(i*37)%rows)); err != nil {
+				if err := b.Exec(fmt.Sprintf(`UPDATE big SET seq = seq + 1000000 WHERE k = %d`, 1+(i*37)%rows)); err != nil {
 					werr = err
 					return
 				}
@@ -75,23 +66,23 @@ func TestReviewEOSBackfillWithStreamCrashes(t *testing.T) {
 		// moment of the backfill (after its first progress is stored).
 		for _, point := range []string{"after-txn-commit:25", "", "after-txn-commit:40", ""} {
 			if point == "" {
-				p := e.startWith(chunks, "run", "--config", cfg)
+				p := e.StartWith(chunks, "run", "--config", cfg)
 				start, _ := readBackfillProgress(ckpt)
-				waitFor(t, 90*time.Second, "backfill progress", func() bool {
+				itest.WaitFor(t, 90*time.Second, "backfill progress", func() bool {
 					prog, finished := readBackfillProgress(ckpt)
 					return finished || prog.Rows > start.Rows
 				})
 				time.Sleep(300 * time.Millisecond)
-				p.kill()
+				p.Kill()
 			} else {
-				p := e.startWith(append(chunks, "TRIBUTARY_TEST_CRASH="+point), "run", "--config", cfg)
+				p := e.StartWith(append(chunks, "TRIBUTARY_TEST_CRASH="+point), "run", "--config", cfg)
 				select {
-				case <-p.done:
+				case <-p.Done:
 				case <-time.After(90 * time.Second):
-					t.Fatalf("crash point %s not reached within 90 s; output:\n%s", point, p.out)
+					t.Fatalf("crash point %s not reached within 90 s; output:\n%s", point, p.Out)
 				}
-				if !p.killedBy(syscall.SIGKILL) {
-					t.Fatalf("ended with %v, not by its own SIGKILL at %s; output:\n%s", p.err, point, p.out)
+				if !p.KilledBy(syscall.SIGKILL) {
+					t.Fatalf("ended with %v, not by its own SIGKILL at %s; output:\n%s", p.Err, point, p.Out)
 				}
 			}
 			kills++
@@ -102,24 +93,24 @@ func TestReviewEOSBackfillWithStreamCrashes(t *testing.T) {
 		if werr != nil {
 			t.Fatal(werr)
 		}
-		p := e.startWith(chunks, "run", "--config", cfg)
-		waitOrDump(t, p, 120*time.Second, "the backfill to finish", func() bool {
+		p := e.StartWith(chunks, "run", "--config", cfg)
+		itest.WaitOrDump(t, p, 120*time.Second, "the backfill to finish", func() bool {
 			_, finished := readBackfillProgress(ckpt)
 			return finished
 		})
-		awaitBackendSentinelCommitted(t, b, p, 1)
-		if code := p.stop(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+		itest.AwaitBackendSentinelCommitted(t, b, p, 1)
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 		}
 
 		reads, creates, updates := map[int64]int{}, map[int64]int{}, map[string]int{}
 		final := map[int64]int64{}
-		for _, m := range readCommitted(t, b.topic("big")) {
+		for _, m := range itest.ReadCommitted(t, b.Topic("big")) {
 			k := int64(m.Key["payload"].(map[string]any)["k"].(float64))
-			after, _ := m.payload()["after"].(map[string]any)
+			after, _ := m.Payload()["after"].(map[string]any)
 			seq := int64(after["seq"].(float64))
 			final[k] = seq
-			switch m.payload()["op"] {
+			switch m.Payload()["op"] {
 			case "r":
 				reads[k]++
 			case "c":
@@ -143,18 +134,18 @@ func TestReviewEOSBackfillWithStreamCrashes(t *testing.T) {
 				missingC++
 			}
 		}
-		state, err := b.state("big")
+		state, err := b.State("big")
 		if err != nil {
 			t.Fatal(err)
 		}
 		wrong := 0
 		for k, r := range state {
-			if final[k] != r.seq {
+			if final[k] != r.Seq {
 				wrong++
 			}
 		}
 		t.Logf("%s: %d SIGKILLs, %d stream inserts; read_committed: %d extra r, %d extra c, %d extra u, %d inserts missing, %d rows whose last message is not the database's",
-			b.kind(), kills, len(inserted), extraR, extraC, extraU, missingC, wrong)
+			b.Kind(), kills, len(inserted), extraR, extraC, extraU, missingC, wrong)
 		if extraR+extraC+extraU+missingC+wrong > 0 {
 			t.Fatalf("exactly_once with a backfill and stream writes under SIGKILLs: %d extra r, %d extra c, %d extra u, %d inserts missing, %d wrong final rows; want all 0",
 				extraR, extraC, extraU, missingC, wrong)

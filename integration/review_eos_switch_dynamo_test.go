@@ -19,30 +19,32 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 func TestReviewDeliverySwitchDynamoCrashes(t *testing.T) {
-	reviewHeld(t)
-	b := backendNamed(t, "postgres", "rvswitch")
-	e := b.env()
-	useMoto(t)
-	createTables(t, b, "t", "sentinel")
-	mustExecOn(t, b, b.bulkInsert("t", 0, 0, 100))
-	alo := b.config(nil, "")
+	itest.ReviewHeld(t)
+	b := itest.BackendNamed(t, "postgres", "rvswitch")
+	e := b.Env()
+	itest.UseMoto(t)
+	itest.CreateTables(t, b, "t", "sentinel")
+	itest.MustExecOn(t, b, b.BulkInsert("t", 0, 0, 100))
+	alo := b.Config(nil, "")
 	body, err := os.ReadFile(alo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ck := "checkpoint:\n  path: " + filepath.Join(e.dir, "checkpoints") + "\n"
+	ck := "checkpoint:\n  path: " + filepath.Join(e.Dir, "checkpoints") + "\n"
 	if !strings.Contains(string(body), ck) {
 		t.Fatalf("config has no %q", ck)
 	}
-	body = []byte(strings.Replace(string(body), ck, "checkpoint:\n"+dynamoCheckpoint(testTableName("rvswitch")), 1))
+	body = []byte(strings.Replace(string(body), ck, "checkpoint:\n"+itest.DynamoCheckpoint(itest.TestTableName("rvswitch")), 1))
 	if err := os.WriteFile(alo, body, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	eos := filepath.Join(e.dir, "eos.yaml")
-	if err := os.WriteFile(eos, append(body, exactlyOnceLines...), 0o600); err != nil {
+	eos := filepath.Join(e.Dir, "eos.yaml")
+	if err := os.WriteFile(eos, append(body, itest.ExactlyOnceLines...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -63,19 +65,19 @@ func TestReviewDeliverySwitchDynamoCrashes(t *testing.T) {
 	aloKeys := map[int]bool{}
 	sent := 0
 	for i, ph := range phases {
-		var p *proc
+		var p *itest.Proc
 		if strings.HasPrefix(ph.end, "after-") {
-			p = e.startWith([]string{"TRIBUTARY_TEST_CRASH=" + ph.end}, "run", "--config", ph.cfg)
+			p = e.StartWith([]string{"TRIBUTARY_TEST_CRASH=" + ph.end}, "run", "--config", ph.cfg)
 		} else {
-			p = e.start("run", "--config", ph.cfg)
+			p = e.Start("run", "--config", ph.cfg)
 		}
 		sent++
 		if !strings.HasPrefix(ph.end, "after-") {
-			awaitBackendSentinelCommitted(t, b, p, sent)
+			itest.AwaitBackendSentinelCommitted(t, b, p, sent)
 		}
 		// In transactions of 50 rows, so that commits happen among them.
 		for j := 0; j < ph.rows; j += 50 {
-			mustExecOn(t, b, b.bulkInsert("t", next, next, 50))
+			itest.MustExecOn(t, b, b.BulkInsert("t", next, next, 50))
 			if ph.mode == "at_least_once" {
 				for k := next + 1; k <= next+50; k++ {
 					aloKeys[int(k)] = true
@@ -86,25 +88,25 @@ func TestReviewDeliverySwitchDynamoCrashes(t *testing.T) {
 		switch ph.end {
 		case "term":
 			sent++
-			awaitBackendSentinelCommitted(t, b, p, sent)
-			if code := p.stop(t); code != 0 {
-				t.Fatalf("phase %d (%s): exit %d; output:\n%s", i+1, ph.mode, code, p.out)
+			itest.AwaitBackendSentinelCommitted(t, b, p, sent)
+			if code := p.Stop(t); code != 0 {
+				t.Fatalf("phase %d (%s): exit %d; output:\n%s", i+1, ph.mode, code, p.Out)
 			}
 		case "kill":
 			sent++
-			awaitBackendSentinelCommitted(t, b, p, sent)
-			p.kill()
+			itest.AwaitBackendSentinelCommitted(t, b, p, sent)
+			p.Kill()
 		default:
 			select {
-			case <-p.done:
+			case <-p.Done:
 			case <-time.After(90 * time.Second):
-				t.Fatalf("phase %d: crash point %s not reached; output:\n%s", i+1, ph.end, p.out)
+				t.Fatalf("phase %d: crash point %s not reached; output:\n%s", i+1, ph.end, p.Out)
 			}
-			if !p.killedBy(syscall.SIGKILL) {
-				t.Fatalf("phase %d ended with %v, not its own SIGKILL; output:\n%s", i+1, p.err, p.out)
+			if !p.KilledBy(syscall.SIGKILL) {
+				t.Fatalf("phase %d ended with %v, not its own SIGKILL; output:\n%s", i+1, p.Err, p.Out)
 			}
 		}
-		for _, line := range strings.Split(p.out.String(), "\n") {
+		for _, line := range strings.Split(p.Out.String(), "\n") {
 			if strings.Contains(line, "resuming from") {
 				t.Logf("phase %d (%s): %.300s", i+1, ph.mode, line)
 			}
@@ -112,7 +114,7 @@ func TestReviewDeliverySwitchDynamoCrashes(t *testing.T) {
 	}
 
 	seen := map[int]int{}
-	for _, m := range readCommitted(t, b.topic("t")) {
+	for _, m := range itest.ReadCommitted(t, b.Topic("t")) {
 		seen[int(m.Key["payload"].(map[string]any)["k"].(float64))]++
 	}
 	gaps, dups, aloDups := 0, 0, 0

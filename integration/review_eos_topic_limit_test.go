@@ -19,19 +19,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 func TestReviewEOSTopicLimitLowered(t *testing.T) {
-	reviewHeld(t)
-	e := newEnv(t, "rveoslim")
-	topic := e.prefix + ".public.docs"
+	itest.ReviewHeld(t)
+	e := itest.NewEnv(t, "rveoslim")
+	topic := e.Prefix + ".public.docs"
 	createTopicConfig(t, topic, 3, 1<<20)
-	e.exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
-	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
-	e.exec(`INSERT INTO docs VALUES (0, 'first')`)
-	cfg := e.writePipeline(pipelineConfig{checkpoint: "  path: " + e.dir + "/checkpoints\n" + exactlyOnceLines})
-	p := e.start("run", "--config", cfg)
-	waitOrDump(t, p, 60*time.Second, "row 0", func() bool { return topicEnd(topic) >= 1 })
+	e.Exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
+	e.Exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
+	e.Exec(`INSERT INTO docs VALUES (0, 'first')`)
+	cfg := e.WritePipeline(itest.PipelineConfig{Checkpoint: "  path: " + e.Dir + "/checkpoints\n" + itest.ExactlyOnceLines})
+	p := e.Start("run", "--config", cfg)
+	itest.WaitOrDump(t, p, 60*time.Second, "row 0", func() bool { return itest.TopicEnd(topic) >= 1 })
 	setTopicLimit(t, topic, lowLimit)
 	insertLimitRows(t, e)
 
@@ -40,10 +42,10 @@ func TestReviewEOSTopicLimitLowered(t *testing.T) {
 	var order map[int][]string
 	read := func() {
 		per, order = map[int]*counts{}, map[int][]string{}
-		if topicEnd(topic) == 0 {
+		if itest.TopicEnd(topic) == 0 {
 			return
 		}
-		for _, m := range readCommitted(t, topic) {
+		for _, m := range itest.ReadCommitted(t, topic) {
 			id, _ := strconv.Atoi(fmt.Sprint(m.Key["payload"].(map[string]any)["id"]))
 			if per[id] == nil {
 				per[id] = &counts{}
@@ -60,17 +62,17 @@ func TestReviewEOSTopicLimitLowered(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(120 * time.Second)
-	for time.Now().Before(deadline) && !p.exited() {
+	for time.Now().Before(deadline) && !p.Exited() {
 		read()
 		if len(per) >= smallRows-len(bigRows)+1 && per[1] != nil && per[1].u > 0 {
 			break
 		}
 		time.Sleep(2 * time.Second)
 	}
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
-	if !strings.Contains(p.out.String(), "the limit was lowered") {
+	if !strings.Contains(p.Out.String(), "the limit was lowered") {
 		t.Errorf("no stall for the lowered limit in the log: the scenario did not happen")
 	}
 	read()
@@ -93,7 +95,7 @@ func TestReviewEOSTopicLimitLowered(t *testing.T) {
 		}
 	}
 	var keys []int
-	for _, s := range e.skippedLines(t) {
+	for _, s := range e.SkippedLines(t) {
 		id, _ := strconv.Atoi(fmt.Sprint(s.PrimaryKey["id"]))
 		keys = append(keys, id)
 	}
@@ -101,7 +103,7 @@ func TestReviewEOSTopicLimitLowered(t *testing.T) {
 	t.Logf("read_committed: %d rows missing (first %v), %d read twice (first %v), %d updates missing or misordered (first %v); row.skipped keys %v",
 		len(missing), head(missing), len(twice), head(twice), len(misordered), head(misordered), head(keys))
 	if len(missing)+len(twice)+len(misordered) > 0 || !slices.Equal(keys, bigRows) {
-		out := p.out.String()
+		out := p.Out.String()
 		if len(out) > 4000 {
 			out = out[len(out)-4000:]
 		}

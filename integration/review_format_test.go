@@ -12,13 +12,15 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // reviewFormatPostgres runs runFormatOracle on PostgreSQL: table (CREATE
 // TABLE %s …) with a snapshot row of id 1, then stream; source is added
 // to each pipeline's source section.
 func reviewFormatPostgres(t *testing.T, table, source string, stream []string, runs []formatRun) {
-	e := newEnv(t, "rvfmt")
+	e := itest.NewEnv(t, "rvfmt")
 	src := pgFormatSource(t, e, source)
 	src.table, src.snapshot, src.stream = table, `INSERT INTO %s (id) VALUES (1)`, stream
 	runFormatOracle(t, e, src, runs)
@@ -59,7 +61,7 @@ func TestReviewFormatPostgresTypes(t *testing.T) {
 // "(3.0,4.0),(1.0,2.0)". Found beside TestReviewFormatUnknownTypes; the
 // default format, not the format options.
 func TestReviewUnknownBoxText(t *testing.T) {
-	reviewHeld(t)
+	itest.ReviewHeld(t)
 	runs := []formatRun{{
 		label:    "bytes",
 		debezium: []string{"include.unknown.datatypes=true"},
@@ -109,31 +111,31 @@ func TestReviewFormatDefaultUnchanged(t *testing.T) {
 	if old == "" {
 		t.Skip("TRIBUTARY_REVIEW_OLD_BIN is not set")
 	}
-	e := newEnv(t, "rvfmtdef")
-	e.exec(`CREATE TABLE f (id int PRIMARY KEY, amount numeric(10,2), vnum numeric, req numeric(8,3) NOT NULL,
+	e := itest.NewEnv(t, "rvfmtdef")
+	e.Exec(`CREATE TABLE f (id int PRIMARY KEY, amount numeric(10,2), vnum numeric, req numeric(8,3) NOT NULL,
 		data bytea, d date, tm time, tm3 time(3), ts timestamp, ts3 timestamp(3), tstz timestamptz,
 		txt text NOT NULL DEFAULT 'x', note varchar(20), n int)`)
-	e.exec(`INSERT INTO f (id, req) VALUES (1, 1.5)`)
+	e.Exec(`INSERT INTO f (id, req) VALUES (1, 1.5)`)
 	oe := *e
-	oe.name, oe.prefix = e.name+"_old", e.prefix+"-old"
-	cfg := func(pe *env, file string) string {
-		return pe.writePipeline(pipelineConfig{source: "  tables: [public.f]\n", destination: "  delete_mode: record_and_tombstone\n",
-			checkpoint: "  path: " + filepath.Join(e.dir, file+".ck") + "\n", file: file + ".yaml"})
+	oe.Name, oe.Prefix = e.Name+"_old", e.Prefix+"-old"
+	cfg := func(pe *itest.Env, file string) string {
+		return pe.WritePipeline(itest.PipelineConfig{Source: "  tables: [public.f]\n", Destination: "  delete_mode: record_and_tombstone\n",
+			Checkpoint: "  path: " + filepath.Join(e.Dir, file+".ck") + "\n", File: file + ".yaml"})
 	}
-	pNew := e.start("run", "--config", cfg(e, "new"))
-	saved := binary
-	binary = old
-	pOld := oe.start("run", "--config", cfg(&oe, "old"))
-	binary = saved
-	newTopic, oldTopic := e.prefix+".public.f", oe.prefix+".public.f"
-	waitOrDump(t, pNew, 60*time.Second, "both backfills", func() bool { return topicEnd(newTopic) >= 1 && topicEnd(oldTopic) >= 1 })
+	pNew := e.Start("run", "--config", cfg(e, "new"))
+	saved := itest.Binary
+	itest.Binary = old
+	pOld := oe.Start("run", "--config", cfg(&oe, "old"))
+	itest.Binary = saved
+	newTopic, oldTopic := e.Prefix+".public.f", oe.Prefix+".public.f"
+	itest.WaitOrDump(t, pNew, 60*time.Second, "both backfills", func() bool { return itest.TopicEnd(newTopic) >= 1 && itest.TopicEnd(oldTopic) >= 1 })
 	for _, sql := range formatStreamPostgres() {
-		e.exec(fmt.Sprintf(sql, "f"))
+		e.Exec(fmt.Sprintf(sql, "f"))
 	}
-	waitOrDump(t, pNew, 60*time.Second, "11 records on each side", func() bool { return topicEnd(newTopic) >= 11 && topicEnd(oldTopic) >= 11 })
-	for _, p := range []*proc{pNew, pOld} {
-		if code := p.stop(t); code != 0 {
-			t.Errorf("exit %d; output:\n%s", code, p.out)
+	itest.WaitOrDump(t, pNew, 60*time.Second, "11 records on each side", func() bool { return itest.TopicEnd(newTopic) >= 11 && itest.TopicEnd(oldTopic) >= 11 })
+	for _, p := range []*itest.Proc{pNew, pOld} {
+		if code := p.Stop(t); code != 0 {
+			t.Errorf("exit %d; output:\n%s", code, p.Out)
 		}
 	}
 	// Per key, in order: the backfill's rows may interleave differently
@@ -142,7 +144,7 @@ func TestReviewFormatDefaultUnchanged(t *testing.T) {
 		if b == nil {
 			return nil
 		}
-		return maskFormatVolatile(bytes.ReplaceAll(b, []byte(prefix), []byte(e.prefix)))
+		return maskFormatVolatile(bytes.ReplaceAll(b, []byte(prefix), []byte(e.Prefix)))
 	}
 	byKey := func(topic, prefix string) map[string][]rawKV {
 		out := map[string][]rawKV{}
@@ -152,7 +154,7 @@ func TestReviewFormatDefaultUnchanged(t *testing.T) {
 		}
 		return out
 	}
-	got, want := byKey(newTopic, e.prefix), byKey(oldTopic, oe.prefix)
+	got, want := byKey(newTopic, e.Prefix), byKey(oldTopic, oe.Prefix)
 	if len(got) != len(want) {
 		t.Errorf("%d keys, %d before the format options", len(got), len(want))
 	}
@@ -183,8 +185,8 @@ func TestReviewFormatDefaultUnchanged(t *testing.T) {
 // YEAR, a POINT, fixed BINARY, JSON, TIME over a day, in hex, string and
 // connect, with and without the transform.
 func TestReviewFormatMariaDBTypes(t *testing.T) {
-	e := newMyEnv(t, "rvfmtmy")
-	e.exec(`SET SESSION time_zone = '+00:00'`)
+	e := itest.NewMyEnv(t, "rvfmtmy")
+	e.Exec(`SET SESSION time_zone = '+00:00'`)
 	src := myFormatSource(t, e)
 	src.table = `CREATE TABLE %s (id INT PRIMARY KEY, bt BIT(4), st SET('a','b'), en ENUM('x','y'), yr YEAR, pt POINT,
 		bn BINARY(4), js JSON, tm TIME, n DECIMAL(5,1))`
@@ -194,7 +196,7 @@ func TestReviewFormatMariaDBTypes(t *testing.T) {
 		`UPDATE %s SET bn = X'FF', tm = '-01:00:00' WHERE id = 2`,
 		`UPDATE %s SET tm = '25:00:00' WHERE id = 2`,
 	}
-	runFormatOracle(t, e.env, src, []formatRun{{
+	runFormatOracle(t, e.Env, src, []formatRun{{
 		label:    "hex",
 		debezium: []string{"binary.handling.mode=hex", "decimal.handling.mode=string", "time.precision.mode=connect"},
 		variants: []formatVariant{

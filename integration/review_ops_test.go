@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestReviewUnsetStorePathRefused: status and backfill load a document
@@ -23,26 +25,26 @@ import (
 // store instead. A variable a command reads must still be set: exit 2,
 // naming the field and the variable.
 func TestReviewUnsetStorePathRefused(t *testing.T) {
-	e := newEnv(t, "rvunset")
-	e.exec(`CREATE TABLE items (id int PRIMARY KEY)`)
-	e.exec(`INSERT INTO items VALUES (1)`)
-	variable := "TRIBUTARY_REVIEW_STATE_" + strings.ToUpper(e.name)
+	e := itest.NewEnv(t, "rvunset")
+	e.Exec(`CREATE TABLE items (id int PRIMARY KEY)`)
+	e.Exec(`INSERT INTO items VALUES (1)`)
+	variable := "TRIBUTARY_REVIEW_STATE_" + strings.ToUpper(e.Name)
 	os.Unsetenv(variable)
-	dir := filepath.Join(e.dir, "checkpoints")
-	cfg := e.writePipeline(pipelineConfig{checkpoint: "  path: ${env:" + variable + "}\n"})
+	dir := filepath.Join(e.Dir, "checkpoints")
+	cfg := e.WritePipeline(itest.PipelineConfig{Checkpoint: "  path: ${env:" + variable + "}\n"})
 
-	p := e.startWith([]string{variable + "=" + dir}, "run", "--config", cfg)
-	p.waitFor(t, 60*time.Second, "the first checkpoint", func() bool {
-		_, err := os.Stat(filepath.Join(dir, e.name+".checkpoint.json"))
+	p := e.StartWith([]string{variable + "=" + dir}, "run", "--config", cfg)
+	p.WaitFor(t, 60*time.Second, "the first checkpoint", func() bool {
+		_, err := os.Stat(filepath.Join(dir, e.Name+".checkpoint.json"))
 		return err == nil
 	})
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, p.Out)
 	}
 
 	for _, args := range [][]string{{"status"}, {"backfill", "--all"}} {
-		cmd := exec.Command(binary, append(args, "--config", cfg)...)
-		cmd.Dir = e.dir
+		cmd := exec.Command(itest.Binary, append(args, "--config", cfg)...)
+		cmd.Dir = e.Dir
 		out, err := cmd.CombinedOutput()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -64,16 +66,16 @@ func TestReviewUnsetStorePathRefused(t *testing.T) {
 func TestReviewDisableTLSOnATLSListener(t *testing.T) {
 	dir := t.TempDir()
 	for name, dest := range map[string]string{
-		"sasl-ssl": "  bootstrap_servers: " + kafkaSASLAddr + "\n  authentication: SCRAM-SHA-512\n  username: writer\n  password: writer-secret\n",
-		"mtls":     "  bootstrap_servers: " + kafkaMTLSAddr + "\n",
+		"sasl-ssl": "  bootstrap_servers: " + itest.KafkaSASLAddr + "\n  authentication: SCRAM-SHA-512\n  username: writer\n  password: writer-secret\n",
+		"mtls":     "  bootstrap_servers: " + itest.KafkaMTLSAddr + "\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(dir, name+".yaml")
-			cfg := fmt.Sprintf("name: rvnotls\nsource:\n  type: postgres\n  url: %s\ndestination:\n%s  topic_prefix: rvnotls\n  disable_tls: true\ncheckpoint:\n  path: %s\n", pgAdminURL, dest, dir)
+			cfg := fmt.Sprintf("name: rvnotls\nsource:\n  type: postgres\n  url: %s\ndestination:\n%s  topic_prefix: rvnotls\n  disable_tls: true\ncheckpoint:\n  path: %s\n", itest.PGAdminURL, dest, dir)
 			if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			out, _ := exec.Command(binary, "test-connection", "--config", path).CombinedOutput()
+			out, _ := exec.Command(itest.Binary, "test-connection", "--config", path).CombinedOutput()
 			line := "" // Kafka's first failing line (the source's database has no table: its "listed tables" fails too)
 			for _, l := range strings.Split(string(out), "\n") {
 				if strings.Contains(l, "FAIL") && !strings.Contains(l, "listed tables") {
@@ -99,40 +101,40 @@ func TestReviewDisableTLSOnATLSListener(t *testing.T) {
 // publication while another pgoutput slot of the database exists, and
 // says so.
 func TestReviewDropKeepsAPublicationAnotherPipelineUses(t *testing.T) {
-	e := newEnv(t, "rvpubshare")
-	e.exec(`CREATE TABLE items (id int PRIMARY KEY)`)
-	e.exec(`INSERT INTO items VALUES (1)`)
-	pub := "tributary_" + e.name
+	e := itest.NewEnv(t, "rvpubshare")
+	e.Exec(`CREATE TABLE items (id int PRIMARY KEY)`)
+	e.Exec(`INSERT INTO items VALUES (1)`)
+	pub := "tributary_" + e.Name
 	slots := `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1`
-	cfgA := e.writePipeline(pipelineConfig{})
+	cfgA := e.WritePipeline(itest.PipelineConfig{})
 	b, err := os.ReadFile(cfgA)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := strings.Replace(string(b), "name: "+e.name+"\n", "name: "+e.name+"_b\n", 1)
+	doc := strings.Replace(string(b), "name: "+e.Name+"\n", "name: "+e.Name+"_b\n", 1)
 	doc = strings.Replace(doc, "source:\n", "source:\n  publication: "+pub+"\n", 1)
-	cfgB := filepath.Join(e.dir, "b.yaml")
+	cfgB := filepath.Join(e.Dir, "b.yaml")
 	if err := os.WriteFile(cfgB, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ cfg, name string }{{cfgA, e.name}, {cfgB, e.name + "_b"}} {
-		p := e.start("run", "--config", c.cfg)
-		p.waitFor(t, 60*time.Second, "the first checkpoint of "+c.name, func() bool {
-			_, err := os.Stat(filepath.Join(e.dir, "checkpoints", c.name+".checkpoint.json"))
+	for _, c := range []struct{ cfg, name string }{{cfgA, e.Name}, {cfgB, e.Name + "_b"}} {
+		p := e.Start("run", "--config", c.cfg)
+		p.WaitFor(t, 60*time.Second, "the first checkpoint of "+c.name, func() bool {
+			_, err := os.Stat(filepath.Join(e.Dir, "checkpoints", c.name+".checkpoint.json"))
 			return err == nil
 		})
-		if code := p.stop(t); code != 0 {
-			t.Fatalf("run %s: exit %d\n%s", c.cfg, code, p.out)
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("run %s: exit %d\n%s", c.cfg, code, p.Out)
 		}
-		if e.pgCount(t, slots, "tributary_"+c.name) != 1 {
+		if e.PGCount(t, slots, "tributary_"+c.name) != 1 {
 			t.Fatalf("after run: no slot tributary_%s", c.name)
 		}
 	}
-	code, out := e.drop(t, cfgA, "--yes")
+	code, out := e.Drop(t, cfgA, "--yes")
 	if code != 0 {
 		t.Fatalf("drop A: exit %d\n%s", code, out)
 	}
-	if n := e.pgCount(t, `SELECT count(*) FROM pg_publication WHERE pubname = $1`, pub); n != 1 {
+	if n := e.PGCount(t, `SELECT count(*) FROM pg_publication WHERE pubname = $1`, pub); n != 1 {
 		t.Errorf("drop of pipeline A removed publication %s, which pipeline B (slot %s_b) streams from\n%s", pub, pub, out)
 	}
 }
@@ -144,14 +146,14 @@ func TestReviewDropKeepsAPublicationAnotherPipelineUses(t *testing.T) {
 // instead of saying the pipeline never ran. A failed drop must leave the
 // store as it found it.
 func TestReviewFailedDropLeavesNoStore(t *testing.T) {
-	e := newEnv(t, "rvdropfail")
-	dir := filepath.Join(e.dir, "checkpoints")
-	cfg := e.writePipeline(pipelineConfig{url: strings.Replace(e.pgURL(), "postgres:postgres@", "postgres:not-it@", 1), typ: "postgres"})
-	code, out := e.drop(t, cfg, "--yes")
+	e := itest.NewEnv(t, "rvdropfail")
+	dir := filepath.Join(e.Dir, "checkpoints")
+	cfg := e.WritePipeline(itest.PipelineConfig{URL: strings.Replace(e.PGURL(), "postgres:postgres@", "postgres:not-it@", 1), Typ: "postgres"})
+	code, out := e.Drop(t, cfg, "--yes")
 	if code != 1 || strings.Contains(out, "not-it") {
 		t.Fatalf("drop with a wrong source password: exit %d, want 1 without the password\n%s", code, out)
 	}
-	if left, _ := filepath.Glob(filepath.Join(dir, e.name+".*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(dir, e.Name+".*")); len(left) > 0 {
 		t.Errorf("after the failed drop of a pipeline that never ran: files left in the store: %v\n%s", left, out)
 	}
 }

@@ -13,33 +13,35 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 func TestReviewPGIndexAndKeyUpdatedTogether(t *testing.T) {
-	reviewHeld(t)
-	e := newEnv(t, "rvidxpk")
-	e.exec(`CREATE TABLE acct (id int PRIMARY KEY, code text NOT NULL, v text, CONSTRAINT acct_code UNIQUE (code))`)
-	e.exec(`ALTER TABLE acct REPLICA IDENTITY USING INDEX acct_code`)
-	e.exec(`INSERT INTO acct VALUES (1, 'a', 'x'), (2, 'b', 'y')`)
-	e.exec(sentinelTable)
-	p := e.start("run", "--config", e.writeTablesConfig("public.acct", "public.sentinel"))
-	topic := e.prefix + ".public.acct"
-	waitOrDump(t, p, 60*time.Second, "the backfill", func() bool { return topicEnd(topic) >= 2 })
-	e.exec(`UPDATE acct SET id = 10, code = 'c' WHERE id = 1`)
-	e.exec(`UPDATE acct SET id = id + 100, code = code || '2'`) // both rows, both columns
-	e.exec(`UPDATE acct SET v = 'w' WHERE code = 'b2'`)
-	e.pgCaughtUp(p, 1)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	itest.ReviewHeld(t)
+	e := itest.NewEnv(t, "rvidxpk")
+	e.Exec(`CREATE TABLE acct (id int PRIMARY KEY, code text NOT NULL, v text, CONSTRAINT acct_code UNIQUE (code))`)
+	e.Exec(`ALTER TABLE acct REPLICA IDENTITY USING INDEX acct_code`)
+	e.Exec(`INSERT INTO acct VALUES (1, 'a', 'x'), (2, 'b', 'y')`)
+	e.Exec(itest.SentinelTable)
+	p := e.Start("run", "--config", e.WriteTablesConfig("public.acct", "public.sentinel"))
+	topic := e.Prefix + ".public.acct"
+	itest.WaitOrDump(t, p, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 2 })
+	e.Exec(`UPDATE acct SET id = 10, code = 'c' WHERE id = 1`)
+	e.Exec(`UPDATE acct SET id = id + 100, code = code || '2'`) // both rows, both columns
+	e.Exec(`UPDATE acct SET v = 'w' WHERE code = 'b2'`)
+	e.PGCaughtUp(p, 1)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 	state := map[string]string{}
-	for _, m := range readTopic(t, topic) {
+	for _, m := range itest.ReadTopic(t, topic) {
 		key, _ := json.Marshal(m.Key["payload"])
-		if m.Value == nil || m.payload()["op"] == "d" {
+		if m.Value == nil || m.Payload()["op"] == "d" {
 			delete(state, string(key))
 			continue
 		}
-		after, _ := json.Marshal(m.payload()["after"])
+		after, _ := json.Marshal(m.Payload()["after"])
 		state[string(key)] = string(after)
 	}
 	want := map[string]string{`{"code":"c2"}`: `{"code":"c2","id":110,"v":"x"}`, `{"code":"b2"}`: `{"code":"b2","id":102,"v":"w"}`}

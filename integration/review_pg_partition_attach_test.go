@@ -16,40 +16,42 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 func TestReviewPGPartitionWithoutIdentityAttached(t *testing.T) {
-	reviewHeld(t)
-	e := newEnv(t, "rvattach")
-	e.exec(`CREATE TABLE m (id int, region text, v text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)`)
-	e.exec(`CREATE TABLE m_eu PARTITION OF m FOR VALUES IN ('eu')`)
-	e.exec(`INSERT INTO m VALUES (1, 'eu', 'x')`)
-	e.exec(sentinelTable)
-	pub := "tributary_" + e.name
-	p := e.start("run", "--config", e.writeTablesConfig())
-	e.pgCaughtUp(p, 1)
+	itest.ReviewHeld(t)
+	e := itest.NewEnv(t, "rvattach")
+	e.Exec(`CREATE TABLE m (id int, region text, v text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)`)
+	e.Exec(`CREATE TABLE m_eu PARTITION OF m FOR VALUES IN ('eu')`)
+	e.Exec(`INSERT INTO m VALUES (1, 'eu', 'x')`)
+	e.Exec(itest.SentinelTable)
+	pub := "tributary_" + e.Name
+	p := e.Start("run", "--config", e.WriteTablesConfig())
+	e.PGCaughtUp(p, 1)
 	// A partition with its own replica identity NOTHING (a partition
 	// inherits the parent's primary key, so NOTHING is how it lacks one).
-	e.exec(`CREATE TABLE m_us (id int NOT NULL, region text NOT NULL, v text)`)
-	e.exec(`ALTER TABLE m_us REPLICA IDENTITY NOTHING`)
-	e.exec(`ALTER TABLE m ATTACH PARTITION m_us FOR VALUES IN ('us')`)
-	e.exec(`INSERT INTO m VALUES (2, 'us', 'y')`)
+	e.Exec(`CREATE TABLE m_us (id int NOT NULL, region text NOT NULL, v text)`)
+	e.Exec(`ALTER TABLE m_us REPLICA IDENTITY NOTHING`)
+	e.Exec(`ALTER TABLE m ATTACH PARTITION m_us FOR VALUES IN ('us')`)
+	e.Exec(`INSERT INTO m VALUES (2, 'us', 'y')`)
 	var lastErr error
 	ok := false
 	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) && !p.exited() {
-		if _, lastErr = e.conn.Exec(context.Background(), `UPDATE m SET v = 'z' WHERE region = 'us'`); lastErr == nil {
+	for time.Now().Before(deadline) && !p.Exited() {
+		if _, lastErr = e.Conn.Exec(context.Background(), `UPDATE m SET v = 'z' WHERE region = 'us'`); lastErr == nil {
 			ok = true
 			break
 		}
 		time.Sleep(time.Second)
 	}
-	_, tables := e.published(pub)
-	out := p.out.String()
-	if p.exited() {
+	_, tables := e.Published(pub)
+	out := p.Out.String()
+	if p.Exited() {
 		t.Fatalf("exited; output:\n%s", out)
 	}
-	p.stop(t)
+	p.Stop(t)
 	if !ok {
 		t.Fatalf("30 s after a partition without a replica identity was attached, the application's UPDATE still fails (%v); publication lists %v; warned about m_us: %v",
 			lastErr, tables, strings.Contains(out, "m_us"))

@@ -1,12 +1,9 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -14,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tributary-cdc/tributary/pkg/webhook"
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -84,7 +82,7 @@ func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
 			oversizedKeys[c.table][c.k] = true
 		}
 	}
-	for _, rs := range readSkipped(t, run.b.env()) {
+	for _, rs := range itest.ReadSkipped(t, run.b.Env()) {
 		tb := rs.Table[strings.LastIndex(rs.Table, ".")+1:]
 		k, keyed := rs.PrimaryKey["k"].(float64)
 		if keyed && !oversizedKeys[tb][int64(k)] {
@@ -113,20 +111,20 @@ func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
 	}()
 	for _, tb := range w.tables {
 		published[tb], topicState[tb] = map[pubKey]bool{}, map[int64]int64{}
-		topic := b.topic(tb)
-		if topicEnd(topic) == 0 {
+		topic := b.Topic(tb)
+		if itest.TopicEnd(topic) == 0 {
 			continue
 		}
 		seen := map[string]bool{}
 		lastTxn := map[string]time.Time{} // the newest transactional copy of each id (switch)
 		last := map[int64]int64{}
 		dead := map[int64]bool{} // keyless: keys whose newest message is a delete
-		keyless := w.shapes[tb].keyless
+		keyless := w.shapes[tb].Keyless
 		var opts []kgo.Opt
 		if run.readsCommitted() {
 			opts = []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords()}
 		}
-		eachRawRecordWithin(t, topic, 30*time.Minute, opts, func(r *kgo.Record) {
+		itest.EachRawRecordWithin(t, topic, 30*time.Minute, opts, func(r *kgo.Record) {
 			f.messages++
 			bytesRead += len(r.Key) + len(r.Value)
 			if r.Value == nil {
@@ -193,7 +191,7 @@ func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
 				if got := textValue(row.V); !sameText(got, x.v) {
 					report(&f.values, "%s: key %d seq %d: v = %v, want %s", tb, k, seq, got, textOf(x.v))
 				}
-				if b.latin1() {
+				if b.Latin1() {
 					if got := textValue(row.VL); !sameText(got, x.vl) {
 						report(&f.values, "%s: key %d seq %d: vl (latin1) = %v, want %s", tb, k, seq, got, textOf(x.vl))
 					}
@@ -220,7 +218,7 @@ func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
 	// meets the writer (the others' ends before it starts).
 	touched := map[string]map[int64]bool{}
 	for _, c := range w.log {
-		if c.op != "r" && w.shapes[c.table].feature == "toast" {
+		if c.op != "r" && w.shapes[c.table].Feature == "toast" {
 			if touched[c.table] == nil {
 				touched[c.table] = map[int64]bool{}
 			}
@@ -236,7 +234,7 @@ func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
 		if !run.fromStart[c.table] {
 			continue
 		}
-		if c.oversized && w.shapes[c.table].keyless {
+		if c.oversized && w.shapes[c.table].Keyless {
 			// Its row.skipped record names no key: counted by table below.
 			oversizedKeyless[c.table]++
 			if skippedKeys[c.table] == nil {
@@ -251,7 +249,7 @@ func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
 			}
 			continue
 		}
-		keyOnly := c.op == "d" && w.shapes[c.table].keyOnly && published[c.table][pubKey{c.op, c.k, 0}]
+		keyOnly := c.op == "d" && w.shapes[c.table].KeyOnly && published[c.table][pubKey{c.op, c.k, 0}]
 		inWindow := c.op == "r" && touched[c.table][c.k]
 		readAgain := c.recreated && published[c.table][pubKey{"r", c.k, c.seq}]
 		missing := !published[c.table][pubKey{c.op, c.k, c.seq}] && !keyOnly && !inWindow && !readAgain
@@ -271,7 +269,7 @@ func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
 	}
 
 	for tb := range run.configured {
-		db, err := b.state(tb)
+		db, err := b.State(tb)
 		if err != nil {
 			t.Fatalf("read %s: %v", tb, err)
 		}
@@ -285,8 +283,8 @@ func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
 			if skippedKeys[tb][k] {
 				continue
 			}
-			if got, ok := ts[k]; !ok || got != db[k].seq {
-				report(&f.finalState, "final state %s k=%d: database seq %d, topic %s", tb, k, db[k].seq, topicSeq(got, ok))
+			if got, ok := ts[k]; !ok || got != db[k].Seq {
+				report(&f.finalState, "final state %s k=%d: database seq %d, topic %s", tb, k, db[k].Seq, topicSeq(got, ok))
 			}
 		}
 		for k, seq := range ts {
@@ -300,7 +298,7 @@ func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
 	t.Logf("oracle %s seed=%d: %d transactions (%d rolled back, %d with savepoints), %d changes, %d truncates, %d ddl, "+
 		"%d large (%d oversized), %d kills, %d crashes, %d messages, %d duplicates, %d tombstones, %d row.skipped | "+
 		"gaps=%d rolled_back_published=%d reversals=%d final_state=%d values=%d after_removal=%d%s",
-		b.kind(), seed, w.txs, w.rollbacks, w.savepoints, changes, w.truncates, w.ddls, w.larges, w.oversized,
+		b.Kind(), seed, w.txs, w.rollbacks, w.savepoints, changes, w.truncates, w.ddls, w.larges, w.oversized,
 		run.kills, len(run.crashes), f.messages, f.dups, f.tombstones, f.skipped,
 		f.gaps, f.rolledBackPublished, f.reversals, f.finalState, f.values, f.afterRemoval, eosSummary(run, f)+switchSummary(run)+dropSummary(w))
 	return f
@@ -556,29 +554,6 @@ func textValue(raw json.RawMessage) any {
 		return string(raw)
 	}
 	return s
-}
-
-// readSkipped reads e's local row.skipped records (no webhook URL is set).
-func readSkipped(t *testing.T, e *env) []webhook.RowSkipped {
-	fh, err := os.Open(filepath.Join(e.dir, "checkpoints", e.name+".row-skipped.jsonl"))
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	var out []webhook.RowSkipped
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var rs webhook.RowSkipped
-		if err := json.Unmarshal(sc.Bytes(), &rs); err != nil {
-			t.Fatalf("row-skipped record %q: %v", sc.Text(), err)
-		}
-		out = append(out, rs)
-	}
-	return out
 }
 
 // oracleRecordOf's skipping reader must read what encoding/json reads,

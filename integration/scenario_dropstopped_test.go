@@ -30,15 +30,15 @@ func (w *workload) dropWhileDown() error {
 			return err
 		}
 	}
-	if err := w.b.exec("DROP TABLE " + t); err != nil {
+	if err := w.b.Exec("DROP TABLE " + t); err != nil {
 		return err
 	}
-	create := w.b.createTable(t)
+	create := w.b.CreateTable(t)
 	if cs := w.charset[t]; cs != "" {
-		create = append(create, w.b.charsetColumns(t, cs, enumMembers, setMembers)...)
+		create = append(create, w.b.CharsetColumns(t, cs, enumMembers, setMembers)...)
 	}
 	for _, q := range create {
-		if err := w.b.exec(q); err != nil {
+		if err := w.b.Exec(q); err != nil {
 			return fmt.Errorf("%s: %v", q, err)
 		}
 	}
@@ -58,7 +58,7 @@ func (w *workload) dropWhileDown() error {
 		w.live[t][k] = seq
 		w.log = append(w.log, ochange{table: t, op: "c", k: k, seq: seq, recreated: true, gen: w.drops})
 	}
-	return w.b.exec(fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", t, cols, strings.Join(vals, ", ")))
+	return w.b.Exec(fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", t, cols, strings.Join(vals, ", ")))
 }
 
 // lostWithTable tells whether c, missing from every topic, is a row the
@@ -70,7 +70,7 @@ func (w *workload) dropWhileDown() error {
 // row is gone (docs/postgresql.md "Tables created while stopped").
 // MariaDB's binlog has such rows: there they are gaps.
 func lostWithTable(w *workload, c ochange) bool {
-	return c.recreated && c.gen < w.drops && w.b.kind() == "postgres"
+	return c.recreated && c.gen < w.drops && w.b.Kind() == "postgres"
 }
 
 // dropSummary is the dropstopped part of the oracle's report line.

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
@@ -31,7 +33,7 @@ const (
 // read_committed. ORACLE_SEED, ORACLE_SECONDS (default 40) and
 // ORACLE_BIG_ROWS (default 4000) as TestRandomOracle.
 func TestRandomOracleExactlyOnce(t *testing.T) {
-	skipShort(t)
+	itest.SkipShort(t)
 	t.Setenv("ORACLE_DELIVERY", config.DeliveryExactlyOnce)
 	if os.Getenv("ORACLE_FEATURES_EXACTLY_ONCE") == "" {
 		t.Setenv("ORACLE_FEATURES_EXACTLY_ONCE", eosOracleFeatures)
@@ -43,7 +45,7 @@ func TestRandomOracleExactlyOnce(t *testing.T) {
 		f := parseFeatures(t, "exactly_once")
 		t.Logf("seed %d, features %s; replay: ORACLE_SEED=%d ORACLE_FEATURES_EXACTLY_ONCE=%s go test -count=1 -v -run 'TestRandomOracleExactlyOnce' ./integration/",
 			seed, f, seed, f)
-		runRandomOracle(t, newPGBackend(t, "rnde"), seed, f, d, bigRows)
+		runRandomOracle(t, itest.NewPGBackend(t, "rnde"), seed, f, d, bigRows)
 	})
 }
 

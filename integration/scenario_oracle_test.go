@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // allFeatures are the workload's named switches (ORACLE_FEATURES, comma
@@ -111,14 +113,14 @@ func envInt(t *testing.T, name string, def int) int {
 // ORACLE_FEATURES_MARIADB) which shapes it makes, ORACLE_DELIVERY=exactly_once
 // the delivery (scenario_oracle_eos_test.go).
 func TestRandomOracle(t *testing.T) {
-	skipShort(t)
+	itest.SkipShort(t)
 	seed := oracleSeed(t)
 	d := time.Duration(envInt(t, "ORACLE_SECONDS", 40)) * time.Second
 	bigRows := envInt(t, "ORACLE_BIG_ROWS", 50_000)
-	forEachBackend(t, "rnd", func(t *testing.T, b backend) {
-		f := parseFeatures(t, b.kind())
+	itest.ForEachBackend(t, "rnd", func(t *testing.T, b itest.Backend) {
+		f := parseFeatures(t, b.Kind())
 		t.Logf("seed %d, features %s; replay: ORACLE_SEED=%d ORACLE_FEATURES=%s go test -count=1 -v -run 'TestRandomOracle/%s' ./integration/",
-			seed, f, seed, f, b.kind())
+			seed, f, seed, f, b.Kind())
 		runRandomOracle(t, b, seed, f, d, bigRows)
 	})
 }
@@ -144,7 +146,7 @@ const oracleMaxBytes = 128 << 10 // max_message_bytes when "large" is on
 
 // oracleRun is what the controller did, for the checker.
 type oracleRun struct {
-	b          backend
+	b          itest.Backend
 	w          *workload
 	initial    int
 	configured map[string]bool  // tables in source.tables at the end
@@ -167,7 +169,7 @@ type oracleRun struct {
 	lastEOS  time.Time
 }
 
-func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Duration, bigRows int) {
+func runRandomOracle(t *testing.T, b itest.Backend, seed uint64, f features, d time.Duration, bigRows int) {
 	tables := []string{"t1", "t2", "t3", "t4"}
 	// done is captured from the start and written once, after the
 	// workload: the publisher has emitted every change once its row is on
@@ -177,8 +179,8 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 		tables = append(tables, dropTable)
 	}
 	for _, tb := range append(tables, done) {
-		for _, s := range b.createTable(tb) {
-			if err := b.exec(s); err != nil {
+		for _, s := range b.CreateTable(tb) {
+			if err := b.Exec(s); err != nil {
 				t.Fatalf("%s: %v", s, err)
 			}
 		}
@@ -222,7 +224,7 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 	writeCfg := func() string {
 		destExtra := destExtra
 		if run.eos {
-			destExtra += exactlyOnceLines // a top-level line: it ends the destination section
+			destExtra += itest.ExactlyOnceLines // a top-level line: it ends the destination section
 		}
 		list := []string{done}
 		for _, tb := range tables {
@@ -230,34 +232,34 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 				list = append(list, tb)
 			}
 		}
-		return b.config(list, destExtra)
+		return b.Config(list, destExtra)
 	}
 	cfg := writeCfg()
-	e := b.env()
-	start := func() *proc {
+	e := b.Env()
+	start := func() *itest.Proc {
 		run.started()
-		return e.start("run", "--config", cfg)
+		return e.Start("run", "--config", cfg)
 	}
 	backfilled := func() bool {
 		var n int64
 		for tb := range run.fromStart {
 			if tb != w.toastTable() {
-				n += topicEnd(b.topic(tb))
+				n += itest.TopicEnd(b.Topic(tb))
 			}
 		}
 		return n >= int64(run.initial)
 	}
 	sk := newStartKiller(seed)
-	var p *proc
+	var p *itest.Proc
 	if f.on("startkill") {
 		run.started()
 		p = sk.first(t, w, e, cfg, start, backfilled)
 	} else {
 		p = start()
 	}
-	waitFor(t, 90*time.Second, "the backfill", backfilled)
+	itest.WaitFor(t, 90*time.Second, "the backfill", backfilled)
 	if tb := w.toastTable(); tb != "" {
-		t.Logf("toast: %d of the %d rows of %s on its topic when the writer starts", topicEnd(b.topic(tb)), toastSeedRows, tb)
+		t.Logf("toast: %d of the %d rows of %s on its topic when the writer starts", itest.TopicEnd(b.Topic(tb)), toastSeedRows, tb)
 	}
 
 	// The writer, pausing up to ORACLE_TX_PAUSE_MS between transactions.
@@ -297,20 +299,20 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 		case <-time.After(wait):
 		case <-bigDone:
 			bigDone = nil
-			t.Log(aimAtBigTx(b.topic(tables[0]), filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json"), bigRows))
+			t.Log(aimAtBigTx(b.Topic(tables[0]), filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json"), bigRows))
 		}
-		if p.exited() {
+		if p.Exited() {
 			if len(run.crashes) == 0 && prevOut != "" {
 				// The first crash's cause is often in what the publisher
 				// before it did: its last lines, once.
-				t.Logf("%s: the publisher before the first crash (killed) logged, last lines:\n%s", b.kind(), prevOut)
+				t.Logf("%s: the publisher before the first crash (killed) logged, last lines:\n%s", b.Kind(), prevOut)
 			}
-			run.crashes = append(run.crashes, tail(p.out.String(), 600))
-			t.Errorf("%s: the publisher exited on its own (%v):\n%s", b.kind(), p.err, tail(p.out.String(), 600))
+			run.crashes = append(run.crashes, itest.Tail(p.Out.String(), 600))
+			t.Errorf("%s: the publisher exited on its own (%v):\n%s", b.Kind(), p.Err, itest.Tail(p.Out.String(), 600))
 		} else {
-			p.kill()
+			p.Kill()
 			run.kills++
-			prevOut = tail(p.out.String(), 6000)
+			prevOut = itest.Tail(p.Out.String(), 6000)
 		}
 		w.mu.Lock()
 		switch {
@@ -355,11 +357,11 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 	// was emitted; then the topics still (the last acks) and a graceful
 	// stop. Counting messages would not do: duplicates make up the count
 	// while a restarted publisher has not yet replayed everything.
-	if err := b.exec(w.insertSQL(done, 1, w.seq+1, vexp{}, "")); err != nil {
+	if err := b.Exec(w.insertSQL(done, 1, w.seq+1, vexp{}, "")); err != nil {
 		t.Fatalf("the done row: %v", err)
 	}
 	still := topicsStill(b, func() []string { return tables })
-	caughtUp := func() bool { return topicEnd(b.topic(done)) >= 1 && still() }
+	caughtUp := func() bool { return itest.TopicEnd(b.Topic(done)) >= 1 && still() }
 	// A soak's publisher can end far behind its writer on a loaded machine
 	// (every kill replays from the last checkpoint): give it a quarter of
 	// the writing time, and say so if it still has not caught up, rather
@@ -367,20 +369,20 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 	wait := max(180*time.Second, d/4)
 	caught := false
 	for end := time.Now().Add(wait); time.Now().Before(end); {
-		if caught = caughtUp(); caught || p.exited() {
+		if caught = caughtUp(); caught || p.Exited() {
 			break
 		}
 		time.Sleep(2 * time.Second)
 	}
-	if !caught && !p.exited() {
-		p.stop(t)
-		t.Fatalf("%s: the publisher did not catch up within %v of the writer's end (the done row is not on its topic, or the topics still grow); seed %d", b.kind(), wait, seed)
+	if !caught && !p.Exited() {
+		p.Stop(t)
+		t.Fatalf("%s: the publisher did not catch up within %v of the writer's end (the done row is not on its topic, or the topics still grow); seed %d", b.Kind(), wait, seed)
 	}
-	if p.exited() {
-		run.crashes = append(run.crashes, tail(p.out.String(), 600))
-		t.Errorf("%s: the last publisher exited on its own (%v):\n%s", b.kind(), p.err, tail(p.out.String(), 600))
-	} else if code := p.stop(t); code != 0 {
-		t.Errorf("exit %d after SIGTERM; output:\n%s", code, tail(p.out.String(), 3000))
+	if p.Exited() {
+		run.crashes = append(run.crashes, itest.Tail(p.Out.String(), 600))
+		t.Errorf("%s: the last publisher exited on its own (%v):\n%s", b.Kind(), p.Err, itest.Tail(p.Out.String(), 600))
+	} else if code := p.Stop(t); code != 0 {
+		t.Errorf("exit %d after SIGTERM; output:\n%s", code, itest.Tail(p.Out.String(), 3000))
 	}
 	checkOracle(t, run, seed)
 	if f.on("startkill") {
@@ -394,11 +396,11 @@ func runRandomOracle(t *testing.T, b backend, seed uint64, f features, d time.Du
 // taken for a commit, is then saved), or when three quarters of them are
 // on the topic. It says how many of the rows were there.
 func aimAtBigTx(topic, checkpoint string, rows int) string {
-	base := topicEnd(topic)
+	base := itest.TopicEnd(topic)
 	var cp []byte
 	n := int64(0)
 	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		n = topicEnd(topic) - base
+		n = itest.TopicEnd(topic) - base
 		if n >= int64(rows)*3/4 {
 			break
 		}
@@ -419,7 +421,7 @@ func aimAtBigTx(topic, checkpoint string, rows int) string {
 // with w.mu held.
 func (w *workload) whileDown() error {
 	for i := 0; i < 3; i++ {
-		if err := w.tx(); err != nil {
+		if err := w.Tx(); err != nil {
 			return err
 		}
 	}
@@ -427,16 +429,9 @@ func (w *workload) whileDown() error {
 		return err
 	}
 	for i := 0; i < 3; i++ {
-		if err := w.tx(); err != nil {
+		if err := w.Tx(); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // The refuse shape of TestRandomOracle (issue 28): while the writer runs,
@@ -42,7 +44,7 @@ type refuser struct {
 // last refused topic takes writes again.
 func startRefuser(ctx context.Context, t *testing.T, run *oracleRun, seed uint64) *refuser {
 	r := &refuser{rng: rand.New(rand.NewPCG(seed, 0x4ef05e))}
-	adm := newAdmin(t)
+	adm := itest.NewAdmin(t)
 	b := run.b
 	sleep := func(d time.Duration) bool {
 		select {
@@ -69,18 +71,18 @@ func startRefuser(ctx context.Context, t *testing.T, run *oracleRun, seed uint64
 			others := func() (n int64) {
 				for _, o := range tables {
 					if o != tb {
-						n += topicEnd(b.topic(o))
+						n += itest.TopicEnd(b.Topic(o))
 					}
 				}
 				return n
 			}
-			topic := b.topic(tb)
+			topic := b.Topic(tb)
 			hold := time.Duration(15+r.rng.IntN(16)) * time.Second
-			ownAt, othersAt, began := topicEnd(topic), others(), time.Now()
-			refuseWrites(t, adm, topic, true)
+			ownAt, othersAt, began := itest.TopicEnd(topic), others(), time.Now()
+			itest.RefuseWrites(t, adm, topic, true)
 			sleep(hold)
-			own, rest := topicEnd(topic)-ownAt, others()-othersAt
-			refuseWrites(t, adm, topic, false)
+			own, rest := itest.TopicEnd(topic)-ownAt, others()-othersAt
+			itest.RefuseWrites(t, adm, topic, false)
 			run.w.mu.Lock()
 			run.refusing = false
 			run.w.mu.Unlock()

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestScenarioResume, on every source: backfill (r), then c/u/d streamed
@@ -13,30 +15,30 @@ import (
 // without backfilling again. (The per-type encodings stay in
 // TestPostgresToKafka and TestMySQLTypesAndDDL.)
 func TestScenarioResume(t *testing.T) {
-	forEachBackend(t, "resume", func(t *testing.T, b backend) {
+	itest.ForEachBackend(t, "resume", func(t *testing.T, b itest.Backend) {
 		mustExec := func(sql string) {
 			t.Helper()
-			if err := b.exec(sql); err != nil {
+			if err := b.Exec(sql); err != nil {
 				t.Fatalf("%s: %v", sql, err)
 			}
 		}
-		for _, s := range b.createTable("items") {
+		for _, s := range b.CreateTable("items") {
 			mustExec(s)
 		}
 		mustExec(`INSERT INTO items (k, seq, v) VALUES (1, 1, 'one'), (2, 2, NULL)`)
-		e := b.env()
-		cfg := b.config(nil, "")
-		topic := b.topic("items")
-		p := e.start("run", "--config", cfg)
-		waitFor(t, 60*time.Second, "2 backfilled rows", func() bool { return topicEnd(topic) >= 2 })
+		e := b.Env()
+		cfg := b.Config(nil, "")
+		topic := b.Topic("items")
+		p := e.Start("run", "--config", cfg)
+		itest.WaitFor(t, 60*time.Second, "2 backfilled rows", func() bool { return itest.TopicEnd(topic) >= 2 })
 		mustExec(`INSERT INTO items (k, seq, v) VALUES (3, 3, 'three')`)
 		mustExec(`UPDATE items SET seq = 4, v = 'two' WHERE k = 2`)
 		mustExec(`DELETE FROM items WHERE k = 1`)
-		waitFor(t, 30*time.Second, "5 messages", func() bool { return topicEnd(topic) >= 5 })
-		if code := p.stop(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM, want 0; output:\n%s", code, p.out)
+		itest.WaitFor(t, 30*time.Second, "5 messages", func() bool { return itest.TopicEnd(topic) >= 5 })
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("exit %d after SIGTERM, want 0; output:\n%s", code, p.Out)
 		}
-		if _, err := os.Stat(filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json")); err != nil {
+		if _, err := os.Stat(filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")); err != nil {
 			t.Fatalf("no checkpoint after a graceful stop: %v", err)
 		}
 
@@ -46,8 +48,8 @@ func TestScenarioResume(t *testing.T) {
 			seq any
 		}
 		var got []ev
-		for _, m := range readTopic(t, topic) {
-			pl := m.payload()
+		for _, m := range itest.ReadTopic(t, topic) {
+			pl := m.Payload()
 			op, _ := pl["op"].(string)
 			if m.Headers["content-type"] != "application/json" || m.Headers["tributary-op"] != op || m.Headers["tributary-event-id"] == "" {
 				t.Errorf("headers %v for op %s", m.Headers, op)
@@ -75,15 +77,15 @@ func TestScenarioResume(t *testing.T) {
 		// Changes while stopped stream on restart; nothing is backfilled again.
 		mustExec(`INSERT INTO items (k, seq, v) VALUES (5, 5, 'while stopped')`)
 		mustExec(`UPDATE items SET seq = 6 WHERE k = 3`)
-		p = e.start("run", "--config", cfg)
-		waitFor(t, 60*time.Second, "the changes made while stopped", func() bool { return topicEnd(topic) >= 7 })
+		p = e.Start("run", "--config", cfg)
+		itest.WaitFor(t, 60*time.Second, "the changes made while stopped", func() bool { return itest.TopicEnd(topic) >= 7 })
 		time.Sleep(2 * time.Second) // a second backfill would show up by now
-		if code := p.stop(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM, want 0; output:\n%s", code, p.out)
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("exit %d after SIGTERM, want 0; output:\n%s", code, p.Out)
 		}
 		got = got[:0]
-		for _, m := range readTopic(t, topic) {
-			pl := m.payload()
+		for _, m := range itest.ReadTopic(t, topic) {
+			pl := m.Payload()
 			row, _ := pl["after"].(map[string]any)
 			if pl["op"] == "d" {
 				row, _ = pl["before"].(map[string]any)

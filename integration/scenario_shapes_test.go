@@ -7,22 +7,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // The shape features of TestRandomOracle (shapeFeatures): tables of the
 // shapes that found bugs, written by the same workload as t1…t4, and the
 // checker rules they need.
-
-// shapeTable is a table a shape feature adds to the workload, as the
-// backend creates it (backend.shapeTable). It has the columns of t1…t4
-// (k, seq, v, vl on MariaDB, big) and a row is still named by k.
-type shapeTable struct {
-	feature     string
-	create      []string
-	keyless     bool // no primary key: the message key is null, k is read from the row
-	keyOnly     bool // a delete's old image carries the key only (no seq)
-	noKeyUpdate bool // the workload never changes k (set by addShapes)
-}
 
 // shapeTables name the tables in the order they follow t1…t4 (bigtx and
 // ddlstopped use the first tables only).
@@ -53,16 +44,16 @@ func (w *workload) addShapes() error {
 		if !w.f.on(s.feature) {
 			continue
 		}
-		st, ok := w.b.shapeTable(s.feature, s.table)
+		st, ok := w.b.ShapeTable(s.feature, s.table)
 		if !ok {
 			continue
 		}
-		for _, q := range st.create {
-			if err := w.b.exec(q); err != nil {
+		for _, q := range st.Create {
+			if err := w.b.Exec(q); err != nil {
 				return fmt.Errorf("%s: %v", q, err)
 			}
 		}
-		st.feature, st.noKeyUpdate = s.feature, !s.keyUpdates
+		st.Feature, st.NoKeyUpdate = s.feature, !s.keyUpdates
 		w.shapes[s.table] = st
 		w.tables = append(w.tables, s.table)
 	}
@@ -72,8 +63,8 @@ func (w *workload) addShapes() error {
 	at := w.rng.IntN(len(charsetTexts))
 	for i, t := range w.tables {
 		cs := charsetTexts[(at+i)%len(charsetTexts)].charset
-		for _, q := range w.b.charsetColumns(t, cs, enumMembers, setMembers) {
-			if err := w.b.exec(q); err != nil {
+		for _, q := range w.b.CharsetColumns(t, cs, enumMembers, setMembers) {
+			if err := w.b.Exec(q); err != nil {
 				return fmt.Errorf("%s: %v", q, err)
 			}
 			w.charset[t] = cs
@@ -84,7 +75,7 @@ func (w *workload) addShapes() error {
 
 func (w *workload) toastTable() string {
 	for t, s := range w.shapes {
-		if s.feature == "toast" {
+		if s.Feature == "toast" {
 			return t
 		}
 	}
@@ -101,7 +92,7 @@ func (w *workload) toastRound(t string) error {
 	base := w.seq
 	bulk := "bulk"
 	x := vexp{v: &bulk}
-	if w.b.latin1() {
+	if w.b.Latin1() {
 		x.vl = &bulk
 	}
 	set := fmt.Sprintf("seq = %d + k", base)
@@ -117,7 +108,7 @@ func (w *workload) toastRound(t string) error {
 	for i, k := range keys {
 		in[i] = fmt.Sprint(k)
 	}
-	if err := w.b.exec("UPDATE " + t + " SET " + set + " WHERE k IN (" + strings.Join(in, ", ") + ")"); err != nil {
+	if err := w.b.Exec("UPDATE " + t + " SET " + set + " WHERE k IN (" + strings.Join(in, ", ") + ")"); err != nil {
 		return err
 	}
 	w.seq = base + w.nextKey
@@ -189,7 +180,7 @@ func charsetValues(charset string, seq int64) (cs, en, st *string) {
 // seq, v and vl.
 func (w *workload) shapeCols(table string) []string {
 	var cols []string
-	if w.shapes[table].feature == "toast" {
+	if w.shapes[table].Feature == "toast" {
 		cols = append(cols, "tv")
 	}
 	if w.charset[table] != "" {
@@ -242,13 +233,13 @@ func (c *shapeCheck) key(table string, m *oracleRecord) string {
 	if m.row == nil {
 		return ""
 	}
-	if s.keyless {
+	if s.Keyless {
 		if m.k != nil {
 			return fmt.Sprintf("a table without a primary key published key k=%d", *m.k)
 		}
 		m.k = m.row.K
 	}
-	if s.keyOnly && m.op == "d" && (m.row.Seq == nil || *m.row.Seq == 0) {
+	if s.KeyOnly && m.op == "d" && (m.row.Seq == nil || *m.row.Seq == 0) {
 		zero := int64(0)
 		m.row.Seq = &zero
 	}
@@ -264,7 +255,7 @@ func (c *shapeCheck) message(table string, m oracleRecord, k, seq int64, report 
 		delete(c.folded[table], k)
 		return
 	}
-	if m.op == "u" && c.w.shapes[table].keyless {
+	if m.op == "u" && c.w.shapes[table].Keyless {
 		if m.before == nil || m.before.Seq == nil {
 			report("%s: key %d seq %d: update without the full before image", table, k, seq)
 		} else {
@@ -302,7 +293,7 @@ func (c *shapeCheck) message(table string, m oracleRecord, k, seq int64, report 
 // message alone does not show: a keyless table's update carries the
 // whole row it replaced.
 func (c *shapeCheck) change(ch ochange, report func(string, ...any)) {
-	if ch.op != "u" || !c.w.shapes[ch.table].keyless {
+	if ch.op != "u" || !c.w.shapes[ch.table].Keyless {
 		return
 	}
 	if got, ok := c.before[ch.table][[2]int64{ch.k, ch.seq}]; ok && got != ch.prev {
@@ -313,12 +304,12 @@ func (c *shapeCheck) change(ch ochange, report func(string, ...any)) {
 // final compares the folded shape columns with the database (read as
 // UTF-8 text, backend.columnsText), and requires each toast row's value
 // on some message of its key.
-func (c *shapeCheck) final(t *testing.T, b backend, table string, skipped map[int64]bool, report func(string, ...any)) {
+func (c *shapeCheck) final(t *testing.T, b itest.Backend, table string, skipped map[int64]bool, report func(string, ...any)) {
 	cols := c.w.shapeCols(table)
 	if len(cols) == 0 {
 		return
 	}
-	db, err := b.columnsText(table, cols)
+	db, err := b.ColumnsText(table, cols)
 	if err != nil {
 		t.Fatalf("read %s: %v", table, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-cdc/tributary/pkg/source"
@@ -37,40 +39,40 @@ func newStartKiller(seed uint64) *startKiller {
 // first starts the pipeline's first publisher, with no checkpoint on the
 // cadence, kills it once backfilled says its rows are all in Kafka, and
 // returns the publisher started after.
-func (s *startKiller) first(t *testing.T, w *workload, e *env, cfg string, start func() *proc, backfilled func() bool) *proc {
+func (s *startKiller) first(t *testing.T, w *workload, e *itest.Env, cfg string, start func() *itest.Proc, backfilled func() bool) *itest.Proc {
 	t.Helper()
-	p := e.startWith([]string{"TRIBUTARY_CHECKPOINT_INTERVAL=1h"}, "run", "--config", cfg)
+	p := e.StartWith([]string{"TRIBUTARY_CHECKPOINT_INTERVAL=1h"}, "run", "--config", cfg)
 	began := time.Now()
 	for !backfilled() {
-		if p.exited() || time.Since(began) > 90*time.Second {
-			t.Fatalf("startkill: the first publisher did not backfill within 90 s; output:\n%s", tail(p.out.String(), 3000))
+		if p.Exited() || time.Since(began) > 90*time.Second {
+			t.Fatalf("startkill: the first publisher did not backfill within 90 s; output:\n%s", itest.Tail(p.Out.String(), 3000))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Logf("startkill: the first publisher killed once its backfill was on the topics, %s after its start", time.Since(began).Round(time.Millisecond))
-	return s.kill(t, w, p, start)
+	return s.Kill(t, w, p, start)
 }
 
 // maybe kills p, just started, one time in four, within its first second.
-func (s *startKiller) maybe(t *testing.T, w *workload, p *proc, start func() *proc) *proc {
+func (s *startKiller) maybe(t *testing.T, w *workload, p *itest.Proc, start func() *itest.Proc) *itest.Proc {
 	t.Helper()
 	if s.rng.IntN(4) != 0 {
 		return p
 	}
 	time.Sleep(time.Duration(s.rng.IntN(1000)) * time.Millisecond)
-	return s.kill(t, w, p, start)
+	return s.Kill(t, w, p, start)
 }
 
-func (s *startKiller) kill(t *testing.T, w *workload, p *proc, start func() *proc) *proc {
+func (s *startKiller) Kill(t *testing.T, w *workload, p *itest.Proc, start func() *itest.Proc) *itest.Proc {
 	t.Helper()
-	if p.exited() {
+	if p.Exited() {
 		return p // the controller reports it
 	}
-	p.kill()
+	p.Kill()
 	s.kills++
 	w.mu.Lock()
 	for range 3 {
-		if err := w.tx(); err != nil {
+		if err := w.Tx(); err != nil {
 			t.Errorf("startkill: while down: %v", err)
 			break
 		}
@@ -89,18 +91,18 @@ func (s *startKiller) kill(t *testing.T, w *workload, p *proc, start func() *pro
 // runs a publisher again until every row of it, nor skipped as oversized,
 // is published again with op r and the request has left the store; then
 // stops it. The controller starts the next one.
-func oracleBackfillWhileStopped(t *testing.T, run *oracleRun, start func() *proc, cfg string) {
+func oracleBackfillWhileStopped(t *testing.T, run *oracleRun, start func() *itest.Proc, cfg string) {
 	t.Helper()
 	b := run.b
 	p := start()
 	still := topicsStill(b, func() []string { return slices.Collect(maps.Keys(run.configured)) })
-	owner := fmt.Sprintf("%d@", p.cmd.Process.Pid)
+	owner := fmt.Sprintf("%d@", p.Cmd.Process.Pid)
 	for began, stillFor := time.Now(), 0; stillFor < 2; time.Sleep(time.Second) {
-		if p.exited() || time.Since(began) > 2*time.Minute {
-			t.Errorf("bfstopped: the publisher did not catch up before the stop (exited: %v); output:\n%s", p.exited(), tail(p.out.String(), 3000))
+		if p.Exited() || time.Since(began) > 2*time.Minute {
+			t.Errorf("bfstopped: the publisher did not catch up before the stop (exited: %v); output:\n%s", p.Exited(), itest.Tail(p.Out.String(), 3000))
 			return
 		}
-		r, _ := statusJSON(t, b.env(), cfg)
+		r, _ := itest.StatusJSON(t, b.Env(), cfg)
 		switch {
 		case r.Live == nil || !strings.HasPrefix(r.Live.Owner, owner) || r.Live.Source == nil || r.Live.Source.State != source.ConnStreaming:
 			stillFor = 0
@@ -110,17 +112,17 @@ func oracleBackfillWhileStopped(t *testing.T, run *oracleRun, start func() *proc
 			stillFor = 0
 		}
 	}
-	if code := p.stop(t); code != 0 {
-		t.Errorf("bfstopped: exit %d after SIGTERM; output:\n%s", code, tail(p.out.String(), 3000))
+	if code := p.Stop(t); code != 0 {
+		t.Errorf("bfstopped: exit %d after SIGTERM; output:\n%s", code, itest.Tail(p.Out.String(), 3000))
 		return
 	}
 	var table string
-	var db map[int64]dbRow
+	var db map[int64]itest.DBRow
 	for _, tb := range slices.Sorted(maps.Keys(run.configured)) {
-		if run.w.shapes[tb].feature == "keyless" {
+		if run.w.shapes[tb].Feature == "keyless" {
 			continue // its messages have no key to count the reads by (readCounts)
 		}
-		rows, err := b.state(tb)
+		rows, err := b.State(tb)
 		if err != nil {
 			t.Fatalf("bfstopped: read %s: %v", tb, err)
 		}
@@ -128,35 +130,35 @@ func oracleBackfillWhileStopped(t *testing.T, run *oracleRun, start func() *proc
 			table, db = tb, rows
 		}
 	}
-	before := readCounts(t, b.topic(table))
-	if code, out := backfillCLI(t, b.env(), "--config", cfg, "--table", b.tableID(table)); code != 0 {
+	before := readCounts(t, b.Topic(table))
+	if code, out := itest.BackfillCLI(t, b.Env(), "--config", cfg, "--table", b.TableID(table)); code != 0 {
 		t.Errorf("bfstopped: tributary backfill: exit %d\n%s", code, out)
 		return
 	}
 
 	p = start()
-	defer p.stop(t)
+	defer p.Stop(t)
 	var missing []int64
 	for began := time.Now(); ; time.Sleep(time.Second) {
 		skipped := map[int64]bool{}
-		for _, rs := range readSkipped(t, run.b.env()) {
+		for _, rs := range itest.ReadSkipped(t, run.b.Env()) {
 			if k, ok := rs.PrimaryKey["k"].(float64); ok && strings.HasSuffix(rs.Table, "."+table) {
 				skipped[int64(k)] = true
 			}
 		}
-		reads := readCounts(t, b.topic(table))
+		reads := readCounts(t, b.Topic(table))
 		missing = missing[:0]
 		for k := range db {
 			if !skipped[k] && reads[k] <= before[k] {
 				missing = append(missing, k)
 			}
 		}
-		r, _ := statusJSON(t, b.env(), cfg)
+		r, _ := itest.StatusJSON(t, b.Env(), cfg)
 		if len(missing) == 0 && r.BackfillRequested == nil {
 			t.Logf("bfstopped: %s backfilled on request while stopped: its %d rows published again with op r in %s", table, len(db), time.Since(began).Round(time.Second))
 			return
 		}
-		if p.exited() || time.Since(began) > 2*time.Minute {
+		if p.Exited() || time.Since(began) > 2*time.Minute {
 			slices.Sort(missing)
 			t.Errorf("bfstopped: %d of the %d rows of %s not published again with op r after a backfill requested while stopped (keys %v), request pending: %v",
 				len(missing), len(db), table, missing[:min(len(missing), 10)], r.BackfillRequested != nil)
@@ -167,12 +169,12 @@ func oracleBackfillWhileStopped(t *testing.T, run *oracleRun, start func() *proc
 
 // topicsStill returns a poll that reports whether the tables' topics
 // together hold as many records as at the previous poll.
-func topicsStill(b backend, tables func() []string) func() bool {
+func topicsStill(b itest.Backend, tables func() []string) func() bool {
 	prev := int64(-1)
 	return func() bool {
 		var n int64
 		for _, tb := range tables() {
-			n += topicEnd(b.topic(tb))
+			n += itest.TopicEnd(b.Topic(tb))
 		}
 		still := n == prev
 		prev = n
@@ -184,10 +186,10 @@ func topicsStill(b backend, tables func() []string) func() bool {
 func readCounts(t *testing.T, topic string) map[int64]int {
 	t.Helper()
 	out := map[int64]int{}
-	if topicEnd(topic) == 0 {
+	if itest.TopicEnd(topic) == 0 {
 		return out
 	}
-	eachRawRecordWithin(t, topic, 5*time.Minute, nil, func(r *kgo.Record) {
+	itest.EachRawRecordWithin(t, topic, 5*time.Minute, nil, func(r *kgo.Record) {
 		if r.Value == nil {
 			return
 		}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // The randomized workload of TestRandomOracle. One writer, one connection:
@@ -41,7 +43,7 @@ type vexp struct{ v, vl, cs, en, st *string }
 // down) by taking it.
 type workload struct {
 	mu       sync.Mutex
-	b        backend
+	b        itest.Backend
 	rng      *rand.Rand
 	f        features
 	tables   []string
@@ -57,23 +59,23 @@ type workload struct {
 	vOf        map[int64]vexp
 	truncSeq   map[string]int64 // table → seq at its last TRUNCATE
 	ddlStep    map[string]int
-	shifted    map[string]string     // table → column added by shiftColumn while down
-	bigDone    chan struct{}         // closed when the big transaction committed
-	bigSeqs    [2]int64              // the big transaction's first and last seq
-	shapes     map[string]shapeTable // table → the shape feature's table it is
-	charset    map[string]string     // table → its cs column's character set (charsets)
+	shifted    map[string]string           // table → column added by shiftColumn while down
+	bigDone    chan struct{}               // closed when the big transaction committed
+	bigSeqs    [2]int64                    // the big transaction's first and last seq
+	shapes     map[string]itest.ShapeTable // table → the shape feature's table it is
+	charset    map[string]string           // table → its cs column's character set (charsets)
 
 	txs, rollbacks, savepoints, truncates, ddls, larges, oversized, toastRounds, drops int
 	lostWithTable                                                                      int // dropstopped rows excused by lostWithTable
 }
 
-func newWorkload(b backend, seed uint64, f features, tables []string, maxBytes, bigRows int) *workload {
+func newWorkload(b itest.Backend, seed uint64, f features, tables []string, maxBytes, bigRows int) *workload {
 	return &workload{
 		b: b, rng: rand.New(rand.NewPCG(seed, 0x7a11)), f: f, tables: tables, maxBytes: maxBytes,
 		bigRows: bigRows, bigAt: 120, live: map[string]map[int64]int64{}, nextKey: 1,
 		rolledBack: map[int64]bool{}, vOf: map[int64]vexp{}, truncSeq: map[string]int64{},
 		ddlStep: map[string]int{}, shifted: map[string]string{}, bigDone: make(chan struct{}),
-		shapes: map[string]shapeTable{}, charset: map[string]string{},
+		shapes: map[string]itest.ShapeTable{}, charset: map[string]string{},
 	}
 }
 
@@ -97,20 +99,13 @@ func (w *workload) text(t string, seq int64) vexp {
 		vl = fmt.Sprintf("%s %d", latin1Texts[seq%int64(len(latin1Texts))], seq)
 	}
 	x := vexp{v: &v}
-	if w.b.latin1() {
+	if w.b.Latin1() {
 		x.vl = &vl
 	}
 	if cs := w.charset[t]; cs != "" {
 		x.cs, x.en, x.st = charsetValues(cs, seq)
 	}
 	return x
-}
-
-func sqlText(s *string) string {
-	if s == nil {
-		return "NULL"
-	}
-	return "'" + strings.ReplaceAll(*s, "'", "''") + "'"
 }
 
 // insertSQL inserts key k with seq's texts; big, when set, is the SQL
@@ -129,21 +124,21 @@ func (w *workload) insertValues(table string, k, seq int64, x vexp, big string) 
 	if big != "" {
 		cols, vals = append(cols, "big"), append(vals, big)
 	}
-	if w.shapes[table].feature == "toast" {
+	if w.shapes[table].Feature == "toast" {
 		s := toastValue(k)
-		cols, vals = append(cols, "tv"), append(vals, sqlText(&s))
+		cols, vals = append(cols, "tv"), append(vals, itest.SQLText(&s))
 	}
 	return strings.Join(cols, ", "), strings.Join(vals, ", ")
 }
 
 // texts are table's text columns and x's values for them as SQL.
 func (w *workload) texts(table string, x vexp) (cols, vals []string) {
-	cols, vals = []string{"v"}, []string{sqlText(x.v)}
-	if w.b.latin1() {
-		cols, vals = append(cols, "vl"), append(vals, sqlText(x.vl))
+	cols, vals = []string{"v"}, []string{itest.SQLText(x.v)}
+	if w.b.Latin1() {
+		cols, vals = append(cols, "vl"), append(vals, itest.SQLText(x.vl))
 	}
 	if w.charset[table] != "" {
-		cols, vals = append(cols, "cs", "en", "st"), append(vals, sqlText(x.cs), sqlText(x.en), sqlText(x.st))
+		cols, vals = append(cols, "cs", "en", "st"), append(vals, itest.SQLText(x.cs), itest.SQLText(x.en), itest.SQLText(x.st))
 	}
 	return cols, vals
 }
@@ -166,7 +161,7 @@ func (w *workload) seedRows(n int) error {
 	for _, t := range w.tables {
 		w.live[t] = map[int64]int64{}
 		rows := n
-		if w.shapes[t].feature == "toast" {
+		if w.shapes[t].Feature == "toast" {
 			rows = toastSeedRows
 		}
 		var cols string
@@ -178,7 +173,7 @@ func (w *workload) seedRows(n int) error {
 			c, v := w.insertValues(t, k, seq, x, "")
 			cols, vals = c, append(vals, "("+v+")")
 			if len(vals) == 100 || i == rows-1 {
-				if err := w.b.exec(fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", t, cols, strings.Join(vals, ", "))); err != nil {
+				if err := w.b.Exec(fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", t, cols, strings.Join(vals, ", "))); err != nil {
 					return err
 				}
 				vals = vals[:0]
@@ -228,7 +223,7 @@ func (w *workload) step() error {
 	case w.f.on("large") && r < 40 && w.larges < 300: // capped: a soak would fill the disk
 		return w.large(w.pick())
 	}
-	return w.tx()
+	return w.Tx()
 }
 
 // pick is a table the writer changes: any but the dropstopped table,
@@ -241,7 +236,7 @@ func (w *workload) pick() string {
 	}
 }
 
-func (w *workload) tx() error { return w.txIn(w.pick(), false) }
+func (w *workload) Tx() error { return w.txIn(w.pick(), false) }
 
 // txIn is a transaction whose changes are in home, and with multitable in
 // other tables too unless only.
@@ -251,7 +246,7 @@ func (w *workload) txIn(home string, only bool) error {
 	rollback := w.f.on("rollback") && w.rng.IntN(10) == 0
 	savepoint := w.f.on("savepoint") && w.rng.IntN(5) == 0
 	var undone []int64 // seqs rolled back to a savepoint
-	if err := w.b.exec("BEGIN"); err != nil {
+	if err := w.b.Exec("BEGIN"); err != nil {
 		return err
 	}
 	run := func(n int) error {
@@ -262,7 +257,7 @@ func (w *workload) txIn(home string, only bool) error {
 			}
 			seq++
 			if err := w.change(st, t, seq); err != nil {
-				w.b.exec("ROLLBACK")
+				w.b.Exec("ROLLBACK")
 				return err
 			}
 		}
@@ -274,7 +269,7 @@ func (w *workload) txIn(home string, only bool) error {
 	if savepoint {
 		w.savepoints++
 		saved := st.clone()
-		if err := w.b.exec("SAVEPOINT sp1"); err != nil {
+		if err := w.b.Exec("SAVEPOINT sp1"); err != nil {
 			return err
 		}
 		from := seq
@@ -284,7 +279,7 @@ func (w *workload) txIn(home string, only bool) error {
 		for s := from + 1; s <= seq; s++ {
 			undone = append(undone, s)
 		}
-		if err := w.b.exec("ROLLBACK TO SAVEPOINT sp1"); err != nil {
+		if err := w.b.Exec("ROLLBACK TO SAVEPOINT sp1"); err != nil {
 			return err
 		}
 		st = saved
@@ -303,9 +298,9 @@ func (w *workload) txIn(home string, only bool) error {
 				w.rolledBack[c.seq] = true
 			}
 		}
-		return w.b.exec("ROLLBACK")
+		return w.b.Exec("ROLLBACK")
 	}
-	if err := w.b.exec("COMMIT"); err != nil {
+	if err := w.b.Exec("COMMIT"); err != nil {
 		return err
 	}
 	w.live, w.nextKey = st.live, st.nextKey
@@ -324,32 +319,32 @@ func (w *workload) change(st *txState, t string, seq int64) error {
 		st.nextKey++
 		live[k] = seq
 		st.changes = append(st.changes, ochange{table: t, op: "c", k: k, seq: seq})
-		return w.b.exec(w.insertSQL(t, k, seq, x, ""))
+		return w.b.Exec(w.insertSQL(t, k, seq, x, ""))
 	}
-	k := anyKey(live, w.rng)
+	k := itest.AnyKey(live, w.rng)
 	switch {
 	case r < 7:
 		st.changes = append(st.changes, ochange{table: t, op: "u", k: k, seq: seq, prev: live[k]})
 		live[k] = seq
-		return w.b.exec(fmt.Sprintf("UPDATE %s SET %s WHERE k = %d", t, w.setSQL(t, seq, x), k))
-	case r < 8 && w.f.on("keyupdate") && !w.shapes[t].noKeyUpdate:
+		return w.b.Exec(fmt.Sprintf("UPDATE %s SET %s WHERE k = %d", t, w.setSQL(t, seq, x), k))
+	case r < 8 && w.f.on("keyupdate") && !w.shapes[t].NoKeyUpdate:
 		nk := st.nextKey
 		st.nextKey++
 		st.changes = append(st.changes, ochange{table: t, op: "d", k: k, seq: live[k]}, ochange{table: t, op: "c", k: nk, seq: seq})
 		delete(live, k)
 		live[nk] = seq
-		return w.b.exec(fmt.Sprintf("UPDATE %s SET k = %d, %s WHERE k = %d", t, nk, w.setSQL(t, seq, x), k))
+		return w.b.Exec(fmt.Sprintf("UPDATE %s SET k = %d, %s WHERE k = %d", t, nk, w.setSQL(t, seq, x), k))
 	default:
 		st.changes = append(st.changes, ochange{table: t, op: "d", k: k, seq: live[k]})
 		delete(live, k)
-		return w.b.exec(fmt.Sprintf("DELETE FROM %s WHERE k = %d", t, k))
+		return w.b.Exec(fmt.Sprintf("DELETE FROM %s WHERE k = %d", t, k))
 	}
 }
 
 // truncate empties t. Like Debezium's defaults (PostgreSQL skips op t
 // events, MySQL ignores TRUNCATE), nothing is published for it.
 func (w *workload) truncate(t string) error {
-	if err := w.b.exec("TRUNCATE TABLE " + t); err != nil {
+	if err := w.b.Exec("TRUNCATE TABLE " + t); err != nil {
 		return err
 	}
 	w.truncates++
@@ -371,12 +366,12 @@ func (w *workload) ddl(t string) error {
 	case 1:
 		sql = fmt.Sprintf("ALTER TABLE %s RENAME COLUMN %s TO y%d", t, col, n/4)
 	case 2:
-		sql = w.b.changeType(t, fmt.Sprintf("y%d", n/4))
+		sql = w.b.ChangeType(t, fmt.Sprintf("y%d", n/4))
 	default:
 		sql = fmt.Sprintf("ALTER TABLE %s DROP COLUMN y%d", t, n/4)
 	}
 	w.ddls++
-	return w.b.exec(sql)
+	return w.b.Exec(sql)
 }
 
 // shiftWhileDown adds (or drops again) a column that moves the columns of
@@ -387,11 +382,11 @@ func (w *workload) shiftWhileDown(t string) error {
 	w.ddls++
 	if col, ok := w.shifted[t]; ok {
 		delete(w.shifted, t)
-		return w.b.exec(fmt.Sprintf("ALTER TABLE %s DROP COLUMN %s", t, col))
+		return w.b.Exec(fmt.Sprintf("ALTER TABLE %s DROP COLUMN %s", t, col))
 	}
 	col := fmt.Sprintf("z%d", w.ddls)
 	w.shifted[t] = col
-	return w.b.exec(w.b.shiftColumn(t, col))
+	return w.b.Exec(w.b.ShiftColumn(t, col))
 }
 
 // large inserts a row whose message is just under max_message_bytes, or
@@ -408,7 +403,7 @@ func (w *workload) large(t string) error {
 	w.nextKey++
 	x := w.text(t, seq)
 	w.vOf[seq] = x
-	if err := w.b.exec(w.insertSQL(t, k, seq, x, fmt.Sprintf("REPEAT('x', %d)", size))); err != nil {
+	if err := w.b.Exec(w.insertSQL(t, k, seq, x, fmt.Sprintf("REPEAT('x', %d)", size))); err != nil {
 		return err
 	}
 	w.log = append(w.log, ochange{table: t, op: "c", k: k, seq: seq, oversized: over})
@@ -420,26 +415,26 @@ func (w *workload) large(t string) error {
 // moment its rows stream.
 func (w *workload) bigTx() error {
 	t := w.tables[0]
-	if err := w.b.exec("BEGIN"); err != nil {
+	if err := w.b.Exec("BEGIN"); err != nil {
 		return err
 	}
 	w.seq++
 	k0, seq0 := w.nextKey, w.seq
 	x := w.text(t, seq0)
 	w.vOf[seq0] = x
-	if err := w.b.exec(w.insertSQL(t, k0, seq0, x, "")); err != nil {
+	if err := w.b.Exec(w.insertSQL(t, k0, seq0, x, "")); err != nil {
 		return err
 	}
 	if w.f.on("savepoint") {
-		if err := w.b.exec("SAVEPOINT big"); err != nil {
+		if err := w.b.Exec("SAVEPOINT big"); err != nil {
 			return err
 		}
 	}
-	if err := w.b.exec(w.b.bulkInsert(t, k0, seq0, w.bigRows)); err != nil {
-		w.b.exec("ROLLBACK")
+	if err := w.b.Exec(w.b.BulkInsert(t, k0, seq0, w.bigRows)); err != nil {
+		w.b.Exec("ROLLBACK")
 		return err
 	}
-	if err := w.b.exec("COMMIT"); err != nil {
+	if err := w.b.Exec("COMMIT"); err != nil {
 		return err
 	}
 	w.nextKey = k0 + int64(w.bigRows) + 1
@@ -448,7 +443,7 @@ func (w *workload) bigTx() error {
 	w.log = append(w.log, ochange{table: t, op: "c", k: k0, seq: seq0})
 	bulk := "bulk"
 	bx := vexp{v: &bulk}
-	if w.b.latin1() {
+	if w.b.Latin1() {
 		bx.vl = &bulk
 	}
 	for i := int64(1); i <= int64(w.bigRows); i++ {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestMySQLTableSelectionPatterns: on MariaDB, source.tables takes
@@ -14,8 +16,8 @@ import (
 // while streaming that matches is captured from its CREATE TABLE in the
 // binlog, an excluded one and one of another database are not.
 func TestMySQLTableSelectionPatterns(t *testing.T) {
-	e := newMyEnv(t, "mysel")
-	other := e.otherDB()
+	e := itest.NewMyEnv(t, "mysel")
+	other := e.OtherDB()
 	for _, q := range []string{
 		"CREATE TABLE order_lines (id INT PRIMARY KEY, v TEXT)",
 		"INSERT INTO order_lines VALUES (1, 'a'), (2, 'b')",
@@ -28,43 +30,34 @@ func TestMySQLTableSelectionPatterns(t *testing.T) {
 		"CREATE TABLE " + other + ".order_lines (id INT PRIMARY KEY)",
 		"INSERT INTO " + other + ".order_lines VALUES (1)",
 	} {
-		e.exec(q)
+		e.Exec(q)
 	}
-	cfg := e.writeConfig(fmt.Sprintf("  tables: ['%s\\.ORDER_.*']\n  exclude_tables: ['.*\\.order_archive.*']\n", strings.ToUpper(e.db)))
-	topic := func(db, table string) string { return e.prefix + "." + db + "." + table }
-	p := e.start("run", "--config", cfg)
-	p.waitFor(t, 90*time.Second, "the snapshot", func() bool {
-		return topicEnd(topic(e.db, "order_lines")) >= 2 && topicEnd(topic(e.db, "order_notes")) >= 1
+	cfg := e.WriteConfig(fmt.Sprintf("  tables: ['%s\\.ORDER_.*']\n  exclude_tables: ['.*\\.order_archive.*']\n", strings.ToUpper(e.DB)))
+	topic := func(db, table string) string { return e.Prefix + "." + db + "." + table }
+	p := e.Start("run", "--config", cfg)
+	p.WaitFor(t, 90*time.Second, "the snapshot", func() bool {
+		return itest.TopicEnd(topic(e.DB, "order_lines")) >= 2 && itest.TopicEnd(topic(e.DB, "order_notes")) >= 1
 	})
-	e.exec("CREATE TABLE order_late (id INT PRIMARY KEY, v TEXT)")
-	e.exec("INSERT INTO order_late VALUES (1, 'x'), (2, 'y')")
-	e.exec("CREATE TABLE order_archive_2025 (id INT PRIMARY KEY)")
-	e.exec("INSERT INTO order_archive_2025 VALUES (1)")
-	e.exec("INSERT INTO order_lines VALUES (3, 'marker')")
-	p.waitFor(t, 60*time.Second, "the new table's rows", func() bool {
-		return topicEnd(topic(e.db, "order_late")) >= 2 && topicEnd(topic(e.db, "order_lines")) >= 3
+	e.Exec("CREATE TABLE order_late (id INT PRIMARY KEY, v TEXT)")
+	e.Exec("INSERT INTO order_late VALUES (1, 'x'), (2, 'y')")
+	e.Exec("CREATE TABLE order_archive_2025 (id INT PRIMARY KEY)")
+	e.Exec("INSERT INTO order_archive_2025 VALUES (1)")
+	e.Exec("INSERT INTO order_lines VALUES (3, 'marker')")
+	p.WaitFor(t, 60*time.Second, "the new table's rows", func() bool {
+		return itest.TopicEnd(topic(e.DB, "order_late")) >= 2 && itest.TopicEnd(topic(e.DB, "order_lines")) >= 3
 	})
 	time.Sleep(time.Second)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 	for _, tb := range []struct{ db, table string }{
-		{e.db, "order_archive"}, {e.db, "order_archive_2025"}, {e.db, "customers"}, {other, "order_lines"},
+		{e.DB, "order_archive"}, {e.DB, "order_archive_2025"}, {e.DB, "customers"}, {other, "order_lines"},
 	} {
-		if n := topicEnd(topic(tb.db, tb.table)); n != 0 {
+		if n := itest.TopicEnd(topic(tb.db, tb.table)); n != 0 {
 			t.Errorf("%s.%s is not selected but its topic has %d messages", tb.db, tb.table, n)
 		}
 	}
-	if n := topicEnd(topic(e.db, "order_late")); n != 2 {
+	if n := itest.TopicEnd(topic(e.DB, "order_late")); n != 2 {
 		t.Errorf("order_late, created while streaming: %d messages, want 2", n)
 	}
-}
-
-// otherDB creates a second database beside e's, dropped with the test.
-func (e *myEnv) otherDB() string {
-	e.t.Helper()
-	other := e.db + "_x"
-	e.exec("CREATE DATABASE " + other)
-	e.t.Cleanup(func() { e.my.Execute("DROP DATABASE IF EXISTS " + other) })
-	return other
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/source"
@@ -35,17 +37,17 @@ func (c *capture) events() []*change.Event {
 
 // startCapture runs b's source in process (no Kafka): the tests of the
 // source's own contract (Snapshotter, Progresser) that need no pipeline.
-func startCapture(t *testing.T, b backend) *capture {
+func startCapture(t *testing.T, b itest.Backend) *capture {
 	t.Helper()
-	e := b.env()
+	e := b.Env()
 	var cfg config.Source
 	switch bk := b.(type) {
-	case *pgBackend:
-		cfg = config.Source{Type: "postgres", URL: e.pgURL(), Slot: "tributary_" + e.name, Publication: "tributary_" + e.name}
-	case *mariaBackend:
-		cfg = config.Source{Type: "mysql", URL: bk.e.url(), ServerID: config.DefaultServerID(e.name)}
+	case *itest.PGBackend:
+		cfg = config.Source{Type: "postgres", URL: e.PGURL(), Slot: "tributary_" + e.Name, Publication: "tributary_" + e.Name}
+	case *itest.MariaBackend:
+		cfg = config.Source{Type: "mysql", URL: bk.E.URL(), ServerID: config.DefaultServerID(e.Name)}
 	}
-	src, err := source.New(context.Background(), source.Options{Pipeline: e.name, TopicPrefix: e.prefix, Config: cfg})
+	src, err := source.New(context.Background(), source.Options{Pipeline: e.Name, TopicPrefix: e.Prefix, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,27 +94,27 @@ func progressOf(src source.Source, table string) (source.TableProgress, bool) {
 // other table keep streaming in between its chunks; progress counts its
 // rows; an unknown table is refused by name.
 func TestSnapshotOnDemand(t *testing.T) {
-	forEachBackend(t, "snapdemand", func(t *testing.T, b backend) {
+	itest.ForEachBackend(t, "snapdemand", func(t *testing.T, b itest.Backend) {
 		t.Setenv("TRIBUTARY_SNAPSHOT_CHUNK_ROWS", "100")
 		const rows = 2000
 		mustExec := func(sql string) {
 			t.Helper()
-			if err := b.exec(sql); err != nil {
+			if err := b.Exec(sql); err != nil {
 				t.Fatalf("%s: %v", sql, err)
 			}
 		}
 		for _, tb := range []string{"a", "other"} {
-			for _, s := range b.createTable(tb) {
+			for _, s := range b.CreateTable(tb) {
 				mustExec(s)
 			}
 		}
-		mustExec(b.bulkInsert("a", 0, 0, rows))
-		mustExec(b.bulkInsert("other", 0, 0, 10))
+		mustExec(b.BulkInsert("a", 0, 0, rows))
+		mustExec(b.BulkInsert("other", 0, 0, 10))
 		c := startCapture(t, b)
-		a := b.tableID("a")
-		waitFor(t, 120*time.Second, "the initial snapshot", func() bool {
+		a := b.TableID("a")
+		itest.WaitFor(t, 120*time.Second, "the initial snapshot", func() bool {
 			p, ok := progressOf(c.src, a)
-			q, ok2 := progressOf(c.src, b.tableID("other"))
+			q, ok2 := progressOf(c.src, b.TableID("other"))
 			return ok && ok2 && p.Done && q.Done
 		})
 		if p, _ := progressOf(c.src, a); p.Rows != rows || p.Started.IsZero() {
@@ -131,7 +133,7 @@ func TestSnapshotOnDemand(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 1; !stop.Load(); i++ {
-				if err := b.exec(fmt.Sprintf(`UPDATE other SET seq = %d WHERE k = %d`, 1000+i, 1+i%10)); err != nil {
+				if err := b.Exec(fmt.Sprintf(`UPDATE other SET seq = %d WHERE k = %d`, 1000+i, 1+i%10)); err != nil {
 					t.Errorf("update: %v", err)
 					return
 				}
@@ -142,7 +144,7 @@ func TestSnapshotOnDemand(t *testing.T) {
 		if err := snap.Snapshot(context.Background(), []string{a}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 120*time.Second, "the snapshot of "+a, func() bool {
+		itest.WaitFor(t, 120*time.Second, "the snapshot of "+a, func() bool {
 			p, _ := progressOf(c.src, a)
 			return p.Done && p.Rows == rows
 		})

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-cdc/tributary/integration/procstat"
@@ -28,9 +30,9 @@ func TestSnapshotKeylessTableStreams(t *testing.T) {
 		// for 200,000 rows).
 		maxPeakMB = 150
 	)
-	forEachBackend(t, "keyless", func(t *testing.T, b backend) {
+	itest.ForEachBackend(t, "keyless", func(t *testing.T, b itest.Backend) {
 		var stmts []string
-		switch b.kind() {
+		switch b.Kind() {
 		case "postgres":
 			stmts = []string{`CREATE TABLE logs (n bigint NOT NULL, msg text NOT NULL)`,
 				// A listed keyless table needs a replica identity (docs/postgresql.md).
@@ -42,30 +44,30 @@ func TestSnapshotKeylessTableStreams(t *testing.T) {
 		}
 		began := time.Now()
 		for _, s := range stmts {
-			if err := b.exec(s); err != nil {
+			if err := b.Exec(s); err != nil {
 				t.Fatalf("%s: %v", s, err)
 			}
 		}
 		loaded := time.Now()
-		e := b.env()
-		p := e.start("run", "--config", b.config([]string{"logs"}, ""))
-		ckpt := filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json")
-		waitOrDump(t, p, 180*time.Second, "the backfill of the keyless table", func() bool {
-			st, ok := readSnapshotState(ckpt)
+		e := b.Env()
+		p := e.Start("run", "--config", b.Config([]string{"logs"}, ""))
+		ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
+		itest.WaitOrDump(t, p, 180*time.Second, "the backfill of the keyless table", func() bool {
+			st, ok := itest.ReadSnapshotState(ckpt)
 			return ok && len(st.Done) > 0 && len(st.Tables) == 0
 		})
-		peak, err := procstat.PeakRSSMB(p.cmd.Process.Pid)
+		peak, err := procstat.PeakRSSMB(p.Cmd.Process.Pid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code := p.stop(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 		}
 
 		backfilled := time.Now()
 		seen := make([]bool, rows+1)
 		missing := rows
-		eachRawRecordWithin(t, b.topic("logs"), 120*time.Second, nil, func(r *kgo.Record) {
+		itest.EachRawRecordWithin(t, b.Topic("logs"), 120*time.Second, nil, func(r *kgo.Record) {
 			if n := readRowN(t, r); n >= 1 && n <= rows && !seen[n] {
 				seen[n] = true
 				missing--
@@ -90,9 +92,9 @@ func TestSnapshotKeylessTableStreams(t *testing.T) {
 // none skipped.
 func TestSnapshotKeylessTableRestarts(t *testing.T) {
 	const rows = 20_000
-	forEachBackend(t, "keylessre", func(t *testing.T, b backend) {
+	itest.ForEachBackend(t, "keylessre", func(t *testing.T, b itest.Backend) {
 		var stmts []string
-		switch b.kind() {
+		switch b.Kind() {
 		case "postgres":
 			stmts = []string{`CREATE TABLE logs (n bigint NOT NULL, msg text NOT NULL)`,
 				// A listed keyless table needs a replica identity (docs/postgresql.md).
@@ -103,31 +105,31 @@ func TestSnapshotKeylessTableRestarts(t *testing.T) {
 				fmt.Sprintf(`INSERT INTO logs SELECT seq, MD5(seq) FROM seq_1_to_%d`, rows)}
 		}
 		for _, s := range stmts {
-			if err := b.exec(s); err != nil {
+			if err := b.Exec(s); err != nil {
 				t.Fatalf("%s: %v", s, err)
 			}
 		}
-		e := b.env()
-		cfg := b.config([]string{"logs"}, "")
+		e := b.Env()
+		cfg := b.Config([]string{"logs"}, "")
 		small := []string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=200"} // 100-row chunks: the kill lands inside the table
-		topic := b.topic("logs")
-		first := e.startWith(small, "run", "--config", cfg)
-		waitOrDump(t, first, 60*time.Second, "a part of the table published", func() bool { return topicEnd(topic) >= 1000 })
-		first.kill()
-		if n := topicEnd(topic); n >= rows {
+		topic := b.Topic("logs")
+		first := e.StartWith(small, "run", "--config", cfg)
+		itest.WaitOrDump(t, first, 60*time.Second, "a part of the table published", func() bool { return itest.TopicEnd(topic) >= 1000 })
+		first.Kill()
+		if n := itest.TopicEnd(topic); n >= rows {
 			t.Fatalf("the first process published %d rows before the kill: the backfill was not interrupted", n)
 		}
-		second := e.startWith(small, "run", "--config", cfg)
-		ckpt := filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json")
-		waitOrDump(t, second, 120*time.Second, "the backfill after the restart", func() bool {
-			st, ok := readSnapshotState(ckpt)
+		second := e.StartWith(small, "run", "--config", cfg)
+		ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
+		itest.WaitOrDump(t, second, 120*time.Second, "the backfill after the restart", func() bool {
+			st, ok := itest.ReadSnapshotState(ckpt)
 			return ok && len(st.Done) > 0 && len(st.Tables) == 0
 		})
-		if code := second.stop(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, second.out)
+		if code := second.Stop(t); code != 0 {
+			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, second.Out)
 		}
 		byProducer := map[int64]map[int]bool{}
-		eachRawRecordWithin(t, topic, 60*time.Second, nil, func(r *kgo.Record) {
+		itest.EachRawRecordWithin(t, topic, 60*time.Second, nil, func(r *kgo.Record) {
 			if byProducer[r.ProducerID] == nil {
 				byProducer[r.ProducerID] = map[int]bool{}
 			}

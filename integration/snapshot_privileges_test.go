@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/jackc/pgx/v5"
 )
@@ -21,23 +23,23 @@ import (
 // snapshots its table and streams its changes. (The old MySQL backfill
 // took FLUSH TABLES WITH READ LOCK, which needs RELOAD.)
 func TestSnapshotRestrictedUser(t *testing.T) {
-	forEachBackend(t, "snaprds", func(t *testing.T, b backend) {
+	itest.ForEachBackend(t, "snaprds", func(t *testing.T, b itest.Backend) {
 		mustExec := func(sql string) {
 			t.Helper()
-			if err := b.exec(sql); err != nil {
+			if err := b.Exec(sql); err != nil {
 				t.Fatalf("%s: %v", sql, err)
 			}
 		}
-		for _, s := range b.createTable("items") {
+		for _, s := range b.CreateTable("items") {
 			mustExec(s)
 		}
-		mustExec(b.bulkInsert("items", 0, 0, 500))
-		e := b.env()
+		mustExec(b.BulkInsert("items", 0, 0, 500))
+		e := b.Env()
 		user := fmt.Sprintf("it_rds_%d_%04d", os.Getpid()%100000, rand.IntN(10000))
 		var cfg string
 		switch bk := b.(type) {
-		case *pgBackend:
-			admin, err := pgx.Connect(context.Background(), pgAdminURL)
+		case *itest.PGBackend:
+			admin, err := pgx.Connect(context.Background(), itest.PGAdminURL)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,11 +51,11 @@ func TestSnapshotRestrictedUser(t *testing.T) {
 				// After the pipeline (its cleanup ran first): the grants
 				// in the test database, then the role.
 				ctx := context.Background()
-				if c, err := pgx.Connect(ctx, e.pgURL()); err == nil {
+				if c, err := pgx.Connect(ctx, e.PGURL()); err == nil {
 					c.Exec(ctx, "DROP OWNED BY "+user)
 					c.Close(ctx)
 				}
-				if a, err := pgx.Connect(ctx, pgAdminURL); err == nil {
+				if a, err := pgx.Connect(ctx, itest.PGAdminURL); err == nil {
 					for range 20 {
 						if _, err := a.Exec(ctx, "DROP ROLE IF EXISTS "+user); err == nil {
 							break
@@ -63,24 +65,24 @@ func TestSnapshotRestrictedUser(t *testing.T) {
 					a.Close(ctx)
 				}
 			})
-			e.exec("GRANT SELECT ON ALL TABLES IN SCHEMA public TO " + user)
-			e.exec("CREATE PUBLICATION pub_" + user + " FOR TABLE items WITH (publish_via_partition_root = true)")
-			cfg = e.writePipeline(pipelineConfig{typ: "postgres", url: "postgres://" + user + ":pw@127.0.0.1:5432/" + e.db,
-				source: "  publication: pub_" + user + "\n  tables:\n    - public.items\n"})
-		case *mariaBackend:
-			db := bk.e.db
-			bk.e.exec("CREATE USER '" + user + "'@'%' IDENTIFIED BY 'pw'")
+			e.Exec("GRANT SELECT ON ALL TABLES IN SCHEMA public TO " + user)
+			e.Exec("CREATE PUBLICATION pub_" + user + " FOR TABLE items WITH (publish_via_partition_root = true)")
+			cfg = e.WritePipeline(itest.PipelineConfig{Typ: "postgres", URL: "postgres://" + user + ":pw@127.0.0.1:5432/" + e.DB,
+				Source: "  publication: pub_" + user + "\n  tables:\n    - public.items\n"})
+		case *itest.MariaBackend:
+			db := bk.E.DB
+			bk.E.Exec("CREATE USER '" + user + "'@'%' IDENTIFIED BY 'pw'")
 			t.Cleanup(func() {
-				if c, err := client.Connect(mariadbAddr, "root", "root", ""); err == nil {
+				if c, err := client.Connect(itest.MariadbAddr, "root", "root", ""); err == nil {
 					c.Execute("DROP USER IF EXISTS '" + user + "'@'%'")
 					c.Close()
 				}
 			})
-			bk.e.exec("GRANT SELECT ON `" + db + "`.* TO '" + user + "'@'%'")
-			bk.e.exec("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '" + user + "'@'%'")
-			bk.e.exec("CREATE TABLE `" + db + "`.tributary_signal (id VARCHAR(64) NOT NULL PRIMARY KEY, mark VARCHAR(128) NOT NULL)")
-			bk.e.exec("GRANT INSERT, UPDATE ON `" + db + "`.tributary_signal TO '" + user + "'@'%'")
-			r := bk.e.exec("SHOW GRANTS FOR '" + user + "'@'%'")
+			bk.E.Exec("GRANT SELECT ON `" + db + "`.* TO '" + user + "'@'%'")
+			bk.E.Exec("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '" + user + "'@'%'")
+			bk.E.Exec("CREATE TABLE `" + db + "`.tributary_signal (id VARCHAR(64) NOT NULL PRIMARY KEY, mark VARCHAR(128) NOT NULL)")
+			bk.E.Exec("GRANT INSERT, UPDATE ON `" + db + "`.tributary_signal TO '" + user + "'@'%'")
+			r := bk.E.Exec("SHOW GRANTS FOR '" + user + "'@'%'")
 			for i := range r.Values {
 				g, _ := r.GetString(i, 0)
 				for _, p := range []string{"RELOAD", "SUPER", "LOCK TABLES", "ALL PRIVILEGES"} {
@@ -89,21 +91,21 @@ func TestSnapshotRestrictedUser(t *testing.T) {
 					}
 				}
 			}
-			cfg = e.writePipeline(pipelineConfig{typ: "mysql", url: "mysql://" + user + ":pw@" + mariadbAddr + "/" + db,
-				source: "  tables:\n    - " + db + ".items\n"})
+			cfg = e.WritePipeline(itest.PipelineConfig{Typ: "mysql", URL: "mysql://" + user + ":pw@" + itest.MariadbAddr + "/" + db,
+				Source: "  tables:\n    - " + db + ".items\n"})
 		}
-		topic := b.topic("items")
-		p := e.start("run", "--config", cfg)
-		waitOrDump(t, p, 90*time.Second, "500 snapshot rows", func() bool { return topicEnd(topic) >= 500 })
+		topic := b.Topic("items")
+		p := e.Start("run", "--config", cfg)
+		itest.WaitOrDump(t, p, 90*time.Second, "500 snapshot rows", func() bool { return itest.TopicEnd(topic) >= 500 })
 		mustExec(`UPDATE items SET seq = 9999 WHERE k = 1`)
-		waitFor(t, 60*time.Second, "the streamed update", func() bool { return topicEnd(topic) >= 501 })
-		if code := p.stop(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+		itest.WaitFor(t, 60*time.Second, "the streamed update", func() bool { return itest.TopicEnd(topic) >= 501 })
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 		}
-		want, err := b.state("items")
+		want, err := b.State("items")
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkKeyHistories(t, readTopic(t, topic), want)
+		itest.CheckKeyHistories(t, itest.ReadTopic(t, topic), want)
 	})
 }

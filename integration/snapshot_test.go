@@ -2,16 +2,16 @@ package integration
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // TestSnapshotWhileWriting, on every source: the initial snapshot runs in
@@ -22,21 +22,21 @@ import (
 // back: no r row is older than a change published before it, and a
 // deleted key is never brought back by an r.
 func TestSnapshotWhileWriting(t *testing.T) {
-	forEachBackend(t, "snapwrite", func(t *testing.T, b backend) {
+	itest.ForEachBackend(t, "snapwrite", func(t *testing.T, b itest.Backend) {
 		const rows = 6000
 		mustExec := func(sql string) {
 			t.Helper()
-			if err := b.exec(sql); err != nil {
+			if err := b.Exec(sql); err != nil {
 				t.Fatalf("%s: %v", sql, err)
 			}
 		}
-		for _, s := range b.createTable("items") {
+		for _, s := range b.CreateTable("items") {
 			mustExec(s)
 		}
-		mustExec(b.bulkInsert("items", 0, 0, rows))
-		e := b.env()
-		cfg := b.config(nil, "")
-		p := e.startWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=150"}, "run", "--config", cfg)
+		mustExec(b.BulkInsert("items", 0, 0, rows))
+		e := b.Env()
+		cfg := b.Config(nil, "")
+		p := e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=150"}, "run", "--config", cfg)
 
 		// Writes until the snapshot is done (the checkpoint shows no table
 		// left), at least 3 s.
@@ -65,17 +65,17 @@ func TestSnapshotWhileWriting(t *testing.T) {
 				default:
 					sql = fmt.Sprintf(`UPDATE items SET seq = %d, v = 'upd' WHERE k = %d`, n, k)
 				}
-				if err := b.exec(sql); err != nil {
+				if err := b.Exec(sql); err != nil {
 					t.Errorf("%s: %v", sql, err)
 					return
 				}
 				writes.Add(1)
 			}
 		}()
-		ckpt := filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json")
+		ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
 		began := time.Now()
-		waitOrDump(t, p, 180*time.Second, "the snapshot to finish", func() bool {
-			st, ok := readSnapshotState(ckpt)
+		itest.WaitOrDump(t, p, 180*time.Second, "the snapshot to finish", func() bool {
+			st, ok := itest.ReadSnapshotState(ckpt)
 			return ok && len(st.Tables) == 0 && time.Since(began) > 3*time.Second
 		})
 		stop.Store(true)
@@ -83,114 +83,27 @@ func TestSnapshotWhileWriting(t *testing.T) {
 		// A last write, to know every earlier one is published.
 		n := seq.Add(1)
 		mustExec(fmt.Sprintf(`INSERT INTO items (k, seq, v) VALUES (%d, %d, 'last')`, -1, n))
-		topic := b.topic("items")
-		waitOrDump(t, p, 60*time.Second, "the last write", func() bool {
+		topic := b.Topic("items")
+		itest.WaitOrDump(t, p, 60*time.Second, "the last write", func() bool {
 			found := false
-			for _, m := range readTopic(t, topic) {
+			for _, m := range itest.ReadTopic(t, topic) {
 				if k, _ := m.Key["payload"].(map[string]any)["k"].(float64); k == -1 {
 					found = true
 				}
 			}
 			return found
 		})
-		if code := p.stop(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 		}
 
-		want, err := b.state("items")
+		want, err := b.State("items")
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkKeyHistories(t, readTopic(t, topic), want)
+		itest.CheckKeyHistories(t, itest.ReadTopic(t, topic), want)
 		t.Logf("%d writes during the snapshot; %d rows in the table at the end", writes.Load(), len(want))
 	})
-}
-
-// checkKeyHistories checks, per key, that the seq of its messages never
-// goes back and that its last message is the database's row.
-func checkKeyHistories(t *testing.T, msgs []message, want map[int64]dbRow) {
-	t.Helper()
-	type step struct {
-		op  string
-		seq int64
-	}
-	hist := map[int64][]step{}
-	reads := 0
-	for _, m := range msgs {
-		if m.Value == nil {
-			continue // tombstone
-		}
-		pl := m.payload()
-		op, _ := pl["op"].(string)
-		row, _ := pl["after"].(map[string]any)
-		if op == "d" {
-			row, _ = pl["before"].(map[string]any)
-		}
-		if op == "r" {
-			reads++
-		}
-		k := int64(m.Key["payload"].(map[string]any)["k"].(float64))
-		s, _ := row["seq"].(float64)
-		hist[k] = append(hist[k], step{op, int64(s)})
-	}
-	if reads == 0 {
-		t.Fatal("no r rows published")
-	}
-	bad := 0
-	for k, h := range hist {
-		for i := 1; i < len(h); i++ {
-			if h[i].seq < h[i-1].seq && bad < 10 {
-				bad++
-				t.Errorf("key %d: %s seq %d published after %s seq %d (an older version after a newer one): %v", k, h[i].op, h[i].seq, h[i-1].op, h[i-1].seq, h)
-			}
-		}
-		last := h[len(h)-1]
-		row, ok := want[k]
-		switch {
-		case last.op == "d" && ok:
-			t.Errorf("key %d: last message is a delete, the database has seq %d: %v", k, row.seq, h)
-		case last.op != "d" && !ok:
-			t.Errorf("key %d: last message %s seq %d, the key is not in the database: %v", k, last.op, last.seq, h)
-		case ok && last.seq != row.seq:
-			t.Errorf("key %d: last message %s seq %d, the database has seq %d: %v", k, last.op, last.seq, row.seq, h)
-		}
-	}
-	for k := range want {
-		if _, ok := hist[k]; !ok {
-			t.Errorf("key %d is in the database and was never published", k)
-		}
-	}
-}
-
-// snapshotStateJSON is the capture engine's state in a position.
-type snapshotStateJSON struct {
-	Tables []struct {
-		Table string   `json:"table"`
-		Key   []string `json:"key"` // base64 of each key value's text
-		Rows  int64    `json:"rows"`
-	} `json:"tables"`
-	Done []string `json:"done"`
-}
-
-// readSnapshotState reads the snapshot state of a file checkpoint; ok is
-// false before the first checkpoint.
-func readSnapshotState(path string) (st snapshotStateJSON, ok bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return st, false
-	}
-	var f struct {
-		Position struct {
-			Snapshot *snapshotStateJSON `json:"snapshot"`
-		} `json:"position"`
-	}
-	if json.Unmarshal(b, &f) != nil {
-		return st, false
-	}
-	if f.Position.Snapshot != nil {
-		st = *f.Position.Snapshot
-	}
-	return st, true
 }
 
 // intKey decodes a one-column integer key of the snapshot state.
@@ -207,21 +120,4 @@ func intKey(key []string) int {
 		return -1
 	}
 	return n
-}
-
-// waitOrDump is waitFor that shows the pipeline's output (its tail) when
-// the wait fails or the pipeline exits.
-func waitOrDump(t *testing.T, p *proc, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if p.exited() || time.Now().After(deadline) {
-			out := p.out.String()
-			if len(out) > 8000 {
-				out = out[len(out)-8000:]
-			}
-			t.Fatalf("waiting for %s: timed out after %s or tributary exited; output (tail):\n%s", what, timeout, out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/jackc/pgx/v5"
 )
 
@@ -26,19 +28,19 @@ const unavailable = "__debezium_unavailable_value"
 // body and the title the database holds: no body lost, no title rolled
 // back by a stale r.
 func TestSnapshotKeepsToastedValues(t *testing.T) {
-	e := newEnv(t, "snaptoast")
+	e := itest.NewEnv(t, "snaptoast")
 	const rows = 2000
-	e.exec(`CREATE TABLE docs (id int PRIMARY KEY, title text NOT NULL, body text NOT NULL)`)
+	e.Exec(`CREATE TABLE docs (id int PRIMARY KEY, title text NOT NULL, body text NOT NULL)`)
 	// EXTERNAL: out of line without compression, so a 3.2 KB body is TOASTed.
-	e.exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
-	e.exec(fmt.Sprintf(`INSERT INTO docs SELECT g, 't0', repeat(md5(g::text), 100) FROM generate_series(1, %d) g`, rows))
+	e.Exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
+	e.Exec(fmt.Sprintf(`INSERT INTO docs SELECT g, 't0', repeat(md5(g::text), 100) FROM generate_series(1, %d) g`, rows))
 	var toasted int64
-	if err := e.conn.QueryRow(context.Background(), `SELECT count(*) FROM docs WHERE pg_column_size(body) < 1000`).Scan(&toasted); err != nil || toasted != 0 {
+	if err := e.Conn.QueryRow(context.Background(), `SELECT count(*) FROM docs WHERE pg_column_size(body) < 1000`).Scan(&toasted); err != nil || toasted != 0 {
 		t.Fatalf("bodies are not stored out of line as the test needs (%d inline, err %v)", toasted, err)
 	}
 
-	cfg := e.writeConfig("")
-	p := e.startWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=200"}, "run", "--config", cfg)
+	cfg := e.WriteConfig("")
+	p := e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=200"}, "run", "--config", cfg)
 
 	// The writer sets a new title on every row, one transaction a round,
 	// until the snapshot is done or for at most 10 rounds: each round's
@@ -46,7 +48,7 @@ func TestSnapshotKeepsToastedValues(t *testing.T) {
 	// before the fix, 6 rounds lost 300 to 400 bodies). The pause keeps
 	// the stream from falling ever further behind (a high watermark waits
 	// for it).
-	w, err := pgx.Connect(context.Background(), e.pgURL())
+	w, err := pgx.Connect(context.Background(), e.PGURL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,9 +68,9 @@ func TestSnapshotKeepsToastedValues(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}()
-	ckpt := filepath.Join(e.dir, "checkpoints", e.name+".checkpoint.json")
-	waitOrDump(t, p, 120*time.Second, "the snapshot to finish", func() bool {
-		st, ok := readSnapshotState(ckpt)
+	ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
+	itest.WaitOrDump(t, p, 120*time.Second, "the snapshot to finish", func() bool {
+		st, ok := itest.ReadSnapshotState(ckpt)
 		return ok && len(st.Done) > 0 && len(st.Tables) == 0
 	})
 	stop.Store(true)
@@ -77,18 +79,18 @@ func TestSnapshotKeepsToastedValues(t *testing.T) {
 		t.Fatalf("only %d update rounds ran during the snapshot: no overlap to test", rounds.Load())
 	}
 	// A last row, to know that every earlier change is published.
-	e.exec(`INSERT INTO docs VALUES (0, 'last', 'last')`)
-	topic := e.prefix + ".public.docs"
-	waitOrDump(t, p, 60*time.Second, "the last row", func() bool {
-		for _, m := range readTopic(t, topic) {
+	e.Exec(`INSERT INTO docs VALUES (0, 'last', 'last')`)
+	topic := e.Prefix + ".public.docs"
+	itest.WaitOrDump(t, p, 60*time.Second, "the last row", func() bool {
+		for _, m := range itest.ReadTopic(t, topic) {
 			if id, _ := m.Key["payload"].(map[string]any)["id"].(float64); id == 0 && m.Value != nil {
 				return true
 			}
 		}
 		return false
 	})
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 	}
 
 	// Fold the topic per key (each key lives on one partition, read in
@@ -96,11 +98,11 @@ func TestSnapshotKeepsToastedValues(t *testing.T) {
 	type doc struct{ title, body string }
 	folded := map[int]*doc{}
 	reads, placeholders := 0, 0
-	for _, m := range readTopic(t, topic) {
+	for _, m := range itest.ReadTopic(t, topic) {
 		if m.Value == nil {
 			continue
 		}
-		pl := m.payload()
+		pl := m.Payload()
 		id := int(m.Key["payload"].(map[string]any)["id"].(float64))
 		if pl["op"] == "d" {
 			delete(folded, id)
@@ -127,7 +129,7 @@ func TestSnapshotKeepsToastedValues(t *testing.T) {
 	if placeholders == 0 {
 		t.Fatal("no update carried the unavailable placeholder: the test did not reach the case")
 	}
-	dbRows, err := e.conn.Query(context.Background(), `SELECT id, title, body FROM docs`)
+	dbRows, err := e.Conn.Query(context.Background(), `SELECT id, title, body FROM docs`)
 	if err != nil {
 		t.Fatal(err)
 	}

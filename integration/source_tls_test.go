@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
+
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/jackc/pgx/v5"
 )
@@ -37,9 +39,9 @@ var tlsSourcesUp struct {
 // returns the folder of the test certificates.
 func tlsSources(t *testing.T) string {
 	t.Helper()
-	skipShort(t)
+	itest.SkipShort(t)
 	tlsSourcesUp.once.Do(func() {
-		startedServices.add("tls-sources.sh")
+		itest.StartedServices.Add("tls-sources.sh")
 		cmd := exec.Command("services/tls-sources.sh", "up")
 		tlsSourcesUp.out, tlsSourcesUp.err = cmd.CombinedOutput()
 	})
@@ -62,7 +64,7 @@ func readCert(t *testing.T, dir, name string) string {
 // a topic prefix; the certificates go to the pipeline through ${env:…}, as
 // they would through ${ssm:…}.
 type tlsEnv struct {
-	*env
+	*itest.Env
 	certs string
 }
 
@@ -77,74 +79,74 @@ source:
   create_missing_topics: true
 checkpoint:
   path: %s
-`, e.name, source, kafkaAddr, e.prefix, filepath.Join(e.dir, "checkpoints"))
-	path := filepath.Join(e.dir, "pipeline.yaml")
+`, e.Name, source, itest.KafkaAddr, e.Prefix, filepath.Join(e.Dir, "checkpoints"))
+	path := filepath.Join(e.Dir, "pipeline.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return path
 }
 
 // setCerts puts the test material where ${env:TLS_IT_*} finds it.
 func (e *tlsEnv) setCerts() {
-	e.t.Setenv("TLS_IT_CA", readCert(e.t, e.certs, "ca.pem"))
-	e.t.Setenv("TLS_IT_OTHER_CA", readCert(e.t, e.certs, "other-ca.pem"))
-	e.t.Setenv("TLS_IT_CLIENT_CERT", readCert(e.t, e.certs, "client.pem"))
-	e.t.Setenv("TLS_IT_CLIENT_KEY", readCert(e.t, e.certs, "client.key"))
+	e.T.Setenv("TLS_IT_CA", readCert(e.T, e.certs, "ca.pem"))
+	e.T.Setenv("TLS_IT_OTHER_CA", readCert(e.T, e.certs, "other-ca.pem"))
+	e.T.Setenv("TLS_IT_CLIENT_CERT", readCert(e.T, e.certs, "client.pem"))
+	e.T.Setenv("TLS_IT_CLIENT_KEY", readCert(e.T, e.certs, "client.key"))
 }
 
 // fails runs the pipeline and waits for it to stop or to log want; the
 // output (JSON lines, read with their quotes unescaped) must hold want.
 func (e *tlsEnv) fails(cfg, want string) {
-	e.t.Helper()
-	p := e.start("run", "--config", cfg)
-	output := func() string { return strings.ReplaceAll(p.out.String(), `\"`, `"`) }
-	waitFor(e.t, 60*time.Second, "the failure "+want, func() bool {
-		return p.exited() || strings.Contains(output(), want)
+	e.T.Helper()
+	p := e.Start("run", "--config", cfg)
+	output := func() string { return strings.ReplaceAll(p.Out.String(), `\"`, `"`) }
+	itest.WaitFor(e.T, 60*time.Second, "the failure "+want, func() bool {
+		return p.Exited() || strings.Contains(output(), want)
 	})
-	if !p.exited() {
-		p.kill()
+	if !p.Exited() {
+		p.Kill()
 	}
 	if out := output(); !strings.Contains(out, want) {
-		e.t.Fatalf("want %q in the output; got:\n%s", want, out)
+		e.T.Fatalf("want %q in the output; got:\n%s", want, out)
 	}
 }
 
 // streams runs the pipeline until the backfilled rows and then the row
 // inserted by insert reach the topic.
 func (e *tlsEnv) streams(cfg, topic string, backfilled int, insert func()) {
-	e.t.Helper()
-	p := e.start("run", "--config", cfg)
-	waitFor(e.t, 60*time.Second, "the backfilled rows", func() bool {
-		if p.exited() {
-			e.t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+	e.T.Helper()
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(e.T, 60*time.Second, "the backfilled rows", func() bool {
+		if p.Exited() {
+			e.T.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
 		}
-		return topicEnd(topic) >= int64(backfilled)
+		return itest.TopicEnd(topic) >= int64(backfilled)
 	})
 	insert()
-	waitFor(e.t, 60*time.Second, "the streamed row", func() bool {
-		if p.exited() {
-			e.t.Fatalf("tributary exited: %v\n%s", p.err, p.out)
+	itest.WaitFor(e.T, 60*time.Second, "the streamed row", func() bool {
+		if p.Exited() {
+			e.T.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
 		}
-		return topicEnd(topic) >= int64(backfilled)+1
+		return itest.TopicEnd(topic) >= int64(backfilled)+1
 	})
-	if code := p.stop(e.t); code != 0 {
-		e.t.Fatalf("exit %d; output:\n%s", code, p.out)
+	if code := p.Stop(e.T); code != 0 {
+		e.T.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 	// Counted, not ordered: the topic's partitions interleave.
 	ops := map[string]int{}
-	for _, m := range readTopic(e.t, topic) {
-		ops[m.payload()["op"].(string)]++
+	for _, m := range itest.ReadTopic(e.T, topic) {
+		ops[m.Payload()["op"].(string)]++
 	}
 	if len(ops) != 2 || ops["r"] != backfilled || ops["c"] != 1 {
-		e.t.Fatalf("ops %v on %s, want %d r (backfill) and 1 c (streamed)", ops, topic, backfilled)
+		e.T.Fatalf("ops %v on %s, want %d r (backfill) and 1 c (streamed)", ops, topic, backfilled)
 	}
 }
 
 func newTLSEnv(t *testing.T, label string) *tlsEnv {
 	certs := tlsSources(t)
 	id := fmt.Sprintf("%s_%d_%04d", label, os.Getpid()%100000, rand.IntN(10000))
-	e := &tlsEnv{env: &env{t: t, name: id, db: "it_" + id, prefix: "it-" + strings.ReplaceAll(id, "_", "-"), dir: t.TempDir()}, certs: certs}
+	e := &tlsEnv{Env: &itest.Env{T: t, Name: id, DB: "it_" + id, Prefix: "it-" + strings.ReplaceAll(id, "_", "-"), Dir: t.TempDir()}, certs: certs}
 	e.setCerts()
 	return e
 }
@@ -175,20 +177,20 @@ func TestSourceTLSPostgres(t *testing.T) {
 		return conn
 	}
 	admin := connect("postgres")
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+e.db); err != nil {
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+e.DB); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		for i := 0; i < 40; i++ {
-			if _, err := admin.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1`, e.db); err == nil {
+			if _, err := admin.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1`, e.DB); err == nil {
 				break
 			}
 			time.Sleep(250 * time.Millisecond)
 		}
-		admin.Exec(ctx, "DROP DATABASE IF EXISTS "+e.db+" WITH (FORCE)")
+		admin.Exec(ctx, "DROP DATABASE IF EXISTS "+e.DB+" WITH (FORCE)")
 		admin.Close(ctx)
 	})
-	db := connect(e.db)
+	db := connect(e.DB)
 	defer db.Close(ctx)
 	exec := func(sql string) {
 		t.Helper()
@@ -200,38 +202,38 @@ func TestSourceTLSPostgres(t *testing.T) {
 	exec("INSERT INTO items VALUES (1, 'backfilled')")
 
 	url := func(userHost string) string {
-		return "  type: postgres\n  url: postgres://" + userHost + "/" + e.db + "?sslmode=verify-full\n"
+		return "  type: postgres\n  url: postgres://" + userHost + "/" + e.DB + "?sslmode=verify-full\n"
 	}
 	pw := "postgres:postgres@" + tlsPGAddr
 	withCA := "  ca_certificate: ${env:TLS_IT_CA}\n"
 
 	t.Run("no CA", func(t *testing.T) {
-		e.t = t
+		e.T = t
 		e.fails(e.writeSource(url(pw)), `untrusted authority ("Tributary test source CA"), not by one of the system's; set source.ca_certificate`)
 	})
 	t.Run("wrong CA", func(t *testing.T) {
-		e.t = t
+		e.T = t
 		e.fails(e.writeSource(url(pw)+"  ca_certificate: ${env:TLS_IT_OTHER_CA}\n"), `untrusted authority ("Tributary test source CA"), not by one in source.ca_certificate`)
 	})
 	t.Run("wrong host name", func(t *testing.T) {
-		e.t = t
+		e.T = t
 		e.fails(e.writeSource(url("postgres:postgres@localhost:5433")+withCA), `wrong host name: it names 127.0.0.1, not "localhost"`)
 	})
 	t.Run("certificate login without a certificate", func(t *testing.T) {
-		e.t = t
+		e.T = t
 		e.fails(e.writeSource(url("tls_cert_user@"+tlsPGAddr)+withCA), "connection requires a valid client certificate")
 	})
 	t.Run("verified with the CA", func(t *testing.T) {
-		e.t = t
-		e.streams(e.writeSource(url(pw)+withCA), e.prefix+".public.items", 1, func() { exec("INSERT INTO items VALUES (2, 'streamed')") })
+		e.T = t
+		e.streams(e.writeSource(url(pw)+withCA), e.Prefix+".public.items", 1, func() { exec("INSERT INTO items VALUES (2, 'streamed')") })
 	})
 	t.Run("certificate login", func(t *testing.T) {
-		e.t = t
-		e.name += "_cert"
-		e.prefix += "-cert"
+		e.T = t
+		e.Name += "_cert"
+		e.Prefix += "-cert"
 		e.streams(e.writeSource(url("tls_cert_user@"+tlsPGAddr)+withCA+
 			"  client_certificate: ${env:TLS_IT_CLIENT_CERT}\n  client_key: ${env:TLS_IT_CLIENT_KEY}\n"),
-			e.prefix+".public.items", 2, func() { exec("INSERT INTO items VALUES (3, 'by certificate')") })
+			e.Prefix+".public.items", 2, func() { exec("INSERT INTO items VALUES (3, 'by certificate')") })
 	})
 }
 
@@ -250,7 +252,7 @@ func TestSourceTLSMariaDB(t *testing.T) {
 		t.Fatalf("connect to the TLS MariaDB: %v", err)
 	}
 	t.Cleanup(func() {
-		my.Execute("DROP DATABASE IF EXISTS " + e.db)
+		my.Execute("DROP DATABASE IF EXISTS " + e.DB)
 		my.Close()
 	})
 	exec := func(sql string) {
@@ -259,43 +261,43 @@ func TestSourceTLSMariaDB(t *testing.T) {
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
-	exec("CREATE DATABASE " + e.db)
-	exec("CREATE TABLE " + e.db + ".items (id INT PRIMARY KEY, v TEXT)")
-	exec("INSERT INTO " + e.db + ".items VALUES (1, 'backfilled')")
+	exec("CREATE DATABASE " + e.DB)
+	exec("CREATE TABLE " + e.DB + ".items (id INT PRIMARY KEY, v TEXT)")
+	exec("INSERT INTO " + e.DB + ".items VALUES (1, 'backfilled')")
 
 	url := func(userHost, params string) string {
-		return "  type: mysql\n  url: mysql://" + userHost + "/" + e.db + params + "\n"
+		return "  type: mysql\n  url: mysql://" + userHost + "/" + e.DB + params + "\n"
 	}
 	pw := "root:root@" + tlsMariaDBAddr
 	withCA := "  ca_certificate: ${env:TLS_IT_CA}\n"
-	topic := func() string { return e.prefix + "." + e.db + ".items" }
+	topic := func() string { return e.Prefix + "." + e.DB + ".items" }
 
 	t.Run("no CA", func(t *testing.T) {
-		e.t = t
+		e.T = t
 		e.fails(e.writeSource(url(pw, "?tls=true")), `untrusted authority ("Tributary test source CA"), not by one of the system's; set source.ca_certificate`)
 	})
 	t.Run("wrong CA", func(t *testing.T) {
-		e.t = t
+		e.T = t
 		e.fails(e.writeSource(url(pw, "")+"  ca_certificate: ${env:TLS_IT_OTHER_CA}\n"), `untrusted authority ("Tributary test source CA"), not by one in source.ca_certificate`)
 	})
 	t.Run("wrong host name", func(t *testing.T) {
-		e.t = t
+		e.T = t
 		e.fails(e.writeSource(url("root:root@localhost:3307", "")+withCA), `wrong host name: it names 127.0.0.1, not "localhost"`)
 	})
 	t.Run("REQUIRE X509 without a certificate", func(t *testing.T) {
-		e.t = t
+		e.T = t
 		e.fails(e.writeSource(url("tls_cert_user:tls_cert_user@"+tlsMariaDBAddr, "")+withCA), "Access denied for user 'tls_cert_user'")
 	})
 	t.Run("verified with the CA", func(t *testing.T) {
-		e.t = t
-		e.streams(e.writeSource(url(pw, "")+withCA), topic(), 1, func() { exec("INSERT INTO " + e.db + ".items VALUES (2, 'streamed')") })
+		e.T = t
+		e.streams(e.writeSource(url(pw, "")+withCA), topic(), 1, func() { exec("INSERT INTO " + e.DB + ".items VALUES (2, 'streamed')") })
 	})
 	t.Run("certificate login", func(t *testing.T) {
-		e.t = t
-		e.name += "_cert"
-		e.prefix += "-cert"
+		e.T = t
+		e.Name += "_cert"
+		e.Prefix += "-cert"
 		e.streams(e.writeSource(url("tls_cert_user:tls_cert_user@"+tlsMariaDBAddr, "")+withCA+
 			"  client_certificate: ${env:TLS_IT_CLIENT_CERT}\n  client_key: ${env:TLS_IT_CLIENT_KEY}\n"),
-			topic(), 2, func() { exec("INSERT INTO " + e.db + ".items VALUES (3, 'by certificate')") })
+			topic(), 2, func() { exec("INSERT INTO " + e.DB + ".items VALUES (3, 'by certificate')") })
 	})
 }

@@ -4,22 +4,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 // neverReached starts a pipeline whose source URL names a port nothing
 // listens on: with no checkpoint this is a first start, which fails at
 // once (exit 1, the address and the cause, never the password) instead
 // of retrying for source.outage_window (5 minutes) as an outage.
-func neverReached(t *testing.T, e *env, typ, url, addr string) {
-	cfg := e.writePipeline(pipelineConfig{typ: typ, url: url})
+func neverReached(t *testing.T, e *itest.Env, typ, url, addr string) {
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: typ, URL: url})
 	start := time.Now()
-	p := e.start("run", "--config", cfg)
-	code := exitWithin(t, p, 45*time.Second, "a source never reached")
-	out := p.out.String()
+	p := e.Start("run", "--config", cfg)
+	code := itest.ExitWithin(t, p, 45*time.Second, "a source never reached")
+	out := p.Out.String()
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; output:\n%s", code, out)
 	}
-	line := lineWith(out, "never reached")
+	line := itest.LineWith(out, "never reached")
 	for _, want := range []string{addr, "refused", "source.url"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("the error does not say %q:\n%s", want, out)
@@ -35,15 +37,15 @@ func neverReached(t *testing.T, e *env, typ, url, addr string) {
 }
 
 func TestPostgresNeverReachedFailsStart(t *testing.T) {
-	e := newEnv(t, "pgunreach")
-	addr := freeAddr(t)
-	neverReached(t, e, "postgres", "postgres://postgres:s3cret-pw@"+addr+"/"+e.db, addr)
+	e := itest.NewEnv(t, "pgunreach")
+	addr := itest.FreeAddr(t)
+	neverReached(t, e, "postgres", "postgres://postgres:s3cret-pw@"+addr+"/"+e.DB, addr)
 }
 
 func TestMySQLNeverReachedFailsStart(t *testing.T) {
-	e := newMyEnv(t, "myunreach")
-	addr := freeAddr(t)
-	neverReached(t, e.env, "mysql", "mysql://root:s3cret-pw@"+addr+"/"+e.db, addr)
+	e := itest.NewMyEnv(t, "myunreach")
+	addr := itest.FreeAddr(t)
+	neverReached(t, e.Env, "mysql", "mysql://root:s3cret-pw@"+addr+"/"+e.DB, addr)
 }
 
 // A task restarting with a checkpoint (an ECS task replaced after a
@@ -54,52 +56,52 @@ func TestMySQLNeverReachedFailsStart(t *testing.T) {
 // through a proxy whose port the test closes (connection refused, every
 // connection cut) and opens again.
 func TestPostgresDownAtRestartRecovers(t *testing.T) {
-	e := newEnv(t, "pgdownstart")
-	proxy := newCutProxy(t, "127.0.0.1:5432")
-	downAtRestart(t, e, proxy, func(sql string) { e.exec(sql) }, e.prefix+".public.sentinel",
-		pipelineConfig{typ: "postgres", url: "postgres://postgres:postgres@" + proxy.addr + "/" + e.db})
+	e := itest.NewEnv(t, "pgdownstart")
+	proxy := itest.NewCutProxy(t, "127.0.0.1:5432")
+	downAtRestart(t, e, proxy, func(sql string) { e.Exec(sql) }, e.Prefix+".public.sentinel",
+		itest.PipelineConfig{Typ: "postgres", URL: "postgres://postgres:postgres@" + proxy.Addr + "/" + e.DB})
 }
 
 func TestMySQLDownAtRestartRecovers(t *testing.T) {
-	e := newMyEnv(t, "mydownstart")
-	proxy := newCutProxy(t, mariadbAddr)
-	downAtRestart(t, e.env, proxy, func(sql string) { e.exec(sql) }, e.prefix+"."+e.db+".sentinel",
-		pipelineConfig{typ: "mysql", url: "mysql://root:root@" + proxy.addr + "/" + e.db})
+	e := itest.NewMyEnv(t, "mydownstart")
+	proxy := itest.NewCutProxy(t, itest.MariadbAddr)
+	downAtRestart(t, e.Env, proxy, func(sql string) { e.Exec(sql) }, e.Prefix+"."+e.DB+".sentinel",
+		itest.PipelineConfig{Typ: "mysql", URL: "mysql://root:root@" + proxy.Addr + "/" + e.DB})
 }
 
 // downAtRestart runs a pipeline through proxy: once to a checkpoint, then
 // again with the port closed for 6 s, then through a 3 s cut.
-func downAtRestart(t *testing.T, e *env, proxy *cutProxy, exec func(string), sentinel string, c pipelineConfig) {
-	exec(sentinelTable)
-	cfg := e.writePipeline(c)
-	p := e.start("run", "--config", cfg)
+func downAtRestart(t *testing.T, e *itest.Env, proxy *itest.CutProxy, exec func(string), sentinel string, c itest.PipelineConfig) {
+	exec(itest.SentinelTable)
+	cfg := e.WritePipeline(c)
+	p := e.Start("run", "--config", cfg)
 	exec(`INSERT INTO sentinel VALUES (1)`)
-	awaitKey(t, p, sentinel, "id", 1)
+	itest.AwaitKey(t, p, sentinel, "id", 1)
 	time.Sleep(1500 * time.Millisecond) // a checkpoint
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 	}
 
-	proxy.cut()
-	p = e.start("run", "--config", cfg)
+	proxy.Cut()
+	p = e.Start("run", "--config", cfg)
 	time.Sleep(6 * time.Second)
-	if p.exited() {
-		t.Fatalf("a restart with a checkpoint gave up while the database was down for 6 s; output:\n%s", p.out)
+	if p.Exited() {
+		t.Fatalf("a restart with a checkpoint gave up while the database was down for 6 s; output:\n%s", p.Out)
 	}
 	exec(`INSERT INTO sentinel VALUES (2)`) // the database itself is up: only the port is closed
-	proxy.mend()
-	awaitKey(t, p, sentinel, "id", 2)
+	proxy.Mend()
+	itest.AwaitKey(t, p, sentinel, "id", 2)
 
 	// Down for a few seconds after this process connected: an outage too.
-	proxy.cut()
+	proxy.Cut()
 	time.Sleep(3 * time.Second)
 	exec(`INSERT INTO sentinel VALUES (3)`)
-	proxy.mend()
-	awaitKey(t, p, sentinel, "id", 3)
-	if code := p.stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.out)
+	proxy.Mend()
+	itest.AwaitKey(t, p, sentinel, "id", 3)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 	}
-	if !strings.Contains(p.out.String(), "reconnecting") {
-		t.Errorf("no reconnect was logged:\n%s", p.out)
+	if !strings.Contains(p.Out.String(), "reconnecting") {
+		t.Errorf("no reconnect was logged:\n%s", p.Out)
 	}
 }

@@ -1,4 +1,4 @@
-package integration
+package itest
 
 import (
 	"crypto/ecdsa"
@@ -24,14 +24,14 @@ import (
 // may use topics named sec.* only (writer: describe and write; creator and
 // the mutual-TLS principal tributary-client: also create).
 const (
-	kafkaSASLAddr = "127.0.0.1:9094"
-	kafkaMTLSAddr = "127.0.0.1:9095"
-	aclPrefix     = "sec."
+	KafkaSASLAddr = "127.0.0.1:9094"
+	KafkaMTLSAddr = "127.0.0.1:9095"
+	ACLPrefix     = "sec."
 )
 
-var saslUsers = map[string]string{"writer": "writer-secret", "creator": "creator-secret"}
+var SASLUsers = map[string]string{"writer": "writer-secret", "creator": "creator-secret"}
 
-func tlsFile(t *testing.T, name string) string {
+func TLSFile(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", ".services", "kafka", "tls", name))
 	if err != nil {
@@ -40,37 +40,37 @@ func tlsFile(t *testing.T, name string) string {
 	return string(b)
 }
 
-// secPrefix is a topic prefix of this test run under the ACL prefix.
-func secPrefix(label string) string {
-	return fmt.Sprintf("%s%s-%d-%04d", aclPrefix, label, os.Getpid()%100000, rand.IntN(10000))
+// SecPrefix is a topic prefix of this test run under the ACL prefix.
+func SecPrefix(label string) string {
+	return fmt.Sprintf("%s%s-%d-%04d", ACLPrefix, label, os.Getpid()%100000, rand.IntN(10000))
 }
 
-// saslDest is a destination on the SASL_SSL listener.
-func saslDest(t *testing.T, mech, user, pass string) config.Destination {
+// SASLDest is a destination on the SASL_SSL listener.
+func SASLDest(t *testing.T, mech, user, pass string) config.Destination {
 	return config.Destination{
-		BootstrapServers: kafkaSASLAddr,
+		BootstrapServers: KafkaSASLAddr,
 		Authentication:   mech,
 		Username:         user,
 		Password:         pass,
-		CACertificate:    tlsFile(t, "ca.pem"),
+		CACertificate:    TLSFile(t, "ca.pem"),
 		MaxMessageBytes:  config.DefaultMaxMessageBytes,
 	}
 }
 
-// mtlsDest is a destination on the mutual-TLS listener.
-func mtlsDest(t *testing.T) config.Destination {
+// MTLSDest is a destination on the mutual-TLS listener.
+func MTLSDest(t *testing.T) config.Destination {
 	return config.Destination{
-		BootstrapServers:  kafkaMTLSAddr,
+		BootstrapServers:  KafkaMTLSAddr,
 		Authentication:    config.AuthNone,
-		CACertificate:     tlsFile(t, "ca.pem"),
-		ClientCertificate: tlsFile(t, "client.pem"),
-		ClientKey:         tlsFile(t, "client.key"),
+		CACertificate:     TLSFile(t, "ca.pem"),
+		ClientCertificate: TLSFile(t, "client.pem"),
+		ClientKey:         TLSFile(t, "client.key"),
 		MaxMessageBytes:   config.DefaultMaxMessageBytes,
 	}
 }
 
-// otherCA is a fresh CA that signed nothing the broker holds.
-func otherCA(t *testing.T) string {
+// OtherCA is a fresh CA that signed nothing the broker holds.
+func OtherCA(t *testing.T) string {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
 	if err != nil {

@@ -1,4 +1,4 @@
-package integration
+package itest
 
 import (
 	"slices"
@@ -7,14 +7,14 @@ import (
 	"time"
 )
 
-// missingReported waits until the running p reports each of tables (a
+// MissingReported waits until the running p reports each of tables (a
 // source.tables entry) as missing where an operator looks, not only in
 // the log: status --json, the human status and the
 // tributary_table_missing gauge on addr (run's --http-addr).
-func missingReported(t *testing.T, e *env, p *proc, cfg, addr string, tables ...string) {
+func MissingReported(t *testing.T, e *Env, p *Proc, cfg, addr string, tables ...string) {
 	t.Helper()
-	p.waitFor(t, 60*time.Second, "status and metrics to report "+strings.Join(tables, ", ")+" missing", func() bool {
-		r, _ := statusJSON(t, e, cfg)
+	p.WaitFor(t, 60*time.Second, "status and metrics to report "+strings.Join(tables, ", ")+" missing", func() bool {
+		r, _ := StatusJSON(t, e, cfg)
 		if r.Live == nil {
 			return false
 		}
@@ -23,15 +23,15 @@ func missingReported(t *testing.T, e *env, p *proc, cfg, addr string, tables ...
 				return false
 			}
 		}
-		body := scrape(t, addr)
+		body := Scrape(t, addr)
 		for _, table := range tables {
-			if samples(body, "tributary_table_missing", `table="`+table+`"`)[""] != 1 {
+			if Samples(body, "tributary_table_missing", `table="`+table+`"`)[""] != 1 {
 				return false
 			}
 		}
 		return true
 	})
-	text := statusText(t, e, cfg)
+	text := StatusText(t, e, cfg)
 	for _, table := range tables {
 		if !strings.Contains(text, "missing tables") || !strings.Contains(text, table) {
 			t.Errorf("the human status does not name the missing table %s:\n%s", table, text)

@@ -1,4 +1,4 @@
-package integration
+package itest
 
 import (
 	"fmt"
@@ -7,33 +7,33 @@ import (
 	"testing"
 )
 
-// changeLog runs inserts, updates and deletes on a table while it streams
+// ChangeLog runs inserts, updates and deletes on a table while it streams
 // and records, for each, the values its c/u/d message must carry: the
 // row's columns as the server itself returns them, converted to utf8mb4
 // (SELECT CONVERT(col USING utf8mb4)), so that a test compares the
 // messages with the database, not with literals of its own.
-type changeLog struct {
-	e     *myEnv
+type ChangeLog struct {
+	e     *MyEnv
 	table string
 	cols  []string
-	want  map[string]map[string]any // "<op><id>" → column → text; nil: NULL
+	Want  map[string]map[string]any // "<op><id>" → column → text; nil: NULL
 	last  map[int]map[string]any
 }
 
-func (e *myEnv) changeLog(table string, cols ...string) *changeLog {
-	return &changeLog{e: e, table: table, cols: cols, want: map[string]map[string]any{}, last: map[int]map[string]any{}}
+func (e *MyEnv) ChangeLog(table string, cols ...string) *ChangeLog {
+	return &ChangeLog{e: e, table: table, cols: cols, Want: map[string]map[string]any{}, last: map[int]map[string]any{}}
 }
 
 // read returns row id's columns as the server converts them to utf8mb4.
-func (l *changeLog) read(id int) map[string]any {
-	l.e.t.Helper()
+func (l *ChangeLog) read(id int) map[string]any {
+	l.e.T.Helper()
 	sel := make([]string, len(l.cols))
 	for i, c := range l.cols {
 		sel[i] = "CONVERT(" + quoteMyIdent(c) + " USING utf8mb4)"
 	}
-	r := l.e.exec(fmt.Sprintf("SELECT %s FROM %s WHERE id = %d", strings.Join(sel, ", "), quoteMyIdent(l.table), id))
+	r := l.e.Exec(fmt.Sprintf("SELECT %s FROM %s WHERE id = %d", strings.Join(sel, ", "), quoteMyIdent(l.table), id))
 	if len(r.Values) != 1 {
-		l.e.t.Fatalf("row %d of %s: %d rows", id, l.table, len(r.Values))
+		l.e.T.Fatalf("row %d of %s: %d rows", id, l.table, len(r.Values))
 	}
 	row := map[string]any{}
 	for i, c := range l.cols {
@@ -48,36 +48,36 @@ func (l *changeLog) read(id int) map[string]any {
 }
 
 // insert runs stmt, which inserts row id: its c message carries the row.
-func (l *changeLog) insert(id int, stmt string) {
-	l.e.t.Helper()
-	l.e.exec(stmt)
+func (l *ChangeLog) Insert(id int, stmt string) {
+	l.e.T.Helper()
+	l.e.Exec(stmt)
 	l.last[id] = l.read(id)
-	l.want[fmt.Sprintf("c%d", id)] = l.last[id]
+	l.Want[fmt.Sprintf("c%d", id)] = l.last[id]
 }
 
 // update runs stmt, which updates row id (once per test): its u message
 // carries the row after it.
-func (l *changeLog) update(id int, stmt string) {
-	l.e.t.Helper()
-	l.e.exec(stmt)
+func (l *ChangeLog) Update(id int, stmt string) {
+	l.e.T.Helper()
+	l.e.Exec(stmt)
 	l.last[id] = l.read(id)
-	l.want[fmt.Sprintf("u%d", id)] = l.last[id]
+	l.Want[fmt.Sprintf("u%d", id)] = l.last[id]
 }
 
 // delete deletes row id: its d message carries the row as it was.
-func (l *changeLog) delete(id int) {
-	l.e.t.Helper()
-	l.want[fmt.Sprintf("d%d", id)] = l.last[id]
-	l.e.exec(fmt.Sprintf("DELETE FROM %s WHERE id = %d", quoteMyIdent(l.table), id))
+func (l *ChangeLog) Delete(id int) {
+	l.e.T.Helper()
+	l.Want[fmt.Sprintf("d%d", id)] = l.last[id]
+	l.e.Exec(fmt.Sprintf("DELETE FROM %s WHERE id = %d", quoteMyIdent(l.table), id))
 }
 
 // check compares the c/u/d messages of topic with what was recorded:
 // every change has its message, with the server's values.
-func (l *changeLog) check(t *testing.T, topic string) {
+func (l *ChangeLog) Check(t *testing.T, topic string) {
 	t.Helper()
 	got := map[string]map[string]any{}
-	for _, m := range readTopic(t, topic) {
-		pl := m.payload()
+	for _, m := range ReadTopic(t, topic) {
+		pl := m.Payload()
 		op, _ := pl["op"].(string)
 		row, _ := pl["after"].(map[string]any)
 		if op == "d" {
@@ -86,10 +86,10 @@ func (l *changeLog) check(t *testing.T, topic string) {
 		if op == "r" || row == nil {
 			continue
 		}
-		got[op+jsonString(row["id"])] = row
+		got[op+JSONString(row["id"])] = row
 	}
 	var keys []string
-	for k := range l.want {
+	for k := range l.Want {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -100,8 +100,8 @@ func (l *changeLog) check(t *testing.T, topic string) {
 			continue
 		}
 		for _, c := range l.cols {
-			if w, g := l.want[k][c], row[c]; w != g {
-				t.Errorf("%s %s: %s = %s, the server has %s", l.table, k, c, jsonString(g), jsonString(w))
+			if w, g := l.Want[k][c], row[c]; w != g {
+				t.Errorf("%s %s: %s = %s, the server has %s", l.table, k, c, JSONString(g), JSONString(w))
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package integration
+package itest
 
 import (
 	"context"
@@ -11,142 +11,136 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The writer and verifyOracle below serve TestCrashPoints (crash_test.go).
-// The no-gap oracles that were here, one per source, are now subtests of
-// TestRandomOracle (scenario_oracle_test.go), whose base workload (no
-// ORACLE_FEATURES) is theirs: inserts, updates and deletes under random
-// SIGKILLs.
-
-// oracleResult is what verifyOracle found.
-type oracleResult struct {
-	changes, messages, gaps, dups, reversals int
+// OracleResult is what verifyOracle found.
+type OracleResult struct {
+	Changes, messages, Gaps, Dups, Reversals int
 }
 
-func (r oracleResult) String() string {
-	return fmt.Sprintf("%d messages read, %d gaps, %d duplicates, %d reversals", r.messages, r.gaps, r.dups, r.reversals)
+func (r OracleResult) String() string {
+	return fmt.Sprintf("%d messages read, %d gaps, %d duplicates, %d reversals", r.messages, r.Gaps, r.Dups, r.Reversals)
 }
 
-// verifyOracle reads topic from the start and checks it against what w
+// VerifyOracle reads topic from the start and checks it against what w
 // committed: every committed change present (gaps are errors), no
 // rolled-back value, per key the first occurrences in seq order.
 // Duplicates are counted, not errors.
-func verifyOracle(t *testing.T, topic string, w *writer) oracleResult {
+func VerifyOracle(t *testing.T, topic string, w *Writer) OracleResult {
 	t.Helper()
-	return verifyMessages(t, readTopic(t, topic), w)
+	return VerifyMessages(t, ReadTopic(t, topic), w)
 }
 
-// verifyMessages is verifyOracle on messages already read.
-func verifyMessages(t *testing.T, msgs []message, w *writer) oracleResult {
+// VerifyMessages is verifyOracle on messages already read.
+func VerifyMessages(t *testing.T, msgs []Message, w *Writer) OracleResult {
 	t.Helper()
-	want := w.committed()
-	res := oracleResult{changes: len(want), messages: len(msgs)}
+	want := w.Committed()
+	res := OracleResult{Changes: len(want), messages: len(msgs)}
 	seen := map[string]bool{}    // event ids
-	got := map[change3]bool{}    // (op, k, seq) published
+	got := map[Change3]bool{}    // (op, k, seq) published
 	lastSeq := map[int64]int64{} // per key, seq of the last first-occurrence
 	for _, m := range msgs {
 		id := m.Headers["tributary-event-id"]
 		if seen[id] {
-			res.dups++
+			res.Dups++
 			continue
 		}
 		seen[id] = true
-		c, ok := changeOf(m)
+		c, ok := ChangeOf(m)
 		if !ok {
-			t.Errorf("a message without a row: %v", m.payload())
+			t.Errorf("a message without a row: %v", m.Payload())
 			continue
 		}
-		k, seq := c.k, c.seq
+		k, seq := c.K, c.Seq
 		got[c] = true
 		if seq < lastSeq[k] {
-			res.reversals++
+			res.Reversals++
 			t.Errorf("key %d: seq %d published after seq %d", k, seq, lastSeq[k])
 		}
 		lastSeq[k] = seq
-		if w.rolledBack[seq] {
+		if w.RolledBack[seq] {
 			t.Errorf("rolled-back seq %d (key %d) was published", seq, k)
 		}
 	}
 	for _, c := range want {
 		if !got[c] {
-			res.gaps++
-			if res.gaps <= 10 {
-				t.Errorf("gap: committed %s k=%d seq=%d never published", c.op, c.k, c.seq)
+			res.Gaps++
+			if res.Gaps <= 10 {
+				t.Errorf("gap: committed %s k=%d seq=%d never published", c.op, c.K, c.Seq)
 			}
 		}
 	}
 	return res
 }
 
-type change3 struct {
+type Change3 struct {
 	op  string
-	k   int64
-	seq int64
+	K   int64
+	Seq int64
 }
 
-// changeOf is the change a message of an oracle table carries: its op
+// ChangeOf is the change a message of an oracle table carries: its op
 // and the after row's k and seq (the before row's for a delete); false
 // for a message without that row.
-func changeOf(m message) (change3, bool) {
-	pl := m.payload()
+func ChangeOf(m Message) (Change3, bool) {
+	pl := m.Payload()
 	op, _ := pl["op"].(string)
 	row, _ := pl["after"].(map[string]any)
 	if op == "d" {
 		row, _ = pl["before"].(map[string]any)
 	}
 	if row == nil {
-		return change3{}, false
+		return Change3{}, false
 	}
-	return change3{op, int64(row["k"].(float64)), int64(row["seq"].(float64))}, true
+	return Change3{op, int64(row["k"].(float64)), int64(row["seq"].(float64))}, true
 }
 
-// writer makes random committed and rolled-back changes and remembers them.
-type writer struct {
+// Writer makes random committed and rolled-back changes and remembers them.
+type Writer struct {
 	mu         sync.Mutex
 	nextKey    int64
 	seq        int64
 	live       map[int64]int64 // key → current seq
-	log        []change3
-	rolledBack map[int64]bool
-	err        error
+	log        []Change3
+	RolledBack map[int64]bool
+	Err        error
 }
 
-func newWriter(rows int64) *writer {
-	w := &writer{nextKey: rows + 1, seq: rows, live: map[int64]int64{}, rolledBack: map[int64]bool{}}
+func NewWriter(rows int64) *Writer {
+	w := &Writer{nextKey: rows + 1, seq: rows, live: map[int64]int64{}, RolledBack: map[int64]bool{}}
 	for k := int64(1); k <= rows; k++ {
 		w.live[k] = k
 	}
 	return w
 }
 
-func (w *writer) committed() []change3 {
+func (w *Writer) Committed() []Change3 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]change3(nil), w.log...)
+	return append([]Change3(nil), w.log...)
 }
 
-func (w *writer) run(ctx context.Context, t *testing.T, url string, d time.Duration) {
+func (w *Writer) Run(ctx context.Context, t *testing.T, url string, d time.Duration) {
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
-		w.err = err
+		w.Err = err
 		return
 	}
 	defer conn.Close(context.Background())
-	w.runOn(ctx, pgExec(ctx, conn), d)
+	w.RunOn(ctx, PGExec(ctx, conn), d)
 }
 
-// pgExec runs the writer's statements on a PostgreSQL connection.
-func pgExec(ctx context.Context, conn *pgx.Conn) func(string) error {
+// PGExec runs the writer's statements on a PostgreSQL connection.
+func PGExec(ctx context.Context, conn *pgx.Conn) func(string) error {
 	return func(q string) error { _, err := conn.Exec(ctx, q); return err }
 }
 
 // runOn commits random transactions through exec (one statement per
 // call, on one session of any source) for d or until ctx is done.
-func (w *writer) runOn(ctx context.Context, exec func(string) error, d time.Duration) {
+func (w *Writer) RunOn(ctx context.Context, exec func(string) error, d time.Duration) {
 	rng := rand.New(rand.NewPCG(42, uint64(time.Now().UnixNano())))
 	end := time.Now().Add(d)
 	for time.Now().Before(end) && ctx.Err() == nil {
-		if err := w.tx(exec, rng); err != nil && ctx.Err() == nil {
-			w.err = fmt.Errorf("writer: %w", err)
+		if err := w.Tx(exec, rng); err != nil && ctx.Err() == nil {
+			w.Err = fmt.Errorf("writer: %w", err)
 			return
 		}
 		time.Sleep(time.Duration(rng.IntN(4)) * time.Millisecond)
@@ -155,7 +149,7 @@ func (w *writer) runOn(ctx context.Context, exec func(string) error, d time.Dura
 
 // tx runs one transaction of 1-5 changes; one in ten is rolled back. The
 // SQL is the same on every source.
-func (w *writer) tx(exec func(string) error, rng *rand.Rand) error {
+func (w *Writer) Tx(exec func(string) error, rng *rand.Rand) error {
 	if err := exec("BEGIN"); err != nil {
 		return err
 	}
@@ -167,7 +161,7 @@ func (w *writer) tx(exec func(string) error, rng *rand.Rand) error {
 	}
 	nextKey, seq := w.nextKey, w.seq
 	w.mu.Unlock()
-	var changes []change3
+	var changes []Change3
 	for n := 1 + rng.IntN(5); n > 0; n-- {
 		seq++
 		var k int64
@@ -177,17 +171,17 @@ func (w *writer) tx(exec func(string) error, rng *rand.Rand) error {
 			k = nextKey
 			nextKey++
 			q = fmt.Sprintf(`INSERT INTO ledger (k, seq) VALUES (%d, %d)`, k, seq)
-			changes = append(changes, change3{"c", k, seq})
+			changes = append(changes, Change3{"c", k, seq})
 			live[k] = seq
 		case r < 8: // update
-			k = anyKey(live, rng)
+			k = AnyKey(live, rng)
 			q = fmt.Sprintf(`UPDATE ledger SET seq = %d WHERE k = %d`, seq, k)
-			changes = append(changes, change3{"u", k, seq})
+			changes = append(changes, Change3{"u", k, seq})
 			live[k] = seq
 		default: // delete: the event carries the deleted row's seq
-			k = anyKey(live, rng)
+			k = AnyKey(live, rng)
 			q = fmt.Sprintf(`DELETE FROM ledger WHERE k = %d`, k)
-			changes = append(changes, change3{"d", k, live[k]})
+			changes = append(changes, Change3{"d", k, live[k]})
 			delete(live, k)
 		}
 		if err := exec(q); err != nil {
@@ -200,7 +194,7 @@ func (w *writer) tx(exec func(string) error, rng *rand.Rand) error {
 	if rollback {
 		for _, c := range changes {
 			if c.op != "d" {
-				w.rolledBack[c.seq] = true
+				w.RolledBack[c.Seq] = true
 			}
 		}
 		w.seq = seq // rolled-back seqs are never reused
@@ -214,7 +208,7 @@ func (w *writer) tx(exec func(string) error, rng *rand.Rand) error {
 	return nil
 }
 
-func anyKey(live map[int64]int64, rng *rand.Rand) int64 {
+func AnyKey(live map[int64]int64, rng *rand.Rand) int64 {
 	n := rng.IntN(len(live))
 	for k := range live {
 		if n == 0 {
@@ -225,13 +219,13 @@ func anyKey(live map[int64]int64, rng *rand.Rand) int64 {
 	panic("unreachable")
 }
 
-// awaitCatchUp waits until topic holds at least min messages and has
+// AwaitCatchUp waits until topic holds at least min messages and has
 // stopped growing.
-func awaitCatchUp(t *testing.T, topic string, min int64) {
+func AwaitCatchUp(t *testing.T, topic string, min int64) {
 	t.Helper()
 	prev := int64(-1)
-	waitFor(t, 120*time.Second, "every committed change", func() bool {
-		n := topicEnd(topic)
+	WaitFor(t, 120*time.Second, "every committed change", func() bool {
+		n := TopicEnd(topic)
 		stable := n == prev && n >= min
 		prev = n
 		time.Sleep(2 * time.Second)
