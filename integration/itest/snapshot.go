@@ -1,8 +1,10 @@
 package itest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -92,6 +94,22 @@ func ReadSnapshotState(path string) (st snapshotStateJSON, ok bool) {
 		st = *f.Position.Snapshot
 	}
 	return st, true
+}
+
+// IntKey decodes a one-column integer key of the snapshot state.
+func IntKey(key []string) int {
+	if len(key) != 1 {
+		return -1
+	}
+	raw, err := base64.StdEncoding.DecodeString(key[0])
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.Atoi(string(raw))
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // WaitOrDump is waitFor that shows the pipeline's output (its tail) when

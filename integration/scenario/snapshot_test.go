@@ -1,11 +1,9 @@
 package scenario_test
 
 import (
-	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -104,20 +102,4 @@ func TestSnapshotWhileWriting(t *testing.T) {
 		itest.CheckKeyHistories(t, itest.ReadTopic(t, topic), want)
 		t.Logf("%d writes during the snapshot; %d rows in the table at the end", writes.Load(), len(want))
 	})
-}
-
-// intKey decodes a one-column integer key of the snapshot state.
-func intKey(key []string) int {
-	if len(key) != 1 {
-		return -1
-	}
-	raw, err := base64.StdEncoding.DecodeString(key[0])
-	if err != nil {
-		return -1
-	}
-	n, err := strconv.Atoi(string(raw))
-	if err != nil {
-		return -1
-	}
-	return n
 }

@@ -1,4 +1,4 @@
-package scenario_test
+package delivery_test
 
 import (
 	"fmt"
@@ -165,7 +165,7 @@ func readBackfillProgress(path string) (prog backfillProgressJSON, finished bool
 	prog.Done = st.Done
 	for _, t := range st.Tables {
 		if len(t.Key) > 0 {
-			prog.Table, prog.After, prog.Rows = t.Table, []string{strconv.Itoa(intKey(t.Key))}, t.Rows
+			prog.Table, prog.After, prog.Rows = t.Table, []string{strconv.Itoa(itest.IntKey(t.Key))}, t.Rows
 		}
 	}
 	return prog, len(st.Tables) == 0 && len(st.Done) > 0

@@ -1,4 +1,4 @@
-package scenario_test
+package delivery_test
 
 // A review check that held (passes on the reviewed code); it runs only
 // with TRIBUTARY_REVIEW_HELD=1 (reviewHeld).

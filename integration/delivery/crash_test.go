@@ -1,4 +1,4 @@
-package scenario_test
+package delivery_test
 
 import (
 	"context"

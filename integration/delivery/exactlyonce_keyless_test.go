@@ -1,4 +1,4 @@
-package scenario_test
+package delivery_test
 
 // TestExactlyOnceKeylessBackfillAtLeastOnce: a table without a key
 // (REPLICA IDENTITY FULL, no primary key) has no key to resume its
