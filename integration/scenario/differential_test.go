@@ -54,7 +54,7 @@ func TestDebeziumDifferential(t *testing.T) {
 					if v := os.Getenv("DIFF_KNOWN"); v != "" {
 						replay += " DIFF_KNOWN=" + v
 					}
-					replay += fmt.Sprintf(" go test -count=1 -v -run 'TestDebeziumDifferential/%s' ./integration/", src)
+					replay += fmt.Sprintf(" go test -count=1 -v -run 'TestDebeziumDifferential/%s' ./integration/scenario/", src)
 					t.Logf("seed %d, known differences left out: %s; replay: %s", s, known, replay)
 					t.Cleanup(func() {
 						if t.Failed() {

@@ -37,7 +37,7 @@ func TestJDBCSinkMatchesSource(t *testing.T) {
 	if seconds < 1 {
 		t.Fatalf("JDBC_SINK_SECONDS=%d: want a positive number of seconds", seconds)
 	}
-	t.Logf("seed %d (replay: JDBC_SINK_SEED=%d go test -count=1 -v -run '^TestJDBCSinkMatchesSource$' ./integration/)", seed, seed)
+	t.Logf("seed %d (replay: JDBC_SINK_SEED=%d go test -count=1 -v -run '^TestJDBCSinkMatchesSource$' ./integration/scenario/)", seed, seed)
 	itest.ForEachBackend(t, "jdbcsink", func(t *testing.T, b itest.Backend) {
 		runJDBCSink(t, b, seed, time.Duration(seconds)*time.Second)
 	})

@@ -43,7 +43,7 @@ func TestRandomOracleExactlyOnce(t *testing.T) {
 	bigRows := envInt(t, "ORACLE_BIG_ROWS", eosOracleBigRows)
 	t.Run("postgres", func(t *testing.T) {
 		f := parseFeatures(t, "exactly_once")
-		t.Logf("seed %d, features %s; replay: ORACLE_SEED=%d ORACLE_FEATURES_EXACTLY_ONCE=%s go test -count=1 -v -run 'TestRandomOracleExactlyOnce' ./integration/",
+		t.Logf("seed %d, features %s; replay: ORACLE_SEED=%d ORACLE_FEATURES_EXACTLY_ONCE=%s go test -count=1 -v -run 'TestRandomOracleExactlyOnce' ./integration/scenario/",
 			seed, f, seed, f)
 		runRandomOracle(t, itest.NewPGBackend(t, "rnde"), seed, f, d, bigRows)
 	})

@@ -37,7 +37,7 @@ var allFeatures = []string{
 
 // shapeFeatures are named too but not part of "all" (ORACLE_FEATURES=all,toast
 // adds one): they fail on code that issue 28's fixes change, and join
-// allFeatures once those are merged (integration/scenario_shapes_test.go).
+// allFeatures once those are merged (integration/scenario/scenario_shapes_test.go).
 var shapeFeatures = []string{
 	"toast",       // a table of 6 KB TOASTed values (MariaDB: MEDIUMTEXT), updates that leave them alone, during the backfill too
 	"charsets",    // MariaDB: a column per table in a non-UTF-8 character set, ENUM and SET members with commas, quotes, spaces
@@ -119,7 +119,7 @@ func TestRandomOracle(t *testing.T) {
 	bigRows := envInt(t, "ORACLE_BIG_ROWS", 50_000)
 	itest.ForEachBackend(t, "rnd", func(t *testing.T, b itest.Backend) {
 		f := parseFeatures(t, b.Kind())
-		t.Logf("seed %d, features %s; replay: ORACLE_SEED=%d ORACLE_FEATURES=%s go test -count=1 -v -run 'TestRandomOracle/%s' ./integration/",
+		t.Logf("seed %d, features %s; replay: ORACLE_SEED=%d ORACLE_FEATURES=%s go test -count=1 -v -run 'TestRandomOracle/%s' ./integration/scenario/",
 			seed, f, seed, f, b.Kind())
 		runRandomOracle(t, b, seed, f, d, bigRows)
 	})
