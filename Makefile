@@ -46,9 +46,11 @@ test: services-up $(CFN_LINT) $(CDK) ## unit + integration tests on real service
 	bash .ci/tracked-files.sh
 	bash .ci/layout.sh
 	$(GO) vet ./...
-	# The integration package alone takes ~35 min on this machine kind (it runs its tests one
-	# at a time); the timeout leaves room for a loaded machine within CI's 90.
-	ORACLE_FEATURES_POSTGRES=$(ORACLE_PG_TEST_FEATURES) ORACLE_FEATURES_MARIADB=$(ORACLE_MARIADB_TEST_FEATURES) $(GO) test -count=1 -timeout 70m ./...
+	# The integration tests are packages by concern (docs/testing.md, "Layout"), which go test
+	# runs two at a time on this machine kind (-p defaults to GOMAXPROCS); the longest,
+	# integration/faults, takes ~11 min of the ~35 the tests take one after another. The
+	# timeout is per package and leaves room for a loaded machine.
+	ORACLE_FEATURES_POSTGRES=$(ORACLE_PG_TEST_FEATURES) ORACLE_FEATURES_MARIADB=$(ORACLE_MARIADB_TEST_FEATURES) $(GO) test -count=1 -timeout 45m ./...
 	@if bash integration/services/kafka-cluster.sh status | grep -q pid; then \
 	  echo 'the tests left the three-broker cluster running (integration/itest/harness.go stopStartedServices)' >&2; exit 1; fi
 	rm -rf $(TEST_TEMPLATES)
