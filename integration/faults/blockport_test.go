@@ -45,7 +45,7 @@ func newPortBlock(t *testing.T, port int) *portBlock {
 	return b
 }
 
-// drop starts dropping the packets, without RST or FIN: to the peers the
+// Drop starts dropping the packets, without RST or FIN: to the peers the
 // connections look open and silent.
 func (b *portBlock) Drop(t *testing.T) {
 	t.Helper()

@@ -197,7 +197,7 @@ func lastError(out string) string {
 	return lines[len(lines)-1]
 }
 
-// stop ends the current process with SIGTERM and returns its exit code.
+// Stop ends the current process with SIGTERM and returns its exit code.
 func (s *supervisor) Stop(t *testing.T) int {
 	t.Helper()
 	s.mu.Lock()

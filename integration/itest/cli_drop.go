@@ -10,7 +10,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
-// drop runs `tributary drop` with args (stdin not a terminal) and
+// Drop runs `tributary drop` with args (stdin not a terminal) and
 // returns its exit code and output.
 func (e *Env) Drop(t *testing.T, cfg string, args ...string) (int, string) {
 	t.Helper()
@@ -26,7 +26,7 @@ func (e *Env) Drop(t *testing.T, cfg string, args ...string) (int, string) {
 	return 0, string(out)
 }
 
-// pgCount counts what a catalog query finds.
+// PGCount counts what a catalog query finds.
 func (e *Env) PGCount(t *testing.T, q string, args ...any) int {
 	t.Helper()
 	var n int
@@ -36,7 +36,7 @@ func (e *Env) PGCount(t *testing.T, q string, args ...any) int {
 	return n
 }
 
-// offsetsRecord says whether the offsets topic holds a committed record
+// OffsetsRecord says whether the offsets topic holds a committed record
 // of the pipeline.
 func (e *Env) OffsetsRecord(t *testing.T) bool {
 	t.Helper()

@@ -32,7 +32,7 @@ func UseMoto(t *testing.T) {
 	t.Setenv("TRIBUTARY_LEASE_DURATION", TestLease)
 }
 
-// writeDynamoConfig writes a pipeline config that checkpoints in the
+// WriteDynamoConfig writes a pipeline config that checkpoints in the
 // DynamoDB table (created when missing). extra goes into the source section.
 func (e *Env) WriteDynamoConfig(table, extra string) string {
 	return e.WritePipeline(PipelineConfig{Source: extra, Checkpoint: DynamoCheckpoint(table)})
@@ -44,7 +44,7 @@ func DynamoCheckpoint(table string) string {
 	return "  store: dynamodb\n  table: " + table + "\n  create_table: true\n"
 }
 
-// startWith starts the binary with extra environment variables.
+// StartWith starts the binary with extra environment variables.
 func (e *Env) StartWith(extraEnv []string, args ...string) *Proc {
 	e.T.Helper()
 	p := &Proc{Cmd: exec.Command(Binary, args...), Out: &SyncBuffer{}, Done: make(chan struct{})}
@@ -66,7 +66,7 @@ func (e *Env) StartWith(extraEnv []string, args ...string) *Proc {
 	return p
 }
 
-// waitFor is waitFor that fails at once, with the output, when the
+// WaitFor is waitFor that fails at once, with the output, when the
 // process exits meanwhile.
 func (p *Proc) WaitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -82,7 +82,7 @@ func (p *Proc) WaitFor(t *testing.T, timeout time.Duration, what string, cond fu
 // pipeline first starts (so that it is published).
 const SentinelTable = `CREATE TABLE sentinel (id int PRIMARY KEY)`
 
-// awaitSentinel commits sentinel row id and waits until p published it.
+// AwaitSentinel commits sentinel row id and waits until p published it.
 // The pipeline hands records to the producer in commit order, so then
 // everything committed before is handed over too, and a SIGTERM (which
 // flushes) delivers it: unlike waiting for a quiet topic, this cannot
@@ -121,7 +121,7 @@ func AwaitKey(t *testing.T, p *Proc, topic, column string, id int) {
 	})
 }
 
-// killedBy reports whether the process ended by SIGKILL.
+// KilledBy reports whether the process ended by SIGKILL.
 func (p *Proc) KilledBy(sig syscall.Signal) bool {
 	ws, ok := p.Cmd.ProcessState.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && ws.Signal() == sig

@@ -6,7 +6,7 @@ import (
 	"github.com/jackc/pglogrepl"
 )
 
-// slotLSN is the confirmed flush LSN of the pipeline's slot (0: no slot).
+// SlotLSN is the confirmed flush LSN of the pipeline's slot (0: no slot).
 func (e *Env) SlotLSN() uint64 {
 	e.T.Helper()
 	var lsn *string

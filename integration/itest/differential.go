@@ -12,7 +12,7 @@ func RawKeyText(r RawRecord) string {
 	return string(b)
 }
 
-// compareByKey compares two sides' records of a topic key by key, each
+// CompareByKey compares two sides' records of a topic key by key, each
 // key's records in the order written, and returns the number of pairs
 // compared. Schemas are compared under the topic's name alone, so that a
 // schema difference is reported once for all keys.

@@ -34,7 +34,7 @@ func ReadCommitted(t *testing.T, topic string) []CommittedMessage {
 	return msgs
 }
 
-// awaitSentinelCommitted is awaitSentinel for a transactional topic.
+// AwaitSentinelCommitted is awaitSentinel for a transactional topic.
 func (e *Env) AwaitSentinelCommitted(p *Proc, id int) {
 	e.T.Helper()
 	e.Exec(`INSERT INTO sentinel VALUES ($1)`, id)
@@ -52,7 +52,7 @@ func (e *Env) AwaitSentinelCommitted(p *Proc, id int) {
 	})
 }
 
-// oracleSetup makes the ledger of the oracle writer with rows rows and the
+// OracleSetup makes the ledger of the oracle writer with rows rows and the
 // sentinel table, and returns the ledger's topic.
 func (e *Env) OracleSetup(rows int) string {
 	e.Exec(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text)`)
@@ -62,7 +62,7 @@ func (e *Env) OracleSetup(rows int) string {
 	return e.Prefix + ".public.ledger"
 }
 
-// startWriter runs the oracle writer for d in the background.
+// StartWriter runs the oracle writer for d in the background.
 func (e *Env) StartWriter(rows int64, d time.Duration) (*Writer, func()) {
 	w := NewWriter(rows)
 	ctx, cancel := context.WithCancel(context.Background())

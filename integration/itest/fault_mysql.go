@@ -3,9 +3,7 @@ package itest
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -36,29 +34,13 @@ func FaultMyEnv(t *testing.T, label string) *MyEnv {
 	return NewMyEnvAt(t, label, FaultMariaDBAddr)
 }
 
-// faultConfig writes the pipeline's config with the given outage window.
+// FaultConfig writes the pipeline's config, on the private MariaDB, with
+// the given outage window.
 func (e *MyEnv) FaultConfig(window string) string {
-	cfg := fmt.Sprintf(`name: %s
-source:
-  type: mysql
-  url: mysql://root:root@%s/%s
-  outage_window: %s
-destination:
-  bootstrap_servers: %s
-  topic_prefix: %s
-  disable_tls: true
-  create_missing_topics: true
-checkpoint:
-  path: %s
-`, e.Name, FaultMariaDBAddr, e.DB, window, KafkaAddr, e.Prefix, filepath.Join(e.Dir, "checkpoints"))
-	path := filepath.Join(e.Dir, "pipeline.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		e.T.Fatal(err)
-	}
-	return path
+	return e.WritePipeline(PipelineConfig{Typ: "mysql", URL: "mysql://root:root@" + FaultMariaDBAddr + "/" + e.DB, Source: "  outage_window: " + window + "\n"})
 }
 
-// writeMySQLFor commits random transactions (writer.tx) on addr for
+// WriteMySQLFor commits random transactions (writer.tx) on addr for
 // d, connecting again while the server is coming back. It is never
 // running while the server goes away, so no commit is in doubt.
 func (w *Writer) WriteMySQLFor(t *testing.T, addr, db string, d time.Duration) {

@@ -2,9 +2,6 @@ package itest
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,7 +10,7 @@ import (
 
 func (e *Env) FaultPgURL() string { return "postgres://postgres:postgres@127.0.0.1:5442/" + e.DB }
 
-// faultPgSQL runs sql on the fault server's database, connecting anew (the
+// FaultPgSQL runs sql on the fault server's database, connecting anew (the
 // server may just have restarted).
 func (e *Env) FaultPgSQL(sql string) {
 	e.T.Helper()
@@ -29,28 +26,13 @@ func (e *Env) FaultPgSQL(sql string) {
 	}
 }
 
+// FaultPgConfig writes the pipeline's config, on the private PostgreSQL,
+// with the given outage window.
 func (e *Env) FaultPgConfig(window string) string {
-	cfg := fmt.Sprintf(`name: %s
-source:
-  type: postgres
-  url: %s
-  outage_window: %s
-destination:
-  bootstrap_servers: %s
-  topic_prefix: %s
-  disable_tls: true
-  create_missing_topics: true
-checkpoint:
-  path: %s
-`, e.Name, e.FaultPgURL(), window, KafkaAddr, e.Prefix, filepath.Join(e.Dir, "checkpoints"))
-	path := filepath.Join(e.Dir, "pipeline.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		e.T.Fatal(err)
-	}
-	return path
+	return e.WritePipeline(PipelineConfig{Typ: "postgres", URL: e.FaultPgURL(), Source: "  outage_window: " + window + "\n"})
 }
 
-// writePgFor commits random transactions (writer.tx) for d. It is never
+// WritePgFor commits random transactions (writer.tx) for d. It is never
 // running while the server goes away, so no commit is in doubt.
 func (w *Writer) WritePgFor(t *testing.T, url string, d time.Duration) {
 	t.Helper()

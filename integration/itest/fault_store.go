@@ -58,7 +58,7 @@ func (p *CutProxy) serve(ln net.Listener) {
 	}()
 }
 
-// cut closes the port and every connection through it.
+// Cut closes the port and every connection through it.
 func (p *CutProxy) Cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -72,7 +72,7 @@ func (p *CutProxy) Cut() {
 	p.conns = nil
 }
 
-// mend opens the port again.
+// Mend opens the port again.
 func (p *CutProxy) Mend() {
 	ln, err := net.Listen("tcp", p.Addr)
 	if err != nil {

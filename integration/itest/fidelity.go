@@ -101,7 +101,7 @@ func FidelityInsert(table string, r FidelityRow) string {
 	return fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, strings.Join(cols, ", "), strings.Join(vals, ", "))
 }
 
-// tryExec runs sql and reports whether it worked (for optional extensions).
+// TryExec runs sql and reports whether it worked (for optional extensions).
 func (e *Env) TryExec(sql string) bool {
 	_, err := e.Conn.Exec(context.Background(), sql)
 	if err != nil {
@@ -339,7 +339,7 @@ func ReadTopicRaw(t *testing.T, topic string) []RawRecord {
 // FidelityDiffs collects differences; a schema difference repeated on
 // every message of a table version is reported once with a count.
 type FidelityDiffs struct {
-	// sanitize masks the volatile fields of a value; nil: sanitize (PostgreSQL's).
+	// Sanitize masks the volatile fields of a value; nil: sanitize (PostgreSQL's).
 	Sanitize func(v any) any
 	Lines    []string
 	seen     map[string]int // line → index in lines

@@ -16,20 +16,20 @@ import (
 type SideBySide struct {
 	E    *Env
 	Exec func(sql string) // on the test's database
-	// snapshot is applied before either side starts, stream once both
+	// Snapshot is applied before either side starts, stream once both
 	// have published the snapshot.
 	Snapshot, Stream []FidelityStep
 	Topics           []string // the compared topics, created by the test
-	// debezium starts Debezium writing to out, stopping after want records.
+	// Debezium starts Debezium writing to out, stopping after want records.
 	Debezium func(out string, want int) *DebeziumProc
 	Config   string // Tributary's pipeline config
-	// snapshotWait bounds the wait for both snapshots, streamWait that for
+	// SnapshotWait bounds the wait for both snapshots, streamWait that for
 	// the stream.
 	SnapshotWait, StreamWait time.Duration
 	Mariadb                  bool // the peer is Debezium's MariaDB connector
 }
 
-// run runs both sides, compares them topic by topic and fails the test on
+// Run runs both sides, compares them topic by topic and fails the test on
 // any difference or a message count other than the steps add up to. It
 // returns Tributary's output.
 func (s SideBySide) Run(t *testing.T) string {

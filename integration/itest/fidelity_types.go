@@ -1,6 +1,6 @@
 package itest
 
-// writeSourceConfig is writeConfig with lines added to the source section
+// WriteSourceConfig is writeConfig with lines added to the source section
 // too.
 func (e *Env) WriteSourceConfig(source, destination string) string {
 	return e.WritePipeline(PipelineConfig{Source: source, Destination: destination})

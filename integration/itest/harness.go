@@ -152,7 +152,7 @@ type PipelineConfig struct {
 	File        string // the config's name in e.dir; "": pipeline.yaml
 }
 
-// writePipeline writes the pipeline config c describes and returns its path.
+// WritePipeline writes the pipeline config c describes and returns its path.
 func (e *Env) WritePipeline(c PipelineConfig) string {
 	e.T.Helper()
 	if c.Typ == "" {
@@ -182,7 +182,7 @@ source:
 	return path
 }
 
-// writeConfig writes the pipeline config and returns its path. extra is
+// WriteConfig writes the pipeline config and returns its path. extra is
 // appended to the destination section.
 func (e *Env) WriteConfig(extra string) string {
 	return e.WritePipeline(PipelineConfig{Destination: extra})
@@ -213,27 +213,14 @@ func (s *SyncBuffer) String() string {
 	return s.b.String()
 }
 
+// Start starts the binary with args in the test's directory; it is
+// killed when the test ends.
 func (e *Env) Start(args ...string) *Proc {
 	e.T.Helper()
-	p := &Proc{Cmd: exec.Command(Binary, args...), Out: &SyncBuffer{}, Done: make(chan struct{})}
-	p.Cmd.Stdout, p.Cmd.Stderr = p.Out, p.Out
-	p.Cmd.Dir = e.Dir
-	if err := p.Cmd.Start(); err != nil {
-		e.T.Fatal(err)
-	}
-	go func() { p.Err = p.Cmd.Wait(); close(p.Done) }()
-	e.T.Cleanup(func() {
-		select {
-		case <-p.Done:
-		default:
-			p.Cmd.Process.Kill()
-			<-p.Done
-		}
-	})
-	return p
+	return e.StartWith(nil, args...)
 }
 
-// stop sends SIGTERM and returns the exit code.
+// Stop sends SIGTERM and returns the exit code.
 func (p *Proc) Stop(t *testing.T) int {
 	t.Helper()
 	p.Cmd.Process.Signal(syscall.SIGTERM)

@@ -11,7 +11,7 @@ import (
 // (mutual TLS); replication factor 3, min.insync.replicas=2.
 const ClusterBootstrap = "127.0.0.1:19192,127.0.0.1:19292,127.0.0.1:19392"
 
-// clusterConfig writes a pipeline config streaming e's database to the
+// ClusterConfig writes a pipeline config streaming e's database to the
 // cluster; destination holds the destination's lines but
 // topic_prefix and create_missing_topics ("" means PLAINTEXT).
 func (e *Env) ClusterConfig(destination string) string {

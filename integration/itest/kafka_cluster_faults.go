@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// stream commits writer transactions until ctx ends, about a hundred a
+// Stream commits writer transactions until ctx ends, about a hundred a
 // second, on one connection (the source is not faulted here).
 func (w *Writer) Stream(ctx context.Context, url string) error {
 	conn, err := pgx.Connect(ctx, url)

@@ -79,7 +79,7 @@ func BatchSizeOf(r *kgo.Record) int {
 	return m.BatchSize()
 }
 
-// skippedLines reads the row.skipped events of the local file.
+// SkippedLines reads the row.skipped events of the local file.
 func (e *Env) SkippedLines(t *testing.T) []webhook.RowSkipped {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(e.Dir, "checkpoints", e.Name+".row-skipped.jsonl"))

@@ -61,10 +61,10 @@ func (e *MyEnv) Exec(sql string) *gomysql.Result {
 
 func (e *MyEnv) URL() string { return "mysql://root:root@" + e.addr + "/" + e.DB }
 
-// writeConfig writes a mysql pipeline config; extra goes into the source section.
+// WriteConfig writes a mysql pipeline config; extra goes into the source section.
 func (e *MyEnv) WriteConfig(extra string) string { return e.WriteConfigWith(extra, "") }
 
-// writeConfigWith writes a mysql pipeline config with extra lines in the
+// WriteConfigWith writes a mysql pipeline config with extra lines in the
 // source and destination sections.
 func (e *MyEnv) WriteConfigWith(sourceExtra, destExtra string) string {
 	return e.WritePipeline(PipelineConfig{Typ: "mysql", URL: e.URL(), Source: sourceExtra, Destination: destExtra})

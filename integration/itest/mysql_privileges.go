@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// leastPrivUser creates a MariaDB user with the privileges
+// LeastPrivUser creates a MariaDB user with the privileges
 // docs/mysql.md lists except SELECT on the tables, which grants add; it
 // is dropped when the test ends.
 func (e *MyEnv) LeastPrivUser(name string, grants ...string) string {
@@ -23,7 +23,7 @@ func (e *MyEnv) LeastPrivUser(name string, grants ...string) string {
 	return fmt.Sprintf("mysql://%s:pw@%s/%s", name, MariadbAddr, e.DB)
 }
 
-// sub is a myEnv on e's database with a pipeline name and topic prefix of
+// Sub is a myEnv on e's database with a pipeline name and topic prefix of
 // its own, for subtest t.
 func (e *MyEnv) Sub(t *testing.T, label string) *MyEnv {
 	env := *e.Env
@@ -31,7 +31,7 @@ func (e *MyEnv) Sub(t *testing.T, label string) *MyEnv {
 	return &MyEnv{Env: &env, My: e.My, addr: e.addr}
 }
 
-// run runs tributary to its end (at most 90 s) and returns its output
+// Run runs tributary to its end (at most 90 s) and returns its output
 // and exit code.
 func (e *Env) Run(args ...string) (string, int) {
 	e.T.Helper()

@@ -47,7 +47,7 @@ func (l *ChangeLog) read(id int) map[string]any {
 	return row
 }
 
-// insert runs stmt, which inserts row id: its c message carries the row.
+// Insert runs stmt, which inserts row id: its c message carries the row.
 func (l *ChangeLog) Insert(id int, stmt string) {
 	l.e.T.Helper()
 	l.e.Exec(stmt)
@@ -55,7 +55,7 @@ func (l *ChangeLog) Insert(id int, stmt string) {
 	l.Want[fmt.Sprintf("c%d", id)] = l.last[id]
 }
 
-// update runs stmt, which updates row id (once per test): its u message
+// Update runs stmt, which updates row id (once per test): its u message
 // carries the row after it.
 func (l *ChangeLog) Update(id int, stmt string) {
 	l.e.T.Helper()
@@ -64,14 +64,14 @@ func (l *ChangeLog) Update(id int, stmt string) {
 	l.Want[fmt.Sprintf("u%d", id)] = l.last[id]
 }
 
-// delete deletes row id: its d message carries the row as it was.
+// Delete deletes row id: its d message carries the row as it was.
 func (l *ChangeLog) Delete(id int) {
 	l.e.T.Helper()
 	l.Want[fmt.Sprintf("d%d", id)] = l.last[id]
 	l.e.Exec(fmt.Sprintf("DELETE FROM %s WHERE id = %d", quoteMyIdent(l.table), id))
 }
 
-// check compares the c/u/d messages of topic with what was recorded:
+// Check compares the c/u/d messages of topic with what was recorded:
 // every change has its message, with the server's values.
 func (l *ChangeLog) Check(t *testing.T, topic string) {
 	t.Helper()

@@ -133,7 +133,7 @@ func PGExec(ctx context.Context, conn *pgx.Conn) func(string) error {
 	return func(q string) error { _, err := conn.Exec(ctx, q); return err }
 }
 
-// runOn commits random transactions through exec (one statement per
+// RunOn commits random transactions through exec (one statement per
 // call, on one session of any source) for d or until ctx is done.
 func (w *Writer) RunOn(ctx context.Context, exec func(string) error, d time.Duration) {
 	rng := rand.New(rand.NewPCG(42, uint64(time.Now().UnixNano())))
@@ -147,7 +147,7 @@ func (w *Writer) RunOn(ctx context.Context, exec func(string) error, d time.Dura
 	}
 }
 
-// tx runs one transaction of 1-5 changes; one in ten is rolled back. The
+// Tx runs one transaction of 1-5 changes; one in ten is rolled back. The
 // SQL is the same on every source.
 func (w *Writer) Tx(exec func(string) error, rng *rand.Rand) error {
 	if err := exec("BEGIN"); err != nil {

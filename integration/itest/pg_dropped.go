@@ -4,7 +4,7 @@ import (
 	"time"
 )
 
-// backfillAndStop runs the pipeline of cfg until topic has at least n
+// BackfillAndStop runs the pipeline of cfg until topic has at least n
 // messages (the backfill) and the stream has caught up, then stops it.
 func (e *Env) BackfillAndStop(cfg, topic string, n int64) {
 	e.T.Helper()
@@ -16,7 +16,7 @@ func (e *Env) BackfillAndStop(cfg, topic string, n int64) {
 	}
 }
 
-// oneRowAndSentinel makes table t (k int PRIMARY KEY, v text) with row
+// OneRowAndSentinel makes table t (k int PRIMARY KEY, v text) with row
 // (0, 'zero') and the sentinel table, and returns the config capturing
 // both and t's topic.
 func (e *Env) OneRowAndSentinel() (cfg, topic string) {

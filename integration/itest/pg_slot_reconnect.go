@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pglogrepl"
 )
 
-// fileCheckpointLSN reads the LSN of the pipeline's file checkpoint (0:
+// FileCheckpointLSN reads the LSN of the pipeline's file checkpoint (0:
 // none yet).
 func (e *Env) FileCheckpointLSN() uint64 {
 	e.T.Helper()

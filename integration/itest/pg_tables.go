@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// writeTablesConfig writes a file-store pipeline config whose
+// WriteTablesConfig writes a file-store pipeline config whose
 // source.tables is tables (none: every table with a primary key).
 func (e *Env) WriteTablesConfig(tables ...string) string {
 	list := ""
@@ -18,7 +18,7 @@ func (e *Env) WriteTablesConfig(tables ...string) string {
 	return e.WritePipeline(PipelineConfig{Source: list})
 }
 
-// pgCaughtUp commits row id into the sentinel table (which must be
+// PGCaughtUp commits row id into the sentinel table (which must be
 // captured) and waits until p published it: everything committed before
 // is then handed to the producer, and a SIGTERM delivers it.
 func (e *Env) PGCaughtUp(p *Proc, id int) {
@@ -42,7 +42,7 @@ func ReadTopicIfAny(t *testing.T, topic string) []Message {
 	return ReadTopic(t, topic)
 }
 
-// published returns the tables publication pub lists, as schema.table.
+// Published returns the tables publication pub lists, as schema.table.
 func (e *Env) Published(pub string) (all bool, tables []string) {
 	e.T.Helper()
 	ctx := context.Background()
@@ -77,7 +77,7 @@ func FinalState(t *testing.T, topic string) map[int]string {
 	return out
 }
 
-// dbState reads table (k int, v text) from the database.
+// DBState reads table (k int, v text) from the database.
 func (e *Env) DBState(table string) map[int]string {
 	e.T.Helper()
 	rows, err := e.Conn.Query(context.Background(), `SELECT k, v FROM `+table)

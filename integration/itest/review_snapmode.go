@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// committedOps is d.ops read with read_committed: what an exactly_once
+// CommittedOps is d.ops read with read_committed: what an exactly_once
 // consumer sees.
 func (d ModeDB) CommittedOps(t *testing.T) []string {
 	t.Helper()

@@ -17,39 +17,39 @@ import (
 type Backend interface {
 	Kind() string // "postgres" or "mariadb": the subtest name
 	Env() *Env
-	// exec runs one statement on the scenario's connection.
+	// Exec runs one statement on the scenario's connection.
 	Exec(sql string) error
-	// state reads table's rows: key → (seq, v, vl).
+	// State reads table's rows: key → (seq, v, vl).
 	State(table string) (map[int64]DBRow, error)
 	Topic(table string) string
 	TableID(table string) string // the source.tables entry
-	// config writes the pipeline config capturing tables (all tables when
+	// Config writes the pipeline config capturing tables (all tables when
 	// nil) with destExtra in the destination section; returns its path.
 	Config(tables []string, destExtra string) string
-	// latin1 tells whether the table has a latin1 column vl besides v.
+	// Latin1 tells whether the table has a latin1 column vl besides v.
 	Latin1() bool
 	CreateTable(table string) []string
-	// bulkInsert inserts n rows k = k0+i, seq = seq0+i, v = 'bulk' (i = 1…n).
+	// BulkInsert inserts n rows k = k0+i, seq = seq0+i, v = 'bulk' (i = 1…n).
 	BulkInsert(table string, k0, seq0 int64, n int) string
-	// shiftColumn adds a column that moves the columns after the key where
+	// ShiftColumn adds a column that moves the columns after the key where
 	// the dialect can (MariaDB AFTER k); Postgres appends it.
 	ShiftColumn(table, col string) string
 	ChangeType(table, col string) string
-	// createLogin creates a login user with password and every privilege,
+	// CreateLogin creates a login user with password and every privilege,
 	// dropped when the test ends; adminUserinfo is the "user:password"
 	// of config's source URL, which a test may replace by it.
 	CreateLogin(t *testing.T, user, password string)
-	// textKeyTable creates table (id text PRIMARY KEY, body text NOT NULL)
+	// TextKeyTable creates table (id text PRIMARY KEY, body text NOT NULL)
 	// whose deletes carry the whole row, for keys up to 2,000 characters.
 	TextKeyTable(table string) []string
 	AdminUserinfo() string
-	// shapeTable is the table of a shape feature (scenario_shapes_test.go)
+	// ShapeTable is the table of a shape feature (scenario_shapes_test.go)
 	// with t1…t4's columns; false when the dialect has no such shape.
 	ShapeTable(feature, table string) (ShapeTable, bool)
-	// charsetColumns add cs (in charset), en (an ENUM of enum) and st (a
+	// CharsetColumns add cs (in charset), en (an ENUM of enum) and st (a
 	// SET of set) to table; none where a database has one character set.
 	CharsetColumns(table, charset string, enum, set []string) []string
-	// columnsText reads cols of table's rows as UTF-8 text: key → col → value.
+	// ColumnsText reads cols of table's rows as UTF-8 text: key → col → value.
 	ColumnsText(table string, cols []string) (map[int64]map[string]*string, error)
 }
 
@@ -283,7 +283,7 @@ func (b *MariaBackend) CreateTable(table string) []string {
 		v VARCHAR(200) CHARACTER SET utf8mb4, vl VARCHAR(200) CHARACTER SET latin1, big MEDIUMTEXT)`}
 }
 
-// textKeyTable: latin1, so that 2,000 characters fit InnoDB's 3,072-byte
+// TextKeyTable: latin1, so that 2,000 characters fit InnoDB's 3,072-byte
 // key; the binlog's full row image carries the whole row of a delete.
 func (b *MariaBackend) TextKeyTable(table string) []string {
 	return []string{`CREATE TABLE ` + table + ` (id VARCHAR(2000) CHARACTER SET latin1 PRIMARY KEY, body MEDIUMTEXT NOT NULL)`}

@@ -1,6 +1,6 @@
 package itest
 
-// otherDB creates a second database beside e's, dropped with the test.
+// OtherDB creates a second database beside e's, dropped with the test.
 func (e *MyEnv) OtherDB() string {
 	e.T.Helper()
 	other := e.DB + "_x"

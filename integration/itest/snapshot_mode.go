@@ -18,7 +18,7 @@ type ModeDB struct {
 	Exec  func(sql string)
 	Topic string                     // the topic of table t
 	Cfg   func(source string) string // a pipeline config with these source lines
-	// lose makes the checkpoint's position unreadable: the slot dropped,
+	// Lose makes the checkpoint's position unreadable: the slot dropped,
 	// the binlog files purged.
 	Lose func(t *testing.T)
 }
@@ -32,7 +32,7 @@ func PGModeDB(t *testing.T, label string) ModeDB {
 		}}
 }
 
-// insert commits rows ids from..to into t, in one statement.
+// Insert commits rows ids from..to into t, in one statement.
 func (d ModeDB) Insert(from, to int) {
 	var vals []string
 	for i := from; i <= to; i++ {
@@ -41,7 +41,7 @@ func (d ModeDB) Insert(from, to int) {
 	d.Exec("INSERT INTO t (id) VALUES " + strings.Join(vals, ","))
 }
 
-// ops lists t's topic as "<op><id>", sorted (the topic may have several
+// Ops lists t's topic as "<op><id>", sorted (the topic may have several
 // partitions: its order across keys is not the order of publishing).
 func (d ModeDB) Ops(t *testing.T) []string {
 	t.Helper()
@@ -51,7 +51,7 @@ func (d ModeDB) Ops(t *testing.T) []string {
 	return out
 }
 
-// each calls fn with every message of t's topic and its "<op><id>".
+// Each calls fn with every message of t's topic and its "<op><id>".
 func (d ModeDB) Each(t *testing.T, fn func(op string, m Message)) {
 	t.Helper()
 	if TopicEnd(d.Topic) == 0 {
@@ -78,7 +78,7 @@ func ExitWithin(t *testing.T, p *Proc, d time.Duration, what string) int {
 	return p.Cmd.ProcessState.ExitCode()
 }
 
-// awaitStarted waits until p saved its first checkpoint: the position its
+// AwaitStarted waits until p saved its first checkpoint: the position its
 // stream starts from, saved before any row is published.
 func (d ModeDB) AwaitStarted(t *testing.T, p *Proc) {
 	t.Helper()

@@ -262,7 +262,7 @@ func (g *diffGen) value(c diffColumn, streaming bool) string {
 	return g.pick(vals)
 }
 
-// insert is an INSERT of one new row.
+// Insert is an INSERT of one new row.
 func (g *diffGen) Insert(tb *diffTable, streaming bool) string {
 	var cols, vals, key []string
 	for i, c := range tb.cols {
