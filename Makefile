@@ -46,11 +46,13 @@ test: services-up $(CFN_LINT) $(CDK) ## unit + integration tests on real service
 	bash .ci/tracked-files.sh
 	bash .ci/layout.sh
 	$(GO) vet ./...
-	# The integration package alone takes ~35 min on this machine kind (it runs its tests one
-	# at a time); the timeout leaves room for a loaded machine within CI's 90.
-	ORACLE_FEATURES_POSTGRES=$(ORACLE_PG_TEST_FEATURES) ORACLE_FEATURES_MARIADB=$(ORACLE_MARIADB_TEST_FEATURES) $(GO) test -count=1 -timeout 70m ./...
+	# The integration tests are packages by concern (docs/testing.md, "Layout"), which go test
+	# runs two at a time on this machine kind (-p defaults to GOMAXPROCS); the longest,
+	# integration/faults, takes ~11 min of the ~35 the tests take one after another. The
+	# timeout is per package and leaves room for a loaded machine.
+	ORACLE_FEATURES_POSTGRES=$(ORACLE_PG_TEST_FEATURES) ORACLE_FEATURES_MARIADB=$(ORACLE_MARIADB_TEST_FEATURES) $(GO) test -count=1 -timeout 45m ./...
 	@if bash integration/services/kafka-cluster.sh status | grep -q pid; then \
-	  echo 'the tests left the three-broker cluster running (integration/harness_test.go stopStartedServices)' >&2; exit 1; fi
+	  echo 'the tests left the three-broker cluster running (integration/itest/harness.go stopStartedServices)' >&2; exit 1; fi
 	rm -rf $(TEST_TEMPLATES)
 	cd infra && CFN_TEMPLATES_DIR=$(CURDIR)/$(TEST_TEMPLATES) $(GO) test -count=1 -timeout 15m ./...
 	$(CFN_LINT) $(TEST_TEMPLATES)/*.template.json
@@ -66,10 +68,10 @@ unit: ## unit tests only (no services)
 integration: services-up ## integration tests only
 	$(GO) test -count=1 -timeout 70m ./integration/...
 
-# The randomized workload oracle (TestRandomOracle, integration/scenario_*_test.go), long:
+# The randomized workload oracle (TestRandomOracle, integration/scenario/scenario_*_test.go), long:
 # SOAK_MINUTES of writing per source and a 500,000-row transaction. `make test` runs it for
 # 40 s per source with a 50,000-row one. A failing seed replays with the command it prints,
-# e.g. ORACLE_SEED=123 go test -count=1 -v -run 'TestRandomOracle/mariadb' ./integration/
+# e.g. ORACLE_SEED=123 go test -count=1 -v -run 'TestRandomOracle/mariadb' ./integration/scenario/
 # ORACLE_FEATURES (or ORACLE_FEATURES_POSTGRES / _MARIADB) picks the workload's shapes.
 # The shape features toast, charsets, keyless, identity, dropstopped, switch, refuse (issue 28's
 # findings, docs/testing.md) are not part of "all"; `make test` runs dropstopped and switch
@@ -80,9 +82,9 @@ SOAK_FEATURES ?= all,toast,charsets,keyless,identity,dropstopped,switch,refuse
 soak: services-up ## the randomized oracle for SOAK_MINUTES (default 60) per source, under random SIGKILLs
 	ORACLE_SECONDS=$$(( $(SOAK_MINUTES) * 60 )) ORACLE_BIG_ROWS=$${ORACLE_BIG_ROWS:-500000} \
 	ORACLE_TX_PAUSE_MS=$${ORACLE_TX_PAUSE_MS:-10} ORACLE_FEATURES=$${ORACLE_FEATURES:-$(SOAK_FEATURES)} \
-	  $(GO) test -count=1 -v -timeout $$(( $(SOAK_MINUTES) * 2 + 40 ))m -run '^TestRandomOracle$$' ./integration/
+	  $(GO) test -count=1 -v -timeout $$(( $(SOAK_MINUTES) * 2 + 40 ))m -run '^TestRandomOracle$$' ./integration/scenario/
 
-# The differential oracle (TestDebeziumDifferential, integration/differential_test.go): random
+# The differential oracle (TestDebeziumDifferential, integration/scenario/differential_test.go): random
 # schemas and workloads through real Debezium and Tributary at once, rounds of seed, seed+1, …
 # for MINUTES per source. `make test` runs one round per source with a random seed; a failing
 # seed replays with the command it prints. DIFF_KNOWN=1 also generates the known differences.
@@ -90,17 +92,17 @@ SEED ?= $(shell echo $$RANDOM)
 MINUTES ?= 10
 fuzz-debezium: services-up ## the Debezium differential oracle for MINUTES (default 10) per source from SEED
 	DIFF_SEED=$(SEED) DIFF_MINUTES=$(MINUTES) \
-	  $(GO) test -count=1 -v -timeout $$(( $(MINUTES) * 2 + 20 ))m -run '^TestDebeziumDifferential$$' ./integration/
+	  $(GO) test -count=1 -v -timeout $$(( $(MINUTES) * 2 + 20 ))m -run '^TestDebeziumDifferential$$' ./integration/scenario/
 
 # The fault suites in full: the source faults (restarts, killed connections, failovers, the
 # blocked-port outage past the window) and the multi-broker suite
-# (integration/kafka_cluster_faults_test.go) on the three-broker cluster of
+# (integration/faults/kafka_cluster_faults_test.go) on the three-broker cluster of
 # integration/services/kafka-cluster.sh, which the test starts: every fault, longer. `make test`
 # runs their short forms. The tables of faults × (gaps, duplicates, longest stall, recovered by
 # itself?) are in the log. KAFKA_FAULTS=all (by hand: go test -v -run TestKafkaClusterFaults
-# ./integration/) runs every broker fault with the short durations.
+# ./integration/faults/) runs every broker fault with the short durations.
 faults: services-up ## the source and multi-broker fault suites, full form
-	TRIBUTARY_FAULTS_LONG=1 KAFKA_FAULTS=full $(GO) test -count=1 -v -timeout 90m -run 'Fault|BlockedPort|Failover' ./integration/
+	TRIBUTARY_FAULTS_LONG=1 KAFKA_FAULTS=full $(GO) test -count=1 -v -timeout 90m -run 'Fault|BlockedPort|Failover' ./integration/faults/
 
 demo: services-up build ## a shop database streamed to Kafka, messages printed
 	bash integration/demo.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Headless Chromium for the status page test (integration/cli_page_test.go):
+# Headless Chromium for the status page test (integration/cli/cli_page_test.go):
 # Debian's chromium package, installed once. Idempotent and quick when it
 # is already there.
 set -euo pipefail

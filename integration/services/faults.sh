@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# faults.sh SERVICE ACTION — private servers for the fault tests (integration/fault_*_test.go),
+# faults.sh SERVICE ACTION — private servers for the fault tests (integration/faults/),
 # so that restarting or killing them never disturbs the shared services other tests use.
 #
 #   faults.sh mariadb up        start (creating it on first use) MariaDB on 127.0.0.1:3316
@@ -17,7 +17,7 @@
 # State: $STATE_DIR/faults/{mariadb,mariadb-minimal,mariadb-replica,postgres}. Same settings as
 # mariadb.sh (binlog ROW, FULL images and metadata, GTIDs; root/root) and postgres.sh (wal_level
 # logical; postgres/postgres), over TCP. Each server also listens on 127.0.0.2: the blocked-port
-# tests (integration/blockport_test.go) drop the packets of that address only, so the test's
+# tests (integration/faults/blockport_test.go) drop the packets of that address only, so the test's
 # writer keeps committing through 127.0.0.1 while the pipeline's connections go silent.
 
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"

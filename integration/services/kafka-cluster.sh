@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kafka-cluster.sh ACTION [NODE] — a three-broker Apache Kafka KRaft cluster on 127.0.0.1 for
-# the multi-broker fault tests (integration/kafka_cluster_*_test.go), apart from the shared
+# the multi-broker fault tests (integration/faults/kafka_cluster*_test.go), apart from the shared
 # one-node broker of kafka.sh so that killing its brokers disturbs no other test. Started only
 # by the tests that need it; it runs from the jars and test certificates that up.sh (kafka.sh)
 # already put under .services/kafka and installs nothing.

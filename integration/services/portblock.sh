@@ -3,7 +3,7 @@
 # between clients and one server port are dropped in both directions, established
 # connections included, with no RST or FIN (to both ends the connection looks open and
 # silent). Used by kafka-cluster.sh (`cut N`: a broker's client ports) and by
-# integration/blockport_test.go (the private database servers of faults.sh).
+# integration/faults/blockport_test.go (the private database servers of faults.sh).
 #
 #   portblock.sh drop ADDR PORT   drop what goes to ADDR:PORT and what comes back from it
 #   portblock.sh restore PORT     let it through again (a no-op when it was not dropped)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tls-sources.sh up|down — a PostgreSQL on 127.0.0.1:5433 and a MariaDB on 127.0.0.1:3307
 # that accept TLS only, with a certificate signed by a test CA made here with openssl. Only
-# the tests of verified TLS to the source (integration/source_tls_test.go) start them; down.sh
+# the tests of verified TLS to the source (integration/tls/source_tls_test.go) start them; down.sh
 # stops them. They are the shared servers' scripts (postgres.sh, mariadb.sh) with another
 # port, another folder and these settings on top:
 #   - certs/ (made once, remade when the server certificate has under a day left):

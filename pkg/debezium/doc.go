@@ -19,7 +19,7 @@
 //     never drops a value silently.
 //
 // The PostgreSQL output is checked against real Debezium by
-// integration/fidelity_test.go (every type the source maps, snapshot and
+// integration/postgres/fidelity_test.go (every type the source maps, snapshot and
 // streaming, REPLICA IDENTITY DEFAULT and FULL, TOAST, key changes, ALTER
 // TABLE). Known, deliberate differences, where Debezium's own output depends
 // on whether a row came from its snapshot or its stream:

@@ -21,7 +21,7 @@ func (e *Encoder) columnSchema(col *change.Column) (connectSchema, colEnc, bool)
 		return s, enc, ok
 	}
 	// Bytes as a bytea column's, in the binary mode's schema and encoding
-	// as well (verified side by side: integration/review_format_test.go).
+	// as well (verified side by side: integration/scenario/review_format_test.go).
 	s = connectSchema{typ: "bytes", optional: col.Optional}
 	return s, e.format.formatSchema(&change.Type{Kind: change.KindBytes}, &s, encBytes), true
 }

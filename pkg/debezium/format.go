@@ -166,7 +166,7 @@ func appendDecimalString(b, text []byte) ([]byte, error) {
 // said ErrSpecialDecimal): nan, inf or negInf. Unlike precise mode, which
 // cannot carry them (a null field), the double and string modes write
 // PostgreSQL's NaN and ±Infinity numerics, as Debezium does (verified side
-// by side in integration/review_format_test.go).
+// by side in integration/scenario/review_format_test.go).
 func specialDecimal(text []byte, nan, inf, negInf string) string {
 	switch {
 	case bytes.EqualFold(bytes.TrimLeft(text, "+-"), []byte("nan")):

@@ -54,7 +54,7 @@ func TestFormatNoSchemas(t *testing.T) {
 // TestFormatUnwrap: ExtractNewRecordState's row, with its rebuilt schema
 // (optional false), __deleted in the rewrite modes and the added fields
 // after the columns, as the real transform writes them
-// (integration/format_oracle_test.go).
+// (integration/scenario/format_oracle_test.go).
 func TestFormatUnwrap(t *testing.T) {
 	ev := goldenUpdateEvent()
 	_, value := appendBoth(t, Format{Unwrap: true}, ev)
@@ -114,7 +114,7 @@ func TestFormatDeleteRecords(t *testing.T) {
 }
 
 // TestFormatModes: the decimal, binary and time modes' schemas and values,
-// as Debezium writes them (integration/format_oracle_test.go).
+// as Debezium writes them (integration/scenario/format_oracle_test.go).
 func TestFormatModes(t *testing.T) {
 	table := &change.Table{
 		ID: change.TableID{DB: "d", Schema: "public", Name: "t"},
@@ -160,7 +160,7 @@ func TestFormatModes(t *testing.T) {
 
 // TestFormatUnavailableBytes: an unchanged TOASTed bytea in the binary
 // modes, as Debezium's PostgreSQL connector writes it (verified side by
-// side: integration/format_oracle_test.go).
+// side: integration/scenario/format_oracle_test.go).
 func TestFormatUnavailableBytes(t *testing.T) {
 	for binary, want := range map[string]string{
 		"":       `"X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="`,
@@ -262,7 +262,7 @@ var (
 
 // TestFormatSpecialDecimals: PostgreSQL's NaN and ±Infinity numerics in
 // decimal.handling.mode double and string are the values Debezium writes
-// (verified side by side: integration/review_format_test.go), not null.
+// (verified side by side: integration/scenario/review_format_test.go), not null.
 func TestFormatSpecialDecimals(t *testing.T) {
 	for _, c := range []struct{ text, double, str string }{
 		{"NaN", `"NaN"`, `"NAN"`},
@@ -283,7 +283,7 @@ func TestFormatSpecialDecimals(t *testing.T) {
 // TestFormatUnknownTypeBinary: a column of an unknown type published with
 // IncludeUnknownTypes is bytes in the binary mode's schema and encoding,
 // as Debezium's include.unknown.datatypes writes it (verified side by
-// side: integration/review_format_test.go).
+// side: integration/scenario/review_format_test.go).
 func TestFormatUnknownTypeBinary(t *testing.T) {
 	table := &change.Table{
 		ID: change.TableID{DB: "d", Schema: "public", Name: "t"},
@@ -315,7 +315,7 @@ func TestFormatUnknownTypeBinary(t *testing.T) {
 
 // TestFormatNegativeTimeConnect: a negative MySQL TIME, or one past a
 // day, in time_precision connect is null, as Debezium writes it (verified side by side:
-// integration/review_format_test.go), and refused in a NOT NULL column.
+// integration/scenario/review_format_test.go), and refused in a NOT NULL column.
 func TestFormatNegativeTimeConnect(t *testing.T) {
 	table := &change.Table{
 		ID: change.TableID{DB: "d", Name: "t"},

@@ -12,7 +12,7 @@ import (
 // Debezium's spatial semantic types (io.debezium.data.geometry): structs
 // holding the geometry's WKB and SRID; a Point adds its coordinates.
 // Field order and optionality are those of Debezium's Geometry, Geography
-// and Point builders (verified side by side, integration/fidelity_types_test.go).
+// and Point builders (verified side by side, integration/postgres/fidelity_types_test.go).
 
 var (
 	geometryFields = []connectField{

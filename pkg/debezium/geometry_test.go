@@ -31,7 +31,7 @@ func TestSpatialKinds(t *testing.T) {
 		// Debezium declares a geometry field optional even for NOT NULL
 		// (Geometry.builder() calls optional()), a geography field as the
 		// column is (Geography.builder() does not; found by the
-		// differential oracle, integration/differential_test.go), and
+		// differential oracle, integration/scenario/differential_test.go), and
 		// writes an empty collection for a null there.
 		{"geometry NOT NULL", typ(change.KindGeometry, -1, -1), false, change.Value{},
 			`"optional":true,"name":"io.debezium.data.geometry.Geometry","version":1,"doc":"Geometry"`,

@@ -109,7 +109,7 @@ func TestKinds(t *testing.T) {
 		{"timestamptz(0)", typ(change.KindTimestampTZ, 0, -1), true, change.IntValue(1700000000000000), `{"type":"string","optional":true,"name":"io.debezium.time.ZonedTimestamp","version":1,"field":"c"}`, `"2023-11-14T22:13:20Z"`},
 		{"timestamptz before 1970", typ(change.KindTimestampTZ, 6, -1), false, change.IntValue(-1), `{"type":"string","optional":false,"name":"io.debezium.time.ZonedTimestamp","version":1,"field":"c"}`, `"1969-12-31T23:59:59.999999Z"`},
 		// Unchanged-TOAST arrays, as Debezium 3.6.1.Final writes them
-		// (integration/fidelity_test.go, table arr_t).
+		// (integration/postgres/fidelity_test.go, table arr_t).
 		{"text array unavailable", arrayOf(change.KindString), true, change.Value{Kind: change.Unavailable}, `{"type":"array","items":{"type":"string","optional":true},"optional":true,"field":"c"}`, `["__debezium_unavailable_value"]`},
 		{"int4 array unavailable", arrayOf(change.KindInt32), true, change.Value{Kind: change.Unavailable}, `{"type":"array","items":{"type":"int32","optional":true},"optional":true,"field":"c"}`, `[95,95,100,101,98,101,122,105,117,109,95,117,110,97,118,97,105,108,97,98,108,101,95,118,97,108,117,101]`},
 		{"uuid array unavailable", arrayOf(change.KindUUID), true, change.Value{Kind: change.Unavailable}, `"items":{"type":"string","optional":true,"name":"io.debezium.data.Uuid","version":1}`, `["b68a35a7-17ad-35b3-af2a-ae46edb4545a"]`},

@@ -11,7 +11,7 @@ import (
 // written as the default, as Kafka Connect's JsonConverter does for
 // Debezium (replace.null.with.default=true, its default: a null field of a
 // schema with a default becomes the default). Found by the differential
-// oracle (integration/differential_test.go): for `c integer DEFAULT 7`
+// oracle (integration/scenario/differential_test.go): for `c integer DEFAULT 7`
 // set to NULL Debezium writes "c":7. Columns without a default keep their
 // null, and so does a NaN decimal (Debezium's converter makes it null,
 // then JsonConverter the default).

@@ -61,7 +61,7 @@ func TestFloorDiv(t *testing.T) {
 
 // TestFarTimestamp pins what Debezium 3.6.1 wrote side by side for
 // PostgreSQL timestamps past int64 µs (the differential oracle,
-// integration/differential_test.go): exact milliseconds and zoned
+// integration/scenario/differential_test.go): exact milliseconds and zoned
 // strings, µs saturated then wrapped by the fraction.
 func TestFarTimestamp(t *testing.T) {
 	far := change.FarTimestamp(9224318015999, 999999) // 294276-12-31T23:59:59.999999

@@ -25,7 +25,7 @@ var errNullElement = errors.New("null element in an array of required elements")
 
 // unavailableArrays are the unchanged-TOAST placeholders Debezium
 // 3.6.1.Final writes for arrays, by element kind (verified side by side,
-// integration/fidelity_test.go). Debezium substitutes a placeholder object
+// integration/postgres/fidelity_test.go). Debezium substitutes a placeholder object
 // before conversion: the placeholder string in a list for text-like
 // elements, its bytes as numbers for int4/int8/date, and for uuid the
 // name-based UUID of its bytes (UUID.nameUUIDFromBytes). For the other
@@ -113,7 +113,7 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 			// connect: a Connect Time cannot hold it, Debezium logs
 			// "Failed to properly convert data value" and the field is
 			// null (verified side by side:
-			// integration/review_format_test.go). PostgreSQL's 24:00:00
+			// integration/scenario/review_format_test.go). PostgreSQL's 24:00:00
 			// stays.
 			if p.optional && !p.inArray {
 				return append(b, "null"...), nil
@@ -324,7 +324,7 @@ func (p *colPlan) appendUnavailable(b []byte) ([]byte, error) {
 	case encBytesBase64:
 		// The placeholder's bytes do not convert to the string schema
 		// ("Unexpected JDBC BINARY value"): null, verified side by side
-		// (integration/format_oracle_test.go).
+		// (integration/scenario/format_oracle_test.go).
 		if p.optional {
 			return append(b, "null"...), nil
 		}

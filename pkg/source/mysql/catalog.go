@@ -500,7 +500,7 @@ var unescapeMember = func() (m [256]byte) {
 
 // allowed is the "allowed" parameter of an ENUM's or SET's schema as
 // Debezium's binlog connectors write it (checked side by side in
-// integration/mysql_fidelity_test.go): the members joined by ',', each
+// integration/mysql/mysql_fidelity_test.go): the members joined by ',', each
 // escaped as in COLUMN_TYPE, a comma as "\,".
 func allowed(members []string) string {
 	esc := strings.NewReplacer(`\`, `\\`, "\x00", `\0`, "\n", `\n`, "\r", `\r`, ",", `\,`)

@@ -71,7 +71,7 @@ func TestEnumValues(t *testing.T) {
 	if got := "enum(" + strings.Join(quoted, ",") + ")"; got != colType {
 		t.Errorf("quoteMember: %s, want %s", got, colType)
 	}
-	// Debezium's "allowed" (integration/mysql_fidelity_test.go).
+	// Debezium's "allowed" (integration/mysql/mysql_fidelity_test.go).
 	if got, want := allowed(want), `a,it's,x\,y,,\,,b\\s,x\ny,(p),ü`; got != want {
 		t.Errorf("allowed: %s, want %s", got, want)
 	}

@@ -27,7 +27,7 @@
 // captured table are refused.
 //
 // Debezium format, checked side by side with Debezium's MariaDB connector
-// (integration/mysql_fidelity_test.go): source.pos is the start of the
+// (integration/mysql/mysql_fidelity_test.go): source.pos is the start of the
 // rows event (not of the transaction) and source.row the row's index in
 // it; thread is null on MariaDB (its GTID event replaces the BEGIN query
 // that carries the thread id); snapshot rows have server_id 0 and gtid

@@ -157,7 +157,7 @@ func defaultConverted(t change.Type) bool {
 	if t.Kind == change.KindDecimal && t.Name == "numeric" && t.Precision < 0 {
 		// A VariableScaleDecimal: Debezium's BigDecimal default does not
 		// fit the struct, so it has none (the differential oracle,
-		// integration/differential_test.go, saw it side by side).
+		// integration/scenario/differential_test.go, saw it side by side).
 		return false
 	}
 	return t.Kind == change.KindEnum || debeziumDefaults[t.Name]

@@ -200,7 +200,7 @@ func FuzzDecodePosition(f *testing.F) {
 }
 
 // TestDecodeDebeziumForms pins values checked against real Debezium 3.6.1 by
-// integration/fidelity_test.go.
+// integration/postgres/fidelity_test.go.
 func TestDecodeDebeziumForms(t *testing.T) {
 	int4 := columnType(oidInt4, -1, "int4")
 	tests := []struct {

@@ -1,0 +1,160 @@
+package cli_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/tributary-cdc/tributary/integration/awstest"
+)
+
+// TestDropPostgres: after run (exactly_once, file store), drop refuses
+// while run holds the pipeline, refuses without --yes when stdin is no
+// terminal, and with --yes removes the slot, the publication Tributary
+// created, the checkpoint files and the offsets record (a tombstone); a
+// second drop finds nothing left, and a new run starts afresh.
+func TestDropPostgres(t *testing.T) {
+	e := itest.NewEnv(t, "drop")
+	e.Exec(`CREATE TABLE items (id int PRIMARY KEY, note text)`)
+	e.Exec(`INSERT INTO items SELECT g, 'n' FROM generate_series(1, 5) g`)
+	dir := filepath.Join(e.Dir, "checkpoints")
+	cfg := e.WritePipeline(itest.PipelineConfig{Checkpoint: "  path: " + dir + "\n" + itest.ExactlyOnceLines})
+	slot := `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1`
+	pub := `SELECT count(*) FROM pg_publication WHERE pubname = $1`
+	name := "tributary_" + e.Name
+
+	p := e.Start("run", "--config", cfg)
+	p.WaitFor(t, 90*time.Second, "the offsets record of the backfill", func() bool { return e.OffsetsRecord(t) })
+	if code, out := e.Drop(t, cfg, "--yes"); code != 1 || !strings.Contains(out, "is running") || !strings.Contains(out, "stop it first") {
+		t.Errorf("drop while running: exit %d, want 1 saying it is running\n%s", code, out)
+	}
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, p.Out)
+	}
+	if e.PGCount(t, slot, name) != 1 || e.PGCount(t, pub, name) != 1 {
+		t.Fatalf("after run: want the slot and the publication %s", name)
+	}
+
+	code, out := e.Drop(t, cfg)
+	if code != 2 || !strings.Contains(out, "--yes") || !strings.Contains(out, "replication slot "+name) {
+		t.Errorf("drop without --yes nor a terminal: exit %d, want 2 listing the slot and asking for --yes\n%s", code, out)
+	}
+	if e.PGCount(t, slot, name) != 1 {
+		t.Fatalf("drop without --yes removed the slot\n%s", out)
+	}
+
+	code, out = e.Drop(t, cfg, "--yes")
+	if code != 0 {
+		t.Fatalf("drop --yes: exit %d\n%s", code, out)
+	}
+	for _, want := range []string{"replication slot " + name, "publication " + name, "offsets record", ".checkpoint.json", "dropped pipeline"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("drop --yes does not list %q\n%s", want, out)
+		}
+	}
+	if n := e.PGCount(t, slot, name); n != 0 {
+		t.Errorf("after drop: %d slots named %s, want 0", n, name)
+	}
+	if n := e.PGCount(t, pub, name); n != 0 {
+		t.Errorf("after drop: %d publications named %s, want 0", n, name)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, e.Name+".*")); len(left) > 0 {
+		t.Errorf("after drop: files left in the store: %v", left)
+	}
+	if e.OffsetsRecord(t) {
+		t.Errorf("after drop: the offsets topic still holds the pipeline's record")
+	}
+
+	if code, out := e.Drop(t, cfg, "--yes"); code != 0 || !strings.Contains(out, "nothing left") {
+		t.Errorf("second drop: exit %d, want 0 saying nothing is left\n%s", code, out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, e.Name+".*")); len(left) > 0 {
+		t.Errorf("after the second drop: files left in the store: %v", left)
+	}
+}
+
+// TestDropKeepsAPublicationItDidNotCreate: a publication made by hand
+// (source.publication) stays, and drop says how to remove it.
+func TestDropKeepsAPublicationItDidNotCreate(t *testing.T) {
+	e := itest.NewEnv(t, "dropkeep")
+	e.Exec(`CREATE TABLE items (id int PRIMARY KEY)`)
+	e.Exec(`CREATE PUBLICATION mine FOR TABLE items`)
+	cfg := e.WritePipeline(itest.PipelineConfig{Source: "  publication: mine\n"})
+	p := e.Start("run", "--config", cfg)
+	p.WaitFor(t, 60*time.Second, "the slot", func() bool {
+		return e.PGCount(t, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1`, "tributary_"+e.Name) == 1
+	})
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, p.Out)
+	}
+	code, out := e.Drop(t, cfg, "--yes")
+	if code != 0 || !strings.Contains(out, `DROP PUBLICATION "mine"`) || !strings.Contains(out, "keeps") {
+		t.Errorf("drop: exit %d, want 0 keeping publication mine and naming DROP PUBLICATION\n%s", code, out)
+	}
+	if n := e.PGCount(t, `SELECT count(*) FROM pg_publication WHERE pubname = 'mine'`); n != 1 {
+		t.Errorf("after drop: the hand-made publication is gone")
+	}
+}
+
+// TestDropMySQLDynamoDB: with the DynamoDB store, drop refuses while run
+// renews the lease; after run stopped it removes the pipeline's signal
+// table rows and its item; a second drop finds nothing left.
+func TestDropMySQLDynamoDB(t *testing.T) {
+	awsCfg := awstest.Env(t)
+	e := itest.NewMyEnv(t, "dropmy")
+	e.Exec("CREATE TABLE items (id INT PRIMARY KEY)")
+	e.Exec("INSERT INTO items VALUES (1), (2), (3)")
+	table := awstest.Name("drop-")
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mysql", URL: e.URL(), Checkpoint: itest.DynamoCheckpoint(table)})
+	signalRows := func() int {
+		r := e.Exec("SELECT COUNT(*) FROM " + e.DB + ".tributary_signal WHERE id NOT LIKE 'check'")
+		n, _ := r.GetInt(0, 0)
+		return int(n)
+	}
+	p := e.StartWith([]string{"TRIBUTARY_LEASE_DURATION=3s"}, "run", "--config", cfg)
+	p.WaitFor(t, 90*time.Second, "the backfill's watermarks", func() bool {
+		r, err := e.My.Execute("SELECT COUNT(*) FROM " + e.DB + ".tributary_signal")
+		if err != nil {
+			return false
+		}
+		n, _ := r.GetInt(0, 0)
+		return n > 0 && itest.TopicEnd(e.Prefix+"."+e.DB+".items") >= 3
+	})
+	if code, out := e.Drop(t, cfg, "--yes"); code != 1 || !strings.Contains(out, "is running") {
+		t.Errorf("drop while running: exit %d, want 1 saying it is running\n%s", code, out)
+	}
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, p.Out)
+	}
+	if signalRows() == 0 {
+		t.Fatal("after run: no signal rows")
+	}
+	code, out := e.Drop(t, cfg, "--yes")
+	if code != 0 || !strings.Contains(out, "signal table rows") || !strings.Contains(out, "DynamoDB table "+table) {
+		t.Fatalf("drop --yes: exit %d, want 0 listing the signal rows and the item\n%s", code, out)
+	}
+	if n := signalRows(); n != 0 {
+		t.Errorf("after drop: %d signal rows of the pipeline, want 0", n)
+	}
+	ddb := dynamodb.NewFromConfig(awsCfg)
+	got, err := ddb.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range got.Items {
+		if k, _ := it["pipeline"].(*types.AttributeValueMemberS); k != nil && strings.HasPrefix(k.Value, e.Name) {
+			t.Errorf("after drop: item %s left in %s", k.Value, table)
+		}
+	}
+	if code, out := e.Drop(t, cfg, "--yes"); code != 0 || !strings.Contains(out, "nothing left") {
+		t.Errorf("second drop: exit %d, want 0 saying nothing is left\n%s", code, out)
+	}
+}

@@ -1,0 +1,40 @@
+package itest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// MissingReported waits until the running p reports each of tables (a
+// source.tables entry) as missing where an operator looks, not only in
+// the log: status --json, the human status and the
+// tributary_table_missing gauge on addr (run's --http-addr).
+func MissingReported(t *testing.T, e *Env, p *Proc, cfg, addr string, tables ...string) {
+	t.Helper()
+	p.WaitFor(t, 60*time.Second, "status and metrics to report "+strings.Join(tables, ", ")+" missing", func() bool {
+		r, _ := StatusJSON(t, e, cfg)
+		if r.Live == nil {
+			return false
+		}
+		for _, table := range tables {
+			if !slices.Contains(r.Live.MissingTables, table) {
+				return false
+			}
+		}
+		body := Scrape(t, addr)
+		for _, table := range tables {
+			if Samples(body, "tributary_table_missing", `table="`+table+`"`)[""] != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	text := StatusText(t, e, cfg)
+	for _, table := range tables {
+		if !strings.Contains(text, "missing tables") || !strings.Contains(text, table) {
+			t.Errorf("the human status does not name the missing table %s:\n%s", table, text)
+		}
+	}
+}

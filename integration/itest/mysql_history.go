@@ -1,0 +1,5 @@
+package itest
+
+func (e *MyEnv) MinimalConfig() string {
+	return e.WriteConfig("")
+}

@@ -1,0 +1,32 @@
+package itest
+
+// AfterColumns is the column schemas of a value message's "after" struct.
+func AfterColumns(value map[string]any) []map[string]any {
+	schema, _ := value["schema"].(map[string]any)
+	fields, _ := schema["fields"].([]any)
+	for _, f := range fields {
+		fm, _ := f.(map[string]any)
+		if fm["field"] != "after" {
+			continue
+		}
+		inner, _ := fm["fields"].([]any)
+		cols := make([]map[string]any, 0, len(inner))
+		for _, c := range inner {
+			cm, _ := c.(map[string]any)
+			cols = append(cols, cm)
+		}
+		return cols
+	}
+	return nil
+}
+
+// AfterColumn is column col's schema in a value message's "after" struct,
+// or nil.
+func AfterColumn(value map[string]any, col string) map[string]any {
+	for _, c := range AfterColumns(value) {
+		if c["field"] == col {
+			return c
+		}
+	}
+	return nil
+}
