@@ -92,6 +92,11 @@ const (
 
 // Value is one column value, in a form that needs no allocation to read.
 // How Int or Bytes is interpreted follows the column's Type.Kind.
+//
+// Bytes is read-only: a source may point it into memory it shares with
+// other values (a replication message, a string) rather than copy every
+// column, so nothing that reads an event writes through it; build a new
+// slice instead.
 type Value struct {
 	Kind  ValueKind
 	Int   int64

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/shopspring/decimal"
 
@@ -198,19 +199,14 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 	case change.KindDecimal:
 		switch d := v.(type) {
 		case decimal.Decimal:
-			return change.TextValue(d.StringFixed(int32(max(t.Scale, 0)))), nil
+			return change.Value{Kind: change.Text, Bytes: stringBytes(d.StringFixed(int32(max(t.Scale, 0))))}, nil
 		case string:
-			return decodeText(c, []byte(d))
+			return decodeText(c, stringBytes(d))
 		}
 		return change.Value{}, fmt.Errorf("decimal: unexpected %T", v)
 	case change.KindString, change.KindJSON:
-		var b []byte
-		switch s := v.(type) {
-		case string:
-			b = []byte(s)
-		case []byte:
-			b = s
-		default:
+		b, ok := rawBytes(v)
+		if !ok {
 			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
 		}
 		// Rows events carry text in the column's character set (the
@@ -223,13 +219,8 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 		}
 		return change.Value{Kind: change.Text, Bytes: b}, nil
 	case change.KindBytes:
-		var b []byte
-		switch s := v.(type) {
-		case string:
-			b = []byte(s)
-		case []byte:
-			b = s
-		default:
+		b, ok := rawBytes(v)
+		if !ok {
 			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
 		}
 		if c.dataType == "binary" && len(b) < c.octets {
@@ -252,7 +243,7 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 		if i <= 0 || int(i) > len(c.members) {
 			return change.TextValue(""), nil // the error value ''
 		}
-		return change.TextValue(c.members[i-1]), nil
+		return change.Value{Kind: change.Text, Bytes: stringBytes(c.members[i-1])}, nil
 	case change.KindSet:
 		i, ok := asInt(v)
 		if !ok {
@@ -264,22 +255,44 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 				members = append(members, c.members[j])
 			}
 		}
-		return change.TextValue(strings.Join(members, ",")), nil
+		return change.Value{Kind: change.Text, Bytes: stringBytes(strings.Join(members, ","))}, nil
 	case change.KindDate, change.KindTime, change.KindTimestamp, change.KindTimestampTZ:
-		var b []byte
-		switch s := v.(type) {
-		case string:
-			b = []byte(s)
-		case []byte:
-			b = s
-		case time.Time:
-			return change.IntValue(s.UnixMicro()), nil
-		default:
+		if tm, ok := v.(time.Time); ok {
+			return change.IntValue(tm.UnixMicro()), nil
+		}
+		b, ok := rawBytes(v)
+		if !ok {
 			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
 		}
 		return decodeText(c, b)
 	}
 	return change.Value{}, fmt.Errorf("no decoder for %s", t.Name)
+}
+
+// rawBytes returns the bytes of a string or []byte value of go-mysql,
+// without a copy (see stringBytes).
+func rawBytes(v any) ([]byte, bool) {
+	switch s := v.(type) {
+	case []byte:
+		return s, true
+	case string:
+		return stringBytes(s), true
+	}
+	return nil, false
+}
+
+// stringBytes returns the bytes of s without a copy, never nil (decodeText
+// reads nil as NULL). A Value may hold them: nothing writes through a
+// Value's Bytes (pkg/change/change.go). go-mysql's strings of a rows event
+// point into the event's packet, which it reads into a new buffer every
+// time (packet.Conn.ReadPacket) and never reuses, so they stay as they are
+// for as long as a Value holds them; copying each one cost an allocation
+// per column of every row.
+func stringBytes(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 func asInt(v any) (int64, bool) {

@@ -206,3 +206,40 @@ func TestLowerType(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeBinlogAliasesStrings: go-mysql hands text, dates and times of
+// a rows event to decodeBinlog as strings over the event's own packet
+// (never reused: packet.Conn.ReadPacket reads each into a new buffer), and
+// ENUM members are the column's own strings. The value is the same bytes,
+// not a copy made for every column of every row.
+func TestDecodeBinlogAliasesStrings(t *testing.T) {
+	utf8 := col("varchar", "varchar(32)", 0)
+	utf8.charset = "utf8mb4"
+	utf8.typ = columnType(utf8)
+	for _, tc := range []struct {
+		name string
+		c    *column
+		bin  any
+		want change.Value
+	}{
+		{"varchar", utf8, "shipped", change.TextValue("shipped")},
+		{"json", col("json", "json", 0), `{"a": 1}`, change.TextValue(`{"a": 1}`)},
+		{"varbinary", col("varbinary", "varbinary(8)", 0), "\x00\xff", change.BinaryValue([]byte{0, 0xff})},
+		{"date", col("date", "date", 0), "2024-01-02", change.IntValue(19724)},
+		{"datetime(6)", col("datetime", "datetime(6)", 6), "2024-01-02 03:04:05.000001", change.IntValue(1704164645000001)},
+		{"time", col("time", "time", 0), "838:59:59", change.IntValue(3020399000000)},
+		{"enum", col("enum", "enum('new','paid')", 0), int64(2), change.TextValue("paid")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got change.Value
+			var err error
+			allocs := testing.AllocsPerRun(100, func() { got, err = decodeBinlog(tc.c, tc.bin) })
+			if err != nil || got.String() != tc.want.String() || got.Kind != tc.want.Kind {
+				t.Fatalf("got %v, %v; want %v", got, err, tc.want)
+			}
+			if allocs != 0 {
+				t.Errorf("%v allocations per value, want 0", allocs)
+			}
+		})
+	}
+}
