@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"encoding/hex"
 	"fmt"
 	"math"
 	"strconv"
@@ -190,7 +189,8 @@ func timePrecision(typmod int32) int {
 // decodeText turns a value in Postgres text output format (what pgoutput
 // and a text-format query send) into a Value for a column of type t. The
 // bytes come from the server, so every malformed input is an error, never
-// a panic. The returned Value may alias src.
+// a panic. The caller hands src over: the returned Value may alias it, and
+// a bytea is decoded over it (unhexInPlace).
 func decodeText(t change.Type, src []byte) (change.Value, error) {
 	switch t.Kind {
 	case change.KindBool:
@@ -264,9 +264,9 @@ func decodeText(t change.Type, src []byte) (change.Value, error) {
 		if len(src) < 2 || src[0] != '\\' || src[1] != 'x' {
 			return change.Value{}, fmt.Errorf("bad bytea: want hex format (bytea_output=hex)")
 		}
-		b := make([]byte, hex.DecodedLen(len(src)-2))
-		if _, err := hex.Decode(b, src[2:]); err != nil {
-			return change.Value{}, fmt.Errorf("bad bytea: %v", err)
+		b, err := unhexInPlace(src)
+		if err != nil {
+			return change.Value{}, err
 		}
 		return change.BinaryValue(b), nil
 	case change.KindDate:
@@ -285,6 +285,37 @@ func decodeText(t change.Type, src []byte) (change.Value, error) {
 		return parseTimestamp(src, t.Kind == change.KindTimestampTZ)
 	}
 	return change.Value{}, fmt.Errorf("type %s has no decoder", t.Name)
+}
+
+// unhexInPlace decodes a bytea's hex output (`\x` and two hex digits a
+// byte) over src itself: byte i is written where digit 2i+2 was, after
+// every digit before it is read, so a value costs no allocation.
+func unhexInPlace(src []byte) ([]byte, error) {
+	digits := src[2:]
+	if len(digits)%2 != 0 {
+		return nil, fmt.Errorf("bad bytea: odd number of hex digits")
+	}
+	for i := 0; i < len(digits)/2; i++ {
+		hi, ok1 := unhex(digits[2*i])
+		lo, ok2 := unhex(digits[2*i+1])
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("bad bytea: %q is not hex", digits[2*i:2*i+2])
+		}
+		src[i] = hi<<4 | lo
+	}
+	return src[:len(digits)/2], nil
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 func trunc(b []byte) string {
