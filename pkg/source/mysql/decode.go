@@ -199,7 +199,7 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 	case change.KindDecimal:
 		switch d := v.(type) {
 		case decimal.Decimal:
-			return change.Value{Kind: change.Text, Bytes: stringBytes(d.StringFixed(int32(max(t.Scale, 0))))}, nil
+			return change.Value{Kind: change.Text, Bytes: decimalText(d, int32(max(t.Scale, 0)))}, nil
 		case string:
 			return decodeText(c, stringBytes(d))
 		}
@@ -267,6 +267,44 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 		return decodeText(c, b)
 	}
 	return change.Value{}, fmt.Errorf("no decoder for %s", t.Name)
+}
+
+// decimalText writes d with scale digits after the point, as
+// d.StringFixed(scale) does. go-mysql makes a DECIMAL(p,s) of the binlog
+// from its text with s digits after the point, so the exponent is -scale
+// and, up to 18 digits, the coefficient an int64: then this costs the copy
+// of the coefficient decimal.Decimal hands out and the text, where
+// StringFixed's rounding and formatting take about ten allocations.
+func decimalText(d decimal.Decimal, scale int32) []byte {
+	c := d.Coefficient()
+	if d.Exponent() != -scale || !c.IsInt64() {
+		return stringBytes(d.StringFixed(scale))
+	}
+	i := c.Int64()
+	abs := uint64(i)
+	if i < 0 {
+		abs = -abs // two's complement: right for math.MinInt64 too
+	}
+	var buf [20]byte
+	digits := strconv.AppendUint(buf[:0], abs, 10)
+	n := int(scale)
+	out := make([]byte, 0, len(digits)+n+3)
+	if i < 0 {
+		out = append(out, '-')
+	}
+	if n == 0 {
+		return append(out, digits...)
+	}
+	if len(digits) > n {
+		out = append(out, digits[:len(digits)-n]...)
+		out = append(out, '.')
+		return append(out, digits[len(digits)-n:]...)
+	}
+	out = append(out, "0."...)
+	for range n - len(digits) {
+		out = append(out, '0')
+	}
+	return append(out, digits...)
 }
 
 // rawBytes returns the bytes of a string or []byte value of go-mysql,

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -242,4 +243,57 @@ func TestDecodeBinlogAliasesStrings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDecodeBinlogDecimal: a DECIMAL of a rows event (go-mysql's
+// decimal.Decimal) is written with the column's scale, as StringFixed
+// writes it, in 3 allocations (the copy of its coefficient that
+// decimal.Decimal hands out, and the text) where StringFixed takes 10.
+func TestDecodeBinlogDecimal(t *testing.T) {
+	for _, tc := range []struct {
+		typ string
+		in  string
+	}{
+		{"decimal(12,2)", "1234.50"}, {"decimal(12,2)", "-1234.50"}, {"decimal(12,2)", "0.00"}, {"decimal(12,2)", "-0.05"},
+		{"decimal(12,2)", "0.5"}, {"decimal(12,2)", "7"}, {"decimal(12,2)", "1.005"}, {"decimal(10,0)", "-42"}, {"decimal(10,0)", "0"},
+		{"decimal(20,0)", "-9223372036854775808"}, {"decimal(20,0)", "9223372036854775807"}, {"decimal(30,4)", "-12345678901234567890123.4567"},
+		{"decimal(12,6)", "0.000001"}, {"decimal(12,6)", "-0.000010"},
+	} {
+		c := col("decimal", tc.typ, 0)
+		fmt.Sscanf(tc.typ, "decimal(%d,%d)", &c.precision, &c.scale)
+		c.typ = columnType(c)
+		d := decimal.RequireFromString(tc.in)
+		want := d.StringFixed(int32(c.scale))
+		var got change.Value
+		var err error
+		var v any = d // as go-mysql hands it over
+		allocs := testing.AllocsPerRun(100, func() { got, err = decodeBinlog(c, v) })
+		if err != nil || got.Kind != change.Text || string(got.Bytes) != want {
+			t.Errorf("%s %s: got %v, %v; want %s", tc.typ, tc.in, got, err, want)
+		}
+		if d.Exponent() == -int32(c.scale) && d.Coefficient().IsInt64() && allocs > 3 {
+			t.Errorf("%s %s: %v allocations, want at most 3", tc.typ, tc.in, allocs)
+		}
+	}
+}
+
+// FuzzDecimalText: decimalText writes what StringFixed writes, for any
+// coefficient and scale (the binlog's DECIMAL holds up to 65 digits, 30
+// after the point).
+func FuzzDecimalText(f *testing.F) {
+	f.Add(int64(123450), uint8(2), "1234.50")
+	f.Add(int64(-5), uint8(6), "-0.000005")
+	f.Add(int64(-9223372036854775808), uint8(0), "1e40")
+	f.Fuzz(func(t *testing.T, coef int64, scale uint8, text string) {
+		s := int32(scale % 31)
+		ds := []decimal.Decimal{decimal.New(coef, -s)}
+		if d, err := decimal.NewFromString(text); err == nil && len(text) < 80 {
+			ds = append(ds, d)
+		}
+		for _, d := range ds {
+			if got, want := string(decimalText(d, s)), d.StringFixed(s); got != want {
+				t.Fatalf("decimalText(%s, %d) = %s, want %s", d, s, got, want)
+			}
+		}
+	})
 }
