@@ -190,7 +190,7 @@ func timePrecision(typmod int32) int {
 // and a text-format query send) into a Value for a column of type t. The
 // bytes come from the server, so every malformed input is an error, never
 // a panic. The caller hands src over: the returned Value may alias it, and
-// a bytea is decoded over it (unhexInPlace).
+// a bytea or a geometry is decoded over it (unhexInPlace).
 func decodeText(t change.Type, src []byte) (change.Value, error) {
 	switch t.Kind {
 	case change.KindBool:
@@ -264,9 +264,9 @@ func decodeText(t change.Type, src []byte) (change.Value, error) {
 		if len(src) < 2 || src[0] != '\\' || src[1] != 'x' {
 			return change.Value{}, fmt.Errorf("bad bytea: want hex format (bytea_output=hex)")
 		}
-		b, err := unhexInPlace(src)
+		b, err := unhexInPlace(src, 2)
 		if err != nil {
-			return change.Value{}, err
+			return change.Value{}, fmt.Errorf("bad bytea: %v", err)
 		}
 		return change.BinaryValue(b), nil
 	case change.KindDate:
@@ -287,19 +287,21 @@ func decodeText(t change.Type, src []byte) (change.Value, error) {
 	return change.Value{}, fmt.Errorf("type %s has no decoder", t.Name)
 }
 
-// unhexInPlace decodes a bytea's hex output (`\x` and two hex digits a
-// byte) over src itself: byte i is written where digit 2i+2 was, after
-// every digit before it is read, so a value costs no allocation.
-func unhexInPlace(src []byte) ([]byte, error) {
-	digits := src[2:]
+// unhexInPlace decodes the hex digits of src[from:], two a byte (a
+// bytea's after its `\x`, a geometry's EWKB), over src itself: byte i is
+// written where digit 2i+from was, after every digit before it is read,
+// so a value costs no allocation. The error quotes the first pair that is
+// not hex, which is still as the server sent it.
+func unhexInPlace(src []byte, from int) ([]byte, error) {
+	digits := src[from:]
 	if len(digits)%2 != 0 {
-		return nil, fmt.Errorf("bad bytea: odd number of hex digits")
+		return nil, fmt.Errorf("odd number of hex digits")
 	}
 	for i := 0; i < len(digits)/2; i++ {
 		hi, ok1 := unhex(digits[2*i])
 		lo, ok2 := unhex(digits[2*i+1])
 		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("bad bytea: %q is not hex", digits[2*i:2*i+2])
+			return nil, fmt.Errorf("%q is not hex", digits[2*i:2*i+2])
 		}
 		src[i] = hi<<4 | lo
 	}
