@@ -315,3 +315,61 @@ func TestDecodeByteaInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeAllocs: a time with time zone or an interval makes no error
+// message in case its text is malformed: a timetz costs no allocation, an
+// interval the slices of its fields.
+func TestDecodeAllocs(t *testing.T) {
+	for _, tc := range []struct {
+		typ   change.Type
+		in    string
+		limit float64
+	}{
+		{columnType(oidTimeTZ, -1, "timetz"), "10:00:00.5+02", 0},
+		{columnType(oidInterval, -1, "interval"), "1 year 2 mons -3 days +04:05:06.789", 2}, // its fields and the clock's parts
+	} {
+		var err error
+		buf := []byte(tc.in)
+		allocs := testing.AllocsPerRun(100, func() { _, err = decodeText(tc.typ, buf) })
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.typ.Name, tc.in, err)
+		}
+		if allocs > tc.limit {
+			t.Errorf("%s %s: %v allocations, want at most %v", tc.typ.Name, tc.in, allocs, tc.limit)
+		}
+	}
+}
+
+// TestDecodeArrayAllocs: an array costs the slice of its elements, not an
+// error message made in case it is malformed nor a slice grown element by
+// element.
+func TestDecodeArrayAllocs(t *testing.T) {
+	for _, tc := range []struct {
+		elem change.Type
+		in   string
+		want string
+	}{
+		{columnType(oidInt4, -1, "int4"), "{1,-2,3,NULL,5}", "[1,-2,3,NULL,5]"},
+		{columnType(oidText, -1, "text"), `{a,"b,c",NULL}`, `["a","b,c",NULL]`},
+		{columnType(oidDate, -1, "date"), "{2024-03-01,1970-01-01}", "[19783,0]"},
+	} {
+		arr := change.Type{Kind: change.KindArray, Name: "_" + tc.elem.Name, Elem: &tc.elem}
+		buf := make([]byte, len(tc.in))
+		var got change.Value
+		var err error
+		allocs := testing.AllocsPerRun(100, func() {
+			copy(buf, tc.in)
+			got, err = decodeText(arr, buf)
+		})
+		if err != nil || got.String() != tc.want {
+			t.Fatalf("%s: %v, %v; want %s", tc.in, got, err, tc.want)
+		}
+		limit := 1.0
+		if strings.Contains(tc.in, `"`) {
+			limit = 2 // and the quoted element's unescaped text
+		}
+		if allocs > limit {
+			t.Errorf("%s: %v allocations, want at most %v", tc.in, allocs, limit)
+		}
+	}
+}
