@@ -32,6 +32,18 @@ func (o Op) String() string {
 type Position []byte
 
 // Event is one row change, or a position marker when Op is OpNone.
+//
+// Who owns what once a source hands an Event on: the Event struct itself
+// is the consumer's only while the call runs (pkg/pipeline encodes it and
+// keeps what its acknowledgement needs, see produce in
+// pkg/pipeline/pipeline.go), so a source may fill the same struct again
+// after the call returns. Its rows are not: pkg/snapshot keeps a streamed
+// row's After image while a snapshot window is open
+// (pkg/snapshot/touch.go), and backfilled events until it emits them. A
+// Row, and the memory its Values' Bytes point into, is never reused or
+// written after it is handed on; rows may share one allocation (a slab)
+// that is never reused, which the garbage collector frees with the last
+// row that points into it.
 type Event struct {
 	Table  *Table
 	Op     Op
@@ -92,6 +104,11 @@ const (
 
 // Value is one column value, in a form that needs no allocation to read.
 // How Int or Bytes is interpreted follows the column's Type.Kind.
+//
+// Bytes is read-only: a source may point it into memory it shares with
+// other values (a replication message, a string) rather than copy every
+// column, so nothing that reads an event writes through it; build a new
+// slice instead.
 type Value struct {
 	Kind  ValueKind
 	Int   int64

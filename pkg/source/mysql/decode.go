@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/shopspring/decimal"
 
@@ -198,19 +199,14 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 	case change.KindDecimal:
 		switch d := v.(type) {
 		case decimal.Decimal:
-			return change.TextValue(d.StringFixed(int32(max(t.Scale, 0)))), nil
+			return change.Value{Kind: change.Text, Bytes: decimalText(d, int32(max(t.Scale, 0)))}, nil
 		case string:
-			return decodeText(c, []byte(d))
+			return decodeText(c, stringBytes(d))
 		}
 		return change.Value{}, fmt.Errorf("decimal: unexpected %T", v)
 	case change.KindString, change.KindJSON:
-		var b []byte
-		switch s := v.(type) {
-		case string:
-			b = []byte(s)
-		case []byte:
-			b = s
-		default:
+		b, ok := rawBytes(v)
+		if !ok {
 			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
 		}
 		// Rows events carry text in the column's character set (the
@@ -223,13 +219,8 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 		}
 		return change.Value{Kind: change.Text, Bytes: b}, nil
 	case change.KindBytes:
-		var b []byte
-		switch s := v.(type) {
-		case string:
-			b = []byte(s)
-		case []byte:
-			b = s
-		default:
+		b, ok := rawBytes(v)
+		if !ok {
 			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
 		}
 		if c.dataType == "binary" && len(b) < c.octets {
@@ -252,7 +243,7 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 		if i <= 0 || int(i) > len(c.members) {
 			return change.TextValue(""), nil // the error value ''
 		}
-		return change.TextValue(c.members[i-1]), nil
+		return change.Value{Kind: change.Text, Bytes: stringBytes(c.members[i-1])}, nil
 	case change.KindSet:
 		i, ok := asInt(v)
 		if !ok {
@@ -264,22 +255,82 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 				members = append(members, c.members[j])
 			}
 		}
-		return change.TextValue(strings.Join(members, ",")), nil
+		return change.Value{Kind: change.Text, Bytes: stringBytes(strings.Join(members, ","))}, nil
 	case change.KindDate, change.KindTime, change.KindTimestamp, change.KindTimestampTZ:
-		var b []byte
-		switch s := v.(type) {
-		case string:
-			b = []byte(s)
-		case []byte:
-			b = s
-		case time.Time:
-			return change.IntValue(s.UnixMicro()), nil
-		default:
+		if tm, ok := v.(time.Time); ok {
+			return change.IntValue(tm.UnixMicro()), nil
+		}
+		b, ok := rawBytes(v)
+		if !ok {
 			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
 		}
 		return decodeText(c, b)
 	}
 	return change.Value{}, fmt.Errorf("no decoder for %s", t.Name)
+}
+
+// decimalText writes d with scale digits after the point, as
+// d.StringFixed(scale) does. go-mysql makes a DECIMAL(p,s) of the binlog
+// from its text with s digits after the point, so the exponent is -scale
+// and, up to 18 digits, the coefficient an int64: then this costs the copy
+// of the coefficient decimal.Decimal hands out and the text, where
+// StringFixed's rounding and formatting take about ten allocations.
+func decimalText(d decimal.Decimal, scale int32) []byte {
+	c := d.Coefficient()
+	if d.Exponent() != -scale || !c.IsInt64() {
+		return stringBytes(d.StringFixed(scale))
+	}
+	i := c.Int64()
+	abs := uint64(i)
+	if i < 0 {
+		abs = -abs // two's complement: right for math.MinInt64 too
+	}
+	var buf [20]byte
+	digits := strconv.AppendUint(buf[:0], abs, 10)
+	n := int(scale)
+	out := make([]byte, 0, len(digits)+n+3)
+	if i < 0 {
+		out = append(out, '-')
+	}
+	if n == 0 {
+		return append(out, digits...)
+	}
+	if len(digits) > n {
+		out = append(out, digits[:len(digits)-n]...)
+		out = append(out, '.')
+		return append(out, digits[len(digits)-n:]...)
+	}
+	out = append(out, "0."...)
+	for range n - len(digits) {
+		out = append(out, '0')
+	}
+	return append(out, digits...)
+}
+
+// rawBytes returns the bytes of a string or []byte value of go-mysql,
+// without a copy (see stringBytes).
+func rawBytes(v any) ([]byte, bool) {
+	switch s := v.(type) {
+	case []byte:
+		return s, true
+	case string:
+		return stringBytes(s), true
+	}
+	return nil, false
+}
+
+// stringBytes returns the bytes of s without a copy, never nil (decodeText
+// reads nil as NULL). A Value may hold them: nothing writes through a
+// Value's Bytes (pkg/change/change.go). go-mysql's strings of a rows event
+// point into the event's packet, which it reads into a new buffer every
+// time (packet.Conn.ReadPacket) and never reuses, so they stay as they are
+// for as long as a Value holds them; copying each one cost an allocation
+// per column of every row.
+func stringBytes(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 func asInt(v any) (int64, bool) {

@@ -22,15 +22,3 @@ func decodeGeometry(b []byte) (change.Value, error) {
 	}
 	return change.GeometryValue(b[4:], srid), nil
 }
-
-// rawBytes is v's bytes when the binlog library handed over a string or
-// a byte slice.
-func rawBytes(v any) ([]byte, bool) {
-	switch s := v.(type) {
-	case []byte:
-		return s, true
-	case string:
-		return []byte(s), true
-	}
-	return nil, false
-}

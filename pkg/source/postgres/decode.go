@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"encoding/hex"
 	"fmt"
 	"math"
 	"strconv"
@@ -190,7 +189,8 @@ func timePrecision(typmod int32) int {
 // decodeText turns a value in Postgres text output format (what pgoutput
 // and a text-format query send) into a Value for a column of type t. The
 // bytes come from the server, so every malformed input is an error, never
-// a panic. The returned Value may alias src.
+// a panic. The caller hands src over: the returned Value may alias it, and
+// a bytea or a geometry is decoded over it (unhexInPlace).
 func decodeText(t change.Type, src []byte) (change.Value, error) {
 	switch t.Kind {
 	case change.KindBool:
@@ -264,8 +264,8 @@ func decodeText(t change.Type, src []byte) (change.Value, error) {
 		if len(src) < 2 || src[0] != '\\' || src[1] != 'x' {
 			return change.Value{}, fmt.Errorf("bad bytea: want hex format (bytea_output=hex)")
 		}
-		b := make([]byte, hex.DecodedLen(len(src)-2))
-		if _, err := hex.Decode(b, src[2:]); err != nil {
+		b, err := unhexInPlace(src, 2)
+		if err != nil {
 			return change.Value{}, fmt.Errorf("bad bytea: %v", err)
 		}
 		return change.BinaryValue(b), nil
@@ -285,6 +285,39 @@ func decodeText(t change.Type, src []byte) (change.Value, error) {
 		return parseTimestamp(src, t.Kind == change.KindTimestampTZ)
 	}
 	return change.Value{}, fmt.Errorf("type %s has no decoder", t.Name)
+}
+
+// unhexInPlace decodes the hex digits of src[from:], two a byte (a
+// bytea's after its `\x`, a geometry's EWKB), over src itself: byte i is
+// written where digit 2i+from was, after every digit before it is read,
+// so a value costs no allocation. The error quotes the first pair that is
+// not hex, which is still as the server sent it.
+func unhexInPlace(src []byte, from int) ([]byte, error) {
+	digits := src[from:]
+	if len(digits)%2 != 0 {
+		return nil, fmt.Errorf("odd number of hex digits")
+	}
+	for i := 0; i < len(digits)/2; i++ {
+		hi, ok1 := unhex(digits[2*i])
+		lo, ok2 := unhex(digits[2*i+1])
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("%q is not hex", digits[2*i:2*i+2])
+		}
+		src[i] = hi<<4 | lo
+	}
+	return src[:len(digits)/2], nil
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 func trunc(b []byte) string {

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"encoding/hex"
 	"math"
 	"strings"
 	"testing"
@@ -142,7 +143,7 @@ func FuzzDecodeText(f *testing.F) {
 	for _, s := range []string{"t", "-12.50", `\xdead`, "2024-03-01", "10:00:00.5", "2024-03-01 10:00:00.5+02", "2000-01-01 00:00:00 BC", "24:00:00", "infinity"} {
 		f.Add(s)
 	}
-	for _, s := range []string{"$1,234.56", "-$1.05", "13:14:15.5+02", "00:00:00-05:30:15", "P1Y2M3DT4H5M6.789S", "P-3DT-1.5S",
+	for _, s := range []string{`\x`, `\xDEADbeef`, `{"\\x0102","\\xff",NULL}`, `{\x00,\xA1b2}`, "$1,234.56", "-$1.05", "13:14:15.5+02", "00:00:00-05:30:15", "P1Y2M3DT4H5M6.789S", "P-3DT-1.5S",
 		"1 year 2 mons -3 days +04:05:06.789", "101000000001", `"a"=>"1", "b c"=>NULL`, `{1,2,NULL,-4}`, `{"a b",c,NULL,"x\"y"}`, "{}",
 		`{1.5,-0.001,NaN,NULL}`, `{2024-02-29,1900-01-01,infinity}`, `{"2024-03-01 10:00:00.5+02",infinity,NULL}`,
 		`{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,NULL}`, `{happy,sad,NULL}`, `{"{\"a\": 1}",NULL}`, "[0:1]={1,2}",
@@ -161,7 +162,7 @@ func FuzzDecodeText(f *testing.F) {
 	for _, elem := range []change.Type{columnType(oidNumeric, -1, "numeric"), columnType(oidNumeric, (8<<16|3)+4, "numeric"),
 		columnType(oidDate, -1, "date"), columnType(oidTimestampTZ, -1, "timestamptz"), columnType(oidUUID, -1, "uuid"),
 		columnType(oidInt2, -1, "int2"), columnType(oidFloat8, -1, "float8"), columnType(oidBool, -1, "bool"),
-		columnType(oidJSONB, -1, "jsonb"), {Kind: change.KindEnum, Values: "sad,ok,happy"}} {
+		columnType(oidJSONB, -1, "jsonb"), {Kind: change.KindEnum, Values: "sad,ok,happy"}, columnType(oidBytea, -1, "bytea")} {
 		types = append(types, change.Type{Kind: change.KindArray, Name: "_" + elem.Name, Elem: &elem})
 	}
 	for _, oid := range []uint32{oidBool, oidInt2, oidInt4, oidInt8, oidFloat4, oidFloat8, oidNumeric, oidText, oidJSONB, oidUUID, oidBytea, oidDate, oidTime, oidTimestamp, oidTimestampTZ} {
@@ -175,6 +176,12 @@ func FuzzDecodeText(f *testing.F) {
 			}
 			if typ.Kind == change.KindString && string(v.Bytes) != s {
 				t.Fatalf("text changed: %q → %q", s, v.Bytes)
+			}
+			if typ.Kind == change.KindBytes {
+				// Decoded over the text (unhexInPlace): the bytes hex says.
+				if want, err := hex.DecodeString(s[2:]); err != nil || string(v.Bytes) != string(want) {
+					t.Fatalf("bytea %q → %x, want %x (%v)", s, v.Bytes, want, err)
+				}
 			}
 			if typ.Kind == change.KindDecimal && typ.Name != "money" && strings.TrimSpace(s) != s {
 				t.Fatalf("numeric accepted spaces: %q", s)
@@ -269,6 +276,100 @@ func TestDefaultLiteral(t *testing.T) {
 	for _, expr := range []string{"nextval('t_id_seq'::regclass)", "now()", "NULL::text", "CURRENT_TIMESTAMP"} {
 		if got, ok := defaultLiteral(expr); ok && expr != "CURRENT_TIMESTAMP" {
 			t.Errorf("defaultLiteral(%q) = %q, want not evaluable", expr, got)
+		}
+	}
+}
+
+// TestDecodeByteaInPlace: a bytea's hex text is decoded over itself (the
+// caller hands the text over: see decodeText), not into a new slice for
+// every value streamed or backfilled.
+func TestDecodeByteaInPlace(t *testing.T) {
+	typ := columnType(oidBytea, -1, "bytea")
+	for _, in := range []string{`\x`, `\xdeadbeef`, `\x89504e470d0a1a0a0000000d49484452`} {
+		buf := make([]byte, len(in))
+		var got change.Value
+		var err error
+		allocs := testing.AllocsPerRun(100, func() {
+			copy(buf, in)
+			got, err = decodeText(typ, buf)
+		})
+		want, _ := hex.DecodeString(in[2:])
+		if err != nil || got.Kind != change.Binary || string(got.Bytes) != string(want) {
+			t.Fatalf("decode %s = %v, %v; want %x", in, got, err, want)
+		}
+		if allocs != 0 {
+			t.Errorf("decode %s: %v allocations, want 0", in, allocs)
+		}
+	}
+	// An array's elements are decoded over the array's text, each in its
+	// own place.
+	elem := typ
+	arr := change.Type{Kind: change.KindArray, Name: "_bytea", Elem: &elem}
+	got, err := decodeText(arr, []byte(`{"\\x0102",NULL,\xA1b2,"\\x"}`))
+	if err != nil || got.String() != `[0x"\x01\x02",NULL,0x"\xa1\xb2",0x""]` {
+		t.Errorf("bytea array: %v, %v", got, err)
+	}
+	for _, in := range []string{`\xdeadbeeg`, `\xdea`, `deadbeef`} {
+		if _, err := decodeText(typ, []byte(in)); err == nil || !strings.Contains(err.Error(), "bad bytea") {
+			t.Errorf("decode %s: %v, want a bad bytea error", in, err)
+		}
+	}
+}
+
+// TestDecodeAllocs: a time with time zone or an interval makes no error
+// message in case its text is malformed: a timetz costs no allocation, an
+// interval the slices of its fields.
+func TestDecodeAllocs(t *testing.T) {
+	for _, tc := range []struct {
+		typ   change.Type
+		in    string
+		limit float64
+	}{
+		{columnType(oidTimeTZ, -1, "timetz"), "10:00:00.5+02", 0},
+		{columnType(oidInterval, -1, "interval"), "1 year 2 mons -3 days +04:05:06.789", 2}, // its fields and the clock's parts
+	} {
+		var err error
+		buf := []byte(tc.in)
+		allocs := testing.AllocsPerRun(100, func() { _, err = decodeText(tc.typ, buf) })
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.typ.Name, tc.in, err)
+		}
+		if allocs > tc.limit {
+			t.Errorf("%s %s: %v allocations, want at most %v", tc.typ.Name, tc.in, allocs, tc.limit)
+		}
+	}
+}
+
+// TestDecodeArrayAllocs: an array costs the slice of its elements, not an
+// error message made in case it is malformed nor a slice grown element by
+// element.
+func TestDecodeArrayAllocs(t *testing.T) {
+	for _, tc := range []struct {
+		elem change.Type
+		in   string
+		want string
+	}{
+		{columnType(oidInt4, -1, "int4"), "{1,-2,3,NULL,5}", "[1,-2,3,NULL,5]"},
+		{columnType(oidText, -1, "text"), `{a,"b,c",NULL}`, `["a","b,c",NULL]`},
+		{columnType(oidDate, -1, "date"), "{2024-03-01,1970-01-01}", "[19783,0]"},
+	} {
+		arr := change.Type{Kind: change.KindArray, Name: "_" + tc.elem.Name, Elem: &tc.elem}
+		buf := make([]byte, len(tc.in))
+		var got change.Value
+		var err error
+		allocs := testing.AllocsPerRun(100, func() {
+			copy(buf, tc.in)
+			got, err = decodeText(arr, buf)
+		})
+		if err != nil || got.String() != tc.want {
+			t.Fatalf("%s: %v, %v; want %s", tc.in, got, err, tc.want)
+		}
+		limit := 1.0
+		if strings.Contains(tc.in, `"`) {
+			limit = 2 // and the quoted element's unescaped text
+		}
+		if allocs > limit {
+			t.Errorf("%s: %v allocations, want at most %v", tc.in, allocs, limit)
 		}
 	}
 }

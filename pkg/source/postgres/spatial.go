@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"strconv"
@@ -51,18 +50,22 @@ const ewkbSRIDFlag = 0x20000000
 
 // parseHexEWKB decodes PostGIS's output (hex EWKB). Debezium publishes the
 // EWKB bytes unchanged and the SRID read from them, null when there is
-// none or it is 0 (verified side by side with Debezium 3.6).
+// none or it is 0 (verified side by side with Debezium 3.6). The EWKB is
+// decoded over src (unhexInPlace), which the caller hands over.
 func parseHexEWKB(src []byte) (change.Value, error) {
 	if len(src)%2 != 0 {
 		return change.Value{}, fmt.Errorf("bad geometry %q: odd hex length", trunc(src))
 	}
-	b := make([]byte, len(src)/2)
-	if _, err := hex.Decode(b, src); err != nil {
-		return change.Value{}, fmt.Errorf("bad geometry %q: %v", trunc(src), err)
+	if len(src) < 2*9 {
+		return change.Value{}, fmt.Errorf("bad geometry %q: EWKB shorter than 9 bytes", trunc(src))
+	}
+	b, err := unhexInPlace(src, 0)
+	if err != nil {
+		return change.Value{}, fmt.Errorf("bad geometry: %v", err)
 	}
 	srid, err := ewkbSRID(b)
 	if err != nil {
-		return change.Value{}, fmt.Errorf("bad geometry %q: %v", trunc(src), err)
+		return change.Value{}, fmt.Errorf("bad geometry: %v", err)
 	}
 	if srid == 0 {
 		srid = change.NoSRID

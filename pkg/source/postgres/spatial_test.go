@@ -45,6 +45,26 @@ func TestParseHexEWKB(t *testing.T) {
 	}
 }
 
+// TestHexEWKBInPlace: a geometry's hex EWKB is decoded over its own text,
+// like a bytea (unhexInPlace), not into a new slice per value.
+func TestHexEWKBInPlace(t *testing.T) {
+	const in = "0101000020E6100000000000000000F03F0000000000000040"
+	want, _ := hex.DecodeString(in)
+	buf := make([]byte, len(in))
+	var v change.Value
+	var err error
+	allocs := testing.AllocsPerRun(100, func() {
+		copy(buf, in)
+		v, err = parseHexEWKB(buf)
+	})
+	if err != nil || string(v.Bytes) != string(want) || v.Int != 4326 {
+		t.Fatalf("got %x srid %d, %v; want %x srid 4326", v.Bytes, v.Int, err, want)
+	}
+	if allocs != 0 {
+		t.Errorf("%v allocations, want 0", allocs)
+	}
+}
+
 func TestExtensionTypesByName(t *testing.T) {
 	for name, want := range map[string]change.Kind{"citext": change.KindString, "ltree": change.KindLtree,
 		"geometry": change.KindGeometry, "geography": change.KindGeography, "cube": change.KindUnknown} {
@@ -91,6 +111,11 @@ func FuzzSpatialText(f *testing.F) {
 			case change.KindPoint:
 				if len(v.Bytes) != 21 {
 					t.Fatalf("point %q: %d-byte WKB", s, len(v.Bytes))
+				}
+			case change.KindGeometry, change.KindGeography:
+				// Decoded over the text (unhexInPlace): the bytes hex says.
+				if want, err := hex.DecodeString(s); err != nil || string(v.Bytes) != string(want) {
+					t.Fatalf("%s %q → %x, want %x (%v)", typ.Name, s, v.Bytes, want, err)
 				}
 			}
 		}

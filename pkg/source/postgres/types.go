@@ -47,10 +47,11 @@ func parseMoney(src []byte) (change.Value, error) {
 // parseTimeTZ parses "HH:MM:SS[.ffffff]±HH[:MM[:SS]]" to µs since midnight
 // UTC, as Debezium moves a timetz to UTC (wrapping around midnight).
 func parseTimeTZ(src []byte) (int64, error) {
-	bad := fmt.Errorf("bad timetz %q", trunc(src))
+	// Made only when the text is bad: every value of the type passes here.
+	bad := func() error { return fmt.Errorf("bad timetz %q", trunc(src)) }
 	clock, rest, err := splitClock(src)
 	if err != nil || len(rest) < 3 || (rest[0] != '+' && rest[0] != '-') {
-		return 0, bad
+		return 0, bad()
 	}
 	sign := int64(1)
 	if rest[0] == '-' {
@@ -61,7 +62,7 @@ func parseTimeTZ(src []byte) (int64, error) {
 	for part := 0; part < 3; part++ {
 		n, ok := atoi2(rest)
 		if !ok {
-			return 0, bad
+			return 0, bad()
 		}
 		secs = secs*60 + int64(n)
 		rest = rest[2:]
@@ -72,12 +73,12 @@ func parseTimeTZ(src []byte) (int64, error) {
 			break
 		}
 		if rest[0] != ':' || part == 2 {
-			return 0, bad
+			return 0, bad()
 		}
 		rest = rest[1:]
 	}
 	if len(rest) != 0 {
-		return 0, bad
+		return 0, bad()
 	}
 	const day = int64(86400e6)
 	us := (clock - sign*secs*1e6) % day
@@ -94,18 +95,19 @@ func parseTimeTZ(src []byte) (int64, error) {
 // days, truncated to µs. The float64 conversions keep Go from fusing
 // operations that Java rounds one by one.
 func parseInterval(src []byte) (int64, error) {
-	bad := fmt.Errorf("bad interval %q", trunc(src))
+	// Made only when the text is bad: every value of the type passes here.
+	bad := func() error { return fmt.Errorf("bad interval %q", trunc(src)) }
 	var years, months, days, hours, minutes int64
 	var seconds float64
 	if len(src) > 0 && src[0] == 'P' {
 		if err := parseISOInterval(src[1:], &years, &months, &days, &hours, &minutes, &seconds); err != nil {
-			return 0, bad
+			return 0, bad()
 		}
 		return durationMicros(years, months, days, hours, minutes, seconds)
 	}
 	fields := bytes.Fields(src)
 	if len(fields) == 0 {
-		return 0, bad
+		return 0, bad()
 	}
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
@@ -116,24 +118,24 @@ func parseInterval(src []byte) (int64, error) {
 			}
 			parts := bytes.Split(f, []byte{':'})
 			if len(parts) != 3 {
-				return 0, bad
+				return 0, bad()
 			}
 			h, err1 := strconv.ParseInt(string(parts[0]), 10, 64)
 			m, err2 := strconv.ParseInt(string(parts[1]), 10, 64)
 			if err1 != nil || err2 != nil || h < 0 || m < 0 {
-				return 0, bad
+				return 0, bad()
 			}
 			whole, frac, _ := bytes.Cut(parts[2], []byte{'.'})
 			ws, err := strconv.ParseInt(string(whole), 10, 64)
 			if err != nil || ws < 0 {
-				return 0, bad
+				return 0, bad()
 			}
 			var micros int64
 			for j := 0; j < 6; j++ {
 				micros *= 10
 				if j < len(frac) {
 					if frac[j] < '0' || frac[j] > '9' {
-						return 0, bad
+						return 0, bad()
 					}
 					micros += int64(frac[j] - '0')
 				}
@@ -146,11 +148,11 @@ func parseInterval(src []byte) (int64, error) {
 			continue
 		}
 		if i+1 >= len(fields) {
-			return 0, bad
+			return 0, bad()
 		}
 		n, err := strconv.ParseInt(string(f), 10, 64)
 		if err != nil || n > math.MaxInt32 || n < math.MinInt32 {
-			return 0, bad
+			return 0, bad()
 		}
 		i++
 		switch string(fields[i]) {
@@ -161,7 +163,7 @@ func parseInterval(src []byte) (int64, error) {
 		case "day", "days":
 			days = n
 		default:
-			return 0, bad
+			return 0, bad()
 		}
 	}
 	return durationMicros(years, months, days, hours, minutes, seconds)
@@ -299,7 +301,8 @@ func hstoreToJSON(src []byte) (change.Value, error) {
 		null       bool
 	}
 	var pairs []pair
-	bad := fmt.Errorf("bad hstore %q", trunc(src))
+	// Made only when the text is bad: every value of the type passes here.
+	bad := func() error { return fmt.Errorf("bad hstore %q", trunc(src)) }
 	i := 0
 	skipSpace := func() {
 		for i < len(src) && (src[i] == ' ' || src[i] == ',') {
@@ -334,7 +337,7 @@ func hstoreToJSON(src []byte) (change.Value, error) {
 	for skipSpace(); i < len(src); skipSpace() {
 		k, ok := quoted()
 		if !ok || i+2 > len(src) || src[i] != '=' || src[i+1] != '>' {
-			return change.Value{}, bad
+			return change.Value{}, bad()
 		}
 		i += 2
 		if bytes.HasPrefix(src[i:], []byte("NULL")) {
@@ -344,7 +347,7 @@ func hstoreToJSON(src []byte) (change.Value, error) {
 		}
 		v, ok := quoted()
 		if !ok {
-			return change.Value{}, bad
+			return change.Value{}, bad()
 		}
 		pairs = append(pairs, pair{key: k, value: v})
 	}
@@ -439,16 +442,28 @@ func appendJSONString(b []byte, s string) []byte {
 // parseArray parses a one-dimensional array literal ({1,"a b",NULL}) into
 // an Array value of elem-typed elements.
 func parseArray(elem change.Type, src []byte) (change.Value, error) {
-	bad := fmt.Errorf("bad array %q", trunc(src))
+	// The error is made only when the text is bad (every array value
+	// passes here), except where elements are decoded over the text
+	// (bytea, geometry: unhexInPlace), which would quote them decoded.
+	quoted := ""
+	if elem.Kind == change.KindBytes || elem.Kind == change.KindGeometry || elem.Kind == change.KindGeography {
+		quoted = trunc(src)
+	}
+	bad := func() error {
+		if quoted == "" {
+			quoted = trunc(src)
+		}
+		return fmt.Errorf("bad array %q", quoted)
+	}
 	if len(src) > 0 && src[0] == '[' { // explicit bounds: "[0:1]={1,2}"
 		eq := bytes.IndexByte(src, '=')
 		if eq < 0 {
-			return change.Value{}, bad
+			return change.Value{}, bad()
 		}
 		src = src[eq+1:]
 	}
 	if len(src) < 2 || src[0] != '{' || src[len(src)-1] != '}' {
-		return change.Value{}, bad
+		return change.Value{}, bad()
 	}
 	body := src[1 : len(src)-1]
 	v := change.Value{Kind: change.Array, Elems: []change.Value{}}
@@ -462,6 +477,9 @@ func parseArray(elem change.Type, src []byte) (change.Value, error) {
 	case "geometry", "geography":
 		delim = ':' // PostGIS's typdelim
 	}
+	// At most one element more than delimiters (fewer when quoted ones
+	// hold some): the slice is made once.
+	v.Elems = make([]change.Value, 0, bytes.Count(body, []byte{delim})+1)
 	for i := 0; ; {
 		var text []byte
 		isNull := false
@@ -473,12 +491,12 @@ func parseArray(elem change.Type, src []byte) (change.Value, error) {
 			text = []byte{}
 			for {
 				if i >= len(body) {
-					return change.Value{}, bad
+					return change.Value{}, bad()
 				}
 				c := body[i]
 				if c == '\\' {
 					if i+1 >= len(body) {
-						return change.Value{}, bad
+						return change.Value{}, bad()
 					}
 					text = append(text, body[i+1])
 					i += 2
@@ -514,7 +532,7 @@ func parseArray(elem change.Type, src []byte) (change.Value, error) {
 			return v, nil
 		}
 		if body[i] != delim {
-			return change.Value{}, bad
+			return change.Value{}, bad()
 		}
 		i++
 	}
