@@ -12,6 +12,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
 	"github.com/tributary-cdc/tributary/pkg/source"
 	_ "github.com/tributary-cdc/tributary/pkg/source/mysql"
 	_ "github.com/tributary-cdc/tributary/pkg/source/postgres"
@@ -77,13 +78,13 @@ func startCapture(t *testing.T, b backend) *capture {
 }
 
 // progressOf is the source's progress for table, and whether it is there.
-func progressOf(src source.Source, table string) (source.TableProgress, bool) {
+func progressOf(src source.Source, table string) (snapshot.TableProgress, bool) {
 	for _, p := range source.Unwrapped(src).(source.Progresser).SnapshotProgress() {
 		if p.Table == table {
 			return p, true
 		}
 	}
-	return source.TableProgress{}, false
+	return snapshot.TableProgress{}, false
 }
 
 // TestSnapshotOnDemand, on every source: Snapshot of one table, asked

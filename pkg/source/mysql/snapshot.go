@@ -517,4 +517,4 @@ func (s *Source) Snapshot(_ context.Context, tables []string) error {
 }
 
 // SnapshotProgress implements source.Progresser.
-func (s *Source) SnapshotProgress() []source.TableProgress { return s.engine.Progress() }
+func (s *Source) SnapshotProgress() []snapshot.TableProgress { return s.engine.Progress() }

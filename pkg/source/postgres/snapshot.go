@@ -327,7 +327,7 @@ func (s *Source) Snapshot(_ context.Context, tables []string) error {
 }
 
 // SnapshotProgress implements source.Progresser.
-func (s *Source) SnapshotProgress() []source.TableProgress { return s.engine.Progress() }
+func (s *Source) SnapshotProgress() []snapshot.TableProgress { return s.engine.Progress() }
 
 // legacyState turns the backfill progress of an earlier release into the
 // engine's state: the tables it had not finished, reading on after the
