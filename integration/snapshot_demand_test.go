@@ -10,12 +10,11 @@ import (
 	"testing"
 	"time"
 
+	capturepkg "github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/snapshot"
 	"github.com/tributary-cdc/tributary/pkg/source"
-	_ "github.com/tributary-cdc/tributary/pkg/source/mysql"
-	_ "github.com/tributary-cdc/tributary/pkg/source/postgres"
 )
 
 // capture is a source run in the test's process, its events collected
@@ -46,7 +45,7 @@ func startCapture(t *testing.T, b backend) *capture {
 	case *mariaBackend:
 		cfg = config.Source{Type: "mysql", URL: bk.e.url(), ServerID: config.DefaultServerID(e.name)}
 	}
-	src, err := source.New(context.Background(), source.Options{Pipeline: e.name, TopicPrefix: e.prefix, Config: cfg})
+	src, err := capturepkg.New(context.Background(), source.Options{Pipeline: e.name, TopicPrefix: e.prefix, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +78,7 @@ func startCapture(t *testing.T, b backend) *capture {
 
 // progressOf is the source's progress for table, and whether it is there.
 func progressOf(src source.Source, table string) (snapshot.TableProgress, bool) {
-	for _, p := range source.Unwrapped(src).(source.Progresser).SnapshotProgress() {
+	for _, p := range src.(source.Progresser).SnapshotProgress() {
 		if p.Table == table {
 			return p, true
 		}
@@ -121,7 +120,7 @@ func TestSnapshotOnDemand(t *testing.T) {
 		}
 		mark := len(c.events())
 
-		snap := source.Unwrapped(c.src).(source.Snapshotter)
+		snap := c.src.(source.Snapshotter)
 		if err := snap.Snapshot(context.Background(), []string{a, "nope.nope"}); err == nil || !strings.Contains(err.Error(), "nope.nope") {
 			t.Errorf("Snapshot of an unknown table: %v, want an error naming it", err)
 		}

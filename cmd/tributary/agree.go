@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/source"
@@ -14,12 +15,12 @@ import (
 // but has no source registered in this binary, before any command runs:
 // validate then refuses exactly what run would.
 func refuseUnbuilt(cfg *config.Config) error {
-	if slices.Contains(source.Types(), cfg.Source.Type) {
+	if slices.Contains(capture.Types(), cfg.Source.Type) {
 		return nil
 	}
 	return &config.Errors{Problems: []config.Problem{{
 		Field:   "source.type",
-		Message: fmt.Sprintf("%s is not built in this binary (built: %v)", cfg.Source.Type, source.Types()),
+		Message: fmt.Sprintf("%s is not built in this binary (built: %v)", cfg.Source.Type, capture.Types()),
 	}}}
 }
 
@@ -28,7 +29,7 @@ func refuseUnbuilt(cfg *config.Config) error {
 // and returns the first refusal in run's own words, so that validate
 // refuses what run would refuse at configuration time.
 func refuseUnusable(ctx context.Context, cfg *config.Config) error {
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source})
+	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
@@ -43,18 +44,15 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 		}
 	}()
 
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
+	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
 		Leased: cfg.Checkpoint.Store == config.StoreDynamoDB})
 	if err != nil {
 		return &usageError{err.Error()}
 	}
 	defer src.Close()
-	dropper, _ := source.Unwrapped(src).(source.Dropper)
-	var leftovers []source.Leftover
-	if dropper != nil {
-		if leftovers, err = dropper.Leftovers(ctx); err != nil {
-			return fmt.Errorf("%s source: %w", cfg.Source.Type, err)
-		}
+	leftovers, err := src.Leftovers(ctx)
+	if err != nil {
+		return fmt.Errorf("%s source: %w", cfg.Source.Type, err)
 	}
 	offsets, err := findOffsetsRecord(ctx, cfg)
 	if err != nil {
@@ -94,10 +92,8 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 		}
 	}
 
-	if dropper != nil {
-		if _, err := dropper.Drop(ctx); err != nil {
-			return fmt.Errorf("%s source: %w (nothing else was dropped; run drop again once fixed)", cfg.Source.Type, err)
-		}
+	if _, err := src.Drop(ctx); err != nil {
+		return fmt.Errorf("%s source: %w (nothing else was dropped; run drop again once fixed)", cfg.Source.Type, err)
 	}
 	if offsets {
 		if err := tombstoneOffsets(ctx, cfg); err != nil {

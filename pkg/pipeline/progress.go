@@ -32,7 +32,7 @@ func (p *Pipeline) reportProgress(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if prog, ok := source.Unwrapped(p.Source).(source.Progresser); ok {
+		if prog, ok := p.Source.(source.Progresser); ok {
 			now := time.Now()
 			view := progressView(prog.SnapshotProgress(), now)
 			p.Metrics.SetBackfill(view)
