@@ -8,8 +8,10 @@ package source
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net"
+	"sync"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/config"
@@ -71,4 +73,35 @@ func (o Options) Log() *slog.Logger {
 		return o.Logger
 	}
 	return slog.Default()
+}
+
+// CapturedSet is a driver's captured set as the capture loop asks for it
+// (capture.Database's Captured and CapturedNames): its record in the
+// checkpoint's position and its names. A driver embeds it and sets it
+// whenever the set changes; it is safe from any goroutine.
+type CapturedSet struct {
+	mu     sync.Mutex
+	record json.RawMessage
+	names  []string
+}
+
+// SetCaptured replaces the set: its record (JSON) and its names, sorted.
+func (c *CapturedSet) SetCaptured(record json.RawMessage, names []string) {
+	c.mu.Lock()
+	c.record, c.names = record, names
+	c.mu.Unlock()
+}
+
+// Captured is the set's record; nil before the first SetCaptured.
+func (c *CapturedSet) Captured() json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.record
+}
+
+// CapturedNames are the set's names.
+func (c *CapturedSet) CapturedNames() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.names
 }

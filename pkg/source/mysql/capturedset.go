@@ -13,23 +13,12 @@ import (
 // added to source.tables (or created in the database) while the pipeline
 // was down.
 
-// capturedChangedLocked re-encodes the captured set's names; s.mu held.
+// capturedChangedLocked re-encodes the captured set's names (its record
+// is the list of them); s.mu held.
 func (s *Source) capturedChangedLocked() {
-	s.tablesJSON, _ = json.Marshal(slices.Sorted(maps.Keys(s.tables))) // strings: cannot fail
-}
-
-// Captured implements capture.Database: the captured tables' names.
-func (s *Source) Captured() json.RawMessage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.tablesJSON
-}
-
-// CapturedNames implements capture.Database.
-func (s *Source) CapturedNames() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Sorted(maps.Keys(s.tables))
+	names := slices.Sorted(maps.Keys(s.tables))
+	record, _ := json.Marshal(names) // strings: cannot fail
+	s.SetCaptured(record, names)
 }
 
 // encode is the cursor at p, with the schema history; the capture loop

@@ -94,11 +94,11 @@ type Source struct {
 	collations map[uint64]string
 
 	// engine runs the snapshots; streamStart is where the stream started
-	// (the file and pos of read rows). tablesJSON is the captured set's
-	// names for the positions (guarded by mu).
+	// (the file and pos of read rows). CapturedSet is the captured set's
+	// names for the positions (capturedChangedLocked).
 	engine      *snapshot.Engine
 	streamStart atomic.Pointer[position]
-	tablesJSON  []byte
+	source.CapturedSet
 
 	// What the current attempt of the capture loop found: the server's
 	// settings (Connect), the checkpoint's position (Resume), where

@@ -38,9 +38,8 @@ func (s *Source) capture(r *relation) {
 	s.snapshotTable(r, t)
 }
 
-// capturedChanged re-encodes the captured set for the positions and
-// names it for on-demand snapshots (Captured, CapturedNames: those run on
-// the pipeline's goroutine).
+// capturedChanged re-encodes the captured set for the positions (by name
+// and OID) and names it for on-demand snapshots (source.CapturedSet).
 func (s *Source) capturedChanged() {
 	m := make(map[string]uint32, len(s.captured))
 	known := make(map[string]bool, len(s.captured))
@@ -61,25 +60,8 @@ func (s *Source) capturedChanged() {
 		m[name] = oid
 		known[name] = true
 	}
-	enc := encodeTables(m)
 	s.fullKeysChanged()
-	s.snapMu.Lock()
-	s.tablesJSON, s.known = enc, sortedNames(known)
-	s.snapMu.Unlock()
-}
-
-// Captured implements capture.Database: the captured set by name and OID.
-func (s *Source) Captured() json.RawMessage {
-	s.snapMu.Lock()
-	defer s.snapMu.Unlock()
-	return s.tablesJSON
-}
-
-// CapturedNames implements capture.Database.
-func (s *Source) CapturedNames() []string {
-	s.snapMu.Lock()
-	defer s.snapMu.Unlock()
-	return s.known
+	s.SetCaptured(encodeTables(m), sortedNames(known))
 }
 
 // fullKeysChanged records the key columns of the captured tables under

@@ -44,12 +44,12 @@ type Source struct {
 
 	// captured maps each captured table's OID to its schema.table name:
 	// the tables whose every row is published and whose streamed changes
-	// are; tablesJSON is its encoding for positions. sel is the table
+	// are; CapturedSet is its encoding for positions. sel is the table
 	// and column selection (source.tables, exclude_tables,
 	// exclude_columns, mask_columns). missing remembers what was already
 	// warned about.
-	captured     map[uint32]string
-	tablesJSON   []byte
+	captured map[uint32]string
+	source.CapturedSet
 	sel          *config.Selection
 	missing      map[string]bool
 	nextDiscover time.Time
@@ -67,13 +67,11 @@ type Source struct {
 
 	// engine runs the snapshots; snapTables is what its workers read of
 	// the tables (see snapshotTable); streamLSN the last position the
-	// stream emitted, for the lsn of read rows. known and tablesJSON are
-	// the captured set's names and record (Captured), guarded by snapMu.
+	// stream emitted, for the lsn of read rows.
 	engine     *snapshot.Engine
 	snapMu     sync.Mutex
 	snapTables map[string]snapTable
 	streamLSN  atomic.Uint64
-	known      []string
 
 	// What the current attempt of the capture loop found: the slot, the
 	// selected tables (rels0) and the publication (Connect, Discover),
