@@ -1,7 +1,8 @@
-// Package mysql is the MySQL / MariaDB source: it streams row events from
-// the binary log (go-mysql's replication client), resuming from a GTID set
-// or a file/position, and snapshots tables while it streams (the capture
-// engine, pkg/snapshot, with watermarks written to a signal table; no
+// Package mysql is the MySQL / MariaDB driver of the capture loop
+// (pkg/capture, capture.Database): it streams row events from the binary
+// log (go-mysql's replication client), resuming from a GTID set or a
+// file/position, and reads the chunks and writes the watermarks (to a
+// signal table) of the snapshots taken while it streams (pkg/snapshot; no
 // global read lock, so it runs with the privileges of an RDS master user).
 //
 // Promises: a position is emitted only after a transaction's commit (XID, or

@@ -1,7 +1,8 @@
-// Package postgres is the PostgreSQL source: it streams changes from a
-// pgoutput logical replication slot, resuming from the slot's confirmed
-// LSN, and snapshots tables while it streams (the capture engine,
-// pkg/snapshot, with watermarks written by pg_logical_emit_message).
+// Package postgres is the PostgreSQL driver of the capture loop
+// (pkg/capture, capture.Database): it streams changes from a pgoutput
+// logical replication slot, resuming from the slot's confirmed LSN, and
+// reads the chunks and writes the watermarks (pg_logical_emit_message) of
+// the snapshots taken while it streams (pkg/snapshot).
 //
 // Promises: the slot's confirmed flush LSN only moves to positions the
 // pipeline has acknowledged (Ack); a missing or lost slot after a
@@ -74,11 +75,11 @@ type Source struct {
 	streamLSN  atomic.Uint64
 
 	// What the current attempt of the capture loop found: the slot, the
-	// selected tables (rels0) and the publication (Connect, Discover),
+	// selected tables and the publication (Connect, Discover),
 	// the checkpoint's position and LSN (Resume), and where streaming
 	// starts (start).
 	slotState slotState
-	rels0     []*relation
+	selected  []*relation
 	pubState  publicationState
 	from      position
 	start     uint64
@@ -188,7 +189,7 @@ func (s *Source) Discover(ctx context.Context) ([]string, error) {
 	if s.pubState, err = reconcilePublication(ctx, s.conn, s.opts.Pipeline, s.pub, rels); err != nil {
 		return nil, err
 	}
-	s.rels0 = rels
+	s.selected = rels
 	return names(rels), nil
 }
 
@@ -216,9 +217,9 @@ func (s *Source) Legacy(_ context.Context, _ []string) (snapshot.State, bool, er
 		return snapshot.State{}, false, nil
 	}
 	slog.Info("resuming the backfill", "slot", s.slot, "lsn", formatLSN(s.start), "table", pos.Backfill.Table, "rows", pos.Backfill.Rows)
-	s.setCaptured(s.rels0)
+	s.setCaptured(s.selected)
 	s.raiseAcked(slot.confirmedLSN)
-	return legacyState(pos.Backfill, s.rels0), true, nil
+	return legacyState(pos.Backfill, s.selected), true, nil
 }
 
 // Fresh implements capture.Database.
@@ -235,7 +236,7 @@ func (s *Source) Fresh(ctx context.Context, checkpointed bool) error {
 		s.start = slot.confirmedLSN
 		slog.Info("no checkpoint, but the replication slot exists: streaming from its confirmed position and backfilling every table",
 			"slot", s.slot, "lsn", formatLSN(s.start))
-		s.setCaptured(s.rels0)
+		s.setCaptured(s.selected)
 		s.raiseAcked(slot.confirmedLSN)
 		return nil
 	}
@@ -246,7 +247,7 @@ func (s *Source) Fresh(ctx context.Context, checkpointed bool) error {
 		return err
 	}
 	s.start = start
-	s.setCaptured(s.rels0)
+	s.setCaptured(s.selected)
 	// A slot created just now: its consistent point is checkpointed.
 	s.acked.Store(start)
 	return nil
@@ -353,14 +354,14 @@ func (s *Source) freshStart(ctx context.Context, slot slotState) (uint64, error)
 // which the loop snapshots. reconcilePublication has already added them
 // to the publication, so their changes stream from then on.
 func (s *Source) addedSince(recorded json.RawMessage) []string {
-	before := capturedBefore(recorded, s.pubState, s.rels0)
+	before := capturedBefore(recorded, s.pubState, s.selected)
 	var added []*relation
-	for _, r := range s.rels0 {
+	for _, r := range s.selected {
 		if !before[r.oid] {
 			added = append(added, r)
 		}
 	}
-	s.setCaptured(s.rels0)
+	s.setCaptured(s.selected)
 	if len(added) == 0 {
 		return nil
 	}
