@@ -10,7 +10,9 @@ import (
 // TestScenarioResume, on every source: backfill (r), then c/u/d streamed
 // with the headers and key a consumer routes on, a graceful stop with a
 // checkpoint, changes made while stopped, and a restart that streams them
-// without backfilling again. (The per-type encodings stay in
+// without backfilling again. With TRIBUTARY_PREVIOUS_BINARY set (a
+// tributary binary of another build) that build runs until the stop, so
+// its checkpoint is the one this build resumes. (The per-type encodings stay in
 // TestPostgresToKafka and TestMySQLTypesAndDDL.)
 func TestScenarioResume(t *testing.T) {
 	forEachBackend(t, "resume", func(t *testing.T, b backend) {
@@ -27,7 +29,14 @@ func TestScenarioResume(t *testing.T) {
 		e := b.env()
 		cfg := b.config(nil, "")
 		topic := b.topic("items")
+		// TRIBUTARY_PREVIOUS_BINARY (another build, e.g. the last
+		// release) runs the first part: its checkpoint must resume here.
+		current := binary
+		if prev := os.Getenv("TRIBUTARY_PREVIOUS_BINARY"); prev != "" {
+			binary = prev
+		}
 		p := e.start("run", "--config", cfg)
+		binary = current
 		waitFor(t, 60*time.Second, "2 backfilled rows", func() bool { return topicEnd(topic) >= 2 })
 		mustExec(`INSERT INTO items (k, seq, v) VALUES (3, 3, 'three')`)
 		mustExec(`UPDATE items SET seq = 4, v = 'two' WHERE k = 2`)
