@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/destination"
@@ -46,18 +47,15 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 		}
 	}()
 
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
+	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
 		Leased: leasedStore(cfg)})
 	if err != nil {
 		return &usageError{err.Error()}
 	}
 	defer src.Close()
-	dropper, _ := source.Unwrapped(src).(source.Dropper)
-	var leftovers []source.Leftover
-	if dropper != nil {
-		if leftovers, err = dropper.Leftovers(ctx); err != nil {
-			return fmt.Errorf("%s source: %w", cfg.Source.Type, err)
-		}
+	leftovers, err := src.Leftovers(ctx)
+	if err != nil {
+		return fmt.Errorf("%s source: %w", cfg.Source.Type, err)
 	}
 	offsets, err := findOffsetsRecord(ctx, cfg)
 	if err != nil {
@@ -97,10 +95,8 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 		}
 	}
 
-	if dropper != nil {
-		if _, err := dropper.Drop(ctx); err != nil {
-			return fmt.Errorf("%s source: %w (nothing else was dropped; run drop again once fixed)", cfg.Source.Type, err)
-		}
+	if _, err := src.Drop(ctx); err != nil {
+		return fmt.Errorf("%s source: %w (nothing else was dropped; run drop again once fixed)", cfg.Source.Type, err)
 	}
 	if offsets {
 		if err := tombstoneOffsets(ctx, cfg); err != nil {

@@ -25,9 +25,6 @@ import (
 	"syscall"
 
 	"github.com/tributary-cdc/tributary/pkg/config"
-
-	_ "github.com/tributary-cdc/tributary/pkg/source/mysql"    // registers source.type mysql
-	_ "github.com/tributary-cdc/tributary/pkg/source/postgres" // registers source.type postgres
 )
 
 const (

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
@@ -18,12 +19,12 @@ import (
 // but has no source registered in this binary, before any command runs:
 // validate then refuses exactly what run would.
 func refuseUnbuilt(cfg *config.Config) error {
-	if slices.Contains(source.Types(), cfg.Source.Type) {
+	if slices.Contains(capture.Types(), cfg.Source.Type) {
 		return nil
 	}
 	return &config.Errors{Problems: []config.Problem{{
 		Field:   "source.type",
-		Message: fmt.Sprintf("%s is not built in this binary (built: %v)", cfg.Source.Type, source.Types()),
+		Message: fmt.Sprintf("%s is not built in this binary (built: %v)", cfg.Source.Type, capture.Types()),
 	}}}
 }
 
@@ -32,7 +33,7 @@ func refuseUnbuilt(cfg *config.Config) error {
 // and returns the first refusal in run's own words, so that validate
 // refuses what run would refuse at configuration time.
 func refuseUnusable(ctx context.Context, cfg *config.Config) error {
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source})
+	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source})
 	if err != nil {
 		return err
 	}

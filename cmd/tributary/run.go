@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
@@ -64,7 +65,7 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 // checked on the first run only: a run after a stall starts while brokers
 // may still be down.
 func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metrics.Pipeline, rec *status.Recorder, store checkpoint.Store, first bool) error {
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: log,
+	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: log,
 		Leased:          leasedStore(cfg),
 		KeyColumns:      cfg.Destination.KeyColumns,
 		MissingTables:   func(t []string) { m.TablesMissing(t); rec.TablesMissing(t) },
@@ -73,9 +74,7 @@ func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		return &usageError{err.Error()}
 	}
 	defer src.Close()
-	if r, ok := src.(*source.Reconnecting); ok {
-		rec.WatchSource(r.State)
-	}
+	rec.WatchSource(src.State)
 	prod, err := newProducer(cfg)
 	if err != nil {
 		return &usageError{err.Error()}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/source"
@@ -54,18 +55,14 @@ func unsetIn(unset []string, prefix string) string {
 // lagBytes asks the source how much log lies after the checkpoint; the
 // source is a few seconds away at most, or the answer is "unknown".
 func lagBytes(ctx context.Context, cfg *config.Config, pos []byte) (*int64, string) {
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source})
+	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source})
 	if err != nil {
 		return nil, err.Error()
 	}
 	defer src.Close()
-	l, ok := source.Unwrapped(src).(source.Lagger)
-	if !ok {
-		return nil, ""
-	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	n, err := l.LagBytes(ctx, pos)
+	n, err := src.LagBytes(ctx, pos)
 	if err != nil {
 		return nil, err.Error()
 	}

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/conntest"
 	"github.com/tributary-cdc/tributary/pkg/source"
@@ -44,19 +45,15 @@ func listTables(ctx context.Context, inv *invocation) error {
 // inventory asks the source what it would capture and words it.
 func inventory(ctx context.Context, cfg *config.Config, inv *invocation) (conntest.TablesReport, error) {
 	var r conntest.TablesReport
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
+	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
 		KeyColumns: cfg.Destination.KeyColumns})
 	if err != nil {
 		return r, &usageError{err.Error()}
 	}
 	defer src.Close()
-	lister, ok := source.Unwrapped(src).(source.Lister)
-	if !ok {
-		return r, fmt.Errorf("source type %s cannot list its tables", cfg.Source.Type)
-	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	found, err := lister.Tables(ctx)
+	found, err := src.Tables(ctx)
 	if err != nil {
 		return r, err
 	}

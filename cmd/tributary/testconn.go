@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/conntest"
 	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
@@ -28,7 +29,7 @@ type connectionReport struct {
 // the configuration is unusable.
 func testConnection(ctx context.Context, inv *invocation) error {
 	cfg, stdout := inv.cfg, inv.stdout
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
+	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
 		KeyColumns: cfg.Destination.KeyColumns})
 	if err != nil {
 		return &usageError{err.Error()}

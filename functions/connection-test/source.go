@@ -5,12 +5,11 @@ import (
 	"net"
 	"time"
 
+	"github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/conntest"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/source"
-	_ "github.com/tributary-cdc/tributary/pkg/source/mysql"    // registers source.type mysql
-	_ "github.com/tributary-cdc/tributary/pkg/source/postgres" // registers source.type postgres
 )
 
 // response is Kafka's report with the source's checks beside it, the
@@ -28,7 +27,7 @@ type response struct {
 // guarded dialer): a source is never dialled any other way. A source that
 // cannot be set up answers one failed line instead.
 func sourceChecks(ctx context.Context, cfg *config.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error), budget time.Duration) []source.Check {
-	src, err := source.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix,
+	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix,
 		Config: cfg.Source, Dial: dial, KeyColumns: cfg.Destination.KeyColumns})
 	if err != nil {
 		return []source.Check{{Name: "source connection", Detail: err.Error()}}

@@ -15,11 +15,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	capturepkg "github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/source"
-
-	_ "github.com/tributary-cdc/tributary/pkg/source/postgres" // source.type postgres
 )
 
 // requireSnapshotter skips until the PostgreSQL source can snapshot while
@@ -27,13 +26,13 @@ import (
 // test-only source stands in for it.
 func requireSnapshotter(t *testing.T, e *itest.Env) {
 	t.Helper()
-	src, err := source.New(context.Background(), source.Options{Pipeline: e.Name, TopicPrefix: e.Prefix,
+	src, err := capturepkg.New(context.Background(), source.Options{Pipeline: e.Name, TopicPrefix: e.Prefix,
 		Config: config.Source{Type: "postgres", URL: e.PGURL()}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	if _, ok := source.Unwrapped(src).(source.Snapshotter); !ok {
+	if _, ok := any(src).(source.Snapshotter); !ok {
 		t.Skip("needs the snapshot engine (snap-engine)")
 	}
 }
@@ -233,12 +232,12 @@ func assertLastMessageIsDatabase(t *testing.T, e *itest.Env, topic string) {
 // test above covers that).
 func TestBackfillRequestWithoutSnapshotEngine(t *testing.T) {
 	e := itest.NewEnv(t, "bfnoengine")
-	src, err := source.New(context.Background(), source.Options{Pipeline: e.Name, TopicPrefix: e.Prefix,
+	src, err := capturepkg.New(context.Background(), source.Options{Pipeline: e.Name, TopicPrefix: e.Prefix,
 		Config: config.Source{Type: "postgres", URL: e.PGURL()}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, snapshots := source.Unwrapped(src).(source.Snapshotter)
+	_, snapshots := any(src).(source.Snapshotter)
 	src.Close()
 	if snapshots {
 		t.Skip("the source snapshots while streaming: TestBackfillOnDemandPG covers the request path")

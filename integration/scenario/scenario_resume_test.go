@@ -12,7 +12,9 @@ import (
 // TestScenarioResume, on every source: backfill (r), then c/u/d streamed
 // with the headers and key a consumer routes on, a graceful stop with a
 // checkpoint, changes made while stopped, and a restart that streams them
-// without backfilling again. (The per-type encodings stay in
+// without backfilling again. With TRIBUTARY_PREVIOUS_BINARY set (a
+// tributary binary of another build) that build runs until the stop, so
+// its checkpoint is the one this build resumes. (The per-type encodings stay in
 // TestPostgresToKafka and TestMySQLTypesAndDDL.)
 func TestScenarioResume(t *testing.T) {
 	itest.ForEachBackend(t, "resume", func(t *testing.T, b itest.Backend) {
@@ -29,7 +31,14 @@ func TestScenarioResume(t *testing.T) {
 		e := b.Env()
 		cfg := b.Config(nil, "")
 		topic := b.Topic("items")
+		// TRIBUTARY_PREVIOUS_BINARY (another build, e.g. the last
+		// release) runs the first part: its checkpoint must resume here.
+		current := itest.Binary
+		if prev := os.Getenv("TRIBUTARY_PREVIOUS_BINARY"); prev != "" {
+			itest.Binary = prev
+		}
 		p := e.Start("run", "--config", cfg)
+		itest.Binary = current
 		itest.WaitFor(t, 60*time.Second, "2 backfilled rows", func() bool { return itest.TopicEnd(topic) >= 2 })
 		mustExec(`INSERT INTO items (k, seq, v) VALUES (3, 3, 'three')`)
 		mustExec(`UPDATE items SET seq = 4, v = 'two' WHERE k = 2`)

@@ -12,11 +12,11 @@ import (
 
 	"github.com/tributary-cdc/tributary/integration/itest"
 
+	capturepkg "github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
 	"github.com/tributary-cdc/tributary/pkg/source"
-	_ "github.com/tributary-cdc/tributary/pkg/source/mysql"
-	_ "github.com/tributary-cdc/tributary/pkg/source/postgres"
 )
 
 // capture is a source run in the test's process, its events collected
@@ -47,7 +47,7 @@ func startCapture(t *testing.T, b itest.Backend) *capture {
 	case *itest.MariaBackend:
 		cfg = config.Source{Type: "mysql", URL: bk.E.URL(), ServerID: config.DefaultServerID(e.Name)}
 	}
-	src, err := source.New(context.Background(), source.Options{Pipeline: e.Name, TopicPrefix: e.Prefix, Config: cfg})
+	src, err := capturepkg.New(context.Background(), source.Options{Pipeline: e.Name, TopicPrefix: e.Prefix, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +79,13 @@ func startCapture(t *testing.T, b itest.Backend) *capture {
 }
 
 // progressOf is the source's progress for table, and whether it is there.
-func progressOf(src source.Source, table string) (source.TableProgress, bool) {
-	for _, p := range source.Unwrapped(src).(source.Progresser).SnapshotProgress() {
+func progressOf(src source.Source, table string) (snapshot.TableProgress, bool) {
+	for _, p := range src.(source.Progresser).SnapshotProgress() {
 		if p.Table == table {
 			return p, true
 		}
 	}
-	return source.TableProgress{}, false
+	return snapshot.TableProgress{}, false
 }
 
 // TestSnapshotOnDemand, on every source: Snapshot of one table, asked
@@ -122,7 +122,7 @@ func TestSnapshotOnDemand(t *testing.T) {
 		}
 		mark := len(c.events())
 
-		snap := source.Unwrapped(c.src).(source.Snapshotter)
+		snap := c.src.(source.Snapshotter)
 		if err := snap.Snapshot(context.Background(), []string{a, "nope.nope"}); err == nil || !strings.Contains(err.Error(), "nope.nope") {
 			t.Errorf("Snapshot of an unknown table: %v, want an error naming it", err)
 		}

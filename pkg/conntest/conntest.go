@@ -24,7 +24,6 @@ import (
 // After a successful sign-in, sources that can list and describe their
 // tables add the "listed tables" and "column types" lines.
 func SourceChecks(ctx context.Context, src source.Source, cfg *config.Config, budget time.Duration) []source.Check {
-	src = source.Unwrapped(src) // source.New wraps it in a Reconnecting
 	checker, ok := src.(source.Checker)
 	if !ok {
 		return nil

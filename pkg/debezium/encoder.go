@@ -3,6 +3,7 @@ package debezium
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 )
@@ -42,12 +43,10 @@ type Options struct {
 // table's shape changes.
 type Encoder struct {
 	prefix       string
+	version      string // source.version
 	sourceSchema connectSchema
-	// sourceHead is `,"source":{"version":…,"connector":"postgresql","name":`.
-	sourceHead []byte
-	tables     sync.Map // *change.Table → *tableCodec
-	binlog     sync.Map // *change.Table → *binlogHead (MySQL/MariaDB, source_mysql.go)
-	claims     topicClaims
+	tables       sync.Map // *change.Table → *tableCodec
+	claims       topicClaims
 	// includeUnknown: Options.IncludeUnknownTypes.
 	includeUnknown bool
 	routing        routing // Options.Topic and KeyColumns
@@ -79,6 +78,9 @@ type tableCodec struct {
 	// without schemas.
 	valueTail string
 	unwrap    unwrapPlan // Format.Unwrap (format.go)
+	// block is the source block of the connector this table's events
+	// come from, chosen with the first of them (sourceBlockFor, source.go).
+	block atomic.Pointer[sourceBlock]
 }
 
 // NewEncoder returns an Encoder for opts.
@@ -87,12 +89,8 @@ func NewEncoder(opts Options) *Encoder {
 	if version == "" {
 		version = Version
 	}
-	e := &Encoder{prefix: opts.TopicPrefix, sourceSchema: postgresSourceSchema(), includeUnknown: opts.IncludeUnknownTypes,
+	return &Encoder{prefix: opts.TopicPrefix, version: version, sourceSchema: postgresSourceSchema(), includeUnknown: opts.IncludeUnknownTypes,
 		routing: routing{topic: opts.Topic, keyColumns: opts.KeyColumns}, format: opts.Format}
-	e.sourceHead = append(e.sourceHead, `,"source":{"version":`...)
-	e.sourceHead = appendString(e.sourceHead, version)
-	e.sourceHead = append(e.sourceHead, `,"connector":"`+connectorPostgres+`","name":`...)
-	return e
 }
 
 // Topic returns the topic for a table: <prefix>.<schema>.<table>
@@ -184,20 +182,18 @@ func (e *Encoder) AppendValue(dst []byte, ev *change.Event, nowMicros int64) ([]
 	if err != nil {
 		return dst, err
 	}
-	if e.format.Unwrap {
-		return e.appendUnwrappedValue(dst, c, ev)
-	}
-	if isBinlogConnector(ev.Source.Connector) {
-		return e.appendBinlogValue(dst, c, ev, nowMicros)
-	}
 	if err := checkChange(ev); err != nil {
 		return dst, err
 	}
-	if ev.Source.Connector != connectorPostgres {
-		return dst, &EncodeError{Table: tableName(ev.Table), Err: ErrConnector, Detail: "connector " + strconv.Quote(ev.Source.Connector)}
+	b := e.sourceBlockFor(c, ev)
+	if b.err != nil {
+		return dst, b.err
+	}
+	if e.format.Unwrap {
+		return e.appendUnwrapped(dst, c, ev)
 	}
 	n := len(dst)
-	dst = append(dst, c.valueHead...)
+	dst = append(dst, b.valueHead...)
 	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.Before); err != nil {
 		return dst[:n], err
 	}
@@ -205,7 +201,7 @@ func (e *Encoder) AppendValue(dst []byte, ev *change.Event, nowMicros int64) ([]
 	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.After); err != nil {
 		return dst[:n], err
 	}
-	dst = e.appendPostgresSource(dst, ev.Table, &ev.Source)
+	dst = e.appendSource(dst, b, ev.Table, &ev.Source)
 	return append(appendEnvelopeTail(dst, ev.Op, nowMicros), c.valueTail...), nil
 }
 

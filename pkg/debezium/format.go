@@ -238,18 +238,6 @@ func addedFieldName(a string) string {
 	return "__" + a
 }
 
-// appendUnwrappedValue is AppendValue with Unwrap, for every connector:
-// the source block is not part of the row.
-func (e *Encoder) appendUnwrappedValue(dst []byte, c *tableCodec, ev *change.Event) ([]byte, error) {
-	if err := checkChange(ev); err != nil {
-		return dst, err
-	}
-	if c := ev.Source.Connector; c != connectorPostgres && !isBinlogConnector(c) {
-		return dst, &EncodeError{Table: tableName(ev.Table), Err: ErrConnector, Detail: "connector " + strconv.Quote(c)}
-	}
-	return e.appendUnwrapped(dst, c, ev)
-}
-
 // appendUnwrapped is AppendValue with Unwrap: the row ExtractNewRecordState
 // makes of ev (see DeleteRecords for deletes the pipeline does not write).
 func (e *Encoder) appendUnwrapped(dst []byte, c *tableCodec, ev *change.Event) ([]byte, error) {

@@ -75,21 +75,64 @@ func envelopeSchema(topic string, value, source connectSchema) connectSchema {
 	}
 }
 
-// appendPostgresSource appends `,"source":{…}` for a PostgreSQL event.
-// Empty Name/DB/Schema/Table fall back to the encoder's prefix and the
-// table's ID. Zero TxID and LSN (unknown) are written as null, as Debezium
-// does when it has no value; xmin is always null (Debezium fills it only with
-// xmin.fetch.interval.ms set, which we do not offer); origin and origin_lsn
-// (Debezium 3.6: the replication origin of a change applied by logical
-// replication) are null, as Debezium writes them for pgoutput without
-// origin messages.
-func (e *Encoder) appendPostgresSource(b []byte, t *change.Table, s *change.Source) []byte {
-	b = append(b, e.sourceHead...)
-	name := s.Name
-	if name == "" {
-		name = e.prefix
+// sourceBlock is one connector's source block for one table version: the
+// value head whose envelope embeds the connector's Source schema, the
+// block's constant start, and the writer of its connector's fields. It is
+// chosen when the table's first event is encoded (sourceBlockFor), so
+// that no row asks which database it came from.
+type sourceBlock struct {
+	connector string
+	valueHead []byte
+	// head is `,"source":{"version":…,"connector":"<connector>","name":`.
+	head   []byte
+	fields func(b []byte, t *change.Table, s *change.Source) []byte // after name: ts_ms, …
+	err    error                                                    // the connector has no source block here
+}
+
+// sourceBlockFor returns the table codec's source block for ev's
+// connector, building it with the first event (and again only if a table
+// version's events changed connector, which no source does).
+func (e *Encoder) sourceBlockFor(c *tableCodec, ev *change.Event) *sourceBlock {
+	if b := c.block.Load(); b != nil && b.connector == ev.Source.Connector {
+		return b
 	}
-	b = appendString(b, name)
+	connector := ev.Source.Connector
+	b := &sourceBlock{connector: connector}
+	switch connector {
+	case connectorPostgres:
+		b.valueHead, b.fields = c.valueHead, appendPostgresFields
+	case connectorMySQL, connectorMariaDB:
+		b.valueHead, b.fields = e.binlogValueHead(c, connector), appendBinlogFields
+	default:
+		b.err = &EncodeError{Table: tableName(ev.Table), Err: ErrConnector, Detail: "connector " + strconv.Quote(connector)}
+		return b // not kept: the table's next event may well be fine
+	}
+	b.head = append(b.head, `,"source":{"version":`...)
+	b.head = appendString(b.head, e.version)
+	b.head = append(b.head, `,"connector":`...)
+	b.head = appendString(b.head, connector)
+	b.head = append(b.head, `,"name":`...)
+	c.block.Store(b)
+	return b
+}
+
+// appendSource appends `,"source":{…}` with block b. An empty Name falls
+// back to the encoder's prefix.
+func (e *Encoder) appendSource(dst []byte, b *sourceBlock, t *change.Table, s *change.Source) []byte {
+	dst = append(dst, b.head...)
+	dst = appendString(dst, orDefault(s.Name, e.prefix))
+	return b.fields(dst, t, s)
+}
+
+// appendPostgresFields appends a PostgreSQL source block's fields after
+// name, and closes it. Empty DB/Schema/Table fall back to the table's ID.
+// Zero TxID and LSN (unknown) are written as null, as Debezium does when
+// it has no value; xmin is always null (Debezium fills it only with
+// xmin.fetch.interval.ms set, which we do not offer); origin and
+// origin_lsn (Debezium 3.6: the replication origin of a change applied by
+// logical replication) are null, as Debezium writes them for pgoutput
+// without origin messages.
+func appendPostgresFields(b []byte, t *change.Table, s *change.Source) []byte {
 	b = appendSourceCommon(b, t, s)
 	b = append(b, `,"schema":`...)
 	b = appendString(b, orDefault(s.Schema, t.ID.Schema))

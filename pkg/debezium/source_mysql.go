@@ -1,7 +1,6 @@
 package debezium
 
 import (
-	"bytes"
 	"strconv"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
@@ -15,12 +14,6 @@ const (
 	connectorMySQL   = "mysql"
 	connectorMariaDB = "mariadb"
 )
-
-// isBinlogConnector reports whether events of connector carry the
-// MySQL-family source block.
-func isBinlogConnector(connector string) bool {
-	return connector == connectorMySQL || connector == connectorMariaDB
-}
 
 // binlogSourceSchema is io.debezium.connector.<mysql|mariadb>.Source: the
 // common source fields followed by BinlogSourceInfoStructMaker's own
@@ -73,69 +66,28 @@ func binlogColumnSchema(c *change.Column) (s connectSchema, enc colEnc, ok bool)
 	return s, enc, true
 }
 
-// binlogHead is the value message's head for one table version of a binlog
-// connector: `{"schema":<Envelope with the connector's Source>,"payload":{"before":`.
-type binlogHead struct {
-	connector string
-	head      []byte
-}
-
-// appendBinlogValue is AppendValue for MySQL and MariaDB events: the same
-// envelope as PostgreSQL's with the binlog source block.
-func (e *Encoder) appendBinlogValue(dst []byte, c *tableCodec, ev *change.Event, nowMicros int64) ([]byte, error) {
-	if err := checkChange(ev); err != nil {
-		return dst, err
-	}
-	n := len(dst)
-	dst = append(dst, e.binlogValueHead(c, ev.Table, ev.Source.Connector)...)
-	var err error
-	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.Before); err != nil {
-		return dst[:n], err
-	}
-	dst = append(dst, `,"after":`...)
-	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.After); err != nil {
-		return dst[:n], err
-	}
-	dst = e.appendBinlogSource(dst, ev.Table, &ev.Source)
-	return append(appendEnvelopeTail(dst, ev.Op, nowMicros), c.valueTail...), nil
-}
-
-// binlogValueHead returns (building once per table version) the value head
-// whose envelope embeds the connector's source schema.
-func (e *Encoder) binlogValueHead(c *tableCodec, t *change.Table, connector string) []byte {
+// binlogValueHead builds the value head whose envelope embeds the binlog
+// connector's source schema, for the table's source block.
+func (e *Encoder) binlogValueHead(c *tableCodec, connector string) []byte {
 	if e.format.NoSchemas {
 		return c.valueHead // no schema: the same for every connector
-	}
-	if v, ok := e.binlog.Load(t); ok && v.(*binlogHead).connector == connector {
-		return v.(*binlogHead).head
 	}
 	// The Value struct is the one build made (the encoder's column
 	// schemas, unknown types included); only the source block differs.
 	value := connectSchema{typ: "struct", fields: c.fields, optional: true, name: c.schema + ".Value"}
 	env := envelopeSchema(c.schema, value, binlogSourceSchema(connector))
-	h := &binlogHead{connector: connector}
-	h.head = append(h.head, `{"schema":`...)
-	h.head = env.appendJSON(h.head, "")
-	h.head = append(h.head, `,"payload":{"before":`...)
-	e.binlog.Store(t, h)
-	return h.head
+	var head []byte
+	head = append(head, `{"schema":`...)
+	head = env.appendJSON(head, "")
+	return append(head, `,"payload":{"before":`...)
 }
 
-// appendBinlogSource appends `,"source":{…}` for a MySQL or MariaDB event.
-// gtid, thread and query are null when unknown (zero), as Debezium leaves
-// them unset; query is only known with binlog_rows_query_log_events /
-// binlog_annotate_row_events, which this source does not read.
-func (e *Encoder) appendBinlogSource(b []byte, t *change.Table, s *change.Source) []byte {
-	// sourceHead starts with `,"source":{"version":"<version>"`: reuse that.
-	head := e.sourceHead
-	if i := bytes.Index(head, []byte(`,"connector":`)); i > 0 {
-		head = head[:i]
-	}
-	b = append(b, head...)
-	b = append(b, `,"connector":`...)
-	b = appendString(b, s.Connector)
-	b = append(b, `,"name":`...)
-	b = appendString(b, orDefault(s.Name, e.prefix))
+// appendBinlogFields appends a MySQL or MariaDB source block's fields
+// after name, and closes it. gtid, thread and query are null when unknown
+// (zero), as Debezium leaves them unset; query is only known with
+// binlog_rows_query_log_events / binlog_annotate_row_events, which this
+// source does not read.
+func appendBinlogFields(b []byte, t *change.Table, s *change.Source) []byte {
 	b = appendSourceCommon(b, t, s)
 	b = append(b, `,"table":`...)
 	b = appendString(b, orDefault(s.Table, t.ID.Name))

@@ -83,7 +83,7 @@ func (p *Pipeline) pollBackfills(ctx context.Context, reqs checkpoint.Requests) 
 		return
 	}
 	what := describe(fresh)
-	snap, ok := source.Unwrapped(p.Source).(source.Snapshotter)
+	snap, ok := p.Source.(source.Snapshotter)
 	if !ok {
 		if b.refused != what {
 			b.refused = what
@@ -149,7 +149,7 @@ func (p *Pipeline) sourceType() string {
 	if p.SourceType != "" {
 		return p.SourceType
 	}
-	return fmt.Sprintf("%T", source.Unwrapped(p.Source))
+	return fmt.Sprintf("%T", p.Source)
 }
 
 // describe names a request's tables for logs.

@@ -12,13 +12,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
 	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/source"
-	"github.com/tributary-cdc/tributary/pkg/source/postgres"
 )
 
 // BenchmarkDrain is the whole hot path in one process: the PostgreSQL source decodes
@@ -75,7 +75,7 @@ func BenchmarkDrain(b *testing.B) {
 	prefix := "bench-drain-" + name[len("bench_drain_"):]
 	b.Cleanup(func() { deleteBenchTopic("127.0.0.1:9092", prefix+".public.bench") })
 	run := func(until func(p *Pipeline) bool) {
-		src, err := postgres.New(ctx, source.Options{Pipeline: name, TopicPrefix: prefix, Config: config.Source{
+		src, err := capture.New(ctx, source.Options{Pipeline: name, TopicPrefix: prefix, Config: config.Source{
 			Type: "postgres", URL: url, Tables: []string{"public.bench"}, Slot: name, Publication: name}})
 		if err != nil {
 			b.Fatal(err)

@@ -145,7 +145,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		Connected() bool
 		Reconnects() int64
 	}); ok {
-		p.Metrics.WatchSource(w.Connected, w.Reconnects) // a reconnecting source (source.Reconnecting)
+		p.Metrics.WatchSource(w.Connected, w.Reconnects) // a reconnecting source (pkg/capture)
 	}
 	if w, ok := p.Source.(interface{ Resnapshots() int64 }); ok {
 		p.Metrics.WatchResnapshots(w.Resnapshots)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tributary-cdc/tributary/pkg/metrics"
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
@@ -31,7 +32,7 @@ func (p *Pipeline) reportProgress(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if prog, ok := source.Unwrapped(p.Source).(source.Progresser); ok {
+		if prog, ok := p.Source.(source.Progresser); ok {
 			now := time.Now()
 			view := progressView(prog.SnapshotProgress(), now)
 			p.Metrics.SetBackfill(view)
@@ -79,7 +80,7 @@ func (pl *progressLog) log(log *slog.Logger, view []metrics.BackfillTable, now t
 
 // progressView adds the rate (since the snapshot started) and the time
 // left at that rate to what the source reports.
-func progressView(in []source.TableProgress, now time.Time) []metrics.BackfillTable {
+func progressView(in []snapshot.TableProgress, now time.Time) []metrics.BackfillTable {
 	out := make([]metrics.BackfillTable, 0, len(in))
 	for _, tp := range in {
 		v := metrics.BackfillTable{Table: tp.Table, Rows: tp.Rows, Estimated: tp.Estimated, Started: tp.Started, Done: tp.Done}

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tributary-cdc/tributary/pkg/source"
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
 )
 
 func TestProgressView(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	v := progressView([]source.TableProgress{
+	v := progressView([]snapshot.TableProgress{
 		{Table: "a.running", Rows: 20_000, Estimated: 100_000, Started: now.Add(-10 * time.Second)},
 		{Table: "a.nostats", Rows: 500, Started: now.Add(-5 * time.Second)},
 		{Table: "a.queued"},
@@ -39,7 +39,7 @@ func TestProgressView(t *testing.T) {
 // running table, once for a finished one.
 func TestProgressLog(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	view := progressView([]source.TableProgress{
+	view := progressView([]snapshot.TableProgress{
 		{Table: "public.orders", Rows: 20_000, Estimated: 100_000, Started: now.Add(-10 * time.Second)},
 		{Table: "public.items", Rows: 9, Estimated: 10, Started: now.Add(-3 * time.Second), Done: true},
 		{Table: "public.queued"},

@@ -17,7 +17,7 @@ var errBackfilled = errors.New("every table is backfilled (source.snapshot_mode 
 // snapshots' state (a later run with this checkpoint knows they are
 // done), and every row of the last chunk was emitted before it.
 func (p *Pipeline) stopIfBackfilled() error {
-	prog, ok := source.Unwrapped(p.Source).(source.Progresser)
+	prog, ok := p.Source.(source.Progresser)
 	if !ok {
 		return nil
 	}

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
-	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // MarkPrefix starts every watermark the engine writes:
@@ -250,13 +249,22 @@ func (e *Engine) Pending() bool {
 	return !e.idleLocked()
 }
 
-// Progress is the per-table progress (source.Progresser).
-func (e *Engine) Progress() []source.TableProgress {
+// TableProgress is one table's snapshot, as the engine reports it (Engine.Progress).
+type TableProgress struct {
+	Table     string    // as source.tables writes it
+	Rows      int64     // rows published (op r) by this snapshot so far
+	Estimated int64     // rows the table holds, from the database's statistics; 0 when unknown
+	Started   time.Time // zero while queued
+	Done      bool
+}
+
+// Progress is the per-table progress (what source.Progresser reports).
+func (e *Engine) Progress() []TableProgress {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]source.TableProgress, 0, len(e.tables))
+	out := make([]TableProgress, 0, len(e.tables))
 	for _, t := range e.tables {
-		out = append(out, source.TableProgress{Table: t.name, Rows: t.rows, Estimated: t.estimated, Started: t.started, Done: t.done})
+		out = append(out, TableProgress{Table: t.name, Rows: t.rows, Estimated: t.estimated, Started: t.started, Done: t.done})
 	}
 	return out
 }

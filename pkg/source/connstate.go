@@ -1,11 +1,9 @@
 package source
 
-import (
-	"sync"
-	"time"
-)
+import "time"
 
-// Connection states a Reconnecting source reports (ConnState.State).
+// Connection states the capture loop reports (ConnState.State,
+// pkg/capture/reconnect.go).
 const (
 	ConnConnecting   = "connecting"   // started, nothing read yet
 	ConnStreaming    = "streaming"    // connected: reading rows or the log
@@ -29,35 +27,4 @@ type ConnState struct {
 	LastError      string    `json:"last_error,omitempty"`
 	LastErrorClass string    `json:"last_error_class,omitempty"`
 	LastErrorAt    time.Time `json:"last_error_at,omitzero"`
-}
-
-// connRecord keeps a Reconnecting's ConnState.
-type connRecord struct {
-	mu sync.Mutex
-	st ConnState
-}
-
-func (c *connRecord) set(state string, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.st.State != state {
-		c.st.State, c.st.Since = state, now.UTC()
-	}
-}
-
-func (c *connRecord) failed(err error, class string, attempts int64, window time.Duration, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.st.LastError, c.st.LastErrorClass, c.st.LastErrorAt = err.Error(), class, now.UTC()
-	c.st.Attempts, c.st.OutageWindow = attempts, window.String()
-}
-
-func (c *connRecord) get() ConnState {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st := c.st
-	if st.State == "" {
-		st.State = ConnConnecting
-	}
-	return st
 }

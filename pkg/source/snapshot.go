@@ -2,7 +2,8 @@ package source
 
 import (
 	"context"
-	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
 )
 
 // Snapshotter is implemented by sources that re-publish whole tables (op r)
@@ -20,18 +21,9 @@ type Snapshotter interface {
 	Snapshot(ctx context.Context, tables []string) error
 }
 
-// TableProgress is one table's snapshot, as a Progresser reports it.
-type TableProgress struct {
-	Table     string    // as source.tables writes it
-	Rows      int64     // rows published (op r) by this snapshot so far
-	Estimated int64     // rows the table holds, from the database's statistics; 0 when unknown
-	Started   time.Time // zero while queued
-	Done      bool
-}
-
 // Progresser is implemented by sources that snapshot: the pipeline polls it
 // for the progress it shows in logs, `status` and metrics. It does not
 // block on the network.
 type Progresser interface {
-	SnapshotProgress() []TableProgress
+	SnapshotProgress() []snapshot.TableProgress
 }

@@ -1,14 +1,16 @@
-// Package source defines what every database source implements and a
-// registry from source.type to constructor, so the CLI never switches on
-// database kinds. Implementations live in the sub-packages.
+// Package source is what the pipeline sees of a source (Source and the
+// capabilities it asks for) and the kit every database driver shares:
+// its options, the errors it reports (errors.go: a lost position, another
+// reader), connection checks, dialing, TLS, column projections. The
+// capture loop that runs a driver is pkg/capture (which maps source.type
+// to its driver); the drivers live in the sub-packages.
 package source
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 	"log/slog"
 	"net"
-	"sort"
 	"sync"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
@@ -34,7 +36,7 @@ type Source interface {
 	Close() error
 }
 
-// Options are what every source constructor gets.
+// Options are what every driver's constructor gets.
 type Options struct {
 	Pipeline    string        // the pipeline name
 	TopicPrefix string        // Debezium's logical server name
@@ -73,46 +75,33 @@ func (o Options) Log() *slog.Logger {
 	return slog.Default()
 }
 
-// Constructor makes a Source.
-type Constructor func(ctx context.Context, opts Options) (Source, error)
-
-var (
-	mu       sync.Mutex
-	registry = map[string]Constructor{}
-)
-
-// Register makes a source type available; sub-packages call it from init.
-func Register(typ string, c Constructor) {
-	mu.Lock()
-	defer mu.Unlock()
-	registry[typ] = c
+// CapturedSet is a driver's captured set as the capture loop asks for it
+// (capture.Database's Captured and CapturedNames): its record in the
+// checkpoint's position and its names. A driver embeds it and sets it
+// whenever the set changes; it is safe from any goroutine.
+type CapturedSet struct {
+	mu     sync.Mutex
+	record json.RawMessage
+	names  []string
 }
 
-// New makes the Source for opts.Config.Type.
-func New(ctx context.Context, opts Options) (Source, error) {
-	mu.Lock()
-	c, ok := registry[opts.Config.Type]
-	mu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("source.type %q is not supported (have %v)", opts.Config.Type, Types())
-	}
-	src, err := c(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	// Every source rides out a lost connection the same way (retry.go).
-	return &Reconnecting{Source: src, Type: opts.Config.Type, Window: opts.Config.OutageWindowDuration(),
-		Resnapshot: opts.Config.Snapshot() == config.SnapshotWhenNeeded}, nil
+// SetCaptured replaces the set: its record (JSON) and its names, sorted.
+func (c *CapturedSet) SetCaptured(record json.RawMessage, names []string) {
+	c.mu.Lock()
+	c.record, c.names = record, names
+	c.mu.Unlock()
 }
 
-// Types lists the registered source types.
-func Types() []string {
-	mu.Lock()
-	defer mu.Unlock()
-	var ts []string
-	for t := range registry {
-		ts = append(ts, t)
-	}
-	sort.Strings(ts)
-	return ts
+// Captured is the set's record; nil before the first SetCaptured.
+func (c *CapturedSet) Captured() json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.record
+}
+
+// CapturedNames are the set's names.
+func (c *CapturedSet) CapturedNames() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.names
 }

@@ -27,7 +27,7 @@ type Recorder struct {
 }
 
 // WatchSource makes every snapshot carry the source connection's state
-// (source.Reconnecting.State).
+// (capture.Capture.State).
 func (r *Recorder) WatchSource(state func() source.ConnState) {
 	r.mu.Lock()
 	r.conn = state

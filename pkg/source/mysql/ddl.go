@@ -9,6 +9,8 @@ import (
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	tcharset "github.com/pingcap/tidb/pkg/parser/charset"
+
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // The TiDB parser knows every MySQL character set and its collations but
@@ -89,7 +91,7 @@ func (h *history) refusal(err error, stmt, at string) error {
 		return err
 	}
 	return fmt.Errorf("%s at %s: the schema history cannot follow %q: %s. Without binlog_row_metadata = FULL, Tributary decodes binlog rows with the shapes it derives from the DDL it reads, and does not guess one it cannot derive; backfill the pipeline again from now (delete its checkpoint), and set binlog_row_metadata = FULL where the server has it (MySQL ≥ 8.0.1, MariaDB ≥ 10.5; RDS/Aurora: the DB parameter group), with which no history is needed: %w",
-		d.table, at, trimStmt(stmt), d.reason, ErrResnapshotRequired)
+		d.table, at, trimStmt(stmt), d.reason, source.ErrResnapshotRequired)
 }
 
 // parseDDL parses with the TiDB parser; a panic inside it is an error.

@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // testHistory is a history of database "d" with every table captured, as
@@ -131,8 +132,8 @@ func TestApplyDDLRefused(t *testing.T) {
 		if !strings.Contains(err.Error(), "d.t at") && !strings.Contains(err.Error(), "d.v at") {
 			t.Errorf("%s: the error does not name the table: %v", tc.stmt, err)
 		}
-		if !errors.Is(err, ErrResnapshotRequired) {
-			t.Errorf("%s: not ErrResnapshotRequired: %v", tc.stmt, err)
+		if !errors.Is(err, source.ErrResnapshotRequired) {
+			t.Errorf("%s: not source.ErrResnapshotRequired: %v", tc.stmt, err)
 		}
 	}
 }
@@ -223,7 +224,7 @@ func TestHistoryRowTable(t *testing.T) {
 		t.Errorf("a table the history does not hold: %v, %v", tb, err)
 	}
 	_, err = h.rowTable("d", "t", tm(gomysql.MYSQL_TYPE_LONG, gomysql.MYSQL_TYPE_VARCHAR), flavorMariaDB, "bin.000002:4")
-	if err == nil || !strings.Contains(err.Error(), "d.t at bin.000002:4: the binlog row has 2 columns") || !errors.Is(err, ErrResnapshotRequired) {
+	if err == nil || !strings.Contains(err.Error(), "d.t at bin.000002:4: the binlog row has 2 columns") || !errors.Is(err, source.ErrResnapshotRequired) {
 		t.Errorf("mismatching row: %v", err)
 	}
 }

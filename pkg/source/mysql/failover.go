@@ -7,9 +7,11 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
-// checkHasGTIDs fails with ErrResnapshotRequired when the server lacks
+// checkHasGTIDs fails with source.ErrResnapshotRequired when the server lacks
 // transactions the checkpoint has read. A checkpoint with GTIDs resumes by
 // GTID on whatever server the URL names, so that after a failover the new
 // primary (a replica that received the transactions, with binlog files
@@ -47,7 +49,7 @@ func checkHasGTIDs(conn *client.Conn, flavor string, pos position) error {
 	return fmt.Errorf("this server lacks transactions the checkpoint has already read: checkpoint GTIDs %s, server %s %s, missing %s. "+
 		"It is not the server the checkpoint was read from, nor a replica of it that received them: after a failover to a replica that was behind, "+
 		"those transactions are lost on the new primary, and streaming from it would publish a history that never happened: %w",
-		pos.GTID, variable, orNone(strings.TrimSpace(s)), strings.Join(missing, ","), ErrResnapshotRequired)
+		pos.GTID, variable, orNone(strings.TrimSpace(s)), strings.Join(missing, ","), source.ErrResnapshotRequired)
 }
 
 // missingMariaDB lists the GTIDs of have whose domain the server's
@@ -114,7 +116,7 @@ func checkPurgedMariaDB(conn *client.Conn, pos position) error {
 		}
 		if gone := missingMariaDB(before.(*gomysql.MariadbGTIDSet), have.(*gomysql.MariadbGTIDSet)); len(gone) > 0 {
 			return fmt.Errorf("the server purged transactions the checkpoint has not read: its oldest binlog %s starts after %s, the checkpoint is at %s: %w",
-				first, strings.Trim(info, "[]"), pos.GTID, ErrResnapshotRequired)
+				first, strings.Trim(info, "[]"), pos.GTID, source.ErrResnapshotRequired)
 		}
 		return nil
 	}

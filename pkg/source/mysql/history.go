@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // The schema history: without binlog_row_metadata = FULL (MySQL 5.7,
@@ -136,7 +137,7 @@ func (h *history) rowTable(db, name string, tm *replication.TableMapEvent, flavo
 	logged := loggedColumns(tm, flavor, nil) // compared by type only
 	if len(logged) != len(t.cols) || !sameColumns(logged, t.cols, false) {
 		return nil, fmt.Errorf("%s at %s: the binlog row has %d columns (%s), the schema history has %d (%s, since %s): a schema change is missing from the binlog (made with sql_log_bin = 0, or on another server), so the row cannot be decoded without guessing; backfill the pipeline again (delete its checkpoint), and set binlog_row_metadata = FULL where the server has it (MySQL ≥ 8.0.1, MariaDB ≥ 10.5; RDS/Aurora: the DB parameter group): %w",
-			n, at, len(logged), typeList(logged), len(t.cols), typeList(t.cols), ht.at, ErrResnapshotRequired)
+			n, at, len(logged), typeList(logged), len(t.cols), typeList(t.cols), ht.at, source.ErrResnapshotRequired)
 	}
 	return t, nil
 }

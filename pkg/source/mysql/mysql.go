@@ -1,7 +1,8 @@
-// Package mysql is the MySQL / MariaDB source: it streams row events from
-// the binary log (go-mysql's replication client), resuming from a GTID set
-// or a file/position, and snapshots tables while it streams (the capture
-// engine, pkg/snapshot, with watermarks written to a signal table; no
+// Package mysql is the MySQL / MariaDB driver of the capture loop
+// (pkg/capture, capture.Database): it streams row events from the binary
+// log (go-mysql's replication client), resuming from a GTID set or a
+// file/position, and reads the chunks and writes the watermarks (to a
+// signal table) of the snapshots taken while it streams (pkg/snapshot; no
 // global read lock, so it runs with the privileges of an RDS master user).
 //
 // Promises: a position is emitted only after a transaction's commit (XID, or
@@ -43,9 +44,12 @@ package mysql
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,12 +61,6 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/snapshot"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
-
-func init() { source.Register(config.SourceMySQL, New) }
-
-// ErrResnapshotRequired is source.ErrResnapshotRequired: the checkpoint's
-// position can no longer be resumed from.
-var ErrResnapshotRequired = source.ErrResnapshotRequired
 
 // ErrPrerequisite marks a server setting that CDC needs.
 var ErrPrerequisite = errors.New("mysql prerequisite not met")
@@ -97,18 +95,24 @@ type Source struct {
 	collations map[uint64]string
 
 	// engine runs the snapshots; streamStart is where the stream started
-	// (the file and pos of read rows). started says Run listed the
-	// tables; all that Snapshot(nil) came before. tablesJSON is the
-	// captured set's names for the positions (guarded by mu).
+	// (the file and pos of read rows). CapturedSet is the captured set's
+	// names for the positions (capturedChangedLocked).
 	engine      *snapshot.Engine
 	streamStart atomic.Pointer[position]
-	started     bool
-	all         bool
-	tablesJSON  []byte
+	source.CapturedSet
+
+	// What the current attempt of the capture loop found: the server's
+	// settings (Connect), the checkpoint's position (Resume), where
+	// streaming starts (start), and the cancel of the session's close at
+	// the attempt's end (stopClose).
+	srv       server
+	from      position
+	start     position
+	stopClose func() bool
 }
 
 // New parses the connection settings; it does not connect yet.
-func New(_ context.Context, opts source.Options) (source.Source, error) {
+func New(_ context.Context, opts source.Options) (*Source, error) {
 	c, err := config.ParseMySQLURL(opts.Config.URL)
 	if err != nil {
 		return nil, fmt.Errorf("source.url: %w", err)
@@ -162,31 +166,35 @@ func (s *Source) connect(ctx context.Context) (*client.Conn, error) {
 	return conn, nil
 }
 
-// Run implements source.Source.
-func (s *Source) Run(ctx context.Context, from change.Position, emit func(context.Context, *change.Event) error) error {
+// Connect implements capture.Database: the session, the flavour, the
+// prerequisites, and another live reader of the pipeline's binlog,
+// refused before the backfill (a second task must not publish the tables
+// again).
+func (s *Source) Connect(ctx context.Context) error {
+	s.Close()
+	s.from, s.start = position{}, position{}
 	conn, err := s.connect(ctx)
 	if err != nil {
 		return err
 	}
 	s.db = conn
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	defer conn.Close() // a reconnect runs Run again with a new one
-
+	s.stopClose = context.AfterFunc(ctx, func() { conn.Close() })
 	if s.flavor, err = detectFlavor(conn); err != nil {
 		return err
 	}
-	srv, err := checkPrerequisites(conn, s.flavor)
-	if err != nil {
+	if s.srv, err = checkPrerequisites(conn, s.flavor); err != nil {
 		return err
 	}
-	// Before the backfill: a second task must not publish the tables again.
-	if err := s.checkReader(ctx, conn); err != nil {
-		return err
-	}
-	tables, err := s.selectTables(conn)
+	return s.checkReader(ctx, conn)
+}
+
+// Discover implements capture.Database: the selected tables (a column
+// rule that leaves out or masks a key column is an error naming it) and
+// the signal table of the watermarks.
+func (s *Source) Discover(_ context.Context) ([]string, error) {
+	tables, err := s.selectTables(s.db)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var problems []error
 	for _, t := range tables {
@@ -195,68 +203,69 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 		}
 	}
 	if err := errors.Join(problems...); err != nil {
-		return err
+		return nil, err
 	}
 	s.reportMissing()
-
-	if err := s.ensureSignalTable(conn); err != nil {
-		return err
-	}
-
-	var pos position
-	if from != nil {
-		if pos, err = decodePosition(from); err != nil {
-			return err
-		}
-		if pos.Flavor != s.flavor {
-			return fmt.Errorf("the checkpoint was taken on %s, the server is %s: %w", pos.Flavor, s.flavor, ErrResnapshotRequired)
-		}
-		if err := checkRetained(conn, s.flavor, pos); err != nil {
-			return err
-		}
-	}
-	state, err := snapshot.DecodeState(pos.Snapshot)
-	if err != nil {
-		return fmt.Errorf("mysql position: %w", err)
+	if err := s.ensureSignalTable(s.db); err != nil {
+		return nil, err
 	}
 	names := make([]string, len(tables))
 	for i, t := range tables {
 		names[i] = t.id()
 	}
-	switch {
-	case from == nil:
-		// Stream from the binlog's end now, and snapshot every table
-		// while streaming.
-		if pos, err = s.binlogNow(conn, srv); err != nil {
-			return err
-		}
-		s.engine.Restore(snapshot.State{})
-		if s.opts.Config.BackfillEnabled() {
-			s.engine.Queue(names, true)
-		}
-		s.log.Info("snapshotting while streaming", "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID, "tables", len(tables))
-	case !pos.Backfilled:
-		// A backfill of an earlier release, unfinished: the engine reads
-		// on after its last key while streaming from its start.
-		s.engine.Restore(legacyState(pos, names))
-	default:
-		s.engine.Restore(state)
-		if added := addedTables(pos.Tables, names); len(added) > 0 && s.opts.Config.BackfillEnabled() {
-			s.log.Info("snapshotting tables added since the last run", "tables", strings.Join(added, ", "))
-			s.engine.Queue(added, false)
-		}
-	}
-	pos.Backfilled, pos.Table, pos.After = true, "", nil
 	s.mu.Lock()
-	s.started = true
-	all := s.all
-	s.all = false
 	s.capturedChangedLocked()
 	s.mu.Unlock()
-	if all {
-		s.engine.Queue(names, false)
+	return names, nil
+}
+
+// Resume implements capture.Database: the checkpoint must be of this
+// flavour, and the server must still hold its binlog.
+func (s *Source) Resume(_ context.Context, from change.Position) error {
+	pos, err := decodePosition(from)
+	if err != nil {
+		return err
 	}
-	if err := s.startHistory(ctx, srv, pos, emit); err != nil {
+	if pos.Flavor != s.flavor {
+		return fmt.Errorf("the checkpoint was taken on %s, the server is %s: %w", pos.Flavor, s.flavor, source.ErrResnapshotRequired)
+	}
+	if err := checkRetained(s.db, s.flavor, pos); err != nil {
+		return err
+	}
+	s.from, s.start = pos, pos
+	return nil
+}
+
+// Fresh implements capture.Database: stream from the binlog's end now.
+func (s *Source) Fresh(_ context.Context, _ bool) error {
+	pos, err := s.binlogNow(s.db, s.srv)
+	if err != nil {
+		return err
+	}
+	s.start = pos
+	s.log.Info("snapshotting while streaming", "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID, "tables", len(s.CapturedNames()))
+	return nil
+}
+
+// Legacy implements capture.Database: a backfill of an earlier release,
+// unfinished, is read on after its last key while streaming from its
+// start.
+func (s *Source) Legacy(_ context.Context, tables []string) (snapshot.State, bool, error) {
+	return legacyState(s.from, tables), true, nil
+}
+
+// Continue implements capture.Database.
+func (s *Source) Continue(_ context.Context, recorded json.RawMessage) ([]string, error) {
+	return addedTables(recorded, s.CapturedNames()), nil
+}
+
+// Start implements capture.Database: the schema history for the stream,
+// then the position it starts from.
+func (s *Source) Start(ctx context.Context, emit func(context.Context, *change.Event) error) error {
+	pos := s.start
+	pos.Backfilled, pos.Table, pos.After = false, "", nil // the loop's field, and those of a legacy backfill
+	s.start = pos
+	if err := s.startHistory(ctx, s.srv, pos, emit); err != nil {
 		return err
 	}
 	start := pos
@@ -264,31 +273,91 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 	if err := emit(ctx, &change.Event{Position: s.encode(pos)}); err != nil {
 		return err
 	}
-	s.log.Info("streaming binlog", "flavor", s.flavor, "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID, "row_metadata_full", srv.fullMetadata)
-	// The snapshot workers live as long as this stream; one that fails
-	// ends it (and the reconnect loop decides).
-	sctx, cancel := context.WithCancelCause(ctx)
-	wait := s.engine.Start(sctx, cancel)
-	err = s.stream(sctx, srv, pos, emit)
-	cancel(err)
-	wait()
-	if cause := context.Cause(sctx); ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) && (err == nil || errors.Is(err, context.Canceled)) {
-		return cause
-	}
-	return err
+	s.log.Info("streaming binlog", "flavor", s.flavor, "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID, "row_metadata_full", s.srv.fullMetadata)
+	return nil
 }
 
-// Ack implements source.Source. The server expires binlog on its own
-// schedule (binlog_expire_logs_seconds), so there is nothing to release;
-// the position is kept for Close's log line.
-func (s *Source) Ack(pos change.Position) {
+// Stream implements capture.Database.
+func (s *Source) Stream(ctx context.Context, emit func(context.Context, *change.Event) error) error {
+	return s.stream(ctx, s.srv, s.start, emit)
+}
+
+// Engine implements capture.Database.
+func (s *Source) Engine() *snapshot.Engine { return s.engine }
+
+// legacyState turns an unfinished backfill of an earlier release (tables
+// in name order; those before pos.Table done, pos.After the hex key of
+// the last row published of pos.Table) into the engine's state.
+func legacyState(pos position, names []string) snapshot.State {
+	var st snapshot.State
+	for _, n := range slices.Sorted(slices.Values(names)) {
+		if pos.Table != "" && n < pos.Table {
+			st.Done = append(st.Done, n)
+			continue
+		}
+		ts := snapshot.TableState{Table: n, Initial: true}
+		if n == pos.Table {
+			for _, h := range pos.After {
+				raw, err := hex.DecodeString(h)
+				if err != nil {
+					ts.Key = nil
+					break
+				}
+				ts.Key = append(ts.Key, raw)
+			}
+		}
+		st.Tables = append(st.Tables, ts)
+	}
+	return st
+}
+
+// binlogNow is the binlog position of the server now (needs REPLICATION
+// CLIENT, MariaDB: BINLOG MONITOR): streaming starts there, and the
+// initial snapshot is read while it streams.
+func (s *Source) binlogNow(conn *client.Conn, srv server) (position, error) {
+	pos := position{Flavor: s.flavor}
+	r, err := conn.Execute("SHOW MASTER STATUS")
+	if err != nil {
+		r, err = conn.Execute("SHOW BINARY LOG STATUS") // MySQL 8.4+
+	}
+	if err != nil {
+		return pos, fmt.Errorf("read the binlog position (needs REPLICATION CLIENT; MariaDB: BINLOG MONITOR): %w", err)
+	}
+	if len(r.Values) == 0 {
+		return pos, fmt.Errorf("no binlog position: %w: enable the binary log (log_bin)", ErrPrerequisite)
+	}
+	f, _ := r.GetString(0, 0)
+	p, _ := r.GetInt(0, 1)
+	pos.File, pos.Pos = strings.Clone(f), uint32(p)
+	switch {
+	case s.flavor == flavorMariaDB:
+		r, err := conn.Execute(fmt.Sprintf("SELECT BINLOG_GTID_POS(%s, %d)", quoteString(pos.File), pos.Pos))
+		if err != nil {
+			return pos, fmt.Errorf("BINLOG_GTID_POS: %w", err)
+		}
+		g, _ := r.GetString(0, 0)
+		pos.GTID = strings.Clone(g)
+	case srv.gtid && len(r.Fields) >= 5:
+		g, _ := r.GetString(0, 4)
+		pos.GTID = strings.Join(strings.Fields(g), "")
+	}
+	return pos, nil
+}
+
+// Acknowledge implements capture.Database. The server expires binlog on
+// its own schedule (binlog_expire_logs_seconds), so there is nothing to
+// release; the position is kept for Close's log line.
+func (s *Source) Acknowledge(pos change.Position) {
 	s.mu.Lock()
 	s.acked = pos
 	s.mu.Unlock()
 }
 
-// Close implements source.Source.
+// Close implements capture.Database.
 func (s *Source) Close() error {
+	if s.stopClose != nil {
+		s.stopClose()
+	}
 	if s.db != nil {
 		s.db.Close()
 	}

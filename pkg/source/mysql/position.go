@@ -23,16 +23,16 @@ type position struct {
 	GTID       string   `json:"gtid,omitempty"`
 	File       string   `json:"file"`
 	Pos        uint32   `json:"pos"`
-	Backfilled bool     `json:"backfilled"`
+	Backfilled bool     `json:"backfilled,omitempty"`
 	Table      string   `json:"table,omitempty"`
 	After      []string `json:"after,omitempty"`
 	// Shapes is the schema history at this position when the server does
 	// not log binlog_row_metadata = FULL (history.go); written by
 	// history.attach, never by encode.
 	Shapes json.RawMessage `json:"shapes,omitempty"`
-	// Tables lists the captured tables (see captured.go); Snapshot is the
-	// capture engine's state (snapshot.State): the tables it still
-	// snapshots while streaming, each with its last key.
+	// Backfilled, Tables (the captured tables' names) and Snapshot (the
+	// snapshot engine's state) are the capture loop's fields
+	// (pkg/capture/envelope.go): read here, written by the loop.
 	Tables   json.RawMessage `json:"tables,omitempty"`
 	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // server is what the prerequisites check learned about the server.
@@ -129,7 +131,7 @@ func rdsRetention(conn *client.Conn) (rds bool, hours int) {
 // unknownRetention: the retention could not be read; nothing is reported.
 const unknownRetention = -2
 
-// checkRetained fails with ErrResnapshotRequired when the checkpoint's
+// checkRetained fails with source.ErrResnapshotRequired when the checkpoint's
 // binlog file is gone (purged or expired), or, with GTIDs, when the server
 // lacks transactions the checkpoint has read (checkHasGTIDs) or, on
 // MySQL, purged transactions it has not (checkPurged).
@@ -153,12 +155,12 @@ func checkRetained(conn *client.Conn, flavor string, pos position) error {
 		}
 	}
 	if !found {
-		return fmt.Errorf("binlog file %s of the checkpoint is no longer on the server (purged or expired): %w", pos.File, ErrResnapshotRequired)
+		return fmt.Errorf("binlog file %s of the checkpoint is no longer on the server (purged or expired): %w", pos.File, source.ErrResnapshotRequired)
 	}
 	return nil
 }
 
-// checkPurged fails with ErrResnapshotRequired when the server purged
+// checkPurged fails with source.ErrResnapshotRequired when the server purged
 // transactions the checkpoint has not read: on MySQL some of gtid_purged,
 // on MariaDB a GTID state before its oldest binlog file (checkPurgedMariaDB).
 func checkPurged(conn *client.Conn, flavor string, pos position) error {
@@ -175,7 +177,7 @@ func checkPurged(conn *client.Conn, flavor string, pos position) error {
 			have, err1 := parseGTIDSet(flavor, pos.GTID)
 			gone, err2 := parseGTIDSet(flavor, purged)
 			if err1 == nil && err2 == nil && !have.Contain(gone) {
-				return fmt.Errorf("the server purged transactions (gtid_purged %s) the checkpoint %s has not read: %w", purged, pos.GTID, ErrResnapshotRequired)
+				return fmt.Errorf("the server purged transactions (gtid_purged %s) the checkpoint %s has not read: %w", purged, pos.GTID, source.ErrResnapshotRequired)
 			}
 		}
 	}

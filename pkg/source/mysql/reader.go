@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // A binlog stream has no slot: what marks a live reader on the server is
@@ -25,10 +27,6 @@ import (
 // lease (Options.Leased) lets a task take the stream over, by registering:
 // the other reader can only be a stale owner. Without one, the task waits a
 // little for a reader that just died, then refuses, naming it.
-
-// ErrReaderInUse reports that another live process streams this
-// pipeline's binlog (the same server_id) and this task may not end it.
-var ErrReaderInUse = errors.New("binlog stream in use by another reader")
 
 // readerWait is how long a task with the file store waits for another
 // reader to go away before it refuses: a task that just died leaves its
@@ -135,12 +133,12 @@ func (s *Source) checkReader(ctx context.Context, conn *client.Conn) error {
 	if c := dumpConnections(conn, s.conn.User); len(c) > 0 {
 		conns = strings.Join(c, "; ")
 	}
-	return fmt.Errorf("%w: the binlog of pipeline %q is streamed by another reader registered with server_id %d as %q. "+
+	return fmt.Errorf("binlog stream %w: the binlog of pipeline %q is streamed by another reader registered with server_id %d as %q. "+
 		"Only one task may stream a pipeline's binlog, and with the file checkpoint store Tributary does not end another reader's connection. "+
 		"Stop the other task (a second task with the same pipeline name but another checkpoint store or path?), "+
 		"or give this pipeline its own source.server_id; if the other reader is stuck, end its Binlog Dump connection with KILL <id> "+
 		"(Binlog Dump connections of user %s: %s); then start again",
-		ErrReaderInUse, s.opts.Pipeline, s.serverID, r.host, s.conn.User, conns)
+		source.ErrReaderInUse, s.opts.Pipeline, s.serverID, r.host, s.conn.User, conns)
 }
 
 // takenOver recognises the server's reply to a stream whose server_id
@@ -152,9 +150,9 @@ func (s *Source) takenOver(err error) error {
 	if err == nil || !strings.Contains(err.Error(), "same server_uuid/server_id") {
 		return err
 	}
-	return fmt.Errorf("%w: another reader registered with this pipeline's server_id %d and the server ended this task's binlog stream "+
+	return fmt.Errorf("binlog stream %w: another reader registered with this pipeline's server_id %d and the server ended this task's binlog stream "+
 		"(a second task with the same pipeline name, holding the lease or started by an older Tributary?): %s",
-		ErrReaderInUse, s.serverID, err.Error())
+		source.ErrReaderInUse, s.serverID, err.Error())
 }
 
 // deniedCodes are the server's "not allowed" errors: access denied for

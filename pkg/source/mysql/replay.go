@@ -8,6 +8,8 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // Without binlog_row_metadata = FULL a rows event says only its column
@@ -72,7 +74,7 @@ func (s *Source) checkReplayable(ctx context.Context, file string, pos uint32, s
 				id := db + "." + unquote(name)
 				if first := written[id]; first != "" {
 					return fmt.Errorf("%s: its rows from %s on were written before a schema change at %s (%s), and the server does not log column names with rows (binlog_row_metadata is not FULL), so they cannot be decoded without guessing; set binlog_row_metadata = FULL (SET GLOBAL and the server configuration; on RDS/Aurora, the DB parameter group) so that later changes decode, and backfill again: %w",
-						id, first, at, trimStmt(q), ErrResnapshotRequired)
+						id, first, at, trimStmt(q), source.ErrResnapshotRequired)
 				}
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // A binlog row must be decoded with the table's shape at the row's
@@ -40,7 +41,7 @@ func (st *streamer) shapeFor(t *table, tm *replication.TableMapEvent, at string)
 			return t, nil
 		}
 		return nil, fmt.Errorf("%s at %s: the binlog row has %d columns (%s), the table has %d now (%s): its shape changed after this row was written, and the server does not log column names with rows (binlog_row_metadata is not FULL), so the row cannot be decoded without guessing; set binlog_row_metadata = FULL (SET GLOBAL and the server configuration; on RDS/Aurora, the DB parameter group) so that later changes decode, and backfill again from now: %w: %w",
-			t.id(), at, len(logged), typeList(logged), len(t.cols), typeList(t.cols), errShapeUnknown, ErrResnapshotRequired)
+			t.id(), at, len(logged), typeList(logged), len(t.cols), typeList(t.cols), errShapeUnknown, source.ErrResnapshotRequired)
 	}
 	// A past shape: rebuild it from the event, once per distinct shape so
 	// that its change.Table stays one value (schemas are cached by it).

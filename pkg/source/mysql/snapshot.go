@@ -486,35 +486,3 @@ func keyLiteral(c *column, hexVal string) (string, error) {
 	}
 	return "_utf8mb4 X'" + hexVal + "'", nil
 }
-
-// Snapshot implements source.Snapshotter.
-func (s *Source) Snapshot(_ context.Context, tables []string) error {
-	s.mu.Lock()
-	known := map[string]bool{}
-	for id := range s.tables {
-		known[id] = true
-	}
-	started := s.started
-	if !started && tables == nil {
-		s.all = true // queued once Run knows the tables
-	}
-	s.mu.Unlock()
-	if tables == nil {
-		if started {
-			s.engine.Queue(sortedKeys(known), false)
-		}
-		return nil
-	}
-	if started {
-		for _, t := range tables {
-			if !known[t] {
-				return fmt.Errorf("snapshot: table %q is not captured by this pipeline (source.tables, and tables with a primary key)", t)
-			}
-		}
-	}
-	s.engine.Queue(tables, false)
-	return nil
-}
-
-// SnapshotProgress implements source.Progresser.
-func (s *Source) SnapshotProgress() []source.TableProgress { return s.engine.Progress() }

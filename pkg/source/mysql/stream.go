@@ -126,10 +126,10 @@ func classify(err error) error {
 	}
 	var me *gomysql.MyError
 	if errors.As(err, &me) && me.Code == gomysql.ER_MASTER_FATAL_ERROR_READING_BINLOG {
-		return fmt.Errorf("%w: %w", err, ErrResnapshotRequired)
+		return fmt.Errorf("%w: %w", err, source.ErrResnapshotRequired)
 	}
 	if strings.Contains(err.Error(), "1236") {
-		return fmt.Errorf("%w: %w", err, ErrResnapshotRequired)
+		return fmt.Errorf("%w: %w", err, source.ErrResnapshotRequired)
 	}
 	return err
 }

@@ -8,11 +8,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// ErrSlotInUse reports that another live process reads the replication
-// slot and this task may not end its connection.
-var ErrSlotInUse = errors.New("replication slot in use by another reader")
+	"github.com/tributary-cdc/tributary/pkg/source"
+)
 
 // holderWait is how long a task with the file store waits for the slot's
 // holder to go away before it refuses: a task that just died leaves its
@@ -82,9 +80,9 @@ func (s *Source) takeSlot(ctx context.Context) error {
 			return err
 		}
 	}
-	return fmt.Errorf("%w: replication slot %s is read by pid %d from %s (application %q, connected since %s). "+
+	return fmt.Errorf("replication slot %w: replication slot %s is read by pid %d from %s (application %q, connected since %s). "+
 		"Only one task may read a pipeline's slot, and with the file checkpoint store Tributary does not end another reader's connection. "+
 		"Stop the other task (a second task with the same pipeline name but another checkpoint store or path?), "+
 		"or, if it is stuck, end its connection with SELECT pg_terminate_backend(%d); then start again",
-		ErrSlotInUse, s.slot, h.pid, h.client, h.app, h.since, h.pid)
+		source.ErrReaderInUse, s.slot, h.pid, h.client, h.app, h.since, h.pid)
 }

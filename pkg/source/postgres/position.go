@@ -11,13 +11,16 @@ import (
 
 // position is this source's resumable point. LSN is the end of the last
 // transaction whose changes are all published (the slot's confirmed flush
-// point); Backfilled says the initial backfill finished, so a restart
-// streams from LSN instead of backfilling again. While the backfill runs,
-// LSN is the slot's consistent point and Backfill says how far it got.
+// point). Backfilled, Tables and Snapshot are the capture loop's fields
+// (pkg/capture/envelope.go), read here and written by the loop: a
+// position this driver encodes leaves them out. Backfilled says the
+// stream position is usable; in positions of earlier releases without
+// it, LSN is the slot's consistent point and Backfill says how far the
+// backfill run before streaming got.
 type position struct {
 	Slot       string            `json:"slot"`
 	LSN        string            `json:"lsn"`
-	Backfilled bool              `json:"backfilled"`
+	Backfilled bool              `json:"backfilled,omitempty"`
 	Backfill   *backfillProgress `json:"backfill,omitempty"`
 	// Tables maps each captured table (schema.table) whose rows are all
 	// published (backfilled, or captured from its creation) to its OID, so

@@ -1,7 +1,8 @@
-// Package postgres is the PostgreSQL source: it streams changes from a
-// pgoutput logical replication slot, resuming from the slot's confirmed
-// LSN, and snapshots tables while it streams (the capture engine,
-// pkg/snapshot, with watermarks written by pg_logical_emit_message).
+// Package postgres is the PostgreSQL driver of the capture loop
+// (pkg/capture, capture.Database): it streams changes from a pgoutput
+// logical replication slot, resuming from the slot's confirmed LSN, and
+// reads the chunks and writes the watermarks (pg_logical_emit_message) of
+// the snapshots taken while it streams (pkg/snapshot).
 //
 // Promises: the slot's confirmed flush LSN only moves to positions the
 // pipeline has acknowledged (Ack); a missing or lost slot after a
@@ -11,10 +12,10 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,12 +28,6 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/snapshot"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
-
-func init() { source.Register("postgres", New) }
-
-// ErrResnapshotRequired is source.ErrResnapshotRequired: the checkpoint's
-// position can no longer be resumed from.
-var ErrResnapshotRequired = source.ErrResnapshotRequired
 
 // Source reads one PostgreSQL database.
 type Source struct {
@@ -50,12 +45,12 @@ type Source struct {
 
 	// captured maps each captured table's OID to its schema.table name:
 	// the tables whose every row is published and whose streamed changes
-	// are; tablesJSON is its encoding for positions. sel is the table
+	// are; CapturedSet is its encoding for positions. sel is the table
 	// and column selection (source.tables, exclude_tables,
 	// exclude_columns, mask_columns). missing remembers what was already
 	// warned about.
-	captured     map[uint32]string
-	tablesJSON   []byte
+	captured map[uint32]string
+	source.CapturedSet
 	sel          *config.Selection
 	missing      map[string]bool
 	nextDiscover time.Time
@@ -73,19 +68,25 @@ type Source struct {
 
 	// engine runs the snapshots; snapTables is what its workers read of
 	// the tables (see snapshotTable); streamLSN the last position the
-	// stream emitted, for the lsn of read rows. known is the captured
-	// set's names for Snapshot, nil before the first Run found it; all
-	// says Snapshot(nil) came before that.
+	// stream emitted, for the lsn of read rows.
 	engine     *snapshot.Engine
 	snapMu     sync.Mutex
 	snapTables map[string]snapTable
 	streamLSN  atomic.Uint64
-	known      map[string]bool
-	all        bool
+
+	// What the current attempt of the capture loop found: the slot, the
+	// selected tables and the publication (Connect, Discover),
+	// the checkpoint's position and LSN (Resume), and where streaming
+	// starts (start).
+	slotState slotState
+	selected  []*relation
+	pubState  publicationState
+	from      position
+	start     uint64
 }
 
 // New parses the connection settings; it does not connect yet.
-func New(_ context.Context, opts source.Options) (source.Source, error) {
+func New(_ context.Context, opts source.Options) (*Source, error) {
 	cfg, err := pgx.ParseConfig(opts.Config.URL)
 	if err != nil {
 		// pgx errors may quote the URL; keep the secret out of the message.
@@ -132,9 +133,13 @@ func New(_ context.Context, opts source.Options) (source.Source, error) {
 	return s, nil
 }
 
-// Run implements source.Source.
-func (s *Source) Run(ctx context.Context, from change.Position, emit func(context.Context, *change.Event) error) error {
-	s.Close() // a reconnect (source.Reconnecting) runs Run again: drop the lost connections
+// Connect implements capture.Database: the catalog connection, the
+// prerequisites, the slot (another live reader of it is refused here,
+// before anything changes on the server: see takeSlot), and the
+// replication connection.
+func (s *Source) Connect(ctx context.Context) error {
+	s.Close() // a reconnect runs the loop again: drop the lost connections
+	s.from, s.start = position{}, 0
 	conn, err := pgx.ConnectConfig(ctx, s.connCfg)
 	if err != nil {
 		return fmt.Errorf("connect to postgres: %w", err)
@@ -143,20 +148,29 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 	if err := checkPrerequisites(ctx, conn); err != nil {
 		return err
 	}
-	// Before anything changes on the server: another live reader of the
-	// slot is refused here (see takeSlot).
-	slot, err := lookupSlot(ctx, conn, s.slot)
-	if err != nil {
+	if s.slotState, err = lookupSlot(ctx, conn, s.slot); err != nil {
 		return err
 	}
-	if slot.exists {
+	if s.slotState.exists {
 		if err := s.takeSlot(ctx); err != nil {
 			return err
 		}
 	}
-	rels, missing, err := selectedTables(ctx, conn, s.sel)
+	replCfg := s.connCfg.Config.Copy()
+	replCfg.RuntimeParams["replication"] = "database"
+	if s.repl, err = pgconn.ConnectConfig(ctx, replCfg); err != nil {
+		return fmt.Errorf("open replication connection: %w", err)
+	}
+	return nil
+}
+
+// Discover implements capture.Database: the selected tables, which the
+// publication is brought in line with; they are the captured set from
+// here on.
+func (s *Source) Discover(ctx context.Context) ([]string, error) {
+	rels, missing, err := selectedTables(ctx, s.conn, s.sel)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, p := range s.sel.Unmatched(names(rels)) {
 		slog.Warn("source.tables: the regular expression matches no table; tables that match it are captured when they are created", "pattern", p)
@@ -170,48 +184,48 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 	}
 	s.reportMissing()
 	if rels, err = s.identified(rels, true); err != nil {
+		return nil, err
+	}
+	if s.pubState, err = reconcilePublication(ctx, s.conn, s.opts.Pipeline, s.pub, rels); err != nil {
+		return nil, err
+	}
+	s.selected = rels
+	return names(rels), nil
+}
+
+// Resume implements capture.Database: the checkpoint must stream from the
+// slot the config names.
+func (s *Source) Resume(ctx context.Context, from change.Position) error {
+	pos, start, err := decodePosition(from)
+	if err != nil {
 		return err
 	}
-	pub, err := reconcilePublication(ctx, conn, s.opts.Pipeline, s.pub, rels)
-	if err != nil {
-		return err
+	if pos.Slot != s.slot {
+		s.dropAbandoned(ctx, pos.Slot)
+		return fmt.Errorf("the checkpoint belongs to replication slot %s, the config names %s: %w", pos.Slot, s.slot, source.ErrResnapshotRequired)
 	}
+	s.from, s.start = pos, start
+	return nil
+}
 
-	replCfg := s.connCfg.Config.Copy()
-	replCfg.RuntimeParams["replication"] = "database"
-	s.repl, err = pgconn.ConnectConfig(ctx, replCfg)
-	if err != nil {
-		return fmt.Errorf("open replication connection: %w", err)
+// Legacy implements capture.Database: a backfill of an earlier release,
+// unfinished, whose slot still starts at its consistent point, is read on
+// from its last key while streaming from there.
+func (s *Source) Legacy(_ context.Context, _ []string) (snapshot.State, bool, error) {
+	slot, pos := s.slotState, s.from
+	if pos.Backfill == nil || !slot.exists || slot.lost || slot.confirmedLSN > s.start {
+		return snapshot.State{}, false, nil
 	}
+	slog.Info("resuming the backfill", "slot", s.slot, "lsn", formatLSN(s.start), "table", pos.Backfill.Table, "rows", pos.Backfill.Rows)
+	s.setCaptured(s.selected)
+	s.raiseAcked(slot.confirmedLSN)
+	return legacyState(pos.Backfill, s.selected), true, nil
+}
 
-	var start uint64
-	var pos position
-	if from != nil {
-		if pos, start, err = decodePosition(from); err != nil {
-			return err
-		}
-		if pos.Slot != s.slot {
-			s.dropAbandoned(ctx, pos.Slot)
-			return fmt.Errorf("the checkpoint belongs to replication slot %s, the config names %s: %w", pos.Slot, s.slot, ErrResnapshotRequired)
-		}
-	}
-	// confirmed is the slot's confirmed position once the switch below
-	// chose where to stream from; fresh: a slot created just now.
-	confirmed, fresh := slot.confirmedLSN, false
-	state, err := snapshot.DecodeState(pos.Snapshot)
-	if err != nil {
-		return fmt.Errorf("postgres position: %w", err)
-	}
-	switch {
-	case !pos.Backfilled && pos.Backfill != nil && slot.exists && !slot.lost && slot.confirmedLSN <= start:
-		// A backfill of an earlier release, unfinished, whose slot still
-		// starts at its consistent point: the engine reads on from its
-		// last key while streaming from there.
-		slog.Info("resuming the backfill", "slot", s.slot, "lsn", formatLSN(start), "table", pos.Backfill.Table, "rows", pos.Backfill.Rows)
-		state = legacyState(pos.Backfill, rels)
-		s.setCaptured(rels)
-		s.engine.Restore(state)
-	case from == nil && slot.exists && !slot.lost && slot.plugin == "pgoutput":
+// Fresh implements capture.Database.
+func (s *Source) Fresh(ctx context.Context, checkpointed bool) error {
+	slot := s.slotState
+	if !checkpointed && slot.exists && !slot.lost && slot.plugin == "pgoutput" {
 		// The slot outlived its checkpoint: a start killed before its
 		// first save (pkg/pipeline saves the start position before any
 		// record), or a checkpoint store lost or replaced. The slot's
@@ -219,66 +233,72 @@ func (s *Source) Run(ctx context.Context, from change.Position, emit func(contex
 		// change after it was acknowledged: stream from there (never from
 		// now, which would lose what changed since) and backfill every
 		// table again.
-		start = slot.confirmedLSN
+		s.start = slot.confirmedLSN
 		slog.Info("no checkpoint, but the replication slot exists: streaming from its confirmed position and backfilling every table",
-			"slot", s.slot, "lsn", formatLSN(start))
-		s.restart(rels)
-	case !pos.Backfilled:
-		// No usable stream position yet: take a fresh slot and snapshot
-		// every table while streaming from its consistent point. Whatever
-		// an earlier, unfinished start published is published again.
-		if start, err = s.freshStart(ctx, slot, rels); err != nil {
-			return err
-		}
-		fresh = true
-	default:
-		switch {
-		case !slot.exists:
-			return fmt.Errorf("replication slot %s does not exist on this server, but the checkpoint streams from it: "+
-				"the slot was dropped, or this is a new primary after a failover that did not carry the slot over "+
-				"(RDS Multi-AZ, Aurora, or PostgreSQL without failover slots, which PostgreSQL 17 adds); "+
-				"the changes since the checkpoint are kept nowhere this pipeline can read them: %w", s.slot, ErrResnapshotRequired)
-		case slot.lost:
-			return fmt.Errorf("replication slot %s lost WAL it still needed: %w", s.slot, ErrResnapshotRequired)
-		case slot.confirmedLSN > start:
-			return fmt.Errorf("replication slot %s confirmed %s, beyond the checkpoint %s: %w",
-				s.slot, formatLSN(slot.confirmedLSN), formatLSN(start), ErrResnapshotRequired)
-		}
-		s.engine.Restore(state)
-		s.queueAdded(pos, pub, rels)
-		if err := s.followDropped(ctx, pos); err != nil {
-			return err
-		}
+			"slot", s.slot, "lsn", formatLSN(s.start))
+		s.setCaptured(s.selected)
+		s.raiseAcked(slot.confirmedLSN)
+		return nil
 	}
-	// The LSN reported as flushed starts at what is known checkpointed:
-	// the slot's own confirmed position (a fresh slot's is start), and
-	// what this Source was acknowledged before a reconnect. Never start
-	// itself: a reconnect (source.Reconnecting) resumes from the last
-	// position handed to the pipeline, which may not be checkpointed
-	// yet, and a kill before its checkpoint would leave the slot
-	// confirmed beyond it (resnapshot required at the next start).
-	if fresh {
-		s.acked.Store(start)
-	} else {
-		s.raiseAcked(confirmed)
-	}
-	s.marked = start
-	s.streamLSN.Store(start)
-	if err := emit(ctx, s.marker(start)); err != nil {
+	// No usable stream position yet: take a fresh slot and snapshot
+	// every table while streaming from its consistent point.
+	start, err := s.freshStart(ctx, slot)
+	if err != nil {
 		return err
 	}
-	// The snapshot workers live as long as this stream; one that fails
-	// ends it (and the reconnect loop decides).
-	sctx, cancel := context.WithCancelCause(ctx)
-	wait := s.engine.Start(sctx, cancel)
-	err = s.stream(sctx, start, emit)
-	cancel(err)
-	wait()
-	if cause := context.Cause(sctx); ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) && (err == nil || errors.Is(err, context.Canceled)) {
-		return cause
-	}
-	return err
+	s.start = start
+	s.setCaptured(s.selected)
+	// A slot created just now: its consistent point is checkpointed.
+	s.acked.Store(start)
+	return nil
 }
+
+// Continue implements capture.Database: the slot must still hold the
+// checkpoint's changes; tables selected since are added, and captured
+// tables dropped while stopped are followed.
+func (s *Source) Continue(ctx context.Context, recorded json.RawMessage) ([]string, error) {
+	slot, pos := s.slotState, s.from
+	switch {
+	case !slot.exists:
+		return nil, fmt.Errorf("replication slot %s does not exist on this server, but the checkpoint streams from it: "+
+			"the slot was dropped, or this is a new primary after a failover that did not carry the slot over "+
+			"(RDS Multi-AZ, Aurora, or PostgreSQL without failover slots, which PostgreSQL 17 adds); "+
+			"the changes since the checkpoint are kept nowhere this pipeline can read them: %w", s.slot, source.ErrResnapshotRequired)
+	case slot.lost:
+		return nil, fmt.Errorf("replication slot %s lost WAL it still needed: %w", s.slot, source.ErrResnapshotRequired)
+	case slot.confirmedLSN > s.start:
+		return nil, fmt.Errorf("replication slot %s confirmed %s, beyond the checkpoint %s: %w",
+			s.slot, formatLSN(slot.confirmedLSN), formatLSN(s.start), source.ErrResnapshotRequired)
+	}
+	added := s.addedSince(recorded)
+	if err := s.followDropped(ctx, pos); err != nil {
+		return nil, err
+	}
+	// The LSN reported as flushed starts at what is known checkpointed:
+	// the slot's own confirmed position, and what this Source was
+	// acknowledged before a reconnect. Never the start itself: a
+	// reconnect resumes from the last position handed to the pipeline,
+	// which may not be checkpointed yet, and a kill before its
+	// checkpoint would leave the slot confirmed beyond it (resnapshot
+	// required at the next start).
+	s.raiseAcked(slot.confirmedLSN)
+	return added, nil
+}
+
+// Start implements capture.Database.
+func (s *Source) Start(ctx context.Context, emit func(context.Context, *change.Event) error) error {
+	s.marked = s.start
+	s.streamLSN.Store(s.start)
+	return emit(ctx, s.marker(s.start))
+}
+
+// Stream implements capture.Database.
+func (s *Source) Stream(ctx context.Context, emit func(context.Context, *change.Event) error) error {
+	return s.stream(ctx, s.start, emit)
+}
+
+// Engine implements capture.Database.
+func (s *Source) Engine() *snapshot.Engine { return s.engine }
 
 // dropAbandoned drops the replication slot a checkpoint streamed from
 // when the config names another one and source.snapshot_mode when_needed
@@ -308,7 +328,7 @@ func (s *Source) dropAbandoned(ctx context.Context, old string) {
 // freshStart (re)creates the slot and returns its consistent point, where
 // streaming starts; every selected table is queued for the initial
 // snapshot (when source.backfill is on).
-func (s *Source) freshStart(ctx context.Context, slot slotState, rels []*relation) (uint64, error) {
+func (s *Source) freshStart(ctx context.Context, slot slotState) (uint64, error) {
 	if slot.exists {
 		if err := retryActive(ctx, func() error {
 			_, err := s.conn.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, s.slot)
@@ -325,46 +345,32 @@ func (s *Source) freshStart(ctx context.Context, slot slotState, rels []*relatio
 	if len(results) != 1 || len(results[0].Rows) != 1 || len(results[0].Rows[0]) < 2 {
 		return 0, fmt.Errorf("create replication slot %s: unexpected reply", s.slot)
 	}
-	start, err := parseLSN(string(results[0].Rows[0][1]))
-	if err != nil {
-		return 0, err
-	}
-	s.restart(rels)
-	return start, nil
+	return parseLSN(string(results[0].Rows[0][1]))
 }
 
-// restart captures rels from a new stream position on: every table is
-// queued for the initial snapshot (when source.backfill is on).
-func (s *Source) restart(rels []*relation) {
-	s.setCaptured(rels)
-	s.engine.Restore(snapshot.State{})
-	if s.opts.Config.BackfillEnabled() {
-		s.engine.Queue(names(rels), true)
-	}
-}
-
-// queueAdded queues, for a snapshot while streaming, the selected tables
+// addedSince makes the selected tables the captured set and returns those
 // the checkpoint does not record as captured: tables added to
-// source.tables (or created, with no list) while the pipeline was down.
-// reconcilePublication has already added them to the publication, so
-// their changes stream from then on.
-func (s *Source) queueAdded(pos position, pub publicationState, rels []*relation) {
-	before := capturedBefore(pos, pub, rels)
+// source.tables (or created, with no list) while the pipeline was down,
+// which the loop snapshots. reconcilePublication has already added them
+// to the publication, so their changes stream from then on.
+func (s *Source) addedSince(recorded json.RawMessage) []string {
+	before := capturedBefore(recorded, s.pubState, s.selected)
 	var added []*relation
-	for _, r := range rels {
+	for _, r := range s.selected {
 		if !before[r.oid] {
 			added = append(added, r)
 		}
 	}
-	s.setCaptured(rels)
-	if len(added) > 0 && s.opts.Config.BackfillEnabled() {
-		slog.Info("snapshotting tables added since the last run", "tables", strings.Join(names(added), ", "))
-		s.engine.Queue(names(added), false)
+	s.setCaptured(s.selected)
+	if len(added) == 0 {
+		return nil
 	}
+	return names(added)
 }
 
-// Ack implements source.Source: the slot may release WAL up to pos.
-func (s *Source) Ack(pos change.Position) {
+// Acknowledge implements capture.Database: the slot may release WAL up to
+// pos.
+func (s *Source) Acknowledge(pos change.Position) {
 	if _, lsn, err := decodePosition(pos); err == nil {
 		s.raiseAcked(lsn)
 	}
@@ -380,7 +386,7 @@ func (s *Source) raiseAcked(lsn uint64) {
 	}
 }
 
-// Close implements source.Source: it closes the connections. The slot
+// Close implements capture.Database: it closes the connections. The slot
 // keeps the last position the stream reported (sendStatus), a
 // checkpointed one.
 func (s *Source) Close() error {

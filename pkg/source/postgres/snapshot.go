@@ -301,34 +301,6 @@ func (s *Source) readEvent(rel *relation, t *change.Table, vals [][]byte, now, l
 
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// Snapshot implements source.Snapshotter.
-func (s *Source) Snapshot(_ context.Context, tables []string) error {
-	s.snapMu.Lock()
-	known := s.known
-	if known == nil && tables == nil {
-		s.all = true // queued once the first Run knows the tables
-	}
-	s.snapMu.Unlock()
-	if tables == nil {
-		if known != nil {
-			s.engine.Queue(sortedNames(known), false)
-		}
-		return nil
-	}
-	if known != nil {
-		for _, t := range tables {
-			if !known[t] {
-				return fmt.Errorf("snapshot: table %q is not captured by this pipeline (source.tables, and tables with a primary key)", t)
-			}
-		}
-	}
-	s.engine.Queue(tables, false)
-	return nil
-}
-
-// SnapshotProgress implements source.Progresser.
-func (s *Source) SnapshotProgress() []source.TableProgress { return s.engine.Progress() }
-
 // legacyState turns the backfill progress of an earlier release into the
 // engine's state: the tables it had not finished, reading on after the
 // last key of the one it was reading.

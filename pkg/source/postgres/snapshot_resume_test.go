@@ -43,7 +43,7 @@ func TestSnapshotResumeNonUTF8Key(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := src.(*Source)
+	s := src
 	defer s.Close()
 	rels, _, err := selectedTables(ctx, conn, nil)
 	if err != nil {

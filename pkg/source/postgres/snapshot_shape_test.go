@@ -31,7 +31,7 @@ func TestSnapshotChunkAfterAlter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := src.(*Source)
+	s := src
 	defer s.Close()
 	rels, _, err := selectedTables(ctx, conn, nil)
 	if err != nil {

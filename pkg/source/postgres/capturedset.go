@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -37,8 +38,8 @@ func (s *Source) capture(r *relation) {
 	s.snapshotTable(r, t)
 }
 
-// capturedChanged re-encodes the captured set for the positions, and
-// hands its names to Snapshot (which runs on the pipeline's goroutine).
+// capturedChanged re-encodes the captured set for the positions (by name
+// and OID) and names it for on-demand snapshots (source.CapturedSet).
 func (s *Source) capturedChanged() {
 	m := make(map[string]uint32, len(s.captured))
 	known := make(map[string]bool, len(s.captured))
@@ -59,16 +60,8 @@ func (s *Source) capturedChanged() {
 		m[name] = oid
 		known[name] = true
 	}
-	s.tablesJSON = encodeTables(m)
 	s.fullKeysChanged()
-	s.snapMu.Lock()
-	s.known = known
-	all := s.all
-	s.all = false
-	s.snapMu.Unlock()
-	if all {
-		s.engine.Queue(sortedNames(known), false)
-	}
+	s.SetCaptured(encodeTables(m), sortedNames(known))
 }
 
 // fullKeysChanged records the key columns of the captured tables under
@@ -87,22 +80,22 @@ func (s *Source) fullKeysChanged() {
 	}
 }
 
-// marker is a resumable position at lsn carrying the captured set and the
-// snapshots' progress.
+// marker is a resumable position at lsn: the cursor, which the capture
+// loop seals with the captured set and the snapshots' progress.
 func (s *Source) marker(lsn uint64) *change.Event {
 	s.forgetDropped(lsn)
 	s.streamLSN.Store(lsn)
-	return &change.Event{Position: position{Slot: s.slot, LSN: formatLSN(lsn), Backfilled: true, Tables: s.tablesJSON,
-		Snapshot: s.engine.State(), Dropped: s.dropped, FullKeys: s.fullKeys}.encode()}
+	return &change.Event{Position: position{Slot: s.slot, LSN: formatLSN(lsn), Dropped: s.dropped, FullKeys: s.fullKeys}.encode()}
 }
 
 // capturedBefore is the set of tables a streaming checkpoint says are
-// captured. Positions written before the set was recorded did not have
-// it: then every table the publication covered was captured.
-func capturedBefore(pos position, pub publicationState, rels []*relation) map[uint32]bool {
+// captured (recorded: the position's tables). Positions written before
+// the set was recorded did not have it: then every table the publication
+// covered was captured.
+func capturedBefore(recorded json.RawMessage, pub publicationState, rels []*relation) map[uint32]bool {
 	out := map[uint32]bool{}
-	if pos.Tables != nil {
-		m, _ := decodeTables(pos.Tables) // checked by decodePosition
+	if recorded != nil {
+		m, _ := decodeTables(recorded) // checked by decodePosition
 		for _, r := range rels {
 			if oid, ok := m[r.fullName()]; ok && oid == r.oid {
 				out[r.oid] = true

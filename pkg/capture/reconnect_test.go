@@ -1,4 +1,4 @@
-package source
+package capture
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 func TestNetworkRetriable(t *testing.T) {
@@ -32,11 +33,11 @@ func TestNetworkRetriable(t *testing.T) {
 		{&net.OpError{Op: "remote error", Err: tls.AlertError(42)}, false},
 		{nil, false},
 	} {
-		if got := NetworkRetriable(c.err); got != c.want {
+		if got := source.NetworkRetriable(c.err); got != c.want {
 			t.Errorf("NetworkRetriable(%v) = %v, want %v", c.err, got, c.want)
 		}
 	}
-	if Retriable("nosuchtype", fmt.Errorf("%w: %w", ErrFatal, io.EOF)) {
+	if (&reconnector{}).retriableErr(fmt.Errorf("%w: %w", source.ErrFatal, io.EOF)) {
 		t.Error("an error marked ErrFatal is retried")
 	}
 }
@@ -66,7 +67,7 @@ func min64(a, b int64) int64 {
 	return b
 }
 
-// script is a Source whose Run plays one step per call: connect (call
+// script is a loop whose Run plays one step per call: connect (call
 // MarkConnected) or not, then fail with err.
 type script struct {
 	connect bool
@@ -79,15 +80,13 @@ func (s *script) Run(ctx context.Context, from change.Position, emit func(contex
 	s.runs++
 	s.froms = append(s.froms, string(from))
 	if s.connect {
-		MarkConnected(ctx)
+		source.MarkConnected(ctx)
 		if err := emit(ctx, &change.Event{Position: change.Position(fmt.Sprintf(`{"run":%d}`, s.runs))}); err != nil {
 			return err
 		}
 	}
 	return s.err
 }
-func (s *script) Ack(change.Position) {}
-func (s *script) Close() error        { return nil }
 
 func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
@@ -98,7 +97,7 @@ func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 func TestReconnectWindow(t *testing.T) {
 	for _, connect := range []bool{false, true} {
 		s := &script{connect: connect, err: io.ErrUnexpectedEOF}
-		r := &Reconnecting{Source: s, Type: "test", Window: 300 * time.Millisecond, MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Log: quietLog()}
+		r := &reconnector{run: s.Run, Window: 300 * time.Millisecond, MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Log: quietLog()}
 		start := time.Now()
 		var from change.Position
 		if !connect {
@@ -122,13 +121,13 @@ func TestReconnectWindow(t *testing.T) {
 
 // A fatal error, or a failure of the pipeline's emit, is never retried.
 func TestReconnectFatal(t *testing.T) {
-	s := &script{err: fmt.Errorf("%w: password authentication failed", ErrFatal)}
-	r := &Reconnecting{Source: s, Type: "test", Log: quietLog()}
-	if err := r.Run(context.Background(), nil, nil); !errors.Is(err, ErrFatal) || s.runs != 1 {
+	s := &script{err: fmt.Errorf("%w: password authentication failed", source.ErrFatal)}
+	r := &reconnector{run: s.Run, Log: quietLog()}
+	if err := r.Run(context.Background(), nil, nil); !errors.Is(err, source.ErrFatal) || s.runs != 1 {
 		t.Errorf("fatal: err %v after %d runs", err, s.runs)
 	}
 	s = &script{connect: true, err: io.EOF}
-	r = &Reconnecting{Source: s, Type: "test", Log: quietLog()}
+	r = &reconnector{run: s.Run, Log: quietLog()}
 	published := errors.New("publish failed")
 	if err := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return published }); !errors.Is(err, published) || s.runs != 1 {
 		t.Errorf("emit failure: err %v after %d runs", err, s.runs)
@@ -143,7 +142,7 @@ func TestReconnectFatal(t *testing.T) {
 func TestReconnectNeverConnected(t *testing.T) {
 	refused := fmt.Errorf("connect to db at 127.0.0.1:1: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
 	s := &script{err: refused}
-	r := &Reconnecting{Source: s, Type: "test", Window: time.Minute, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Log: quietLog()}
+	r := &reconnector{run: s.Run, Window: time.Minute, MinBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Log: quietLog()}
 	start := time.Now()
 	err := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return nil })
 	if !errors.Is(err, ErrNeverConnected) || !errors.Is(err, syscall.ECONNREFUSED) || s.runs != 1 {
@@ -163,7 +162,7 @@ func TestReconnectNeverConnected(t *testing.T) {
 		{io.ErrUnexpectedEOF, ErrOutage}, // the server answered, then dropped us
 	} {
 		s = &script{err: c.err}
-		r = &Reconnecting{Source: s, Type: "test", Window: 100 * time.Millisecond, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, Log: quietLog()}
+		r = &reconnector{run: s.Run, Window: 100 * time.Millisecond, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, Log: quietLog()}
 		if got := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return nil }); !errors.Is(got, c.want) {
 			t.Errorf("%v: err %v after %d runs, want %v", c.err, got, s.runs, c.want)
 		}
@@ -189,7 +188,7 @@ func (f *flaky) Run(ctx context.Context, from change.Position, emit func(context
 // After a connection, a lost one is an outage: retried until the window.
 func TestReconnectAfterFirstConnection(t *testing.T) {
 	s := &flaky{script: script{err: io.EOF}, later: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
-	r := &Reconnecting{Source: s, Type: "test", Window: 200 * time.Millisecond, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, Log: quietLog()}
+	r := &reconnector{run: s.Run, Window: 200 * time.Millisecond, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, Log: quietLog()}
 	err := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return nil })
 	if !errors.Is(err, ErrOutage) || errors.Is(err, ErrNeverConnected) || s.runs < 3 {
 		t.Fatalf("err %v after %d runs, want ErrOutage after retries", err, s.runs)
@@ -200,12 +199,12 @@ func TestReconnectAfterFirstConnection(t *testing.T) {
 // source again from no position, counted; without it, it is returned. A
 // fresh start that fails with it again is not looped on.
 func TestReconnectResnapshot(t *testing.T) {
-	lost := fmt.Errorf("replication slot gone: %w", ErrResnapshotRequired)
+	lost := fmt.Errorf("replication slot gone: %w", source.ErrResnapshotRequired)
 	for _, resnapshot := range []bool{false, true} {
 		s := &script{err: lost}
-		r := &Reconnecting{Source: s, Type: "test", Resnapshot: resnapshot, Log: quietLog()}
+		r := &reconnector{run: s.Run, Resnapshot: resnapshot, Log: quietLog()}
 		err := r.Run(context.Background(), change.Position(`{"lsn":1}`), func(context.Context, *change.Event) error { return nil })
-		if !errors.Is(err, ErrResnapshotRequired) {
+		if !errors.Is(err, source.ErrResnapshotRequired) {
 			t.Fatalf("resnapshot=%v: err %v", resnapshot, err)
 		}
 		wantRuns, wantFroms := 1, []string{`{"lsn":1}`}
@@ -218,7 +217,7 @@ func TestReconnectResnapshot(t *testing.T) {
 	}
 	// The fresh start connects and streams: the pipeline goes on from its position.
 	s := &flaky{script: script{err: lost}, later: nil}
-	r := &Reconnecting{Source: s, Type: "test", Resnapshot: true, Log: quietLog()}
+	r := &reconnector{run: s.Run, Resnapshot: true, Log: quietLog()}
 	if err := r.Run(context.Background(), change.Position(`{"lsn":1}`), func(context.Context, *change.Event) error { return nil }); err != nil {
 		t.Fatalf("after the fresh start: %v", err)
 	}
@@ -248,7 +247,7 @@ func (a *answered) Run(ctx context.Context, from change.Position, emit func(cont
 func TestReconnectReachedBeforeStreaming(t *testing.T) {
 	s := &answered{first: fmt.Errorf("create replication slot: %w", io.ErrUnexpectedEOF),
 		later: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
-	r := &Reconnecting{Source: s, Type: "test", Window: 100 * time.Millisecond, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, Log: quietLog()}
+	r := &reconnector{run: s.Run, Window: 100 * time.Millisecond, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, Log: quietLog()}
 	err := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return nil })
 	if !errors.Is(err, ErrOutage) || errors.Is(err, ErrNeverConnected) || s.runs < 3 {
 		t.Fatalf("err %v after %d runs, want ErrOutage after retries", err, s.runs)

@@ -5,11 +5,8 @@ import (
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 
-	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
-
-func init() { source.RegisterClassifier(config.SourceMySQL, retriable) }
 
 // retriableCodes are the server and client error numbers of a connection
 // that went away or a server that is restarting: reconnecting cures them.
@@ -30,13 +27,14 @@ var retriableCodes = map[uint16]bool{
 	4031: true, // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8)
 }
 
-// retriable classifies the errors of this source: a lost binlog position
+// Retriable implements capture.Database: it classifies the errors of this
+// source for the reconnect loop (pkg/capture/reconnect.go): a lost binlog position
 // or a missing prerequisite is fatal, as is any other server error
 // (authentication 1045, privileges 1044/1142/1227, …); a lost connection,
 // a server shutting down and the network rules every source shares are
 // retriable.
-func retriable(err error) bool {
-	if errors.Is(err, ErrResnapshotRequired) || errors.Is(err, ErrPrerequisite) || errors.Is(err, ErrReaderInUse) || source.CertificateProblem(err) {
+func (s *Source) Retriable(err error) bool {
+	if errors.Is(err, source.ErrResnapshotRequired) || errors.Is(err, ErrPrerequisite) || errors.Is(err, source.ErrReaderInUse) || source.CertificateProblem(err) {
 		return false
 	}
 	var me *gomysql.MyError

@@ -6,11 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
-
-func init() { source.RegisterClassifier(config.SourcePostgres, retriable) }
 
 // retriableStates are the SQLSTATEs of a connection the server ended or
 // could not take yet: reconnecting cures them.
@@ -25,15 +22,16 @@ var retriableStates = map[string]bool{
 	"58030": true, // io_error
 }
 
-// retriable classifies the errors of this source. A lost slot or any
+// Retriable implements capture.Database: it classifies the errors of this
+// source for the reconnect loop (pkg/capture/reconnect.go). A lost slot or any
 // other "resnapshot required" is fatal (after a failover to a server
 // without the slot, reconnecting cannot bring its WAL back), as are
 // authentication (28xxx), privileges (42501), a missing database (3D000)
 // and every other server error; connection exceptions (class 08), the
 // shutdown states above and the network rules every source shares are
 // retriable.
-func retriable(err error) bool {
-	if errors.Is(err, ErrResnapshotRequired) {
+func (s *Source) Retriable(err error) bool {
+	if errors.Is(err, source.ErrResnapshotRequired) || errors.Is(err, source.ErrReaderInUse) {
 		return false
 	}
 	var pe *pgconn.PgError

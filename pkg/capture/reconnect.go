@@ -1,22 +1,17 @@
-package source
+package capture
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
-	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // DefaultOutageWindow is how long a source keeps reconnecting when
@@ -29,115 +24,31 @@ const DefaultOutageWindow = 5 * time.Minute
 // longer than the outage window.
 var ErrOutage = errors.New("source unreachable for longer than source.outage_window")
 
-// ErrResnapshotRequired reports that the checkpoint's position can no
-// longer be resumed from (a slot dropped or invalidated, a binlog purged):
-// the pipeline must backfill again. Every source returns it; Reconnecting
-// backfills again by itself when Resnapshot is set (source.snapshot_mode
-// when_needed), and otherwise it is fatal.
-var ErrResnapshotRequired = errors.New("resnapshot required")
-
 // ErrNeverConnected wraps the dial error of the first connection attempt
 // of a pipeline that has no checkpoint: a start that never reached its
 // database is a configuration problem far more often than an outage, and
 // is not retried (docs/operations.md, "A source never reached").
 var ErrNeverConnected = errors.New("the source was never reached")
 
-// ErrFatal marks an error that no reconnect can cure (authentication,
-// privileges, a lost slot or binlog position, configuration). A source's
-// classifier returns it to stop the retry loop at once.
-var ErrFatal = errors.New("fatal")
-
-// Classifier says whether err, returned by a source's Run, is a lost
-// connection that reconnecting may cure (true) or not (false).
-type Classifier func(err error) bool
-
-// classifiers are the per-source-type rules (Register's sub-packages add
-// theirs with RegisterClassifier); Retriable falls back to the network
-// rules every source shares.
-var classifiers sync.Map // source type → Classifier
-
-// RegisterClassifier sets the error rules of a source type: server error
-// codes the network rules cannot know (MySQL 2013, Postgres 57P01, …).
-func RegisterClassifier(typ string, c Classifier) { classifiers.Store(typ, c) }
-
-// NetworkRetriable reports the failures of the connection itself: EOF,
-// reset, refused, broken pipe, timeouts (a dropped packet), DNS lookups
-// and TLS handshakes cut short. Anything else is not.
-func NetworkRetriable(err error) bool {
-	if err == nil || CertificateProblem(err) {
-		return false
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNABORTED) ||
-		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
-		errors.Is(err, syscall.ETIMEDOUT) || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	var dns *net.DNSError
-	if errors.As(err, &dns) {
-		return true
-	}
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op != "remote error" {
-		return true // dial, read, write on the socket; not a TLS alert the server sent
-	}
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// DialFailed reports that no connection to the database could be opened:
-// the address refused it, did not answer in time, or did not resolve.
-func DialFailed(err error) bool {
-	var op *net.OpError
-	var dns *net.DNSError
-	return errors.As(err, &dns) || (errors.As(err, &op) && op.Op == "dial")
-}
-
-// CertificateProblem reports a TLS failure that is configuration, not
-// the network: an unknown authority, a wrong host name, an expired or
-// refused certificate. Retrying cannot fix those.
-func CertificateProblem(err error) bool {
-	var alert tls.AlertError
-	var verify *tls.CertificateVerificationError
-	var unknown x509.UnknownAuthorityError
-	var host x509.HostnameError
-	var invalid x509.CertificateInvalidError
-	var op *net.OpError
-	return errors.As(err, &alert) || errors.As(err, &verify) || errors.As(err, &unknown) ||
-		errors.As(err, &host) || errors.As(err, &invalid) ||
-		(errors.As(err, &op) && op.Op == "remote error")
-}
-
-// connectedKey carries the reconnect loop's "the source is connected"
-// callback to the source's Run.
-type connectedKey struct{}
-
-// MarkConnected tells the reconnect loop running this source (if any)
-// that the connection is up and streaming: the outage, if there was one,
-// is over. Sources call it once the replication stream has started.
-func MarkConnected(ctx context.Context) {
-	if f, ok := ctx.Value(connectedKey{}).(func()); ok {
-		f()
-	}
-}
-
-// Reconnecting runs a Source again after a retriable failure, from the
-// last position it handed to the pipeline (every emitted position is a
-// safe resume point: a commit, or a backfill chunk's end), with jittered,
-// capped exponential backoff, for at most Window of continuous outage.
-// Rows emitted after that position are emitted again (at-least-once, in
-// the same order), never skipped.
-type Reconnecting struct {
-	Source
-	Type   string        // source type, for its classifier
-	Window time.Duration // outage window; DefaultOutageWindow when 0
-	Log    *slog.Logger
+// reconnector runs the capture loop (run) again after a retriable
+// failure, from the last position it handed to the pipeline (every
+// emitted position is a safe resume point: a commit, or a backfill
+// chunk's end), with jittered, capped exponential backoff, for at most
+// Window of continuous outage. Rows emitted after that position are
+// emitted again (at-least-once, in the same order), never skipped. It is
+// the one reconnect wrapper of every database: a driver only says which
+// of its errors are a lost connection (Database.Retriable).
+type reconnector struct {
+	run       func(ctx context.Context, from change.Position, emit func(context.Context, *change.Event) error) error
+	retriable func(error) bool // the driver's rules; source.NetworkRetriable when nil
+	Window    time.Duration    // outage window; DefaultOutageWindow when 0
+	Log       *slog.Logger
 
 	// Backoff bounds; 500 ms and 30 s when 0.
 	MinBackoff, MaxBackoff time.Duration
 	// Resnapshot runs the source again from no position (a fresh start:
 	// a new log position and a backfill of every table) when it fails
-	// with ErrResnapshotRequired after a position was handed on
+	// with source.ErrResnapshotRequired after a position was handed on
 	// (source.snapshot_mode when_needed).
 	Resnapshot bool
 
@@ -149,31 +60,32 @@ type Reconnecting struct {
 }
 
 // State is the connection as of now, for the live status record.
-func (r *Reconnecting) State() ConnState { return r.state.get() }
+func (r *reconnector) State() source.ConnState { return r.state.get() }
 
 // Connected reports whether the source is up (1) or reconnecting (0), for
 // the tributary_source_connected gauge.
-func (r *Reconnecting) Connected() bool { return r.connected.Load() }
+func (r *reconnector) Connected() bool { return r.connected.Load() }
 
 // Reconnects counts the reconnect attempts since start.
-func (r *Reconnecting) Reconnects() int64 { return r.reconnects.Load() }
+func (r *reconnector) Reconnects() int64 { return r.reconnects.Load() }
 
 // Resnapshots counts the fresh starts that Resnapshot made since start.
-func (r *Reconnecting) Resnapshots() int64 { return r.resnapshots.Load() }
+func (r *reconnector) Resnapshots() int64 { return r.resnapshots.Load() }
 
-// Retriable classifies an error of a source of type typ.
-func Retriable(typ string, err error) bool {
-	if err == nil || errors.Is(err, ErrFatal) {
+// retriableErr classifies an error of the loop: never one marked fatal;
+// otherwise the driver's rules.
+func (r *reconnector) retriableErr(err error) bool {
+	if err == nil || errors.Is(err, source.ErrFatal) {
 		return false
 	}
-	if c, ok := classifiers.Load(typ); ok {
-		return c.(Classifier)(err)
+	if r.retriable != nil {
+		return r.retriable(err)
 	}
-	return NetworkRetriable(err)
+	return source.NetworkRetriable(err)
 }
 
-// Run implements Source.
-func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(context.Context, *change.Event) error) error {
+// Run runs the loop until ctx ends or a failure no reconnect cures.
+func (r *reconnector) Run(ctx context.Context, from change.Position, emit func(context.Context, *change.Event) error) error {
 	window := r.Window
 	if window <= 0 {
 		window = DefaultOutageWindow
@@ -210,7 +122,7 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 		}
 		upAt = now
 		r.connected.Store(true)
-		r.state.set(ConnStreaming, now)
+		r.state.set(source.ConnStreaming, now)
 	}
 	wrapped := func(ctx context.Context, ev *change.Event) error {
 		if !r.connected.Load() {
@@ -229,17 +141,17 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 		}
 		return nil
 	}
-	rctx := context.WithValue(ctx, connectedKey{}, up)
-	r.state.set(ConnConnecting, time.Now())
+	rctx := source.WithConnected(ctx, up)
+	r.state.set(source.ConnConnecting, time.Now())
 	for attempt := 1; ; attempt++ {
-		err := r.Source.Run(rctx, last, wrapped)
+		err := r.run(rctx, last, wrapped)
 		if err == nil || ctx.Err() != nil || emitFailed.Load() {
 			return err
 		}
 		mu.Lock()
 		resume := last
 		mu.Unlock()
-		if r.Resnapshot && resume != nil && errors.Is(err, ErrResnapshotRequired) {
+		if r.Resnapshot && resume != nil && errors.Is(err, source.ErrResnapshotRequired) {
 			r.resnapshots.Add(1)
 			log.Warn("the source position is lost; source.snapshot_mode when_needed: starting again from a new position and backfilling every table",
 				"reason", err.Error())
@@ -248,7 +160,7 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 			mu.Unlock()
 			continue
 		}
-		if attempt == 1 && resume == nil && DialFailed(err) {
+		if attempt == 1 && resume == nil && source.DialFailed(err) {
 			// No checkpoint, and the first attempt could not open a
 			// connection: a first start against a wrong host or port,
 			// or a closed security group. An ECS task restarting after
@@ -260,7 +172,7 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 			r.state.failed(err, "fatal", r.failures.Load(), window, time.Now())
 			return fmt.Errorf("%w on the first start of this pipeline (no checkpoint yet), so it is not retried: check source.url's host and port and that the database accepts connections from here: %w", ErrNeverConnected, err)
 		}
-		if !Retriable(r.Type, err) {
+		if !r.retriableErr(err) {
 			r.state.failed(err, "fatal", r.failures.Load(), window, time.Now())
 			log.Error("source error is fatal, not retrying", "class", "fatal", "err", err)
 			return err
@@ -281,7 +193,7 @@ func (r *Reconnecting) Run(ctx context.Context, from change.Position, emit func(
 		since := outageSince
 		mu.Unlock()
 		n := r.failures.Add(1)
-		r.state.set(ConnReconnecting, now)
+		r.state.set(source.ConnReconnecting, now)
 		r.state.failed(err, "retriable", n, window, now)
 		if now.Sub(since) >= window {
 			return fmt.Errorf("%w (%s, %d attempts): %w", ErrOutage, window, n, err)
@@ -317,14 +229,4 @@ func backoff(min, max time.Duration, n int64) time.Duration {
 	}
 	half := d / 2
 	return half + time.Duration(rand.Int64N(int64(half)+1))
-}
-
-// Unwrapped returns the source a Reconnecting wraps (src itself
-// otherwise): the optional interfaces (Checker, Describer, Lagger) are
-// the wrapped source's, and the wrapper does not forward them.
-func Unwrapped(src Source) Source {
-	if r, ok := src.(*Reconnecting); ok {
-		return r.Source
-	}
-	return src
 }

@@ -1,0 +1,299 @@
+// Package capture is the capture engine every database shares: it owns
+// the capture loop (connect and check, discover the tables, start fresh or
+// resume from the checkpoint, snapshot while streaming, acknowledge) and
+// the reconnect wrapper around it. A database is a driver behind one
+// interface, Database, which answers the loop's questions about its
+// database; pkg/source/postgres and pkg/source/mysql are the two today
+// (docs/architecture.md maps SQL Server and MongoDB onto it).
+//
+// Promises: the first event of every (re)start is the position it streams
+// from; every position handed on is sealed with the captured set and the
+// snapshots' state (envelope.go), so a restart resumes both; a lost
+// position fails with source.ErrResnapshotRequired (or starts again under
+// source.snapshot_mode when_needed), never silently from now.
+package capture
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
+	"github.com/tributary-cdc/tributary/pkg/source"
+	"github.com/tributary-cdc/tributary/pkg/source/mysql"
+	"github.com/tributary-cdc/tributary/pkg/source/postgres"
+)
+
+// Database is a driver: what the capture loop asks a database. The loop
+// (Capture.Run) calls, on every start and reconnect: Connect, Discover,
+// then for a checkpoint Resume, then one of Fresh, Legacy or Continue,
+// then Start and Stream; Close ends the attempt. Positions a driver hands
+// on are its cursor, a JSON object of its own fields (slot and LSN; binlog
+// file, pos and GTID set): the loop seals them (envelope.go).
+type Database interface {
+	// Connect opens the driver's connections (closing those of an earlier
+	// attempt), checks the server's prerequisites, and makes sure no other
+	// live process streams this pipeline's changes
+	// (source.ErrReaderInUse).
+	Connect(ctx context.Context) error
+	// Discover finds the tables to capture now (source.tables,
+	// exclude_tables, exclude_columns; without a list every table with a
+	// key), warns of listed ones that are missing, readies the database to
+	// stream them (a publication, a signal table), and returns their names
+	// as source.tables writes them.
+	Discover(ctx context.Context) ([]string, error)
+	// Resume checks that the checkpoint's position can still be streamed
+	// from on this server (the same slot, the same flavour, the log still
+	// there): source.ErrResnapshotRequired when it cannot.
+	Resume(ctx context.Context, from change.Position) error
+	// Fresh picks where a pipeline without a usable checkpoint streams
+	// from (a new slot's consistent point, the binlog's end now); every
+	// discovered table is then snapshotted while streaming. checkpointed
+	// says a checkpoint exists (one without a stream position: an
+	// unfinished start).
+	Fresh(ctx context.Context, checkpointed bool) error
+	// Legacy reads a checkpoint of an earlier release whose backfill, run
+	// before streaming, did not finish into the snapshot state to go on
+	// with while streaming from its start; ok false: it cannot be gone on
+	// with, and the loop starts fresh.
+	Legacy(ctx context.Context, tables []string) (st snapshot.State, ok bool, err error)
+	// Continue streams on from the checkpoint, whose captured set was
+	// recorded (the envelope's tables; nil in positions older than the
+	// record): it returns the discovered tables the record lacks, added
+	// while the pipeline was down, which the loop snapshots.
+	Continue(ctx context.Context, recorded json.RawMessage) (added []string, err error)
+	// Start hands on the position streaming starts from, the first event
+	// of every attempt.
+	Start(ctx context.Context, emit func(context.Context, *change.Event) error) error
+	// Stream reads the database's log until ctx ends or it fails, handing
+	// on each change (after Engine().Observe) and a position at each
+	// commit, and feeding watermarks to Engine().Watermark.
+	Stream(ctx context.Context, emit func(context.Context, *change.Event) error) error
+	// Acknowledge tells the driver that everything up to pos is durably
+	// checkpointed (a PostgreSQL slot may release WAL). It does not block.
+	Acknowledge(pos change.Position)
+	// Close releases the connections of the current attempt.
+	Close() error
+	// Retriable says whether an error of the loop is a lost connection
+	// that reconnecting may cure: the driver's server codes on top of
+	// source.NetworkRetriable.
+	Retriable(err error) bool
+
+	// Engine is the snapshot engine over the driver's chunk reads and
+	// watermarks (snapshot.Database), made once by the driver.
+	Engine() *snapshot.Engine
+	// Captured is the captured set as the checkpoint records it (the
+	// envelope's tables); CapturedNames its names, for on-demand
+	// snapshots. Both are safe from any goroutine; nil before the first
+	// Discover.
+	Captured() json.RawMessage
+	CapturedNames() []string
+
+	// What the commands ask without capturing: each connects, reads and
+	// disconnects (docs/operations.md).
+	Check(ctx context.Context) []source.Check
+	Describe(ctx context.Context) ([]*change.Table, error)
+	Tables(ctx context.Context) (source.Inventory, error)
+	LagBytes(ctx context.Context, pos []byte) (int64, error)
+	Leftovers(ctx context.Context) ([]source.Leftover, error)
+	Drop(ctx context.Context) ([]source.Leftover, error)
+}
+
+// drivers make each source.type's Database.
+var drivers = map[string]func(context.Context, source.Options) (Database, error){
+	config.SourcePostgres: func(ctx context.Context, o source.Options) (Database, error) { return postgres.New(ctx, o) },
+	config.SourceMySQL:    func(ctx context.Context, o source.Options) (Database, error) { return mysql.New(ctx, o) },
+}
+
+// Types lists the source types there is a driver for.
+func Types() []string { return slices.Sorted(maps.Keys(drivers)) }
+
+// Capture runs one database through the capture loop. It implements
+// source.Source and every capability the pipeline and the commands ask of
+// a source (source.Checker, Lister, Describer, Lagger, Dropper,
+// Snapshotter, Progresser), and reports its connection (State,
+// Connected, Reconnects, Resnapshots).
+type Capture struct {
+	reconnector
+	db   Database
+	opts source.Options
+
+	// started says a run reached Start (the captured set is known); all
+	// that Snapshot(nil) came before, to be queued then.
+	mu      sync.Mutex
+	started bool
+	all     bool
+}
+
+// New makes the Capture of opts.Config.Type; it does not connect yet.
+func New(ctx context.Context, opts source.Options) (*Capture, error) {
+	mk, ok := drivers[opts.Config.Type]
+	if !ok {
+		return nil, fmt.Errorf("source.type %q is not supported (have %v)", opts.Config.Type, Types())
+	}
+	db, err := mk(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	c := &Capture{db: db, opts: opts}
+	c.reconnector = reconnector{run: c.run, retriable: db.Retriable, Window: opts.Config.OutageWindowDuration(),
+		Resnapshot: opts.Config.Snapshot() == config.SnapshotWhenNeeded}
+	return c, nil
+}
+
+// run is one attempt of the loop: from the last position handed on (nil:
+// a fresh start) until ctx ends or something fails.
+func (c *Capture) run(ctx context.Context, from change.Position, emit func(context.Context, *change.Event) error) error {
+	db := c.db
+	defer db.Close()
+	if err := db.Connect(ctx); err != nil {
+		return err
+	}
+	tables, err := db.Discover(ctx)
+	if err != nil {
+		return err
+	}
+	if from != nil {
+		if err := db.Resume(ctx, from); err != nil {
+			return err
+		}
+	}
+	env, state, err := openEnvelope(from)
+	if err != nil {
+		return err
+	}
+	engine := db.Engine()
+	backfill := c.opts.Config.BackfillEnabled()
+	fresh := from == nil
+	switch {
+	case from == nil:
+	case !env.Backfilled:
+		legacy, ok, err := db.Legacy(ctx, tables)
+		if err != nil {
+			return err
+		}
+		if fresh = !ok; ok {
+			engine.Restore(legacy)
+		}
+	default:
+		added, err := db.Continue(ctx, env.Tables)
+		if err != nil {
+			return err
+		}
+		engine.Restore(state)
+		if len(added) > 0 && backfill {
+			slog.Info("snapshotting tables added since the last run", "tables", strings.Join(added, ", "))
+			engine.Queue(added, false)
+		}
+	}
+	if fresh {
+		// No usable stream position: start from a new one and snapshot
+		// every table while streaming. Whatever an earlier, unfinished
+		// start published is published again.
+		if err := db.Fresh(ctx, from != nil); err != nil {
+			return err
+		}
+		engine.Restore(snapshot.State{})
+		if backfill {
+			engine.Queue(tables, true)
+		}
+	}
+	sealed := func(ctx context.Context, ev *change.Event) error {
+		if ev.Position != nil {
+			ev.Position = seal(ev.Position, db.Captured(), engine.State())
+		}
+		return emit(ctx, ev)
+	}
+	// The captured set is known: a Snapshot(nil) that came before is
+	// queued now, so the start position already carries it.
+	c.mu.Lock()
+	c.started = true
+	all := c.all
+	c.all = false
+	c.mu.Unlock()
+	if all {
+		engine.Queue(db.CapturedNames(), false)
+	}
+	if err := db.Start(ctx, sealed); err != nil {
+		return err
+	}
+	// The snapshot workers live as long as this stream; one that fails
+	// ends it (and the reconnect loop decides).
+	sctx, cancel := context.WithCancelCause(ctx)
+	wait := engine.Start(sctx, cancel)
+	err = db.Stream(sctx, sealed)
+	cancel(err)
+	wait()
+	if cause := context.Cause(sctx); ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) && (err == nil || errors.Is(err, context.Canceled)) {
+		return cause
+	}
+	return err
+}
+
+// Ack implements source.Source.
+func (c *Capture) Ack(pos change.Position) { c.db.Acknowledge(pos) }
+
+// Close implements source.Source.
+func (c *Capture) Close() error { return c.db.Close() }
+
+// Snapshot implements source.Snapshotter: it queues tables (nil: every
+// captured table) for a snapshot while streaming. A table the pipeline
+// does not capture is an error naming it, and nothing is queued then.
+func (c *Capture) Snapshot(_ context.Context, tables []string) error {
+	c.mu.Lock()
+	started := c.started
+	if !started && tables == nil {
+		c.all = true // queued once the first run knows the tables
+	}
+	c.mu.Unlock()
+	engine := c.db.Engine()
+	if tables == nil {
+		if started {
+			engine.Queue(c.db.CapturedNames(), false)
+		}
+		return nil
+	}
+	if started {
+		known := c.db.CapturedNames()
+		for _, t := range tables {
+			if !slices.Contains(known, t) {
+				return fmt.Errorf("snapshot: table %q is not captured by this pipeline (source.tables, and tables with a primary key)", t)
+			}
+		}
+	}
+	engine.Queue(tables, false)
+	return nil
+}
+
+// SnapshotProgress implements source.Progresser.
+func (c *Capture) SnapshotProgress() []snapshot.TableProgress { return c.db.Engine().Progress() }
+
+// Check implements source.Checker.
+func (c *Capture) Check(ctx context.Context) []source.Check { return c.db.Check(ctx) }
+
+// Describe implements source.Describer.
+func (c *Capture) Describe(ctx context.Context) ([]*change.Table, error) { return c.db.Describe(ctx) }
+
+// Tables implements source.Lister.
+func (c *Capture) Tables(ctx context.Context) (source.Inventory, error) { return c.db.Tables(ctx) }
+
+// LagBytes implements source.Lagger.
+func (c *Capture) LagBytes(ctx context.Context, pos []byte) (int64, error) {
+	return c.db.LagBytes(ctx, pos)
+}
+
+// Leftovers implements source.Dropper.
+func (c *Capture) Leftovers(ctx context.Context) ([]source.Leftover, error) {
+	return c.db.Leftovers(ctx)
+}
+
+// Drop implements source.Dropper.
+func (c *Capture) Drop(ctx context.Context) ([]source.Leftover, error) { return c.db.Drop(ctx) }
