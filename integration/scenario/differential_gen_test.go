@@ -101,15 +101,6 @@ type diffKnown struct {
 	// "((0.0,0.0),(1.0,1.0))", "1.0E300") where Tributary has
 	// PostgreSQL's text ("((0,0),(1,1))", "1e+300"); seeds 3 and 10.
 	pgGeometricText bool
-	// Not fixed yet (pkg/source/postgres/stream.go, being rebuilt): a
-	// partitioned table whose root has REPLICA IDENTITY DEFAULT and one
-	// partition FULL. pgoutput sends that partition's updates with the
-	// root's tuple type, 'K' (an old key), and the whole old row, whether
-	// the key changed or not (seen with pg_logical_slot_get_binary_changes
-	// on PostgreSQL 15); Tributary takes every 'K' for a key change and
-	// publishes a delete, a tombstone and a create where Debezium, which
-	// compares the keys, publishes the update (seed 13).
-	pgPartitionMixedIdentity bool
 	// Not decided: PostgreSQL money[], interval[], xml[] and varbit[]
 	// columns, which Debezium 3.6 leaves out of its messages (with or
 	// without include.unknown.datatypes: its PostgresValueConverter has no
@@ -145,7 +136,7 @@ func (k *diffKnown) flags() map[string]*bool {
 		"myYearZero":      &k.myYearZero, "myTimestampZero": &k.myTimestampZero, "myMemberBackslash": &k.myMemberBackslash,
 		"myMember4Byte":    &k.myMember4Byte,
 		"myDefaultEscapes": &k.myDefaultEscapes, "pgGeometricText": &k.pgGeometricText,
-		"pgPartitionMixedIdentity": &k.pgPartitionMixedIdentity, "pgArrayUnmapped": &k.pgArrayUnmapped,
+		"pgArrayUnmapped": &k.pgArrayUnmapped,
 		"pgArrayMultiDim": &k.pgArrayMultiDim, "pgVarbit1": &k.pgVarbit1, "pgInfinityDefault": &k.pgInfinityDefault}
 }
 

@@ -310,7 +310,11 @@ func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, r
 		}
 	}
 	completeImages(t, oldType == pglogrepl.UpdateMessageTupleTypeKey, ev.Before, ev.After)
-	if op == change.OpUpdate && ev.Before != nil && (oldType == pglogrepl.UpdateMessageTupleTypeKey || keyChanged(t, ev.Before, ev.After)) {
+	// The old tuple says whether the key changed, not its type: pgoutput
+	// marks an old row with the published relation's tuple type, so a
+	// partition with REPLICA IDENTITY FULL under a root with DEFAULT sends
+	// the whole old row as an old key on every update (docs/postgresql.md).
+	if op == change.OpUpdate && ev.Before != nil && keyChanged(t, ev.Before, ev.After) {
 		// The primary key changed: like Debezium, a delete of the old key
 		// and a create of the new one.
 		del := *ev
@@ -322,13 +326,28 @@ func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, r
 			return err
 		}
 		ev.Op, ev.Before = change.OpCreate, nil
-	} else if op == change.OpUpdate && oldType != pglogrepl.UpdateMessageTupleTypeOld {
-		ev.Before = nil
+	} else if op == change.OpUpdate && oldType != pglogrepl.UpdateMessageTupleTypeOld && !carriesRow(t, &rel.proj, oldTuple) {
+		ev.Before = nil // an old key alone (a key column stored out of line) is no before image
 	}
 	if err := s.engine.Observe(ctx, ev, emit); err != nil {
 		return err
 	}
 	return emit(ctx, ev)
+}
+
+// carriesRow reports whether an old tuple holds more than the key: a value
+// in a column outside t's key (an old key holds nulls there), as a
+// partition with REPLICA IDENTITY FULL sends under a root with DEFAULT.
+func carriesRow(t *change.Table, p *source.Projection, td *pglogrepl.TupleData) bool {
+	if td == nil || len(td.Columns) != len(p.Out) {
+		return false
+	}
+	for i, c := range td.Columns {
+		if j := p.Out[i]; j >= 0 && !isKey(t, j) && c.DataType != pglogrepl.TupleDataTypeNull {
+			return true
+		}
+	}
+	return false
 }
 
 // decodeTuple turns a pgoutput tuple into a row of t, whose columns are
