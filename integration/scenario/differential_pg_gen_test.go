@@ -544,9 +544,6 @@ func (g *diffGen) pgPartition(tb *diffTable) (string, []string) {
 	return fmt.Sprintf(" PARTITION BY %s (%s)", kind, c.name), parts
 }
 
-// pgGeometric are the geometric types but point (diffKnown.pgGeometricText).
-var pgGeometric = map[string]bool{"box": true, "circle": true, "line": true, "lseg": true, "path": true, "polygon": true}
-
 // pgArrayUnmapped are the arrays of diffKnown.pgArrayUnmapped.
 var pgArrayUnmapped = map[string]bool{"money[]": true, "interval[]": true, "xml[]": true, "varbit[]": true}
 
@@ -582,7 +579,7 @@ func (g *diffGen) pgUnknown() diffType {
 		{sql: "text[][]", vals: []string{`'{{"a","b c"},{"é",NULL}}'`}},
 	}
 	kinds = slices.DeleteFunc(kinds, func(t diffType) bool {
-		return g.known.pgGeometricText && pgGeometric[t.sql] || g.known.pgArrayUnmapped && pgArrayUnmapped[t.sql] ||
+		return g.known.pgArrayUnmapped && pgArrayUnmapped[t.sql] ||
 			g.known.pgArrayMultiDim && strings.HasSuffix(t.sql, "[][]")
 	})
 	t := kinds[g.r.IntN(len(kinds))]

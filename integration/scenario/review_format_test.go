@@ -54,14 +54,12 @@ func TestReviewFormatPostgresTypes(t *testing.T) {
 		u uuid, j jsonb, b bit(4), bb bytea, q tsquery)`, "  include_unknown_types: true\n", stream, runs)
 }
 
-// TestReviewUnknownBoxText (held: fails on today's code, runs with
-// TRIBUTARY_REVIEW_HELD=1): a box column published with
-// source.include_unknown_types is the bytes of PostgreSQL's text,
-// "(3,4),(1,2)", where Debezium writes its JDBC driver's PGbox text,
-// "(3.0,4.0),(1.0,2.0)". Found beside TestReviewFormatUnknownTypes; the
-// default format, not the format options.
+// TestReviewUnknownBoxText: a box column published with
+// source.include_unknown_types is the bytes of the text Debezium writes,
+// its JDBC driver's PGbox text, "(3.0,4.0),(1.0,2.0)", not PostgreSQL's
+// "(3,4),(1,2)" (pkg/debezium/pgobject.go). Found beside
+// TestReviewFormatUnknownTypes; the default format, not the format options.
 func TestReviewUnknownBoxText(t *testing.T) {
-	itest.ReviewHeld(t)
 	runs := []formatRun{{
 		label:    "bytes",
 		debezium: []string{"include.unknown.datatypes=true"},

@@ -65,6 +65,9 @@ type colPlan struct {
 	dflt []byte
 	// hstore: an hstore column (KindJSON), whose fallback is "{}".
 	hstore bool
+	// pgObject: a geometric type published as unknown, in PGobject's text
+	// (pgobject.go).
+	pgObject bool
 }
 
 // columnSchema maps a column to the Connect schema Debezium's PostgreSQL
@@ -181,7 +184,8 @@ func columnSchema(c *change.Column) (s connectSchema, enc colEnc, ok bool) {
 // the default modes) chooses its array elements' encoding.
 func newColPlan(i int, col *change.Column, enc colEnc, f *Format) colPlan {
 	p := colPlan{idx: i, name: col.Name, kind: col.Type.Kind, enc: enc, optional: col.Optional, scale: col.Type.Scale,
-		hstore: col.Type.Kind == change.KindJSON && col.Type.Name == "hstore"}
+		hstore:   col.Type.Kind == change.KindJSON && col.Type.Name == "hstore",
+		pgObject: col.Type.Kind == change.KindUnknown && pgObjectTypes[col.Type.Name]}
 	if enc == encZoned {
 		p.width = precision(&col.Type)
 	}

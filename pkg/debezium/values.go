@@ -183,13 +183,20 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 		if v.Kind != change.Binary {
 			return b, ErrValueKind
 		}
+		if p.pgObject {
+			return appendHex(b, appendPGobjectText(nil, v.Bytes)), nil // not in v: the row stays the source's
+		}
 		return appendHex(b, v.Bytes), nil
 	case encBytes, encBytesBase64:
 		if v.Kind != change.Binary {
 			return b, ErrValueKind
 		}
+		raw := v.Bytes
+		if p.pgObject {
+			raw = appendPGobjectText(nil, raw) // not in v: the row stays the source's
+		}
 		b = append(b, '"')
-		b = base64.StdEncoding.AppendEncode(b, v.Bytes)
+		b = base64.StdEncoding.AppendEncode(b, raw)
 		return append(b, '"'), nil
 	case encZoned:
 		if v.Kind != change.Int {
