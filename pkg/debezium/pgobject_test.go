@@ -3,6 +3,9 @@ package debezium
 import (
 	"encoding/base64"
 	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
@@ -52,4 +55,41 @@ func TestGeometricUnknownTypesAsPGobject(t *testing.T) {
 			t.Errorf("%s %q: got %q, want %q", c.typ, c.pg, got, c.want)
 		}
 	}
+}
+
+// FuzzPGobjectText: any text in, the same punctuation out, and every
+// number token the same double (only its spelling changes).
+func FuzzPGobjectText(f *testing.F) {
+	for _, s := range []string{"(3,4),(1,2)", "<(1.5,-2),1e+300>", "{1,-1,0}", "[(-0,NaN),(Infinity,1e-05)]", "((a,b))", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := string(appendPGobjectText(nil, []byte(s)))
+		strip := func(x string) string {
+			return strings.Map(func(r rune) rune {
+				if r < 0x80 && numberByte(byte(r)) {
+					return -1
+				}
+				return r
+			}, x)
+		}
+		if strip(out) != strip(s) {
+			t.Fatalf("%q became %q: punctuation changed", s, out)
+		}
+		a, b := numberTokens(s), numberTokens(out)
+		if len(a) != len(b) {
+			t.Fatalf("%q became %q: %d number tokens, then %d", s, out, len(a), len(b))
+		}
+		for i := range a {
+			x, errx := strconv.ParseFloat(a[i], 64)
+			y, erry := strconv.ParseFloat(b[i], 64)
+			if (errx == nil) != (erry == nil) || errx == nil && x != y && !(math.IsNaN(x) && math.IsNaN(y)) {
+				t.Fatalf("%q became %q: %q is now %q", s, out, a[i], b[i])
+			}
+		}
+	})
+}
+
+func numberTokens(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r >= 0x80 || !numberByte(byte(r)) })
 }
