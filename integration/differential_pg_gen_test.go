@@ -243,8 +243,8 @@ func (g *diffGen) pgScalar(key bool) diffType {
 		},
 		func() diffType {
 			n := 1 + g.r.IntN(70)
-			if n == 1 && g.known.pgVarbit1 {
-				n = 2
+			if g.chance(0.25) {
+				n = 1 // a boolean for Debezium, as bit(1)
 			}
 			return diffType{sql: fmt.Sprintf("varbit(%d)", n), name: "varbit", vals: []string{"B''", "B'1'", "B'" + strings.Repeat("1", n) + "'", "B'" + strings.Repeat("10", n/2) + "'"}}
 		},
@@ -432,7 +432,7 @@ func (pgDialect) table(g *diffGen, i int) *diffTable {
 	}
 	for j := range tb.cols {
 		c := &tb.cols[j]
-		if g.known.pgDefaultQuote && strings.Contains(c.def, "''") || g.known.pgInfinityDefault && strings.Contains(c.def, "infinity") {
+		if g.known.pgDefaultQuote && strings.Contains(c.def, "''") {
 			c.def = ""
 		}
 	}

@@ -92,13 +92,15 @@ func columnType(oid uint32, typmod int32, name string) change.Type {
 	case oidInterval:
 		t.Kind = change.KindDuration
 	case oidBit, oidVarbit:
-		// bit(1) is a boolean for Debezium; longer strings are Bits.
+		// bit(1) and varbit(1) are booleans for Debezium (its
+		// PostgresValueConverter goes by the length alone); longer
+		// strings are Bits.
 		t.Length = int(typmod)
 		if typmod < 0 {
 			// varbit without a length: Debezium's length is Integer.MAX_VALUE.
 			t.Length = math.MaxInt32
 		}
-		if oid == oidBit && typmod == 1 {
+		if typmod == 1 {
 			t.Kind = change.KindBool
 		} else {
 			t.Kind = change.KindBits
