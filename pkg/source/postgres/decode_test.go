@@ -233,7 +233,7 @@ func FuzzDecodePosition(f *testing.F) {
 // TestDecodeDebeziumForms pins values checked against real Debezium 3.6.1 by
 // integration/fidelity_test.go.
 func TestDecodeDebeziumForms(t *testing.T) {
-	int4 := columnType(oidInt4, -1, "int4")
+	int4, text := columnType(oidInt4, -1, "int4"), columnType(oidText, -1, "text")
 	tests := []struct {
 		typ  change.Type
 		in   string
@@ -274,9 +274,17 @@ func TestDecodeDebeziumForms(t *testing.T) {
 		{columnType(oidBit, 1, "bit"), "1", "1"},
 		{columnType(oidVarbit, 1, "varbit"), "1", "1"},
 		{columnType(oidVarbit, 1, "varbit"), "0", "0"},
+		{columnType(oidVarbit, 1, "varbit"), "", "NULL"}, // Debezium's null
 		{change.Type{Kind: change.KindJSON, Name: "hstore"}, `"a"=>"1", "b c"=>NULL`, `"{\"a\":\"1\",\"b c\":null}"`},
 		{change.Type{Kind: change.KindArray, Elem: &int4}, `{1,2,NULL,-4}`, "[1,2,NULL,-4]"},
 		{change.Type{Kind: change.KindArray, Elem: &int4}, `{}`, "[]"},
+		// More than one dimension (any array column may hold one): the
+		// elements in storage order, flattened into the column's
+		// one-dimensional array (docs/types.md), never a stopped pipeline.
+		{change.Type{Kind: change.KindArray, Elem: &int4}, `{{1,2},{3,4}}`, "[1,2,3,4]"},
+		{change.Type{Kind: change.KindArray, Elem: &int4}, `[0:0][1:2]={{NULL,-1}}`, "[NULL,-1]"},
+		{change.Type{Kind: change.KindArray, Elem: &int4}, `{{{1},{2}},{{3},{4}}}`, "[1,2,3,4]"},
+		{change.Type{Kind: change.KindArray, Elem: &text}, `{{"a","b c"},{"{é}",NULL}}`, `["a","b c","{é}",NULL]`},
 	}
 	for _, tt := range tests {
 		v, err := decodeText(tt.typ, []byte(tt.in))
