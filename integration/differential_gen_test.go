@@ -116,12 +116,12 @@ type diffKnown struct {
 	// converter for these arrays) and Tributary publishes as arrays of
 	// Decimal, MicroDuration, Xml and Bits (seeds 11, 12, 31, 32).
 	pgArrayUnmapped bool
-	// Not fixed yet (pkg/source/postgres/types.go parseArray): a
-	// PostgreSQL array value of more than one dimension ('{{1,2},{3,4}}',
-	// which any array column takes: PostgreSQL does not enforce the
-	// declared dimensions) stops Tributary's pipeline ("multi-dimensional
-	// arrays are not supported", naming the table and column) where
-	// docs/types.md says such columns are left out (seeds 14, 16, 18-21).
+	// On purpose: a PostgreSQL array value of more than one dimension
+	// ('{{1,2},{3,4}}', which any array column takes: PostgreSQL does not
+	// enforce the declared dimensions), which Debezium 3.6 garbles ([null,
+	// null] for an int[], Java object names for a text[]) and Tributary
+	// publishes flattened (pkg/source/postgres/types.go parseArray,
+	// docs/types.md; integration/pg_array_multidim_test.go).
 	pgArrayMultiDim bool
 }
 
