@@ -15,7 +15,8 @@ import (
 // ±infinity are left out: Debezium's differ from its defaults (and between
 // snapshot and stream), a documented difference (pkg/debezium/doc.go). The
 // same table has
-// varbit(1) columns, a boolean for Debezium as bit(1) is.
+// varbit(1) columns, a boolean for Debezium as bit(1) is (an empty one
+// null).
 func TestDebeziumFidelityInfinityDefaults(t *testing.T) {
 	for _, mode := range []string{"adaptive", "connect"} {
 		t.Run(mode, func(t *testing.T) {
@@ -37,7 +38,8 @@ func TestDebeziumFidelityInfinityDefaults(t *testing.T) {
 				{`INSERT INTO inf_t (id, d, d_neg, vb, b1) VALUES (3, '2021-05-06', NULL, B'1', B'1')`, 1},
 				{`INSERT INTO inf_t (id, ts, d, d_neg, vb) VALUES (4, '2020-01-02 03:04:05', '2020-01-02', NULL, B'0')`, 1},
 				{`UPDATE inf_t SET vb = B'0', vb_nn = B'1' WHERE id = 3`, 1},
-				{`DELETE FROM inf_t WHERE id = 1`, 2}, // key-only before image: the defaults
+				{`UPDATE inf_t SET vb = B'' WHERE id = 4`, 1}, // Debezium's null
+				{`DELETE FROM inf_t WHERE id = 1`, 2},         // key-only before image: the defaults
 			}
 			cfg := e.writeSourceConfig("  tables: [public.inf_t]\n", "  delete_mode: record_and_tombstone\n")
 			f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
