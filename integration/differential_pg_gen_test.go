@@ -243,7 +243,7 @@ func (g *diffGen) pgScalar(key bool) diffType {
 		},
 		func() diffType {
 			n := 1 + g.r.IntN(70)
-			if g.chance(0.25) {
+			if n == 1 || g.chance(0.25) {
 				// A boolean for Debezium, as bit(1). Its empty value
 				// Debezium writes as null, and its connector stops on
 				// one in a NOT NULL column (Tributary writes false).
