@@ -100,24 +100,13 @@ type diffKnown struct {
 	// converter for these arrays) and Tributary publishes as arrays of
 	// Decimal, MicroDuration, Xml and Bits (seeds 11, 12, 31, 32).
 	pgArrayUnmapped bool
-	// Not fixed yet (pkg/source/postgres/types.go parseArray): a
-	// PostgreSQL array value of more than one dimension ('{{1,2},{3,4}}',
-	// which any array column takes: PostgreSQL does not enforce the
-	// declared dimensions) stops Tributary's pipeline ("multi-dimensional
-	// arrays are not supported", naming the table and column) where
-	// docs/types.md says such columns are left out (seeds 14, 16, 18-21).
+	// On purpose: a PostgreSQL array value of more than one dimension
+	// ('{{1,2},{3,4}}', which any array column takes: PostgreSQL does not
+	// enforce the declared dimensions), which Debezium 3.6 garbles ([null,
+	// null] for an int[], Java object names for a text[]) and Tributary
+	// publishes flattened (pkg/source/postgres/types.go parseArray,
+	// docs/types.md; integration/pg_array_multidim_test.go).
 	pgArrayMultiDim bool
-	// Not fixed yet (pkg/source/postgres type mapping): varbit(1), which
-	// Debezium maps to a boolean as it does bit(1) (PostgresValueConverter:
-	// a BIT or VARBIT of length 1) and Tributary to io.debezium.data.Bits
-	// (seed 33; generated before, once in 70 varbit columns).
-	pgVarbit1 bool
-	// Not fixed yet (pkg/source/postgres/catalog.go columnDefault): a timestamp column
-	// DEFAULT 'infinity' (or '-infinity'), for which Debezium has a schema
-	// default (-9223372036853775810, its MicroTimestamp of infinity) and
-	// Tributary none, so a delete's key-only before image differs too
-	// (seed 33: Debezium's default, Tributary's 0).
-	pgInfinityDefault bool
 }
 
 // flags names every flag of k.
@@ -130,7 +119,7 @@ func (k *diffKnown) flags() map[string]*bool {
 		"myMember4Byte":    &k.myMember4Byte,
 		"myDefaultEscapes": &k.myDefaultEscapes,
 		"pgArrayUnmapped":  &k.pgArrayUnmapped,
-		"pgArrayMultiDim":  &k.pgArrayMultiDim, "pgVarbit1": &k.pgVarbit1, "pgInfinityDefault": &k.pgInfinityDefault}
+		"pgArrayMultiDim":  &k.pgArrayMultiDim}
 }
 
 // diffKnownFromEnv is every flag on, unless DIFF_KNOWN says otherwise:

@@ -217,6 +217,9 @@ func columnDefault(p *colPlan, col *change.Column) []byte {
 		// value for column …, will use null instead".
 		return nil
 	}
+	if p.noFarDefault(d) {
+		return nil
+	}
 	if d.Kind == change.Null {
 		if p.optional {
 			return nil

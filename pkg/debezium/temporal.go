@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
 )
 
 // appendZonedTimestamp appends an io.debezium.time.ZonedTimestamp string
@@ -134,7 +136,7 @@ func appendFarTimestamp(b []byte, enc colEnc, text []byte, width int) ([]byte, e
 	if !ok || err != nil || err2 != nil || len(frac) != 6 || us < 0 {
 		return b, ErrValueKind
 	}
-	if sec > math.MaxInt64/1000-1 || sec < math.MinInt64/1000+1 {
+	if pastMillis(enc, sec) {
 		return b, ErrValueRange
 	}
 	switch enc {
@@ -146,6 +148,25 @@ func appendFarTimestamp(b []byte, enc colEnc, text []byte, width int) ([]byte, e
 		return strconv.AppendInt(b, saturatingMul(sec, 1e9)+us*1000, 10), nil
 	}
 	return appendZonedInstant(b, time.Unix(sec, us*1000).UTC(), width), nil
+}
+
+// pastMillis: sec is past what Instant.toEpochMilli holds, for the forms
+// that need it (µs and ns saturate instead). Only LocalDateTime.MAX and MIN
+// are, the schema default of DEFAULT 'infinity' (pkg/source/postgres
+// infinityDefault): Debezium has no default there.
+func pastMillis(enc colEnc, sec int64) bool {
+	return enc != encTimestampMicros && enc != encTimestampNanos && (sec > math.MaxInt64/1000-1 || sec < math.MinInt64/1000+1)
+}
+
+// noFarDefault: v is a change.FarTimestamp that p's form cannot hold (see
+// pastMillis), so a schema default of v is none.
+func (p *colPlan) noFarDefault(v *change.Value) bool {
+	if v.Kind != change.Text || p.enc != encTimestampMillis && p.enc != encZoned {
+		return false
+	}
+	whole, _, _ := bytes.Cut(v.Bytes, []byte{'.'})
+	sec, err := strconv.ParseInt(string(whole), 10, 64)
+	return err == nil && pastMillis(p.enc, sec)
 }
 
 // saturatingMul is Java's TimeUnit conversion: d × n, or the long bound it

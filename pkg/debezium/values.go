@@ -80,6 +80,12 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 	case change.Text:
 		switch p.enc {
 		case encTimestampMillis, encTimestampMicros, encTimestampNanos, encZoned:
+			if p.noFarDefault(v) {
+				// A default Debezium has none of, copied into a key-only
+				// old image (pkg/source/postgres completeImages): what
+				// it writes for a null there.
+				return p.appendValue(b, &change.Value{})
+			}
 			return appendFarTimestamp(b, p.enc, v.Bytes, p.width)
 		}
 	}

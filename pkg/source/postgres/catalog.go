@@ -121,10 +121,13 @@ func columnDefault(t change.Type, expr string) *change.Value {
 	if !ok {
 		return null
 	}
-	if strings.ContainsAny(lit, "\n\r") || strings.HasSuffix(lit, "infinity") {
-		// Debezium has none for ±infinity, nor for a literal across
-		// lines (its LITERAL_DEFAULT_PATTERN '(.*?)' does not match one).
+	if strings.ContainsAny(lit, "\n\r") {
+		// Debezium has none for a literal across lines (its
+		// LITERAL_DEFAULT_PATTERN '(.*?)' does not match one).
 		return nil
+	}
+	if lit == "infinity" || lit == "-infinity" {
+		return infinityDefault(t, lit == "infinity")
 	}
 	switch t.Kind {
 	case change.KindBool:
@@ -146,6 +149,39 @@ func columnDefault(t change.Type, expr string) *change.Value {
 		v.Bytes = append([]byte(nil), v.Bytes...)
 	}
 	return &v
+}
+
+// infinityDefault is Debezium's schema default for DEFAULT 'infinity'
+// (pos) or '-infinity' (verified side by side:
+// integration/fidelity_pgedges_test.go). Its default-value converter
+// parses the literal with pgjdbc, which gives LocalDate.MAX/MIN and
+// LocalDateTime.MAX/MIN, not the sentinels of a streamed value
+// (decode.go), and converts those as any value:
+//   - date: LocalDate.toEpochDay cast to an int, wrapped;
+//   - timestamp: µs as Conversions.toEpochMicros computes them (seconds
+//     saturated to a long, plus the nanoseconds' µs, wrapped), which
+//     change.FarTimestamp carries to the encoder; the millisecond forms
+//     (timestamp(0..3), time_precision connect) overflow
+//     Instant.toEpochMilli and have none;
+//   - timestamptz: none (the conversion fails).
+func infinityDefault(t change.Type, pos bool) *change.Value {
+	switch t.Kind {
+	case change.KindDate:
+		days := int64(-365243219162) // LocalDate.MIN.toEpochDay()
+		if pos {
+			days = 365241780471 // LocalDate.MAX.toEpochDay()
+		}
+		v := change.IntValue(int64(int32(days)))
+		return &v
+	case change.KindTimestamp:
+		// LocalDateTime.MIN and MAX in seconds since the epoch, and µs.
+		v := change.FarTimestamp(-31557014167219200, 0)
+		if pos {
+			v = change.FarTimestamp(31556889864403199, 999999)
+		}
+		return &v
+	}
+	return nil
 }
 
 // defaultLiteral extracts the literal of a constant default expression.

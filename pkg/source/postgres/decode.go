@@ -91,13 +91,15 @@ func columnType(oid uint32, typmod int32, name string) change.Type {
 	case oidInterval:
 		t.Kind = change.KindDuration
 	case oidBit, oidVarbit:
-		// bit(1) is a boolean for Debezium; longer strings are Bits.
+		// bit(1) and varbit(1) are booleans for Debezium (its
+		// PostgresValueConverter goes by the length alone); longer
+		// strings are Bits.
 		t.Length = int(typmod)
 		if typmod < 0 {
 			// varbit without a length: Debezium's length is Integer.MAX_VALUE.
 			t.Length = math.MaxInt32
 		}
-		if oid == oidBit && typmod == 1 {
+		if typmod == 1 {
 			t.Kind = change.KindBool
 		} else {
 			t.Kind = change.KindBits
@@ -199,6 +201,13 @@ func decodeText(t change.Type, src []byte) (change.Value, error) {
 			return change.IntValue(1), nil
 		case "f", "0":
 			return change.IntValue(0), nil
+		case "":
+			// An empty varbit(1): Debezium fails to convert it and
+			// writes null (its connector stops in a NOT NULL column,
+			// where the encoder writes false, the fallback).
+			if t.Name == "varbit" {
+				return change.Value{}, nil
+			}
 		}
 		return change.Value{}, fmt.Errorf("bad boolean %q", trunc(src))
 	case change.KindInt16, change.KindInt32, change.KindInt64:

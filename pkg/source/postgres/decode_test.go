@@ -94,6 +94,39 @@ func TestColumnTypeModifiers(t *testing.T) {
 	if vb := columnType(oidVarbit, -1, "varbit"); vb.Length != math.MaxInt32 {
 		t.Errorf("varbit without a length: length %d, want Integer.MAX_VALUE as Debezium", vb.Length)
 	}
+	// Debezium's PostgresValueConverter: a bit or a bit varying of length
+	// 1 is a boolean, longer ones (and varbit without a length) Bits.
+	for _, oid := range []uint32{oidBit, oidVarbit} {
+		if b := columnType(oid, 1, "varbit"); b.Kind != change.KindBool {
+			t.Errorf("oid %d length 1: kind %v, want boolean as Debezium", oid, b.Kind)
+		}
+		if b := columnType(oid, 2, "varbit"); b.Kind != change.KindBits {
+			t.Errorf("oid %d length 2: kind %v, want Bits", oid, b.Kind)
+		}
+	}
+	// DEFAULT 'infinity' as Debezium's default-value converter has it
+	// (integration/fidelity_pgedges_test.go): LocalDate.MAX/MIN's epoch
+	// day wrapped to an int, LocalDateTime.MAX/MIN, none for timestamptz.
+	date, ts := columnType(oidDate, -1, "date"), columnType(oidTimestamp, -1, "timestamp")
+	for _, c := range []struct {
+		typ  change.Type
+		expr string
+		want string
+	}{
+		{date, "'infinity'::date", "169560311"},
+		{date, "'-infinity'::date", "-170999002"},
+		{ts, "'infinity'::timestamp without time zone", `"31556889864403199.999999"`},
+		{ts, "'-infinity'::timestamp without time zone", `"-31557014167219200.000000"`},
+		{columnType(oidTimestampTZ, -1, "timestamptz"), "'infinity'::timestamp with time zone", "<none>"},
+	} {
+		got := "<none>"
+		if d := columnDefault(c.typ, c.expr); d != nil {
+			got = d.String()
+		}
+		if got != c.want {
+			t.Errorf("default %s: %s, want %s", c.expr, got, c.want)
+		}
+	}
 	int4 := columnType(oidInt4, -1, "int4")
 	if d := columnDefault(change.Type{Kind: change.KindArray, Elem: &int4}, "'{1,2}'::integer[]"); d != nil {
 		t.Errorf("array default: %v, want none (Debezium has none)", d)
@@ -118,8 +151,6 @@ func TestColumnTypeModifiers(t *testing.T) {
 		{columnType(oidMoney, -1, "money"), "12.34"},
 		{columnType(oidInet, -1, "inet"), "'::1'::inet"},
 		{columnType(oidBytea, -1, "bytea"), `'\x00'::bytea`},
-		{columnType(oidTimestamp, -1, "timestamp"), "'infinity'::timestamp without time zone"},
-		{columnType(oidDate, -1, "date"), "'-infinity'::date"},
 		{columnType(oidText, -1, "text"), "'tab\nnewline'::text"},
 	} {
 		if d := columnDefault(tc.typ, tc.expr); d != nil {
@@ -209,7 +240,7 @@ func FuzzDecodePosition(f *testing.F) {
 // TestDecodeDebeziumForms pins values checked against real Debezium 3.6.1 by
 // integration/postgres/fidelity_test.go.
 func TestDecodeDebeziumForms(t *testing.T) {
-	int4 := columnType(oidInt4, -1, "int4")
+	int4, text := columnType(oidInt4, -1, "int4"), columnType(oidText, -1, "text")
 	tests := []struct {
 		typ  change.Type
 		in   string
@@ -248,9 +279,19 @@ func TestDecodeDebeziumForms(t *testing.T) {
 		{columnType(oidBit, 12, "bit"), "101000000001", `0x"\x01\n"`},
 		{columnType(oidBit, 12, "bit"), "000000000000", `0x""`},
 		{columnType(oidBit, 1, "bit"), "1", "1"},
+		{columnType(oidVarbit, 1, "varbit"), "1", "1"},
+		{columnType(oidVarbit, 1, "varbit"), "0", "0"},
+		{columnType(oidVarbit, 1, "varbit"), "", "NULL"}, // Debezium's null
 		{change.Type{Kind: change.KindJSON, Name: "hstore"}, `"a"=>"1", "b c"=>NULL`, `"{\"a\":\"1\",\"b c\":null}"`},
 		{change.Type{Kind: change.KindArray, Elem: &int4}, `{1,2,NULL,-4}`, "[1,2,NULL,-4]"},
 		{change.Type{Kind: change.KindArray, Elem: &int4}, `{}`, "[]"},
+		// More than one dimension (any array column may hold one): the
+		// elements in storage order, flattened into the column's
+		// one-dimensional array (docs/types.md), never a stopped pipeline.
+		{change.Type{Kind: change.KindArray, Elem: &int4}, `{{1,2},{3,4}}`, "[1,2,3,4]"},
+		{change.Type{Kind: change.KindArray, Elem: &int4}, `[0:0][1:2]={{NULL,-1}}`, "[NULL,-1]"},
+		{change.Type{Kind: change.KindArray, Elem: &int4}, `{{{1},{2}},{{3},{4}}}`, "[1,2,3,4]"},
+		{change.Type{Kind: change.KindArray, Elem: &text}, `{{"a","b c"},{"{é}",NULL}}`, `["a","b c","{é}",NULL]`},
 	}
 	for _, tt := range tests {
 		v, err := decodeText(tt.typ, []byte(tt.in))

@@ -439,8 +439,9 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// parseArray parses a one-dimensional array literal ({1,"a b",NULL}) into
-// an Array value of elem-typed elements.
+// parseArray parses an array literal ({1,"a b",NULL}) into an Array value
+// of elem-typed elements; one of more dimensions ({{1,2},{3,4}}) is
+// flattened.
 func parseArray(elem change.Type, src []byte) (change.Value, error) {
 	// The error is made only when the text is bad (every array value
 	// passes here), except where elements are decoded over the text
@@ -485,7 +486,28 @@ func parseArray(elem change.Type, src []byte) (change.Value, error) {
 		isNull := false
 		switch {
 		case i < len(body) && body[i] == '{':
-			return change.Value{}, fmt.Errorf("multi-dimensional arrays are not supported: %q", trunc(src))
+			// A sub-array: PostgreSQL does not enforce a column's
+			// declared dimensions, and Debezium garbles such a value
+			// (nulls, Java object names), so its elements join this
+			// one-dimensional array in storage order (docs/types.md).
+			end := subArrayEnd(body, i)
+			if end < 0 {
+				return change.Value{}, bad()
+			}
+			sub, err := parseArray(elem, body[i:end])
+			if err != nil {
+				return change.Value{}, err
+			}
+			v.Elems = append(v.Elems, sub.Elems...)
+			i = end
+			if i == len(body) {
+				return v, nil
+			}
+			if body[i] != delim {
+				return change.Value{}, bad()
+			}
+			i++
+			continue
 		case i < len(body) && body[i] == '"':
 			i++
 			text = []byte{}
@@ -536,4 +558,27 @@ func parseArray(elem change.Type, src []byte) (change.Value, error) {
 		}
 		i++
 	}
+}
+
+// subArrayEnd returns the index after the '}' closing the sub-array that
+// opens at body[i], skipping quoted elements, or -1.
+func subArrayEnd(body []byte, i int) int {
+	depth, quoted := 0, false
+	for ; i < len(body); i++ {
+		switch c := body[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
 }
