@@ -31,6 +31,9 @@ type ochange struct {
 	// (w.drops when it was created).
 	recreated bool
 	gen       int
+	// outside: a change to the dropstopped table written while it was in
+	// no publication (PostgreSQL; see lostWithTable).
+	outside bool
 }
 
 // vexp is the text a seq wrote: v (any script), vl (latin1 only) and,
