@@ -112,5 +112,5 @@ func dropSummary(w *workload) string {
 	if !w.f.on("dropstopped") {
 		return ""
 	}
-	return fmt.Sprintf(" | %s dropped and created again %d times while stopped (%d rows lost with a table dropped before its backfill or written while it was in no publication)", dropTable, w.drops, w.lostWithTable)
+	return fmt.Sprintf(" | %s dropped and created again %d times while stopped (%d rows lost with a table dropped before its backfill, %d changes written while it was in no publication)", dropTable, w.drops, w.lostWithTable, w.lostOutside)
 }

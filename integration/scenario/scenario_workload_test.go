@@ -69,7 +69,7 @@ type workload struct {
 	charset    map[string]string           // table → its cs column's character set (charsets)
 
 	txs, rollbacks, savepoints, truncates, ddls, larges, oversized, toastRounds, drops int
-	lostWithTable                                                                      int // dropstopped rows excused by lostWithTable
+	lostWithTable, lostOutside                                                         int // dropstopped changes excused by lostWithTable (outside: written while in no publication)
 }
 
 func newWorkload(b itest.Backend, seed uint64, f features, tables []string, maxBytes, bigRows int) *workload {
