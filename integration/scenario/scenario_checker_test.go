@@ -254,7 +254,11 @@ func checkOracle(t *testing.T, run *oracleRun, seed uint64) oracleFindings {
 		readAgain := c.recreated && published[c.table][pubKey{"r", c.k, c.seq}]
 		missing := !published[c.table][pubKey{c.op, c.k, c.seq}] && !keyOnly && !inWindow && !readAgain
 		if missing && lostWithTable(w, c) {
-			w.lostWithTable++
+			if c.outside {
+				w.lostOutside++
+			} else {
+				w.lostWithTable++
+			}
 			continue
 		}
 		if missing {

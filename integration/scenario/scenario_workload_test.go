@@ -31,6 +31,9 @@ type ochange struct {
 	// (w.drops when it was created).
 	recreated bool
 	gen       int
+	// outside: a change to the dropstopped table written while it was in
+	// no publication (PostgreSQL; see lostWithTable).
+	outside bool
 }
 
 // vexp is the text a seq wrote: v (any script), vl (latin1 only) and,
@@ -66,7 +69,7 @@ type workload struct {
 	charset    map[string]string           // table → its cs column's character set (charsets)
 
 	txs, rollbacks, savepoints, truncates, ddls, larges, oversized, toastRounds, drops int
-	lostWithTable                                                                      int // dropstopped rows excused by lostWithTable
+	lostWithTable, lostOutside                                                         int // dropstopped changes excused by lostWithTable (outside: written while in no publication)
 }
 
 func newWorkload(b itest.Backend, seed uint64, f features, tables []string, maxBytes, bigRows int) *workload {

@@ -129,15 +129,33 @@ func sortedNames(set map[string]bool) []string {
 // follows reports whether the stream publishes relation oid, which the
 // server now calls schema.name. A captured table renamed out of
 // source.tables stops being captured here.
-func (s *Source) follows(ctx context.Context, oid uint32, schema, name string) bool {
+//
+// A relation not captured whose changes pgoutput sends was in the
+// publication when they were written. When the catalog no longer has it
+// and the selection wants its name, it is a table that joined the
+// publication at a start that died before any checkpoint recorded it
+// captured (the start's ALTER PUBLICATION done, its first checkpoint not
+// yet written), dropped since: its changes are published like those of
+// any captured table dropped with changes in the slot (dropped.go,
+// docs/postgresql.md "Tables dropped while their changes are in the
+// slot"), where they used to be skipped.
+func (s *Source) follows(ctx context.Context, oid uint32, schema, name string) (bool, error) {
+	now := schema + "." + name
 	was, ok := s.captured[oid]
 	if !ok {
-		return false
+		if !s.sel.Wants(now, true) {
+			return false, nil
+		}
+		gone, err := s.tableGone(ctx, oid, now)
+		if err != nil || !gone {
+			return false, err
+		}
+		return true, s.tableDropped(ctx, oid, now)
 	}
-	if now := schema + "." + name; now != was {
-		return s.renamed(ctx, oid, was, now)
+	if now != was {
+		return s.renamed(ctx, oid, was, now), nil
 	}
-	return true
+	return true, nil
 }
 
 // renamed handles a captured table that is now called to: with a

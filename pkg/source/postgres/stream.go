@@ -184,7 +184,11 @@ func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData
 // has the new one); under REPLICA IDENTITY FULL, which flags every column,
 // it is the primary key (docs/postgresql.md).
 func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) error {
-	if !s.follows(ctx, m.RelationID, m.Namespace, m.RelationName) {
+	follow, err := s.follows(ctx, m.RelationID, m.Namespace, m.RelationName)
+	if err != nil {
+		return err
+	}
+	if !follow {
 		// Not captured: a table removed from source.tables whose changes
 		// were decoded before the publication dropped it, or one renamed
 		// out of the list. Its rows are skipped (see row).
