@@ -1,0 +1,119 @@
+package postgres_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
+)
+
+// TestPGLegacyBackfillCheckpointResumes: a checkpoint of an earlier
+// release that backfilled before streaming and stopped halfway through a
+// table (position backfilled false, backfill progress with the last key;
+// pkg/source/postgres/position.go) resumes through the capture loop's
+// legacy branch (pkg/capture/capture.go, Database.Legacy): the rows after
+// the checkpointed key are read, those up to it are not read again, the
+// changes made while stopped stream from the slot, and the slot is not
+// replaced (no fresh start, no resnapshot).
+func TestPGLegacyBackfillCheckpointResumes(t *testing.T) {
+	e := itest.NewEnv(t, "pglegacy")
+	e.Exec(`CREATE TABLE t (k int PRIMARY KEY, v text)`)
+	e.Exec(`INSERT INTO t SELECT g, 'v' || g FROM generate_series(1, 100) g`)
+	e.Exec(itest.SentinelTable)
+	cfg := e.WriteTablesConfig()
+	p := e.Start("run", "--config", cfg)
+	e.PGCaughtUp(p, 1)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
+	}
+
+	// Rewrite the checkpoint as the earlier release kept an unfinished
+	// backfill: streaming starts at the slot's position, public.t was
+	// read up to k = 60.
+	ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
+	b, err := os.ReadFile(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	slot := f["position"].(map[string]any)["slot"]
+	lsn := pglogrepl.LSN(e.SlotLSN()).String()
+	f["position"] = map[string]any{"slot": slot, "lsn": lsn, "backfilled": false, "backfill": map[string]any{
+		"done": []string{"public.sentinel"}, "table": "public.t", "key": []string{base64.StdEncoding.EncodeToString([]byte("60"))}, "rows": 60,
+	}}
+	if b, err = json.Marshal(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ckpt, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.Exec(`INSERT INTO t VALUES (101, 'while stopped')`)
+	e.Exec(`UPDATE t SET v = 'while stopped' WHERE k = 10`)
+
+	p = e.Start("run", "--config", cfg)
+	e.PGCaughtUp(p, 2)
+	itest.WaitFor(t, 90*time.Second, "the resumed backfill of public.t", func() bool {
+		st, ok := itest.ReadSnapshotState(ckpt)
+		return ok && len(st.Tables) == 0 && slices.Contains(st.Done, "public.t")
+	})
+	e.PGCaughtUp(p, 3)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
+	}
+	out := p.Out.String()
+	if !strings.Contains(out, "resuming the backfill") || strings.Contains(out, "resnapshot") {
+		t.Errorf("the restart did not resume the earlier release's backfill from its slot; output:\n%s", out)
+	}
+
+	topic := e.Prefix + ".public.t"
+	reads := map[int]int{}
+	var changes []string
+	for _, m := range itest.ReadTopic(t, topic) {
+		k := int(m.Key["payload"].(map[string]any)["k"].(float64))
+		switch op := m.Payload()["op"].(string); op {
+		case "r":
+			reads[k]++
+		default:
+			changes = append(changes, op+strconv.Itoa(k))
+		}
+	}
+	for k := 1; k <= 100; k++ {
+		want := 1 // the first run's backfill
+		if k > 60 {
+			want = 2 // and the resumed one, after the checkpointed key
+		}
+		if reads[k] != want {
+			t.Errorf("key %d read %d times, want %d (the backfill resumes after key 60)", k, reads[k], want)
+		}
+	}
+	if !slices.Contains(changes, "c101") || !slices.Contains(changes, "u10") {
+		t.Errorf("changes made while stopped: %v, want c101 and u10 streamed", changes)
+	}
+	if d := sameState(itest.FinalState(t, topic), e.DBState("t")); d != "" {
+		t.Errorf("t: topic differs from the database: %s", d)
+	}
+	// The slot never moved past what is checkpointed.
+	var saved struct{ Position struct{ LSN string } }
+	if b, err = os.ReadFile(ckpt); err == nil {
+		err = json.Unmarshal(b, &saved)
+	}
+	cp, perr := pglogrepl.ParseLSN(saved.Position.LSN)
+	if err != nil || perr != nil {
+		t.Fatalf("checkpoint position: %v %v", err, perr)
+	}
+	if st := e.SlotLSN(); st > uint64(cp) {
+		t.Errorf("slot confirmed %s, beyond the checkpoint %s", pglogrepl.LSN(st), cp)
+	}
+}
