@@ -82,29 +82,7 @@ func TestMySQLLegacyBackfillCheckpointResumes(t *testing.T) {
 		t.Errorf("the restart needed a resnapshot; output:\n%s", out)
 	}
 
-	reads := map[int]int{}
-	var changes []string
-	for _, m := range itest.ReadTopic(t, topic) {
-		k := int(m.Key["payload"].(map[string]any)["k"].(float64))
-		switch op := m.Payload()["op"].(string); op {
-		case "r":
-			reads[k]++
-		default:
-			changes = append(changes, op+strconv.Itoa(k))
-		}
-	}
-	for k := 1; k <= 100; k++ {
-		want := 1 // the first run's backfill
-		if k > 60 {
-			want = 2 // and the resumed one, after the checkpointed key
-		}
-		if reads[k] != want {
-			t.Errorf("key %d read %d times, want %d (the backfill resumes after key 60)", k, reads[k], want)
-		}
-	}
-	if !slices.Contains(changes, "c101") || !slices.Contains(changes, "u10") {
-		t.Errorf("changes made while stopped: %v, want c101 and u10 streamed", changes)
-	}
+	itest.CheckLegacyBackfillResumed(t, topic, 100, 60, "c101", "u10")
 	if n := itest.TopicEnd(markers); n != 2 {
 		t.Errorf("marker has %d messages, want 2 (it was done: not read again)", n)
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,29 +77,7 @@ func TestPGLegacyBackfillCheckpointResumes(t *testing.T) {
 	}
 
 	topic := e.Prefix + ".public.t"
-	reads := map[int]int{}
-	var changes []string
-	for _, m := range itest.ReadTopic(t, topic) {
-		k := int(m.Key["payload"].(map[string]any)["k"].(float64))
-		switch op := m.Payload()["op"].(string); op {
-		case "r":
-			reads[k]++
-		default:
-			changes = append(changes, op+strconv.Itoa(k))
-		}
-	}
-	for k := 1; k <= 100; k++ {
-		want := 1 // the first run's backfill
-		if k > 60 {
-			want = 2 // and the resumed one, after the checkpointed key
-		}
-		if reads[k] != want {
-			t.Errorf("key %d read %d times, want %d (the backfill resumes after key 60)", k, reads[k], want)
-		}
-	}
-	if !slices.Contains(changes, "c101") || !slices.Contains(changes, "u10") {
-		t.Errorf("changes made while stopped: %v, want c101 and u10 streamed", changes)
-	}
+	itest.CheckLegacyBackfillResumed(t, topic, 100, 60, "c101", "u10")
 	if d := sameState(itest.FinalState(t, topic), e.DBState("t")); d != "" {
 		t.Errorf("t: topic differs from the database: %s", d)
 	}
