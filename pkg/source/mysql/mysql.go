@@ -102,10 +102,11 @@ type Source struct {
 	source.CapturedSet
 
 	// What the current attempt of the capture loop found: the server's
-	// settings (Connect), the checkpoint's position (Resume), where
-	// streaming starts (start), and the cancel of the session's close at
-	// the attempt's end (stopClose).
+	// settings and the binlog's end before discovery (Connect), the
+	// checkpoint's position (Resume), where streaming starts (start), and
+	// the cancel of the session's close at the attempt's end (stopClose).
 	srv       server
+	now       position
 	from      position
 	start     position
 	stopClose func() bool
@@ -172,7 +173,7 @@ func (s *Source) connect(ctx context.Context) (*client.Conn, error) {
 // again).
 func (s *Source) Connect(ctx context.Context) error {
 	s.Close()
-	s.from, s.start = position{}, position{}
+	s.now, s.from, s.start = position{}, position{}, position{}
 	conn, err := s.connect(ctx)
 	if err != nil {
 		return err
@@ -185,7 +186,16 @@ func (s *Source) Connect(ctx context.Context) error {
 	if s.srv, err = checkPrerequisites(conn, s.flavor); err != nil {
 		return err
 	}
-	return s.checkReader(ctx, conn)
+	if err := s.checkReader(ctx, conn); err != nil {
+		return err
+	}
+	// A fresh start streams from the binlog's end as it was before
+	// Discover lists the tables: a table created in between is then in
+	// the stream (its CREATE TABLE after the position), where a position
+	// read after the list left it out of the run. Rows written between
+	// the two are both streamed and read by the snapshot.
+	s.now, err = s.binlogNow(conn, s.srv)
+	return err
 }
 
 // Discover implements capture.Database: the selected tables (a column
@@ -236,12 +246,10 @@ func (s *Source) Resume(_ context.Context, from change.Position) error {
 	return nil
 }
 
-// Fresh implements capture.Database: stream from the binlog's end now.
+// Fresh implements capture.Database: stream from the binlog's end as it
+// was before the tables were discovered (Connect).
 func (s *Source) Fresh(_ context.Context, _ bool) error {
-	pos, err := s.binlogNow(s.db, s.srv)
-	if err != nil {
-		return err
-	}
+	pos := s.now
 	s.start = pos
 	s.log.Info("snapshotting while streaming", "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID, "tables", len(s.CapturedNames()))
 	return nil
