@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: build test unit integration soak faults fuzz-debezium demo services-up services-down bench bench-quick bench-micro lint fuzz clean build-functions cdk-app synth cfn-lint
+.PHONY: build test unit integration soak faults fuzz-debezium demo services-up services-down bench bench-quick bench-baseline bench-micro lint fuzz clean build-functions cdk-app synth cfn-lint
 
 # cfn-lint, pinned, in a venv under the git-ignored .services/; installed
 # once per version (the binary exists only after pip succeeded). `make
@@ -131,6 +131,18 @@ BENCH_QUICK := BENCH_ROWS=$${BENCH_ROWS:-20000} BENCH_LATENCY_SECONDS=$${BENCH_L
 bench-quick: $(BENCH_SERVICES) build ## make bench, every scenario small (20,000 rows/changes, 8 s latency, Debezium tuned)
 	bash integration/bench/debezium/build.sh
 	$(BENCH_QUICK) $(GO) run ./integration/bench
+
+# Before and after in one run: make bench-baseline REV=<commit> builds that commit's tributary
+# (git archive, into bin/tributary-baseline) and runs bench-quick (BENCH_TARGET=bench: the full
+# run) with it as tributary-baseline, right after today's build in every scenario.
+BENCH_TARGET ?= bench-quick
+bench-baseline: ## make bench-quick with REV's build beside today's (tributary ÷ tributary-baseline)
+	@test -n "$(REV)" || { echo "usage: make bench-baseline REV=<commit> [BENCH_TARGET=bench]" >&2; exit 2; }
+	rm -rf bin/baseline-src && mkdir -p bin/baseline-src
+	git archive "$(REV)" | tar -x -C bin/baseline-src
+	cd bin/baseline-src && $(GO) build -trimpath -ldflags "-X main.version=$(REV) -X main.commit=$$(git rev-parse $(REV))" -o ../tributary-baseline ./cmd/tributary
+	rm -rf bin/baseline-src
+	$(MAKE) $(BENCH_TARGET) BENCH_BASELINE=$(CURDIR)/bin/tributary-baseline
 
 bench-micro: ## hot-path micro-benchmarks (encoder, pipeline emit → produce); add -cpuprofile by hand
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...

@@ -50,6 +50,9 @@ func (b *bench) run(ctx context.Context) error {
 	if _, err := os.Stat(b.p.binary); err != nil {
 		return fmt.Errorf("%s is missing: run make build", b.p.binary)
 	}
+	if _, err := os.Stat(b.p.baseline); b.p.baseline != "" && err != nil {
+		return fmt.Errorf("BENCH_BASELINE: %w", err)
+	}
 	var failed error
 	templated := false
 	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scParallel, scSnapLatency} {
@@ -136,6 +139,8 @@ func (b *bench) publisher(sys string) publisher {
 		return tributary{p: b.p}
 	case sysTributaryEOS:
 		return tributary{p: b.p, exactlyOnce: true}
+	case sysBaseline:
+		return tributary{p: b.p, binary: b.p.baseline}
 	case sysDebeziumTuned:
 		return debezium{p: b.p, tuned: true}
 	}

@@ -45,11 +45,12 @@ type params struct {
 	SnapshotRate   int      `json:"snapshot_rate"`   // snapshot-latency: changes/s while the snapshot runs
 	QuietLoad      float64  `json:"quiet_load"`      // load average per core below which results/ keeps the JSON
 
-	repo    string // repository root
-	binary  string // bin/tributary
-	scratch string // per-run scratch dir
-	results string
-	keep    bool
+	repo     string // repository root
+	binary   string // bin/tributary
+	baseline string // BENCH_BASELINE: another build of Tributary, run as tributary-baseline
+	scratch  string // per-run scratch dir
+	results  string
+	keep     bool
 }
 
 var (
@@ -60,6 +61,7 @@ var (
 const (
 	sysTributary       = "tributary"
 	sysTributaryEOS    = "tributary-exactly-once" // delivery: exactly_once, read read_committed
+	sysBaseline        = "tributary-baseline"     // BENCH_BASELINE's binary, at_least_once (make bench-baseline)
 	sysDebeziumDefault = "debezium-default"
 	sysDebeziumTuned   = "debezium-tuned"
 	sysCeiling         = "producer-perf-test"
@@ -119,13 +121,25 @@ func main() {
 	flag.IntVar(&p.SnapshotRate, "snapshot-rate", envInt("BENCH_SNAPSHOT_RATE", 5_000), "snapshot-latency: changes/s streamed while the table snapshots (env BENCH_SNAPSHOT_RATE); a multiple of 100")
 	flag.Float64Var(&p.QuietLoad, "quiet-load", envFloat("BENCH_QUIET_LOAD", 1.0), "1-minute load average per core at the start below which the JSON goes to integration/bench/results/ (env BENCH_QUIET_LOAD)")
 	flag.BoolVar(&p.keep, "keep", os.Getenv("BENCH_KEEP") != "", "keep scratch files, databases and topics (env BENCH_KEEP)")
+	flag.StringVar(&p.baseline, "baseline", os.Getenv("BENCH_BASELINE"), "another tributary binary (say, an earlier commit's) run as "+sysBaseline+" right after tributary in every scenario, for a before/after ratio from one run (env BENCH_BASELINE)")
 	flag.Parse()
 
 	p.Rows = max(100, p.Rows/100*100)
 	p.Rate = max(100, p.Rate/100*100)
 	p.SnapshotRate = max(100, p.SnapshotRate/100*100)
 	p.ParallelTables = max(2, p.ParallelTables)
-	p.Systems = splitList(systems, allSystems)
+	known := allSystems
+	if p.baseline != "" {
+		known = append(slices.Clone(allSystems), sysBaseline)
+		if !strings.Contains(systems, sysBaseline) {
+			systems += "," + sysBaseline
+		}
+	}
+	p.Systems = splitList(systems, known)
+	if i, j := slices.Index(p.Systems, sysTributary), slices.Index(p.Systems, sysBaseline); i >= 0 && j > i+1 {
+		// Back to back: the before/after ratio is not a drift of the load.
+		p.Systems = slices.Insert(slices.Delete(p.Systems, j, j+1), i+1, sysBaseline)
+	}
 	p.Scenarios = splitList(scenarios, allScenarios)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	slog.SetDefault(log)

@@ -34,7 +34,7 @@ type world struct {
 }
 
 func newWorld(p params, system, scenario, stamp string) world {
-	short := map[string]string{sysTributary: "trib", sysTributaryEOS: "tribeos", sysDebeziumDefault: "dbzdef", sysDebeziumTuned: "dbztun"}[system]
+	short := map[string]string{sysTributary: "trib", sysTributaryEOS: "tribeos", sysBaseline: "tribbase", sysDebeziumDefault: "dbzdef", sysDebeziumTuned: "dbztun"}[system]
 	w := world{
 		system:   system,
 		scenario: scenario,
@@ -75,14 +75,18 @@ type publisher interface {
 	start(ctx context.Context, w world) (*child, time.Time, error)
 }
 
-// tributary runs bin/tributary; exactlyOnce with delivery exactly_once
-// (the offsets topic created as the pipeline starts).
+// tributary runs bin/tributary (binary, when set: the baseline's);
+// exactlyOnce with delivery exactly_once (the offsets topic created as the
+// pipeline starts).
 type tributary struct {
 	p           params
 	exactlyOnce bool
+	binary      string
 }
 
-func isTributary(system string) bool { return system == sysTributary || system == sysTributaryEOS }
+func isTributary(system string) bool {
+	return system == sysTributary || system == sysTributaryEOS || system == sysBaseline
+}
 
 func (t tributary) config(w world) (string, error) {
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
@@ -126,7 +130,11 @@ func (t tributary) launch(w world, logName string) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(t.p.binary, "run", "--config", cfg)
+	bin := t.p.binary
+	if t.binary != "" {
+		bin = t.binary
+	}
+	cmd := exec.Command(bin, "run", "--config", cfg)
 	cmd.Dir = w.dir
 	return startChild(cmd, filepath.Join(w.dir, logName))
 }

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestMachineQuiet: only a run whose 1-minute load average at the start was below the
 // threshold per core goes to integration/bench/results/; an unreadable load is not quiet.
@@ -41,5 +44,38 @@ func TestShareOfLowerCeiling(t *testing.T) {
 	}
 	if got := b.share(scStreamingMariaDB, sysCeiling); got == nil || *got != 0.5 {
 		t.Errorf("streaming-mariadb producer share = %v, want 0.5", got)
+	}
+}
+
+// TestBaselineTargets: with a baseline build in the run, each scenario both ran gets a
+// before/after target from the two runs; a scenario only one ran gets none.
+func TestBaselineTargets(t *testing.T) {
+	cpu := func(v float64) *float64 { return &v }
+	b := &bench{p: params{Rate: 10_000, Rows: 1000, SnapshotRate: 100}, runs: []run{
+		{System: sysTributary, Scenario: scStreaming, EventsPerSec: 80_000, CPUSecPerMillion: cpu(12)},
+		{System: sysBaseline, Scenario: scStreaming, EventsPerSec: 100_000, CPUSecPerMillion: cpu(10)},
+		{System: sysTributary, Scenario: scBackfill, EventsPerSec: 100_000},
+	}}
+	got := map[string]bool{}
+	for _, tg := range b.targets() {
+		if strings.Contains(tg.Target, sysBaseline) {
+			if tg.Met == nil {
+				t.Errorf("%s: no value", tg.Target)
+				continue
+			}
+			got[tg.Target] = *tg.Met
+		}
+	}
+	want := map[string]bool{
+		scStreaming + ": events/s not below 0.9× tributary-baseline's (tributary ÷ tributary-baseline)": false, // 0.8
+		scStreaming + ": CPU s/M not above 1.1× tributary-baseline's (tributary ÷ tributary-baseline)":  false, // 1.2
+	}
+	if len(got) != len(want) {
+		t.Fatalf("baseline targets %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if m, ok := got[k]; !ok || m != v {
+			t.Errorf("%q: met %v (present %v), want %v", k, m, ok, v)
+		}
 	}
 }
