@@ -13,8 +13,8 @@ import (
 )
 
 // The streamed hot path of this source without the network: go-mysql
-// parses a rows event (as the stream's syncer does: UseDecimal, no
-// ParseTime, timestamps in UTC), handle turns it into an event (decodeRow,
+// parses a table map and a rows event (set up as the stream's syncer is
+// for MariaDB, syncerConfig), handle turns them into an event (decodeRow,
 // decodeBinlog) and the encoder writes its key and value, appended into
 // buffers reused from one event to the next. allocs/op is the allocations
 // per streamed event, go-mysql's parse included (issue 30 asks for at most

@@ -109,6 +109,14 @@ const (
 
 // syncerConfig is the replication client's configuration.
 func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, error) {
+	// A DECIMAL of a rows event: go-mysql writes its text with the
+	// column's scale, and with UseDecimal parses that text into a
+	// decimal.Decimal (four allocations) that decodeBinlog writes back
+	// (three more); without, decodeBinlog takes the text as it is. MySQL
+	// keeps UseDecimal: a DECIMAL inside its binary JSON is written by
+	// the same switch, as decimal.Decimal's JSON (trailing zeros cut)
+	// with it and as the text without, so turning it off would change
+	// those documents. MariaDB's JSON is text, never decoded by go-mysql.
 	cfg := replication.BinlogSyncerConfig{
 		ServerID:                serverID,
 		Flavor:                  s.flavor,
@@ -117,7 +125,7 @@ func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, 
 		User:                    s.conn.User,
 		Password:                s.conn.Password,
 		Charset:                 "utf8mb4",
-		UseDecimal:              true,
+		UseDecimal:              s.flavor != flavorMariaDB,
 		ParseTime:               false,
 		TimestampStringLocation: time.UTC,
 		HeartbeatPeriod:         heartbeatPeriod,
