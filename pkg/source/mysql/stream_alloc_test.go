@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,4 +117,22 @@ func TestTableMapShapeDecidedAgain(t *testing.T) {
 			t.Fatalf("a row logged before the rename was published as %s", bs.value)
 		}
 	})
+}
+
+// TestEventID: a streamed row's event ID (tributary-event-id) is the one
+// it always was, "my:<file>:<rows event position>:<row>", whatever the
+// length of the file's name.
+func TestEventID(t *testing.T) {
+	st := &streamer{}
+	for _, file := range []string{"mariadb-bin.000001", strings.Repeat("very-long-binlog-base-name-", 6) + ".000042"} {
+		st.file = file
+		for _, c := range []struct {
+			pos int64
+			row int
+		}{{4, 0}, {515450553, 7}, {1 << 40, 123456}} {
+			if got, want := st.eventID(c.pos, c.row), fmt.Sprintf("my:%s:%d:%d", file, c.pos, c.row); got != want {
+				t.Errorf("eventID = %q, want %q", got, want)
+			}
+		}
+	}
 }
