@@ -132,7 +132,8 @@ func decodeText(c *column, v []byte) (change.Value, error) {
 }
 
 // decodeBinlog converts one value decoded by go-mysql from a rows event
-// (ParseTime off, UseDecimal on, timestamps formatted in UTC).
+// (ParseTime off, timestamps formatted in UTC, a DECIMAL a decimal.Decimal
+// or its text: UseDecimal, syncerConfig).
 func decodeBinlog(c *column, v any) (change.Value, error) {
 	if v == nil {
 		return change.Value{}, nil
@@ -201,7 +202,17 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 		case decimal.Decimal:
 			return change.Value{Kind: change.Text, Bytes: decimalText(d, int32(max(t.Scale, 0)))}, nil
 		case string:
-			return decodeText(c, stringBytes(d))
+			// go-mysql's text of the binlog's DECIMAL (UseDecimal off,
+			// syncerConfig): the value as is when it is what decimalText
+			// writes of it, else what decimalText writes.
+			if b := stringBytes(d); fixedDecimal(b, max(t.Scale, 0)) {
+				return change.Value{Kind: change.Text, Bytes: b}, nil
+			}
+			dec, err := decimal.NewFromString(d)
+			if err != nil {
+				return change.Value{}, fmt.Errorf("bad decimal %q", d)
+			}
+			return change.Value{Kind: change.Text, Bytes: decimalText(dec, int32(max(t.Scale, 0)))}, nil
 		}
 		return change.Value{}, fmt.Errorf("decimal: unexpected %T", v)
 	case change.KindString, change.KindJSON:
@@ -305,6 +316,37 @@ func decimalText(d decimal.Decimal, scale int32) []byte {
 		out = append(out, '0')
 	}
 	return append(out, digits...)
+}
+
+// fixedDecimal reports whether v is a decimal as decimalText writes one
+// with scale digits after the point: an optional minus, the integral
+// digits without a leading zero (one zero alone), exactly scale digits
+// after the point (no point for scale 0), and no minus on a zero.
+func fixedDecimal(v []byte, scale int) bool {
+	neg := len(v) > 0 && v[0] == '-'
+	if neg {
+		v = v[1:]
+	}
+	intg, frac := indexByte(v, '.'), 0
+	if intg < 0 {
+		intg = len(v)
+	} else if frac = len(v) - intg - 1; frac == 0 {
+		return false
+	}
+	if intg == 0 || frac != scale || (intg > 1 && v[0] == '0') {
+		return false
+	}
+	zero := true
+	for i, ch := range v {
+		switch {
+		case i == intg:
+		case ch < '0' || ch > '9':
+			return false
+		case ch != '0':
+			zero = false
+		}
+	}
+	return !neg || !zero
 }
 
 // rawBytes returns the bytes of a string or []byte value of go-mysql,

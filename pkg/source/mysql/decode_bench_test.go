@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 
@@ -14,8 +13,8 @@ import (
 )
 
 // The streamed hot path of this source without the network: go-mysql
-// parses a rows event (as the stream's syncer does: UseDecimal, no
-// ParseTime, timestamps in UTC), handle turns it into an event (decodeRow,
+// parses a table map and a rows event (set up as the stream's syncer is
+// for MariaDB, syncerConfig), handle turns them into an event (decodeRow,
 // decodeBinlog) and the encoder writes its key and value, appended into
 // buffers reused from one event to the next. allocs/op is the allocations
 // per streamed event, go-mysql's parse included (issue 30 asks for at most
@@ -42,85 +41,115 @@ const (
 	benchUpdateRows  = "12e70e6b18010000007e010000502ab91e00008e030000000001000aff03ff0300fc6a420f004d90cd792f0800003700706c65617365206c65617665207468652070617263656c207769746820746865206e65696768626f7572206174206e756d62657220313280000004d23299b2c2a00001e24001350000007b2267696674223a20747275652c202274616773223a205b22726564222c2022786c225d2c2022776569676874223a20322e37357d077368697070656468d00f100089504e470d0a1a0a0000000d4948445200fc6a420f004d90cd792f0800003700706c65617365206c65617665207468652070617263656c207769746820746865206e65696768626f7572206174206e756d62657220313280000004d80099b2c2a00001e24001350000007b2267696674223a20747275652c202274616773223a205b22726564222c2022786c225d2c2022776569676874223a20322e37357d0964656c69766572656468d00f100089504e470d0a1a0a0000000d494844525a227c94"
 )
 
-func benchBytes(b *testing.B, h string) []byte {
+func benchBytes(tb testing.TB, h string) []byte {
 	raw, err := hex.DecodeString(h)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return raw
+}
+
+// benchStream is the streamer of the captured events' table, with a parser
+// set up as the stream's syncer sets up its own (syncerConfig), and an
+// emit that encodes each event's key and value.
+type benchStream struct {
+	p          *replication.BinlogParser
+	st         *streamer
+	key, value []byte
+	emitted    int
+}
+
+func newBenchStream(tb testing.TB) *benchStream {
+	src := &Source{flavor: flavorMariaDB, log: slog.Default()}
+	cfg, err := src.syncerConfig(1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := replication.NewBinlogParser()
+	p.SetUseDecimal(cfg.UseDecimal)
+	p.SetParseTime(cfg.ParseTime)
+	p.SetTimestampStringLocation(cfg.TimestampStringLocation)
+	var tm *replication.TableMapEvent
+	for _, h := range []string{benchFormatEvent, benchTableMap} {
+		ev, err := p.Parse(benchBytes(tb, h))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if m, ok := ev.Event.(*replication.TableMapEvent); ok {
+			tm = m
+		}
+	}
+	collations := map[uint64]string{8: "latin1", 33: "utf8mb3", 45: "utf8mb4", 46: "utf8mb4", 63: "binary", 224: "utf8mb4"}
+	tb2 := &table{db: string(tm.Schema), name: string(tm.Table), mariadb: true, key: []int{0}}
+	tb2.cols = loggedColumns(tm, flavorMariaDB, collations)
+	tb2.t = &change.Table{ID: change.TableID{DB: tb2.db, Name: tb2.name}, Key: tb2.key}
+	for i := range tb2.cols {
+		c := &tb2.cols[i]
+		c.typ = columnType(c)
+		tb2.dflts = append(tb2.dflts, nil)
+		tb2.t.Columns = append(tb2.t.Columns, change.Column{Name: c.name, Type: c.typ, Optional: c.nullable})
+	}
+	src.tables, src.collations = map[string]*table{tb2.db + "." + tb2.name: tb2}, collations
+	src.opts.TopicPrefix = "shop"
+	src.opts.Config.Tables = []string{tb2.db + "." + tb2.name}
+	if src.sel, err = src.opts.Config.Selection(); err != nil {
+		tb.Fatal(err)
+	}
+	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: "shop"})
+	bs := &benchStream{p: p}
+	bs.st = &streamer{src: src, file: "mariadb-bin.000001", emit: func(_ context.Context, ev *change.Event) error {
+		var err error
+		if bs.key, _, err = enc.AppendKey(bs.key[:0], ev); err != nil {
+			return err
+		}
+		bs.value, err = enc.AppendValue(bs.value[:0], ev, 1_709_287_200_000_000)
+		bs.emitted++
+		return err
+	}}
+	// The format description the stream sees first.
+	if err := bs.handle(benchBytes(tb, benchFormatEvent)); err != nil {
+		tb.Fatal(err)
+	}
+	bs.st.tx = txState{gtid: "0-1-42", commitMicros: 1_709_287_200_000_000, open: true}
+	return bs
+}
+
+// handle parses raw and hands the event to the streamer.
+func (bs *benchStream) handle(raw []byte) error {
+	ev, err := bs.p.Parse(raw)
+	if err != nil {
+		return err
+	}
+	return bs.st.handle(context.Background(), ev)
+}
+
+// statement returns what streams one statement: its table map, then the
+// rows event (whose end-of-statement flag makes go-mysql forget the map).
+func (bs *benchStream) statement(tb testing.TB, rowsEvent string) func() {
+	events := [][]byte{benchBytes(tb, benchTableMap), benchBytes(tb, rowsEvent)}
+	return func() {
+		for _, raw := range events {
+			if err := bs.handle(raw); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
 }
 
 func BenchmarkDecodeEncode(b *testing.B) {
 	for _, bm := range []struct{ name, event string }{{"insert", benchWriteRows}, {"update", benchUpdateRows}} {
 		b.Run(bm.name, func(b *testing.B) {
-			p := replication.NewBinlogParser()
-			p.SetUseDecimal(true)
-			p.SetParseTime(false)
-			p.SetTimestampStringLocation(time.UTC)
-			var tm *replication.TableMapEvent
-			for _, h := range []string{benchFormatEvent, benchTableMap} {
-				ev, err := p.Parse(benchBytes(b, h))
-				if err != nil {
-					b.Fatal(err)
-				}
-				if m, ok := ev.Event.(*replication.TableMapEvent); ok {
-					tm = m
-				}
-			}
-			collations := map[uint64]string{8: "latin1", 33: "utf8mb3", 45: "utf8mb4", 46: "utf8mb4", 63: "binary", 224: "utf8mb4"}
-			tb := &table{db: string(tm.Schema), name: string(tm.Table), mariadb: true, key: []int{0}}
-			tb.cols = loggedColumns(tm, flavorMariaDB, collations)
-			tb.t = &change.Table{ID: change.TableID{DB: tb.db, Name: tb.name}, Key: tb.key}
-			for i := range tb.cols {
-				c := &tb.cols[i]
-				c.typ = columnType(c)
-				tb.dflts = append(tb.dflts, nil)
-				tb.t.Columns = append(tb.t.Columns, change.Column{Name: c.name, Type: c.typ, Optional: c.nullable})
-			}
-			src := &Source{flavor: flavorMariaDB, tables: map[string]*table{tb.db + "." + tb.name: tb}, log: slog.Default(), collations: collations}
-			src.opts.TopicPrefix = "shop"
-			src.opts.Config.Tables = []string{tb.db + "." + tb.name}
-			var err error
-			if src.sel, err = src.opts.Config.Selection(); err != nil {
-				b.Fatal(err)
-			}
-			enc := debezium.NewEncoder(debezium.Options{TopicPrefix: "shop"})
-			var key, value []byte
-			emitted := 0
-			st := &streamer{src: src, file: "mariadb-bin.000001", emit: func(_ context.Context, ev *change.Event) error {
-				var err error
-				if key, _, err = enc.AppendKey(key[:0], ev); err != nil {
-					return err
-				}
-				value, err = enc.AppendValue(value[:0], ev, 1_709_287_200_000_000)
-				emitted++
-				return err
-			}}
-			st.tx = txState{gtid: "0-1-42", commitMicros: 1_709_287_200_000_000, open: true}
-			// A statement's rows event comes after its table map, which the
-			// rows event's end-of-statement flag makes go-mysql forget.
-			events := [][]byte{benchBytes(b, benchTableMap), benchBytes(b, bm.event)}
-			ctx := context.Background()
-			step := func() {
-				for _, raw := range events {
-					ev, err := p.Parse(raw)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := st.handle(ctx, ev); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
+			bs := newBenchStream(b)
+			step := bs.statement(b, bm.event)
 			step()
-			if emitted != 1 {
-				b.Fatalf("%d events from one row, want 1", emitted)
+			if bs.emitted != 1 {
+				b.Fatalf("%d events from one row, want 1", bs.emitted)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
 				step()
 			}
-			b.SetBytes(int64(len(key) + len(value)))
+			b.SetBytes(int64(len(bs.key) + len(bs.value)))
 		})
 	}
 }

@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/google/uuid"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
@@ -38,6 +41,17 @@ type streamer struct {
 	// by table and shape.
 	history map[string]*table
 	hist    *history // the schema history (MINIMAL metadata), or nil
+	// crc: the binlog's events end in a CRC32 checksum (the format
+	// description says so), which tableMap leaves out of a table map's
+	// bytes.
+	crc bool
+	// maps holds, by table id, the last table map and the shape its rows
+	// were decoded with (shapes.go).
+	maps map[uint64]*mapShape
+	// slabs hands out the events, rows and event IDs of streamed rows:
+	// rows are never reused (pkg/change/change.go), an event struct is
+	// only the consumer's while emit runs.
+	slabs snapshot.Slabs
 }
 
 // stream reads the binlog from pos until ctx is done or an error occurs,
@@ -95,6 +109,14 @@ const (
 
 // syncerConfig is the replication client's configuration.
 func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, error) {
+	// A DECIMAL of a rows event: go-mysql writes its text with the
+	// column's scale, and with UseDecimal parses that text into a
+	// decimal.Decimal (four allocations) that decodeBinlog writes back
+	// (three more); without, decodeBinlog takes the text as it is. MySQL
+	// keeps UseDecimal: a DECIMAL inside its binary JSON is written by
+	// the same switch, as decimal.Decimal's JSON (trailing zeros cut)
+	// with it and as the text without, so turning it off would change
+	// those documents. MariaDB's JSON is text, never decoded by go-mysql.
 	cfg := replication.BinlogSyncerConfig{
 		ServerID:                serverID,
 		Flavor:                  s.flavor,
@@ -103,7 +125,7 @@ func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, 
 		User:                    s.conn.User,
 		Password:                s.conn.Password,
 		Charset:                 "utf8mb4",
-		UseDecimal:              true,
+		UseDecimal:              s.flavor != flavorMariaDB,
 		ParseTime:               false,
 		TimestampStringLocation: time.UTC,
 		HeartbeatPeriod:         heartbeatPeriod,
@@ -137,6 +159,11 @@ func classify(err error) error {
 func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) error {
 	h := ev.Header
 	switch e := ev.Event.(type) {
+	case *replication.FormatDescriptionEvent:
+		// A new binlog file: table ids and their maps start again.
+		st.crc, st.maps = e.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32, nil
+	case *replication.TableMapEvent:
+		st.tableMap(ev.RawData, e)
 	case *replication.RotateEvent:
 		st.file = string(e.NextLogName)
 	case *replication.GTIDEvent:
@@ -252,6 +279,7 @@ var createTable = regexp.MustCompile(`(?is)^\s*(?:/\*.*?\*/\s*)*CREATE\s+(?:OR\s
 // ddl applies a statement to the schema history and re-reads the shape of
 // every table it names.
 func (st *streamer) ddl(ctx context.Context, h *replication.EventHeader, q, defaultDB string) error {
+	st.forgetShapes()
 	if st.hist != nil {
 		if err := st.hist.apply(q, defaultDB, st.file, h.LogPos); err != nil {
 			return err
@@ -296,7 +324,17 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	default:
 		return nil
 	}
-	db, name := string(e.Table.Schema), string(e.Table.Table)
+	m := st.maps[e.Table.TableID]
+	if m != nil && m.tm != e.Table {
+		m = nil // not the table map go-mysql decoded these rows with
+	}
+	var db, name, id string
+	if m != nil {
+		db, name, id = m.db, m.name, m.id
+	} else {
+		db, name = string(e.Table.Schema), string(e.Table.Table)
+		id = db + "." + name
+	}
 	if st.src.isSignal(db, name) {
 		// A snapshot watermark (its row's mark, after the change).
 		step, after := 1, 0
@@ -310,41 +348,18 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 		}
 		return nil
 	}
-	st.src.mu.Lock()
-	cur := st.src.tables[db+"."+name]
-	st.src.mu.Unlock()
-	if st.hist != nil && len(e.Table.ColumnName) != int(e.Table.ColumnCount) {
-		// No names in the event: the schema history says the shape.
-		var err error
-		at := fmt.Sprintf("%s:%d", st.file, int64(h.LogPos)-int64(h.EventSize))
-		if cur, err = st.hist.rowTable(db, name, e.Table, st.src.flavor, at); cur == nil || err != nil {
-			return err
-		}
-	} else if cur == nil {
-		if cur = st.src.goneTable(db, name, e.Table); cur == nil {
-			return nil
-		}
-	}
-	if st.tx.xa {
-		// A prepared XA transaction can still be rolled back after its
-		// rows are in the binlog; publishing them could publish changes
-		// that never commit, and holding them back needs state we do not
-		// keep. Refuse before publishing any.
-		return fmt.Errorf("%s at %s:%d: an XA transaction (XA START … XA PREPARE) changes a captured table; Tributary does not capture XA transactions: commit these changes with BEGIN … COMMIT, or leave the table out of source.tables",
-			cur.id(), st.file, int64(h.LogPos)-int64(h.EventSize))
-	}
 	pos := int64(h.LogPos) - int64(h.EventSize)
-	at := fmt.Sprintf("%s:%d", st.file, pos)
-	t, err := st.shapeFor(cur, e.Table, at)
-	if errors.Is(err, errShapeUnknown) {
-		// Perhaps a DDL we did not recognise: re-read the catalog once.
-		if err := describe(st.src.db, cur, cur.t); err != nil {
+	st.src.mu.Lock()
+	catalog := st.src.tables[id]
+	st.src.mu.Unlock()
+	t := m.decided(catalog)
+	if t == nil {
+		var err error
+		if t, err = st.decide(m, db, name, catalog, e.Table, pos); t == nil || err != nil {
 			return err
 		}
-		t, err = st.shapeFor(cur, e.Table, at)
-	}
-	if err != nil {
-		return err
+	} else if st.tx.xa {
+		return st.refuseXA(t, pos)
 	}
 	src := change.Source{
 		Connector:    st.src.flavor,
@@ -369,10 +384,15 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 		step = 2
 	}
 	pub := st.src.published(t)
+	width := len(t.cols)
+	if pub != nil {
+		width = len(pub.t.Columns)
+	}
 	for i, r := 0, 0; i+step <= len(e.Rows); i, r = i+step, r+1 {
-		ev := &change.Event{Table: pub.table(t.t), Op: op, Source: src, ID: fmt.Sprintf("my:%s:%d:%d", st.file, pos, r)}
+		ev := st.slabs.Event()
+		*ev = change.Event{Table: pub.table(t.t), Op: op, Source: src, ID: st.eventID(pos, r)}
 		ev.Source.Row = int32(r)
-		first, err := decodeRow(t, pub, e.Rows[i])
+		first, err := decodeRow(t, pub, e.Rows[i], st.slabs.Row(width))
 		if err != nil {
 			return fmt.Errorf("%s at %s:%d: %w", t.id(), st.file, pos, err)
 		}
@@ -383,17 +403,18 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 			ev.Before = first
 		case change.OpUpdate:
 			ev.Before = first
-			if ev.After, err = decodeRow(t, pub, e.Rows[i+1]); err != nil {
+			if ev.After, err = decodeRow(t, pub, e.Rows[i+1], st.slabs.Row(width)); err != nil {
 				return fmt.Errorf("%s at %s:%d: %w", t.id(), st.file, pos, err)
 			}
 			if keyChanged(ev.Table.Key, ev.Before, ev.After) {
 				// Like Debezium: a delete of the old key, then a create of the new one.
-				del := *ev
+				del := st.slabs.Event()
+				*del = *ev
 				del.Op, del.After, del.ID = change.OpDelete, nil, ev.ID+":old"
-				if err := st.src.engine.Observe(ctx, &del, st.emit); err != nil {
+				if err := st.src.engine.Observe(ctx, del, st.emit); err != nil {
 					return err
 				}
-				if err := st.emit(ctx, &del); err != nil {
+				if err := st.emit(ctx, del); err != nil {
 					return err
 				}
 				ev.Op, ev.Before = change.OpCreate, nil
@@ -409,15 +430,30 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	return nil
 }
 
+// eventID is the ID of the row-th row of the rows event at pos, cut from
+// the slabs (an allocation per event otherwise, and fmt's several).
+func (st *streamer) eventID(pos int64, row int) string {
+	var buf [96]byte
+	b := append(buf[:0], "my:"...)
+	b = append(b, st.file...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, pos, 10)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(row), 10)
+	// Keep's copy is never written again: a string may hold it.
+	id := st.slabs.Keep(b)
+	return unsafe.String(unsafe.SliceData(id), len(id))
+}
+
 // decodeRow decodes a binlog row of t as pub publishes it (nil: every
-// column): an excluded column is not decoded, a masked one is masked
-// before the row is handed on.
-func decodeRow(t *table, pub *projected, vals []any) (change.Row, error) {
+// column) into row, of Null values as wide as the published row: an
+// excluded column is not decoded, a masked one is masked before the row
+// is handed on.
+func decodeRow(t *table, pub *projected, vals []any, row change.Row) (change.Row, error) {
 	if len(vals) != len(t.cols) {
 		return nil, fmt.Errorf("row has %d values, table has %d columns", len(vals), len(t.cols))
 	}
 	if pub == nil {
-		row := make(change.Row, len(vals))
 		for i, v := range vals {
 			val, err := decodeBinlog(&t.cols[i], v)
 			if err != nil {
@@ -427,7 +463,6 @@ func decodeRow(t *table, pub *projected, vals []any) (change.Row, error) {
 		}
 		return row, nil
 	}
-	row := make(change.Row, len(pub.t.Columns))
 	for i, v := range vals {
 		j := pub.proj.Out[i]
 		if j < 0 {
