@@ -3,6 +3,7 @@ package postgres
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 )
 
 // The messages of pgoutput (protocol version 1) that every streamed change
@@ -88,29 +89,16 @@ func parsePgoutput(msg []byte, m *pgoutputMessage) (ok bool, err error) {
 	case 'U':
 		r.name = "Update"
 		m.relID = r.uint32("relation")
-		switch k := r.byte("tuple marker"); k {
-		case 'K', 'O':
+		if k := r.tupleMarker("KON", "'K', 'O' or 'N'"); k != 'N' {
 			m.oldKind = k
 			m.old = r.tuple("old tuple")
 			r.marker("new tuple marker", 'N')
-		case 'N':
-		default:
-			if r.err == nil {
-				r.err = fmt.Errorf("pgoutput Update: tuple marker %q, want 'K', 'O' or 'N'", k)
-			}
 		}
 		m.new = r.tuple("new tuple")
 	case 'D':
 		r.name = "Delete"
 		m.relID = r.uint32("relation")
-		switch k := r.byte("tuple marker"); k {
-		case 'K', 'O':
-			m.oldKind = k
-		default:
-			if r.err == nil {
-				r.err = fmt.Errorf("pgoutput Delete: tuple marker %q, want 'K' or 'O'", k)
-			}
-		}
+		m.oldKind = r.tupleMarker("KO", "'K' or 'O'")
 		m.old = r.tuple("old tuple")
 	default:
 		return false, nil
@@ -186,6 +174,17 @@ func (r *reader) marker(field string, want byte) {
 	if b := r.byte(field); r.err == nil && b != want {
 		r.err = fmt.Errorf("pgoutput %s: %s %q, want %q", r.name, field, b, want)
 	}
+}
+
+// tupleMarker reads the marker of an Update's or a Delete's first tuple,
+// one of the bytes of allowed ('K' an old key, 'O' an old row, 'N' the new
+// row), described by want.
+func (r *reader) tupleMarker(allowed, want string) byte {
+	k := r.byte("tuple marker")
+	if r.err == nil && strings.IndexByte(allowed, k) < 0 {
+		r.err = fmt.Errorf("pgoutput %s: tuple marker %q, want %s", r.name, k, want)
+	}
+	return k
 }
 
 // tuple checks a TupleData submessage: a column count, then per column
