@@ -81,3 +81,25 @@ func TestStreamedValuesOutliveTheMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamedEmptyTextIsNotNull: an empty string is a value, not a NULL,
+// once its bytes are a sub-slice of the message (a zero-length one).
+func TestStreamedEmptyTextIsNotNull(t *testing.T) {
+	s := benchSource()
+	var got change.Row
+	emit := func(_ context.Context, ev *change.Event) error { got = ev.After; return nil }
+	texts := []string{}
+	for _, c := range benchColumns {
+		texts = append(texts, c.text)
+	}
+	texts[2], texts[7] = "", "" // note text, status varchar
+	tx := txState{finalLSN: 0x16B3748}
+	if err := s.handle(context.Background(), &tx, pglogrepl.XLogData{WALStart: 0x16B3700, WALData: insertMessage(16384, texts...)}, emit); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range []int{2, 7} {
+		if v := got[j]; v.Kind != change.Text || v.Bytes == nil || len(v.Bytes) != 0 {
+			t.Errorf("column %s: %v (bytes %#v), want an empty text", benchColumns[j].name, v, v.Bytes)
+		}
+	}
+}
