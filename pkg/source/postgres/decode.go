@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 )
@@ -546,9 +545,6 @@ func daysFromCivil(y, m, d int64) int64 {
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
 	return era*146097 + doe - 719468
 }
-
-// micros converts a time to µs since the epoch.
-func micros(t time.Time) int64 { return t.UnixMicro() }
 
 // completeImages fills in what pgoutput leaves out of row images, as
 // Debezium does: in a key-only old image (REPLICA IDENTITY DEFAULT) the

@@ -2,6 +2,9 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 
@@ -46,10 +49,8 @@ func TestEventIDIndependentOfCapturedSet(t *testing.T) {
 		}
 		state := txState{finalLSN: 0x500}
 		for _, c := range tx {
-			tuple := &pglogrepl.TupleData{Columns: []*pglogrepl.TupleDataColumn{
-				{DataType: pglogrepl.TupleDataTypeText, Data: []byte(strconv.Itoa(c.k))}}}
-			xld := pglogrepl.XLogData{WALStart: pglogrepl.LSN(c.lsn)}
-			if err := s.row(context.Background(), &state, xld, c.rel.oid, change.OpCreate, 0, nil, tuple, emit); err != nil {
+			xld := pglogrepl.XLogData{WALStart: pglogrepl.LSN(c.lsn), WALData: insertMessage(c.rel.oid, strconv.Itoa(c.k))}
+			if err := s.handle(context.Background(), &state, xld, emit); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -66,6 +67,31 @@ func TestEventIDIndependentOfCapturedSet(t *testing.T) {
 	for _, k := range []int{2, 4, 5} {
 		if only[k] != both[k] {
 			t.Errorf("k=%d: event ID %q after t3 left the captured set, %q before", k, only[k], both[k])
+		}
+	}
+}
+
+// TestEventIDFormat: an event ID and an LSN are written as they were with
+// fmt and pglogrepl's LSN.String ("%X/%X"), so that IDs stay what
+// consumers deduplicating by tributary-event-id have seen, and positions
+// what checkpoints hold.
+func TestEventIDFormat(t *testing.T) {
+	lsns := []uint64{0, 1, 0xF, 0x10, 0x16B3748, 1 << 32, 0xABCDEF0123456789, math.MaxUint32, math.MaxUint64}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1000 {
+		lsns = append(lsns, r.Uint64()>>r.IntN(64))
+	}
+	for i, lsn := range lsns {
+		if got, want := formatLSN(lsn), pglogrepl.LSN(lsn).String(); got != want {
+			t.Errorf("formatLSN(%#x) = %q, want %q", lsn, got, want)
+		}
+		final, at := lsns[(i+1)%len(lsns)], i%3
+		want := fmt.Sprintf("pg:%s:%s", pglogrepl.LSN(final), pglogrepl.LSN(lsn))
+		if at > 0 {
+			want += fmt.Sprintf(":%d", at)
+		}
+		if got := eventID(final, lsn, at); got != want {
+			t.Errorf("eventID(%#x, %#x, %d) = %q, want %q", final, lsn, at, got, want)
 		}
 	}
 }

@@ -132,4 +132,26 @@ func parseLSN(s string) (uint64, error) {
 	return uint64(lsn), nil
 }
 
-func formatLSN(lsn uint64) string { return pglogrepl.LSN(lsn).String() }
+// formatLSN writes an LSN as PostgreSQL does (pg_lsn's text, pglogrepl's
+// LSN.String): the high and low 32 bits in upper-case hex, "16/B374D848".
+func formatLSN(lsn uint64) string { return string(appendLSN(make([]byte, 0, 17), lsn)) }
+
+// appendLSN appends formatLSN(lsn) to b.
+func appendLSN(b []byte, lsn uint64) []byte {
+	b = appendHex32(b, uint32(lsn>>32))
+	b = append(b, '/')
+	return appendHex32(b, uint32(lsn))
+}
+
+// appendHex32 appends v in upper-case hex without leading zeros.
+func appendHex32(b []byte, v uint32) []byte {
+	const digits = "0123456789ABCDEF"
+	shift := 28
+	for shift > 0 && v>>shift == 0 {
+		shift -= 4
+	}
+	for ; shift >= 0; shift -= 4 {
+		b = append(b, digits[v>>shift&0xf])
+	}
+	return b
+}

@@ -73,6 +73,9 @@ type Source struct {
 	snapMu     sync.Mutex
 	snapTables map[string]snapTable
 	streamLSN  atomic.Uint64
+	// streamSlabs holds the streamed events, their rows and the copies of
+	// the messages their values alias (row, stream.go).
+	streamSlabs snapshot.Slabs
 
 	// What the current attempt of the capture loop found: the slot, the
 	// selected tables and the publication (Connect, Discover),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -140,8 +141,27 @@ func (s *Source) sendStatus(ctx context.Context, ping bool) error {
 	return nil
 }
 
-// handle decodes one pgoutput message.
+// handle decodes one pgoutput message. A transaction's messages and its
+// rows are parsed in place (pgoutput.go); the rare others by pglogrepl.
 func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData, emit func(context.Context, *change.Event) error) error {
+	if len(xld.WALData) == 0 {
+		return fmt.Errorf("decode pgoutput message at %s: empty message", xld.WALStart)
+	}
+	var pm pgoutputMessage
+	if ok, err := parsePgoutput(xld.WALData, &pm); err != nil {
+		return fmt.Errorf("decode message at %s: %w", xld.WALStart, err)
+	} else if ok {
+		switch pm.kind {
+		case 'B':
+			*tx = txState{finalLSN: pm.finalLSN, xid: pm.xid, commitMicros: pm.commitMicros}
+			return nil
+		case 'C':
+			tx.finalLSN = 0 // between transactions: see heartbeat
+			s.marked = max(s.marked, pm.endLSN)
+			return emit(ctx, s.marker(pm.endLSN))
+		}
+		return s.row(ctx, tx, uint64(xld.WALStart), xld.WALData, &pm, emit)
+	}
 	m, err := pglogrepl.Parse(xld.WALData)
 	if err != nil {
 		return fmt.Errorf("decode pgoutput message at %s: %w", xld.WALStart, err)
@@ -154,18 +174,6 @@ func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData
 			s.typeNames = map[uint32]string{}
 		}
 		s.typeNames[m.DataType] = m.Name
-	case *pglogrepl.BeginMessage:
-		*tx = txState{finalLSN: uint64(m.FinalLSN), xid: m.Xid, commitMicros: micros(m.CommitTime)}
-	case *pglogrepl.CommitMessage:
-		tx.finalLSN = 0 // between transactions: see heartbeat
-		s.marked = max(s.marked, uint64(m.TransactionEndLSN))
-		return emit(ctx, s.marker(uint64(m.TransactionEndLSN)))
-	case *pglogrepl.InsertMessage:
-		return s.row(ctx, tx, xld, m.RelationID, change.OpCreate, 0, nil, m.Tuple, emit)
-	case *pglogrepl.UpdateMessage:
-		return s.row(ctx, tx, xld, m.RelationID, change.OpUpdate, m.OldTupleType, m.OldTuple, m.NewTuple, emit)
-	case *pglogrepl.DeleteMessage:
-		return s.row(ctx, tx, xld, m.RelationID, change.OpDelete, m.OldTupleType, m.OldTuple, nil, emit)
 	case *pglogrepl.LogicalDecodingMessage:
 		if m.Prefix == watermarkPrefix {
 			_, err := s.engine.Watermark(ctx, string(m.Content), emit)
@@ -264,30 +272,41 @@ func sameSet(a, b []string) bool {
 	return len(a) == len(b) && !slices.ContainsFunc(a, func(n string) bool { return !slices.Contains(b, n) })
 }
 
-func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, relID uint32, op change.Op,
-	oldType uint8, oldTuple, newTuple *pglogrepl.TupleData, emit func(context.Context, *change.Event) error) error {
+// rowOps are the ops of pgoutput's row messages.
+var rowOps = [256]change.Op{'I': change.OpCreate, 'U': change.OpUpdate, 'D': change.OpDelete}
+
+// row emits the change of an Insert, Update or Delete message m, parsed
+// from msg, which was written at walStart.
+func (s *Source) row(ctx context.Context, tx *txState, walStart uint64, msg []byte, m *pgoutputMessage,
+	emit func(context.Context, *change.Event) error) error {
 	// The event ID names the change by its own LSN, not by its rank among
 	// the published changes of its transaction: the rank shifts when a
 	// replay after a restart publishes another set of tables (one removed
 	// from or added to source.tables), and the same change would then get
 	// another ID, or two changes the same one.
-	if uint64(xld.WALStart) != tx.lastLSN {
-		tx.lastLSN, tx.atLSN = uint64(xld.WALStart), 0
+	if walStart != tx.lastLSN {
+		tx.lastLSN, tx.atLSN = walStart, 0
 	}
-	id := fmt.Sprintf("pg:%s:%s", formatLSN(tx.finalLSN), formatLSN(uint64(xld.WALStart)))
-	if tx.atLSN > 0 {
-		id += fmt.Sprintf(":%d", tx.atLSN)
-	}
+	at := tx.atLSN
 	tx.atLSN++
-	if _, ok := s.captured[relID]; !ok {
+	if _, ok := s.captured[m.relID]; !ok {
 		return nil
 	}
-	t, ok := s.tables[relID]
+	t, ok := s.tables[m.relID]
 	if !ok {
-		return fmt.Errorf("pgoutput: change for unknown relation %d at %s", relID, xld.WALStart)
+		return fmt.Errorf("pgoutput: change for unknown relation %d at %s", m.relID, formatLSN(walStart))
 	}
-	rel := s.rels[relID]
-	ev := &change.Event{
+	rel := s.rels[m.relID]
+	// pgconn reuses the buffer msg arrived in for the next message
+	// (pgproto3's Frontend.Receive), and the event's values outlive it: the
+	// message is copied once, into a block shared with the next ones and
+	// never reused, and its values alias the copy (decodeText decodes a
+	// bytea over it). The event and its rows are cut from slabs the same
+	// way (docs/hot-path.md).
+	msg = s.streamSlabs.Keep(msg)
+	ev := s.streamSlabs.Event()
+	op := rowOps[m.kind]
+	*ev = change.Event{
 		Table: t,
 		Op:    op,
 		Source: change.Source{
@@ -298,22 +317,23 @@ func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, r
 			Table:        rel.name,
 			CommitMicros: tx.commitMicros,
 			TxID:         int64(tx.xid),
-			LSN:          int64(xld.WALStart),
+			LSN:          int64(walStart),
 		},
-		ID: id,
+		ID: eventID(tx.finalLSN, walStart, at),
 	}
-	var err error
-	if newTuple != nil {
-		if ev.After, err = decodeTuple(t, &rel.proj, newTuple); err != nil {
-			return fmt.Errorf("%s.%s at %s: %w", rel.schema, rel.name, xld.WALStart, err)
+	if m.new.set {
+		ev.After = s.streamRow(len(t.Columns))
+		if err := decodeTuple(t, &rel.proj, msg, m.new, ev.After); err != nil {
+			return fmt.Errorf("%s.%s at %s: %w", rel.schema, rel.name, formatLSN(walStart), err)
 		}
 	}
-	if oldTuple != nil {
-		if ev.Before, err = decodeTuple(t, &rel.proj, oldTuple); err != nil {
-			return fmt.Errorf("%s.%s at %s: %w", rel.schema, rel.name, xld.WALStart, err)
+	if m.old.set {
+		ev.Before = s.streamRow(len(t.Columns))
+		if err := decodeTuple(t, &rel.proj, msg, m.old, ev.Before); err != nil {
+			return fmt.Errorf("%s.%s at %s: %w", rel.schema, rel.name, formatLSN(walStart), err)
 		}
 	}
-	completeImages(t, oldType == pglogrepl.UpdateMessageTupleTypeKey, ev.Before, ev.After)
+	completeImages(t, m.oldKind == 'K', ev.Before, ev.After)
 	// The old tuple says whether the key changed, not its type: pgoutput
 	// marks an old row with the published relation's tuple type, so a
 	// partition with REPLICA IDENTITY FULL under a root with DEFAULT sends
@@ -330,7 +350,7 @@ func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, r
 			return err
 		}
 		ev.Op, ev.Before = change.OpCreate, nil
-	} else if op == change.OpUpdate && oldType != pglogrepl.UpdateMessageTupleTypeOld && !carriesRow(t, &rel.proj, oldTuple) {
+	} else if op == change.OpUpdate && m.oldKind != 'O' && !carriesRow(t, &rel.proj, msg, m.old) {
 		ev.Before = nil // an old key alone (a key column stored out of line) is no before image
 	}
 	if err := s.engine.Observe(ctx, ev, emit); err != nil {
@@ -339,58 +359,87 @@ func (s *Source) row(ctx context.Context, tx *txState, xld pglogrepl.XLogData, r
 	return emit(ctx, ev)
 }
 
+// eventID is the ID of the change at lsn in the transaction ending at
+// final, the at-th (from 0) of those at one LSN (a multi-row insert):
+// "pg:<final>:<lsn>", then ":<at>" when at > 0.
+func eventID(final, lsn uint64, at int) string {
+	var buf [64]byte
+	b := append(buf[:0], "pg:"...)
+	b = appendLSN(b, final)
+	b = append(b, ':')
+	b = appendLSN(b, lsn)
+	if at > 0 {
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(at), 10)
+	}
+	return string(b)
+}
+
+// streamRow returns a row of n Null values for a streamed event.
+func (s *Source) streamRow(n int) change.Row {
+	if n == 0 {
+		return change.Row{} // not nil, which says "no image"
+	}
+	return s.streamSlabs.Row(n)
+}
+
 // carriesRow reports whether an old tuple holds more than the key: a value
 // in a column outside t's key (an old key holds nulls there), as a
 // partition with REPLICA IDENTITY FULL sends under a root with DEFAULT.
-func carriesRow(t *change.Table, p *source.Projection, td *pglogrepl.TupleData) bool {
-	if td == nil || len(td.Columns) != len(p.Out) {
+func carriesRow(t *change.Table, p *source.Projection, msg []byte, tp tuple) bool {
+	if !tp.set || tp.n != len(p.Out) {
 		return false
 	}
-	for i, c := range td.Columns {
-		if j := p.Out[i]; j >= 0 && !isKey(t, j) && c.DataType != pglogrepl.TupleDataTypeNull {
+	for i, off := 0, tp.from; i < tp.n; i++ {
+		var kind byte
+		kind, _, off = column(msg, off)
+		if j := p.Out[i]; j >= 0 && !isKey(t, j) && kind != colNull {
 			return true
 		}
 	}
 	return false
 }
 
-// decodeTuple turns a pgoutput tuple into a row of t, whose columns are
-// the relation's as p projects them: an excluded column is skipped, a
-// masked one masked before it becomes a Value.
-func decodeTuple(t *change.Table, p *source.Projection, td *pglogrepl.TupleData) (change.Row, error) {
-	if len(td.Columns) != len(p.Out) {
-		return nil, fmt.Errorf("tuple has %d columns, relation has %d", len(td.Columns), len(p.Out))
+// decodeTuple decodes the tuple tp of msg into row, a row of t, whose
+// columns are the relation's as p projects them: an excluded column is
+// skipped, a masked one masked before it becomes a Value. The values
+// alias msg, which the caller hands over (decodeText).
+func decodeTuple(t *change.Table, p *source.Projection, msg []byte, tp tuple, row change.Row) error {
+	if tp.n != len(p.Out) {
+		return fmt.Errorf("tuple has %d columns, relation has %d", tp.n, len(p.Out))
 	}
-	row := make(change.Row, len(t.Columns))
-	for i, c := range td.Columns {
+	for i, off := 0, tp.from; i < tp.n; i++ {
+		var kind byte
+		var data []byte
+		kind, data, off = column(msg, off)
 		j := p.Out[i]
 		if j < 0 {
 			continue
 		}
 		col := &t.Columns[j]
 		mask := p.Masks[j]
-		switch c.DataType {
-		case pglogrepl.TupleDataTypeNull:
+		switch kind {
+		case colNull:
 			if mask != nil {
 				row[j] = source.MaskValue(mask, col, nil, true)
 			}
-		case pglogrepl.TupleDataTypeToast:
+		case colUnchanged:
 			row[j] = change.Value{Kind: change.Unavailable}
-		case pglogrepl.TupleDataTypeText:
+		case colText:
 			if mask != nil {
-				row[j] = source.MaskValue(mask, col, c.Data, false)
+				row[j] = source.MaskValue(mask, col, data, false)
 				continue
 			}
-			v, err := decodeText(col.Type, c.Data)
+			v, err := decodeText(col.Type, data)
 			if err != nil {
-				return nil, fmt.Errorf("column %s: %w", col.Name, err)
+				return fmt.Errorf("column %s: %w", col.Name, err)
 			}
 			row[j] = v
 		default:
-			return nil, errors.New("column " + col.Name + ": binary tuple data is not expected with proto_version 1")
+			return errors.New("column " + col.Name + ": binary tuple data is not expected with proto_version 1")
 		}
 	}
-	return row, nil
+	return nil
 }
 
 // sameColumns reports whether a Relation message's columns are cols, by
