@@ -44,7 +44,7 @@ func crashAt(t *testing.T, b itest.Backend, point string) {
 	p := e.Start("run", "--config", cfg)
 	p.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= rows })
 
-	w := itest.NewWriter(rows)
+	w := itest.NewLedgerWriter(rows)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -88,7 +88,7 @@ func crashAt(t *testing.T, b itest.Backend, point string) {
 	if owner := itest.AttrS(it, "owner"); owner != "" {
 		t.Errorf("lease still held by %s after SIGTERM", owner)
 	}
-	res := itest.VerifyOracle(t, topic, w)
+	res := itest.VerifyLedger(t, topic, w)
 	t.Logf("crash %s on %s: %d committed changes (+%d backfilled rows), %d rolled back, %d self-kills, %s; final epoch %s",
 		point, b.Kind(), len(want), rows, len(w.RolledBack), crashes, res, itest.AttrN(it, "epoch"))
 	if res.Gaps > 0 {

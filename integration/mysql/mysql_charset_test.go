@@ -74,11 +74,11 @@ func TestMySQLCharsets(t *testing.T) {
 	})
 	t.Run("schema history", func(t *testing.T) {
 		e := minimalMyEnv(t, "mycsh")
-		charsetStream(t, e, e.MinimalConfig(), false)
+		charsetStream(t, e, e.WriteConfig(""), false)
 	})
 	t.Run("schema history DDL", func(t *testing.T) {
 		e := minimalMyEnv(t, "mycshd")
-		charsetStream(t, e, e.MinimalConfig(), true)
+		charsetStream(t, e, e.WriteConfig(""), true)
 	})
 }
 
@@ -135,7 +135,7 @@ func charsetStream(t *testing.T, e *itest.MyEnv, cfg string, ddl bool) {
 	if ddl {
 		e.Exec(create)
 	}
-	l := e.ChangeLog("t", cols...)
+	l := newChangeLog(e, "t", cols...)
 	names, vals := []string{"id", "bin"}, []string{"1", "'bytes ok'"}
 	for _, cs := range sets {
 		names, vals = append(names, "v_"+cs), append(vals, quoteSQL(charsetSamples[cs]))
@@ -167,7 +167,7 @@ func charsetStream(t *testing.T, e *itest.MyEnv, cfg string, ddl bool) {
 		if p.Exited() {
 			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
 		}
-		return itest.TopicEnd(topic) >= int64(len(l.Want))
+		return itest.TopicEnd(topic) >= int64(len(l.want))
 	})
 	if code := p.Stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.Out)

@@ -45,7 +45,7 @@ func TestMySQLHistoryMinimal(t *testing.T) {
 	e.Exec("CREATE TABLE w (id INT PRIMARY KEY, v VARCHAR(10))")
 	e.Exec("INSERT INTO t VALUES (1, 'one', 'ten')")
 	e.Exec("INSERT INTO w VALUES (1, 'w1')")
-	cfg := e.MinimalConfig()
+	cfg := e.WriteConfig("")
 	topic := func(table string) string { return e.Prefix + "." + e.DB + "." + table }
 	running := func(p *itest.Proc) {
 		if p.Exited() {
@@ -135,13 +135,13 @@ func TestMySQLHistoryMinimal(t *testing.T) {
 			id := int(after["id"].(float64))
 			if id >= 100 {
 				if after["a9"] != "bulk" || len(after) != 4 {
-					t.Errorf("backlog row %d: %s", id, itest.JSONString(after))
+					t.Errorf("backlog row %d: %s", id, jsonString(after))
 				}
 				bulk++
 				continue
 			}
 			k := table + fmt.Sprint(id)
-			got[k] = itest.JSONString(after)
+			got[k] = jsonString(after)
 			if cols, ok := order[k]; ok {
 				if f := afterFields(m.Value); strings.Join(f, ",") != strings.Join(cols, ",") {
 					t.Errorf("%s: schema fields %v, want %v", k, f, cols)
@@ -172,7 +172,7 @@ func TestMySQLHistoryRefusesUnknownDDL(t *testing.T) {
 	e := minimalMyEnv(t, "myhistno")
 	e.Exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10))")
 	e.Exec("INSERT INTO t VALUES (1, 'one')")
-	cfg := e.MinimalConfig()
+	cfg := e.WriteConfig("")
 	topic := e.Prefix + "." + e.DB + ".t"
 	p := e.Start("run", "--config", cfg)
 	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 1 })
@@ -201,7 +201,7 @@ func TestMySQLHistoryRefusesUnknownDDL(t *testing.T) {
 	for _, m := range itest.ReadTopic(t, topic) {
 		after, _ := m.Payload()["after"].(map[string]any)
 		if id, _ := after["id"].(float64); id > 2 {
-			t.Errorf("a row after the refused DDL was published: %s", itest.JSONString(after))
+			t.Errorf("a row after the refused DDL was published: %s", jsonString(after))
 		}
 	}
 }

@@ -93,13 +93,13 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 			id := int(after["id"].(float64))
 			if id >= 100 {
 				if after["a"] != "bulk" || len(after) != 3 {
-					t.Errorf("backlog row %d: %s", id, itest.JSONString(after))
+					t.Errorf("backlog row %d: %s", id, jsonString(after))
 				}
 				bulk++
 				continue
 			}
 			k := topic[len(topic)-1:] + fmt.Sprint(id)
-			got[k] = itest.JSONString(after)
+			got[k] = jsonString(after)
 			if cols, ok := order[k]; ok {
 				if f := afterFields(m.Value); strings.Join(f, ",") != strings.Join(cols, ",") {
 					t.Errorf("%s: schema fields %v, want %v", k, f, cols)
@@ -218,7 +218,7 @@ func afterDefault(value map[string]any, col string) string {
 		return "no column " + col
 	}
 	if d, ok := c["default"]; ok {
-		return itest.JSONString(d)
+		return jsonString(d)
 	}
 	return ""
 }

@@ -48,7 +48,7 @@ func TestPGLegacyBackfillCheckpointResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	slot := f["position"].(map[string]any)["slot"]
-	lsn := pglogrepl.LSN(e.SlotLSN()).String()
+	lsn := pglogrepl.LSN(slotLSN(e)).String()
 	f["position"] = map[string]any{"slot": slot, "lsn": lsn, "backfilled": false, "backfill": map[string]any{
 		"done": []string{"public.sentinel"}, "table": "public.t", "key": []string{base64.StdEncoding.EncodeToString([]byte("60"))}, "rows": 60,
 	}}
@@ -90,7 +90,7 @@ func TestPGLegacyBackfillCheckpointResumes(t *testing.T) {
 	if err != nil || perr != nil {
 		t.Fatalf("checkpoint position: %v %v", err, perr)
 	}
-	if st := e.SlotLSN(); st > uint64(cp) {
+	if st := slotLSN(e); st > uint64(cp) {
 		t.Errorf("slot confirmed %s, beyond the checkpoint %s", pglogrepl.LSN(st), cp)
 	}
 }
