@@ -73,3 +73,25 @@ func (e *Env) OffsetsRecord(t *testing.T) bool {
 	}
 	return found
 }
+
+// RewriteCheckpoint decodes the file checkpoint at path, lets edit change
+// the document in place (to make it look like one an earlier release
+// wrote) and writes it back.
+func RewriteCheckpoint(t *testing.T, path string, edit func(f map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("checkpoint %s: %v", path, err)
+	}
+	edit(f)
+	if b, err = json.Marshal(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
