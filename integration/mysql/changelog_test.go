@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tributary-cdc/tributary/integration/itest"
 )
@@ -117,4 +118,15 @@ func quoteMyIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``
 func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// StopAndCheck waits until topic holds as many messages as changes were
+// recorded, stops p, and checks the messages (Check).
+func (l *changeLog) StopAndCheck(t *testing.T, p *itest.Proc, topic string) {
+	t.Helper()
+	p.WaitFor(t, 60*time.Second, "the changes", func() bool { return itest.TopicEnd(topic) >= int64(len(l.want)) })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
+	}
+	l.Check(t, topic)
 }

@@ -163,16 +163,7 @@ func charsetStream(t *testing.T, e *itest.MyEnv, cfg string, ddl bool) {
 	}
 	l.Update(1, "UPDATE t SET "+strings.Join(sets1, ", ")+", e_cp1251 = 'Привет', e_utf16 = 'héllo', s_sjis = '語' WHERE id = 1")
 	l.Delete(2)
-	itest.WaitFor(t, 60*time.Second, "the changes", func() bool {
-		if p.Exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
-		}
-		return itest.TopicEnd(topic) >= int64(len(l.want))
-	})
-	if code := p.Stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.Out)
-	}
-	l.Check(t, topic)
+	l.StopAndCheck(t, p, topic)
 	for _, m := range itest.ReadTopic(t, topic) {
 		if after, _ := m.Payload()["after"].(map[string]any); after != nil && after["id"] == float64(1) {
 			if want := base64.StdEncoding.EncodeToString([]byte("bytes ok")); after["bin"] != want {

@@ -78,16 +78,7 @@ func enumStream(t *testing.T, e *itest.MyEnv, cfg string, ddl func()) {
 	}
 	l := newChangeLog(e, "t", "e", "q", "s")
 	streamEnumRows(l)
-	itest.WaitFor(t, 60*time.Second, "the changes", func() bool {
-		if p.Exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
-		}
-		return itest.TopicEnd(topic) >= int64(len(l.want))
-	})
-	if code := p.Stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.Out)
-	}
-	l.Check(t, topic)
+	l.StopAndCheck(t, p, topic)
 	msgs := itest.ReadTopic(t, topic)
 	schema := jsonString(msgs[0].Value["schema"])
 	for _, want := range []string{

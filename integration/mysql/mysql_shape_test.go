@@ -26,7 +26,8 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 	e.Exec("INSERT INTO t VALUES (1, 'one', 'ten')")
 	e.Exec("INSERT INTO w VALUES (1, 'w1')")
 	cfg := e.WriteConfig("")
-	topicT, topicU, topicW := e.Prefix+"."+e.DB+".t", e.Prefix+"."+e.DB+".u", e.Prefix+"."+e.DB+".w"
+	topic := func(table string) string { return e.Prefix + "." + e.DB + "." + table }
+	topicT, topicU, topicW := topic("t"), topic("u"), topic("w")
 	p := e.Start("run", "--config", cfg)
 	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topicT) >= 1 && itest.TopicEnd(topicW) >= 1 })
 	if code := p.Stop(t); code != 0 {
@@ -85,20 +86,36 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 		"t2": {"id", "a", "b"}, "t3": {"id", "z", "a"}, "t6": {"id", "a2", "z"}, "t7": {"id", "a", "c"},
 		"t9": {"id", "d", "c"}, "u2": {"id", "n", "v"},
 	}
+	checkRowShapes(t, topic, []string{"t", "u", "w"}, want, order, "a", 3, backlog)
+}
+
+// checkRowShapes reads the topics of tables and checks the rows that the
+// shape tests wrote: each row below id 100 was published as want has it
+// (keyed table and id: "t3"), with the schema's after fields in the order
+// order gives where it names the row, and the backlog (ids from 100) is
+// backlog rows, each with bulkCol 'bulk' and width columns. Neither test
+// deletes a row (and TRUNCATE publishes nothing), so a message without an
+// after row is an error.
+func checkRowShapes(t *testing.T, topic func(table string) string, tables []string, want map[string]string, order map[string][]string, bulkCol string, width, backlog int) {
+	t.Helper()
 	got := map[string]string{}
 	bulk := 0
-	for _, topic := range []string{topicT, topicU, topicW} {
-		for _, m := range itest.ReadTopic(t, topic) {
+	for _, table := range tables {
+		for _, m := range itest.ReadTopic(t, topic(table)) {
 			after, _ := m.Payload()["after"].(map[string]any)
+			if after == nil {
+				t.Errorf("%s: a message without an after row: %v", table, m.Payload())
+				continue
+			}
 			id := int(after["id"].(float64))
 			if id >= 100 {
-				if after["a"] != "bulk" || len(after) != 3 {
+				if after[bulkCol] != "bulk" || len(after) != width {
 					t.Errorf("backlog row %d: %s", id, jsonString(after))
 				}
 				bulk++
 				continue
 			}
-			k := topic[len(topic)-1:] + fmt.Sprint(id)
+			k := table + fmt.Sprint(id)
 			got[k] = jsonString(after)
 			if cols, ok := order[k]; ok {
 				if f := afterFields(m.Value); strings.Join(f, ",") != strings.Join(cols, ",") {
