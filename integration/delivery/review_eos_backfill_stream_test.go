@@ -15,7 +15,6 @@ package delivery_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -29,13 +28,7 @@ func TestReviewEOSBackfillWithStreamCrashes(t *testing.T) {
 	itest.ForEachBackend(t, "rveosbf", func(t *testing.T, b itest.Backend) {
 		e := b.Env()
 		const rows = 20000
-		itest.CreateTables(t, b, "big", "sentinel")
-		itest.MustExecOn(t, b, b.BulkInsert("big", 0, 0, rows))
-		cfg := b.Config(nil, "")
-		editConfig(t, cfg, "source:\n", "source:\n  snapshot_parallelism: 1\n")
-		itest.AppendConfig(t, cfg, itest.ExactlyOnceLines+"transactions:\n  max_records: 1000\n")
-		chunks := []string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=1000"}
-		ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
+		cfg, chunks, ckpt := eosBackfillSetup(t, b, rows)
 
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
