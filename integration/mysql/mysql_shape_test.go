@@ -2,6 +2,7 @@ package mysql_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -67,25 +68,14 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 
-	want := map[string]string{
-		"t1": `{"a":"one","b":"ten","id":1}`,
-		"t2": `{"a":"two","b":"twenty","id":2}`,
-		"t3": `{"a":"a3","id":3,"z":"33"}`,
-		"t4": `{"a2":"a4","id":4,"z":"44"}`,
-		"t5": `{"a2":"a5","id":5,"z":55}`,
-		"t6": `{"a2":"a6","id":6,"z":66}`,
-		"t7": `{"a":"a7","c":7,"id":7}`,
+	want := with(ddlWhileStoppedRows, map[string]string{
 		"t8": `{"a":"a8","c":8,"id":8}`,
 		"t9": `{"c":9,"d":19724,"id":9}`,
-		"u1": `{"id":1,"v":"old u"}`,
-		"u2": `{"id":2,"n":22,"v":"new u"}`,
-		"w1": `{"id":1,"v":"w1"}`,
 		"w2": `{"id":2,"v":"w2"}`,
-	}
-	order := map[string][]string{ // the schema's after fields, in column order
-		"t2": {"id", "a", "b"}, "t3": {"id", "z", "a"}, "t6": {"id", "a2", "z"}, "t7": {"id", "a", "c"},
-		"t9": {"id", "d", "c"}, "u2": {"id", "n", "v"},
-	}
+	})
+	order := with(ddlWhileStoppedOrder, map[string][]string{ // the schema's after fields, in column order
+		"t9": {"id", "d", "c"},
+	})
 	checkRowShapes(t, topic, []string{"t", "u", "w"}, want, order, "a", 3, backlog)
 }
 
@@ -169,6 +159,35 @@ var ddlWhileStopped = []string{
 	"DROP TABLE u",
 	"CREATE TABLE u (id INT PRIMARY KEY, n INT, v TEXT)",
 	"INSERT INTO u VALUES (2, 22, 'new u')",
+}
+
+// ddlWhileStoppedRows is how each row written by ddlWhileStopped, and
+// the rows t1 and w1 before it, must be published (keyed table and id);
+// ddlWhileStoppedOrder is the schema's after fields of some, in column
+// order.
+var (
+	ddlWhileStoppedRows = map[string]string{
+		"t1": `{"a":"one","b":"ten","id":1}`,
+		"t2": `{"a":"two","b":"twenty","id":2}`,
+		"t3": `{"a":"a3","id":3,"z":"33"}`,
+		"t4": `{"a2":"a4","id":4,"z":"44"}`,
+		"t5": `{"a2":"a5","id":5,"z":55}`,
+		"t6": `{"a2":"a6","id":6,"z":66}`,
+		"t7": `{"a":"a7","c":7,"id":7}`,
+		"u1": `{"id":1,"v":"old u"}`,
+		"u2": `{"id":2,"n":22,"v":"new u"}`,
+		"w1": `{"id":1,"v":"w1"}`,
+	}
+	ddlWhileStoppedOrder = map[string][]string{
+		"t2": {"id", "a", "b"}, "t3": {"id", "z", "a"}, "t6": {"id", "a2", "z"}, "t7": {"id", "a", "c"}, "u2": {"id", "n", "v"},
+	}
+)
+
+// with is base and more in one new map.
+func with[V any](base, more map[string]V) map[string]V {
+	m := maps.Clone(base)
+	maps.Copy(m, more)
+	return m
 }
 
 // TestMySQLLaggingStreamKeepsDefaults: a stream that is behind two DDL
