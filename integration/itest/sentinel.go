@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// SentinelTable is created by tests that use awaitSentinel, before the
+// SentinelTable is created by tests that use AwaitSentinel, before the
 // pipeline first starts (so that it is published).
 const SentinelTable = `CREATE TABLE sentinel (id int PRIMARY KEY)`
 
@@ -21,8 +21,8 @@ func (e *Env) AwaitSentinel(p *Proc, id int) {
 	AwaitKey(e.T, p, e.Prefix+".public.sentinel", "id", id)
 }
 
-// AwaitBackendSentinel is awaitSentinel on any backend, whose sentinel
-// table is b.createTable("sentinel").
+// AwaitBackendSentinel is AwaitSentinel on any backend, whose sentinel
+// table is b.CreateTable("sentinel").
 func AwaitBackendSentinel(t *testing.T, b Backend, p *Proc, id int) {
 	t.Helper()
 	if err := b.Exec(fmt.Sprintf(`INSERT INTO sentinel (k, seq) VALUES (%d, %d)`, id, id)); err != nil {
@@ -34,72 +34,58 @@ func AwaitBackendSentinel(t *testing.T, b Backend, p *Proc, id int) {
 // AwaitKey waits until p published a row of topic whose column is id.
 func AwaitKey(t *testing.T, p *Proc, topic, column string, id int) {
 	t.Helper()
-	p.WaitFor(t, 120*time.Second, fmt.Sprintf("sentinel row %d", id), func() bool {
+	awaitRow(t, p, fmt.Sprintf("sentinel row %d", id), topic, column, id, func() []Message { return ReadTopic(t, topic) })
+}
+
+// AwaitKeyCommitted is AwaitKey for a transactional topic: it waits until
+// a read_committed consumer sees the row.
+func AwaitKeyCommitted(t *testing.T, p *Proc, topic, column string, id int) {
+	t.Helper()
+	awaitRow(t, p, fmt.Sprintf("sentinel row %d committed", id), topic, column, id, func() []Message {
+		var msgs []Message
+		for _, m := range ReadCommitted(t, topic) {
+			msgs = append(msgs, m.Message)
+		}
+		return msgs
+	})
+}
+
+// awaitRow waits until the messages read returns (all of topic) hold a
+// row whose column is id.
+func awaitRow(t *testing.T, p *Proc, what, topic, column string, id int, read func() []Message) {
+	t.Helper()
+	p.WaitFor(t, 120*time.Second, what, func() bool {
 		if TopicEnd(topic) == 0 {
 			return false
 		}
-		for _, m := range ReadTopic(t, topic) {
-			if pl := m.Payload(); pl != nil {
-				if after, ok := pl["after"].(map[string]any); ok && after[column] == float64(id) {
-					return true
-				}
+		for _, m := range read() {
+			if after, ok := m.Payload()["after"].(map[string]any); ok && after[column] == float64(id) {
+				return true
 			}
 		}
 		return false
 	})
 }
 
-// AwaitSentinelCommitted is awaitSentinel for a transactional topic.
+// AwaitSentinelCommitted is AwaitSentinel for a transactional topic.
 func (e *Env) AwaitSentinelCommitted(p *Proc, id int) {
 	e.T.Helper()
 	e.Exec(`INSERT INTO sentinel VALUES ($1)`, id)
-	topic := e.Prefix + ".public.sentinel"
-	p.WaitFor(e.T, 120*time.Second, fmt.Sprintf("sentinel row %d committed", id), func() bool {
-		if TopicEnd(topic) == 0 {
-			return false
-		}
-		for _, m := range ReadCommitted(e.T, topic) {
-			if after, ok := m.Payload()["after"].(map[string]any); ok && after["id"] == float64(id) {
-				return true
-			}
-		}
-		return false
-	})
+	AwaitKeyCommitted(e.T, p, e.Prefix+".public.sentinel", "id", id)
 }
 
-// AwaitBackendSentinelCommitted is awaitBackendSentinel for a
-// transactional topic: it waits until a read_committed consumer sees the
-// row.
+// AwaitBackendSentinelCommitted is AwaitBackendSentinel for a
+// transactional topic.
 func AwaitBackendSentinelCommitted(t *testing.T, b Backend, p *Proc, id int) {
 	t.Helper()
 	MustExecOn(t, b, fmt.Sprintf(`INSERT INTO sentinel (k, seq) VALUES (%d, %d)`, id, id))
-	topic := b.Topic("sentinel")
-	p.WaitFor(t, 120*time.Second, fmt.Sprintf("sentinel row %d committed", id), func() bool {
-		if TopicEnd(topic) == 0 {
-			return false
-		}
-		for _, m := range ReadCommitted(t, topic) {
-			if after, ok := m.Payload()["after"].(map[string]any); ok && after["k"] == float64(id) {
-				return true
-			}
-		}
-		return false
-	})
+	AwaitKeyCommitted(t, p, b.Topic("sentinel"), "k", id)
 }
 
-// PGCaughtUp commits row id into the sentinel table (which must be
-// captured) and waits until p published it: everything committed before
-// is then handed to the producer, and a SIGTERM delivers it.
+// PGCaughtUp is AwaitSentinel: once p published sentinel row id,
+// everything committed before is handed to the producer, and a SIGTERM
+// delivers it. (The sentinel table must be captured.)
 func (e *Env) PGCaughtUp(p *Proc, id int) {
 	e.T.Helper()
-	e.Exec(`INSERT INTO sentinel VALUES ($1)`, id)
-	topic := e.Prefix + ".public.sentinel"
-	p.WaitFor(e.T, 120*time.Second, fmt.Sprintf("sentinel row %d", id), func() bool {
-		for _, m := range ReadTopicIfAny(e.T, topic) {
-			if after, ok := m.Payload()["after"].(map[string]any); ok && after["id"] == float64(id) {
-				return true
-			}
-		}
-		return false
-	})
+	e.AwaitSentinel(p, id)
 }
