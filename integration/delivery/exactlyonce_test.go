@@ -51,15 +51,7 @@ func TestExactlyOnceCrashes(t *testing.T) {
 	p.Kill()
 	kills++
 	for _, point := range []string{"after-txn-commit:2", "after-produce:30", "after-txn-commit:5"} {
-		p = e.StartWith([]string{"TRIBUTARY_TEST_CRASH=" + point}, "run", "--config", cfg)
-		select {
-		case <-p.Done:
-		case <-time.After(60 * time.Second):
-			t.Fatalf("crash point %s not reached within 60 s; output:\n%s", point, p.Out)
-		}
-		if !p.KilledBy(syscall.SIGKILL) {
-			t.Fatalf("ended with %v, not by its own SIGKILL at %s; output:\n%s", p.Err, point, p.Out)
-		}
+		p = startToCrash(t, e, nil, cfg, point, 60*time.Second)
 		kills++
 	}
 	stopWriter()

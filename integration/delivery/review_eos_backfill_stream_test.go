@@ -16,7 +16,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -68,15 +67,7 @@ func TestReviewEOSBackfillWithStreamCrashes(t *testing.T) {
 				time.Sleep(300 * time.Millisecond)
 				p.Kill()
 			} else {
-				p := e.StartWith(append(chunks, "TRIBUTARY_TEST_CRASH="+point), "run", "--config", cfg)
-				select {
-				case <-p.Done:
-				case <-time.After(90 * time.Second):
-					t.Fatalf("crash point %s not reached within 90 s; output:\n%s", point, p.Out)
-				}
-				if !p.KilledBy(syscall.SIGKILL) {
-					t.Fatalf("ended with %v, not by its own SIGKILL at %s; output:\n%s", p.Err, point, p.Out)
-				}
+				startToCrash(t, e, chunks, cfg, point, 90*time.Second)
 			}
 			kills++
 			prog, finished := readBackfillProgress(ckpt)
