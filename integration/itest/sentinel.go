@@ -25,9 +25,7 @@ func (e *Env) AwaitSentinel(p *Proc, id int) {
 // table is b.CreateTable("sentinel").
 func AwaitBackendSentinel(t *testing.T, b Backend, p *Proc, id int) {
 	t.Helper()
-	if err := b.Exec(fmt.Sprintf(`INSERT INTO sentinel (k, seq) VALUES (%d, %d)`, id, id)); err != nil {
-		t.Fatal(err)
-	}
+	MustExecOn(t, b, fmt.Sprintf(`INSERT INTO sentinel (k, seq) VALUES (%d, %d)`, id, id))
 	AwaitKey(t, p, b.Topic("sentinel"), "k", id)
 }
 
