@@ -10,7 +10,7 @@ import (
 // sqlcapture test suite): run SQL, read a table's current state, name its
 // topic and its source.tables entry, write the pipeline config, and the
 // few statements whose dialects differ. Scenarios run on every backend
-// through forEachBackend.
+// through ForEachBackend.
 type Backend interface {
 	Kind() string // "postgres" or "mariadb": the subtest name
 	Env() *Env
@@ -120,7 +120,7 @@ func MustExecOn(t *testing.T, b Backend, sql string) {
 }
 
 // ShapeTable is a table a shape feature adds to the workload, as the
-// backend creates it (backend.shapeTable). It has the columns of t1…t4
+// backend creates it (Backend.ShapeTable). It has the columns of t1…t4
 // (k, seq, v, vl on MariaDB, big) and a row is still named by k.
 type ShapeTable struct {
 	Feature     string

@@ -57,7 +57,7 @@ func DynamoItem(t *testing.T, table, pipeline string) map[string]types.Attribute
 	return it
 }
 
-// DynamoItemQuiet is dynamoItem for background goroutines: nil on errors.
+// DynamoItemQuiet is DynamoItem for background goroutines: nil on errors.
 func DynamoItemQuiet(table, pipeline string) map[string]types.AttributeValue {
 	it, _ := getDynamoItem(table, pipeline)
 	return it
@@ -102,7 +102,7 @@ func AttrN(it map[string]types.AttributeValue, name string) string {
 }
 
 // WithDynamoStore makes the config at path checkpoint in the DynamoDB
-// table (writePipeline writes the checkpoint section last).
+// table (WritePipeline writes the checkpoint section last).
 func WithDynamoStore(t *testing.T, path, table string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)

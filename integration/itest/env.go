@@ -153,7 +153,7 @@ func (e *Env) WriteTablesConfig(tables ...string) string {
 	return e.WritePipeline(PipelineConfig{Source: list})
 }
 
-// WriteSourceConfig is writeConfig with lines added to the source section
+// WriteSourceConfig is WriteConfig with lines added to the source section
 // too.
 func (e *Env) WriteSourceConfig(source, destination string) string {
 	return e.WritePipeline(PipelineConfig{Source: source, Destination: destination})

@@ -27,7 +27,7 @@ func Faults(t *testing.T, args ...string) {
 	}
 }
 
-// FaultMyEnv is a myEnv on the private MariaDB.
+// FaultMyEnv is a MyEnv on the private MariaDB.
 func FaultMyEnv(t *testing.T, label string) *MyEnv {
 	SkipShort(t)
 	Faults(t, "mariadb", "up")

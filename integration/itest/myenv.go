@@ -30,7 +30,7 @@ func NewMyEnv(t *testing.T, label string) *MyEnv {
 	return NewMyEnvAt(t, label, MariadbAddr)
 }
 
-// NewMyEnvAt is newMyEnv on the server at addr. Its cleanup connects
+// NewMyEnvAt is NewMyEnv on the server at addr. Its cleanup connects
 // again, as a fault test may have restarted the server.
 func NewMyEnvAt(t *testing.T, label, addr string) *MyEnv {
 	id := fmt.Sprintf("%s_%d_%04d", label, os.Getpid()%100000, rand.IntN(10000))
@@ -74,7 +74,7 @@ func (e *MyEnv) WriteConfigWith(sourceExtra, destExtra string) string {
 	return e.WritePipeline(PipelineConfig{Typ: "mysql", URL: e.URL(), Source: sourceExtra, Destination: destExtra})
 }
 
-// Sub is a myEnv on e's database with a pipeline name and topic prefix of
+// Sub is a MyEnv on e's database with a pipeline name and topic prefix of
 // its own, for subtest t.
 func (e *MyEnv) Sub(t *testing.T, label string) *MyEnv {
 	env := *e.Env

@@ -104,7 +104,7 @@ func (p *Proc) KilledBy(sig syscall.Signal) bool {
 	return ok && ws.Signaled() && ws.Signal() == sig
 }
 
-// WaitFor is waitFor that fails at once, with the output, when the
+// WaitFor is the function WaitFor that fails at once, with the output, when the
 // process exits meanwhile.
 func (p *Proc) WaitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -142,7 +142,7 @@ func WaitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
-// WaitOrDump is waitFor that shows the pipeline's output (its tail) when
+// WaitOrDump is WaitFor that shows the pipeline's output (its tail) when
 // the wait fails or the pipeline exits.
 func WaitOrDump(t *testing.T, p *Proc, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()

@@ -53,7 +53,7 @@ func EachMessageWithin(t *testing.T, topic string, timeout time.Duration, fn fun
 	EachRecordWithin(t, topic, timeout, nil, func(_ *kgo.Record, m Message) { fn(m) })
 }
 
-// EachRecordWithin is eachMessageWithin with extra client options (e.g.
+// EachRecordWithin is EachMessageWithin with extra client options (e.g.
 // read_committed); fn also gets the record. Control records (kept to see
 // a transactional topic's end) are not passed on.
 func EachRecordWithin(t *testing.T, topic string, timeout time.Duration, opts []kgo.Opt, fn func(*kgo.Record, Message)) {
@@ -75,7 +75,7 @@ func EachRecordWithin(t *testing.T, topic string, timeout time.Duration, opts []
 	})
 }
 
-// EachRawRecordWithin is eachRecordWithin leaving the decoding to fn (the
+// EachRawRecordWithin is EachRecordWithin leaving the decoding to fn (the
 // soak's checker decodes only the fields it compares).
 func EachRawRecordWithin(t *testing.T, topic string, timeout time.Duration, opts []kgo.Opt, fn func(*kgo.Record)) {
 	t.Helper()
