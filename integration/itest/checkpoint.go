@@ -2,10 +2,8 @@ package itest
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -42,22 +40,6 @@ func ReadSnapshotState(path string) (st snapshotStateJSON, ok bool) {
 		st = *f.Position.Snapshot
 	}
 	return st, true
-}
-
-// IntKey decodes a one-column integer key of the snapshot state.
-func IntKey(key []string) int {
-	if len(key) != 1 {
-		return -1
-	}
-	raw, err := base64.StdEncoding.DecodeString(key[0])
-	if err != nil {
-		return -1
-	}
-	n, err := strconv.Atoi(string(raw))
-	if err != nil {
-		return -1
-	}
-	return n
 }
 
 // OffsetsRecord says whether the offsets topic holds a committed record

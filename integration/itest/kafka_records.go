@@ -11,16 +11,6 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
-// Header is the value of r's header key ("" if absent).
-func Header(r *kgo.Record, key string) string {
-	for _, h := range r.Headers {
-		if h.Key == key {
-			return string(h.Value)
-		}
-	}
-	return ""
-}
-
 // ReadRaw reads every record of topic (PLAINTEXT listener) as kgo records.
 func ReadRaw(t *testing.T, topic string) []*kgo.Record {
 	t.Helper()
