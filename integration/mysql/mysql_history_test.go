@@ -39,11 +39,7 @@ func minimalMyEnv(t *testing.T, label string) *itest.MyEnv {
 // {"id":2,"z":"two","a":"twenty"}.
 func TestMySQLHistoryMinimal(t *testing.T) {
 	e := minimalMyEnv(t, "myhist")
-	e.Exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b VARCHAR(10))")
-	e.Exec("CREATE TABLE u (id INT PRIMARY KEY, v VARCHAR(10))")
-	e.Exec("CREATE TABLE w (id INT PRIMARY KEY, v VARCHAR(10))")
-	e.Exec("INSERT INTO t VALUES (1, 'one', 'ten')")
-	e.Exec("INSERT INTO w VALUES (1, 'w1')")
+	createShapeTables(e)
 	cfg := e.WriteConfig("")
 	topic := func(table string) string { return e.Prefix + "." + e.DB + "." + table }
 	running := func(p *itest.Proc) {

@@ -21,11 +21,7 @@ import (
 func TestMySQLRowsKeepTheirShape(t *testing.T) {
 	e := itest.NewMyEnv(t, "myshape")
 	e.Exec("SET GLOBAL binlog_row_metadata = FULL") // as integration/services/mariadb.sh configures it
-	e.Exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b VARCHAR(10))")
-	e.Exec("CREATE TABLE u (id INT PRIMARY KEY, v VARCHAR(10))")
-	e.Exec("CREATE TABLE w (id INT PRIMARY KEY, v VARCHAR(10))")
-	e.Exec("INSERT INTO t VALUES (1, 'one', 'ten')")
-	e.Exec("INSERT INTO w VALUES (1, 'w1')")
+	createShapeTables(e)
 	cfg := e.WriteConfig("")
 	topic := func(table string) string { return e.Prefix + "." + e.DB + "." + table }
 	topicT, topicU, topicW := topic("t"), topic("u"), topic("w")
@@ -159,6 +155,17 @@ var ddlWhileStopped = []string{
 	"DROP TABLE u",
 	"CREATE TABLE u (id INT PRIMARY KEY, n INT, v TEXT)",
 	"INSERT INTO u VALUES (2, 22, 'new u')",
+}
+
+// createShapeTables makes the tables t, u and w that ddlWhileStopped
+// changes, with the rows t1 and w1 written before it.
+func createShapeTables(e *itest.MyEnv) {
+	e.T.Helper()
+	e.Exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b VARCHAR(10))")
+	e.Exec("CREATE TABLE u (id INT PRIMARY KEY, v VARCHAR(10))")
+	e.Exec("CREATE TABLE w (id INT PRIMARY KEY, v VARCHAR(10))")
+	e.Exec("INSERT INTO t VALUES (1, 'one', 'ten')")
+	e.Exec("INSERT INTO w VALUES (1, 'w1')")
 }
 
 // ddlWhileStoppedRows is how each row written by ddlWhileStopped, and
