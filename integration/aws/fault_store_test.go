@@ -31,7 +31,7 @@ func TestCheckpointStoreOutage(t *testing.T) {
 	p := e.Start("run", "--config", cfg)
 	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 50 })
 
-	w := itest.NewWriter(50)
+	w := itest.NewLedgerWriter(50)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); w.Run(context.Background(), t, e.PGURL(), 16*time.Second) }()
@@ -57,7 +57,7 @@ func TestCheckpointStoreOutage(t *testing.T) {
 	if code := p.Stop(t); code != 0 {
 		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 	}
-	res := itest.VerifyOracle(t, topic, w)
+	res := itest.VerifyLedger(t, topic, w)
 	t.Logf("store outage of 10 s (from %s): %d committed changes, %s", cutAt.Format("15:04:05"), len(w.Committed()), res)
 	if res.Gaps > 0 {
 		t.Fatalf("%d gaps", res.Gaps)

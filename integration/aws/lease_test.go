@@ -30,14 +30,8 @@ func TestLeaseTakeover(t *testing.T) {
 func leaseTakeover(t *testing.T, b itest.Backend) {
 	e := b.Env()
 	itest.UseMoto(t)
-	mustExec := func(q string) {
-		t.Helper()
-		if err := b.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
 	itest.CreateTables(t, b, "ledger", "sentinel")
-	mustExec(b.BulkInsert("ledger", 0, 0, 50))
+	itest.MustExecOn(t, b, b.BulkInsert("ledger", 0, 0, 50))
 	table := itest.TestTableName("lease")
 	cfg := itest.WithDynamoStore(t, b.Config(nil, ""), table)
 	topic := b.Topic("ledger")
@@ -56,7 +50,7 @@ func leaseTakeover(t *testing.T, b itest.Backend) {
 	}
 	frozenAt := time.Now()
 	t.Cleanup(func() { first.Cmd.Process.Signal(syscall.SIGCONT) })
-	mustExec(b.BulkInsert("ledger", 50, 50, 10)) // while frozen
+	itest.MustExecOn(t, b, b.BulkInsert("ledger", 50, 50, 10)) // while frozen
 
 	second := e.Start("run", "--config", cfg)
 	itest.AwaitBackendSentinel(t, b, second, 2)
@@ -70,7 +64,7 @@ func leaseTakeover(t *testing.T, b itest.Backend) {
 		t.Fatal(err)
 	}
 	thawed := time.Now()
-	mustExec(b.BulkInsert("ledger", 60, 60, 10)) // after the thaw
+	itest.MustExecOn(t, b, b.BulkInsert("ledger", 60, 60, 10)) // after the thaw
 	select {
 	case <-first.Done:
 	case <-time.After(15 * time.Second):

@@ -1,6 +1,7 @@
 package delivery_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -165,8 +166,24 @@ func readBackfillProgress(path string) (prog backfillProgressJSON, finished bool
 	prog.Done = st.Done
 	for _, t := range st.Tables {
 		if len(t.Key) > 0 {
-			prog.Table, prog.After, prog.Rows = t.Table, []string{strconv.Itoa(itest.IntKey(t.Key))}, t.Rows
+			prog.Table, prog.After, prog.Rows = t.Table, []string{strconv.Itoa(intKey(t.Key))}, t.Rows
 		}
 	}
 	return prog, len(st.Tables) == 0 && len(st.Done) > 0
+}
+
+// intKey decodes a one-column integer key of the snapshot state.
+func intKey(key []string) int {
+	if len(key) != 1 {
+		return -1
+	}
+	raw, err := base64.StdEncoding.DecodeString(key[0])
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.Atoi(string(raw))
+	if err != nil {
+		return -1
+	}
+	return n
 }

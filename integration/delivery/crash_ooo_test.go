@@ -1,7 +1,6 @@
 package delivery_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/tributary-cdc/tributary/integration/itest"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -164,40 +162,12 @@ func outOfOrderAcks(t *testing.T, b itest.Backend) {
 // cluster, the producer ids that wrote it (one per process).
 func producersIn(t *testing.T, addrs []string, topic string) map[int][]int64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[int32]int64{}
-	offsets := map[string]map[int32]kgo.Offset{topic: {}}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil && o.Offset > 0 {
-			want[o.Partition] = o.Offset
-			offsets[topic][o.Partition] = kgo.NewOffset().AtStart()
+	keys := map[int][]int64{}
+	itest.EachRawRecordWithin(t, topic, 10*time.Second, []kgo.Opt{kgo.SeedBrokers(addrs...)}, func(r *kgo.Record) {
+		var key struct{ Payload struct{ K int } }
+		if json.Unmarshal(r.Key, &key) == nil {
+			keys[key.Payload.K] = append(keys[key.Payload.K], r.ProducerID)
 		}
 	})
-	keys := map[int][]int64{}
-	if len(want) == 0 {
-		return keys
-	}
-	cl.AddConsumePartitions(offsets)
-	for len(want) > 0 && ctx.Err() == nil {
-		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-			var key struct{ Payload struct{ K int } }
-			if json.Unmarshal(r.Key, &key) == nil {
-				keys[key.Payload.K] = append(keys[key.Payload.K], r.ProducerID)
-			}
-			if r.Offset+1 >= want[r.Partition] {
-				delete(want, r.Partition)
-			}
-		})
-	}
 	return keys
 }

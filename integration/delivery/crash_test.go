@@ -3,6 +3,7 @@ package delivery_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -44,7 +45,7 @@ func crashAt(t *testing.T, b itest.Backend, point string) {
 	p := e.Start("run", "--config", cfg)
 	p.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= rows })
 
-	w := itest.NewWriter(rows)
+	w := itest.NewLedgerWriter(rows)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -61,15 +62,7 @@ func crashAt(t *testing.T, b itest.Backend, point string) {
 		if point != "after-produce" {
 			n = 1 + i%2 // commits with progress happen once a second
 		}
-		p = e.StartWith([]string{fmt.Sprintf("TRIBUTARY_TEST_CRASH=%s:%d", point, n)}, "run", "--config", cfg)
-		select {
-		case <-p.Done:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("crash point %s:%d not reached within 30 s; output:\n%s", point, n, p.Out)
-		}
-		if !p.KilledBy(syscall.SIGKILL) {
-			t.Fatalf("incarnation %d ended with %v, not by its own SIGKILL at %s; output:\n%s", i, p.Err, point, p.Out)
-		}
+		p = startToCrash(t, e, nil, cfg, fmt.Sprintf("%s:%d", point, n), 30*time.Second)
 		crashes++
 	}
 	cancel()
@@ -88,10 +81,27 @@ func crashAt(t *testing.T, b itest.Backend, point string) {
 	if owner := itest.AttrS(it, "owner"); owner != "" {
 		t.Errorf("lease still held by %s after SIGTERM", owner)
 	}
-	res := itest.VerifyOracle(t, topic, w)
+	res := itest.VerifyLedger(t, topic, w)
 	t.Logf("crash %s on %s: %d committed changes (+%d backfilled rows), %d rolled back, %d self-kills, %s; final epoch %s",
 		point, b.Kind(), len(want), rows, len(w.RolledBack), crashes, res, itest.AttrN(it, "epoch"))
 	if res.Gaps > 0 {
 		t.Fatalf("%d gaps", res.Gaps)
 	}
+}
+
+// startToCrash runs the pipeline of cfg with env and TRIBUTARY_TEST_CRASH=point
+// (docs/testing.md) and waits up to within for it to SIGKILL itself
+// there.
+func startToCrash(t *testing.T, e *itest.Env, env []string, cfg, point string, within time.Duration) *itest.Proc {
+	t.Helper()
+	p := e.StartWith(append(slices.Clone(env), "TRIBUTARY_TEST_CRASH="+point), "run", "--config", cfg)
+	select {
+	case <-p.Done:
+	case <-time.After(within):
+		t.Fatalf("crash point %s not reached within %s; output:\n%s", point, within, p.Out)
+	}
+	if !p.KilledBy(syscall.SIGKILL) {
+		t.Fatalf("ended with %v, not by its own SIGKILL at %s; output:\n%s", p.Err, point, p.Out)
+	}
+	return p
 }

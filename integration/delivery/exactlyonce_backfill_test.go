@@ -23,13 +23,7 @@ func TestExactlyOnceBackfillCrashes(t *testing.T) {
 	itest.ForEachBackend(t, "eosbf", func(t *testing.T, b itest.Backend) {
 		e := b.Env()
 		const rows = 6000
-		itest.CreateTables(t, b, "big", "sentinel")
-		itest.MustExecOn(t, b, b.BulkInsert("big", 0, 0, rows))
-		cfg := b.Config(nil, "")
-		editConfig(t, cfg, "source:\n", "source:\n  snapshot_parallelism: 1\n")
-		itest.AppendConfig(t, cfg, itest.ExactlyOnceLines+"transactions:\n  max_records: 1000\n")
-		chunks := []string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=1000"}
-		ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
+		cfg, chunks, ckpt := eosBackfillSetup(t, b, rows)
 
 		kills := 0
 		for _, point := range []string{"after-txn-commit:2", "after-txn-commit:2", "after-txn-commit:3"} {
@@ -117,4 +111,20 @@ func editConfig(t *testing.T, path, old, new string) {
 	if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// eosBackfillSetup makes table big (rows rows) and the sentinel table on
+// b, and an exactly-once pipeline config whose backfill reads with one
+// worker in chunks as large as its transactions: max_records 1000, and
+// chunks, the environment that sets 1000-row chunks. ckpt is the path of
+// its file checkpoint.
+func eosBackfillSetup(t *testing.T, b itest.Backend, rows int) (cfg string, chunks []string, ckpt string) {
+	t.Helper()
+	e := b.Env()
+	itest.CreateTables(t, b, "big", "sentinel")
+	itest.MustExecOn(t, b, b.BulkInsert("big", 0, 0, rows))
+	cfg = b.Config(nil, "")
+	editConfig(t, cfg, "source:\n", "source:\n  snapshot_parallelism: 1\n")
+	itest.AppendConfig(t, cfg, itest.ExactlyOnceLines+"transactions:\n  max_records: 1000\n")
+	return cfg, []string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=1000"}, filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
 }

@@ -33,12 +33,12 @@ func TestExactlyOnceCrashes(t *testing.T) {
 	e := itest.NewEnv(t, "eoscrash")
 	itest.UseMoto(t)
 	const rows = 200
-	topic := e.OracleSetup(rows)
+	topic := e.LedgerSetup(rows)
 	cfg := e.WritePipeline(itest.PipelineConfig{Checkpoint: itest.DynamoCheckpoint(itest.TestTableName("eoscrash")) + itest.ExactlyOnceLines})
 
 	p := e.Start("run", "--config", cfg)
 	p.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= rows })
-	w, stopWriter := e.StartWriter(rows, 90*time.Second)
+	w, stopWriter := e.StartLedgerWriter(rows, 90*time.Second)
 
 	kills := 0
 	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
@@ -51,15 +51,7 @@ func TestExactlyOnceCrashes(t *testing.T) {
 	p.Kill()
 	kills++
 	for _, point := range []string{"after-txn-commit:2", "after-produce:30", "after-txn-commit:5"} {
-		p = e.StartWith([]string{"TRIBUTARY_TEST_CRASH=" + point}, "run", "--config", cfg)
-		select {
-		case <-p.Done:
-		case <-time.After(60 * time.Second):
-			t.Fatalf("crash point %s not reached within 60 s; output:\n%s", point, p.Out)
-		}
-		if !p.KilledBy(syscall.SIGKILL) {
-			t.Fatalf("ended with %v, not by its own SIGKILL at %s; output:\n%s", p.Err, point, p.Out)
-		}
+		p = startToCrash(t, e, nil, cfg, point, 60*time.Second)
 		kills++
 	}
 	stopWriter()
@@ -70,7 +62,7 @@ func TestExactlyOnceCrashes(t *testing.T) {
 		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 	}
 	msgs := itest.ReadCommitted(t, topic)
-	res := itest.VerifyMessages(t, plain(msgs), w)
+	res := itest.VerifyLedgerMessages(t, plain(msgs), w)
 	t.Logf("exactly_once, %d SIGKILLs: %d committed changes (+%d backfilled rows), %d rolled back; read_committed: %s; %d records in the topic including aborted ones and markers",
 		kills, len(w.Committed()), rows, len(w.RolledBack), res, itest.TopicEnd(topic))
 	if res.Gaps > 0 || res.Dups > 0 {
@@ -101,11 +93,11 @@ func TestAtLeastOnceTakeover(t *testing.T) {
 	t.Logf("at_least_once takeover observed: %s, %d records of the stale owner after the successor's first in their partition", res, stale)
 }
 
-func takeover(t *testing.T, exactlyOnce bool) (itest.OracleResult, int) {
+func takeover(t *testing.T, exactlyOnce bool) (itest.LedgerResult, int) {
 	e := itest.NewEnv(t, "takeover")
 	itest.UseMoto(t)
 	const rows = 100
-	topic := e.OracleSetup(rows)
+	topic := e.LedgerSetup(rows)
 	extra := ""
 	if exactlyOnce {
 		extra = itest.ExactlyOnceLines
@@ -124,7 +116,7 @@ func takeover(t *testing.T, exactlyOnce bool) (itest.OracleResult, int) {
 
 	first := e.Start("run", "--config", cfg)
 	first.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= rows })
-	w, stopWriter := e.StartWriter(rows, 40*time.Second)
+	w, stopWriter := e.StartLedgerWriter(rows, 40*time.Second)
 	time.Sleep(3 * time.Second) // records in flight, transactions open
 	if err := first.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -156,7 +148,7 @@ func takeover(t *testing.T, exactlyOnce bool) (itest.OracleResult, int) {
 		t.Fatalf("second task exit %d after SIGTERM; output:\n%s", code, second.Out)
 	}
 	msgs := read()
-	res := itest.VerifyMessages(t, plain(msgs), w)
+	res := itest.VerifyLedgerMessages(t, plain(msgs), w)
 	stale := staleAfterTakeover(msgs, exactlyOnce)
 	mode := "at_least_once"
 	if exactlyOnce {

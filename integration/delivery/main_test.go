@@ -7,5 +7,5 @@ import (
 )
 
 // TestMain builds the binary under test once and stops the services the
-// tests started (integration/itest/harness.go).
+// tests started (integration/itest/main.go).
 func TestMain(m *testing.M) { itest.Main(m) }

@@ -15,9 +15,7 @@ package delivery_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,13 +27,7 @@ func TestReviewEOSBackfillWithStreamCrashes(t *testing.T) {
 	itest.ForEachBackend(t, "rveosbf", func(t *testing.T, b itest.Backend) {
 		e := b.Env()
 		const rows = 20000
-		itest.CreateTables(t, b, "big", "sentinel")
-		itest.MustExecOn(t, b, b.BulkInsert("big", 0, 0, rows))
-		cfg := b.Config(nil, "")
-		editConfig(t, cfg, "source:\n", "source:\n  snapshot_parallelism: 1\n")
-		itest.AppendConfig(t, cfg, itest.ExactlyOnceLines+"transactions:\n  max_records: 1000\n")
-		chunks := []string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=1000"}
-		ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
+		cfg, chunks, ckpt := eosBackfillSetup(t, b, rows)
 
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
@@ -75,15 +67,7 @@ func TestReviewEOSBackfillWithStreamCrashes(t *testing.T) {
 				time.Sleep(300 * time.Millisecond)
 				p.Kill()
 			} else {
-				p := e.StartWith(append(chunks, "TRIBUTARY_TEST_CRASH="+point), "run", "--config", cfg)
-				select {
-				case <-p.Done:
-				case <-time.After(90 * time.Second):
-					t.Fatalf("crash point %s not reached within 90 s; output:\n%s", point, p.Out)
-				}
-				if !p.KilledBy(syscall.SIGKILL) {
-					t.Fatalf("ended with %v, not by its own SIGKILL at %s; output:\n%s", p.Err, point, p.Out)
-				}
+				startToCrash(t, e, chunks, cfg, point, 90*time.Second)
 			}
 			kills++
 			prog, finished := readBackfillProgress(ckpt)

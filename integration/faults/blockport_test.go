@@ -90,11 +90,11 @@ type blockedSource struct {
 	config func(window string) string // a pipeline config reaching the server by blockedHost
 	// write commits random transactions (through 127.0.0.1) until ctx
 	// ends, and returns the writer's error.
-	write func(ctx context.Context, w *itest.Writer) error
+	write func(ctx context.Context, w *itest.LedgerWriter) error
 }
 
 // background runs s.write until the returned stop is called.
-func (s blockedSource) background(t *testing.T, w *itest.Writer) (stop func()) {
+func (s blockedSource) background(t *testing.T, w *itest.LedgerWriter) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.write(ctx, w) }()
@@ -122,7 +122,7 @@ const lostLine = "source connection lost; reconnecting"
 // runs with TRIBUTARY_FAULTS_LONG set (`make faults`).
 func blockedPortScenario(t *testing.T, e *itest.Env, s blockedSource) {
 	b := newPortBlock(t, s.port)
-	w := itest.NewWriter(200)
+	w := itest.NewLedgerWriter(200)
 	var report []string
 
 	cfg := s.config("60s")
@@ -244,7 +244,7 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 		config: func(window string) string {
 			return retarget(t, e.FaultPgConfig(window), "127.0.0.1:5442", blockedHost+":5442")
 		},
-		write: func(ctx context.Context, w *itest.Writer) error {
+		write: func(ctx context.Context, w *itest.LedgerWriter) error {
 			conn, err := pgx.Connect(context.Background(), e.FaultPgURL())
 			if err != nil {
 				return err
@@ -276,7 +276,7 @@ func TestMySQLBlockedPort(t *testing.T) {
 		config: func(window string) string {
 			return retarget(t, e.FaultConfig(window), itest.FaultMariaDBAddr, blockedHost+":3316")
 		},
-		write: func(ctx context.Context, w *itest.Writer) error {
+		write: func(ctx context.Context, w *itest.LedgerWriter) error {
 			conn, err := client.Connect(itest.FaultMariaDBAddr, "root", "root", e.DB)
 			if err != nil {
 				return err

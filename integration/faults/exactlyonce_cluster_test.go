@@ -94,7 +94,7 @@ func runEOSClusterFault(t *testing.T, fault eosClusterFault) faultResult {
 	e.Exec(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text);
 ALTER TABLE ledger REPLICA IDENTITY FULL;
 INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`)
-	f := &faultRun{t: t, e: e, topic: e.Prefix + ".public.ledger", adm: clusterAdmin(t), w: itest.NewWriter(200),
+	f := &faultRun{t: t, e: e, topic: e.Prefix + ".public.ledger", adm: clusterAdmin(t), w: itest.NewLedgerWriter(200),
 		excuse: func(int) bool { return false }}
 	cfg := e.ClusterConfig("")
 	appendFile(t, cfg, itest.ExactlyOnceLines)
@@ -136,7 +136,7 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 	for i, r := range recs {
 		msgs[i], appended[i] = r.Message, r.appended
 	}
-	v := itest.VerifyMessages(t, msgs, f.w)
+	v := itest.VerifyLedgerMessages(t, msgs, f.w)
 	res := faultResult{name: fault.name, changes: v.Changes, gaps: v.Gaps, dups: v.Dups, reversals: v.Reversals,
 		stall: longestStall(msgs, appended, faultAt, stoppedAt), exits: f.sup.exitLog(), notes: f.notes}
 	t.Logf("%s: %d committed changes, read_committed %s, longest stall %s, exits %v, %v",
@@ -222,8 +222,8 @@ func readCommittedCluster(t *testing.T, topic string) []committedRecord {
 
 // missingChanges counts the changes w committed that recs lack (quietly:
 // the catch-up loop asks again and again).
-func missingChanges(recs []committedRecord, w *itest.Writer) int {
-	got := map[itest.Change3]bool{}
+func missingChanges(recs []committedRecord, w *itest.LedgerWriter) int {
+	got := map[itest.LedgerChange]bool{}
 	for _, r := range recs {
 		if c, ok := itest.ChangeOf(r.Message); ok {
 			got[c] = true

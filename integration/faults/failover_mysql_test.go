@@ -89,7 +89,7 @@ func TestMySQLFailoverByGTID(t *testing.T) {
 	cfg := e.FaultConfig("60s")
 	p := e.Start("run", "--config", cfg)
 	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 200 })
-	w := itest.NewWriter(200)
+	w := itest.NewLedgerWriter(200)
 	w.WriteMySQLFor(t, itest.FaultMariaDBAddr, e.DB, 3*time.Second)
 	itest.AwaitCatchUp(t, topic, int64(200+len(w.Committed())))
 	if code := p.Stop(t); code != 0 {

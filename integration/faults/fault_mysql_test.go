@@ -27,7 +27,7 @@ func TestMySQLSourceFaults(t *testing.T) {
 	addr := itest.FreeAddr(t)
 	p := e.Start("run", "--config", cfg, "--metrics-addr", addr)
 	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 200 })
-	w := itest.NewWriter(200)
+	w := itest.NewLedgerWriter(200)
 	var report []string
 
 	// 1. The binlog dump thread killed (KILL <id>), the writer going on.
@@ -90,13 +90,13 @@ func TestMySQLSourceFaults(t *testing.T) {
 // verifyFaultRun ends a fault test: the publisher catches up and stops
 // gracefully, the report is logged, and the topic must hold every
 // committed change of w (duplicates allowed).
-func verifyFaultRun(t *testing.T, p *itest.Proc, topic string, w *itest.Writer, label string, report []string) {
+func verifyFaultRun(t *testing.T, p *itest.Proc, topic string, w *itest.LedgerWriter, label string, report []string) {
 	t.Helper()
 	itest.AwaitCatchUp(t, topic, int64(200+len(w.Committed())))
 	if code := p.Stop(t); code != 0 {
 		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 	}
-	res := itest.VerifyOracle(t, topic, w)
+	res := itest.VerifyLedger(t, topic, w)
 	for _, l := range report {
 		t.Log(l)
 	}

@@ -68,7 +68,7 @@ INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`
 	addr := itest.FreeAddr(t)
 	p := e.Start("run", "--config", cfg, "--metrics-addr", addr)
 	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 200 })
-	w := itest.NewWriter(200)
+	w := itest.NewLedgerWriter(200)
 	url := e.FaultPgURL()
 	var report []string
 

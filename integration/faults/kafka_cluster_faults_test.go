@@ -66,7 +66,7 @@ type faultRun struct {
 	tl       *topicTail
 	old      []itest.Message // what the tail read from a deleted topic
 	oldTimes []time.Time     // and their append times
-	w        *itest.Writer
+	w        *itest.LedgerWriter
 	full     bool
 	excuse   func(i int) bool // a missing change i (index in w.committed()) is not a gap
 	excusedN int64            // at most this many changes are excused
@@ -283,7 +283,7 @@ func runClusterFault(t *testing.T, fault clusterFault, full bool) faultResult {
 	e.Exec(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text);
 ALTER TABLE ledger REPLICA IDENTITY FULL;
 INSERT INTO ledger SELECT g, g, repeat('x', 100) FROM generate_series(1, 200) g`)
-	f := &faultRun{t: t, e: e, topic: e.Prefix + ".public.ledger", adm: clusterAdmin(t), w: itest.NewWriter(200), full: full,
+	f := &faultRun{t: t, e: e, topic: e.Prefix + ".public.ledger", adm: clusterAdmin(t), w: itest.NewLedgerWriter(200), full: full,
 		excuse: func(int) bool { return false }}
 	if strings.HasPrefix(fault.name, "retention") {
 		if _, err := f.adm.CreateTopic(context.Background(), 3, -1, retentionTopic, f.topic); err != nil {
@@ -354,7 +354,7 @@ func (f *faultRun) tally() faultResult {
 	want := f.w.Committed()
 	res := faultResult{changes: len(want)}
 	seen := map[string]bool{}
-	got := map[itest.Change3]bool{}
+	got := map[itest.LedgerChange]bool{}
 	lastSeq := map[int64]int64{}
 	for _, m := range msgs {
 		id := m.Headers["tributary-event-id"]
@@ -394,7 +394,7 @@ func (f *faultRun) awaitRead(n int) {
 	want := f.w.Committed()[:n]
 	itest.WaitFor(f.t, 120*time.Second, "the tail to read what was committed", func() bool {
 		msgs, _, _ := f.tl.snapshot()
-		got := map[itest.Change3]bool{}
+		got := map[itest.LedgerChange]bool{}
 		for _, m := range msgs {
 			if c, ok := itest.ChangeOf(m); ok {
 				got[c] = true

@@ -67,17 +67,6 @@ func (d ModeDB) Each(t *testing.T, fn func(op string, m Message)) {
 	}
 }
 
-// ExitWithin waits for p to end and returns its exit code.
-func ExitWithin(t *testing.T, p *Proc, d time.Duration, what string) int {
-	t.Helper()
-	select {
-	case <-p.Done:
-	case <-time.After(d):
-		t.Fatalf("%s: still running after %s; output:\n%s", what, d, p.Out)
-	}
-	return p.Cmd.ProcessState.ExitCode()
-}
-
 // AwaitStarted waits until p saved its first checkpoint: the position its
 // stream starts from, saved before any row is published.
 func (d ModeDB) AwaitStarted(t *testing.T, p *Proc) {

@@ -2,17 +2,11 @@ package kafka_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tributary-cdc/tributary/integration/itest"
-
-	"github.com/tributary-cdc/tributary/pkg/webhook"
 )
 
 // TestIdentitySkippedLongKeyAndTombstone: a backfilled row whose primary
@@ -36,27 +30,14 @@ func identitySkipped(t *testing.T, b itest.Backend) {
 	big := strings.Repeat("x", 40<<10)
 	itest.MustExecOn(t, b, `INSERT INTO docs VALUES ('small', 'a'), ('`+longKey+`', '`+big+`')`)
 
-	var mu sync.Mutex
-	var events []webhook.RowSkipped
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		ev, err := webhook.DecodeRowSkipped(body) // what the row-skipped function reads
-		if err != nil {
-			t.Errorf("the row-skipped function would refuse the event: %v", err)
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		events = append(events, ev)
-		mu.Unlock()
-	}))
-	defer srv.Close()
+	const secret = "whsec_dGVzdC1zZWNyZXQ="
+	hookURL, received := rowSkippedHook(t, secret)
 
 	cfg := b.Config(nil, "  delete_mode: record_and_tombstone\n  max_message_bytes: 20000\n")
-	itest.AppendConfig(t, cfg, "webhooks:\n  row_skipped_url: "+srv.URL+"/hooks\n  signing_secret: whsec_dGVzdC1zZWNyZXQ=\n")
+	itest.AppendConfig(t, cfg, "webhooks:\n  row_skipped_url: "+hookURL+"\n  signing_secret: "+secret+"\n")
 
 	topic := b.Topic("docs")
-	nEvents := func() int { mu.Lock(); defer mu.Unlock(); return len(events) }
+	nEvents := func() int { return len(received()) }
 	p := e.Start("run", "--config", cfg)
 	itest.WaitOrDump(t, p, 60*time.Second, "the small row and the skipped backfill row", func() bool { return itest.TopicEnd(topic) >= 1 && nEvents() >= 1 })
 	itest.MustExecOn(t, b, `DELETE FROM docs WHERE id = '`+longKey+`'`)
@@ -82,8 +63,7 @@ func identitySkipped(t *testing.T, b itest.Backend) {
 		t.Errorf("for the long-key row the topic holds %d tombstones and %d records, want 1 tombstone and no record", tombstones, longRecords)
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
+	events := received()
 	if len(events) != 2 {
 		t.Fatalf("%d row.skipped events, want 2 (the backfilled row and its delete): %+v", len(events), events)
 	}

@@ -74,11 +74,11 @@ func TestMySQLCharsets(t *testing.T) {
 	})
 	t.Run("schema history", func(t *testing.T) {
 		e := minimalMyEnv(t, "mycsh")
-		charsetStream(t, e, e.MinimalConfig(), false)
+		charsetStream(t, e, e.WriteConfig(""), false)
 	})
 	t.Run("schema history DDL", func(t *testing.T) {
 		e := minimalMyEnv(t, "mycshd")
-		charsetStream(t, e, e.MinimalConfig(), true)
+		charsetStream(t, e, e.WriteConfig(""), true)
 	})
 }
 
@@ -135,7 +135,7 @@ func charsetStream(t *testing.T, e *itest.MyEnv, cfg string, ddl bool) {
 	if ddl {
 		e.Exec(create)
 	}
-	l := e.ChangeLog("t", cols...)
+	l := newChangeLog(e, "t", cols...)
 	names, vals := []string{"id", "bin"}, []string{"1", "'bytes ok'"}
 	for _, cs := range sets {
 		names, vals = append(names, "v_"+cs), append(vals, quoteSQL(charsetSamples[cs]))
@@ -163,16 +163,7 @@ func charsetStream(t *testing.T, e *itest.MyEnv, cfg string, ddl bool) {
 	}
 	l.Update(1, "UPDATE t SET "+strings.Join(sets1, ", ")+", e_cp1251 = 'Привет', e_utf16 = 'héllo', s_sjis = '語' WHERE id = 1")
 	l.Delete(2)
-	itest.WaitFor(t, 60*time.Second, "the changes", func() bool {
-		if p.Exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
-		}
-		return itest.TopicEnd(topic) >= int64(len(l.Want))
-	})
-	if code := p.Stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.Out)
-	}
-	l.Check(t, topic)
+	l.StopAndCheck(t, p, topic)
 	for _, m := range itest.ReadTopic(t, topic) {
 		if after, _ := m.Payload()["after"].(map[string]any); after != nil && after["id"] == float64(1) {
 			if want := base64.StdEncoding.EncodeToString([]byte("bytes ok")); after["bin"] != want {

@@ -46,7 +46,7 @@ func TestMySQLCreateTableSelect(t *testing.T) {
 			var cfg string
 			if minimal {
 				e = minimalMyEnv(t, "myctasm")
-				cfg = e.MinimalConfig()
+				cfg = e.WriteConfig("")
 			} else {
 				e = itest.NewMyEnv(t, "myctas")
 				cfg = e.WriteConfig("")
@@ -67,7 +67,7 @@ func TestMySQLCreateTableSelect(t *testing.T) {
 			var got []string
 			for _, m := range itest.ReadTopic(t, topic) {
 				pl := m.Payload()
-				got = append(got, pl["op"].(string)+itest.JSONString(pl["after"]))
+				got = append(got, pl["op"].(string)+jsonString(pl["after"]))
 			}
 			sort.Strings(got)
 			want := []string{`c{"id":1,"n":10,"v":"one"}`, `c{"id":2,"n":20,"v":"two"}`, `c{"id":3,"n":30,"v":"three"}`, `u{"id":2,"n":20,"v":"changed"}`}

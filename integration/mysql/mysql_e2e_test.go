@@ -62,9 +62,9 @@ func TestMySQLTypesAndDDL(t *testing.T) {
 		if row == nil {
 			row, _ = pl["before"].(map[string]any)
 		}
-		k := pl["op"].(string) + itest.JSONString(row["id"])
+		k := pl["op"].(string) + jsonString(row["id"])
 		byOp[k] = pl
-		schemas[k] = itest.JSONString(m.Value["schema"])
+		schemas[k] = jsonString(m.Value["schema"])
 	}
 	r1 := byOp["r1"]
 	if r1 == nil {
@@ -78,7 +78,7 @@ func TestMySQLTypesAndDDL(t *testing.T) {
 		"ts": `"2024-02-29T23:59:59.000001Z"`, "tm": `-3020399000000`, "yr": `2024`,
 		"b1": `true`, "b12": `"AQg="`, "e": `"green"`, "s": `"a,c"`,
 	} {
-		if got := itest.JSONString(after[field]); got != want {
+		if got := jsonString(after[field]); got != want {
 			t.Errorf("r id 1 %s = %s, want %s", field, got, want)
 		}
 	}
@@ -105,7 +105,7 @@ func TestMySQLTypesAndDDL(t *testing.T) {
 	}
 
 	c3 := byOp["c3"]
-	if c3 == nil || itest.JSONString(c3["after"].(map[string]any)["at3"]) != "946684800500" {
+	if c3 == nil || jsonString(c3["after"].(map[string]any)["at3"]) != "946684800500" {
 		t.Errorf("streamed c id 3: %v", c3)
 	} else if s := c3["source"].(map[string]any); s["gtid"] == nil || s["file"] == "" || s["server_id"] != float64(1) {
 		t.Errorf("streamed source block: %v", s)

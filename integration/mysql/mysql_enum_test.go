@@ -16,7 +16,7 @@ import (
 const enumColumns = `e ENUM('a,b','C','d'), q ENUM('it''s','q\'x','b\\s','(p)',' sp ','ü','x y','"dq"', ','), s SET('x y','z','it''s','(p)','ü','b\\s','"dq"')`
 
 // streamEnumRows makes the changes streamed: every member at least once.
-func streamEnumRows(l *itest.ChangeLog) {
+func streamEnumRows(l *changeLog) {
 	l.Insert(1, `INSERT INTO t (id, e, q, s) VALUES (1, 'a,b', 'it''s', 'x y,it''s')`)
 	l.Insert(2, `INSERT INTO t (id, e, q, s) VALUES (2, 'C', 'q''x', '(p),ü,b\\s')`)
 	l.Insert(3, `INSERT INTO t (id, e, q, s) VALUES (3, 'd', 'b\\s', '"dq",z')`)
@@ -53,12 +53,12 @@ func TestMySQLEnumMembers(t *testing.T) {
 		// read from information_schema decodes the rows.
 		e := minimalMyEnv(t, "myenumc")
 		e.Exec("CREATE TABLE t (id INT PRIMARY KEY, " + enumColumns + ")")
-		enumStream(t, e, e.MinimalConfig(), nil)
+		enumStream(t, e, e.WriteConfig(""), nil)
 	})
 	t.Run("schema history", func(t *testing.T) {
 		e := minimalMyEnv(t, "myenumh")
 		e.Exec("CREATE TABLE t (id INT PRIMARY KEY)")
-		enumStream(t, e, e.MinimalConfig(), func() {
+		enumStream(t, e, e.WriteConfig(""), func() {
 			e.Exec("ALTER TABLE t ADD COLUMN " + strings.ReplaceAll(enumColumns, "), ", "), ADD COLUMN "))
 		})
 	})
@@ -76,20 +76,11 @@ func enumStream(t *testing.T, e *itest.MyEnv, cfg string, ddl func()) {
 	if ddl != nil {
 		ddl()
 	}
-	l := e.ChangeLog("t", "e", "q", "s")
+	l := newChangeLog(e, "t", "e", "q", "s")
 	streamEnumRows(l)
-	itest.WaitFor(t, 60*time.Second, "the changes", func() bool {
-		if p.Exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
-		}
-		return itest.TopicEnd(topic) >= int64(len(l.Want))
-	})
-	if code := p.Stop(t); code != 0 {
-		t.Fatalf("exit %d; output:\n%s", code, p.Out)
-	}
-	l.Check(t, topic)
+	l.StopAndCheck(t, p, topic)
 	msgs := itest.ReadTopic(t, topic)
-	schema := itest.JSONString(msgs[0].Value["schema"])
+	schema := jsonString(msgs[0].Value["schema"])
 	for _, want := range []string{
 		`"parameters":{"allowed":"a\\,b,C,d"}`,
 		`"parameters":{"allowed":"it's,q'x,b\\\\s,(p), sp,ü,x y,\"dq\",\\,"}`,

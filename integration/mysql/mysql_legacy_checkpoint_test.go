@@ -2,8 +2,6 @@ package mysql_test
 
 import (
 	"encoding/hex"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -45,26 +43,14 @@ func TestMySQLLegacyBackfillCheckpointResumes(t *testing.T) {
 	// backfill: marker (before t in name order) done, t read up to k = 60,
 	// streaming to start at the binlog position of the checkpoint.
 	ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
-	b, err := os.ReadFile(ckpt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f map[string]any
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	pos := f["position"].(map[string]any)
-	delete(pos, "tables")
-	delete(pos, "snapshot")
-	pos["backfilled"] = false
-	pos["table"] = e.DB + ".t"
-	pos["after"] = []string{hex.EncodeToString([]byte("60"))}
-	if b, err = json.Marshal(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ckpt, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	itest.RewriteCheckpoint(t, ckpt, func(f map[string]any) {
+		pos := f["position"].(map[string]any)
+		delete(pos, "tables")
+		delete(pos, "snapshot")
+		pos["backfilled"] = false
+		pos["table"] = e.DB + ".t"
+		pos["after"] = []string{hex.EncodeToString([]byte("60"))}
+	})
 	e.Exec("INSERT INTO t VALUES (101, 'while stopped')")
 	e.Exec("UPDATE t SET v = 'while stopped' WHERE k = 10")
 

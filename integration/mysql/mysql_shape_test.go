@@ -2,6 +2,7 @@ package mysql_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -20,13 +21,10 @@ import (
 func TestMySQLRowsKeepTheirShape(t *testing.T) {
 	e := itest.NewMyEnv(t, "myshape")
 	e.Exec("SET GLOBAL binlog_row_metadata = FULL") // as integration/services/mariadb.sh configures it
-	e.Exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b VARCHAR(10))")
-	e.Exec("CREATE TABLE u (id INT PRIMARY KEY, v VARCHAR(10))")
-	e.Exec("CREATE TABLE w (id INT PRIMARY KEY, v VARCHAR(10))")
-	e.Exec("INSERT INTO t VALUES (1, 'one', 'ten')")
-	e.Exec("INSERT INTO w VALUES (1, 'w1')")
+	createShapeTables(e)
 	cfg := e.WriteConfig("")
-	topicT, topicU, topicW := e.Prefix+"."+e.DB+".t", e.Prefix+"."+e.DB+".u", e.Prefix+"."+e.DB+".w"
+	topic := func(table string) string { return e.Prefix + "." + e.DB + "." + table }
+	topicT, topicU, topicW := topic("t"), topic("u"), topic("w")
 	p := e.Start("run", "--config", cfg)
 	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topicT) >= 1 && itest.TopicEnd(topicW) >= 1 })
 	if code := p.Stop(t); code != 0 {
@@ -66,40 +64,45 @@ func TestMySQLRowsKeepTheirShape(t *testing.T) {
 		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 
-	want := map[string]string{
-		"t1": `{"a":"one","b":"ten","id":1}`,
-		"t2": `{"a":"two","b":"twenty","id":2}`,
-		"t3": `{"a":"a3","id":3,"z":"33"}`,
-		"t4": `{"a2":"a4","id":4,"z":"44"}`,
-		"t5": `{"a2":"a5","id":5,"z":55}`,
-		"t6": `{"a2":"a6","id":6,"z":66}`,
-		"t7": `{"a":"a7","c":7,"id":7}`,
+	want := with(ddlWhileStoppedRows, map[string]string{
 		"t8": `{"a":"a8","c":8,"id":8}`,
 		"t9": `{"c":9,"d":19724,"id":9}`,
-		"u1": `{"id":1,"v":"old u"}`,
-		"u2": `{"id":2,"n":22,"v":"new u"}`,
-		"w1": `{"id":1,"v":"w1"}`,
 		"w2": `{"id":2,"v":"w2"}`,
-	}
-	order := map[string][]string{ // the schema's after fields, in column order
-		"t2": {"id", "a", "b"}, "t3": {"id", "z", "a"}, "t6": {"id", "a2", "z"}, "t7": {"id", "a", "c"},
-		"t9": {"id", "d", "c"}, "u2": {"id", "n", "v"},
-	}
+	})
+	order := with(ddlWhileStoppedOrder, map[string][]string{ // the schema's after fields, in column order
+		"t9": {"id", "d", "c"},
+	})
+	checkRowShapes(t, topic, []string{"t", "u", "w"}, want, order, "a", 3, backlog)
+}
+
+// checkRowShapes reads the topics of tables and checks the rows that the
+// shape tests wrote: each row below id 100 was published as want has it
+// (keyed table and id: "t3"), with the schema's after fields in the order
+// order gives where it names the row, and the backlog (ids from 100) is
+// backlog rows, each with bulkCol 'bulk' and width columns. Neither test
+// deletes a row (and TRUNCATE publishes nothing), so a message without an
+// after row is an error.
+func checkRowShapes(t *testing.T, topic func(table string) string, tables []string, want map[string]string, order map[string][]string, bulkCol string, width, backlog int) {
+	t.Helper()
 	got := map[string]string{}
 	bulk := 0
-	for _, topic := range []string{topicT, topicU, topicW} {
-		for _, m := range itest.ReadTopic(t, topic) {
+	for _, table := range tables {
+		for _, m := range itest.ReadTopic(t, topic(table)) {
 			after, _ := m.Payload()["after"].(map[string]any)
+			if after == nil {
+				t.Errorf("%s: a message without an after row: %v", table, m.Payload())
+				continue
+			}
 			id := int(after["id"].(float64))
 			if id >= 100 {
-				if after["a"] != "bulk" || len(after) != 3 {
-					t.Errorf("backlog row %d: %s", id, itest.JSONString(after))
+				if after[bulkCol] != "bulk" || len(after) != width {
+					t.Errorf("backlog row %d: %s", id, jsonString(after))
 				}
 				bulk++
 				continue
 			}
-			k := topic[len(topic)-1:] + fmt.Sprint(id)
-			got[k] = itest.JSONString(after)
+			k := table + fmt.Sprint(id)
+			got[k] = jsonString(after)
 			if cols, ok := order[k]; ok {
 				if f := afterFields(m.Value); strings.Join(f, ",") != strings.Join(cols, ",") {
 					t.Errorf("%s: schema fields %v, want %v", k, f, cols)
@@ -152,6 +155,46 @@ var ddlWhileStopped = []string{
 	"DROP TABLE u",
 	"CREATE TABLE u (id INT PRIMARY KEY, n INT, v TEXT)",
 	"INSERT INTO u VALUES (2, 22, 'new u')",
+}
+
+// createShapeTables makes the tables t, u and w that ddlWhileStopped
+// changes, with the rows t1 and w1 written before it.
+func createShapeTables(e *itest.MyEnv) {
+	e.T.Helper()
+	e.Exec("CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10), b VARCHAR(10))")
+	e.Exec("CREATE TABLE u (id INT PRIMARY KEY, v VARCHAR(10))")
+	e.Exec("CREATE TABLE w (id INT PRIMARY KEY, v VARCHAR(10))")
+	e.Exec("INSERT INTO t VALUES (1, 'one', 'ten')")
+	e.Exec("INSERT INTO w VALUES (1, 'w1')")
+}
+
+// ddlWhileStoppedRows is how each row written by ddlWhileStopped, and
+// the rows t1 and w1 before it, must be published (keyed table and id);
+// ddlWhileStoppedOrder is the schema's after fields of some, in column
+// order.
+var (
+	ddlWhileStoppedRows = map[string]string{
+		"t1": `{"a":"one","b":"ten","id":1}`,
+		"t2": `{"a":"two","b":"twenty","id":2}`,
+		"t3": `{"a":"a3","id":3,"z":"33"}`,
+		"t4": `{"a2":"a4","id":4,"z":"44"}`,
+		"t5": `{"a2":"a5","id":5,"z":55}`,
+		"t6": `{"a2":"a6","id":6,"z":66}`,
+		"t7": `{"a":"a7","c":7,"id":7}`,
+		"u1": `{"id":1,"v":"old u"}`,
+		"u2": `{"id":2,"n":22,"v":"new u"}`,
+		"w1": `{"id":1,"v":"w1"}`,
+	}
+	ddlWhileStoppedOrder = map[string][]string{
+		"t2": {"id", "a", "b"}, "t3": {"id", "z", "a"}, "t6": {"id", "a2", "z"}, "t7": {"id", "a", "c"}, "u2": {"id", "n", "v"},
+	}
+)
+
+// with is base and more in one new map.
+func with[V any](base, more map[string]V) map[string]V {
+	m := maps.Clone(base)
+	maps.Copy(m, more)
+	return m
 }
 
 // TestMySQLLaggingStreamKeepsDefaults: a stream that is behind two DDL
@@ -218,7 +261,7 @@ func afterDefault(value map[string]any, col string) string {
 		return "no column " + col
 	}
 	if d, ok := c["default"]; ok {
-		return itest.JSONString(d)
+		return jsonString(d)
 	}
 	return ""
 }

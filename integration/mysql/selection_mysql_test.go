@@ -17,7 +17,7 @@ import (
 // binlog, an excluded one and one of another database are not.
 func TestMySQLTableSelectionPatterns(t *testing.T) {
 	e := itest.NewMyEnv(t, "mysel")
-	other := e.OtherDB()
+	other := otherDB(e)
 	for _, q := range []string{
 		"CREATE TABLE order_lines (id INT PRIMARY KEY, v TEXT)",
 		"INSERT INTO order_lines VALUES (1, 'a'), (2, 'b')",
@@ -60,4 +60,13 @@ func TestMySQLTableSelectionPatterns(t *testing.T) {
 	if n := itest.TopicEnd(topic(e.DB, "order_late")); n != 2 {
 		t.Errorf("order_late, created while streaming: %d messages, want 2", n)
 	}
+}
+
+// otherDB creates a second database beside e's, dropped with the test.
+func otherDB(e *itest.MyEnv) string {
+	e.T.Helper()
+	other := e.DB + "_x"
+	e.Exec("CREATE DATABASE " + other)
+	e.T.Cleanup(func() { e.My.Execute("DROP DATABASE IF EXISTS " + other) })
+	return other
 }

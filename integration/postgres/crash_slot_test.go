@@ -34,14 +34,14 @@ func TestSlotHeartbeat(t *testing.T) {
 	cfg := e.WriteDynamoConfig(table, "  tables: [public.quiet]\n")
 	p := e.Start("run", "--config", cfg)
 	p.WaitFor(t, 60*time.Second, "the first checkpoint", func() bool { return checkpointLSN(t, table, e.Name) > 0 })
-	start := e.SlotLSN()
+	start := slotLSN(e)
 	e.Exec(`INSERT INTO busy (pad) SELECT repeat('x', 200) FROM generate_series(1, 5000)`)
-	target := e.WalLSN()
+	target := walLSN(e)
 	deadline := time.Now().Add(30 * time.Second)
-	for e.SlotLSN() < target {
+	for slotLSN(e) < target {
 		if time.Now().After(deadline) {
 			t.Fatalf("slot stayed at %s while WAL moved to %s; output:\n%s",
-				pglogrepl.LSN(e.SlotLSN()), pglogrepl.LSN(e.WalLSN()), p.Out)
+				pglogrepl.LSN(slotLSN(e)), pglogrepl.LSN(walLSN(e)), p.Out)
 		}
 		if p.Exited() {
 			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
@@ -49,7 +49,7 @@ func TestSlotHeartbeat(t *testing.T) {
 		e.Exec(`INSERT INTO busy (pad) SELECT repeat('x', 200) FROM generate_series(1, 50)`)
 		time.Sleep(200 * time.Millisecond)
 	}
-	slot, cp := e.SlotLSN(), checkpointLSN(t, table, e.Name)
+	slot, cp := slotLSN(e), checkpointLSN(t, table, e.Name)
 	if slot > cp {
 		t.Errorf("slot confirmed %s, past the checkpoint %s", pglogrepl.LSN(slot), pglogrepl.LSN(cp))
 	}

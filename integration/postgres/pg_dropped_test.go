@@ -40,7 +40,7 @@ func countDeletes(t *testing.T, topic string) int {
 func TestPGDroppedRecreatedWhileCatchingUp(t *testing.T) {
 	e := itest.NewEnv(t, "droprecr")
 	cfg, topic := e.OneRowAndSentinel()
-	e.BackfillAndStop(cfg, topic, 1)
+	backfillAndStop(e, cfg, topic, 1)
 
 	// While stopped: enough WAL for the old table that the catch-up takes
 	// more than one checkpoint interval (50 ms here), then drop and
@@ -181,7 +181,7 @@ func fullIdentityTableStopped(t *testing.T, label string) (*itest.Env, string, s
 	e.Exec(itest.SentinelTable)
 	cfg := e.WriteTablesConfig("public.t", "public.sentinel")
 	topic := e.Prefix + ".public.t"
-	e.BackfillAndStop(cfg, topic, 1)
+	backfillAndStop(e, cfg, topic, 1)
 	return e, cfg, topic
 }
 
@@ -199,7 +199,7 @@ func fullIdentityTableStopped(t *testing.T, label string) (*itest.Env, string, s
 func TestPGDroppedTableTheCheckpointNeverRecorded(t *testing.T) {
 	e := itest.NewEnv(t, "dropunrec")
 	cfg, topic := e.OneRowAndSentinel()
-	e.BackfillAndStop(cfg, topic, 1)
+	backfillAndStop(e, cfg, topic, 1)
 	body, err := os.ReadFile(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -249,5 +249,17 @@ func TestPGDroppedTableTheCheckpointNeverRecorded(t *testing.T) {
 		if !got[want] {
 			t.Errorf("the dropped table's change %s, in the WAL for the publication, was never published; messages: %v", want, got)
 		}
+	}
+}
+
+// backfillAndStop runs the pipeline of cfg until topic has at least n
+// messages (the backfill) and the stream has caught up, then stops it.
+func backfillAndStop(e *itest.Env, cfg, topic string, n int64) {
+	e.T.Helper()
+	p := e.Start("run", "--config", cfg)
+	itest.WaitOrDump(e.T, p, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= n })
+	e.PGCaughtUp(p, 1)
+	if code := p.Stop(e.T); code != 0 {
+		e.T.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
 }

@@ -159,7 +159,7 @@ func TestPGChangesOfTableDroppedWhileStopped(t *testing.T) {
 	e.Exec(itest.SentinelTable)
 	cfg := e.WriteTablesConfig("public.t", "public.sentinel")
 	topic := e.Prefix + ".public.t"
-	e.BackfillAndStop(cfg, topic, 1)
+	backfillAndStop(e, cfg, topic, 1)
 	e.Exec(`INSERT INTO t VALUES (2, 'two', 2.25)`)
 	e.Exec(`UPDATE t SET v = 'uno' WHERE k = 1`)
 	e.Exec(`DROP TABLE t`)
@@ -202,7 +202,7 @@ func TestPGIdentityChangedWithDeleteInWAL(t *testing.T) {
 	e.Exec(itest.SentinelTable)
 	cfg := e.WriteTablesConfig("public.acct", "public.sentinel")
 	topic := e.Prefix + ".public.acct"
-	e.BackfillAndStop(cfg, topic, 2)
+	backfillAndStop(e, cfg, topic, 2)
 
 	// While stopped (as while the stream lags): a delete under the primary
 	// key identity, then the identity becomes the unique index.

@@ -69,7 +69,7 @@ func TestSlotReconnectKeepsCheckpoint(t *testing.T) {
 	p.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 10 })
 	e.Exec(`INSERT INTO t SELECT generate_series(11, 20)`)
 	p.WaitFor(t, 60*time.Second, "the streamed rows", func() bool { return itest.TopicEnd(topic) >= 20 })
-	cp := e.FileCheckpointLSN()
+	cp := fileCheckpointLSN(e)
 	if cp == 0 {
 		t.Fatalf("no checkpoint after the start; output:\n%s", p.Out)
 	}
@@ -78,7 +78,7 @@ func TestSlotReconnectKeepsCheckpoint(t *testing.T) {
 	// The stream reports its position every second (statusInterval in
 	// pkg/source/postgres/stream.go): give it a few.
 	time.Sleep(3 * time.Second)
-	if slot := e.SlotLSN(); slot > cp {
+	if slot := slotLSN(e); slot > cp {
 		t.Errorf("after the reconnect the slot confirmed %s, beyond the checkpoint %s", pglogrepl.LSN(slot), pglogrepl.LSN(cp))
 	}
 	p.Kill()
@@ -112,7 +112,7 @@ func TestSlotSwitchOffsetsAhead(t *testing.T) {
 	if code := p.Stop(t); code != 0 {
 		t.Fatalf("at_least_once: exit %d after SIGTERM; output:\n%s", code, p.Out)
 	}
-	stored := e.FileCheckpointLSN()
+	stored := fileCheckpointLSN(e)
 
 	// exactly_once, no checkpoint on the cadence: the offsets topic moves
 	// past the store.
@@ -130,10 +130,10 @@ func TestSlotSwitchOffsetsAhead(t *testing.T) {
 		t.Fatalf("the second exactly_once run did not resume from the offsets topic; output:\n%s", p.Out)
 	}
 	time.Sleep(3 * time.Second) // statusInterval is 1 s
-	if cp := e.FileCheckpointLSN(); cp != stored {
+	if cp := fileCheckpointLSN(e); cp != stored {
 		t.Fatalf("the store moved from %s to %s: the test needs it to lag the offsets topic", pglogrepl.LSN(stored), pglogrepl.LSN(cp))
 	}
-	if slot := e.SlotLSN(); slot > stored {
+	if slot := slotLSN(e); slot > stored {
 		t.Errorf("the exactly_once run left the slot confirmed %s, beyond the checkpoint store's %s", pglogrepl.LSN(slot), pglogrepl.LSN(stored))
 	}
 	p.Kill()

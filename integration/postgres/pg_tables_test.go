@@ -2,9 +2,7 @@ package postgres_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -195,19 +193,7 @@ func TestPGPublicationRepaired(t *testing.T) {
 
 	// Make it look like an installation of an earlier version.
 	ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
-	b, err := os.ReadFile(ckpt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f map[string]any
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	delete(f["position"].(map[string]any), "tables")
-	b, _ = json.Marshal(f)
-	if err := os.WriteFile(ckpt, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	itest.RewriteCheckpoint(t, ckpt, func(f map[string]any) { delete(f["position"].(map[string]any), "tables") })
 	e.Exec(`BEGIN; DROP PUBLICATION ` + pub + `; CREATE PUBLICATION ` + pub + ` FOR ALL TABLES; COMMIT`)
 	e.Exec(`INSERT INTO a VALUES (11, 'while stopped')`)
 	e.Exec(`INSERT INTO keyless VALUES ('insert works')`)

@@ -24,16 +24,8 @@ import (
 // took FLUSH TABLES WITH READ LOCK, which needs RELOAD.)
 func TestSnapshotRestrictedUser(t *testing.T) {
 	itest.ForEachBackend(t, "snaprds", func(t *testing.T, b itest.Backend) {
-		mustExec := func(sql string) {
-			t.Helper()
-			if err := b.Exec(sql); err != nil {
-				t.Fatalf("%s: %v", sql, err)
-			}
-		}
-		for _, s := range b.CreateTable("items") {
-			mustExec(s)
-		}
-		mustExec(b.BulkInsert("items", 0, 0, 500))
+		itest.CreateTables(t, b, "items")
+		itest.MustExecOn(t, b, b.BulkInsert("items", 0, 0, 500))
 		e := b.Env()
 		user := fmt.Sprintf("it_rds_%d_%04d", os.Getpid()%100000, rand.IntN(10000))
 		var cfg string
@@ -97,7 +89,7 @@ func TestSnapshotRestrictedUser(t *testing.T) {
 		topic := b.Topic("items")
 		p := e.Start("run", "--config", cfg)
 		itest.WaitOrDump(t, p, 90*time.Second, "500 snapshot rows", func() bool { return itest.TopicEnd(topic) >= 500 })
-		mustExec(`UPDATE items SET seq = 9999 WHERE k = 1`)
+		itest.MustExecOn(t, b, `UPDATE items SET seq = 9999 WHERE k = 1`)
 		itest.WaitFor(t, 60*time.Second, "the streamed update", func() bool { return itest.TopicEnd(topic) >= 501 })
 		if code := p.Stop(t); code != 0 {
 			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)

@@ -124,11 +124,9 @@ func runJDBCSink(t *testing.T, b itest.Backend, seed uint64, run time.Duration) 
 		}
 	})
 	for _, n := range names {
-		mustExec(t, b, sinkCreate(b, n, sinkTables[n]))
+		itest.MustExecOn(t, b, sinkCreate(b, n, sinkTables[n]))
 	}
-	for _, q := range b.CreateTable("sentinel") {
-		mustExec(t, b, q)
-	}
+	itest.CreateTables(t, b, "sentinel")
 
 	// The sink database, dropped after the worker stops (cleanups run last first).
 	sinkDB := e.DB + "_sink"
@@ -179,7 +177,7 @@ func runJDBCSink(t *testing.T, b itest.Backend, seed uint64, run time.Duration) 
 			t.Fatalf("tributary exited (%v); output:\n%s", p.Err, p.Out)
 		}
 		if txs == 150 {
-			mustExec(t, b, fmt.Sprintf("ALTER TABLE js_notes ADD COLUMN %s %s", sinkAdded.name, sinkColumnType(b, sinkAdded)))
+			itest.MustExecOn(t, b, fmt.Sprintf("ALTER TABLE js_notes ADD COLUMN %s %s", sinkAdded.name, sinkColumnType(b, sinkAdded)))
 			w.added = true
 		}
 		w.transaction(t, names)
@@ -214,13 +212,6 @@ func runJDBCSink(t *testing.T, b itest.Backend, seed uint64, run time.Duration) 
 	}
 	if code := p.Stop(t); code != 0 {
 		t.Fatalf("tributary exited %d; output:\n%s", code, p.Out)
-	}
-}
-
-func mustExec(t *testing.T, b itest.Backend, q string) {
-	t.Helper()
-	if err := b.Exec(q); err != nil {
-		t.Fatalf("%s: %v", q, err)
 	}
 }
 
@@ -294,7 +285,7 @@ func (w *sinkWorkload) Insert(t *testing.T, table string) {
 			values = append(values, w.value(c))
 		}
 	}
-	mustExec(t, w.b, fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, strings.Join(names, ", "), strings.Join(values, ", ")))
+	itest.MustExecOn(t, w.b, fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, strings.Join(names, ", "), strings.Join(values, ", ")))
 	w.live[table] = append(w.live[table], where)
 }
 
@@ -302,7 +293,7 @@ func (w *sinkWorkload) Insert(t *testing.T, table string) {
 // non-key columns, deletes, and changes of an integer key.
 func (w *sinkWorkload) transaction(t *testing.T, names []string) {
 	t.Helper()
-	mustExec(t, w.b, "BEGIN")
+	itest.MustExecOn(t, w.b, "BEGIN")
 	for range 1 + w.rng.IntN(4) {
 		table := names[w.rng.IntN(len(names))]
 		live := w.live[table]
@@ -323,9 +314,9 @@ func (w *sinkWorkload) transaction(t *testing.T, names []string) {
 			if len(sets) == 0 {
 				sets = append(sets, w.columns(table)[len(w.columns(table))-1].name+" = "+w.value(w.columns(table)[len(w.columns(table))-1]))
 			}
-			mustExec(t, w.b, fmt.Sprintf("UPDATE %s SET %s WHERE %s", table, strings.Join(sets, ", "), live[i]))
+			itest.MustExecOn(t, w.b, fmt.Sprintf("UPDATE %s SET %s WHERE %s", table, strings.Join(sets, ", "), live[i]))
 		case op < 9:
-			mustExec(t, w.b, fmt.Sprintf("DELETE FROM %s WHERE %s", table, live[i]))
+			itest.MustExecOn(t, w.b, fmt.Sprintf("DELETE FROM %s WHERE %s", table, live[i]))
 			w.live[table] = slices.Delete(live, i, i+1)
 		default:
 			col := "id"
@@ -333,11 +324,11 @@ func (w *sinkWorkload) transaction(t *testing.T, names []string) {
 				col = "a"
 			}
 			w.next++
-			mustExec(t, w.b, fmt.Sprintf("UPDATE %s SET %s = %d WHERE %s", table, col, w.next, live[i]))
+			itest.MustExecOn(t, w.b, fmt.Sprintf("UPDATE %s SET %s = %d WHERE %s", table, col, w.next, live[i]))
 			live[i] = strings.Replace(live[i], strings.SplitN(live[i], " AND ", 2)[0], fmt.Sprintf("%s = %d", col, w.next), 1)
 		}
 	}
-	mustExec(t, w.b, "COMMIT")
+	itest.MustExecOn(t, w.b, "COMMIT")
 }
 
 // sinkDiff compares every table's rows in the source and the sink (each

@@ -18,16 +18,8 @@ import (
 // TestPostgresToKafka and TestMySQLTypesAndDDL.)
 func TestScenarioResume(t *testing.T) {
 	itest.ForEachBackend(t, "resume", func(t *testing.T, b itest.Backend) {
-		mustExec := func(sql string) {
-			t.Helper()
-			if err := b.Exec(sql); err != nil {
-				t.Fatalf("%s: %v", sql, err)
-			}
-		}
-		for _, s := range b.CreateTable("items") {
-			mustExec(s)
-		}
-		mustExec(`INSERT INTO items (k, seq, v) VALUES (1, 1, 'one'), (2, 2, NULL)`)
+		itest.CreateTables(t, b, "items")
+		itest.MustExecOn(t, b, `INSERT INTO items (k, seq, v) VALUES (1, 1, 'one'), (2, 2, NULL)`)
 		e := b.Env()
 		cfg := b.Config(nil, "")
 		topic := b.Topic("items")
@@ -40,9 +32,9 @@ func TestScenarioResume(t *testing.T) {
 		p := e.Start("run", "--config", cfg)
 		itest.Binary = current
 		itest.WaitFor(t, 60*time.Second, "2 backfilled rows", func() bool { return itest.TopicEnd(topic) >= 2 })
-		mustExec(`INSERT INTO items (k, seq, v) VALUES (3, 3, 'three')`)
-		mustExec(`UPDATE items SET seq = 4, v = 'two' WHERE k = 2`)
-		mustExec(`DELETE FROM items WHERE k = 1`)
+		itest.MustExecOn(t, b, `INSERT INTO items (k, seq, v) VALUES (3, 3, 'three')`)
+		itest.MustExecOn(t, b, `UPDATE items SET seq = 4, v = 'two' WHERE k = 2`)
+		itest.MustExecOn(t, b, `DELETE FROM items WHERE k = 1`)
 		itest.WaitFor(t, 30*time.Second, "5 messages", func() bool { return itest.TopicEnd(topic) >= 5 })
 		if code := p.Stop(t); code != 0 {
 			t.Fatalf("exit %d after SIGTERM, want 0; output:\n%s", code, p.Out)
@@ -84,8 +76,8 @@ func TestScenarioResume(t *testing.T) {
 		sameEvents(t, "before the restart", got, want)
 
 		// Changes while stopped stream on restart; nothing is backfilled again.
-		mustExec(`INSERT INTO items (k, seq, v) VALUES (5, 5, 'while stopped')`)
-		mustExec(`UPDATE items SET seq = 6 WHERE k = 3`)
+		itest.MustExecOn(t, b, `INSERT INTO items (k, seq, v) VALUES (5, 5, 'while stopped')`)
+		itest.MustExecOn(t, b, `UPDATE items SET seq = 6 WHERE k = 3`)
 		p = e.Start("run", "--config", cfg)
 		itest.WaitFor(t, 60*time.Second, "the changes made while stopped", func() bool { return itest.TopicEnd(topic) >= 7 })
 		time.Sleep(2 * time.Second) // a second backfill would show up by now

@@ -97,19 +97,9 @@ func TestSnapshotOnDemand(t *testing.T) {
 	itest.ForEachBackend(t, "snapdemand", func(t *testing.T, b itest.Backend) {
 		t.Setenv("TRIBUTARY_SNAPSHOT_CHUNK_ROWS", "100")
 		const rows = 2000
-		mustExec := func(sql string) {
-			t.Helper()
-			if err := b.Exec(sql); err != nil {
-				t.Fatalf("%s: %v", sql, err)
-			}
-		}
-		for _, tb := range []string{"a", "other"} {
-			for _, s := range b.CreateTable(tb) {
-				mustExec(s)
-			}
-		}
-		mustExec(b.BulkInsert("a", 0, 0, rows))
-		mustExec(b.BulkInsert("other", 0, 0, 10))
+		itest.CreateTables(t, b, "a", "other")
+		itest.MustExecOn(t, b, b.BulkInsert("a", 0, 0, rows))
+		itest.MustExecOn(t, b, b.BulkInsert("other", 0, 0, 10))
 		c := startCapture(t, b)
 		a := b.TableID("a")
 		itest.WaitFor(t, 120*time.Second, "the initial snapshot", func() bool {

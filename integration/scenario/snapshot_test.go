@@ -22,16 +22,8 @@ import (
 func TestSnapshotWhileWriting(t *testing.T) {
 	itest.ForEachBackend(t, "snapwrite", func(t *testing.T, b itest.Backend) {
 		const rows = 6000
-		mustExec := func(sql string) {
-			t.Helper()
-			if err := b.Exec(sql); err != nil {
-				t.Fatalf("%s: %v", sql, err)
-			}
-		}
-		for _, s := range b.CreateTable("items") {
-			mustExec(s)
-		}
-		mustExec(b.BulkInsert("items", 0, 0, rows))
+		itest.CreateTables(t, b, "items")
+		itest.MustExecOn(t, b, b.BulkInsert("items", 0, 0, rows))
 		e := b.Env()
 		cfg := b.Config(nil, "")
 		p := e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=150"}, "run", "--config", cfg)
@@ -80,7 +72,7 @@ func TestSnapshotWhileWriting(t *testing.T) {
 		wg.Wait()
 		// A last write, to know every earlier one is published.
 		n := seq.Add(1)
-		mustExec(fmt.Sprintf(`INSERT INTO items (k, seq, v) VALUES (%d, %d, 'last')`, -1, n))
+		itest.MustExecOn(t, b, fmt.Sprintf(`INSERT INTO items (k, seq, v) VALUES (%d, %d, 'last')`, -1, n))
 		topic := b.Topic("items")
 		itest.WaitOrDump(t, p, 60*time.Second, "the last write", func() bool {
 			found := false

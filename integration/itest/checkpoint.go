@@ -1,0 +1,79 @@
+package itest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/kafka"
+)
+
+// snapshotStateJSON is the capture engine's state in a position.
+type snapshotStateJSON struct {
+	Tables []struct {
+		Table string   `json:"table"`
+		Key   []string `json:"key"` // base64 of each key value's text
+		Rows  int64    `json:"rows"`
+	} `json:"tables"`
+	Done []string `json:"done"`
+}
+
+// ReadSnapshotState reads the snapshot state of a file checkpoint; ok is
+// false before the first checkpoint.
+func ReadSnapshotState(path string) (st snapshotStateJSON, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return st, false
+	}
+	var f struct {
+		Position struct {
+			Snapshot *snapshotStateJSON `json:"snapshot"`
+		} `json:"position"`
+	}
+	if json.Unmarshal(b, &f) != nil {
+		return st, false
+	}
+	if f.Position.Snapshot != nil {
+		st = *f.Position.Snapshot
+	}
+	return st, true
+}
+
+// OffsetsRecord says whether the offsets topic holds a committed record
+// of the pipeline.
+func (e *Env) OffsetsRecord(t *testing.T) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, found, err := kafka.ReadLastCommitted(ctx, kafka.Options{BootstrapServers: KafkaAddr, DisableTLS: true},
+		e.Prefix+"."+config.OffsetsTopicSuffix, []byte(e.Name))
+	if err != nil {
+		t.Fatalf("read the offsets topic: %v", err)
+	}
+	return found
+}
+
+// RewriteCheckpoint decodes the file checkpoint at path, lets edit change
+// the document in place (to make it look like one an earlier release
+// wrote) and writes it back.
+func RewriteCheckpoint(t *testing.T, path string, edit func(f map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("checkpoint %s: %v", path, err)
+	}
+	edit(f)
+	if b, err = json.Marshal(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

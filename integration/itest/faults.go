@@ -1,0 +1,90 @@
+package itest
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// FaultMariaDBAddr is the private MariaDB of integration/services/faults.sh:
+// the fault tests restart and kill it, never the shared one.
+const FaultMariaDBAddr = "127.0.0.1:3316"
+
+// Faults runs integration/services/faults.sh with args.
+func Faults(t *testing.T, args ...string) {
+	t.Helper()
+	// Other test packages run at the same time and use these servers too.
+	Exclusive(t, "faults")
+	out, err := exec.Command("services/faults.sh", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("faults.sh %v: %v\n%s", args, err, out)
+	}
+}
+
+// FaultMyEnv is a MyEnv on the private MariaDB.
+func FaultMyEnv(t *testing.T, label string) *MyEnv {
+	SkipShort(t)
+	Faults(t, "mariadb", "up")
+	return NewMyEnvAt(t, label, FaultMariaDBAddr)
+}
+
+// FaultConfig writes the pipeline's config, on the private MariaDB, with
+// the given outage window.
+func (e *MyEnv) FaultConfig(window string) string {
+	return e.WritePipeline(PipelineConfig{Typ: "mysql", URL: "mysql://root:root@" + FaultMariaDBAddr + "/" + e.DB, Source: "  outage_window: " + window + "\n"})
+}
+
+// ReconnectedLine matches the text and the JSON form of the line (the pipeline logs
+// JSON when its output is not a terminal).
+var ReconnectedLine = regexp.MustCompile(`source reconnected.*?outage"?[=:]"?([^",\s}]+)`)
+
+// AwaitReconnect waits for the n-th "source reconnected" log line and
+// returns the outage it reports.
+func AwaitReconnect(t *testing.T, p *Proc, n int) string {
+	t.Helper()
+	var outage string
+	WaitFor(t, 90*time.Second, fmt.Sprintf("reconnect %d", n), func() bool {
+		if p.Exited() {
+			t.Fatalf("tributary exited instead of reconnecting: %v\n%s", p.Err, p.Out)
+		}
+		m := ReconnectedLine.FindAllStringSubmatch(p.Out.String(), -1)
+		if len(m) >= n {
+			outage = m[n-1][1]
+			return true
+		}
+		return false
+	})
+	return strings.Trim(outage, `"`)
+}
+
+// FaultPgURL is the URL of e's database on the private PostgreSQL of
+// integration/services/faults.sh.
+func (e *Env) FaultPgURL() string { return "postgres://postgres:postgres@127.0.0.1:5442/" + e.DB }
+
+// FaultPgSQL runs sql on the fault server's database, connecting anew (the
+// server may just have restarted).
+func (e *Env) FaultPgSQL(sql string) {
+	e.T.Helper()
+	var conn *pgx.Conn
+	var err error
+	WaitFor(e.T, 60*time.Second, "a connection to the fault PostgreSQL", func() bool {
+		conn, err = pgx.Connect(context.Background(), e.FaultPgURL())
+		return err == nil
+	})
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), sql); err != nil {
+		e.T.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// FaultPgConfig writes the pipeline's config, on the private PostgreSQL,
+// with the given outage window.
+func (e *Env) FaultPgConfig(window string) string {
+	return e.WritePipeline(PipelineConfig{Typ: "postgres", URL: e.FaultPgURL(), Source: "  outage_window: " + window + "\n"})
+}

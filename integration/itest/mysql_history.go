@@ -1,5 +1,0 @@
-package itest
-
-func (e *MyEnv) MinimalConfig() string {
-	return e.WriteConfig("")
-}
