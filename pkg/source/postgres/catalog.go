@@ -276,14 +276,7 @@ ORDER BY a.attnum`
 	// that index's columns: the only ones every old image carries, so a
 	// delete or a change of them is published under the real key
 	// (docs/postgresql.md).
-	const pk = `
-SELECT a.attname
-FROM pg_class c, pg_index i, unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
-JOIN pg_attribute a ON a.attnum = k.attnum
-WHERE c.oid = $1 AND i.indrelid = $1 AND a.attrelid = $1
-  AND CASE WHEN c.relreplident = 'i' THEN i.indisreplident ELSE i.indisprimary END
-ORDER BY k.ord`
-	rows, err = conn.Query(ctx, pk, r.oid)
+	rows, err = conn.Query(ctx, keyColumnsQuery, r.oid)
 	if err != nil {
 		return fmt.Errorf("primary key of %s.%s: %w", r.schema, r.name, err)
 	}
@@ -293,6 +286,16 @@ ORDER BY k.ord`
 	}
 	return nil
 }
+
+// keyColumnsQuery lists the key columns of table $1 (an OID) in order:
+// its primary key, or, under REPLICA IDENTITY USING INDEX, that index's.
+const keyColumnsQuery = `
+SELECT a.attname
+FROM pg_class c, pg_index i, unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+JOIN pg_attribute a ON a.attnum = k.attnum
+WHERE c.oid = $1 AND i.indrelid = $1 AND a.attrelid = $1
+  AND CASE WHEN c.relreplident = 'i' THEN i.indisreplident ELSE i.indisprimary END
+ORDER BY k.ord`
 
 // table builds the neutral table for r, its columns as sel leaves and
 // masks them (r.proj), reusing prev when nothing changed so that encoders

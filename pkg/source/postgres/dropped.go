@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 )
@@ -144,11 +146,47 @@ func identityColumns(m *pglogrepl.RelationMessage) []string {
 	return key
 }
 
+// keyOfNamesake is the key of a table dropped under REPLICA IDENTITY FULL
+// whose key this session never learnt (not described, not in the
+// checkpoint's FullKeys: a start that added it to the publication died
+// before any checkpoint recorded it). A FULL Relation message flags every
+// column, which is no key: a column that holds a null would stop the
+// pipeline on every start. As Debezium, which reads a relation's primary
+// key from the catalog by the table's name, it is the key of the table
+// now called that, when the message has every one of its columns (the
+// same topic, keyed alike); else none, and the table's changes are
+// published with a null key, as a keyless table's (docs/postgresql.md).
+func (s *Source) keyOfNamesake(ctx context.Context, m *pglogrepl.RelationMessage) ([]string, error) {
+	var oid *uint32
+	name := pgx.Identifier{m.Namespace, m.RelationName}.Sanitize()
+	if err := s.conn.QueryRow(ctx, `SELECT to_regclass($1)::oid`, name).Scan(&oid); err != nil {
+		return nil, fmt.Errorf("look up table %s: %w", name, err)
+	}
+	if oid == nil {
+		return nil, nil
+	}
+	rows, err := s.conn.Query(ctx, keyColumnsQuery, *oid)
+	if err != nil {
+		return nil, fmt.Errorf("primary key of %s: %w", name, err)
+	}
+	key, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("primary key of %s: %w", name, err)
+	}
+	for _, k := range key {
+		if !slices.ContainsFunc(m.Columns, func(c *pglogrepl.RelationMessageColumn) bool { return c.Name == k }) {
+			return nil, nil
+		}
+	}
+	return key, nil
+}
+
 // goneColumns describes the columns of a Relation message whose table the
 // catalog no longer has: types by OID from pg_type (built-in, or a user
 // type still there), else by the name of pgoutput's Type message for
 // built-in knowledge of extension types; the key is the replica identity
-// columns the message flags (see relation for REPLICA IDENTITY FULL). A column whose type was dropped too cannot
+// columns the message flags, under REPLICA IDENTITY FULL keyOfNamesake's
+// (and relation's, from what the session knew). A column whose type was dropped too cannot
 // be decoded faithfully: it is an error naming it, unless
 // source.include_unknown_types publishes such columns as text.
 func (s *Source) goneColumns(ctx context.Context, m *pglogrepl.RelationMessage) ([]catalogColumn, []string, error) {
@@ -156,8 +194,14 @@ func (s *Source) goneColumns(ctx context.Context, m *pglogrepl.RelationMessage) 
 	oids := make([]uint32, len(m.Columns))
 	typmods := make([]int32, len(m.Columns))
 	key := identityColumns(m)
+	if m.ReplicaIdentity == 'f' {
+		var err error
+		if key, err = s.keyOfNamesake(ctx, m); err != nil {
+			return nil, nil, err
+		}
+	}
 	for i, c := range m.Columns {
-		cols[i] = catalogColumn{name: c.Name, typOID: c.DataType, typmod: c.TypeModifier, notNull: c.Flags&1 != 0}
+		cols[i] = catalogColumn{name: c.Name, typOID: c.DataType, typmod: c.TypeModifier, notNull: slices.Contains(key, c.Name)}
 		oids[i], typmods[i] = c.DataType, c.TypeModifier
 	}
 	rows, err := s.conn.Query(ctx, `SELECT a.ord, `+typeColumns+`
