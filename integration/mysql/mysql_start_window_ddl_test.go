@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/itest"
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/source"
@@ -118,5 +119,73 @@ func TestMySQLFreshStartAfterWindowDDL(t *testing.T) {
 	}
 	if want := `items c id=3 note="three" extra=9`; !slices.Contains(got, want) {
 		t.Fatalf("streamed %q, want %q among them", got, want)
+	}
+}
+
+// TestMySQLTableCreatedDuringStartMinimal: TestMySQLTableCreatedDuringStart
+// on a server without column names in the binlog: the table created
+// after the start position and before the listing is in the schema
+// history read from the catalog, so its rows streamed from before that
+// read decode with its columns, DECIMAL(65,30) text included.
+func TestMySQLTableCreatedDuringStartMinimal(t *testing.T) {
+	e := minimalMyEnv(t, "mycreatedmin")
+	e.Exec("CREATE TABLE items (id INT PRIMARY KEY)")
+	db, err := mysql.New(context.Background(), source.Options{Pipeline: e.Name, TopicPrefix: e.Prefix,
+		Config: config.Source{Type: "mysql", URL: e.URL(), ServerID: config.DefaultServerID(e.Name)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := startAttempt(t, db, func() {
+		e.Exec("CREATE TABLE later (id INT PRIMARY KEY, note VARCHAR(10), n DECIMAL(65,30))")
+		e.Exec("INSERT INTO later VALUES (1, 'one', -0.5), (2, 'two', 99999999999999999999999999999999999.000000000000000000000000000001)")
+	}, func() {
+		e.Exec("INSERT INTO later VALUES (3, 'three', 0)")
+	}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`later c id=1 note="one" n="-0.500000000000000000000000000000"`,
+		`later c id=2 note="two" n="99999999999999999999999999999999999.000000000000000000000000000001"`,
+		`later c id=3 note="three" n="0.000000000000000000000000000000"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("streamed\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestMySQLStreamedDecimalText: MariaDB streams a DECIMAL as go-mysql's
+// text of the binlog value (UseDecimal off, pkg/source/mysql/stream.go):
+// zero-filled, unsigned, negative, the largest precision and scale, a
+// value of zero, and rows written under a scale an ALTER has changed
+// since (streamed after it) each come out as the column's fixed-point
+// text at the scale the row was written with.
+func TestMySQLStreamedDecimalText(t *testing.T) {
+	e := itest.NewMyEnv(t, "mydectext")
+	e.Exec("CREATE TABLE d (id INT PRIMARY KEY, z DECIMAL(8,3) ZEROFILL, u DECIMAL(65,30) UNSIGNED, s DECIMAL(10,2))")
+	db, err := mysql.New(context.Background(), source.Options{Pipeline: e.Name, TopicPrefix: e.Prefix,
+		Config: config.Source{Type: "mysql", URL: e.URL(), ServerID: config.DefaultServerID(e.Name)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := startAttempt(t, db, func() {
+		e.Exec("INSERT INTO d VALUES (1, 1.5, 99999999999999999999999999999999999.999999999999999999999999999999, -0.00)")
+		e.Exec("INSERT INTO d VALUES (2, 0, 0.000000000000000000000000000001, -12345678.91)")
+		e.Exec("ALTER TABLE d MODIFY s DECIMAL(12,4)")
+	}, func() {
+		e.Exec("INSERT INTO d VALUES (3, 99999.999, 1, -0.0001)")
+	}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`d c id=1 z="1.500" u="99999999999999999999999999999999999.999999999999999999999999999999" s="0.00"`,
+		`d c id=2 z="0.000" u="0.000000000000000000000000000001" s="-12345678.91"`,
+		`d c id=3 z="99999.999" u="1.000000000000000000000000000000" s="-0.0001"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("streamed\n%q\nwant\n%q", got, want)
 	}
 }
