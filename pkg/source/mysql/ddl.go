@@ -424,10 +424,12 @@ func (h *history) alterSpec(n tableName, t *histTable, sp *ast.AlterTableSpec) e
 		if i < 0 {
 			return refuse(n, "ALTER COLUMN %s: no such column in the history", d.Name.Name.O)
 		}
+		// SET DEFAULT v is an option of no type holding v (the TiDB
+		// parser's AlterTableAlterColumn), DROP DEFAULT no option.
 		c := &t.cols[i]
 		c.dfltRaw, c.extra = nil, ""
 		for _, o := range d.Options {
-			if o.Tp == ast.ColumnOptionDefaultValue {
+			if o.Expr != nil && (o.Tp == ast.ColumnOptionDefaultValue || o.Tp == ast.ColumnOptionNoOption) {
 				c.dfltRaw, c.extra = h.defaultRaw(c, o.Expr)
 			}
 		}

@@ -31,9 +31,12 @@ var retriableCodes = map[uint16]bool{
 // source for the reconnect loop (pkg/capture/reconnect.go): a lost binlog position
 // or a missing prerequisite is fatal, as is any other server error
 // (authentication 1045, privileges 1044/1142/1227, …); a lost connection,
-// a server shutting down and the network rules every source shares are
-// retriable.
+// a server shutting down, a fresh start a schema change made undecodable
+// and the network rules every source shares are retriable.
 func (s *Source) Retriable(err error) bool {
+	if errors.Is(err, errFreshWindowDDL) {
+		return true // a fresh start begun again (Start)
+	}
 	if errors.Is(err, source.ErrResnapshotRequired) || errors.Is(err, ErrPrerequisite) || errors.Is(err, source.ErrReaderInUse) || source.CertificateProblem(err) {
 		return false
 	}

@@ -65,6 +65,10 @@ import (
 // ErrPrerequisite marks a server setting that CDC needs.
 var ErrPrerequisite = errors.New("mysql prerequisite not met")
 
+// errFreshWindowDDL is a fresh start that a schema change during it left
+// undecodable (Start): retriable, the next attempt reads a newer position.
+var errFreshWindowDDL = errors.New("a captured table's schema changed during this fresh start; starting again from a newer binlog position")
+
 // Flavours, also the Debezium connector names.
 const (
 	flavorMySQL   = "mysql"
@@ -107,6 +111,7 @@ type Source struct {
 	// the cancel of the session's close at the attempt's end (stopClose).
 	srv       server
 	now       position
+	fresh     bool // Fresh ran: no position was handed on in this attempt
 	from      position
 	start     position
 	stopClose func() bool
@@ -173,7 +178,7 @@ func (s *Source) connect(ctx context.Context) (*client.Conn, error) {
 // again).
 func (s *Source) Connect(ctx context.Context) error {
 	s.Close()
-	s.now, s.from, s.start = position{}, position{}, position{}
+	s.now, s.from, s.start, s.fresh = position{}, position{}, position{}, false
 	conn, err := s.connect(ctx)
 	if err != nil {
 		return err
@@ -250,7 +255,7 @@ func (s *Source) Resume(_ context.Context, from change.Position) error {
 // was before the tables were discovered (Connect).
 func (s *Source) Fresh(_ context.Context, _ bool) error {
 	pos := s.now
-	s.start = pos
+	s.start, s.fresh = pos, true
 	s.log.Info("snapshotting while streaming", "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID, "tables", len(s.CapturedNames()))
 	return nil
 }
@@ -274,6 +279,14 @@ func (s *Source) Start(ctx context.Context, emit func(context.Context, *change.E
 	pos.Backfilled, pos.Table, pos.After = false, "", nil // the loop's field, and those of a legacy backfill
 	s.start = pos
 	if err := s.startHistory(ctx, s.srv, pos, emit); err != nil {
+		if s.fresh && errors.Is(err, source.ErrResnapshotRequired) {
+			// A table was altered after rows were written to it between
+			// the start position (Connect) and the catalog's read: those
+			// rows cannot be decoded (seedHistory). Nothing was handed on
+			// yet, so nothing is lost: the reconnect loop starts again
+			// from a newer position (Retriable).
+			return fmt.Errorf("%w: %v", errFreshWindowDDL, err)
+		}
 		return err
 	}
 	start := pos
