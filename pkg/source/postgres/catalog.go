@@ -276,26 +276,31 @@ ORDER BY a.attnum`
 	// that index's columns: the only ones every old image carries, so a
 	// delete or a change of them is published under the real key
 	// (docs/postgresql.md).
-	rows, err = conn.Query(ctx, keyColumnsQuery, r.oid)
-	if err != nil {
-		return fmt.Errorf("primary key of %s.%s: %w", r.schema, r.name, err)
-	}
-	r.key, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return fmt.Errorf("primary key of %s.%s: %w", r.schema, r.name, err)
-	}
-	return nil
+	r.key, err = keyColumns(ctx, conn, r.oid, r.schema+"."+r.name)
+	return err
 }
 
-// keyColumnsQuery lists the key columns of table $1 (an OID) in order:
-// its primary key, or, under REPLICA IDENTITY USING INDEX, that index's.
-const keyColumnsQuery = `
+// keyColumns lists the key columns of table oid (name, for errors) in
+// order: its primary key, or, under REPLICA IDENTITY USING INDEX, that
+// index's.
+func keyColumns(ctx context.Context, conn *pgx.Conn, oid uint32, name string) ([]string, error) {
+	const q = `
 SELECT a.attname
 FROM pg_class c, pg_index i, unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
 JOIN pg_attribute a ON a.attnum = k.attnum
 WHERE c.oid = $1 AND i.indrelid = $1 AND a.attrelid = $1
   AND CASE WHEN c.relreplident = 'i' THEN i.indisreplident ELSE i.indisprimary END
 ORDER BY k.ord`
+	rows, err := conn.Query(ctx, q, oid)
+	if err != nil {
+		return nil, fmt.Errorf("primary key of %s: %w", name, err)
+	}
+	key, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("primary key of %s: %w", name, err)
+	}
+	return key, nil
+}
 
 // table builds the neutral table for r, its columns as sel leaves and
 // masks them (r.proj), reusing prev when nothing changed so that encoders

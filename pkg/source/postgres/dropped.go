@@ -165,13 +165,9 @@ func (s *Source) keyOfNamesake(ctx context.Context, m *pglogrepl.RelationMessage
 	if oid == nil {
 		return nil, nil
 	}
-	rows, err := s.conn.Query(ctx, keyColumnsQuery, *oid)
+	key, err := keyColumns(ctx, s.conn, *oid, name)
 	if err != nil {
-		return nil, fmt.Errorf("primary key of %s: %w", name, err)
-	}
-	key, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("primary key of %s: %w", name, err)
+		return nil, err
 	}
 	for _, k := range key {
 		if !slices.ContainsFunc(m.Columns, func(c *pglogrepl.RelationMessageColumn) bool { return c.Name == k }) {
