@@ -3,13 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -149,14 +149,11 @@ func (t tributary) readyStream(ctx context.Context, w world) error {
 	defer c.stop(60 * time.Second)
 	// The checkpoint file is read directly: `tributary status` waits for the running
 	// pipeline's lock.
-	backfilled := regexp.MustCompile(`"backfilled":\s*true`)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		files, _ := filepath.Glob(filepath.Join(w.dir, "checkpoints", "*.checkpoint.json"))
-		if len(files) == 1 {
-			if b, err := os.ReadFile(files[0]); err == nil && backfilled.Match(b) {
-				break
-			}
+		if len(files) == 1 && snapshotFinished(files[0]) {
+			break
 		}
 		select {
 		case <-c.done:
@@ -176,6 +173,26 @@ func (t tributary) readyStream(ctx context.Context, w world) error {
 		return fmt.Errorf("tributary exited %d on SIGTERM:\n%s", c.cmd.ProcessState.ExitCode(), c.tail())
 	}
 	return nil
+}
+
+// snapshotFinished reports whether the checkpoint at path records a position after the
+// initial snapshot: backfilled, and no table left to read. "backfilled" alone is true from
+// the stream's start on, while the watermark snapshot still reads the seed: a streaming run
+// started from there would snapshot the grown table while it drains.
+func snapshotFinished(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var cp struct {
+		Position struct {
+			Backfilled bool `json:"backfilled"`
+			Snapshot   struct {
+				Tables []json.RawMessage `json:"tables"`
+			} `json:"snapshot"`
+		} `json:"position"`
+	}
+	return json.Unmarshal(b, &cp) == nil && cp.Position.Backfilled && len(cp.Position.Snapshot.Tables) == 0
 }
 
 func (t tributary) start(_ context.Context, w world) (*child, time.Time, error) {

@@ -197,8 +197,9 @@ func binlogRead(args []string) error {
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
 		ServerID: uint32(5_800_000 + rand.IntN(200_000)), Flavor: mysql.MariaDBFlavor,
 		Host: host, Port: uint16(p), User: "root", Password: "root",
-		Charset: "utf8mb4", UseDecimal: true, TimestampStringLocation: time.UTC,
+		Charset: "utf8mb4", TimestampStringLocation: time.UTC,
 		DisableRetrySync: true, Logger: slog.New(slog.DiscardHandler),
+		EventCacheCount: 256, // as pkg/source/mysql/stream.go's eventCache (UseDecimal off on MariaDB there too)
 	})
 	defer syncer.Close()
 	st, err := syncer.StartSync(mysql.Position{Name: args[0], Pos: uint32(startPos)})

@@ -107,6 +107,13 @@ const (
 	binlogReadTimeout = 3 * heartbeatPeriod
 )
 
+// eventCache is how many parsed binlog events go-mysql's reader may queue
+// ahead of the capture loop. Its default, 10,240, keeps tens of megabytes
+// of parsed rows (a boxed value per column) live while the loop lags a
+// backlog, which every garbage collection scans: half the CPU of a drain.
+// A few hundred keep the reader ahead of the loop all the same.
+const eventCache = 256
+
 // syncerConfig is the replication client's configuration.
 func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, error) {
 	// A DECIMAL of a rows event: go-mysql writes its text with the
@@ -134,6 +141,7 @@ func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, 
 		Dialer:                  source.Dial(s.opts.Dial),
 		Logger:                  slog.New(slog.DiscardHandler),
 		Localhost:               readerTag, // SHOW SLAVE HOSTS names this process (reader.go)
+		EventCacheCount:         eventCache,
 	}
 	var err error
 	cfg.TLSConfig, err = s.tlsConfig()
