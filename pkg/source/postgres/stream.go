@@ -49,6 +49,15 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 	heard := time.Now() // the last message from the server
 	next := time.Now().Add(statusInterval)
 	s.nextDiscover = time.Now().Add(discoverEvery)
+	// A read takes no context: pgconn would watch each one (a deadline
+	// context, an AfterFunc, a channel: seven allocations per message).
+	// The connection's read deadline is next, set when next moves, and
+	// ctx's end moves it to now once for the whole stream. A read it ends
+	// fails as a timeout; ctx.Err() then says why.
+	nc := s.repl.Conn()
+	defer context.AfterFunc(ctx, func() { _ = nc.SetReadDeadline(time.Now()) })()
+	var deadline time.Time
+	defer func() { _ = nc.SetReadDeadline(time.Time{}) }()
 	for {
 		if tx.finalLSN == 0 && time.Now().After(s.nextDiscover) {
 			if err := s.discover(ctx, emit); err != nil {
@@ -63,9 +72,16 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 			}
 			next = time.Now().Add(statusInterval)
 		}
-		rctx, cancel := context.WithDeadline(ctx, next)
-		msg, err := s.repl.ReceiveMessage(rctx)
-		cancel()
+		if !deadline.Equal(next) {
+			deadline = next
+			if err := nc.SetReadDeadline(next); err != nil {
+				return fmt.Errorf("replication stream: %w", err)
+			}
+		}
+		if ctx.Err() != nil { // after the deadline: an end before it moved it to now
+			return ctx.Err()
+		}
+		msg, err := s.repl.ReceiveMessage(context.Background())
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
