@@ -91,7 +91,7 @@ func emitBenchEvents(t *change.Table, n int) []*change.Event {
 }
 
 // emitBenchPipeline is a Pipeline ready for emit, publishing to the brokers at addr.
-func emitBenchPipeline(b *testing.B, addr string) *Pipeline {
+func emitBenchPipeline(b testing.TB, addr string) *Pipeline {
 	prod, err := kafka.NewProducer(destination.Kafka(config.Destination{BootstrapServers: addr, DisableTLS: true, CreateMissingTopics: true, MaxInFlight: benchInFlight()}))
 	if err != nil {
 		b.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -340,10 +341,13 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	if err := p.ensureTopic(ctx, topic); err != nil {
 		return err
 	}
-	// Key and value share one allocation, sized from the table's last
-	// message so that appending rarely has to grow it.
-	buf := make([]byte, 0, p.sizeHint[ev.Table]+256)
+	// Key and value share one buffer, from recordBufs, grown to the
+	// table's last message so that appending rarely has to grow it.
+	rb := newRecordBuf()
+	defer rb.release()
+	buf := slices.Grow(rb.b[:0], p.sizeHint[ev.Table]+256)
 	buf, hasKey, err := p.Encoder.AppendKey(buf, ev)
+	rb.b = buf
 	if err != nil {
 		return fmt.Errorf("encode key of %s: %w", ev.Table.ID, err)
 	}
@@ -364,11 +368,12 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	}
 	if sendValue {
 		buf, err = p.Encoder.AppendValue(buf, ev, time.Now().UnixMicro())
+		rb.b = buf
 		if err != nil {
 			return fmt.Errorf("encode value of %s: %w", ev.Table.ID, err)
 		}
 		p.sizeHint[ev.Table] = len(buf)
-		refused, err := p.produce(topic, key, buf[len(key):], ev)
+		refused, err := p.produce(topic, key, buf[len(key):], ev, rb)
 		if err != nil {
 			return err
 		}
@@ -392,7 +397,7 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	if tombstone {
 		// Debezium sends the tombstone for a table without a primary key
 		// too (null key and value); consumers may count on it.
-		refused, err := p.produce(topic, key, nil, ev)
+		refused, err := p.produce(topic, key, nil, ev, rb)
 		if err != nil {
 			return err
 		}
@@ -492,7 +497,9 @@ var opNames = [256]string{change.OpCreate: "c", change.OpUpdate: "u", change.OpD
 // the producer refused it before handing it over (kafka.Publish: too
 // large, or a partition the topic does not have), to be skipped; err is
 // any other failure.
-func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event) (refused, err error) {
+//
+// key and value lie in rb, which the record holds until its promise ran.
+func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, rb *recordBuf) (refused, err error) {
 	op := ev.Op
 	// The source may reuse ev once emit returns: take what the promise
 	// needs now.
@@ -500,7 +507,9 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event) (r
 	seq := p.tracker.add()
 	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID,
 		Partition: p.partition.value, Partitioned: p.partition.set}
+	rb.hold()
 	err = p.Producer.Publish(p.produceCtx, m, func(err error) {
+		defer rb.release() // after the receipt read the value, and skip the key
 		var tooLarge *kafka.RecordTooLargeError
 		if errors.As(err, &tooLarge) && !tombstone && p.Notifier != nil {
 			// It alone is over the topic's max.message.bytes (below
@@ -540,6 +549,7 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event) (r
 	if err != nil {
 		// Nothing was handed over: settled at once, so the tracker sees
 		// no record.
+		rb.release()
 		p.tracker.ack(seq)
 		var big *kafka.MessageTooLargeError
 		var part *kafka.PartitionRangeError
