@@ -80,6 +80,9 @@ func (b *bench) run(ctx context.Context) error {
 			continue
 		}
 		for _, sys := range b.p.Systems {
+			if sys == sysOneCore && sc != scStreaming && sc != scStreamingMariaDB {
+				continue
+			}
 			b.log.Info("running", "system", sys, "scenario", sc)
 			r, err := b.runOne(ctx, sys, sc)
 			if err != nil {
@@ -141,6 +144,8 @@ func (b *bench) publisher(sys string) publisher {
 		return tributary{p: b.p, exactlyOnce: true}
 	case sysBaseline:
 		return tributary{p: b.p, binary: b.p.baseline}
+	case sysOneCore:
+		return tributary{p: b.p, procs: 1}
 	case sysDebeziumTuned:
 		return debezium{p: b.p, tuned: true}
 	}

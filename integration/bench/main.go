@@ -54,7 +54,7 @@ type params struct {
 }
 
 var (
-	allSystems   = []string{sysTributary, sysTributaryEOS, sysDebeziumDefault, sysDebeziumTuned}
+	allSystems   = []string{sysTributary, sysTributaryEOS, sysOneCore, sysDebeziumDefault, sysDebeziumTuned}
 	allScenarios = []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scParallel, scSnapLatency, scCeiling}
 )
 
@@ -62,6 +62,7 @@ const (
 	sysTributary       = "tributary"
 	sysTributaryEOS    = "tributary-exactly-once" // delivery: exactly_once, read read_committed
 	sysBaseline        = "tributary-baseline"     // BENCH_BASELINE's binary, at_least_once (make bench-baseline)
+	sysOneCore         = "tributary-gomaxprocs1"  // GOMAXPROCS=1, the streaming scenarios only (issue 30: one core against two)
 	sysDebeziumDefault = "debezium-default"
 	sysDebeziumTuned   = "debezium-tuned"
 	sysCeiling         = "producer-perf-test"

@@ -34,7 +34,7 @@ type world struct {
 }
 
 func newWorld(p params, system, scenario, stamp string) world {
-	short := map[string]string{sysTributary: "trib", sysTributaryEOS: "tribeos", sysBaseline: "tribbase", sysDebeziumDefault: "dbzdef", sysDebeziumTuned: "dbztun"}[system]
+	short := map[string]string{sysTributary: "trib", sysTributaryEOS: "tribeos", sysBaseline: "tribbase", sysOneCore: "trib1p", sysDebeziumDefault: "dbzdef", sysDebeziumTuned: "dbztun"}[system]
 	w := world{
 		system:   system,
 		scenario: scenario,
@@ -77,15 +77,16 @@ type publisher interface {
 
 // tributary runs bin/tributary (binary, when set: the baseline's);
 // exactlyOnce with delivery exactly_once (the offsets topic created as the
-// pipeline starts).
+// pipeline starts); procs, when set, is its GOMAXPROCS.
 type tributary struct {
 	p           params
 	exactlyOnce bool
 	binary      string
+	procs       int
 }
 
 func isTributary(system string) bool {
-	return system == sysTributary || system == sysTributaryEOS || system == sysBaseline
+	return system == sysTributary || system == sysTributaryEOS || system == sysBaseline || system == sysOneCore
 }
 
 func (t tributary) config(w world) (string, error) {
@@ -136,6 +137,9 @@ func (t tributary) launch(w world, logName string) (*child, error) {
 	}
 	cmd := exec.Command(bin, "run", "--config", cfg)
 	cmd.Dir = w.dir
+	if t.procs > 0 {
+		cmd.Env = append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", t.procs))
+	}
 	return startChild(cmd, filepath.Join(w.dir, logName))
 }
 
