@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -54,10 +55,27 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 	// The connection's read deadline is next, set when next moves, and
 	// ctx's end moves it to now once for the whole stream. A read it ends
 	// fails as a timeout; ctx.Err() then says why.
+	// On return the deadline is cleared for whoever uses the connection
+	// next, after the AfterFunc can no longer set it: stop does not wait
+	// for one already running, the flag under mu does.
 	nc := s.repl.Conn()
-	defer context.AfterFunc(ctx, func() { _ = nc.SetReadDeadline(time.Now()) })()
+	var mu sync.Mutex
+	returned := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !returned {
+			_ = nc.SetReadDeadline(time.Now())
+		}
+	})
+	defer func() {
+		stop()
+		mu.Lock()
+		returned = true
+		mu.Unlock()
+		_ = nc.SetReadDeadline(time.Time{})
+	}()
 	var deadline time.Time
-	defer func() { _ = nc.SetReadDeadline(time.Time{}) }()
 	for {
 		if tx.finalLSN == 0 && time.Now().After(s.nextDiscover) {
 			if err := s.discover(ctx, emit); err != nil {
