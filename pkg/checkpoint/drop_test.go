@@ -8,6 +8,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // TestDynamoDBDropChunked: Drop removes a chunked checkpoint's item and
@@ -78,5 +81,32 @@ func TestFileDrop(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(dir, "*"))
 	if len(left) != 1 || filepath.Base(left[0]) != "shop-eu.checkpoint.json" {
 		t.Errorf("after Drop: %v, want only shop-eu.checkpoint.json", left)
+	}
+}
+
+// TestDynamoDBDropAfterDeletingAttempt: the SDK retries a request whose
+// reply it could not read (seen against the emulator under load: "response
+// did not match expected checksum"). When the first attempt did delete the
+// item, the retry fails its condition; Drop must report the drop done, not
+// that it failed, and leave other pipelines' items alone.
+func TestDynamoDBDropAfterDeletingAttempt(t *testing.T) {
+	cl := dynamoClient(t)
+	table := testTable()
+	ctx := context.Background()
+	other := openTest(t, cl, table, "other", 5*time.Second)
+	other.Close()
+	d := openTest(t, cl, table, "shop", 5*time.Second)
+	if err := d.Save(ctx, Checkpoint{Pipeline: "shop", Position: []byte(`{"lsn":"1"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	// The first attempt's effect, without its reply.
+	if _, err := cl.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: d.key()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Drop(ctx); err != nil {
+		t.Fatalf("Drop after an attempt that deleted the item: %v", err)
+	}
+	if keys := itemKeys(t, cl, table); !slices.Equal(keys, []string{"other"}) {
+		t.Errorf("after Drop: items %v, want [other]", keys)
 	}
 }
