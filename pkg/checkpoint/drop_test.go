@@ -17,15 +17,8 @@ import (
 // every chunk item (and only the pipeline's: another pipeline's item
 // stays); a second opener then finds no item.
 func TestDynamoDBDropChunked(t *testing.T) {
-	cl := dynamoClient(t)
-	table := testTable()
+	cl, table, d := savedBesideOther(t, Checkpoint{Pipeline: "shop", Position: largePosition(900 << 10), Receipts: manyReceipts(100)})
 	ctx := context.Background()
-	other := openTest(t, cl, table, "other", 5*time.Second)
-	other.Close()
-	d := openTest(t, cl, table, "shop", 5*time.Second)
-	if err := d.Save(ctx, Checkpoint{Pipeline: "shop", Position: largePosition(900 << 10), Receipts: manyReceipts(100)}); err != nil {
-		t.Fatal(err)
-	}
 	d.Close()
 	d = openTest(t, cl, table, "shop", 5*time.Second)
 	if !d.Existed() || d.ChunkItems() < 2 {
@@ -90,15 +83,8 @@ func TestFileDrop(t *testing.T) {
 // item, the retry fails its condition; Drop must report the drop done, not
 // that it failed, and leave other pipelines' items alone.
 func TestDynamoDBDropAfterDeletingAttempt(t *testing.T) {
-	cl := dynamoClient(t)
-	table := testTable()
+	cl, table, d := savedBesideOther(t, Checkpoint{Pipeline: "shop", Position: []byte(`{"lsn":"1"}`)})
 	ctx := context.Background()
-	other := openTest(t, cl, table, "other", 5*time.Second)
-	other.Close()
-	d := openTest(t, cl, table, "shop", 5*time.Second)
-	if err := d.Save(ctx, Checkpoint{Pipeline: "shop", Position: []byte(`{"lsn":"1"}`)}); err != nil {
-		t.Fatal(err)
-	}
 	// The first attempt's effect, without its reply.
 	if _, err := cl.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: d.key()}); err != nil {
 		t.Fatal(err)
@@ -109,4 +95,18 @@ func TestDynamoDBDropAfterDeletingAttempt(t *testing.T) {
 	if keys := itemKeys(t, cl, table); !slices.Equal(keys, []string{"other"}) {
 		t.Errorf("after Drop: items %v, want [other]", keys)
 	}
+}
+
+// savedBesideOther opens pipeline "shop" in a new table that also holds
+// pipeline "other"'s item, and saves cp.
+func savedBesideOther(t *testing.T, cp Checkpoint) (*dynamodb.Client, string, *DynamoDB) {
+	cl := dynamoClient(t)
+	table := testTable()
+	other := openTest(t, cl, table, "other", 5*time.Second)
+	other.Close()
+	d := openTest(t, cl, table, "shop", 5*time.Second)
+	if err := d.Save(context.Background(), cp); err != nil {
+		t.Fatal(err)
+	}
+	return cl, table, d
 }
