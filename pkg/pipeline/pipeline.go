@@ -344,10 +344,9 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	// Key and value share one buffer, from recordBufs, grown to the
 	// table's last message so that appending rarely has to grow it.
 	rb := newRecordBuf()
-	defer rb.release()
 	buf := slices.Grow(rb.b[:0], p.sizeHint[ev.Table]+256)
+	defer func() { rb.b = buf; rb.release() }() // the buffer as grown goes back
 	buf, hasKey, err := p.Encoder.AppendKey(buf, ev)
-	rb.b = buf
 	if err != nil {
 		return fmt.Errorf("encode key of %s: %w", ev.Table.ID, err)
 	}
@@ -368,7 +367,6 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	}
 	if sendValue {
 		buf, err = p.Encoder.AppendValue(buf, ev, time.Now().UnixMicro())
-		rb.b = buf
 		if err != nil {
 			return fmt.Errorf("encode value of %s: %w", ev.Table.ID, err)
 		}
