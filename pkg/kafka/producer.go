@@ -55,7 +55,7 @@ func NewProducer(o Options, extra ...kgo.Opt) (*Producer, error) {
 	opts = append(opts, producerOpts(o, limits)...)
 	opts = append(opts,
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerBatchCompression(kgo.Lz4Compression(), kgo.NoCompression()),
+		kgo.WithCompressor(newLZ4Batches()), // LZ4, as franz-go's codec writes it but cheaper (lz4.go)
 		kgo.ProducerLinger(linger),
 		// kgo retries while tries <= RecordRetries: n retries are n+1 attempts.
 		kgo.RecordRetries(MaxAttempts-1),
