@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // The offsets record is how delivery exactly_once keeps a pipeline's
@@ -32,8 +30,7 @@ func (p *Producer) PublishOffsets(ctx context.Context, topic, pipeline string, p
 	if err != nil {
 		return fmt.Errorf("encode position: %w", err)
 	}
-	m := Message{Topic: topic, Key: []byte(pipeline)}
-	p.produce(ctx, &kgo.Record{Topic: topic, Key: m.Key, Value: v, Headers: m.headers(make([]kgo.RecordHeader, 0, 4), false)}, onAck)
+	p.produce(p.newOutgoing(ctx, Message{Topic: topic, Key: []byte(pipeline)}, v, false), onAck)
 	return nil
 }
 

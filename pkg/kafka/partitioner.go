@@ -11,20 +11,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-type partitionKey struct{}
-
-// withPartition marks a record for the partition p; the partitioner reads
-// the mark from the record's context (a record field kgo carries through).
-func withPartition(ctx context.Context, p int32) context.Context {
-	return context.WithValue(ctx, partitionKey{}, p)
-}
-
+// fixedPartition is the partition a record is marked for: Publish's
+// record carries its Message's in its Context (outgoing).
 func fixedPartition(r *kgo.Record) (int32, bool) {
-	if r.Context == nil {
-		return 0, false
+	if o, ok := r.Context.(*outgoing); ok && o.fixed {
+		return o.partition, true
 	}
-	p, ok := r.Context.Value(partitionKey{}).(int32)
-	return p, ok
+	return 0, false
 }
 
 // columnPartitioner sends a record marked with a partition there, and

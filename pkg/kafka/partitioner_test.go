@@ -13,7 +13,7 @@ import (
 // partitioner sending it where its key hashes. Unmarked records hash.
 func TestColumnPartitionerNeverRehashes(t *testing.T) {
 	tp := columnPartitioner{kgo.StickyKeyPartitioner(nil)}.ForTopic("t")
-	marked := &kgo.Record{Key: []byte("k"), Context: withPartition(context.Background(), 3)}
+	marked := &(&Producer{}).newOutgoing(context.Background(), Message{Key: []byte("k"), Partition: 3, Partitioned: true}, nil, false).rec
 	for _, n := range []int{2, 4, 8} {
 		if got := tp.Partition(marked, n); got != 3 {
 			t.Errorf("marked for 3 with %d partitions known: partition %d", n, got)

@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"time"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -24,6 +26,8 @@ type Message struct {
 	// (destination.partition_column); else the key chooses.
 	Partition   int64
 	Partitioned bool
+	// Time is the record's timestamp; zero: the time Publish runs.
+	Time time.Time
 }
 
 // PublishError is a record that every attempt failed to deliver. A record
@@ -68,36 +72,71 @@ func (p *Producer) Publish(ctx context.Context, m Message, onAck func(error)) er
 	if err != nil {
 		return fmt.Errorf("%s value: %w", p.opts.MessageCompression, err)
 	}
-	rec := &kgo.Record{
-		Topic:   m.Topic,
-		Key:     m.Key,
-		Value:   value,
-		Headers: m.headers(make([]kgo.RecordHeader, 0, 4), gzipped),
-	}
+	o := p.newOutgoing(ctx, m, value, gzipped)
 	if value != nil {
-		if size := batchSize(rec.Key, rec.Value, rec.Headers); size > int(p.limits.def) {
+		if size := batchSize(o.rec.Key, o.rec.Value, o.rec.Headers); size > int(p.limits.def) {
 			return &MessageTooLargeError{Size: size, Limit: int(p.limits.def), Gzipped: gzipped}
 		}
 	}
-	if m.Partitioned {
-		rec.Context = withPartition(ctx, int32(m.Partition))
-	}
-	p.produce(ctx, rec, onAck)
+	p.produce(o, onAck)
 	return nil
 }
 
-// produce hands rec over; onAck as for Publish.
-func (p *Producer) produce(ctx context.Context, rec *kgo.Record, onAck func(error)) {
-	p.cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
-		if err != nil {
-			onAck(&PublishError{Topic: r.Topic, Partition: r.Partition, Err: p.classify(r, err)})
-			return
-		}
-		if p.Receipts != nil {
-			p.Receipts.acked(r)
-		}
-		onAck(nil)
-	})
+// outgoing is one record handed to franz-go: the record, its headers and
+// what its acknowledgement needs, in one allocation. It is the record's
+// Context (the context it was published under, which franz-go watches),
+// so that the one promise function, settle, and the partitioner find it.
+type outgoing struct {
+	context.Context
+	rec       kgo.Record
+	headers   [4]kgo.RecordHeader
+	p         *Producer
+	onAck     func(error)
+	partition int32
+	fixed     bool // rec goes to partition (destination.partition_column)
+}
+
+// newOutgoing is m's record, with value as it goes on the wire.
+func (p *Producer) newOutgoing(ctx context.Context, m Message, value []byte, gzipped bool) *outgoing {
+	o := &outgoing{Context: ctx, p: p, partition: int32(m.Partition), fixed: m.Partitioned}
+	o.rec = kgo.Record{
+		Topic:     m.Topic,
+		Key:       m.Key,
+		Value:     value,
+		Headers:   m.headers(o.headers[:0], gzipped),
+		Timestamp: m.Time,
+		Context:   o,
+	}
+	return o
+}
+
+// produce hands o's record over; onAck as for Publish.
+func (p *Producer) produce(o *outgoing, onAck func(error)) {
+	o.onAck = onAck
+	p.cl.Produce(o.Context, &o.rec, settle)
+}
+
+// settle is every published record's promise.
+func settle(r *kgo.Record, err error) {
+	o := r.Context.(*outgoing)
+	if err != nil {
+		o.onAck(&PublishError{Topic: r.Topic, Partition: r.Partition, Err: o.p.classify(r, err)})
+		return
+	}
+	if o.p.Receipts != nil {
+		o.p.Receipts.acked(r)
+	}
+	o.onAck(nil)
+}
+
+// readOnlyBytes is s's bytes without a copy, for a header value, which
+// franz-go only reads (a copy was an allocation per record). An empty s
+// is an empty value, not a null one.
+func readOnlyBytes(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // headers appends Tributary's headers for m, its value gzipped or not, to
@@ -110,7 +149,7 @@ func (m Message) headers(hs []kgo.RecordHeader, gzipped bool) []kgo.RecordHeader
 	hs = append(hs,
 		kgo.RecordHeader{Key: "content-type", Value: contentType},
 		kgo.RecordHeader{Key: "tributary-op", Value: op},
-		kgo.RecordHeader{Key: "tributary-event-id", Value: []byte(m.EventID)},
+		kgo.RecordHeader{Key: "tributary-event-id", Value: readOnlyBytes(m.EventID)},
 	)
 	if gzipped {
 		hs = append(hs, kgo.RecordHeader{Key: "tributary-compression", Value: gzipName})

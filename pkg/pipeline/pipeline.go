@@ -365,13 +365,14 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	if ev.Op == change.OpDelete {
 		sendValue, tombstone = p.Encoder.DeleteRecords(p.DeleteMode)
 	}
+	now := time.Now() // the envelope's ts_ms and the record's timestamp
 	if sendValue {
-		buf, err = p.Encoder.AppendValue(buf, ev, time.Now().UnixMicro())
+		buf, err = p.Encoder.AppendValue(buf, ev, now.UnixMicro())
 		if err != nil {
 			return fmt.Errorf("encode value of %s: %w", ev.Table.ID, err)
 		}
 		p.sizeHint[ev.Table] = len(buf)
-		refused, err := p.produce(topic, key, buf[len(key):], ev, rb)
+		refused, err := p.produce(topic, key, buf[len(key):], ev, rb, now)
 		if err != nil {
 			return err
 		}
@@ -395,7 +396,7 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	if tombstone {
 		// Debezium sends the tombstone for a table without a primary key
 		// too (null key and value); consumers may count on it.
-		refused, err := p.produce(topic, key, nil, ev, rb)
+		refused, err := p.produce(topic, key, nil, ev, rb, now)
 		if err != nil {
 			return err
 		}
@@ -496,20 +497,20 @@ var opNames = [256]string{change.OpCreate: "c", change.OpUpdate: "u", change.OpD
 // large, or a partition the topic does not have), to be skipped; err is
 // any other failure.
 //
-// key and value lie in rb, which the record holds until its promise ran.
-func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, rb *recordBuf) (refused, err error) {
+// key and value lie in rb, which the record holds until its promise ran;
+// now is the record's timestamp.
+func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, rb *recordBuf, now time.Time) (refused, err error) {
 	op := ev.Op
 	// The source may reuse ev once emit returns: take what the promise
 	// needs now.
-	rows, commit, tombstone, table := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil, ev.Table
+	rows, commit, tombstone, table, eventID := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil, ev.Table, ev.ID
 	seq := p.tracker.add()
 	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID,
-		Partition: p.partition.value, Partitioned: p.partition.set}
+		Partition: p.partition.value, Partitioned: p.partition.set, Time: now}
 	rb.hold()
 	err = p.Producer.Publish(p.produceCtx, m, func(err error) {
 		defer rb.release() // after the receipt read the value, and skip the key
-		var tooLarge *kafka.RecordTooLargeError
-		if errors.As(err, &tooLarge) && !tombstone && p.Notifier != nil {
+		if tooLarge := recordTooLarge(err); tooLarge != nil && !tombstone && p.Notifier != nil {
 			// It alone is over the topic's max.message.bytes (below
 			// max_message_bytes): an oversized row, skipped and reported
 			// like one, not a delivery failure. A batch refused while its
@@ -517,7 +518,7 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, rb
 			// skipped, the pipeline stalls (below) and its retry sends
 			// batches that fit.
 			// A delete's tombstone, sent after it (emitRow), is still published.
-			row := skippedRow{topic: topic, key: key, table: table.ID.String(), op: op, eventID: m.EventID, size: tooLarge.Size, limit: tooLarge.Limit,
+			row := skippedRow{topic: topic, key: key, table: table.ID.String(), op: op, eventID: eventID, size: tooLarge.Size, limit: tooLarge.Limit,
 				tombstone: op == change.OpDelete && p.deleteTombstone()}
 			if err := p.skip(p.produceCtx, row, tooLarge.Error()); err != nil {
 				rows.Failed(op)
@@ -564,6 +565,19 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, rb
 	}
 	crashPoint(crashAfterProduce)
 	return nil, nil
+}
+
+// recordTooLarge is err's *kafka.RecordTooLargeError, if it has one. A
+// nil err allocates nothing (errors.As's target escapes).
+func recordTooLarge(err error) *kafka.RecordTooLargeError {
+	if err == nil {
+		return nil
+	}
+	var e *kafka.RecordTooLargeError
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
 }
 
 // rowMetrics returns table's counters, resolved once per table; nil

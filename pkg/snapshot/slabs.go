@@ -1,6 +1,10 @@
 package snapshot
 
-import "github.com/tributary-cdc/tributary/pkg/change"
+import (
+	"unsafe"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
 
 // Slabs hands a chunk reader its events, rows, keys and value bytes cut
 // from shared blocks: a few allocations per slabRows rows instead of
@@ -37,6 +41,13 @@ func (s *Slabs) Keep(b []byte) []byte {
 	n := len(s.block)
 	s.block = append(s.block, b...)
 	return s.block[n:len(s.block):len(s.block)]
+}
+
+// String returns a copy of b as a string, cut from a block: Keep's copy is
+// never written again, so a string may hold it.
+func (s *Slabs) String(b []byte) string {
+	id := s.Keep(b)
+	return unsafe.String(unsafe.SliceData(id), len(id))
 }
 
 // Event returns a zero event.

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
@@ -448,9 +447,7 @@ func (st *streamer) eventID(pos int64, row int) string {
 	b = strconv.AppendInt(b, pos, 10)
 	b = append(b, ':')
 	b = strconv.AppendInt(b, int64(row), 10)
-	// Keep's copy is never written again: a string may hold it.
-	id := st.slabs.Keep(b)
-	return unsafe.String(unsafe.SliceData(id), len(id))
+	return st.slabs.String(b)
 }
 
 // decodeRow decodes a binlog row of t as pub publishes it (nil: every

@@ -90,7 +90,7 @@ func TestEventIDFormat(t *testing.T) {
 		if at > 0 {
 			want += fmt.Sprintf(":%d", at)
 		}
-		if got := eventID(final, lsn, at); got != want {
+		if got := string(appendEventID(nil, final, lsn, at)); got != want {
 			t.Errorf("eventID(%#x, %#x, %d) = %q, want %q", final, lsn, at, got, want)
 		}
 	}

@@ -339,6 +339,7 @@ func (s *Source) row(ctx context.Context, tx *txState, walStart uint64, msg []by
 	// way (docs/hot-path.md).
 	msg = s.streamSlabs.Keep(msg)
 	ev := s.streamSlabs.Event()
+	var idBuf [64]byte
 	op := rowOps[m.kind]
 	*ev = change.Event{
 		Table: t,
@@ -353,7 +354,7 @@ func (s *Source) row(ctx context.Context, tx *txState, walStart uint64, msg []by
 			TxID:         int64(tx.xid),
 			LSN:          int64(walStart),
 		},
-		ID: eventID(tx.finalLSN, walStart, at),
+		ID: s.streamSlabs.String(appendEventID(idBuf[:0], tx.finalLSN, walStart, at)),
 	}
 	if m.new.set {
 		ev.After = s.streamRow(len(t.Columns))
@@ -393,12 +394,11 @@ func (s *Source) row(ctx context.Context, tx *txState, walStart uint64, msg []by
 	return emit(ctx, ev)
 }
 
-// eventID is the ID of the change at lsn in the transaction ending at
-// final, the at-th (from 0) of those at one LSN (a multi-row insert):
-// "pg:<final>:<lsn>", then ":<at>" when at > 0.
-func eventID(final, lsn uint64, at int) string {
-	var buf [64]byte
-	b := append(buf[:0], "pg:"...)
+// appendEventID appends the ID of the change at lsn in the transaction
+// ending at final, the at-th (from 0) of those at one LSN (a multi-row
+// insert): "pg:<final>:<lsn>", then ":<at>" when at > 0.
+func appendEventID(b []byte, final, lsn uint64, at int) []byte {
+	b = append(b, "pg:"...)
 	b = appendLSN(b, final)
 	b = append(b, ':')
 	b = appendLSN(b, lsn)
@@ -406,7 +406,7 @@ func eventID(final, lsn uint64, at int) string {
 		b = append(b, ':')
 		b = strconv.AppendInt(b, int64(at), 10)
 	}
-	return string(b)
+	return b
 }
 
 // streamRow returns a row of n Null values for a streamed event.
