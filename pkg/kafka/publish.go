@@ -92,13 +92,14 @@ type outgoing struct {
 	headers   [4]kgo.RecordHeader
 	p         *Producer
 	onAck     func(error)
+	crc       valueCRC // the value's, for its receipt
 	partition int32
 	fixed     bool // rec goes to partition (destination.partition_column)
 }
 
 // newOutgoing is m's record, with value as it goes on the wire.
 func (p *Producer) newOutgoing(ctx context.Context, m Message, value []byte, gzipped bool) *outgoing {
-	o := &outgoing{Context: ctx, p: p, partition: int32(m.Partition), fixed: m.Partitioned}
+	o := &outgoing{Context: ctx, p: p, crc: crcOf(value), partition: int32(m.Partition), fixed: m.Partitioned}
 	o.rec = kgo.Record{
 		Topic:     m.Topic,
 		Key:       m.Key,
@@ -124,7 +125,7 @@ func settle(r *kgo.Record, err error) {
 		return
 	}
 	if o.p.Receipts != nil {
-		o.p.Receipts.acked(r)
+		o.p.Receipts.acked(r, o.crc)
 	}
 	o.onAck(nil)
 }

@@ -2,14 +2,11 @@ package kafka
 
 import (
 	"cmp"
-	"hash/crc32"
 	"slices"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // maxGaps bounds the gaps kept per partition; beyond it the receipt
 // starts again.
@@ -70,8 +67,9 @@ func (r *Receipts) Restore(saved []Receipt) {
 	}
 }
 
-// acked adds a record the broker acknowledged.
-func (r *Receipts) acked(rec *kgo.Record) {
+// acked adds a record the broker acknowledged; crc is its value's
+// (crc.go).
+func (r *Receipts) acked(rec *kgo.Record, crc valueCRC) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k := topicPartition{rec.Topic, rec.Partition}
@@ -95,7 +93,7 @@ func (r *Receipts) acked(rec *kgo.Record) {
 	}
 	s.Records++
 	s.Bytes += uint64(len(rec.Value))
-	s.CRC32C = crc32.Update(s.CRC32C, castagnoli, rec.Value)
+	s.CRC32C = crc.appendTo(s.CRC32C)
 	s.NextOffset = rec.Offset + 1
 }
 
