@@ -1,6 +1,7 @@
 package debezium
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
@@ -173,8 +174,10 @@ func floorDiv(a, b int64) int64 {
 // between name and its own fields: ts_ms, snapshot, db, sequence, ts_us,
 // ts_ns.
 func appendSourceCommon(b []byte, t *change.Table, s *change.Source) []byte {
+	var digits [20]byte
+	commit := epochText(digits[:0], s.CommitMicros)
 	b = append(b, `,"ts_ms":`...)
-	b = strconv.AppendInt(b, floorDiv(s.CommitMicros, 1000), 10)
+	b = commit.appendMillis(b)
 	b = append(b, `,"snapshot":`...)
 	if s.Snapshot == "" {
 		b = append(b, `"false"`...)
@@ -190,25 +193,58 @@ func appendSourceCommon(b []byte, t *change.Table, s *change.Source) []byte {
 		b = appendString(b, s.Sequence)
 	}
 	b = append(b, `,"ts_us":`...)
-	b = strconv.AppendInt(b, s.CommitMicros, 10)
+	b = commit.appendMicros(b)
 	b = append(b, `,"ts_ns":`...)
-	b = strconv.AppendInt(b, s.CommitMicros*1000, 10)
-	return b
+	return commit.appendNanos(b)
 }
 
 // appendEnvelopeTail closes a value's payload: the transaction block
 // (null), op and the processing time; the caller closes the message
 // (tableCodec.valueTail).
 func appendEnvelopeTail(dst []byte, op change.Op, nowMicros int64) []byte {
+	var digits [20]byte
+	now := epochText(digits[:0], nowMicros)
 	dst = append(dst, `,"transaction":null,"op":"`...)
 	dst = append(dst, byte(op))
 	dst = append(dst, `","ts_ms":`...)
-	dst = strconv.AppendInt(dst, floorDiv(nowMicros, 1000), 10)
+	dst = now.appendMillis(dst)
 	dst = append(dst, `,"ts_us":`...)
-	dst = strconv.AppendInt(dst, nowMicros, 10)
+	dst = now.appendMicros(dst)
 	dst = append(dst, `,"ts_ns":`...)
-	dst = strconv.AppendInt(dst, nowMicros*1000, 10)
+	dst = now.appendNanos(dst)
 	return append(dst, '}')
+}
+
+// timeText is a time in microseconds since the epoch and its decimal
+// digits, from which its ts_ms and ts_ns are cut: every message writes a
+// time as ts_ms, ts_us and ts_ns twice, and formatting one integer where
+// there were three saves most of that.
+type timeText struct {
+	micros int64
+	digits []byte
+}
+
+// epochText formats micros into buf.
+func epochText(buf []byte, micros int64) timeText {
+	return timeText{micros, strconv.AppendInt(buf, micros, 10)}
+}
+
+// appendMillis appends floor(micros / 1000).
+func (t timeText) appendMillis(b []byte) []byte {
+	if t.micros >= 1000 {
+		return append(b, t.digits[:len(t.digits)-3]...)
+	}
+	return strconv.AppendInt(b, floorDiv(t.micros, 1000), 10)
+}
+
+func (t timeText) appendMicros(b []byte) []byte { return append(b, t.digits...) }
+
+// appendNanos appends micros × 1000 (as int64 arithmetic gives it).
+func (t timeText) appendNanos(b []byte) []byte {
+	if t.micros == 0 || t.micros > math.MaxInt64/1000 || t.micros < math.MinInt64/1000 {
+		return strconv.AppendInt(b, t.micros*1000, 10)
+	}
+	return append(append(b, t.digits...), "000"...)
 }
 
 // commonSourceFields are the source fields every connector starts with
