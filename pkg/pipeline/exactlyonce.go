@@ -32,6 +32,22 @@ type Transactions struct {
 	MaxInterval time.Duration
 }
 
+// While the source drains a backlog, a transaction commits less often:
+// every commit stalls the source for a flush and the EndTxn round trip
+// (franz-go takes no record while a transaction ends), about a fifth of a
+// drain at MaxInterval's pace, and spacing commits costs no latency there,
+// the records being older than that already. A change committed at the
+// source more than backlogLag before it is handed over says the source is
+// behind; until a later change says it has caught up, a transaction
+// commits at the first source-transaction end after backlogRecords ×
+// MaxRecords records or once open backlogInterval (MaxInterval, if
+// longer). Splits within a source transaction stay at MaxRecords.
+const (
+	backlogLag      = 2 * time.Second // above MariaDB's one-second commit times
+	backlogInterval = 500 * time.Millisecond
+	backlogRecords  = 10
+)
+
 // positionOnlyEvery spaces transactions that carry nothing but a newer
 // position (the source moved past changes of no published table): they
 // only keep the offsets topic close to the log the source may release.
@@ -50,6 +66,24 @@ type txnState struct {
 	pending    change.Position // newest resumable position in the transaction
 	committed  change.Position // the position of the last committed transaction
 	lastCommit time.Time
+	// changeMicros is the source commit time of the last change (c, u, d)
+	// emitted: how far behind the source is (see backlogLag).
+	changeMicros int64
+}
+
+// due reports whether the open transaction commits now that a
+// source-transaction end was reached (t.records == t.atMark): once it
+// holds MaxRecords records or has been open MaxInterval, or the backlog's
+// larger limits while the last change is older than backlogLag.
+func (t *txnState) due(now time.Time) bool {
+	if t.records == 0 || t.records != t.atMark {
+		return false
+	}
+	records, interval := t.cfg.MaxRecords, t.cfg.MaxInterval
+	if t.changeMicros != 0 && now.UnixMicro()-t.changeMicros > backlogLag.Microseconds() {
+		records, interval = backlogRecords*records, max(interval, backlogInterval)
+	}
+	return t.records >= records || now.Sub(t.opened) >= interval
 }
 
 // resumeFrom chooses between the offsets topic's position (committed at
@@ -135,8 +169,10 @@ func (p *Pipeline) emitInTransaction(ctx context.Context, ev *change.Event) erro
 	if err := p.emit(ctx, ev); err != nil {
 		return err
 	}
-	atEnd := t.records == t.atMark
-	due := (atEnd && (t.records >= t.cfg.MaxRecords || (t.records > 0 && time.Since(t.opened) >= t.cfg.MaxInterval))) ||
+	if ev.Op == change.OpCreate || ev.Op == change.OpUpdate || ev.Op == change.OpDelete {
+		t.changeMicros = ev.Source.CommitMicros
+	}
+	due := (t.records == t.atMark && t.due(time.Now())) ||
 		(t.records-t.atMark >= t.cfg.MaxRecords && !inChunk(ev))
 	if !due {
 		return nil
@@ -269,9 +305,9 @@ func (p *Pipeline) commitDue(ctx context.Context) {
 		case <-tick.C:
 		}
 		t.mu.Lock()
-		due := !t.ended && t.records == t.atMark &&
-			((t.records > 0 && time.Since(t.opened) >= t.cfg.MaxInterval) ||
-				(t.records == 0 && !bytes.Equal(t.pending, t.committed) && time.Since(t.lastCommit) >= positionOnlyEvery))
+		now := time.Now()
+		due := !t.ended && (t.due(now) ||
+			(t.records == 0 && !bytes.Equal(t.pending, t.committed) && now.Sub(t.lastCommit) >= positionOnlyEvery))
 		var err error
 		if due {
 			err = p.commitTransaction(true)

@@ -51,3 +51,40 @@ func TestCommitTickBoundsTheWait(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactionSpacingFollowsTheBacklog: a transaction commits at
+// MaxRecords or MaxInterval while the last change is recent, and at ten
+// times MaxRecords or backlogInterval while the source drains changes
+// older than backlogLag; never within a source transaction.
+func TestTransactionSpacingFollowsTheBacklog(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	recent, old := now.Add(-time.Second).UnixMicro(), now.Add(-backlogLag-time.Millisecond).UnixMicro()
+	cfg := Transactions{MaxRecords: 5000, MaxInterval: 50 * time.Millisecond}
+	for name, c := range map[string]struct {
+		records, atMark int
+		open            time.Duration
+		changeMicros    int64
+		due             bool
+	}{
+		"caught up, few records, young":          {records: 100, open: 10 * time.Millisecond, changeMicros: recent},
+		"caught up, MaxRecords":                  {records: 5000, open: 10 * time.Millisecond, changeMicros: recent, due: true},
+		"caught up, MaxInterval":                 {records: 100, open: 50 * time.Millisecond, changeMicros: recent, due: true},
+		"only backfill rows, MaxInterval":        {records: 100, open: 50 * time.Millisecond, due: true},
+		"behind, MaxRecords":                     {records: 5000, open: 40 * time.Millisecond, changeMicros: old},
+		"behind, MaxInterval":                    {records: 3000, open: 60 * time.Millisecond, changeMicros: old},
+		"behind, ten times MaxRecords":           {records: 50000, open: 400 * time.Millisecond, changeMicros: old, due: true},
+		"behind, backlogInterval":                {records: 3000, open: backlogInterval, changeMicros: old, due: true},
+		"inside a source transaction":            {records: 60000, atMark: 59000, open: time.Second, changeMicros: old},
+		"caught up, inside a source transaction": {records: 6000, atMark: 5999, open: time.Second, changeMicros: recent},
+		"empty":                                  {open: time.Second, changeMicros: recent},
+	} {
+		atMark := c.atMark
+		if atMark == 0 {
+			atMark = c.records
+		}
+		tx := &txnState{cfg: cfg, records: c.records, atMark: atMark, opened: now.Add(-c.open), changeMicros: c.changeMicros}
+		if got := tx.due(now); got != c.due {
+			t.Errorf("%s: due %v, want %v", name, got, c.due)
+		}
+	}
+}
