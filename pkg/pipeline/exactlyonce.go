@@ -172,6 +172,8 @@ func (p *Pipeline) emitInTransaction(ctx context.Context, ev *change.Event) erro
 	if ev.Op == change.OpCreate || ev.Op == change.OpUpdate || ev.Op == change.OpDelete {
 		t.changeMicros = ev.Source.CommitMicros
 	}
+	// t.due checks the source-transaction end too; checked first here, it
+	// spares a clock read for each record inside a source transaction.
 	due := (t.records == t.atMark && t.due(time.Now())) ||
 		(t.records-t.atMark >= t.cfg.MaxRecords && !inChunk(ev))
 	if !due {

@@ -509,7 +509,7 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, rb
 		Partition: p.partition.value, Partitioned: p.partition.set, Time: now}
 	rb.hold()
 	err = p.Producer.Publish(p.produceCtx, m, func(err error) {
-		defer rb.release() // after the receipt read the value, and skip the key
+		defer rb.release() // after the producer's last use of the bytes, and skip's of the key
 		if tooLarge := recordTooLarge(err); tooLarge != nil && !tombstone && p.Notifier != nil {
 			// It alone is over the topic's max.message.bytes (below
 			// max_message_bytes): an oversized row, skipped and reported

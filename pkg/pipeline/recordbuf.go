@@ -9,7 +9,8 @@ import (
 // (emitRow). It goes back to recordBufs once nothing refers to it: emitRow
 // holds it while it encodes and hands records over, and each record handed
 // over holds it until its promise ran (the producer keeps a record's bytes
-// until then, and the promise reads them for the receipt). A buffer per
+// until then, to send them again on a retry, and a skipped row's promise
+// reports its key). A buffer per
 // message from the heap was most of what the pipeline allocated: some
 // kilobytes per event, a garbage collection every few thousand events.
 type recordBuf struct {
