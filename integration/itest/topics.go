@@ -128,14 +128,20 @@ func EachRawRecordWithin(t *testing.T, topic string, timeout time.Duration, opts
 
 // TopicEnd is the total number of records in topic (0 if it does not exist).
 func TopicEnd(topic string) int64 {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(KafkaAddr))
 	if err != nil {
 		return 0
 	}
 	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	return endOffset(kadm.NewClient(cl), topic)
+}
+
+// endOffset is the sum of topic's partitions' end offsets, 0 when they
+// cannot be listed.
+func endOffset(adm *kadm.Client, topic string) int64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ends, err := adm.ListEndOffsets(ctx, topic)
 	if err != nil {
 		return 0
 	}
@@ -190,4 +196,30 @@ func FinalState(t *testing.T, topic string) map[int]string {
 		out[k] = fmt.Sprint(m.Payload()["after"].(map[string]any)["v"])
 	}
 	return out
+}
+
+// KillAtTopicEnd SIGKILLs p as soon as topic's end offset reaches n, or
+// extra (when not nil) holds, and returns the end offset read after the
+// kill. It polls every few milliseconds over one client: a publisher
+// drains more than 100,000 records a second, so WaitFor's 200 ms steps,
+// each with a new client, let a mid-backfill or mid-transaction kill land
+// after the end (CI saw both).
+func (p *Proc) KillAtTopicEnd(t *testing.T, timeout time.Duration, topic string, n int64, extra func() bool) int64 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(KafkaAddr), kgo.MetadataMinAge(10*time.Millisecond)) // its cache would hide a new topic for seconds
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	end := func() int64 { return endOffset(adm, topic) }
+	deadline := time.Now().Add(timeout)
+	for end() < n && (extra == nil || !extra()) {
+		if p.Exited() || time.Now().After(deadline) {
+			t.Fatalf("waiting for %d records on %s: timed out after %s or tributary exited (%v); output:\n%s", n, topic, timeout, p.Err, p.Out)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.Kill()
+	return end()
 }

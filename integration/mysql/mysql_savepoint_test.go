@@ -32,7 +32,7 @@ func TestMySQLSavepointCrash(t *testing.T) {
 	p := e.Start("run", "--config", cfg)
 	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 1 })
 
-	const n = 100000 // rows after the savepoints: several seconds of streaming
+	const n = 200000 // rows after the savepoints: more than a second of streaming
 	e.Exec("BEGIN")
 	e.Exec("INSERT INTO sp VALUES (0, 'first')")
 	e.Exec("SAVEPOINT a")
@@ -47,18 +47,12 @@ func TestMySQLSavepointCrash(t *testing.T) {
 	txGTID, _ := gtid.GetString(0, 0)
 
 	// Kill as soon as a checkpoint names the transaction (only a bug
-	// would write one before its last row) or, failing that, part-way
-	// through its rows.
+	// would write one before its last row) or, failing that, once the
+	// rows after the second savepoint stream.
 	cpPath := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
-	var atKill int64
-	itest.WaitFor(t, 120*time.Second, "the transaction's rows to stream", func() bool {
-		if p.Exited() {
-			t.Fatalf("tributary exited: %v\n%s", p.Err, p.Out)
-		}
-		atKill = itest.TopicEnd(topic)
-		return checkpointHas(cpPath, `"`+txGTID+`"`) || atKill >= 1+n/2+n/4
+	atKill := p.KillAtTopicEnd(t, 120*time.Second, topic, 1+n/2+1000, func() bool {
+		return checkpointHas(cpPath, `"`+txGTID+`"`)
 	})
-	p.Kill()
 	if atKill >= n+2 {
 		t.Fatalf("the whole transaction (%d rows) was published before the kill: the test proves nothing; make it larger", atKill)
 	}
