@@ -37,13 +37,14 @@ type Transactions struct {
 // (franz-go takes no record while a transaction ends), about a fifth of a
 // drain at MaxInterval's pace, and spacing commits costs no latency there,
 // the records being older than that already. A change committed at the
-// source more than backlogLag before it is handed over says the source is
-// behind; until a later change says it has caught up, a transaction
+// source more than backlogLag before it is handed over (beyond its commit
+// time's resolution: MariaDB dates changes to the second) says the source
+// is behind; until a later change says it has caught up, a transaction
 // commits at the first source-transaction end after backlogRecords ×
 // MaxRecords records or once open backlogInterval (MaxInterval, if
 // longer). Splits within a source transaction stay at MaxRecords.
 const (
-	backlogLag      = 2 * time.Second // above MariaDB's one-second commit times
+	backlogLag      = time.Second
 	backlogInterval = 500 * time.Millisecond
 	backlogRecords  = 10
 )
@@ -80,10 +81,25 @@ func (t *txnState) due(now time.Time) bool {
 		return false
 	}
 	records, interval := t.cfg.MaxRecords, t.cfg.MaxInterval
-	if t.changeMicros != 0 && now.UnixMicro()-t.changeMicros > backlogLag.Microseconds() {
+	if behind(now, t.changeMicros) {
 		records, interval = backlogRecords*records, max(interval, backlogInterval)
 	}
 	return t.records >= records || now.Sub(t.opened) >= interval
+}
+
+// behind reports whether a change committed at commitMicros (0: none
+// yet) and handed over at now says the source drains a backlog. A commit
+// time in whole seconds may be one dated to the second (MariaDB's binlog):
+// the change was committed up to a second after it.
+func behind(now time.Time, commitMicros int64) bool {
+	if commitMicros == 0 {
+		return false
+	}
+	lag := now.UnixMicro() - commitMicros
+	if commitMicros%1e6 == 0 {
+		lag -= 1e6
+	}
+	return lag > backlogLag.Microseconds()
 }
 
 // resumeFrom chooses between the offsets topic's position (committed at

@@ -58,7 +58,9 @@ func TestCommitTickBoundsTheWait(t *testing.T) {
 // older than backlogLag; never within a source transaction.
 func TestTransactionSpacingFollowsTheBacklog(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	recent, old := now.Add(-time.Second).UnixMicro(), now.Add(-backlogLag-time.Millisecond).UnixMicro()
+	recent, old := now.Add(-backlogLag+time.Millisecond).UnixMicro()+1, now.Add(-backlogLag-time.Millisecond).UnixMicro()+1
+	// Dated to the second (MariaDB): committed up to a second later.
+	recentSecond, oldSecond := now.Add(-backlogLag-time.Second).UnixMicro(), now.Add(-backlogLag-time.Second-time.Microsecond).Truncate(time.Second).UnixMicro()
 	cfg := Transactions{MaxRecords: 5000, MaxInterval: 50 * time.Millisecond}
 	for name, c := range map[string]struct {
 		records, atMark int
@@ -77,6 +79,8 @@ func TestTransactionSpacingFollowsTheBacklog(t *testing.T) {
 		"inside a source transaction":            {records: 60000, atMark: 59000, open: time.Second, changeMicros: old},
 		"caught up, inside a source transaction": {records: 6000, atMark: 5999, open: time.Second, changeMicros: recent},
 		"empty":                                  {open: time.Second, changeMicros: recent},
+		"caught up, dated to the second":         {records: 3000, open: 60 * time.Millisecond, changeMicros: recentSecond, due: true},
+		"behind, dated to the second":            {records: 3000, open: 60 * time.Millisecond, changeMicros: oldSecond},
 	} {
 		atMark := c.atMark
 		if atMark == 0 {
