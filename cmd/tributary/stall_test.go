@@ -88,7 +88,7 @@ func TestWatchAcks(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&out, nil))
 	m := metrics.NewPipeline(metrics.NewRegistry(), "p")
 	p := &pipeline.Pipeline{}
-	m.Rows("public.t").Sent(change.OpCreate, time.Now().UnixMicro()) // one record in flight
+	m.Rows("public.t").Sent(change.OpCreate, time.Now().UnixMicro(), time.Now()) // one record in flight
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); watchAcks(ctx, p, m, log, 5*time.Millisecond, 100*time.Millisecond) }()

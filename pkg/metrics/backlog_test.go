@@ -17,12 +17,12 @@ func TestSnapshotBacklog(t *testing.T) {
 	m.now = func() time.Time { return now }
 	rows := m.Rows("s.t")
 	for range 3 {
-		rows.Sent(change.OpRead, 0)
+		rows.Sent(change.OpRead, 0, now)
 	}
 	if got := m.SnapshotBacklog(); got != 0 {
 		t.Fatalf("backlog with an idle stream = %d, want 0 (a backfill alone runs unpaced)", got)
 	}
-	rows.Sent(change.OpUpdate, now.UnixMicro())
+	rows.Sent(change.OpUpdate, now.UnixMicro(), now)
 	if got := m.SnapshotBacklog(); got != 3 {
 		t.Fatalf("backlog while the stream publishes = %d, want the 3 unacknowledged reads", got)
 	}
@@ -33,7 +33,7 @@ func TestSnapshotBacklog(t *testing.T) {
 	if got := m.SnapshotBacklog(); got != 0 {
 		t.Fatalf("backlog after every read settled = %d, want 0", got)
 	}
-	rows.Sent(change.OpRead, 0)
+	rows.Sent(change.OpRead, 0, now)
 	now = now.Add(500 * time.Millisecond) // the stream published half a second ago
 	if got := m.SnapshotBacklog(); got != 1 {
 		t.Fatalf("backlog half a second after a change = %d, want 1", got)

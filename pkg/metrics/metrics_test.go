@@ -21,12 +21,12 @@ func TestPrometheusText(t *testing.T) {
 	odd := m.Rows(`we"ird\` + "\n")
 	commit := time.Now().Add(-30 * time.Millisecond)
 	for _, op := range []change.Op{change.OpCreate, change.OpCreate, change.OpUpdate, change.OpDelete, change.OpRead} {
-		orders.Sent(op, commit.UnixMicro())
+		orders.Sent(op, commit.UnixMicro(), commit)
 		orders.Acked(op, commit.UnixMicro(), true, commit.Add(30*time.Millisecond))
 	}
-	odd.Sent(change.OpDelete, commit.UnixMicro())
+	odd.Sent(change.OpDelete, commit.UnixMicro(), commit)
 	odd.Acked(change.OpDelete, commit.UnixMicro(), false, time.Now()) // a tombstone: not a row
-	odd.Sent(change.OpCreate, commit.UnixMicro())
+	odd.Sent(change.OpCreate, commit.UnixMicro(), commit)
 	odd.Failed(change.OpCreate)
 
 	rec := httptest.NewRecorder()
@@ -77,11 +77,11 @@ func TestLag(t *testing.T) {
 	m.now = func() time.Time { return now }
 	r := m.Rows("t")
 	commit := now.Add(-7 * time.Second).UnixMicro()
-	r.Sent(change.OpRead, now.Add(-time.Hour).UnixMicro()) // backfill: not lag
+	r.Sent(change.OpRead, now.Add(-time.Hour).UnixMicro(), now) // backfill: not lag
 	if m.Lag() != 0 {
 		t.Errorf("lag %v with only a backfill row in flight", m.Lag())
 	}
-	r.Sent(change.OpUpdate, commit)
+	r.Sent(change.OpUpdate, commit, now)
 	if m.Lag() != 7*time.Second {
 		t.Errorf("lag %v, want 7s while a row is unacknowledged", m.Lag())
 	}
@@ -99,10 +99,10 @@ func TestEMFShape(t *testing.T) {
 	r := m.Rows("public.orders")
 	now := time.Now()
 	for i := 0; i < 250; i++ {
-		r.Sent(change.OpCreate, now.Add(-time.Second).UnixMicro())
+		r.Sent(change.OpCreate, now.Add(-time.Second).UnixMicro(), now)
 		r.Acked(change.OpCreate, now.Add(-time.Second).UnixMicro(), true, now)
 	}
-	r.Sent(change.OpRead, 0)
+	r.Sent(change.OpRead, 0, now)
 	r.Acked(change.OpRead, 0, true, now)
 	m.Error("run")
 	if err := e.Flush(now); err != nil {
@@ -197,7 +197,7 @@ func TestRecordingDoesNotAllocate(t *testing.T) {
 	r := m.Rows("t")
 	now := time.Now()
 	if n := testing.AllocsPerRun(1000, func() {
-		r.Sent(change.OpUpdate, now.UnixMicro())
+		r.Sent(change.OpUpdate, now.UnixMicro(), now)
 		r.Acked(change.OpUpdate, now.UnixMicro(), true, now)
 	}); n != 0 {
 		t.Errorf("%v allocations per row", n)
@@ -207,7 +207,7 @@ func TestRecordingDoesNotAllocate(t *testing.T) {
 func TestNilRecordsNothing(t *testing.T) {
 	var m *Pipeline
 	r := m.Rows("t")
-	r.Sent(change.OpCreate, 1)
+	r.Sent(change.OpCreate, 1, time.Now())
 	r.Acked(change.OpCreate, 1, true, time.Now())
 	r.Failed(change.OpCreate)
 	m.Error("run")

@@ -111,9 +111,10 @@ func (m *Pipeline) Rows(table string) *Rows {
 }
 
 // Sent records that a record of op, committed in the source at
-// commitMicros, was handed to the producer. Every Sent is followed by one
-// Acked or Failed.
-func (r *Rows) Sent(op change.Op, commitMicros int64) {
+// commitMicros, was handed to the producer at time at (the caller's clock
+// read for the record: one read less per event). Every Sent is followed
+// by one Acked or Failed.
+func (r *Rows) Sent(op change.Op, commitMicros int64, at time.Time) {
 	if r == nil {
 		return
 	}
@@ -124,7 +125,7 @@ func (r *Rows) Sent(op change.Op, commitMicros int64) {
 		m.reads.Add(1)
 		return
 	}
-	m.streamed.Store(m.now().UnixNano())
+	m.streamed.Store(at.UnixNano())
 	if commitMicros > m.newest.Load() {
 		m.newest.Store(commitMicros) // only the source's goroutine sends
 	}

@@ -25,6 +25,9 @@ type rowPartition struct {
 // naming it.
 func (p *Pipeline) choosePartition(ev *change.Event) (skipReason string, err error) {
 	p.partition = rowPartition{}
+	if len(p.PartitionColumns) == 0 {
+		return "", nil // spares naming the table for each event
+	}
 	col, ok := p.PartitionColumns[ev.Table.ID.String()]
 	if !ok {
 		return "", nil

@@ -559,7 +559,7 @@ func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, rb
 	}
 	// After the hand-over, which may refuse the record: a refused one is
 	// not sent. Its acknowledgement comes a network round trip later.
-	rows.Sent(op, commit)
+	rows.Sent(op, commit, now)
 	if p.txn != nil {
 		p.txn.counted()
 	}

@@ -53,7 +53,7 @@ func TestRecorderAndPrint(t *testing.T) {
 	m := metrics.NewPipeline(metrics.NewRegistry(), "shop")
 	rows := m.Rows("public.orders")
 	rows.Acked(change.OpRead, 0, true, time.Now())
-	rows.Sent(change.OpCreate, time.Now().UnixMicro())
+	rows.Sent(change.OpCreate, time.Now().UnixMicro(), time.Now())
 	rows.Acked(change.OpCreate, time.Now().UnixMicro(), true, time.Now())
 	rec := NewRecorder(m, "v9")
 	n := rec.Notifier(nopNotifier{})
