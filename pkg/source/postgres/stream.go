@@ -76,16 +76,25 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 		_ = nc.SetReadDeadline(time.Time{})
 	}()
 	var deadline time.Time
+	// One clock read per message: a message's arrival is noted at the
+	// next turn of the loop, its handling (a few µs, or a wait for the
+	// destination, when the server was not silent either) apart.
+	received := false
 	for {
-		if tx.finalLSN == 0 && time.Now().After(s.nextDiscover) {
+		now := time.Now()
+		if received {
+			heard, received = now, false
+		}
+		if tx.finalLSN == 0 && now.After(s.nextDiscover) {
 			if err := s.discover(ctx, emit); err != nil {
 				return err
 			}
-			s.nextDiscover = time.Now().Add(discoverEvery)
-			heard = time.Now() // the stream was not read meanwhile
+			now = time.Now()
+			s.nextDiscover = now.Add(discoverEvery)
+			heard = now // the stream was not read meanwhile
 		}
-		if time.Now().After(next) {
-			if err := s.sendStatus(ctx, time.Since(heard) >= pingAfter); err != nil {
+		if now.After(next) {
+			if err := s.sendStatus(ctx, now.Sub(heard) >= pingAfter); err != nil {
 				return err
 			}
 			next = time.Now().Add(statusInterval)
@@ -112,7 +121,7 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 			}
 			return fmt.Errorf("replication stream: %w", err)
 		}
-		heard = time.Now()
+		received = true
 		switch msg := msg.(type) {
 		case *pgproto3.ErrorResponse:
 			return fmt.Errorf("replication stream: %w", pgconn.ErrorResponseToPgError(msg))
