@@ -46,6 +46,9 @@ type Encoder struct {
 	version      string // source.version
 	sourceSchema connectSchema
 	tables       sync.Map // *change.Table → *tableCodec
+	// last is the codec found last: an event's topic, key and value ask
+	// for the same table, and most events follow one of that table.
+	last atomic.Pointer[tableCodec]
 	claims       topicClaims
 	// includeUnknown: Options.IncludeUnknownTypes.
 	includeUnknown bool
@@ -55,6 +58,7 @@ type Encoder struct {
 
 // tableCodec is everything precomputed for one table version.
 type tableCodec struct {
+	table    *change.Table // the version it encodes
 	topic    string
 	schema   string    // the base of the schema names: <prefix>.<schema>.<table>
 	topicErr error     // a *TopicCollisionError: another table has this topic
@@ -230,16 +234,21 @@ func (e *Encoder) codecFor(ev *change.Event) (*tableCodec, error) {
 // codec returns the table's codec, building it on first use. Loading an
 // existing entry does not allocate.
 func (e *Encoder) codec(t *change.Table) *tableCodec {
-	if v, ok := e.tables.Load(t); ok {
-		return v.(*tableCodec)
+	if c := e.last.Load(); c != nil && c.table == t {
+		return c
 	}
-	v, _ := e.tables.LoadOrStore(t, e.build(t))
-	return v.(*tableCodec)
+	v, ok := e.tables.Load(t)
+	if !ok {
+		v, _ = e.tables.LoadOrStore(t, e.build(t))
+	}
+	c := v.(*tableCodec)
+	e.last.Store(c)
+	return c
 }
 
 // build computes a table version's topic, column plans and schema JSON.
 func (e *Encoder) build(t *change.Table) *tableCodec {
-	c := &tableCodec{ncols: len(t.Columns)}
+	c := &tableCodec{table: t, ncols: len(t.Columns)}
 	c.topic, c.schema = e.topicOf(t.ID)
 	if _, err := e.ClaimTopic(t.ID); err != nil {
 		c.topicErr, c.err = err, err
