@@ -20,11 +20,13 @@ import (
 
 // softMemoryLimit keeps a task's footprint close to what the bounded
 // in-flight buffer needs: without it the collector lets the heap grow to
-// twice the live data between cycles. It sits above a drain's resident
-// memory (about 100 MB): at 80 MiB, below it, the runtime returned freed
-// pages to the system all the time and faulted them back in zeroed, 4–5 %
-// of a drain's CPU (docs/hot-path.md). GOMEMLIMIT overrides it.
-const softMemoryLimit = 128 << 20
+// twice the live data between cycles. It trades memory for CPU: at 80 MiB,
+// below a drain's resident memory (about 100 MB), the runtime returned
+// freed pages all the time and faulted them back in zeroed, 4–5 % of a
+// drain's CPU; at 128 MiB that was gone, but a backfill of 4 KB rows
+// peaked at 140–150 MB instead of 100. At 100 MiB: half the faults, and
+// that backfill peaks at 120 MB (docs/hot-path.md). GOMEMLIMIT overrides it.
+const softMemoryLimit = 100 << 20
 
 func runPipeline(ctx context.Context, inv *invocation) error {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
