@@ -113,6 +113,9 @@ func New(db Database, cfg Config) *Engine {
 		}
 		cfg.ChunkRows = chunkRowsFor(cfg.ChunkRows, cfg.Parallelism)
 	}
+	if cfg.ChunkBytes <= 0 {
+		cfg.ChunkBytes = chunkRowsFor(ChunkBytes, cfg.Parallelism)
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
@@ -378,6 +381,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 	// began (not placed, or the shape moved under the scan) reads the
 	// whole table again, as does a restart (its state has no key).
 	keyless := false
+	rowBytes := 0 // the last chunk's bytes per row; 0: no row read yet
 	from := func(k Key) Key {
 		if keyless {
 			return nil
@@ -408,6 +412,9 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 			return err
 		}
 		n := e.chunkRows()
+		// While the stream is idle the worker reads one chunk ahead.
+		ahead := n == e.cfg.ChunkRows
+		n = fitChunk(n, rowBytes, e.cfg.ChunkBytes)
 		id := fmt.Sprintf("%s%s:%d", MarkPrefix, e.id, e.seq.Add(1))
 		// The window opens now, before the low watermark is written, not
 		// when the stream meets it: PostgreSQL makes a transaction visible
@@ -458,6 +465,9 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		w.rows = rows
 		w.final = len(rows) < n
 		e.mu.Unlock()
+		if len(rows) > 0 {
+			rowBytes = max(1, chunkBytes(rows)/len(rows))
+		}
 		keyless = len(rows) > 0 && rows[0].Key == nil
 		if err := sess.WriteWatermark(ctx, id+":high"); err != nil {
 			e.forget(w)
@@ -482,7 +492,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		// While the stream carries changes (a small chunk) the worker
 		// reads no chunk ahead either: two chunks emitted back to back
 		// are one burst twice the size for the changes behind them.
-		if w.final || n < e.cfg.ChunkRows {
+		if w.final || !ahead {
 			placed, err := settle(w)
 			if err != nil {
 				return err
@@ -501,6 +511,29 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		prev, prevAfter = w, after
 		after = next(rows)
 	}
+}
+
+// fitChunk is a chunk of at most rows rows whose values, at rowBytes a row
+// (0: unknown), stay within budget bytes.
+func fitChunk(rows, rowBytes, budget int) int {
+	if rowBytes == 0 {
+		return min(rows, firstChunkRows)
+	}
+	return max(1, min(rows, budget/rowBytes))
+}
+
+// chunkBytes is about what rows hold in memory: their values' bytes, and
+// a few words for each value.
+func chunkBytes(rows []Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.Event != nil {
+			for _, v := range r.Event.After {
+				n += len(v.Bytes) + 16
+			}
+		}
+	}
+	return n
 }
 
 // next is the after of the chunk that follows rows, a full chunk.

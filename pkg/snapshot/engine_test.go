@@ -183,13 +183,17 @@ func TestShapeMovedReadsAgain(t *testing.T) {
 	}
 }
 
-// TestParallelChunksHoldDefaultRows: with n workers every chunk query asks
-// for ChunkRows/n rows, so that the chunks held at once (two per worker,
-// one read ahead) add up to what one worker holds.
+// TestParallelChunksHoldDefaultRows: with n workers every chunk query
+// after a table's first asks for ChunkRows/n rows, so that the chunks held
+// at once (two per worker, one read ahead) add up to what one worker holds.
 func TestParallelChunksHoldDefaultRows(t *testing.T) {
 	t.Setenv(chunkRowsEnv, "")
 	for _, tc := range []struct{ parallelism, want int }{{1, ChunkRows}, {2, ChunkRows / 2}, {4, ChunkRows / 4}, {8, ChunkRows / 8}} {
-		db := &limitDB{memDB: memDB{rows: map[int64]int64{1: 1}, marks: make(chan string, 16)}}
+		rows := map[int64]int64{}
+		for k := int64(1); k <= firstChunkRows+1; k++ {
+			rows[k] = k
+		}
+		db := &limitDB{memDB: memDB{rows: rows, marks: make(chan string, 16)}}
 		e := New(db, Config{Parallelism: tc.parallelism, IDPrefix: "t", TableName: memName})
 		snapshotTable(t, e, db.marks, func(context.Context, *change.Event) error { return nil }, 10*time.Second)
 		if db.limit != tc.want {
@@ -200,7 +204,8 @@ func TestParallelChunksHoldDefaultRows(t *testing.T) {
 
 // TestSmallChunksWhileStreaming: once the stream carries changes, the
 // next chunk query asks for StreamingChunkRows rows, not ChunkRows; when
-// the stream is quiet again, chunks are full size again.
+// the stream is quiet again, chunks are full size again (after the
+// table's first chunk, of firstChunkRows rows).
 func TestSmallChunksWhileStreaming(t *testing.T) {
 	t.Setenv(chunkRowsEnv, "")
 	db := &limitDB{memDB: memDB{rows: map[int64]int64{}, marks: make(chan string, 16)}}
@@ -219,9 +224,62 @@ func TestSmallChunksWhileStreaming(t *testing.T) {
 		}
 	}
 	snapshotTable(t, e, db.marks, func(context.Context, *change.Event) error { return nil }, 10*time.Second)
-	if want := []int{ChunkRows, StreamingChunkRows, ChunkRows}; len(db.limits) < 3 || !slices.Equal(db.limits[:3], want) {
+	if want := []int{firstChunkRows, StreamingChunkRows, ChunkRows}; len(db.limits) < 3 || !slices.Equal(db.limits[:3], want) {
 		t.Errorf("chunk queries of %v rows, want %v first", db.limits, want)
 	}
+}
+
+// TestChunksHoldBytesNotOnlyRows: a table of large rows is read in chunks
+// of at most ChunkBytes (after a first chunk of firstChunkRows rows, their
+// size unknown before it), not of ChunkRows rows: 2,500 rows of 900 KB
+// held a whole 1.3 GB table in memory. Every row is still emitted once.
+func TestChunksHoldBytesNotOnlyRows(t *testing.T) {
+	t.Setenv(chunkRowsEnv, "")
+	const rows, valueBytes, budget = 100, 4000, 40_000
+	db := &bigDB{limitDB: limitDB{memDB: memDB{rows: map[int64]int64{}, marks: make(chan string, 16)}}, size: valueBytes}
+	for k := int64(1); k <= rows; k++ {
+		db.rows[k] = k
+	}
+	e := New(db, Config{Parallelism: 1, ChunkBytes: budget, IDPrefix: "t", TableName: memName})
+	seen := map[int64]int{}
+	snapshotTable(t, e, db.marks, func(_ context.Context, ev *change.Event) error {
+		seen[ev.After[0].Int]++
+		return nil
+	}, 10*time.Second)
+	perRow := valueBytes + 2*16
+	if db.limits[0] != firstChunkRows {
+		t.Errorf("first chunk query of %d rows, want %d", db.limits[0], firstChunkRows)
+	}
+	for _, n := range db.limits[1:] {
+		if n < 1 || n*perRow > budget {
+			t.Errorf("chunk queries of %v rows: %d rows of %d bytes exceed the %d-byte chunk", db.limits, n, perRow, budget)
+			break
+		}
+	}
+	if len(seen) != rows {
+		t.Errorf("%d distinct rows emitted, want %d", len(seen), rows)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("row %d emitted %d times", k, n)
+		}
+	}
+}
+
+// bigDB is limitDB whose rows carry a value of size bytes.
+type bigDB struct {
+	limitDB
+	size int
+}
+
+func (d *bigDB) Session(context.Context) (Session, error) { return d, nil }
+
+func (d *bigDB) ReadChunk(ctx context.Context, table string, after Key, limit int) ([]Row, error) {
+	out, err := d.limitDB.ReadChunk(ctx, table, after, limit)
+	for _, r := range out {
+		r.Event.After[1] = change.BinaryValue(make([]byte, d.size))
+	}
+	return out, err
 }
 
 // limitDB records the limit of the chunk queries.

@@ -52,6 +52,16 @@ const ChunkRows = 5000
 // with 5,000 changes/s), at a few percent of the rows/s of a large one.
 const StreamingChunkRows = 1000
 
+// ChunkBytes bounds a chunk by its values' bytes as ChunkRows bounds it
+// by rows (both divided among the workers): 2,500 rows of 900 KB held a
+// whole 1.3 GB table in memory. A table's first chunk is firstChunkRows
+// rows, its rows' size unknown; each next one is sized by the last one's
+// rows (at least one row).
+const ChunkBytes = 8 << 20
+
+// firstChunkRows is the chunk read before a table's row size is known.
+const firstChunkRows = 16
+
 // ErrNoTable is returned (wrapped) by Session.ReadChunk when the table no
 // longer exists: the engine drops it from the snapshot with a warning
 // instead of failing the pipeline.
@@ -123,6 +133,9 @@ type Config struct {
 	// ChunkRows when 0 (tests set it small). While the stream carries
 	// changes a chunk is at most StreamingChunkRows.
 	ChunkRows int
+	// ChunkBytes bounds a chunk's value bytes; ChunkBytes divided by
+	// Parallelism when 0.
+	ChunkBytes int
 	// IDPrefix starts the event IDs of read rows ("pg", "my").
 	IDPrefix string
 	// TableName names the table of a streamed event as source.tables
