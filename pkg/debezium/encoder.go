@@ -48,8 +48,8 @@ type Encoder struct {
 	tables       sync.Map // *change.Table → *tableCodec
 	// last is the codec found last: an event's topic, key and value ask
 	// for the same table, and most events follow one of that table.
-	last atomic.Pointer[tableCodec]
-	claims       topicClaims
+	last   atomic.Pointer[tableCodec]
+	claims topicClaims
 	// includeUnknown: Options.IncludeUnknownTypes.
 	includeUnknown bool
 	routing        routing // Options.Topic and KeyColumns
