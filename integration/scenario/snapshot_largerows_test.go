@@ -3,7 +3,6 @@ package scenario_test
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-cdc/tributary/integration/itest"
-	"github.com/tributary-cdc/tributary/integration/procstat"
 )
 
 // TestSnapshotLargeRowsBounded, on every source: a table of 200 rows of
@@ -40,25 +38,7 @@ func TestSnapshotLargeRowsBounded(t *testing.T) {
 			stmts = []string{`CREATE TABLE big (id INT PRIMARY KEY, body MEDIUMTEXT NOT NULL) ENGINE=InnoDB`,
 				fmt.Sprintf(`INSERT INTO big SELECT seq, REPEAT(MD5(seq), 28000) FROM seq_1_to_%d`, rows)}
 		}
-		for _, s := range stmts {
-			if err := b.Exec(s); err != nil {
-				t.Fatalf("%s: %v", s, err)
-			}
-		}
-		e := b.Env()
-		p := e.Start("run", "--config", b.Config([]string{"big"}, ""))
-		ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
-		itest.WaitOrDump(t, p, 180*time.Second, "the backfill of the table of large rows", func() bool {
-			st, ok := itest.ReadSnapshotState(ckpt)
-			return ok && len(st.Done) > 0 && len(st.Tables) == 0
-		})
-		peak, err := procstat.PeakRSSMB(p.Cmd.Process.Pid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if code := p.Stop(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
-		}
+		peak := backfillPeakMB(t, b, "big", stmts)
 		seen := map[int]bool{}
 		itest.EachRawRecordWithin(t, b.Topic("big"), 120*time.Second, nil, func(r *kgo.Record) {
 			id, size := bigRow(t, r)
