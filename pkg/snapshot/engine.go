@@ -462,11 +462,14 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 			// ranks its rows' IDs) from 0 again.
 			t.rows = 0
 		}
+		size := chunkBytes(rows)
 		w.rows = rows
-		w.final = len(rows) < n
+		// Fewer rows than asked end the table, unless the source stopped
+		// at ChunkBytes (a table with a key: see Session.ReadChunk).
+		w.final = len(rows) < n && (size < ChunkBytes || rows[0].Key == nil)
 		e.mu.Unlock()
 		if len(rows) > 0 {
-			rowBytes = max(1, chunkBytes(rows)/len(rows))
+			rowBytes = max(1, size/len(rows))
 		}
 		keyless = len(rows) > 0 && rows[0].Key == nil
 		if err := sess.WriteWatermark(ctx, id+":high"); err != nil {
@@ -522,16 +525,24 @@ func fitChunk(rows, rowBytes, budget int) int {
 	return max(1, min(rows, budget/rowBytes))
 }
 
-// chunkBytes is about what rows hold in memory: their values' bytes, and
-// a few words for each value.
+// chunkBytes is RowBytes summed over rows.
 func chunkBytes(rows []Row) int {
 	n := 0
 	for _, r := range rows {
-		if r.Event != nil {
-			for _, v := range r.Event.After {
-				n += len(v.Bytes) + 16
-			}
-		}
+		n += RowBytes(r.Event)
+	}
+	return n
+}
+
+// RowBytes is about what a read row holds in memory: its values' bytes,
+// and a few words for each value.
+func RowBytes(ev *change.Event) int {
+	if ev == nil {
+		return 0
+	}
+	n := 0
+	for _, v := range ev.After {
+		n += len(v.Bytes) + 16
 	}
 	return n
 }

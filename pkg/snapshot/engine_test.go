@@ -266,6 +266,65 @@ func TestChunksHoldBytesNotOnlyRows(t *testing.T) {
 	}
 }
 
+// TestChunksStopAtBytesAfterSmallRows: a table whose first rows are tiny
+// and the rest large gets a chunk sized for tiny rows; the source keeps
+// no row past ChunkBytes (Session.ReadChunk), and the engine reads on
+// after the last row it kept rather than taking the short chunk for the
+// table's end. Every row is emitted once.
+func TestChunksStopAtBytesAfterSmallRows(t *testing.T) {
+	t.Setenv(chunkRowsEnv, "")
+	const small, big, valueBytes = firstChunkRows, 40, 600 << 10
+	db := &cappedDB{limitDB: limitDB{memDB: memDB{rows: map[int64]int64{}, marks: make(chan string, 64)}}, from: small + 1, size: valueBytes}
+	for k := int64(1); k <= small+big; k++ {
+		db.rows[k] = k
+	}
+	e := New(db, Config{Parallelism: 1, IDPrefix: "t", TableName: memName})
+	seen := map[int64]int{}
+	snapshotTable(t, e, db.marks, func(_ context.Context, ev *change.Event) error {
+		seen[ev.After[0].Int]++
+		return nil
+	}, 20*time.Second)
+	if len(seen) != small+big {
+		t.Errorf("%d distinct rows emitted, want %d (chunk queries %v, rows kept %v)", len(seen), small+big, db.limits, db.kept)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("row %d emitted %d times", k, n)
+		}
+	}
+	if len(db.limits) < 3 || db.limits[1] <= big {
+		t.Errorf("chunk queries of %v rows: the second should be sized for the tiny rows, and stopped by bytes", db.limits)
+	}
+}
+
+// cappedDB is limitDB whose rows from key from on carry a value of size
+// bytes, and which keeps no row past ChunkBytes, as Session.ReadChunk says
+// a source does.
+type cappedDB struct {
+	limitDB
+	from int64
+	size int
+	kept []int
+}
+
+func (d *cappedDB) Session(context.Context) (Session, error) { return d, nil }
+
+func (d *cappedDB) ReadChunk(ctx context.Context, table string, after Key, limit int) ([]Row, error) {
+	out, err := d.limitDB.ReadChunk(ctx, table, after, limit)
+	n := 0
+	for i, r := range out {
+		if r.Event.After[0].Int >= d.from {
+			r.Event.After[1] = change.BinaryValue(make([]byte, d.size))
+		}
+		if n += RowBytes(r.Event); n >= ChunkBytes {
+			out = out[:i+1]
+			break
+		}
+	}
+	d.kept = append(d.kept, len(out))
+	return out, err
+}
+
 // bigDB is limitDB whose rows carry a value of size bytes.
 type bigDB struct {
 	limitDB

@@ -56,7 +56,8 @@ const StreamingChunkRows = 1000
 // by rows (both divided among the workers): 2,500 rows of 900 KB held a
 // whole 1.3 GB table in memory. A table's first chunk is firstChunkRows
 // rows, its rows' size unknown; each next one is sized by the last one's
-// rows (at least one row).
+// rows (at least one row). Whatever the size asked, a source keeps no
+// row of a table with a key past ChunkBytes (Session.ReadChunk).
 const ChunkBytes = 8 << 20
 
 // firstChunkRows is the chunk read before a table's row size is known.
@@ -103,7 +104,11 @@ type Database interface {
 type Session interface {
 	// ReadChunk returns up to limit rows of table with keys after after
 	// (nil: from the start), in key order, as of now (a single short
-	// read, no long transaction).
+	// read, no long transaction). It keeps no row after those kept reach
+	// ChunkBytes (RowBytes summed): then it returns fewer than limit rows
+	// before the table's end, and the engine reads on after the last one
+	// (a chunk is sized by the rows before it, and rows far larger than
+	// those may follow).
 	//
 	// A table without a primary key has no key to read on after: it is
 	// read by one scan (a single read of the whole table, as of its

@@ -191,7 +191,7 @@ func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.K
 				}
 				lits[i] = lit
 			}
-			q += " WHERE (" + strings.Join(keys, ", ") + ") > (" + strings.Join(lits, ", ") + ")"
+			q += " WHERE " + keyAfter(keys, lits)
 		}
 		q += " ORDER BY " + strings.Join(keys, ", ") + fmt.Sprintf(" LIMIT %d", limit)
 	}
@@ -207,6 +207,22 @@ func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.K
 		return nil, rd.error(err)
 	}
 	return rd.out, nil
+}
+
+// keyAfter is the condition "the key columns keys come after the values
+// lits" in key order. MariaDB does not read a row comparison, (a, b) >
+// (x, y), as a range of the primary key: each chunk scanned the key from
+// its start (a composite-key table's backfill grew with its square). It
+// reads a >= x AND (a > x OR (a = x AND b > y)) as one.
+func keyAfter(keys, lits []string) string {
+	if len(keys) == 1 {
+		return keys[0] + " > " + lits[0]
+	}
+	gt := keys[len(keys)-1] + " > " + lits[len(lits)-1]
+	for i := len(keys) - 2; i >= 0; i-- {
+		gt = keys[i] + " > " + lits[i] + " OR (" + keys[i] + " = " + lits[i] + " AND (" + gt + "))"
+	}
+	return keys[0] + " >= " + lits[0] + " AND (" + gt + ")"
 }
 
 // error is a chunk query's error err: the row the reader refused, or err
@@ -365,9 +381,17 @@ type chunkReader struct {
 	out   []snapshot.Row
 	err   error // a row the reader refused
 	slabs snapshot.Slabs
+	// size is RowBytes of out; full: a keyed chunk reached
+	// snapshot.ChunkBytes, and the rows after are not kept (the next
+	// chunk reads on after the last row kept).
+	size int
+	full bool
 }
 
 func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
+	if rd.full {
+		return nil
+	}
 	t, pt, nc := rd.t, rd.pub.table(rd.t.t), len(rd.t.cols)
 	if rd.pub != nil {
 		nc = len(rd.pub.proj.Kept)
@@ -441,6 +465,10 @@ func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
 		ev.Source.File, ev.Source.Pos = rd.start.File, int64(rd.start.Pos)
 	}
 	rd.out = append(rd.out, snapshot.Row{Key: key, Event: ev})
+	if key != nil { // a scan keeps every row: it cannot read them again
+		rd.size += snapshot.RowBytes(ev)
+		rd.full = rd.size >= snapshot.ChunkBytes
+	}
 	return nil
 }
 

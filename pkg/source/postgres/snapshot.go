@@ -223,13 +223,21 @@ func (s *Source) readRows(ctx context.Context, conn *pgx.Conn, st snapTable, sql
 	}
 	out := make([]snapshot.Row, 0, limit)
 	var slabs snapshot.Slabs
+	size, full := 0, false
 	for rr.NextRow() {
+		if full {
+			continue // past snapshot.ChunkBytes: the next chunk reads on after the last row kept
+		}
 		ev, key, err := s.readEvent(rel, t, rr.Values(), now, lsn, &slabs)
 		if err != nil {
 			rr.Close()
 			return nil, err
 		}
 		out = append(out, snapshot.Row{Key: key, Event: ev})
+		if key != nil { // a scan's FETCH keeps every row: it cannot read them again
+			size += snapshot.RowBytes(ev)
+			full = size >= snapshot.ChunkBytes
+		}
 	}
 	if _, err := rr.Close(); err != nil {
 		return nil, chunkError(table, err)
