@@ -183,21 +183,22 @@ func TestShapeMovedReadsAgain(t *testing.T) {
 	}
 }
 
-// TestParallelChunksHoldDefaultRows: with n workers every chunk query
-// after a table's first asks for ChunkRows/n rows, so that the chunks held
-// at once (two per worker, one read ahead) add up to what one worker holds.
+// TestParallelChunksHoldDefaultRows: with n workers chunk queries ask for
+// at most ChunkRows/n rows (after a table's first chunks, each up to
+// chunkGrowth times the one before), so that the chunks held at once (two
+// per worker, one read ahead) add up to what one worker holds.
 func TestParallelChunksHoldDefaultRows(t *testing.T) {
 	t.Setenv(chunkRowsEnv, "")
 	for _, tc := range []struct{ parallelism, want int }{{1, ChunkRows}, {2, ChunkRows / 2}, {4, ChunkRows / 4}, {8, ChunkRows / 8}} {
 		rows := map[int64]int64{}
-		for k := int64(1); k <= firstChunkRows+1; k++ {
+		for k := int64(1); k <= 2*ChunkRows; k++ {
 			rows[k] = k
 		}
 		db := &limitDB{memDB: memDB{rows: rows, marks: make(chan string, 16)}}
 		e := New(db, Config{Parallelism: tc.parallelism, IDPrefix: "t", TableName: memName})
 		snapshotTable(t, e, db.marks, func(context.Context, *change.Event) error { return nil }, 10*time.Second)
-		if db.limit != tc.want {
-			t.Errorf("snapshot_parallelism %d: chunk queries of %d rows, want %d", tc.parallelism, db.limit, tc.want)
+		if got := slices.Max(db.limits); got != tc.want {
+			t.Errorf("snapshot_parallelism %d: chunk queries of up to %d rows (%v), want %d", tc.parallelism, got, db.limits, tc.want)
 		}
 	}
 }
@@ -205,7 +206,8 @@ func TestParallelChunksHoldDefaultRows(t *testing.T) {
 // TestSmallChunksWhileStreaming: once the stream carries changes, the
 // next chunk query asks for StreamingChunkRows rows, not ChunkRows; when
 // the stream is quiet again, chunks are full size again (after the
-// table's first chunk, of firstChunkRows rows).
+// table's first chunk, of firstChunkRows rows, and chunks growing by
+// chunkGrowth from there).
 func TestSmallChunksWhileStreaming(t *testing.T) {
 	t.Setenv(chunkRowsEnv, "")
 	db := &limitDB{memDB: memDB{rows: map[int64]int64{}, marks: make(chan string, 16)}}
@@ -216,7 +218,7 @@ func TestSmallChunksWhileStreaming(t *testing.T) {
 	chunk := 0
 	db.beforeHigh = func() {
 		chunk++
-		if chunk == 1 { // the stream publishes a change during chunk 1
+		if chunk == 5 { // the stream publishes a change during chunk 5 (4,096 rows)
 			ev := &change.Event{Table: memTable, Op: change.OpCreate, After: change.Row{change.IntValue(99999), change.IntValue(1)}}
 			if err := e.Observe(context.Background(), ev, func(context.Context, *change.Event) error { return nil }); err != nil {
 				t.Error(err)
@@ -224,7 +226,7 @@ func TestSmallChunksWhileStreaming(t *testing.T) {
 		}
 	}
 	snapshotTable(t, e, db.marks, func(context.Context, *change.Event) error { return nil }, 10*time.Second)
-	if want := []int{firstChunkRows, StreamingChunkRows, ChunkRows}; len(db.limits) < 3 || !slices.Equal(db.limits[:3], want) {
+	if want := []int{firstChunkRows, 64, 256, 1024, 4096, StreamingChunkRows, chunkGrowth * StreamingChunkRows, ChunkRows}; len(db.limits) < len(want) || !slices.Equal(db.limits[:len(want)], want) {
 		t.Errorf("chunk queries of %v rows, want %v first", db.limits, want)
 	}
 }
@@ -323,6 +325,67 @@ func (d *cappedDB) ReadChunk(ctx context.Context, table string, after Key, limit
 	}
 	d.kept = append(d.kept, len(out))
 	return out, err
+}
+
+// TestChunksAfterRunsOfTinyRows: a table whose key order alternates runs
+// of tiny rows and runs of large ones is read with little more than its
+// bytes: a chunk grows at most chunkGrowth times the one before, so a
+// chunk sized on a run of tiny rows does not ask for 2,500 rows whose
+// large ones the source reads and drops past ChunkBytes (a review measured
+// 20 times the table's bytes sent by MariaDB before).
+func TestChunksAfterRunsOfTinyRows(t *testing.T) {
+	t.Setenv(chunkRowsEnv, "")
+	const runs, tiny, large, size = 40, 200, 10, 896 << 10
+	db := &runsDB{memDB: memDB{rows: map[int64]int64{}, marks: make(chan string, 64)}, tiny: tiny, large: large, size: size}
+	for k := int64(1); k <= runs*(tiny+large); k++ {
+		db.rows[k] = k
+	}
+	e := New(db, Config{Parallelism: 1, IDPrefix: "t", TableName: memName})
+	seen := map[int64]int{}
+	snapshotTable(t, e, db.marks, func(_ context.Context, ev *change.Event) error {
+		seen[ev.After[0].Int]++
+		return nil
+	}, 30*time.Second)
+	if len(seen) != len(db.rows) {
+		t.Errorf("%d distinct rows emitted, want %d", len(seen), len(db.rows))
+	}
+	table := runs * (tiny + large*size)
+	if db.read > 3*table {
+		t.Errorf("the chunk queries read %d bytes for a table of %d (%.1f times)", db.read, table, float64(db.read)/float64(table))
+	}
+	t.Logf("read %.2f times the table's bytes in %d chunk queries", float64(db.read)/float64(table), db.queries)
+}
+
+// runsDB is memDB whose keys come in runs of tiny rows (1 byte) and runs
+// of large rows (size bytes), and which, as a source does, reads every row
+// a query asks for but keeps none past ChunkBytes; read counts the bytes
+// of every row read, kept or dropped.
+type runsDB struct {
+	memDB
+	tiny, large, size int
+	read, queries     int
+}
+
+func (d *runsDB) Session(context.Context) (Session, error) { return d, nil }
+
+func (d *runsDB) ReadChunk(ctx context.Context, table string, after Key, limit int) ([]Row, error) {
+	all, err := d.memDB.ReadChunk(ctx, table, after, limit)
+	d.queries++
+	kept, n := 0, len(all)
+	for i, r := range all {
+		b := 1
+		if int(r.Event.After[0].Int-1)%(d.tiny+d.large) >= d.tiny {
+			b = d.size
+		}
+		d.read += b
+		if i < n {
+			r.Event.After[1] = change.BinaryValue(make([]byte, b))
+			if kept += RowBytes(r.Event); kept >= ChunkBytes {
+				n = i + 1
+			}
+		}
+	}
+	return all[:n], err
 }
 
 // bigDB is limitDB whose rows carry a value of size bytes.
