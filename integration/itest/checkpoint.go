@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,6 +20,17 @@ type snapshotStateJSON struct {
 		Rows  int64    `json:"rows"`
 	} `json:"tables"`
 	Done []string `json:"done"`
+}
+
+// WaitBackfilled waits until p's file checkpoint records every queued
+// table's backfill as done, failing with p's output after timeout.
+func (e *Env) WaitBackfilled(t *testing.T, p *Proc, timeout time.Duration, what string) {
+	t.Helper()
+	ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
+	WaitOrDump(t, p, timeout, what, func() bool {
+		st, ok := ReadSnapshotState(ckpt)
+		return ok && len(st.Done) > 0 && len(st.Tables) == 0
+	})
 }
 
 // ReadSnapshotState reads the snapshot state of a file checkpoint; ok is

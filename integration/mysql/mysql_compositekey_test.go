@@ -3,7 +3,6 @@ package mysql_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -40,11 +39,7 @@ func TestMySQLCompositeKeyChunks(t *testing.T) {
 	}
 	e.Exec("INSERT INTO ck VALUES " + strings.Join(vals, ", "))
 	p := e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=14"}, "run", "--config", e.WriteConfig(""))
-	ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
-	itest.WaitOrDump(t, p, 120*time.Second, "the backfill of ck", func() bool {
-		st, ok := itest.ReadSnapshotState(ckpt)
-		return ok && len(st.Done) > 0 && len(st.Tables) == 0
-	})
+	e.WaitBackfilled(t, p, 120*time.Second, "the backfill of ck")
 	if code := p.Stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}

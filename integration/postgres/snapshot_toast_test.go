@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -68,11 +67,7 @@ func TestSnapshotKeepsToastedValues(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}()
-	ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
-	itest.WaitOrDump(t, p, 120*time.Second, "the snapshot to finish", func() bool {
-		st, ok := itest.ReadSnapshotState(ckpt)
-		return ok && len(st.Done) > 0 && len(st.Tables) == 0
-	})
+	e.WaitBackfilled(t, p, 120*time.Second, "the snapshot to finish")
 	stop.Store(true)
 	wg.Wait()
 	if rounds.Load() < 2 {

@@ -3,7 +3,6 @@ package scenario_test
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -98,11 +97,7 @@ func TestSnapshotKeylessTableRestarts(t *testing.T) {
 			t.Fatalf("the first process published %d rows before the kill: the backfill was not interrupted", n)
 		}
 		second := e.StartWith(small, "run", "--config", cfg)
-		ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
-		itest.WaitOrDump(t, second, 120*time.Second, "the backfill after the restart", func() bool {
-			st, ok := itest.ReadSnapshotState(ckpt)
-			return ok && len(st.Done) > 0 && len(st.Tables) == 0
-		})
+		e.WaitBackfilled(t, second, 120*time.Second, "the backfill after the restart")
 		if code := second.Stop(t); code != 0 {
 			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, second.Out)
 		}
@@ -160,11 +155,7 @@ func backfillPeakMB(t *testing.T, b itest.Backend, table string, stmts []string)
 	}
 	e := b.Env()
 	p := e.Start("run", "--config", b.Config([]string{table}, ""))
-	ckpt := filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
-	itest.WaitOrDump(t, p, 180*time.Second, "the backfill of "+table, func() bool {
-		st, ok := itest.ReadSnapshotState(ckpt)
-		return ok && len(st.Done) > 0 && len(st.Tables) == 0
-	})
+	e.WaitBackfilled(t, p, 180*time.Second, "the backfill of "+table)
 	peak, err := procstat.PeakRSSMB(p.Cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)

@@ -243,11 +243,7 @@ func TestChunksHoldBytesNotOnlyRows(t *testing.T) {
 		db.rows[k] = k
 	}
 	e := New(db, Config{Parallelism: 1, ChunkBytes: budget, IDPrefix: "t", TableName: memName})
-	seen := map[int64]int{}
-	snapshotTable(t, e, db.marks, func(_ context.Context, ev *change.Event) error {
-		seen[ev.After[0].Int]++
-		return nil
-	}, 10*time.Second)
+	emittedOnce(t, e, db.marks, rows, 10*time.Second)
 	perRow := valueBytes + 2*16
 	if db.limits[0] != firstChunkRows {
 		t.Errorf("first chunk query of %d rows, want %d", db.limits[0], firstChunkRows)
@@ -256,14 +252,6 @@ func TestChunksHoldBytesNotOnlyRows(t *testing.T) {
 		if n < 1 || n*perRow > budget {
 			t.Errorf("chunk queries of %v rows: %d rows of %d bytes exceed the %d-byte chunk", db.limits, n, perRow, budget)
 			break
-		}
-	}
-	if len(seen) != rows {
-		t.Errorf("%d distinct rows emitted, want %d", len(seen), rows)
-	}
-	for k, n := range seen {
-		if n != 1 {
-			t.Errorf("row %d emitted %d times", k, n)
 		}
 	}
 }
@@ -281,19 +269,7 @@ func TestChunksStopAtBytesAfterSmallRows(t *testing.T) {
 		db.rows[k] = k
 	}
 	e := New(db, Config{Parallelism: 1, IDPrefix: "t", TableName: memName})
-	seen := map[int64]int{}
-	snapshotTable(t, e, db.marks, func(_ context.Context, ev *change.Event) error {
-		seen[ev.After[0].Int]++
-		return nil
-	}, 20*time.Second)
-	if len(seen) != small+big {
-		t.Errorf("%d distinct rows emitted, want %d (chunk queries %v, rows kept %v)", len(seen), small+big, db.limits, db.kept)
-	}
-	for k, n := range seen {
-		if n != 1 {
-			t.Errorf("row %d emitted %d times", k, n)
-		}
-	}
+	emittedOnce(t, e, db.marks, small+big, 20*time.Second)
 	if len(db.limits) < 3 || db.limits[1] <= big {
 		t.Errorf("chunk queries of %v rows: the second should be sized for the tiny rows, and stopped by bytes", db.limits)
 	}
@@ -306,7 +282,6 @@ type cappedDB struct {
 	limitDB
 	from int64
 	size int
-	kept []int
 }
 
 func (d *cappedDB) Session(context.Context) (Session, error) { return d, nil }
@@ -323,7 +298,6 @@ func (d *cappedDB) ReadChunk(ctx context.Context, table string, after Key, limit
 			break
 		}
 	}
-	d.kept = append(d.kept, len(out))
 	return out, err
 }
 
@@ -341,14 +315,7 @@ func TestChunksAfterRunsOfTinyRows(t *testing.T) {
 		db.rows[k] = k
 	}
 	e := New(db, Config{Parallelism: 1, IDPrefix: "t", TableName: memName})
-	seen := map[int64]int{}
-	snapshotTable(t, e, db.marks, func(_ context.Context, ev *change.Event) error {
-		seen[ev.After[0].Int]++
-		return nil
-	}, 30*time.Second)
-	if len(seen) != len(db.rows) {
-		t.Errorf("%d distinct rows emitted, want %d", len(seen), len(db.rows))
-	}
+	emittedOnce(t, e, db.marks, len(db.rows), 30*time.Second)
 	table := runs * (tiny + large*size)
 	if db.read > 3*table {
 		t.Errorf("the chunk queries read %d bytes for a table of %d (%.1f times)", db.read, table, float64(db.read)/float64(table))
@@ -386,6 +353,25 @@ func (d *runsDB) ReadChunk(ctx context.Context, table string, after Key, limit i
 		}
 	}
 	return all[:n], err
+}
+
+// emittedOnce snapshots table s.t with e and fails unless its rows 1..n
+// were each emitted once.
+func emittedOnce(t *testing.T, e *Engine, marks chan string, n int, timeout time.Duration) {
+	t.Helper()
+	seen := map[int64]int{}
+	snapshotTable(t, e, marks, func(_ context.Context, ev *change.Event) error {
+		seen[ev.After[0].Int]++
+		return nil
+	}, timeout)
+	for k := int64(1); k <= int64(n); k++ {
+		if seen[k] != 1 {
+			t.Errorf("row %d emitted %d times, want once", k, seen[k])
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("%d distinct rows emitted, want %d", len(seen), n)
+	}
 }
 
 // bigDB is limitDB whose rows carry a value of size bytes.
