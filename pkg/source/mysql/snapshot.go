@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -511,6 +512,37 @@ func keyLiteral(c *column, hexVal string) (string, error) {
 		return string(raw), nil
 	case change.KindBytes, change.KindBits, change.KindBool:
 		return "X'" + hexVal + "'", nil
+	case change.KindEnum, change.KindSet:
+		// The key orders an ENUM by its members' declaration order and a
+		// SET by its bitmap, and a number compares with them so; a text
+		// would compare as text, skipping or repeating rows.
+		if n, ok := memberNumber(c, string(raw)); ok {
+			return strconv.FormatUint(n, 10), nil
+		}
 	}
 	return "_utf8mb4 X'" + hexVal + "'", nil
+}
+
+// memberNumber is an ENUM value's 1-based index among c's members, or a
+// SET value's bitmap; ok is false for a text that is not c's.
+func memberNumber(c *column, text string) (uint64, bool) {
+	if c.typ.Kind == change.KindEnum {
+		i := slices.Index(c.members, text)
+		if i < 0 && text == "" {
+			return 0, true // the error value, index 0
+		}
+		return uint64(i + 1), i >= 0
+	}
+	var n uint64
+	if text == "" {
+		return 0, true
+	}
+	for _, m := range strings.Split(text, ",") {
+		i := slices.Index(c.members, m)
+		if i < 0 || i >= 64 {
+			return 0, false
+		}
+		n |= 1 << i
+	}
+	return n, true
 }
