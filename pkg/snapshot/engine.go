@@ -557,7 +557,8 @@ func RowBytes(ev *change.Event) int {
 	return n
 }
 
-// next is the after of the chunk that follows rows, a full chunk.
+// next is the after of the chunk that follows rows, a full chunk (or one
+// its source stopped at ChunkBytes).
 func next(rows []Row) Key {
 	if k := rows[len(rows)-1].Key; k != nil {
 		return k
