@@ -168,8 +168,7 @@ cluster_start() {
   kafka_jars # no-ops once up.sh ran
   kafka_tls
   mkdir -p "$CLUSTER_HOME"
-  [[ -s $CLUSTER_HOME/cluster.id ]] ||
-    head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$CLUSTER_HOME/cluster.id"
+  kafka_cluster_id "$CLUSTER_HOME/cluster.id"
   local n pids=() pid
   # All at once (a quorum of three elects a leader only once two voters run; formatting is a
   # JVM start each).

@@ -223,6 +223,16 @@ kafka_jars() {
 }
 
 # kafka_pid: prints the pid of this checkout's broker if it runs.
+# kafka_cluster_id FILE: writes a new cluster id to FILE unless it holds one: 16 random bytes in
+# URL-safe base64 without padding, not starting with "-" (the storage tool's argument parser
+# takes such an id for an option and fails: 1 start in 64 did; Kafka's own ids avoid it too).
+kafka_cluster_id() {
+  [[ -s $1 && $(<"$1") != -* ]] && return 0
+  local id
+  until id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n') && [[ $id != -* ]]; do :; done
+  printf '%s' "$id" >"$1"
+}
+
 kafka_pid() {
   running_pid "$KAFKA_PIDFILE" "kafka.Kafka $KAFKA_PROPERTIES" ||
     find_pid "kafka.Kafka $KAFKA_PROPERTIES"
@@ -276,9 +286,7 @@ kafka_up() {
   kafka_properties >"$KAFKA_PROPERTIES"
 
   if [[ ! -f $KAFKA_HOME/data/meta.properties ]]; then
-    # A cluster id is 16 random bytes in URL-safe base64 without padding.
-    [[ -s $KAFKA_HOME/cluster.id ]] ||
-      head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$KAFKA_HOME/cluster.id"
+    kafka_cluster_id "$KAFKA_HOME/cluster.id"
     say "kafka: formatting storage (cluster id $(<"$KAFKA_HOME/cluster.id"))"
     if ! "${KAFKA_JAVA[@]}" kafka.tools.StorageTool format --config "$KAFKA_PROPERTIES" \
       --cluster-id "$(<"$KAFKA_HOME/cluster.id")" --ignore-formatted \
