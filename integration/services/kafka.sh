@@ -222,7 +222,6 @@ kafka_jars() {
   mv "$KAFKA_HOME/lib.tmp" "$KAFKA_HOME/lib"
 }
 
-# kafka_pid: prints the pid of this checkout's broker if it runs.
 # kafka_cluster_id FILE: writes a new cluster id to FILE unless it holds one: 16 random bytes in
 # URL-safe base64 without padding, not starting with "-" (the storage tool's argument parser
 # takes such an id for an option and fails: 1 start in 64 did; Kafka's own ids avoid it too).
@@ -233,6 +232,7 @@ kafka_cluster_id() {
   printf '%s' "$id" >"$1"
 }
 
+# kafka_pid: prints the pid of this checkout's broker if it runs.
 kafka_pid() {
   running_pid "$KAFKA_PIDFILE" "kafka.Kafka $KAFKA_PROPERTIES" ||
     find_pid "kafka.Kafka $KAFKA_PROPERTIES"

@@ -464,16 +464,16 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 			t.rows = 0
 		}
 		size := chunkBytes(rows)
+		keyless = len(rows) > 0 && rows[0].Key == nil
 		w.rows = rows
 		// Fewer rows than asked end the table, unless the source stopped
-		// at ChunkBytes (a table with a key: see Session.ReadChunk).
-		w.final = len(rows) < n && (size < ChunkBytes || rows[0].Key == nil)
+		// at ChunkBytes (a table with a key: see ChunkFill).
+		w.final = len(rows) < n && (size < ChunkBytes || keyless)
 		e.mu.Unlock()
 		if len(rows) > 0 {
 			rowBytes = max(1, size/len(rows))
 		}
 		lastRows = len(rows)
-		keyless = len(rows) > 0 && rows[0].Key == nil
 		if err := sess.WriteWatermark(ctx, id+":high"); err != nil {
 			e.forget(w)
 			return fmt.Errorf("snapshot %s: write the high watermark: %w", t.name, err)
@@ -543,6 +543,26 @@ func chunkBytes(rows []Row) int {
 	}
 	return n
 }
+
+// ChunkFill is what a source's ReadChunk has kept of a chunk: once the
+// rows of a table with a key reach ChunkBytes, it keeps no more
+// (Session.ReadChunk). A scan's rows (no key) never fill it: a scan
+// cannot read a row again.
+type ChunkFill struct {
+	size int
+	full bool
+}
+
+// Keep counts r, a row the source kept.
+func (f *ChunkFill) Keep(r Row) {
+	if r.Key != nil {
+		f.size += RowBytes(r.Event)
+		f.full = f.size >= ChunkBytes
+	}
+}
+
+// Full reports whether the source is to keep no row after those kept.
+func (f *ChunkFill) Full() bool { return f.full }
 
 // RowBytes is about what a read row holds in memory: its values' bytes,
 // and a few words for each value.

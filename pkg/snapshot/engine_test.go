@@ -288,12 +288,12 @@ func (d *cappedDB) Session(context.Context) (Session, error) { return d, nil }
 
 func (d *cappedDB) ReadChunk(ctx context.Context, table string, after Key, limit int) ([]Row, error) {
 	out, err := d.limitDB.ReadChunk(ctx, table, after, limit)
-	n := 0
+	var fill ChunkFill
 	for i, r := range out {
 		if r.Event.After[0].Int >= d.from {
 			r.Event.After[1] = change.BinaryValue(make([]byte, d.size))
 		}
-		if n += RowBytes(r.Event); n >= ChunkBytes {
+		if fill.Keep(r); fill.Full() {
 			out = out[:i+1]
 			break
 		}
@@ -338,16 +338,17 @@ func (d *runsDB) Session(context.Context) (Session, error) { return d, nil }
 func (d *runsDB) ReadChunk(ctx context.Context, table string, after Key, limit int) ([]Row, error) {
 	all, err := d.memDB.ReadChunk(ctx, table, after, limit)
 	d.queries++
-	kept, n := 0, len(all)
+	var fill ChunkFill
+	n := len(all)
 	for i, r := range all {
 		b := 1
 		if int(r.Event.After[0].Int-1)%(d.tiny+d.large) >= d.tiny {
 			b = d.size
 		}
 		d.read += b
-		if i < n {
+		if !fill.Full() {
 			r.Event.After[1] = change.BinaryValue(make([]byte, b))
-			if kept += RowBytes(r.Event); kept >= ChunkBytes {
+			if fill.Keep(r); fill.Full() {
 				n = i + 1
 			}
 		}

@@ -105,7 +105,7 @@ type Session interface {
 	// ReadChunk returns up to limit rows of table with keys after after
 	// (nil: from the start), in key order, as of now (a single short
 	// read, no long transaction). It keeps no row after those kept reach
-	// ChunkBytes (RowBytes summed): then it returns fewer than limit rows
+	// ChunkBytes (ChunkFill counts them): then it returns fewer than limit rows
 	// before the table's end, and the engine reads on after the last one
 	// (a chunk is sized by the rows before it, and rows far larger than
 	// those may follow).

@@ -382,15 +382,13 @@ type chunkReader struct {
 	out   []snapshot.Row
 	err   error // a row the reader refused
 	slabs snapshot.Slabs
-	// size is RowBytes of out; full: a keyed chunk reached
-	// snapshot.ChunkBytes, and the rows after are not kept (the next
-	// chunk reads on after the last row kept).
-	size int
-	full bool
+	// fill says when a keyed chunk reached snapshot.ChunkBytes: the rows
+	// after are not kept (the next chunk reads on after the last one kept).
+	fill snapshot.ChunkFill
 }
 
 func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
-	if rd.full {
+	if rd.fill.Full() {
 		return nil
 	}
 	t, pt, nc := rd.t, rd.pub.table(rd.t.t), len(rd.t.cols)
@@ -466,10 +464,7 @@ func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
 		ev.Source.File, ev.Source.Pos = rd.start.File, int64(rd.start.Pos)
 	}
 	rd.out = append(rd.out, snapshot.Row{Key: key, Event: ev})
-	if key != nil { // a scan keeps every row: it cannot read them again
-		rd.size += snapshot.RowBytes(ev)
-		rd.full = rd.size >= snapshot.ChunkBytes
-	}
+	rd.fill.Keep(rd.out[len(rd.out)-1])
 	return nil
 }
 

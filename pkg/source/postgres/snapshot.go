@@ -223,9 +223,9 @@ func (s *Source) readRows(ctx context.Context, conn *pgx.Conn, st snapTable, sql
 	}
 	out := make([]snapshot.Row, 0, limit)
 	var slabs snapshot.Slabs
-	size, full := 0, false
+	var fill snapshot.ChunkFill
 	for rr.NextRow() {
-		if full {
+		if fill.Full() {
 			continue // past snapshot.ChunkBytes: the next chunk reads on after the last row kept
 		}
 		ev, key, err := s.readEvent(rel, t, rr.Values(), now, lsn, &slabs)
@@ -234,10 +234,7 @@ func (s *Source) readRows(ctx context.Context, conn *pgx.Conn, st snapTable, sql
 			return nil, err
 		}
 		out = append(out, snapshot.Row{Key: key, Event: ev})
-		if key != nil { // a scan's FETCH keeps every row: it cannot read them again
-			size += snapshot.RowBytes(ev)
-			full = size >= snapshot.ChunkBytes
-		}
+		fill.Keep(out[len(out)-1])
 	}
 	if _, err := rr.Close(); err != nil {
 		return nil, chunkError(table, err)
