@@ -3,8 +3,9 @@ package main
 // The snapshot scenarios of issue 12, Tributary only (Debezium's incremental snapshots are
 // driven by a signal table of its own and not compared here):
 //
-//   - backfill-parallel: the bench rows in one table, then split over N tables (id mod N),
-//     backfilled with source.snapshot_parallelism 1, 2 (the default) and N; rows/s of each,
+//   - backfill-parallel: the bench rows in one table (read in key ranges by 2 and N workers),
+//     then split over N tables (id mod N), each backfilled with source.snapshot_parallelism 1,
+//     2 (the default) and N; rows/s of each,
 //     from the process start to the broker's append time of the last row, as `backfill`.
 //   - snapshot-latency: the pipeline streams the bench table at BENCH_SNAPSHOT_RATE changes/s
 //     while `tributary backfill --table public.bench_snap` re-publishes a BENCH_ROWS table;
@@ -56,10 +57,13 @@ func (b *bench) parallel(ctx context.Context) error {
 	type variant struct {
 		tables, parallelism int
 	}
-	variants := []variant{{1, 1}}
-	for _, p := range []int{1, 2, n} {
-		if !slices.Contains(variants, variant{n, p}) {
-			variants = append(variants, variant{n, p})
+	// One table read by 1, 2 and N workers (in key ranges), then N tables.
+	var variants []variant
+	for _, tables := range []int{1, n} {
+		for _, p := range []int{1, 2, n} {
+			if !slices.Contains(variants, variant{tables, p}) {
+				variants = append(variants, variant{tables, p})
+			}
 		}
 	}
 	var failed error

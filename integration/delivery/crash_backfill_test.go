@@ -73,11 +73,19 @@ func backfillResumes(t *testing.T, b itest.Backend) bool {
 	p.Kill()
 	// The last checkpoint may have moved on before the kill landed.
 	prog, _ = readBackfillProgress(ckpt)
-	if prog.Table != bigID || !slices.Contains(prog.Done, smallID) || len(prog.After) != 1 {
+	if prog.Table != bigID || !slices.Contains(prog.Done, smallID) || len(prog.Ranges) == 0 {
 		t.Fatalf("checkpointed progress %+v: want %s done and %s in progress", prog, smallID, bigID)
 	}
-	lastKey, _ := strconv.Atoi(prog.After[0])
-	t.Logf("interrupted with the checkpoint at %d rows, big up to k=%d (%d%%)", prog.Rows, lastKey, lastKey*100/big)
+	// Two workers read big as two key ranges at once; the last one reads
+	// to the end, where the row added below goes.
+	left := 0 // rows after the checkpoint
+	for i, r := range prog.Ranges {
+		if r.Until < 0 {
+			prog.Ranges[i].Until = big + 1
+		}
+		left += prog.Ranges[i].Until - r.After
+	}
+	t.Logf("interrupted with the checkpoint at %d rows, big's ranges (after, up to) %v", prog.Rows, prog.Ranges)
 
 	// While it is down: change rows already published, rows not read yet,
 	// and add one.
@@ -100,7 +108,8 @@ func backfillResumes(t *testing.T, b itest.Backend) bool {
 	msgs := itest.ReadTopic(t, bigTopic)
 	firstPID := msgs[0].ProducerID
 	last := map[int]itest.Message{}
-	run2Reads, minRun2 := 0, 1<<30
+	run2Reads := 0
+	minRun2 := make([]int, len(prog.Ranges)) // the least key each range read in the second run
 	for _, m := range msgs {
 		if m.Value == nil {
 			continue // the delete's tombstone
@@ -109,7 +118,14 @@ func backfillResumes(t *testing.T, b itest.Backend) bool {
 		last[k] = m
 		if m.ProducerID != firstPID && m.Payload()["op"] == "r" {
 			run2Reads++
-			minRun2 = min(minRun2, k)
+			i := slices.IndexFunc(prog.Ranges, func(r keyRange) bool { return k > r.After && k <= r.Until })
+			if i < 0 {
+				t.Errorf("the resumed backfill read key %d, in no range left (%v)", k, prog.Ranges)
+				continue
+			}
+			if minRun2[i] == 0 || k < minRun2[i] {
+				minRun2[i] = k
+			}
 		}
 	}
 	for k := 1; k <= big+1; k++ {
@@ -131,11 +147,13 @@ func backfillResumes(t *testing.T, b itest.Backend) bool {
 			}
 		}
 	}
-	if minRun2 != lastKey+1 {
-		t.Errorf("the resumed backfill started at key %d, want %d (just after the checkpointed key)", minRun2, lastKey+1)
+	for i, r := range prog.Ranges {
+		if minRun2[i] != r.After+1 && r.After+1 != big-1 { // (big-1 was deleted)
+			t.Errorf("the resumed backfill started range %v at key %d, want %d (just after the checkpointed key)", r, minRun2[i], r.After+1)
+		}
 	}
-	if want := big + 1 - lastKey; run2Reads > want {
-		t.Errorf("the resumed backfill read %d rows, more than the %d after the checkpoint", run2Reads, want)
+	if run2Reads > left {
+		t.Errorf("the resumed backfill read %d rows, more than the %d after the checkpoint", run2Reads, left)
 	}
 	for _, m := range itest.ReadTopic(t, smallTopic) {
 		if m.ProducerID != firstPID {
@@ -143,17 +161,21 @@ func backfillResumes(t *testing.T, b itest.Backend) bool {
 			break
 		}
 	}
-	t.Logf("resumed on %s: second run read %d rows of big from k=%d (a full restart would read %d); %d messages in big",
+	t.Logf("resumed on %s: second run read %d rows of big from k=%v (a full restart would read %d); %d messages in big",
 		b.Kind(), run2Reads, minRun2, big+1, len(msgs))
 	return true
 }
 
 type backfillProgressJSON struct {
-	Done  []string // tables finished
-	Table string   // the table read (with a last key)
-	After []string // its last key
-	Rows  int64    // rows published of that table
+	Done   []string   // tables finished
+	Table  string     // the table read (with a last key)
+	Ranges []keyRange // its key ranges left
+	Rows   int64      // rows published of that table
 }
+
+// keyRange is a key range of a one-column integer key left to read: the
+// keys after After (0: from the start) up to Until (-1: the table's end).
+type keyRange struct{ After, Until int }
 
 // readBackfillProgress reads the snapshot progress of a file checkpoint
 // (the capture engine's state in the position); finished is true once no
@@ -166,7 +188,13 @@ func readBackfillProgress(path string) (prog backfillProgressJSON, finished bool
 	prog.Done = st.Done
 	for _, t := range st.Tables {
 		if len(t.Key) > 0 {
-			prog.Table, prog.After, prog.Rows = t.Table, []string{strconv.Itoa(intKey(t.Key))}, t.Rows
+			prog.Table, prog.Ranges, prog.Rows = t.Table, []keyRange{{intKey(t.Key), -1}}, t.Rows
+		}
+		if len(t.Parts) > 0 && t.Rows > 0 {
+			prog.Table, prog.Ranges, prog.Rows = t.Table, nil, t.Rows
+			for _, r := range t.Parts {
+				prog.Ranges = append(prog.Ranges, keyRange{max(0, intKey(r.Key)), intKey(r.Until)})
+			}
 		}
 	}
 	return prog, len(st.Tables) == 0 && len(st.Done) > 0

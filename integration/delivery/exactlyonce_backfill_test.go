@@ -1,6 +1,7 @@
 package delivery_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,12 +21,24 @@ import (
 // that ends inside a chunk commits rows that its position does not cover,
 // and a crash then publishes them again.
 func TestExactlyOnceBackfillCrashes(t *testing.T) {
-	itest.ForEachBackend(t, "eosbf", func(t *testing.T, b itest.Backend) {
+	exactlyOnceBackfillCrashes(t, "eosbf", 1)
+}
+
+// TestExactlyOnceSplitBackfillCrashes: the same with two workers, which
+// read the one table as two key ranges at once (500-row chunks each):
+// each range resumes after its own last key.
+func TestExactlyOnceSplitBackfillCrashes(t *testing.T) {
+	exactlyOnceBackfillCrashes(t, "eossplit", 2)
+}
+
+func exactlyOnceBackfillCrashes(t *testing.T, prefix string, parallelism int) {
+	itest.ForEachBackend(t, prefix, func(t *testing.T, b itest.Backend) {
 		e := b.Env()
 		const rows = 6000
-		cfg, chunks, ckpt := eosBackfillSetup(t, b, rows)
+		cfg, chunks, ckpt := eosBackfillSetup(t, b, rows, parallelism)
 
 		kills := 0
+		killedOut := "" // the killed runs' output
 		for _, point := range []string{"after-txn-commit:2", "after-txn-commit:2", "after-txn-commit:3"} {
 			p := e.StartWith(append(chunks, "TRIBUTARY_TEST_CRASH="+point), "run", "--config", cfg)
 			// A run may finish the backfill in fewer commits than its crash
@@ -53,6 +66,7 @@ func TestExactlyOnceBackfillCrashes(t *testing.T) {
 				t.Fatalf("ended with %v, not by its own SIGKILL at %s; output:\n%s", p.Err, point, p.Out)
 			}
 			kills++
+			killedOut += p.Out.String()
 			if _, finished := readBackfillProgress(ckpt); finished {
 				break
 			}
@@ -74,6 +88,9 @@ func TestExactlyOnceBackfillCrashes(t *testing.T) {
 		})
 		if code := p.Stop(t); code != 0 {
 			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
+		}
+		if split := strings.Contains(p.Out.String()+killedOut, "read in key ranges at once"); split != (parallelism > 1) {
+			t.Errorf("snapshot_parallelism %d: the table read in key ranges: %v", parallelism, split)
 		}
 
 		reads := map[int]int{}
@@ -114,17 +131,17 @@ func editConfig(t *testing.T, path, old, new string) {
 }
 
 // eosBackfillSetup makes table big (rows rows) and the sentinel table on
-// b, and an exactly-once pipeline config whose backfill reads with one
-// worker in chunks as large as its transactions: max_records 1000, and
-// chunks, the environment that sets 1000-row chunks. ckpt is the path of
-// its file checkpoint.
-func eosBackfillSetup(t *testing.T, b itest.Backend, rows int) (cfg string, chunks []string, ckpt string) {
+// b, and an exactly-once pipeline config whose backfill reads with
+// parallelism workers in chunks as large as its transactions (one worker)
+// or half that: max_records 1000, and chunks, the environment that sets
+// 1000-row chunks. ckpt is the path of its file checkpoint.
+func eosBackfillSetup(t *testing.T, b itest.Backend, rows, parallelism int) (cfg string, chunks []string, ckpt string) {
 	t.Helper()
 	e := b.Env()
 	itest.CreateTables(t, b, "big", "sentinel")
 	itest.MustExecOn(t, b, b.BulkInsert("big", 0, 0, rows))
 	cfg = b.Config(nil, "")
-	editConfig(t, cfg, "source:\n", "source:\n  snapshot_parallelism: 1\n")
+	editConfig(t, cfg, "source:\n", fmt.Sprintf("source:\n  snapshot_parallelism: %d\n", parallelism))
 	itest.AppendConfig(t, cfg, itest.ExactlyOnceLines+"transactions:\n  max_records: 1000\n")
 	return cfg, []string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=1000"}, filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
 }

@@ -27,7 +27,7 @@ func TestReviewEOSBackfillWithStreamCrashes(t *testing.T) {
 	itest.ForEachBackend(t, "rveosbf", func(t *testing.T, b itest.Backend) {
 		e := b.Env()
 		const rows = 20000
-		cfg, chunks, ckpt := eosBackfillSetup(t, b, rows)
+		cfg, chunks, ckpt := eosBackfillSetup(t, b, rows, 1)
 
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup

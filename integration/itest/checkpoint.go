@@ -18,6 +18,12 @@ type snapshotStateJSON struct {
 		Table string   `json:"table"`
 		Key   []string `json:"key"` // base64 of each key value's text
 		Rows  int64    `json:"rows"`
+		// Parts are the unfinished key ranges of a table read in several
+		// (Key is then empty): last key read and the range's last key.
+		Parts []struct {
+			Key   []string `json:"key"`
+			Until []string `json:"until"`
+		} `json:"parts"`
 	} `json:"tables"`
 	Done []string `json:"done"`
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -85,6 +86,12 @@ func TestSnapshotWhileWriting(t *testing.T) {
 		})
 		if code := p.Stop(t); code != 0 {
 			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
+		}
+
+		// 6,000 rows in chunks of 75 per worker: two workers read the
+		// table as two key ranges at once.
+		if !strings.Contains(p.Out.String(), "read in key ranges at once") {
+			t.Errorf("the table was not read in key ranges at once; output:\n%s", p.Out)
 		}
 
 		want, err := b.State("items")

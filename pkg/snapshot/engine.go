@@ -63,26 +63,41 @@ type held struct {
 	t   *table
 	ev  *change.Event
 	key string // its primary key (rowKey); "" for a table without one
-	// resume is its table's key before it: a position made while it is
-	// held reads it again, so that neither a crash nor a stop loses it.
+	// resume is its key range's key before it: a position made while it
+	// is held reads it again, so that neither a crash nor a stop loses it.
 	resume Key
+	p      *part
 }
 
 type table struct {
 	name      string
-	key       Key
 	rows      int64
 	estimated int64
 	started   time.Time
 	initial   bool
-	running   bool // a worker reads it
 	done      bool
 	first     bool // its next published row is its first
+	// parts are the table's key ranges, each read by one worker at a
+	// time: one, from the start to the end, unless the table was split
+	// (see Engine.split).
+	parts []*part
 }
+
+// part is a key range of a table: the rows after key up to until.
+type part struct {
+	key     Key // the last key read: the range reads on after it
+	until   Key // the range's last key (inclusive); nil: the table's end
+	running bool
+	done    bool
+}
+
+// whole is a table's one key range, from key to its end.
+func whole(key Key) []*part { return []*part{{key: key}} }
 
 // window is one chunk between its watermarks.
 type window struct {
 	t       *table
+	p       *part
 	open    bool             // its keys are noted (from registration on)
 	changed map[string]touch // keys the stream changed since (see touch.go)
 	gone    string           // the key the stream deleted last
@@ -154,9 +169,14 @@ func (e *Engine) Queue(tables []string, initial bool) {
 			}
 			e.tables = slices.Delete(e.tables, i, i+1)
 		}
-		e.tables = append(e.tables, &table{name: name, initial: initial, first: true})
+		e.tables = append(e.tables, &table{name: name, initial: initial, first: true, parts: whole(nil)})
 	}
 	e.dirty = true
+	e.wakeLocked()
+}
+
+// wakeLocked tells the workers waiting for work that there is some.
+func (e *Engine) wakeLocked() {
 	close(e.wake)
 	e.wake = make(chan struct{})
 }
@@ -178,7 +198,13 @@ func (e *Engine) Restore(s State) {
 		out = append(out, &table{name: name, done: true})
 	}
 	for _, ts := range s.Tables {
-		t := &table{name: ts.Table, key: ts.Key, rows: ts.Rows, initial: ts.Initial, first: ts.Rows == 0}
+		t := &table{name: ts.Table, rows: ts.Rows, initial: ts.Initial, first: ts.Rows == 0, parts: whole(ts.Key)}
+		if len(ts.Parts) > 0 {
+			t.parts = nil
+			for _, r := range ts.Parts {
+				t.parts = append(t.parts, &part{key: r.Key, until: r.Until})
+			}
+		}
 		if ts.Started != 0 {
 			t.started = time.UnixMilli(ts.Started)
 		}
@@ -186,7 +212,7 @@ func (e *Engine) Restore(s State) {
 	}
 	for _, t := range e.tables {
 		if !t.done && !slices.ContainsFunc(out, func(o *table) bool { return o.name == t.name }) {
-			out = append(out, &table{name: t.name, initial: t.initial, first: true})
+			out = append(out, &table{name: t.name, initial: t.initial, first: true, parts: whole(nil)})
 		}
 	}
 	e.tables = out
@@ -231,10 +257,22 @@ func (e *Engine) State() json.RawMessage {
 			s.Done = append(s.Done, t.name)
 			continue
 		}
-		ts := TableState{Table: t.name, Key: t.key, Rows: t.rows, Initial: t.initial}
+		ts := TableState{Table: t.name, Rows: t.rows, Initial: t.initial}
 		if h != nil {
-			// Its held row is not published: read on before it.
-			ts.Key, ts.Rows = h.resume, t.rows-1
+			ts.Rows-- // its held row is not published: read it again (below)
+		}
+		for _, p := range t.parts {
+			r := RangeState{Key: p.key, Until: p.until}
+			if h != nil && h.p == p {
+				r.Key = h.resume
+			} else if p.done {
+				continue
+			}
+			ts.Parts = append(ts.Parts, r)
+		}
+		if len(t.parts) == 1 && t.parts[0].until == nil {
+			// One range to the table's end: its key says it all.
+			ts.Key, ts.Parts = ts.Parts[0].Key, nil
 		}
 		if !t.started.IsZero() {
 			ts.Started = t.started.UnixMilli()
@@ -311,18 +349,18 @@ func (e *Engine) work(ctx context.Context) error {
 		}
 	}()
 	for {
-		t, err := e.next(ctx)
+		t, p, err := e.next(ctx)
 		if err != nil {
 			return err
 		}
 		if sess == nil {
 			if sess, err = e.db.Session(ctx); err != nil {
-				e.release(t)
+				e.release(p)
 				return fmt.Errorf("snapshot: %w", err)
 			}
 		}
-		if err := e.table(ctx, sess, t); err != nil {
-			e.release(t)
+		if err := e.table(ctx, sess, t, p); err != nil {
+			e.release(p)
 			if errors.Is(err, ErrNoTable) {
 				e.cfg.Log.Warn("snapshot: the table is gone (dropped or renamed); its snapshot ends", "table", t.name, "err", err)
 				e.Drop(t.name)
@@ -333,48 +371,58 @@ func (e *Engine) work(ctx context.Context) error {
 	}
 }
 
-// next waits for a queued table and marks it running.
-func (e *Engine) next(ctx context.Context) (*table, error) {
+// next waits for a key range of a queued table to read and marks it
+// running.
+func (e *Engine) next(ctx context.Context) (*table, *part, error) {
 	for {
 		e.mu.Lock()
 		for _, t := range e.tables {
-			if !t.done && !t.running {
-				t.running = true
-				e.mu.Unlock()
-				return t, nil
+			for _, p := range t.parts {
+				if !t.done && !p.done && !p.running {
+					p.running = true
+					e.mu.Unlock()
+					return t, p, nil
+				}
 			}
 		}
 		wake := e.wake
 		e.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-wake:
 		}
 	}
 }
 
-func (e *Engine) release(t *table) {
+func (e *Engine) release(p *part) {
 	e.mu.Lock()
-	t.running = false
+	p.running = false
 	e.mu.Unlock()
 }
 
-// table reads t chunk by chunk, each in its window, until done.
-func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
+// table reads p, a key range of t, chunk by chunk, each in its window,
+// until done. A table's first worker may split it first (Engine.split).
+func (e *Engine) table(ctx context.Context, sess Session, t *table, p *part) error {
 	if est, err := sess.Estimate(ctx, t.name); err == nil {
 		e.mu.Lock()
 		t.estimated = est
 		e.mu.Unlock()
 	}
 	e.mu.Lock()
+	one := len(t.parts) == 1
 	if t.started.IsZero() {
 		t.started = e.cfg.Now()
 		e.dirty = true
 	}
-	after := t.key
+	after := p.key
 	e.mu.Unlock()
-	e.cfg.Log.Info("snapshot: reading table", "table", t.name, "resume", after != nil, "estimated_rows", t.estimated)
+	if one {
+		e.cfg.Log.Info("snapshot: reading table", "table", t.name, "resume", after != nil, "estimated_rows", t.estimated)
+		if err := e.split(ctx, sess, t, p); err != nil {
+			return err
+		}
+	}
 	moved := 0 // chunk reads in a row that met ErrShapeMoved
 	// A table without a primary key is read by a scan the session holds
 	// open (ReadOn): a chunk that cannot be read again from where it
@@ -425,7 +473,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		// Noting keys from any point before the read is safe: every change
 		// the read sees is streamed before the high watermark, so a key
 		// the stream touched since has its newest state published by then.
-		w := &window{id: id, t: t, after: after, open: true, changed: map[string]touch{}, closed: make(chan struct{}), prev: prev}
+		w := &window{id: id, t: t, p: p, after: after, open: true, changed: map[string]touch{}, closed: make(chan struct{}), prev: prev}
 		e.mu.Lock()
 		if t.done { // dropped meanwhile
 			e.mu.Unlock()
@@ -438,7 +486,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 			e.forget(w)
 			return fmt.Errorf("snapshot %s: write the low watermark: %w", t.name, err)
 		}
-		rows, err := sess.ReadChunk(ctx, t.name, after, n)
+		rows, err := sess.ReadChunk(ctx, t.name, after, p.until, n)
 		if errors.Is(err, ErrShapeMoved) {
 			e.forget(w)
 			moved++
@@ -458,7 +506,7 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 			return fmt.Errorf("snapshot %s: read a chunk: %w", t.name, err)
 		}
 		e.mu.Lock()
-		if after == nil {
+		if after == nil && len(t.parts) == 1 {
 			// From the start: a keyless table read again counts (and
 			// ranks its rows' IDs) from 0 again.
 			t.rows = 0
@@ -516,6 +564,57 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table) error {
 		prev, prevAfter = w, after
 		after = next(rows)
 	}
+}
+
+// splitChunks is the fewest chunks (of Config.ChunkRows) a key range
+// holds when a table is split.
+const splitChunks = 2
+
+// split cuts t, whose one key range p a worker starts to read, into up to
+// Parallelism key ranges of about the same rows (by the database's estimate),
+// which idle workers read at once: one large table is the common case,
+// and one worker reads about a core's worth. A table smaller than two
+// ranges of splitChunks chunks, or whose source finds no split points
+// (no key, an estimate far too high), stays whole. Each range is read in
+// its own windows, so a range's rows are published in key order and a
+// key's last message is its latest state, as for a whole table; the
+// ranges' rows interleave.
+func (e *Engine) split(ctx context.Context, sess Session, t *table, p *part) error {
+	e.mu.Lock()
+	rest, from := t.estimated-t.rows, p.key
+	e.mu.Unlock()
+	parts := min(int64(e.cfg.Parallelism), rest/int64(splitChunks*e.cfg.ChunkRows))
+	if parts < 2 || p.until != nil {
+		return nil
+	}
+	keys, err := sess.Split(ctx, t.name, from, rest, int(parts))
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrNoTable) {
+			return err
+		}
+		e.cfg.Log.Warn("snapshot: the table's key ranges could not be found; one worker reads it", "table", t.name, "err", err)
+		return nil
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if t.done || len(t.parts) != 1 {
+		return nil
+	}
+	p.until = keys[0]
+	for i, k := range keys {
+		r := &part{key: k}
+		if i+1 < len(keys) {
+			r.until = keys[i+1]
+		}
+		t.parts = append(t.parts, r)
+	}
+	e.dirty = true
+	e.wakeLocked()
+	e.cfg.Log.Info("snapshot: the table is read in key ranges at once", "table", t.name, "ranges", len(t.parts))
+	return nil
 }
 
 // chunkGrowth is how many times the last chunk's rows the next chunk may
@@ -704,14 +803,16 @@ func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.C
 		out = append(out, r.Event)
 		last = resume
 	}
+	p := w.p
 	if n := len(w.rows); n > 0 {
-		t.key = w.rows[n-1].Key
+		p.key = w.rows[n-1].Key
 	}
 	t.rows += int64(len(out))
 	if w.final {
-		t.done, t.running = true, false
+		p.done, p.running = true, false
+		t.done = !slices.ContainsFunc(t.parts, func(p *part) bool { return !p.done })
 	}
-	out = e.markLocked(t, out, last)
+	out = e.markLocked(t, p, out, last)
 	w.emitted = true
 	e.dirty = true
 	e.mu.Unlock()
@@ -721,7 +822,7 @@ func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.C
 			return true, err
 		}
 	}
-	if w.final {
+	if t.done && w.final {
 		e.cfg.Log.Info("snapshot: table done", "table", t.name, "rows", t.rows)
 	}
 	return true, nil
@@ -742,10 +843,10 @@ func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.C
 // (Engine.held) until a row of its table or of a table after it is emitted,
 // or the initial snapshot ends, which emits the rows held with the last
 // of them "last" (Debezium's BufferingSnapshotChangeRecordReceiver holds
-// each record back until the next one for that). resume is the table's
-// key before out's last row: a position made while it is held reads it
-// again.
-func (e *Engine) markLocked(t *table, out []*change.Event, resume Key) []*change.Event {
+// each record back until the next one for that). resume is p's key before
+// out's last row (p the key range of t the rows were read from): a
+// position made while it is held reads it again.
+func (e *Engine) markLocked(t *table, p *part, out []*change.Event, resume Key) []*change.Event {
 	started := t.started.UnixMicro()
 	base := t.rows - int64(len(out)) // rows of t published before this chunk
 	// "<prefix>:r:<table>:<started>:<key>", built once per chunk up to the
@@ -771,7 +872,7 @@ func (e *Engine) markLocked(t *table, out []*change.Event, resume Key) []*change
 		// finished: none of them is last.
 		ready := e.releaseLocked(func(h *held) bool { return h.t == t || h.t.done })
 		last := out[len(out)-1]
-		h := &held{t: t, ev: last, resume: resume}
+		h := &held{t: t, p: p, ev: last, resume: resume}
 		if len(last.Table.Key) > 0 && last.After != nil {
 			h.key = rowKey(last.Table, last.After)
 		}

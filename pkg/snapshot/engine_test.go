@@ -48,25 +48,53 @@ func (d *memDB) WriteWatermark(_ context.Context, mark string) error {
 	return nil
 }
 
-func (d *memDB) ReadChunk(_ context.Context, _ string, after Key, limit int) ([]Row, error) {
+func (d *memDB) ReadChunk(_ context.Context, _ string, after, until Key, limit int) ([]Row, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.moved > 0 {
 		d.moved--
 		return nil, fmt.Errorf("column \"gone\" does not exist: %w", ErrShapeMoved)
 	}
-	from := int64(0)
+	from, to := int64(0), int64(1<<16)
 	if after != nil {
 		from, _ = strconv.ParseInt(string(after[0]), 10, 64)
 	}
+	if until != nil {
+		to, _ = strconv.ParseInt(string(until[0]), 10, 64)
+	}
 	var out []Row
-	for k := from + 1; k <= 1<<16 && len(out) < limit; k++ {
+	for k := from + 1; k <= to && len(out) < limit; k++ {
 		v, ok := d.rows[k]
 		if !ok {
 			continue
 		}
 		out = append(out, Row{Key: Key{[]byte(strconv.FormatInt(k, 10))},
 			Event: &change.Event{Table: memTable, Op: change.OpRead, After: change.Row{change.IntValue(k), change.IntValue(v)}}})
+	}
+	return out, nil
+}
+
+// Split cuts the keys after after into parts ranges of about the same
+// rows, as a source's split query does.
+func (d *memDB) Split(_ context.Context, _ string, after Key, _ int64, parts int) ([]Key, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	from := int64(0)
+	if after != nil {
+		from, _ = strconv.ParseInt(string(after[0]), 10, 64)
+	}
+	var keys []int64
+	for k := range d.rows {
+		if k > from {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var out []Key
+	for i := 1; i < parts; i++ {
+		if at := i*len(keys)/parts - 1; at >= 0 {
+			out = append(out, Key{[]byte(strconv.FormatInt(keys[at], 10))})
+		}
 	}
 	return out, nil
 }
@@ -286,8 +314,8 @@ type cappedDB struct {
 
 func (d *cappedDB) Session(context.Context) (Session, error) { return d, nil }
 
-func (d *cappedDB) ReadChunk(ctx context.Context, table string, after Key, limit int) ([]Row, error) {
-	out, err := d.limitDB.ReadChunk(ctx, table, after, limit)
+func (d *cappedDB) ReadChunk(ctx context.Context, table string, after, until Key, limit int) ([]Row, error) {
+	out, err := d.limitDB.ReadChunk(ctx, table, after, until, limit)
 	var fill ChunkFill
 	for i, r := range out {
 		if r.Event.After[0].Int >= d.from {
@@ -335,8 +363,8 @@ type runsDB struct {
 
 func (d *runsDB) Session(context.Context) (Session, error) { return d, nil }
 
-func (d *runsDB) ReadChunk(ctx context.Context, table string, after Key, limit int) ([]Row, error) {
-	all, err := d.memDB.ReadChunk(ctx, table, after, limit)
+func (d *runsDB) ReadChunk(ctx context.Context, table string, after, until Key, limit int) ([]Row, error) {
+	all, err := d.memDB.ReadChunk(ctx, table, after, until, limit)
 	d.queries++
 	var fill ChunkFill
 	n := len(all)
@@ -383,8 +411,8 @@ type bigDB struct {
 
 func (d *bigDB) Session(context.Context) (Session, error) { return d, nil }
 
-func (d *bigDB) ReadChunk(ctx context.Context, table string, after Key, limit int) ([]Row, error) {
-	out, err := d.limitDB.ReadChunk(ctx, table, after, limit)
+func (d *bigDB) ReadChunk(ctx context.Context, table string, after, until Key, limit int) ([]Row, error) {
+	out, err := d.limitDB.ReadChunk(ctx, table, after, until, limit)
 	for _, r := range out {
 		r.Event.After[1] = change.BinaryValue(make([]byte, d.size))
 	}
@@ -400,12 +428,12 @@ type limitDB struct {
 
 func (d *limitDB) Session(context.Context) (Session, error) { return d, nil }
 
-func (d *limitDB) ReadChunk(ctx context.Context, table string, after Key, limit int) ([]Row, error) {
+func (d *limitDB) ReadChunk(ctx context.Context, table string, after, until Key, limit int) ([]Row, error) {
 	d.mu.Lock()
 	d.limit = limit
 	d.limits = append(d.limits, limit)
 	d.mu.Unlock()
-	return d.memDB.ReadChunk(ctx, table, after, limit)
+	return d.memDB.ReadChunk(ctx, table, after, until, limit)
 }
 
 // TestPacedByBacklog: while the destination still has more than half a
@@ -499,7 +527,9 @@ type scanDB struct {
 
 func (d *scanDB) Session(context.Context) (Session, error) { return d, nil }
 
-func (d *scanDB) ReadChunk(_ context.Context, _ string, after Key, limit int) ([]Row, error) {
+func (d *scanDB) Split(context.Context, string, Key, int64, int) ([]Key, error) { return nil, nil }
+
+func (d *scanDB) ReadChunk(_ context.Context, _ string, after, until Key, limit int) ([]Row, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {

@@ -35,8 +35,11 @@ func (d *tablesDB) Session(context.Context) (Session, error)         { return d,
 func (d *tablesDB) Close() error                                     { return nil }
 func (d *tablesDB) Estimate(context.Context, string) (int64, error)  { return 0, nil }
 func (d *tablesDB) WriteWatermark(_ context.Context, m string) error { d.marks <- m; return nil }
+func (d *tablesDB) Split(context.Context, string, Key, int64, int) ([]Key, error) {
+	return nil, nil
+}
 
-func (d *tablesDB) ReadChunk(_ context.Context, table string, after Key, limit int) ([]Row, error) {
+func (d *tablesDB) ReadChunk(_ context.Context, table string, after, until Key, limit int) ([]Row, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	from := int64(0)

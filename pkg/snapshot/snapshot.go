@@ -118,7 +118,17 @@ type Session interface {
 	// fewer than limit when it ends, which closes it. The engine passes
 	// ReadOn only right after this session returned a full chunk of the
 	// table; after anything else the table is read again from the start.
-	ReadChunk(ctx context.Context, table string, after Key, limit int) ([]Row, error)
+	//
+	// until, when not nil, is the last key of the range read (a table
+	// split by Split): no row after it is returned, and fewer than limit
+	// rows end the range. It is nil for a table without a key.
+	ReadChunk(ctx context.Context, table string, after, until Key, limit int) ([]Row, error)
+	// Split returns up to parts-1 keys of table, in key order, that cut
+	// its rows after after (nil: from the start; about rows of them, from
+	// the statistics) into parts ranges of about the same rows: each key
+	// is the last of its range. Fewer keys (none for a table without a
+	// key) keep ranges whole.
+	Split(ctx context.Context, table string, after Key, rows int64, parts int) ([]Key, error)
 	// WriteWatermark writes mark to the database's log, committed, so
 	// that the stream meets it after every change committed before it;
 	// the source hands it back to Engine.Watermark.

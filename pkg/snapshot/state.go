@@ -20,6 +20,9 @@ type TableState struct {
 	// Key is the primary key of the last row read (base64 values): the
 	// snapshot reads on after it. Empty: from the start.
 	Key Key `json:"key,omitempty"`
+	// Parts are the key ranges still to read of a table split into
+	// several (Key is then unused); none: one range, from Key to the end.
+	Parts []RangeState `json:"parts,omitempty"`
 	// Rows counts the rows published (op r) so far.
 	Rows int64 `json:"rows"`
 	// Started is when the table's first chunk was read (Unix ms); 0
@@ -29,6 +32,13 @@ type TableState struct {
 	// rows carry Debezium's first/last markers; the rows of a snapshot
 	// requested while streaming are "incremental".
 	Initial bool `json:"initial,omitempty"`
+}
+
+// RangeState is a key range of a table still to read: the rows after Key
+// (empty: from the start) up to Until (inclusive; empty: to the end).
+type RangeState struct {
+	Key   Key `json:"key,omitempty"`
+	Until Key `json:"until,omitempty"`
 }
 
 // DecodeState reads an encoded State; empty input is the empty State.

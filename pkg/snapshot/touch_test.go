@@ -22,7 +22,7 @@ type docDB struct {
 
 func (d *docDB) Session(context.Context) (Session, error) { return d, nil }
 
-func (d *docDB) ReadChunk(_ context.Context, _ string, after Key, limit int) ([]Row, error) {
+func (d *docDB) ReadChunk(_ context.Context, _ string, after, until Key, limit int) ([]Row, error) {
 	var out []Row
 	for k := int64(1); k <= 100 && len(out) < limit; k++ {
 		if title, ok := d.titles[k]; ok {

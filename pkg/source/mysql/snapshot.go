@@ -152,25 +152,19 @@ func (m *mySession) Estimate(_ context.Context, table string) (int64, error) {
 // ReadChunk implements snapshot.Session: one keyset query on the text
 // protocol, read in autocommit (its own consistent read, no lock); a
 // table without a primary key is read by one streaming query (myScan).
-func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.Key, limit int) ([]snapshot.Row, error) {
+func (m *mySession) ReadChunk(ctx context.Context, name string, after, until snapshot.Key, limit int) ([]snapshot.Row, error) {
 	s := m.s
-	s.mu.Lock()
-	cur := s.tables[name]
-	var t table
-	if cur != nil {
-		t = *cur // the stream re-describes tables under s.mu: read a copy
-	}
-	s.mu.Unlock()
-	if cur == nil {
-		return nil, fmt.Errorf("%s: %w", name, snapshot.ErrNoTable)
+	t, err := s.snapTable(name)
+	if err != nil {
+		return nil, err
 	}
 	all := make([]string, len(t.cols))
 	for i, c := range t.cols {
 		all[i] = quoteIdent(c.name)
 	}
-	keys := make([]string, len(t.key))
-	for i, k := range t.key {
-		keys[i] = all[k]
+	keys, where, err := keyRange(&t, after, until)
+	if err != nil {
+		return nil, fmt.Errorf("%s: resume key: %w", name, err)
 	}
 	// An excluded column is not read (columns.go).
 	pub := s.published(&t)
@@ -183,18 +177,7 @@ func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.K
 	}
 	q := "SELECT " + strings.Join(cols, ", ") + " FROM " + t.quoted()
 	if len(keys) > 0 {
-		if len(after) == len(keys) {
-			lits := make([]string, len(keys))
-			for i, k := range t.key {
-				lit, err := keyLiteral(&t.cols[k], hex.EncodeToString(after[i]))
-				if err != nil {
-					return nil, fmt.Errorf("%s: resume key: %w", name, err)
-				}
-				lits[i] = lit
-			}
-			q += " WHERE " + keyAfter(keys, lits)
-		}
-		q += " ORDER BY " + strings.Join(keys, ", ") + fmt.Sprintf(" LIMIT %d", limit)
+		q += where + " ORDER BY " + strings.Join(keys, ", ") + fmt.Sprintf(" LIMIT %d", limit)
 	}
 	rd := &chunkReader{s: s, t: &t, pub: pub, name: name, now: time.Now().UnixMicro(), start: s.streamStart.Load(), out: make([]snapshot.Row, 0, limit)}
 	if len(keys) == 0 {
@@ -210,20 +193,102 @@ func (m *mySession) ReadChunk(ctx context.Context, name string, after snapshot.K
 	return rd.out, nil
 }
 
-// keyAfter is the condition "the key columns keys come after the values
-// lits" in key order. MariaDB does not read a row comparison, (a, b) >
-// (x, y), as a range of the primary key: each chunk scanned the key from
-// its start (a composite-key table's backfill grew with its square). It
-// reads a >= x AND (a > x OR (a = x AND b > y)) as one.
-func keyAfter(keys, lits []string) string {
-	if len(keys) == 1 {
-		return keys[0] + " > " + lits[0]
+// snapTable is a copy of the table name as the stream knows it now (the
+// stream re-describes tables under s.mu).
+func (s *Source) snapTable(name string) (table, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := s.tables[name]
+	if cur == nil {
+		return table{}, fmt.Errorf("%s: %w", name, snapshot.ErrNoTable)
 	}
-	gt := keys[len(keys)-1] + " > " + lits[len(lits)-1]
-	for i := len(keys) - 2; i >= 0; i-- {
-		gt = keys[i] + " > " + lits[i] + " OR (" + keys[i] + " = " + lits[i] + " AND (" + gt + "))"
+	return *cur, nil
+}
+
+// keyRange is t's key columns, quoted, in key order, and the condition
+// (" WHERE …", or "" with both bounds nil) of the rows after the key after
+// up to the key until.
+func keyRange(t *table, after, until snapshot.Key) (keys []string, where string, err error) {
+	keys = make([]string, len(t.key))
+	for i, k := range t.key {
+		keys[i] = quoteIdent(t.cols[k].name)
 	}
-	return keys[0] + " >= " + lits[0] + " AND (" + gt + ")"
+	var conds []string
+	for _, b := range []struct {
+		key  snapshot.Key
+		upTo bool
+	}{{after, false}, {until, true}} {
+		if len(keys) == 0 || len(b.key) != len(keys) {
+			continue
+		}
+		lits := make([]string, len(keys))
+		for i, k := range t.key {
+			if lits[i], err = keyLiteral(&t.cols[k], hex.EncodeToString(b.key[i])); err != nil {
+				return nil, "", err
+			}
+		}
+		conds = append(conds, keyBound(keys, lits, b.upTo))
+	}
+	if len(conds) > 0 {
+		where = " WHERE " + strings.Join(conds, " AND ")
+	}
+	return keys, where, nil
+}
+
+// keyBound is the condition "the key columns keys come after the values
+// lits" in key order, or with upTo "come up to them" (lits included).
+// MariaDB does not read a row comparison, (a, b) > (x, y), as a range of
+// the primary key: each chunk scanned the key from its start (a
+// composite-key table's backfill grew with its square). It reads
+// a >= x AND (a > x OR (a = x AND b > y)) as one.
+func keyBound(keys, lits []string, upTo bool) string {
+	strict, loose, last := " > ", " >= ", " > "
+	if upTo {
+		strict, loose, last = " < ", " <= ", " <= "
+	}
+	n := len(keys)
+	cmp := keys[n-1] + last + lits[n-1]
+	if n == 1 {
+		return cmp
+	}
+	for i := n - 2; i >= 0; i-- {
+		cmp = keys[i] + strict + lits[i] + " OR (" + keys[i] + " = " + lits[i] + " AND (" + cmp + "))"
+	}
+	return keys[0] + loose + lits[0] + " AND (" + cmp + ")"
+}
+
+// Split implements snapshot.Session: the key at each range's end, found
+// by a walk of the primary key (OFFSET) per split point.
+func (m *mySession) Split(ctx context.Context, name string, after snapshot.Key, rows int64, parts int) ([]snapshot.Key, error) {
+	t, err := m.s.snapTable(name)
+	if err != nil || len(t.key) == 0 {
+		return nil, err
+	}
+	keys, where, err := keyRange(&t, after, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: resume key: %w", name, err)
+	}
+	stop := context.AfterFunc(ctx, func() { m.conn.Close() })
+	defer stop()
+	var out []snapshot.Key
+	for i := 1; i < parts; i++ {
+		r, err := m.conn.Execute(fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT 1 OFFSET %d", strings.Join(keys, ", "), t.quoted(), where,
+			strings.Join(keys, ", "), max(0, int64(i)*rows/int64(parts)-1)))
+		if err != nil {
+			rd := chunkReader{name: name}
+			return nil, rd.error(err)
+		}
+		if len(r.Values) == 0 {
+			break // fewer rows than the estimate: the last range runs to the end
+		}
+		k := make(snapshot.Key, len(keys))
+		var scratch [32]byte
+		for i := range k {
+			k[i] = slices.Clone(valueText(&r.Values[0][i], scratch[:0]))
+		}
+		out = append(out, k)
+	}
+	return out, nil
 }
 
 // error is a chunk query's error err: the row the reader refused, or err

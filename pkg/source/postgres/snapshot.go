@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -120,14 +121,28 @@ func (p *pgSession) WriteWatermark(ctx context.Context, mark string) error {
 	return err
 }
 
-// Estimate implements snapshot.Session: pg_class.reltuples (-1 when the
-// table was never analyzed or vacuumed).
+// Estimate implements snapshot.Session: pg_class.reltuples, or, for a
+// table never analyzed or vacuumed (-1), the planner's guess from the
+// table's pages (a table just loaded is the one worth splitting).
 func (p *pgSession) Estimate(ctx context.Context, table string) (int64, error) {
 	var n float64
-	if err := p.conn.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = $1::regclass`, quoteName(table)).Scan(&n); err != nil {
+	var size int64
+	if err := p.conn.QueryRow(ctx, `SELECT reltuples, pg_relation_size(oid) FROM pg_class WHERE oid = $1::regclass`, quoteName(table)).Scan(&n, &size); err != nil || n >= 0 || size == 0 {
+		return max(0, int64(n)), err
+	}
+	var text string
+	var plan []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		}
+	}
+	if err := p.conn.QueryRow(ctx, "EXPLAIN (FORMAT JSON) SELECT 1 FROM "+quoteName(table)).Scan(&text); err != nil {
 		return 0, err
 	}
-	return max(0, int64(n)), nil
+	if err := json.Unmarshal([]byte(text), &plan); err != nil || len(plan) == 0 {
+		return 0, fmt.Errorf("%s: the planner's estimate: %q", table, text)
+	}
+	return int64(plan[0].Plan.Rows), nil
 }
 
 // ReadChunk implements snapshot.Session: one keyset query, values in
@@ -141,15 +156,13 @@ func (p *pgSession) Estimate(ctx context.Context, table string) (int64, error) {
 // is gone, or the server answers with other types than the shape's, the
 // chunk is read again with the shape the catalog has now: the rows are
 // read now, so they are published with the table's shape as of now.
-func (p *pgSession) ReadChunk(ctx context.Context, table string, after snapshot.Key, limit int) ([]snapshot.Row, error) {
-	p.s.snapMu.Lock()
-	st, ok := p.s.snapTables[table]
-	p.s.snapMu.Unlock()
-	if !ok {
-		return nil, fmt.Errorf("%s: %w", table, snapshot.ErrNoTable)
+func (p *pgSession) ReadChunk(ctx context.Context, table string, after, until snapshot.Key, limit int) ([]snapshot.Row, error) {
+	st, err := p.s.snapTable(table)
+	if err != nil {
+		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		rows, err := p.readChunk(ctx, st, after, limit)
+		rows, err := p.readChunk(ctx, st, after, until, limit)
 		if !errors.Is(err, snapshot.ErrShapeMoved) || attempt == 3 || after != nil && len(st.t.Key) == 0 {
 			// (A scan that met it cannot read on: the engine reads the
 			// table again from the start.)
@@ -170,28 +183,83 @@ func (p *pgSession) ReadChunk(ctx context.Context, table string, after snapshot.
 	}
 }
 
-func (p *pgSession) readChunk(ctx context.Context, st snapTable, after snapshot.Key, limit int) ([]snapshot.Row, error) {
-	rel, t := st.rel, st.t
-	if len(t.Key) == 0 {
+func (p *pgSession) readChunk(ctx context.Context, st snapTable, after, until snapshot.Key, limit int) ([]snapshot.Row, error) {
+	if len(st.t.Key) == 0 {
 		return p.readScan(ctx, st, after, limit)
 	}
 	p.closeScan() // a keyless table's scan left open (the table dropped from the snapshot)
-	keys := make([]string, len(t.Key))
-	for i, k := range t.Key {
-		keys[i] = pgx.Identifier{t.Columns[k].Name}.Sanitize()
-	}
-	sql := selectColumns(rel)
-	var params [][]byte
-	if len(after) == len(keys) {
-		ph := make([]string, len(keys))
-		for i := range keys {
-			ph[i] = fmt.Sprintf("$%d", i+1)
-		}
-		sql += " WHERE (" + strings.Join(keys, ", ") + ") > (" + strings.Join(ph, ", ") + ")"
-		params = after
-	}
-	sql += fmt.Sprintf(" ORDER BY %s LIMIT %d", strings.Join(keys, ", "), limit)
+	keys, where, params := keyRange(st.t, after, until)
+	sql := selectColumns(st.rel) + where + fmt.Sprintf(" ORDER BY %s LIMIT %d", keys, limit)
 	return p.s.readRows(ctx, p.conn, st, sql, params, limit)
+}
+
+// keyRange is the key columns of t, in key order, and the condition (with
+// its parameters, text values) of the rows after the key after up to the
+// key until; nil bounds are open. A row comparison is read as a range of
+// the primary key.
+func keyRange(t *change.Table, after, until snapshot.Key) (keys, where string, params [][]byte) {
+	cols := make([]string, len(t.Key))
+	for i, k := range t.Key {
+		cols[i] = pgx.Identifier{t.Columns[k].Name}.Sanitize()
+	}
+	keys = strings.Join(cols, ", ")
+	var conds []string
+	for _, b := range []struct {
+		key snapshot.Key
+		op  string
+	}{{after, ">"}, {until, "<="}} {
+		if len(b.key) != len(cols) {
+			continue
+		}
+		ph := make([]string, len(cols))
+		for i := range cols {
+			ph[i] = fmt.Sprintf("$%d", len(params)+i+1)
+		}
+		conds = append(conds, "("+keys+") "+b.op+" ("+strings.Join(ph, ", ")+")")
+		params = append(params, b.key...)
+	}
+	if len(conds) > 0 {
+		where = " WHERE " + strings.Join(conds, " AND ")
+	}
+	return keys, where, params
+}
+
+// Split implements snapshot.Session: the quantiles of a sample of the
+// table's keys (TABLESAMPLE SYSTEM of about splitSample rows a range by
+// the estimate: a few random pages), which statistics older than the
+// table's last load do not skew as a walk to the estimate's n-th key
+// would.
+func (p *pgSession) Split(ctx context.Context, table string, after snapshot.Key, rows int64, parts int) ([]snapshot.Key, error) {
+	st, err := p.s.snapTable(table)
+	if err != nil || len(st.t.Key) == 0 || rows <= 0 {
+		return nil, err
+	}
+	keys, where, params := keyRange(st.t, after, nil)
+	pct := min(100, 100*float64(splitSample*parts)/float64(rows))
+	res := p.conn.PgConn().ExecParams(ctx, fmt.Sprintf("SELECT %s FROM %s TABLESAMPLE SYSTEM (%g) REPEATABLE (0)%s ORDER BY %s",
+		keys, st.rel.qualified(), pct, where, keys), params, nil, nil, nil).Read()
+	if res.Err != nil {
+		return nil, chunkError(table, res.Err)
+	}
+	var out []snapshot.Key
+	for i := 1; i < parts && len(res.Rows) >= parts; i++ {
+		out = append(out, snapshot.Key(res.Rows[i*len(res.Rows)/parts-1]))
+	}
+	return out, nil
+}
+
+// splitSample is about how many keys Split samples for each range.
+const splitSample = 200
+
+// snapTable is what a chunk query reads of table.
+func (s *Source) snapTable(table string) (snapTable, error) {
+	s.snapMu.Lock()
+	st, ok := s.snapTables[table]
+	s.snapMu.Unlock()
+	if !ok {
+		return st, fmt.Errorf("%s: %w", table, snapshot.ErrNoTable)
+	}
+	return st, nil
 }
 
 // selectColumns is the query of the columns of rel's table, in its order:

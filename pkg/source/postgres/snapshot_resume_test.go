@@ -58,7 +58,7 @@ func TestSnapshotResumeNonUTF8Key(t *testing.T) {
 
 	// A first chunk; its last key goes through the position's JSON, as
 	// the checkpoint store keeps it.
-	first, err := sess.ReadChunk(ctx, "public.t", nil, chunk)
+	first, err := sess.ReadChunk(ctx, "public.t", nil, nil, chunk)
 	if err != nil || len(first) != chunk {
 		t.Fatalf("first chunk: %d rows, %v", len(first), err)
 	}
@@ -74,11 +74,44 @@ func TestSnapshotResumeNonUTF8Key(t *testing.T) {
 	}
 
 	// Resume from it: every row after the chunk-th is read.
-	rest, err := sess.ReadChunk(ctx, "public.t", st.Tables[0].Key, 100000)
+	rest, err := sess.ReadChunk(ctx, "public.t", st.Tables[0].Key, nil, 100000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := 18 + 2; len(rest) != want {
 		t.Fatalf("resumed snapshot read %d rows, want %d (the rows after key 'k\\xe9'); checkpoint %s", len(rest), want, marker)
+	}
+
+	// Split the 21 rows after the (chunk-1)-th in two: all of them are
+	// sampled, and the split key is the 10th, 'k\xeb\x63'. The keys go
+	// through the position's JSON, and the ranges read up to and after
+	// the split key hold each of the 21 rows once.
+	from := first[chunk-2].Key
+	keys, err := sess.Split(ctx, "public.t", from, 21, 2)
+	if err != nil || len(keys) != 1 || string(keys[0][0]) != "k\xeb\x63" {
+		t.Fatalf("split points %q, %v: want 'k\\xeb\\x63'", keys, err)
+	}
+	raw, _ = json.Marshal(snapshot.State{Tables: []snapshot.TableState{{Table: "public.t", Parts: []snapshot.RangeState{
+		{Key: from, Until: keys[0]}, {Key: keys[0]}}}}})
+	if st, err = snapshot.DecodeState(raw); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, r := range st.Tables[0].Parts {
+		rows, err := sess.ReadChunk(ctx, "public.t", r.Key, r.Until, 100000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range rows {
+			seen[string(row.Key[0])]++
+		}
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("key %q read %d times in the two ranges", k, n)
+		}
+	}
+	if len(seen) != 21 {
+		t.Errorf("the two ranges read %d keys, want 21", len(seen))
 	}
 }

@@ -48,7 +48,7 @@ func TestSnapshotChunkAfterAlter(t *testing.T) {
 	exec(`ALTER TABLE t ALTER COLUMN w TYPE text USING 'w' || w`)
 	exec(`ALTER TABLE t ADD COLUMN added int NOT NULL DEFAULT 7`)
 	for round := 1; round <= 2; round++ { // the second read reuses the shape learnt
-		rows, err := sess.ReadChunk(ctx, "public.t", nil, 100)
+		rows, err := sess.ReadChunk(ctx, "public.t", nil, nil, 100)
 		if err != nil {
 			t.Fatalf("round %d: chunk after ALTER TABLE: %v", round, err)
 		}
