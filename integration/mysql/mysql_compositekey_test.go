@@ -3,6 +3,7 @@ package mysql_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,9 +70,39 @@ func TestMySQLEnumKeyChunks(t *testing.T) {
 	backfillOnce(t, e.Sub(t, "myenumk2"), "sk", sets, func(k map[string]any) string { return fmt.Sprint(k["s"]) })
 }
 
+// TestMySQLFloatKeyChunks: a table keyed by a FLOAT, whose values the
+// server writes with 6 digits (1.2345678, 1.2345679 and 1.234569 are all
+// 1.23457 in a query's result), is backfilled in 7-row chunks with every
+// row once: a chunk that ended at the first read on after 1.23457 and
+// lost the others. Rows are told apart by n (their key payloads are the
+// 6-digit values, as Debezium's snapshot reads them).
+func TestMySQLFloatKeyChunks(t *testing.T) {
+	e := itest.NewMyEnv(t, "myfloatk")
+	e.Exec("CREATE TABLE fk (k FLOAT NOT NULL PRIMARY KEY, n INT NOT NULL)")
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	want := map[string]bool{}
+	var vals []string
+	for n := range 120 {
+		// Runs of floats 1 to 8 ulps apart, printed alike.
+		k := float32(rng.IntN(5)) + float32(rng.IntN(1000))/1000 + float32(n%8)*1e-7
+		if slices.ContainsFunc(vals, func(v string) bool { return strings.HasPrefix(v, fmt.Sprintf("(%g,", k)) }) {
+			continue
+		}
+		want[fmt.Sprint(n)] = true
+		vals = append(vals, fmt.Sprintf("(%g, %d)", k, n))
+	}
+	e.Exec("INSERT IGNORE INTO fk VALUES " + strings.Join(vals, ", "))
+	if stored, _ := e.Exec("SELECT COUNT(*) FROM fk").GetInt(0, 0); int(stored) != len(want) {
+		t.Fatalf("%d rows stored, want %d", stored, len(want))
+	}
+	backfillOnce(t, e, "fk", want, nil)
+}
+
 // backfillOnce backfills table alone in 7-row chunks and fails unless
-// each of want's keys (keyOf of a message's key payload) was published
-// once.
+// each of want's keys (keyOf of a message's key payload; nil: the value's
+// n) was published once.
 func backfillOnce(t *testing.T, e *itest.MyEnv, table string, want map[string]bool, keyOf func(map[string]any) string) {
 	t.Helper()
 	p := e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=14"}, "run", "--config", e.WriteConfig("  tables: ["+e.DB+"."+table+"]\n"))
@@ -81,6 +112,10 @@ func backfillOnce(t *testing.T, e *itest.MyEnv, table string, want map[string]bo
 	}
 	seen := map[string]int{}
 	for _, m := range itest.ReadTopic(t, e.Prefix+"."+e.DB+"."+table) {
+		if keyOf == nil {
+			seen[fmt.Sprint(m.Payload()["after"].(map[string]any)["n"])]++
+			continue
+		}
 		seen[keyOf(m.Key["payload"].(map[string]any))]++
 	}
 	for k := range want {

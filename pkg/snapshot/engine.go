@@ -506,9 +506,9 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table, p *part) err
 			return fmt.Errorf("snapshot %s: read a chunk: %w", t.name, err)
 		}
 		e.mu.Lock()
-		if after == nil && len(t.parts) == 1 {
-			// From the start: a keyless table read again counts (and
-			// ranks its rows' IDs) from 0 again.
+		if after == nil && p.until == nil && len(t.parts) == 1 {
+			// From the start of the whole table: a keyless table read
+			// again counts (and ranks its rows' IDs) from 0 again.
 			t.rows = 0
 		}
 		size := chunkBytes(rows)

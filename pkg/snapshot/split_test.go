@@ -192,10 +192,10 @@ func TestSplitTableResumes(t *testing.T) {
 	}
 }
 
-// TestSmallTableStaysWhole: a table under two ranges of four chunks is
-// read by one worker, in key order.
+// TestSmallTableStaysWhole: a table under two ranges of splitChunks
+// chunks is read by one worker, in key order.
 func TestSmallTableStaysWhole(t *testing.T) {
-	db := splitDB(399)
+	db := splitDB(2*splitChunks*50 - 1)
 	r := startSplit(t, db, nil)
 	defer r.stop()
 	r.play(func() bool { return !r.e.Pending() })
@@ -206,7 +206,25 @@ func TestSmallTableStaysWhole(t *testing.T) {
 	}
 	for _, q := range db.reads {
 		if q[len(q)-2:] != ".." {
-			t.Fatalf("chunk query %s of a table of 399 rows in chunks of 50: want no split", q)
+			t.Fatalf("chunk query %s of a table of %d rows in chunks of 50: want no split", q, len(db.rows))
 		}
+	}
+}
+
+// TestRestoredFirstRangeKeepsCount: a position whose only range left is
+// the table's first, not yet begun (the other range published its 1,000
+// rows), resumes counting from those rows: the table's count is not reset
+// as a keyless table's restart from its start is (review).
+func TestRestoredFirstRangeKeepsCount(t *testing.T) {
+	db := splitDB(2000)
+	st := State{Tables: []TableState{{Table: "s.t", Rows: 1000, Initial: true, Parts: []RangeState{{Until: Key{[]byte("1000")}}}}}}
+	r := startSplit(t, db, &st)
+	defer r.stop()
+	r.play(func() bool { return !r.e.Pending() })
+	if len(r.got) != 1000 || r.got[0].After[0].Int != 1 || r.got[999].After[0].Int != 1000 {
+		t.Fatalf("published %d rows, want keys 1 to 1000", len(r.got))
+	}
+	if p := r.e.Progress()[0]; p.Rows != 2000 {
+		t.Errorf("rows counted %d, want 2000", p.Rows)
 	}
 }

@@ -175,11 +175,17 @@ func (m *mySession) ReadChunk(ctx context.Context, name string, after, until sna
 			cols[j] = all[i]
 		}
 	}
+	rd := &chunkReader{s: s, t: &t, pub: pub, name: name, now: time.Now().UnixMicro(), start: s.streamStart.Load(), out: make([]snapshot.Row, 0, limit)}
+	for i, k := range keySelect(&t) {
+		if k != keys[i] {
+			cols = append(cols, k)
+			rd.exact = append(rd.exact, i)
+		}
+	}
 	q := "SELECT " + strings.Join(cols, ", ") + " FROM " + t.quoted()
 	if len(keys) > 0 {
 		q += where + " ORDER BY " + strings.Join(keys, ", ") + fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rd := &chunkReader{s: s, t: &t, pub: pub, name: name, now: time.Now().UnixMicro(), start: s.streamStart.Load(), out: make([]snapshot.Row, 0, limit)}
 	if len(keys) == 0 {
 		return m.readScan(ctx, rd, q, after, limit)
 	}
@@ -235,6 +241,22 @@ func keyRange(t *table, after, until snapshot.Key) (keys []string, where string,
 	return keys, where, nil
 }
 
+// keySelect is what a query selects of t's key columns to read each back
+// as the key's text: the column, or for a FLOAT its value as a DOUBLE.
+// The server writes a FLOAT with 6 digits, which 1.2345678, 1.2345679 and
+// 1.234569 all print as 1.23457: a chunk that ended at the first read on
+// after 1.23457 and never published the two others.
+func keySelect(t *table) []string {
+	out := make([]string, len(t.key))
+	for i, k := range t.key {
+		out[i] = quoteIdent(t.cols[k].name)
+		if t.cols[k].typ.Kind == change.KindFloat32 {
+			out[i] = "CAST(" + out[i] + " AS DOUBLE)"
+		}
+	}
+	return out
+}
+
 // keyBound is the condition "the key columns keys come after the values
 // lits" in key order, or with upTo "come up to them" (lits included).
 // MariaDB does not read a row comparison, (a, b) > (x, y), as a range of
@@ -272,7 +294,7 @@ func (m *mySession) Split(ctx context.Context, name string, after snapshot.Key, 
 	defer stop()
 	var out []snapshot.Key
 	for i := 1; i < parts; i++ {
-		r, err := m.conn.Execute(fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT 1 OFFSET %d", strings.Join(keys, ", "), t.quoted(), where,
+		r, err := m.conn.Execute(fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT 1 OFFSET %d", strings.Join(keySelect(&t), ", "), t.quoted(), where,
 			strings.Join(keys, ", "), max(0, int64(i)*rows/int64(parts)-1)))
 		if err != nil {
 			rd := chunkReader{name: name}
@@ -450,6 +472,9 @@ type chunkReader struct {
 	// fill says when a keyed chunk reached snapshot.ChunkBytes: the rows
 	// after are not kept (the next chunk reads on after the last one kept).
 	fill snapshot.ChunkFill
+	// exact are the key columns (positions in the key) whose text is read
+	// from a field of its own after the columns (keySelect), in order.
+	exact []int
 }
 
 func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
@@ -460,10 +485,12 @@ func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
 	if rd.pub != nil {
 		nc = len(rd.pub.proj.Kept)
 	}
-	if len(fields) != nc {
-		rd.err = fmt.Errorf("snapshot %s: %d columns read, %d described", rd.name, len(fields), nc)
+	if len(fields) != nc+len(rd.exact) {
+		rd.err = fmt.Errorf("snapshot %s: %d columns read, %d described", rd.name, len(fields), nc+len(rd.exact))
 		return rd.err
 	}
+	exact := fields[nc:]
+	fields = fields[:nc]
 	ev, row := rd.slabs.Event(), rd.slabs.Row(nc)
 	var scratch [32]byte
 	for j := range fields {
@@ -510,6 +537,9 @@ func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
 			if fv := &fields[k]; fv.Type != gomysql.FieldValueTypeNull {
 				key[i] = rd.slabs.Keep(valueText(fv, scratch[:0]))
 			}
+		}
+		for j, i := range rd.exact {
+			key[i] = rd.slabs.Keep(valueText(&exact[j], scratch[:0]))
 		}
 	}
 	*ev = change.Event{

@@ -121,14 +121,20 @@ func (p *pgSession) WriteWatermark(ctx context.Context, mark string) error {
 	return err
 }
 
-// Estimate implements snapshot.Session: pg_class.reltuples, or, for a
-// table never analyzed or vacuumed (-1), the planner's guess from the
-// table's pages (a table just loaded is the one worth splitting).
+// leaves is the query of the relations that hold table's rows: relid,
+// the table and its partitions (a partitioned table itself has none).
+const leaves = `SELECT $1::regclass AS relid UNION SELECT relid FROM pg_partition_tree($1::regclass) WHERE isleaf`
+
+// Estimate implements snapshot.Session: the leaves' pg_class.reltuples,
+// or, when one holding data was never analyzed or vacuumed (-1), the
+// planner's guess from the pages (a table just loaded is the one worth
+// splitting; autovacuum never analyzes a partitioned table itself).
 func (p *pgSession) Estimate(ctx context.Context, table string) (int64, error) {
 	var n float64
-	var size int64
-	if err := p.conn.QueryRow(ctx, `SELECT reltuples, pg_relation_size(oid) FROM pg_class WHERE oid = $1::regclass`, quoteName(table)).Scan(&n, &size); err != nil || n >= 0 || size == 0 {
-		return max(0, int64(n)), err
+	var unknown bool
+	if err := p.conn.QueryRow(ctx, `SELECT coalesce(sum(greatest(reltuples, 0)), 0)::float8, coalesce(bool_or(reltuples < 0 AND pg_relation_size(oid) > 0), false)
+		FROM pg_class WHERE oid IN (`+leaves+`)`, quoteName(table)).Scan(&n, &unknown); err != nil || !unknown {
+		return int64(n), err
 	}
 	var text string
 	var plan []struct {
@@ -225,17 +231,27 @@ func keyRange(t *change.Table, after, until snapshot.Key) (keys, where string, p
 }
 
 // Split implements snapshot.Session: the quantiles of a sample of the
-// table's keys (TABLESAMPLE SYSTEM of about splitSample rows a range by
-// the estimate: a few random pages), which statistics older than the
-// table's last load do not skew as a walk to the estimate's n-th key
-// would.
+// table's keys, which statistics older than the table's last load do not
+// skew as a walk to the estimate's n-th key would. TABLESAMPLE SYSTEM
+// reads whole pages at random, of which it takes at least splitPages per
+// range (fewer sampled a table of narrow rows in key order from one or
+// two pages, or none) and at least splitSample rows per range by the
+// estimate.
 func (p *pgSession) Split(ctx context.Context, table string, after snapshot.Key, rows int64, parts int) ([]snapshot.Key, error) {
 	st, err := p.s.snapTable(table)
 	if err != nil || len(st.t.Key) == 0 || rows <= 0 {
 		return nil, err
 	}
+	var pages float64
+	if err := p.conn.QueryRow(ctx, `SELECT coalesce(sum(pg_relation_size(relid)), 0)::float8 / current_setting('block_size')::float8 FROM (`+leaves+`) l`,
+		quoteName(table)).Scan(&pages); err != nil {
+		return nil, chunkError(table, err)
+	}
+	pct := 100.0
+	if pages > 0 {
+		pct = min(100, 100*max(float64(splitSample*parts)/float64(rows), float64(splitPages*parts)/pages))
+	}
 	keys, where, params := keyRange(st.t, after, nil)
-	pct := min(100, 100*float64(splitSample*parts)/float64(rows))
 	res := p.conn.PgConn().ExecParams(ctx, fmt.Sprintf("SELECT %s FROM %s TABLESAMPLE SYSTEM (%g) REPEATABLE (0)%s ORDER BY %s",
 		keys, st.rel.qualified(), pct, where, keys), params, nil, nil, nil).Read()
 	if res.Err != nil {
@@ -248,8 +264,12 @@ func (p *pgSession) Split(ctx context.Context, table string, after snapshot.Key,
 	return out, nil
 }
 
-// splitSample is about how many keys Split samples for each range.
-const splitSample = 200
+// splitSample and splitPages are the fewest rows (by the estimate) and
+// pages Split samples for each range.
+const (
+	splitSample = 200
+	splitPages  = 64
+)
 
 // snapTable is what a chunk query reads of table.
 func (s *Source) snapTable(table string) (snapTable, error) {
