@@ -8,6 +8,10 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // The tests in this package that need a server use the PostgreSQL of
@@ -42,4 +46,27 @@ func testDB(t *testing.T, options string) (*pgx.Conn, string) {
 		admin.Close(context.Background())
 	})
 	return conn, url
+}
+
+// snapshotSession is a snapshot worker's session of a source capturing
+// every table of conn's database (at url), closed with the test.
+func snapshotSession(t *testing.T, conn *pgx.Conn, url string) snapshot.Session {
+	t.Helper()
+	ctx := context.Background()
+	s, err := New(ctx, source.Options{Pipeline: "p", TopicPrefix: "p", Config: config.Source{Type: "postgres", URL: url, Slot: "s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	rels, _, err := selectedTables(ctx, conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.setCaptured(rels)
+	sess, err := pgSnapshots{s}.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	return sess
 }

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/snapshot"
-	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // TestSnapshotResumeNonUTF8Key: in a SQL_ASCII database a text primary key
@@ -39,22 +37,7 @@ func TestSnapshotResumeNonUTF8Key(t *testing.T) {
 	}
 	exec(`INSERT INTO t VALUES (convert_from('\x6bf0'::bytea, 'SQL_ASCII'), 2), (convert_from('\x6bf1'::bytea, 'SQL_ASCII'), 2)`)
 
-	src, err := New(ctx, source.Options{Pipeline: "p", TopicPrefix: "p", Config: config.Source{Type: "postgres", URL: url, Slot: "s"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := src
-	defer s.Close()
-	rels, _, err := selectedTables(ctx, conn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.setCaptured(rels)
-	sess, err := pgSnapshots{s}.Session(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := snapshotSession(t, conn, url)
 
 	// A first chunk; its last key goes through the position's JSON, as
 	// the checkpoint store keeps it.

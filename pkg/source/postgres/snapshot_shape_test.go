@@ -4,9 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-
-	"github.com/tributary-cdc/tributary/pkg/config"
-	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // TestSnapshotChunkAfterAlter: the stream learns a table's shape from
@@ -27,22 +24,7 @@ func TestSnapshotChunkAfterAlter(t *testing.T) {
 	exec(`CREATE TABLE t (k int PRIMARY KEY, gone text, v int, w int)`)
 	exec(`INSERT INTO t SELECT g, 'x', g, g FROM generate_series(1, 5) g`)
 
-	src, err := New(ctx, source.Options{Pipeline: "p", TopicPrefix: "p", Config: config.Source{Type: "postgres", URL: url, Slot: "s"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := src
-	defer s.Close()
-	rels, _, err := selectedTables(ctx, conn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.setCaptured(rels)
-	sess, err := pgSnapshots{s}.Session(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := snapshotSession(t, conn, url)
 
 	exec(`ALTER TABLE t DROP COLUMN gone`)
 	exec(`ALTER TABLE t ALTER COLUMN w TYPE text USING 'w' || w`)

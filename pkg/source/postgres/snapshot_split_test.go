@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/snapshot"
-	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // TestSplitRangesEven: a table of narrow rows written in key order (a
@@ -35,21 +33,7 @@ func TestSplitRangesEven(t *testing.T) {
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
-	s, err := New(ctx, source.Options{Pipeline: "p", TopicPrefix: "p", Config: config.Source{Type: "postgres", URL: url, Slot: "s"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	rels, _, err := selectedTables(ctx, conn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.setCaptured(rels)
-	sess, err := pgSnapshots{s}.Session(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := snapshotSession(t, conn, url)
 	for _, table := range []string{"public.plain", "public.fresh", "public.parted"} {
 		est, err := sess.Estimate(ctx, table)
 		if err != nil || est < rows/3 || est > 3*rows {
