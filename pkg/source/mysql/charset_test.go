@@ -64,7 +64,7 @@ func TestCharsetRefused(t *testing.T) {
 	if got := strings.Join(tb.unconvertible(), "; "); got != "table d.t column c (character set klingon8)" {
 		t.Errorf("unconvertible: %q", got)
 	}
-	if _, err := decodeBinlog(c, "x"); !errors.Is(err, errCharset) || !strings.Contains(err.Error(), "klingon8") {
+	if _, err := decodeBoxed(c, "x"); !errors.Is(err, errCharset) || !strings.Contains(err.Error(), "klingon8") {
 		t.Errorf("decodeBinlog: %v, want errCharset naming klingon8", err)
 	}
 	for _, cs := range []string{"binary", ""} {
@@ -118,7 +118,7 @@ func TestLoggedCharset(t *testing.T) {
 	if !sameColumns(unknown, []column{catalog}, true) {
 		t.Error("an unlisted collation id does not leave the catalog's column")
 	}
-	if _, err := decodeBinlog(&unknown[0], "x"); !errors.Is(err, errCharset) {
+	if _, err := decodeBoxed(&unknown[0], "x"); !errors.Is(err, errCharset) {
 		t.Errorf("decoding with an unlisted collation: %v, want errCharset", err)
 	}
 }

@@ -41,7 +41,7 @@ func FuzzBinlogDecimal(f *testing.F) {
 		var got [2]change.Value
 		for i, useDecimal := range []bool{true, false} {
 			v := parseBinlogDecimal(t, p, s, neg, text, useDecimal)
-			val, err := decodeBinlog(c, v)
+			val, err := decodeBoxed(c, v)
 			if err != nil {
 				t.Fatalf("decimal(%d,%d) %q (%T): %v", p, s, text, v, err)
 			}

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 	"unsafe"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
 )
 
 // errZeroDate marks MySQL's zero dates ("0000-00-00", "2024-00-10"), which
@@ -131,11 +131,111 @@ func decodeText(c *column, v []byte) (change.Value, error) {
 	return change.Value{}, fmt.Errorf("no decoder for %s", t.Name)
 }
 
-// decodeBinlog converts one value decoded by go-mysql from a rows event
+// binKind is the Go type a rows event value has in go-mysql's decode
+// (RowsEvent.decodeValue), which decodeBinlog's conversion depends on.
+type binKind uint8
+
+const (
+	binNull    binKind = iota // nil: NULL, or a column the image leaves out
+	binInt                    // an integer: i, of width bits
+	binFloat32                // f
+	binFloat64                // f
+	binString                 // a string: b
+	binBytes                  // a []byte: b
+	binDecimal                // a decimal.Decimal (UseDecimal): dec
+	binTime                   // a time.Time (ParseTime, which syncerConfig leaves off): tm
+	binOther                  // anything else (MySQL's partial JSON)
+)
+
+// binVal is one value of a rows event as go-mysql decodes it, unboxed:
+// from go-mysql's decoded rows (boxed) or read from the event's bytes by
+// the MariaDB stream's own decoder (rows.go), which gives the same.
+type binVal struct {
+	kind binKind
+	// width is the bits of a binInt's Go type where the unsigned reading
+	// depends on it (int8, int16, int32); 64 otherwise.
+	width uint8
+	i     int64
+	f     float64
+	b     []byte
+	dec   decimal.Decimal
+	tm    time.Time
+}
+
+// boxed is the binVal of a value of go-mysql's decoded rows.
+func boxed(v any) binVal {
+	switch x := v.(type) {
+	case nil:
+		return binVal{}
+	case int8:
+		return binVal{kind: binInt, width: 8, i: int64(x)}
+	case int16:
+		return binVal{kind: binInt, width: 16, i: int64(x)}
+	case int32:
+		return binVal{kind: binInt, width: 32, i: int64(x)}
+	case int64:
+		return binVal{kind: binInt, width: 64, i: x}
+	case int:
+		return binVal{kind: binInt, width: 64, i: int64(x)}
+	case uint8:
+		return binVal{kind: binInt, width: 64, i: int64(x)}
+	case uint16:
+		return binVal{kind: binInt, width: 64, i: int64(x)}
+	case uint32:
+		return binVal{kind: binInt, width: 64, i: int64(x)}
+	case uint64:
+		return binVal{kind: binInt, width: 64, i: int64(x)}
+	case float32:
+		return binVal{kind: binFloat32, f: float64(x)}
+	case float64:
+		return binVal{kind: binFloat64, f: x}
+	case string:
+		return binVal{kind: binString, b: stringBytes(x)}
+	case []byte:
+		return binVal{kind: binBytes, b: x}
+	case decimal.Decimal:
+		return binVal{kind: binDecimal, dec: x}
+	case time.Time:
+		return binVal{kind: binTime, tm: x}
+	}
+	return binVal{kind: binOther}
+}
+
+// rawBytes returns the bytes of a string or []byte value, without a copy.
+func (v *binVal) rawBytes() ([]byte, bool) {
+	return v.b, v.kind == binString || v.kind == binBytes
+}
+
+// asInt returns an integer value.
+func (v *binVal) asInt() (int64, bool) { return v.i, v.kind == binInt }
+
+// goType names the Go type go-mysql gives v, for errors.
+func (v *binVal) goType() string {
+	switch v.kind {
+	case binInt:
+		return fmt.Sprintf("int%d", v.width)
+	case binFloat32:
+		return "float32"
+	case binFloat64:
+		return "float64"
+	case binString:
+		return "string"
+	case binBytes:
+		return "[]byte"
+	case binDecimal:
+		return "decimal.Decimal"
+	case binTime:
+		return "time.Time"
+	}
+	return "another type"
+}
+
+// decodeBinlog converts one value of a rows event, as go-mysql decodes it
 // (ParseTime off, timestamps formatted in UTC, a DECIMAL a decimal.Decimal
-// or its text: UseDecimal, syncerConfig).
-func decodeBinlog(c *column, v any) (change.Value, error) {
-	if v == nil {
+// or its text: UseDecimal, syncerConfig), to the column's neutral value.
+// The bytes of a BIT, SET or padded BINARY value are cut from s.
+func decodeBinlog(c *column, v *binVal, s *snapshot.Slabs) (change.Value, error) {
+	if v.kind == binNull {
 		return change.Value{}, nil
 	}
 	t := &c.typ
@@ -144,37 +244,37 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 	}
 	switch t.Kind {
 	case change.KindUnknown:
-		if b, ok := rawBytes(v); ok {
+		if b, ok := v.rawBytes(); ok {
 			return change.BinaryValue(b), nil
 		}
 		return change.Value{}, nil
 	case change.KindPoint, change.KindGeometry:
-		b, ok := rawBytes(v)
+		b, ok := v.rawBytes()
 		if !ok {
-			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
+			return change.Value{}, fmt.Errorf("%s: unexpected %s", c.dataType, v.goType())
 		}
 		return decodeGeometry(b)
 	case change.KindBool:
-		i, ok := asInt(v)
+		i, ok := v.asInt()
 		if !ok {
-			return change.Value{}, fmt.Errorf("bit(1): unexpected %T", v)
+			return change.Value{}, fmt.Errorf("bit(1): unexpected %s", v.goType())
 		}
 		if i != 0 {
 			return change.IntValue(1), nil
 		}
 		return change.IntValue(0), nil
 	case change.KindInt16, change.KindInt32, change.KindInt64:
-		i, ok := asInt(v)
+		i, ok := v.asInt()
 		if !ok {
-			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
+			return change.Value{}, fmt.Errorf("%s: unexpected %s", c.dataType, v.goType())
 		}
 		if c.unsigned() {
-			switch v.(type) {
-			case int8:
+			switch v.width {
+			case 8:
 				i = int64(uint8(i))
-			case int16:
+			case 16:
 				i = int64(uint16(i))
-			case int32:
+			case 32:
 				if c.dataType == "mediumint" {
 					i = int64(uint32(i) & 0xffffff)
 				} else {
@@ -184,41 +284,38 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 		}
 		return change.IntValue(i), nil
 	case change.KindYear:
-		i, ok := asInt(v)
+		i, ok := v.asInt()
 		if !ok {
-			return change.Value{}, fmt.Errorf("year: unexpected %T", v)
+			return change.Value{}, fmt.Errorf("year: unexpected %s", v.goType())
 		}
 		return change.IntValue(i), nil
 	case change.KindFloat32, change.KindFloat64:
-		switch f := v.(type) {
-		case float32:
-			return change.FloatValue(float64(f)), nil
-		case float64:
-			return change.FloatValue(f), nil
+		if v.kind == binFloat32 || v.kind == binFloat64 {
+			return change.FloatValue(v.f), nil
 		}
-		return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
+		return change.Value{}, fmt.Errorf("%s: unexpected %s", c.dataType, v.goType())
 	case change.KindDecimal:
-		switch d := v.(type) {
-		case decimal.Decimal:
-			return change.Value{Kind: change.Text, Bytes: decimalText(d, int32(max(t.Scale, 0)))}, nil
-		case string:
+		switch v.kind {
+		case binDecimal:
+			return change.Value{Kind: change.Text, Bytes: decimalText(v.dec, int32(max(t.Scale, 0)))}, nil
+		case binString:
 			// go-mysql's text of the binlog's DECIMAL (UseDecimal off,
 			// syncerConfig): the value as is when it is what decimalText
 			// writes of it, else what decimalText writes.
-			if b := stringBytes(d); fixedDecimal(b, max(t.Scale, 0)) {
-				return change.Value{Kind: change.Text, Bytes: b}, nil
+			if fixedDecimal(v.b, max(t.Scale, 0)) {
+				return change.Value{Kind: change.Text, Bytes: v.b}, nil
 			}
-			dec, err := decimal.NewFromString(d)
+			dec, err := decimal.NewFromString(string(v.b))
 			if err != nil {
-				return change.Value{}, fmt.Errorf("bad decimal %q", d)
+				return change.Value{}, fmt.Errorf("bad decimal %q", v.b)
 			}
 			return change.Value{Kind: change.Text, Bytes: decimalText(dec, int32(max(t.Scale, 0)))}, nil
 		}
-		return change.Value{}, fmt.Errorf("decimal: unexpected %T", v)
+		return change.Value{}, fmt.Errorf("decimal: unexpected %s", v.goType())
 	case change.KindString, change.KindJSON:
-		b, ok := rawBytes(v)
+		b, ok := v.rawBytes()
 		if !ok {
-			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
+			return change.Value{}, fmt.Errorf("%s: unexpected %s", c.dataType, v.goType())
 		}
 		// Rows events carry text in the column's character set (the
 		// backfill session asks for utf8mb4 instead).
@@ -230,50 +327,56 @@ func decodeBinlog(c *column, v any) (change.Value, error) {
 		}
 		return change.Value{Kind: change.Text, Bytes: b}, nil
 	case change.KindBytes:
-		b, ok := rawBytes(v)
+		b, ok := v.rawBytes()
 		if !ok {
-			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
+			return change.Value{}, fmt.Errorf("%s: unexpected %s", c.dataType, v.goType())
 		}
 		if c.dataType == "binary" && len(b) < c.octets {
 			// The binlog drops BINARY(n)'s trailing zero bytes; the column
 			// value (and Debezium's) has all n.
-			b = append(append(make([]byte, 0, c.octets), b...), make([]byte, c.octets-len(b))...)
+			var buf [256]byte
+			b = s.Keep(append(append(buf[:0], b...), make([]byte, c.octets-len(b))...))
 		}
 		return change.BinaryValue(b), nil
 	case change.KindBits:
-		i, ok := asInt(v)
+		i, ok := v.asInt()
 		if !ok {
-			return change.Value{}, fmt.Errorf("bit: unexpected %T", v)
+			return change.Value{}, fmt.Errorf("bit: unexpected %s", v.goType())
 		}
-		return change.BinaryValue(bitsLE(uint64(i), t.Length)), nil
+		var buf [8]byte
+		return change.BinaryValue(s.Keep(appendBitsLE(buf[:0], uint64(i), t.Length))), nil
 	case change.KindEnum:
-		i, ok := asInt(v)
+		i, ok := v.asInt()
 		if !ok {
-			return change.Value{}, fmt.Errorf("enum: unexpected %T", v)
+			return change.Value{}, fmt.Errorf("enum: unexpected %s", v.goType())
 		}
 		if i <= 0 || int(i) > len(c.members) {
 			return change.TextValue(""), nil // the error value ''
 		}
 		return change.Value{Kind: change.Text, Bytes: stringBytes(c.members[i-1])}, nil
 	case change.KindSet:
-		i, ok := asInt(v)
+		i, ok := v.asInt()
 		if !ok {
-			return change.Value{}, fmt.Errorf("set: unexpected %T", v)
+			return change.Value{}, fmt.Errorf("set: unexpected %s", v.goType())
 		}
-		var members []string
+		var buf [256]byte
+		members := buf[:0]
 		for j := range c.members {
 			if j < 64 && uint64(i)&(1<<j) != 0 {
-				members = append(members, c.members[j])
+				if len(members) > 0 {
+					members = append(members, ',')
+				}
+				members = append(members, c.members[j]...)
 			}
 		}
-		return change.Value{Kind: change.Text, Bytes: stringBytes(strings.Join(members, ","))}, nil
+		return change.Value{Kind: change.Text, Bytes: s.Keep(members)}, nil
 	case change.KindDate, change.KindTime, change.KindTimestamp, change.KindTimestampTZ:
-		if tm, ok := v.(time.Time); ok {
-			return change.IntValue(tm.UnixMicro()), nil
+		if v.kind == binTime {
+			return change.IntValue(v.tm.UnixMicro()), nil
 		}
-		b, ok := rawBytes(v)
+		b, ok := v.rawBytes()
 		if !ok {
-			return change.Value{}, fmt.Errorf("%s: unexpected %T", c.dataType, v)
+			return change.Value{}, fmt.Errorf("%s: unexpected %s", c.dataType, v.goType())
 		}
 		return decodeText(c, b)
 	}
@@ -349,18 +452,6 @@ func fixedDecimal(v []byte, scale int) bool {
 	return !neg || !zero
 }
 
-// rawBytes returns the bytes of a string or []byte value of go-mysql,
-// without a copy (see stringBytes).
-func rawBytes(v any) ([]byte, bool) {
-	switch s := v.(type) {
-	case []byte:
-		return s, true
-	case string:
-		return stringBytes(s), true
-	}
-	return nil, false
-}
-
 // stringBytes returns the bytes of s without a copy, never nil (decodeText
 // reads nil as NULL). A Value may hold them: nothing writes through a
 // Value's Bytes (pkg/change/change.go). go-mysql's strings of a rows event
@@ -375,30 +466,6 @@ func stringBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
-func asInt(v any) (int64, bool) {
-	switch i := v.(type) {
-	case int8:
-		return int64(i), true
-	case int16:
-		return int64(i), true
-	case int32:
-		return int64(i), true
-	case int64:
-		return i, true
-	case int:
-		return int64(i), true
-	case uint8:
-		return int64(i), true
-	case uint16:
-		return int64(i), true
-	case uint32:
-		return int64(i), true
-	case uint64:
-		return int64(i), true
-	}
-	return 0, false
-}
-
 func bigEndianUint(b []byte) uint64 {
 	var u uint64
 	for _, c := range b {
@@ -409,15 +476,20 @@ func bigEndianUint(b []byte) uint64 {
 
 // bitsLE returns the low nbits of u as (nbits+7)/8 little-endian bytes.
 func bitsLE(u uint64, nbits int) []byte {
-	n := (nbits + 7) / 8
-	if n < 1 {
-		n = 1
+	return appendBitsLE(make([]byte, 0, max((nbits+7)/8, 1)), u, nbits)
+}
+
+// appendBitsLE appends bitsLE(u, nbits) to dst.
+func appendBitsLE(dst []byte, u uint64, nbits int) []byte {
+	n := max((nbits+7)/8, 1)
+	for i := range n {
+		if i < 8 {
+			dst = append(dst, byte(u>>(8*i)))
+		} else {
+			dst = append(dst, 0)
+		}
 	}
-	b := make([]byte, n)
-	for i := 0; i < n && i < 8; i++ {
-		b[i] = byte(u >> (8 * i))
-	}
-	return b
+	return dst
 }
 
 // parseDate reads "YYYY-MM-DD" into days since 1970-01-01. A zero year,

@@ -14,7 +14,8 @@ import (
 
 // The streamed hot path of this source without the network: go-mysql
 // parses a table map and a rows event (set up as the stream's syncer is
-// for MariaDB, syncerConfig), handle turns them into an event (decodeRow,
+// for MariaDB, syncerConfig: the rows event's header only), handle turns
+// them into an event (the rows read from the event's bytes, rows.go;
 // decodeBinlog) and the encoder writes its key and value, appended into
 // buffers reused from one event to the next. allocs/op is the allocations
 // per streamed event, go-mysql's parse included (issue 30 asks for at most
@@ -69,6 +70,7 @@ func newBenchStream(tb testing.TB) *benchStream {
 	p.SetUseDecimal(cfg.UseDecimal)
 	p.SetParseTime(cfg.ParseTime)
 	p.SetTimestampStringLocation(cfg.TimestampStringLocation)
+	p.SetRowsEventDecodeFunc(cfg.RowsEventDecodeFunc)
 	var tm *replication.TableMapEvent
 	for _, h := range []string{benchFormatEvent, benchTableMap} {
 		ev, err := p.Parse(benchBytes(tb, h))

@@ -24,7 +24,7 @@ func TestDecodeGeometry(t *testing.T) {
 		t.Error("5 bytes: no error")
 	}
 	pt := &column{dataType: "point", typ: change.Type{Kind: change.KindPoint}}
-	if _, err := decodeBinlog(pt, 42); err == nil {
+	if _, err := decodeBoxed(pt, 42); err == nil {
 		t.Error("binlog point as an int: no error")
 	}
 }
@@ -41,8 +41,8 @@ func FuzzDecodeGeometry(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, v := range []func() (change.Value, error){
 			func() (change.Value, error) { return decodeText(geom, b) },
-			func() (change.Value, error) { return decodeBinlog(geom, b) },
-			func() (change.Value, error) { return decodeBinlog(geom, string(b)) },
+			func() (change.Value, error) { return decodeBoxed(geom, b) },
+			func() (change.Value, error) { return decodeBoxed(geom, string(b)) },
 		} {
 			got, err := v()
 			if err == nil && len(b) > 0 && !bytes.Equal(got.Bytes, b[4:]) {

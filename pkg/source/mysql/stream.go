@@ -51,6 +51,11 @@ type streamer struct {
 	// rows are never reused (pkg/change/change.go), an event struct is
 	// only the consumer's while emit runs.
 	slabs snapshot.Slabs
+	// postHeader is the format description's post-header length of each
+	// event type (rowsBody reads a rows event's header with it).
+	postHeader []byte
+	// reader reads a MariaDB rows event's row images (rows.go).
+	reader rowsReader
 }
 
 // stream reads the binlog from pos until ctx is done or an error occurs,
@@ -142,6 +147,10 @@ func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, 
 		Localhost:               readerTag, // SHOW SLAVE HOSTS names this process (reader.go)
 		EventCacheCount:         eventCache,
 	}
+	if s.flavor == flavorMariaDB {
+		// The rows are read in the stream (rows.go).
+		cfg.RowsEventDecodeFunc = decodeRowsHeader
+	}
 	var err error
 	cfg.TLSConfig, err = s.tlsConfig()
 	return cfg, err
@@ -169,6 +178,7 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 	case *replication.FormatDescriptionEvent:
 		// A new binlog file: table ids and their maps start again.
 		st.crc, st.maps = e.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32, nil
+		st.postHeader = e.EventTypeHeaderLengths
 	case *replication.TableMapEvent:
 		st.tableMap(ev.RawData, e)
 	case *replication.RotateEvent:
@@ -207,7 +217,7 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 	case *replication.QueryEvent:
 		return st.query(ctx, h, e)
 	case *replication.RowsEvent:
-		return st.rows(ctx, ev.Header, e)
+		return st.rows(ctx, ev.Header, e, ev.RawData)
 	case *replication.XIDEvent:
 		return st.commit(ctx, h)
 	case *replication.GenericEvent:
@@ -319,7 +329,9 @@ func (st *streamer) ddl(ctx context.Context, h *replication.EventHeader, q, defa
 	return nil
 }
 
-func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *replication.RowsEvent) error {
+// rows emits the row changes of a rows event; raw is the event as the
+// server sent it.
+func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *replication.RowsEvent, raw []byte) error {
 	var op change.Op
 	switch h.EventType {
 	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2, replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1:
@@ -343,7 +355,17 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 		id = db + "." + name
 	}
 	if st.src.isSignal(db, name) {
-		// A snapshot watermark (its row's mark, after the change).
+		// A snapshot watermark (its row's mark, after the change), from
+		// go-mysql's decode of the rows.
+		if st.src.flavor == flavorMariaDB {
+			body, start, err := st.rowsBody(h, e, raw)
+			if err != nil {
+				return err
+			}
+			if err := e.DecodeData(start, body); err != nil {
+				return err
+			}
+		}
 		step, after := 1, 0
 		if op == change.OpUpdate {
 			step, after = 2, 1
@@ -386,20 +408,20 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 		// rows of a transaction spanning a second carry both seconds.
 		src.CommitMicros = int64(h.Timestamp) * 1e6
 	}
-	step := 1
-	if op == change.OpUpdate {
-		step = 2
-	}
 	pub := st.src.published(t)
 	width := len(t.cols)
 	if pub != nil {
 		width = len(pub.t.Columns)
 	}
-	for i, r := 0, 0; i+step <= len(e.Rows); i, r = i+step, r+1 {
+	images, err := st.images(h, e, raw)
+	if err != nil {
+		return fmt.Errorf("%s at %s:%d: %w", t.id(), st.file, pos, err)
+	}
+	for r := 0; images.more(); r++ {
 		ev := st.slabs.Event()
 		*ev = change.Event{Table: pub.table(t.t), Op: op, Source: src, ID: st.eventID(pos, r)}
 		ev.Source.Row = int32(r)
-		first, err := decodeRow(t, pub, e.Rows[i], st.slabs.Row(width))
+		first, err := images.image(t, pub, st.slabs.Row(width), &st.slabs)
 		if err != nil {
 			return fmt.Errorf("%s at %s:%d: %w", t.id(), st.file, pos, err)
 		}
@@ -410,7 +432,7 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 			ev.Before = first
 		case change.OpUpdate:
 			ev.Before = first
-			if ev.After, err = decodeRow(t, pub, e.Rows[i+1], st.slabs.Row(width)); err != nil {
+			if ev.After, err = images.image(t, pub, st.slabs.Row(width), &st.slabs); err != nil {
 				return fmt.Errorf("%s at %s:%d: %w", t.id(), st.file, pos, err)
 			}
 			if keyChanged(ev.Table.Key, ev.Before, ev.After) {
@@ -450,17 +472,18 @@ func (st *streamer) eventID(pos int64, row int) string {
 	return st.slabs.String(b)
 }
 
-// decodeRow decodes a binlog row of t as pub publishes it (nil: every
-// column) into row, of Null values as wide as the published row: an
-// excluded column is not decoded, a masked one is masked before the row
-// is handed on.
-func decodeRow(t *table, pub *projected, vals []any, row change.Row) (change.Row, error) {
+// decodeRow decodes a binlog row of t, as go-mysql decoded it, as pub
+// publishes it (nil: every column) into row, of Null values as wide as
+// the published row: an excluded column is not decoded, a masked one is
+// masked before the row is handed on. Bytes it makes are cut from s.
+func decodeRow(t *table, pub *projected, vals []any, row change.Row, s *snapshot.Slabs) (change.Row, error) {
 	if len(vals) != len(t.cols) {
 		return nil, fmt.Errorf("row has %d values, table has %d columns", len(vals), len(t.cols))
 	}
 	if pub == nil {
 		for i, v := range vals {
-			val, err := decodeBinlog(&t.cols[i], v)
+			bv := boxed(v)
+			val, err := decodeBinlog(&t.cols[i], &bv, s)
 			if err != nil {
 				return nil, fmt.Errorf("column %s: %w", t.cols[i].name, err)
 			}
@@ -473,7 +496,8 @@ func decodeRow(t *table, pub *projected, vals []any, row change.Row) (change.Row
 		if j < 0 {
 			continue
 		}
-		val, err := decodeBinlog(&t.cols[i], v)
+		bv := boxed(v)
+		val, err := decodeBinlog(&t.cols[i], &bv, s)
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", t.cols[i].name, err)
 		}

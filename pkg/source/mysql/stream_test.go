@@ -1,7 +1,9 @@
 package mysql
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -51,10 +53,49 @@ func newRecorder(t *testing.T, flavor string, gset gomysql.GTIDSet) *recorder {
 func (r *recorder) feed(t *testing.T, typ replication.EventType, ev replication.Event) error {
 	t.Helper()
 	r.logPos += 100
+	var raw []byte
+	if re, ok := ev.(*replication.RowsEvent); ok {
+		raw = rowsEventBytes(t, re)
+	}
 	return r.st.handle(context.Background(), &replication.BinlogEvent{
-		Header: &replication.EventHeader{EventType: typ, LogPos: r.logPos, EventSize: 100, Timestamp: 1700000000 + r.ts, ServerID: 1},
-		Event:  ev,
+		Header:  &replication.EventHeader{EventType: typ, LogPos: r.logPos, EventSize: 100, Timestamp: 1700000000 + r.ts, ServerID: 1},
+		Event:   ev,
+		RawData: raw,
 	})
+}
+
+// rowsEventBytes is a v1 rows event of re's rows (every column present)
+// as the server writes it, without a checksum, after an empty header; it
+// sets re's bitmap as go-mysql's DecodeHeader would. A MariaDB stream
+// reads the rows from these bytes (rows.go), a MySQL one takes re.Rows.
+func rowsEventBytes(t *testing.T, re *replication.RowsEvent) []byte {
+	t.Helper()
+	n := int(re.ColumnCount)
+	raw := make([]byte, replication.EventHeaderSize+6+2) // the header, table id, flags
+	raw = append(raw, byte(n))
+	re.ColumnBitmap1 = bytes.Repeat([]byte{0xff}, (n+7)/8)
+	raw = append(raw, re.ColumnBitmap1...)
+	for _, row := range re.Rows {
+		nulls := make([]byte, (n+7)/8)
+		for i, v := range row {
+			if v == nil {
+				nulls[i/8] |= 1 << (i % 8)
+			}
+		}
+		raw = append(raw, nulls...)
+		for _, v := range row {
+			switch v := v.(type) {
+			case nil:
+			case int32:
+				raw = binary.LittleEndian.AppendUint32(raw, uint32(v))
+			case string: // a VARCHAR of fewer than 256 bytes
+				raw = append(append(raw, byte(len(v))), v...)
+			default:
+				t.Fatalf("rowsEventBytes: %T", v)
+			}
+		}
+	}
+	return raw
 }
 
 func (r *recorder) query(t *testing.T, q string) {
