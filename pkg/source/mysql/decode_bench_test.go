@@ -58,9 +58,16 @@ type benchStream struct {
 	st         *streamer
 	key, value []byte
 	emitted    int
+	tableMap   string // the table map of every statement
 }
 
 func newBenchStream(tb testing.TB) *benchStream {
+	return newStreamOf(tb, benchFormatEvent, benchTableMap)
+}
+
+// newStreamOf is a benchStream of the table of tableMap, an event of the
+// binlog that format (a format description event) starts.
+func newStreamOf(tb testing.TB, format, tableMap string) *benchStream {
 	src := &Source{flavor: flavorMariaDB, log: slog.Default()}
 	cfg, err := src.syncerConfig(1)
 	if err != nil {
@@ -72,7 +79,7 @@ func newBenchStream(tb testing.TB) *benchStream {
 	p.SetTimestampStringLocation(cfg.TimestampStringLocation)
 	p.SetRowsEventDecodeFunc(cfg.RowsEventDecodeFunc)
 	var tm *replication.TableMapEvent
-	for _, h := range []string{benchFormatEvent, benchTableMap} {
+	for _, h := range []string{format, tableMap} {
 		ev, err := p.Parse(benchBytes(tb, h))
 		if err != nil {
 			tb.Fatal(err)
@@ -81,7 +88,7 @@ func newBenchStream(tb testing.TB) *benchStream {
 			tm = m
 		}
 	}
-	collations := map[uint64]string{8: "latin1", 33: "utf8mb3", 45: "utf8mb4", 46: "utf8mb4", 63: "binary", 224: "utf8mb4"}
+	collations := map[uint64]string{8: "latin1", 33: "utf8mb3", 45: "utf8mb4", 46: "utf8mb4", 51: "cp1251", 63: "binary", 224: "utf8mb4"}
 	tb2 := &table{db: string(tm.Schema), name: string(tm.Table), mariadb: true, key: []int{0}}
 	tb2.cols = loggedColumns(tm, flavorMariaDB, collations)
 	tb2.t = &change.Table{ID: change.TableID{DB: tb2.db, Name: tb2.name}, Key: tb2.key}
@@ -98,7 +105,7 @@ func newBenchStream(tb testing.TB) *benchStream {
 		tb.Fatal(err)
 	}
 	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: "shop"})
-	bs := &benchStream{p: p}
+	bs := &benchStream{p: p, tableMap: tableMap}
 	bs.st = &streamer{src: src, file: "mariadb-bin.000001", emit: func(_ context.Context, ev *change.Event) error {
 		var err error
 		if bs.key, _, err = enc.AppendKey(bs.key[:0], ev); err != nil {
@@ -109,7 +116,7 @@ func newBenchStream(tb testing.TB) *benchStream {
 		return err
 	}}
 	// The format description the stream sees first.
-	if err := bs.handle(benchBytes(tb, benchFormatEvent)); err != nil {
+	if err := bs.handle(benchBytes(tb, format)); err != nil {
 		tb.Fatal(err)
 	}
 	bs.st.tx = txState{gtid: "0-1-42", commitMicros: 1_709_287_200_000_000, open: true}
@@ -128,7 +135,7 @@ func (bs *benchStream) handle(raw []byte) error {
 // statement returns what streams one statement: its table map, then the
 // rows event (whose end-of-statement flag makes go-mysql forget the map).
 func (bs *benchStream) statement(tb testing.TB, rowsEvent string) func() {
-	events := [][]byte{benchBytes(tb, benchTableMap), benchBytes(tb, rowsEvent)}
+	events := [][]byte{benchBytes(tb, bs.tableMap), benchBytes(tb, rowsEvent)}
 	return func() {
 		for _, raw := range events {
 			if err := bs.handle(raw); err != nil {

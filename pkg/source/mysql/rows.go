@@ -35,11 +35,11 @@ import (
 // go-mysql's decode followed by decodeRow, valid and malformed events
 // alike, seeded with a real server's events of every column type.
 //
-// go-mysql decodes the rest: compressed rows events (MariaDB's
-// log_bin_compress), the event types MariaDB does not write (v0, v2,
-// MySQL's partial updates), a table map holding MySQL's binary JSON type,
-// which MariaDB does not log (its JSON is text), and the signal table's
-// rows (snapshot watermarks, signalMark).
+// Compressed rows events (MariaDB's log_bin_compress) are inflated first.
+// go-mysql decodes the rest: the event types MariaDB does not write (v0,
+// v2, MySQL's partial updates), a table map holding MySQL's binary JSON
+// type, which MariaDB does not log (its JSON is text), and the signal
+// table's rows (snapshot watermarks, signalMark).
 
 // decodeRowsHeader is the MariaDB stream's RowsEventDecodeFunc: go-mysql's
 // parser reads a rows event's header (which its table maps' end of
@@ -88,18 +88,74 @@ func (st *streamer) images(h *replication.EventHeader, e *replication.RowsEvent,
 		return rowImages{}, err
 	}
 	switch h.EventType {
-	case replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1:
+	case replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
+		replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1, replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1, replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
 		if !binaryJSON(e.Table) {
-			st.reader = rowsReader{tm: e.Table, data: body[pos:], ncols: int(e.ColumnCount), row: -1, scratch: st.reader.scratch}
+			data := body[pos:]
+			if compressed(h.EventType) {
+				if data, err = decompressRows(data); err != nil {
+					return rowImages{}, err
+				}
+			}
+			st.reader = rowsReader{tm: e.Table, data: data, ncols: int(e.ColumnCount), row: -1, scratch: st.reader.scratch}
 			st.reader.bitmaps[0], st.reader.bitmaps[1] = e.ColumnBitmap1, e.ColumnBitmap2
 			st.reader.update = e.ColumnBitmap2 != nil
 			return rowImages{reader: &st.reader}, nil
 		}
 	}
-	if err := e.DecodeData(pos, body); err != nil {
+	if err := st.decodeRows(h, e, raw); err != nil {
 		return rowImages{}, err
 	}
 	return rowImages{rows: e.Rows}, nil
+}
+
+// decodeRows has go-mysql decode the rows of e (e.Rows), a rows event the
+// stream's syncer parsed the header of; raw is the event as the server
+// sent it.
+func (st *streamer) decodeRows(h *replication.EventHeader, e *replication.RowsEvent, raw []byte) error {
+	body, pos, err := st.rowsBody(h, e, raw)
+	if err != nil {
+		return err
+	}
+	if compressed(h.EventType) {
+		// go-mysql decompresses the rows after pos but reads the result
+		// from pos on, not from its start (v1.12.0: every compressed
+		// event failed, "slice bounds out of range"): hand it the rows
+		// alone.
+		body, pos = body[pos:], 0
+	}
+	return e.DecodeData(pos, body)
+}
+
+// compressed reports whether t is one of MariaDB's compressed rows events
+// (log_bin_compress), whose rows are zlib-compressed after the header.
+func compressed(t replication.EventType) bool {
+	switch t {
+	case replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1, replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1, replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
+		return true
+	}
+	return false
+}
+
+// maxRowsEvent is the largest event a server sends (max_allowed_packet's
+// ceiling, 1 GiB): a larger length is a corrupt event, not memory to take.
+const maxRowsEvent = 1 << 30
+
+// decompressRows inflates a compressed rows event's rows: a byte whose
+// low three bits count the bytes of the uncompressed length that follow
+// (big-endian), then the zlib stream.
+func decompressRows(data []byte) ([]byte, error) {
+	if len(data) == 0 || int(data[0]&0x07) >= len(data) {
+		return nil, errors.New("short compressed rows event")
+	}
+	if n := gomysql.BFixedLengthInt(data[1 : 1+data[0]&0x07]); n > maxRowsEvent {
+		return nil, fmt.Errorf("compressed rows event of %d bytes, more than an event holds", n)
+	}
+	out, err := gomysql.DecompressMariadbData(data)
+	if err != nil {
+		return nil, fmt.Errorf("compressed rows event: %w", err)
+	}
+	return out, nil
 }
 
 // rowsBody returns the body of a rows event the stream's syncer parsed

@@ -358,11 +358,7 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 		// A snapshot watermark (its row's mark, after the change), from
 		// go-mysql's decode of the rows.
 		if st.src.flavor == flavorMariaDB {
-			body, start, err := st.rowsBody(h, e, raw)
-			if err != nil {
-				return err
-			}
-			if err := e.DecodeData(start, body); err != nil {
+			if err := st.decodeRows(h, e, raw); err != nil {
 				return err
 			}
 		}
