@@ -292,10 +292,12 @@ func (m *mySession) Split(ctx context.Context, name string, after snapshot.Key, 
 	}
 	stop := context.AfterFunc(ctx, func() { m.conn.Close() })
 	defer stop()
+	// The query up to its OFFSET, the same for every split point.
+	q := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT 1 OFFSET ", strings.Join(keySelect(&t), ", "), t.quoted(), where, strings.Join(keys, ", "))
 	var out []snapshot.Key
+	var scratch [32]byte
 	for i := 1; i < parts; i++ {
-		r, err := m.conn.Execute(fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT 1 OFFSET %d", strings.Join(keySelect(&t), ", "), t.quoted(), where,
-			strings.Join(keys, ", "), max(0, int64(i)*rows/int64(parts)-1)))
+		r, err := m.conn.Execute(q + strconv.FormatInt(max(0, int64(i)*rows/int64(parts)-1), 10))
 		if err != nil {
 			rd := chunkReader{name: name}
 			return nil, rd.error(err)
@@ -304,9 +306,8 @@ func (m *mySession) Split(ctx context.Context, name string, after snapshot.Key, 
 			break // fewer rows than the estimate: the last range runs to the end
 		}
 		k := make(snapshot.Key, len(keys))
-		var scratch [32]byte
-		for i := range k {
-			k[i] = slices.Clone(valueText(&r.Values[0][i], scratch[:0]))
+		for j := range k {
+			k[j] = slices.Clone(valueText(&r.Values[0][j], scratch[:0]))
 		}
 		out = append(out, k)
 	}
