@@ -78,9 +78,11 @@ func newStreamOf(tb testing.TB, format, tableMap string) *benchStream {
 	p.SetParseTime(cfg.ParseTime)
 	p.SetTimestampStringLocation(cfg.TimestampStringLocation)
 	p.SetRowsEventDecodeFunc(cfg.RowsEventDecodeFunc)
+	p.SetTableMapOptionalMetaDecodeFunc(cfg.TableMapOptionalMetaDecodeFunc)
 	var tm *replication.TableMapEvent
+	full := replication.NewBinlogParser() // the table's columns, from the table map with its names
 	for _, h := range []string{format, tableMap} {
-		ev, err := p.Parse(benchBytes(tb, h))
+		ev, err := full.Parse(benchBytes(tb, h))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -114,7 +116,7 @@ func newStreamOf(tb testing.TB, format, tableMap string) *benchStream {
 		bs.value, err = enc.AppendValue(bs.value[:0], ev, 1_709_287_200_000_000)
 		bs.emitted++
 		return err
-	}}
+	}, full: &fullMaps{}}
 	// The format description the stream sees first.
 	if err := bs.handle(benchBytes(tb, format)); err != nil {
 		tb.Fatal(err)

@@ -443,8 +443,11 @@ func (r *rowsReader) value(data []byte, tp byte, meta uint16) (v binVal, n int, 
 		}
 		if sec == 0 {
 			buf = appendZeroTime(buf, usec, dec)
-		} else {
+		} else if usec < 1e6 {
 			// go-mysql's fracTime in TimestampStringLocation (syncerConfig: UTC).
+			year, month, day := civil(sec / 86400)
+			buf = appendDateTime(buf, year, month, day, sec%86400/3600, sec%3600/60, sec%60, usec, dec)
+		} else {
 			buf = time.Unix(sec, usec*1000).In(time.UTC).AppendFormat(buf, fracTimeLayouts[dec])
 		}
 		return text()
@@ -492,7 +495,12 @@ func (r *rowsReader) value(data []byte, tp byte, meta uint16) (v binVal, n int, 
 			buf = appendClock(append(buf, ' '), "", int64(hour), int64(minute), int64(second), frac, dec)
 			return text()
 		}
-		buf = time.Date(year, time.Month(month), day, hour, minute, second, int(frac*1000), time.UTC).AppendFormat(buf, fracTimeLayouts[dec])
+		if validDateTime(year, month, day, hour, minute, second, frac) {
+			buf = appendDateTime(buf, int64(year), int64(month), int64(day), int64(hour), int64(minute), int64(second), frac, dec)
+		} else {
+			// time.Date's normalization of an invalid date (ALLOW_INVALID_DATES, a zero month or day).
+			buf = time.Date(year, time.Month(month), day, hour, minute, second, int(frac*1000), time.UTC).AppendFormat(buf, fracTimeLayouts[dec])
+		}
 		return text()
 	case gomysql.MYSQL_TYPE_TIME:
 		if !need(3) {
@@ -627,6 +635,58 @@ var fracTimeLayouts = [7]string{
 	"2006-01-02 15:04:05.0000",
 	"2006-01-02 15:04:05.00000",
 	"2006-01-02 15:04:05.000000",
+}
+
+// appendDateTime appends "YYYY-MM-DD HH:MM:SS[.ffffff]" as
+// time.Time.AppendFormat writes fracTimeLayouts[dec] of those fields (the
+// fraction frac in microseconds, cut to dec digits), for fields time.Date
+// keeps as they are (validDateTime), without building the time.Time:
+// formatting one was most of a streamed DATETIME's cost.
+func appendDateTime(buf []byte, year, month, day, hour, minute, second, frac int64, dec int) []byte {
+	buf = appendPadded(buf, year, 4)
+	buf = appendPadded(append(buf, '-'), month, 2)
+	buf = appendPadded(append(buf, '-'), day, 2)
+	return appendClock(append(buf, ' '), "", hour, minute, second, frac, dec)
+}
+
+// validDateTime reports whether time.Date keeps these fields as they are
+// (a year of four digits, a day of the month, a fraction below a second).
+func validDateTime(year, month, day, hour, minute, second int, frac int64) bool {
+	return year >= 0 && year <= 9999 && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(month, year) &&
+		hour >= 0 && hour < 24 && minute >= 0 && minute < 60 && second >= 0 && second < 60 && frac >= 0 && frac < 1e6
+}
+
+// daysIn is the number of days of month in year (proleptic Gregorian).
+func daysIn(month, year int) int {
+	if month == 2 {
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	}
+	return 30 + (month+month/8)%2
+}
+
+// civil is the date days after 1970-01-01 (days ≥ 0), proleptic
+// Gregorian, as time.Unix(…).In(time.UTC) has it (Howard Hinnant's
+// days-to-civil algorithm).
+func civil(days int64) (year, month, day int64) {
+	z := days + 719468
+	era := z / 146097
+	doe := z - era*146097                                  // [0, 146096]
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
+	doy := doe - (365*yoe + yoe/4 - yoe/100)               // [0, 365]
+	mp := (5*doy + 2) / 153                                // [0, 11], from March
+	day = doy - (153*mp+2)/5 + 1
+	month = mp + 3
+	if month > 12 {
+		month -= 12
+	}
+	year = yoe + era*400
+	if month <= 2 {
+		year++
+	}
+	return year, month, day
 }
 
 // appendZeroTime appends go-mysql's zero TIMESTAMP or DATETIME

@@ -56,6 +56,9 @@ type streamer struct {
 	postHeader []byte
 	// reader reads a MariaDB rows event's row images (rows.go).
 	reader rowsReader
+	// full parses the table maps whose optional metadata the syncer
+	// skips (MariaDB; tablemap.go); nil where it reads them.
+	full *fullMaps
 }
 
 // stream reads the binlog from pos until ctx is done or an error occurs,
@@ -74,6 +77,9 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 	defer syncer.Close()
 
 	st := &streamer{src: s, srv: srv, emit: emit, file: pos.File, hist: s.hist}
+	if cfg.TableMapOptionalMetaDecodeFunc != nil {
+		st.full = &fullMaps{}
+	}
 	var bs *replication.BinlogStreamer
 	if pos.GTID != "" {
 		if st.gset, err = parseGTIDSet(s.flavor, pos.GTID); err != nil {
@@ -148,8 +154,10 @@ func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, 
 		EventCacheCount:         eventCache,
 	}
 	if s.flavor == flavorMariaDB {
-		// The rows are read in the stream (rows.go).
+		// The rows are read in the stream (rows.go), a table map's
+		// optional metadata where its bytes are new (tablemap.go).
 		cfg.RowsEventDecodeFunc = decodeRowsHeader
+		cfg.TableMapOptionalMetaDecodeFunc = skipOptionalMeta
 	}
 	var err error
 	cfg.TLSConfig, err = s.tlsConfig()
@@ -179,8 +187,11 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 		// A new binlog file: table ids and their maps start again.
 		st.crc, st.maps = e.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32, nil
 		st.postHeader = e.EventTypeHeaderLengths
+		if st.full != nil {
+			return st.full.formatDescription(ev.RawData)
+		}
 	case *replication.TableMapEvent:
-		st.tableMap(ev.RawData, e)
+		return st.tableMap(ev.RawData, e)
 	case *replication.RotateEvent:
 		st.file = string(e.NextLogName)
 	case *replication.GTIDEvent:
@@ -347,6 +358,14 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	if m != nil && m.tm != e.Table {
 		m = nil // not the table map go-mysql decoded these rows with
 	}
+	full := e.Table
+	if m != nil {
+		full = m.full
+	} else if st.full != nil {
+		// Without its optional metadata the table map would say nothing
+		// of the columns' names: refused rather than decided wrong.
+		return fmt.Errorf("binlog %s:%d: a rows event of %s.%s without its table map event", st.file, int64(h.LogPos)-int64(h.EventSize), e.Table.Schema, e.Table.Table)
+	}
 	var db, name, id string
 	if m != nil {
 		db, name, id = m.db, m.name, m.id
@@ -380,7 +399,7 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	t := m.decided(catalog)
 	if t == nil {
 		var err error
-		if t, err = st.decide(m, db, name, catalog, e.Table, pos); t == nil || err != nil {
+		if t, err = st.decide(m, db, name, catalog, full, pos); t == nil || err != nil {
 			return err
 		}
 	} else if st.tx.xa {
