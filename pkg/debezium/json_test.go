@@ -2,8 +2,11 @@ package debezium
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -161,6 +164,54 @@ func TestAppendJavaFloatRoundTrip(t *testing.T) {
 		var back float64
 		if err := json.Unmarshal(s, &back); err != nil || back != f {
 			t.Fatalf("%v written as %s, read back %v (%v)", f, s, back, err)
+		}
+	}
+}
+
+// appendStringBody reads eight plain bytes at a time (plain8) and the rest
+// one by one; random strings of every length up to 80, of bytes drawn
+// mostly from the ones either path must notice (the seed is printed), are
+// escaped as one rune at a time would be: an ASCII byte by its escape, a
+// valid sequence raw, an invalid byte as \ufffd.
+func TestAppendStringEightAtATime(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	alphabet := []string{"a", "Z", " ", "~", "\x7f", "\x1f", "\x00", "\x20", "\x21", "\x23", "\x5b", "\x5d", `"`, `\`, "\n", "é", "日", "😀", "\xff", "\xc3", "\x80", "\u2028"}
+	for range 200_000 {
+		var in []byte
+		for n := rng.IntN(80); len(in) < n; {
+			if rng.IntN(4) == 0 {
+				in = append(in, alphabet[rng.IntN(len(alphabet))]...)
+			} else {
+				in = append(in, byte('a'+rng.IntN(26)))
+			}
+		}
+		var want []byte
+		for s := string(in); s != ""; {
+			r, size := utf8.DecodeRuneInString(s)
+			switch {
+			case r == utf8.RuneError && size == 1:
+				want = append(want, `\ufffd`...)
+			case r == '"' || r == '\\':
+				want = append(want, '\\', byte(r))
+			case r < 0x20:
+				want = append(want, fmt.Sprintf(`\u%04X`, r)...)
+				for short, esc := range map[rune]string{'\b': `\b`, '\t': `\t`, '\n': `\n`, '\f': `\f`, '\r': `\r`} {
+					if r == short {
+						want = append(want[:len(want)-6], esc...)
+					}
+				}
+			default:
+				want = append(want, s[:size]...)
+			}
+			s = s[size:]
+		}
+		if got := appendStringBody(nil, in); string(got) != string(want) {
+			t.Fatalf("appendStringBody(%q) = %q, want %q", in, got, want)
+		}
+		if got := appendStringBody(nil, string(in)); string(got) != string(want) {
+			t.Fatalf("appendStringBody(string %q) = %q, want %q", in, got, want)
 		}
 	}
 }
