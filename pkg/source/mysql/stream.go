@@ -228,7 +228,12 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 	case *replication.QueryEvent:
 		return st.query(ctx, h, e)
 	case *replication.RowsEvent:
-		return st.rows(ctx, ev.Header, e, ev.RawData)
+		if err := st.rows(ctx, ev.Header, e, ev.RawData); err != nil {
+			return err
+		}
+		if e.Flags&replication.RowsEventStmtEndFlag != 0 {
+			return st.statementEnd()
+		}
 	case *replication.XIDEvent:
 		return st.commit(ctx, h)
 	case *replication.GenericEvent:
@@ -358,14 +363,6 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	if m != nil && m.tm != e.Table {
 		m = nil // not the table map go-mysql decoded these rows with
 	}
-	full := e.Table
-	if m != nil {
-		full = m.full
-	} else if st.full != nil {
-		// Without its optional metadata the table map would say nothing
-		// of the columns' names: refused rather than decided wrong.
-		return fmt.Errorf("binlog %s:%d: a rows event of %s.%s without its table map event", st.file, int64(h.LogPos)-int64(h.EventSize), e.Table.Schema, e.Table.Table)
-	}
 	var db, name, id string
 	if m != nil {
 		db, name, id = m.db, m.name, m.id
@@ -398,6 +395,18 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	st.src.mu.Unlock()
 	t := m.decided(catalog)
 	if t == nil {
+		full := e.Table
+		if m != nil {
+			full = m.full
+		} else if st.full != nil {
+			// The syncer's table map lacks its optional metadata: without
+			// the names the shape would be decided wrong, or the rows
+			// left out as a table that is gone.
+			if catalog == nil && !st.src.wants(db, name) {
+				return nil
+			}
+			return fmt.Errorf("binlog %s:%d: a rows event of %s without its table map event", st.file, pos, id)
+		}
 		var err error
 		if t, err = st.decide(m, db, name, catalog, full, pos); t == nil || err != nil {
 			return err

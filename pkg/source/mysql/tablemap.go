@@ -22,8 +22,9 @@ import (
 // table it was made against is no longer the same value or has other
 // columns.
 
-// maxMaps bounds streamer.maps: a server gives a table a new id when it
-// reopens it, so ids of tables long gone pile up in a long stream.
+// maxMaps bounds streamer.maps (statementEnd): a server gives a table a
+// new id when it reopens it, so ids of tables long gone pile up in a long
+// stream.
 const maxMaps = 4096
 
 // mapShape is the last table map of a table id and what was decided for it.
@@ -58,11 +59,8 @@ func (st *streamer) tableMap(raw []byte, tm *replication.TableMapEvent) error {
 		m.tm = tm
 		return nil
 	}
-	if st.maps == nil || len(st.maps) >= maxMaps {
+	if st.maps == nil {
 		st.maps = map[uint64]*mapShape{}
-		if st.full != nil {
-			st.full.reset()
-		}
 	}
 	full := tm
 	if st.full != nil {
@@ -101,7 +99,7 @@ func (f *fullMaps) formatDescription(raw []byte) error {
 }
 
 // reset starts the parser over (it keeps every table map it parsed, by
-// table id; tableMap resets it with the stream's own maps).
+// table id; statementEnd resets it with the stream's own maps).
 func (f *fullMaps) reset() error {
 	f.p = replication.NewBinlogParser()
 	f.p.SetFlavor(flavorMariaDB)
@@ -128,6 +126,21 @@ func (f *fullMaps) parse(raw []byte) (*replication.TableMapEvent, error) {
 		return nil, fmt.Errorf("binlog table map: parsed as %T", ev.Event)
 	}
 	return tm, nil
+}
+
+// statementEnd is called after a statement's last rows event: the table
+// maps are forgotten there once they are maxMaps, never between a
+// statement's table maps (all written before its rows: a multi-table
+// UPDATE, a trigger's table) and its rows.
+func (st *streamer) statementEnd() error {
+	if len(st.maps) < maxMaps {
+		return nil
+	}
+	st.maps = nil
+	if st.full != nil {
+		return st.full.reset()
+	}
+	return nil
 }
 
 // forgetShapes makes every table map's decision again.
