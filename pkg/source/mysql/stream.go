@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -459,6 +460,7 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 			if ev.After, err = images.image(t, pub, st.slabs.Row(width), &st.slabs); err != nil {
 				return fmt.Errorf("%s at %s:%d: %w", t.id(), st.file, pos, err)
 			}
+			keepUnloggedKey(ev.Table.Key, e.ColumnBitmap2, len(t.cols), pub, ev.Before, ev.After)
 			if keyChanged(ev.Table.Key, ev.Before, ev.After) {
 				// Like Debezium: a delete of the old key, then a create of the new one.
 				del := st.slabs.Event()
@@ -531,6 +533,32 @@ func decodeRow(t *table, pub *projected, vals []any, row change.Row, s *snapshot
 		row[j] = val
 	}
 	return row, nil
+}
+
+// keepUnloggedKey gives an update's after image the before image's value
+// of each key column the after image does not hold (logged, the rows
+// event's after-image bitmap over the binlog's ncols columns; pub maps
+// them to the published row's). A session may log MINIMAL row images
+// (binlog_row_image), whose after image holds only the columns the
+// update changed: an unchanged key is not in it, and read as NULL it made
+// the update a delete of the row and a create without a key, which
+// stopped the pipeline.
+func keepUnloggedKey(key []int, logged []byte, ncols int, pub *projected, before, after change.Row) {
+	if logged == nil || before == nil || after == nil {
+		return
+	}
+	for i := 0; i < ncols && i>>3 < len(logged); i++ {
+		if logged[i>>3]&(1<<(i&7)) != 0 {
+			continue
+		}
+		j := i
+		if pub != nil {
+			j = pub.proj.Out[i]
+		}
+		if j >= 0 && j < len(after) && j < len(before) && slices.Contains(key, j) {
+			after[j] = before[j]
+		}
+	}
 }
 
 func keyChanged(key []int, a, b change.Row) bool {
