@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -438,6 +437,21 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	if pub != nil {
 		width = len(pub.t.Columns)
 	}
+	// A session may log MINIMAL or NOBLOB row images (binlog_row_image;
+	// the pipeline checks the global setting at start): an image that
+	// leaves out a published column has no value to publish for it. Read
+	// as NULL it became the column's default or zero in the message, and
+	// an update's unchanged key a delete of the row and a create without
+	// a key. Refused before any row of the event is published.
+	for b, logged := range [][]byte{e.ColumnBitmap1, e.ColumnBitmap2} {
+		if b == 1 && op != change.OpUpdate {
+			break
+		}
+		if c := unloggedColumn(logged, t, pub); c != "" {
+			return fmt.Errorf("%s at %s:%d: a row image of this %s leaves out column %s: the session that wrote it logs binlog_row_image MINIMAL or NOBLOB, and the message cannot hold a value the binlog does not; set binlog_row_image = FULL for every session (no SET SESSION binlog_row_image), then backfill the table again: %w",
+				t.id(), st.file, pos, map[change.Op]string{change.OpCreate: "insert", change.OpUpdate: "update", change.OpDelete: "delete"}[op], c, source.ErrResnapshotRequired)
+		}
+	}
 	images, err := st.images(h, e, raw)
 	if err != nil {
 		return fmt.Errorf("%s at %s:%d: %w", t.id(), st.file, pos, err)
@@ -460,7 +474,6 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 			if ev.After, err = images.image(t, pub, st.slabs.Row(width), &st.slabs); err != nil {
 				return fmt.Errorf("%s at %s:%d: %w", t.id(), st.file, pos, err)
 			}
-			keepUnloggedKey(ev.Table.Key, e.ColumnBitmap2, len(t.cols), pub, ev.Before, ev.After)
 			if keyChanged(ev.Table.Key, ev.Before, ev.After) {
 				// Like Debezium: a delete of the old key, then a create of the new one.
 				del := st.slabs.Event()
@@ -535,30 +548,19 @@ func decodeRow(t *table, pub *projected, vals []any, row change.Row, s *snapshot
 	return row, nil
 }
 
-// keepUnloggedKey gives an update's after image the before image's value
-// of each key column the after image does not hold (logged, the rows
-// event's after-image bitmap over the binlog's ncols columns; pub maps
-// them to the published row's). A session may log MINIMAL row images
-// (binlog_row_image), whose after image holds only the columns the
-// update changed: an unchanged key is not in it, and read as NULL it made
-// the update a delete of the row and a create without a key, which
-// stopped the pipeline.
-func keepUnloggedKey(key []int, logged []byte, ncols int, pub *projected, before, after change.Row) {
-	if logged == nil || before == nil || after == nil {
-		return
-	}
-	for i := 0; i < ncols && i>>3 < len(logged); i++ {
-		if logged[i>>3]&(1<<(i&7)) != 0 {
+// unloggedColumn names the first column of t, published by pub, that a
+// row image of the bitmap logged (over the binlog's columns) leaves out;
+// "" when it holds them all.
+func unloggedColumn(logged []byte, t *table, pub *projected) string {
+	for i := range t.cols {
+		if i>>3 < len(logged) && logged[i>>3]&(1<<(i&7)) != 0 {
 			continue
 		}
-		j := i
-		if pub != nil {
-			j = pub.proj.Out[i]
-		}
-		if j >= 0 && j < len(after) && j < len(before) && slices.Contains(key, j) {
-			after[j] = before[j]
+		if pub == nil || pub.proj.Out[i] >= 0 {
+			return t.cols[i].name
 		}
 	}
+	return ""
 }
 
 func keyChanged(key []int, a, b change.Row) bool {
