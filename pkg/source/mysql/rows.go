@@ -488,14 +488,8 @@ func (r *rowsReader) value(data []byte, tp byte, meta uint16) (v binVal, n int, 
 		ym := ymd >> 5
 		day, month, year := int(ymd%(1<<5)), int(ym%13), int(ym/13)
 		second, minute, hour := int(hms%(1<<6)), int((hms>>6)%(1<<6)), int(hms>>12)
-		if intPart < 107420450816 { // before 1970-01-01 00:00:00: fmt's fields, not time's
-			buf = appendPadded(buf, int64(year), 4)
-			buf = appendPadded(append(buf, '-'), int64(month), 2)
-			buf = appendPadded(append(buf, '-'), int64(day), 2)
-			buf = appendClock(append(buf, ' '), "", int64(hour), int64(minute), int64(second), frac, dec)
-			return text()
-		}
-		if validDateTime(year, month, day, hour, minute, second, frac) {
+		// Before 1970-01-01 00:00:00 go-mysql writes fmt's fields, not time's.
+		if intPart < 107420450816 || validDateTime(year, month, day, hour, minute, second, frac) {
 			buf = appendDateTime(buf, int64(year), int64(month), int64(day), int64(hour), int64(minute), int64(second), frac, dec)
 		} else {
 			// time.Date's normalization of an invalid date (ALLOW_INVALID_DATES, a zero month or day).
