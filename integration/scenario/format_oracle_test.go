@@ -2,6 +2,7 @@ package scenario_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -113,6 +114,21 @@ func readDebeziumRaw(t *testing.T, path string) map[string][]rawKV {
 		out[line.Destination] = append(out[line.Destination], r)
 	})
 	return out
+}
+
+// debeziumWritten counts the harness's records so far by destination (a
+// line still being written is left out): a record of another table or a
+// second one of a table must not stand in for one still to come.
+func debeziumWritten(path string) map[string]int {
+	n := map[string]int{}
+	data, _ := os.ReadFile(path)
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var l itest.DebeziumLine
+		if json.Unmarshal(line, &l) == nil {
+			n[l.Destination]++
+		}
+	}
+	return n
 }
 
 func readTopicBytes(t *testing.T, topic string) []rawKV {
@@ -233,9 +249,11 @@ func runFormatOracle(t *testing.T, e *itest.Env, src formatSource, runs []format
 			if itest.CountLines(s.out) < len(s.runs.variants) && s.dbz.Exited() {
 				t.Fatalf("debezium (%s) exited:\n%s", s.runs.label, s.dbz.Out)
 			}
-			want := 0
+			written := debeziumWritten(s.out)
 			for _, v := range s.runs.variants {
-				want += v.want
+				if written[src.topic(v.table)] < v.want {
+					return false // Debezium's record of this table still to come
+				}
 				n := itest.TopicEnd(src.topic(v.table))
 				if v.exactlyOnce && n >= int64(v.want) {
 					// The end counts the commit markers too.
@@ -244,9 +262,6 @@ func runFormatOracle(t *testing.T, e *itest.Env, src formatSource, runs []format
 				if n < int64(v.want) {
 					return false
 				}
-			}
-			if itest.CountLines(s.out) < want {
-				return false
 			}
 		}
 		return true

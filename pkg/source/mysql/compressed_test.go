@@ -74,10 +74,10 @@ func TestCompressedRowsEvents(t *testing.T) {
 // (the signal table's watermarks) come out of a compressed event whole.
 func TestCompressedRowsDecodedByGoMySQL(t *testing.T) {
 	bs := newStreamOf(t, compressedFormat, compressedTable)
-	if _, err := bs.p.Parse(benchBytes(t, compressedTable)); err != nil {
+	if _, err := bs.st.parser.Parse(benchBytes(t, compressedTable)); err != nil {
 		t.Fatal(err)
 	}
-	ev, err := bs.p.Parse(benchBytes(t, compressedWrite))
+	ev, err := bs.st.parser.Parse(benchBytes(t, compressedWrite))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // FuzzBinlogDecimal: a DECIMAL(p,s) of a rows event decodes to the same
 // value whether go-mysql hands it over as a decimal.Decimal (UseDecimal,
 // as the stream of a MySQL server asks) or as its text (a MariaDB
-// server's, syncerConfig), for any value of any precision and scale the
+// server's, newParser), for any value of any precision and scale the
 // binlog holds (p ≤ 65, s ≤ 30), a negative zero among them, and for a
 // catalog column whose scale is not the binlog's. The events are built as
 // a server writes them (a table map and a write rows event after the

@@ -143,7 +143,7 @@ const (
 	binString                 // a string: b
 	binBytes                  // a []byte: b
 	binDecimal                // a decimal.Decimal (UseDecimal): dec
-	binTime                   // a time.Time (ParseTime, which syncerConfig leaves off): tm
+	binTime                   // a time.Time (ParseTime, which newParser leaves off): tm
 	binOther                  // anything else (MySQL's partial JSON)
 )
 
@@ -232,7 +232,7 @@ func (v *binVal) goType() string {
 
 // decodeBinlog converts one value of a rows event, as go-mysql decodes it
 // (ParseTime off, timestamps formatted in UTC, a DECIMAL a decimal.Decimal
-// or its text: UseDecimal, syncerConfig), to the column's neutral value.
+// or its text: UseDecimal, newParser), to the column's neutral value.
 // The bytes of a BIT, SET or padded BINARY value are cut from s.
 func decodeBinlog(c *column, v *binVal, s *snapshot.Slabs) (change.Value, error) {
 	if v.kind == binNull {
@@ -300,7 +300,7 @@ func decodeBinlog(c *column, v *binVal, s *snapshot.Slabs) (change.Value, error)
 			return change.Value{Kind: change.Text, Bytes: decimalText(v.dec, int32(max(t.Scale, 0)))}, nil
 		case binString:
 			// go-mysql's text of the binlog's DECIMAL (UseDecimal off,
-			// syncerConfig): the value as is when it is what decimalText
+			// newParser): the value as is when it is what decimalText
 			// writes of it, else what decimalText writes.
 			if fixedDecimal(v.b, max(t.Scale, 0)) {
 				return change.Value{Kind: change.Text, Bytes: v.b}, nil

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -22,8 +23,9 @@ import (
 // (RowsEvent.DecodeData) boxed every column into an interface, formatted
 // DECIMALs and times with fmt and time.Format, and made a slice per row,
 // 18 of the 31 allocations of a streamed insert (decode_bench_test.go).
-// go-mysql's parser only reads the header (decodeRowsHeader, syncerConfig:
-// the table map, the flags, the column bitmaps); the images are read here,
+// The header is read in place (rowsHeader) or, where go-mysql's parser
+// parses the event, by it alone (decodeRowsHeader: the table map, the
+// flags, the column bitmaps); the images are read here,
 // in the stream's goroutine, where the table's shape at the event is
 // known. rowsReader reads what go-mysql's decodeValue reads, value by
 // value, into a binVal of the Go type go-mysql would give it, which
@@ -47,6 +49,71 @@ import (
 func decodeRowsHeader(e *replication.RowsEvent, data []byte) error {
 	_, err := e.DecodeHeader(data)
 	return err
+}
+
+// rowsInPlace handles raw, a MariaDB rows event (v1, compressed or not),
+// without go-mysql's parse: its header is read by rowsHeader, its rows by
+// rowImages. done is false where the parser is to parse it.
+func (st *streamer) rowsInPlace(ctx context.Context, raw []byte) (done bool, err error) {
+	e, ok, err := st.rowsHeader(raw)
+	if !ok || err != nil {
+		return ok, err
+	}
+	if err := st.rows(ctx, &st.header, e, raw); err != nil {
+		return true, err
+	}
+	if e.Flags&replication.RowsEventStmtEndFlag != 0 {
+		return true, st.statementEnd(false)
+	}
+	return true, nil
+}
+
+// rowsHeader reads the header of raw, a MariaDB v1 rows event, into the
+// streamer's header and rowsEvent: the fields go-mysql's DecodeHeader
+// sets, the table map the stream's (the parser's parse of the same
+// bytes). ok is false where the parser is to parse the event: a table id
+// without a table map noted (the parser's error says so), a table whose
+// rows go-mysql decodes (mapShape.inPlace).
+func (st *streamer) rowsHeader(raw []byte) (*replication.RowsEvent, bool, error) {
+	h := &st.header
+	if err := h.Decode(raw); err != nil || int(h.EventSize) != len(raw) {
+		return nil, false, nil
+	}
+	body, ok := st.body(raw)
+	n := st.tableIDSize(h.EventType)
+	if !ok || len(body) < n+2 {
+		return nil, false, nil
+	}
+	m := st.maps[gomysql.FixedLengthInt(body[:n])]
+	if m == nil || !m.inPlace {
+		return nil, false, nil
+	}
+	short := func() error {
+		return fmt.Errorf("%s at %s:%d: short rows event", m.id, st.file, int64(h.LogPos)-int64(h.EventSize))
+	}
+	e := &st.rowsEvent
+	*e = replication.RowsEvent{Version: 1, TableID: m.tm.TableID, Flags: binary.LittleEndian.Uint16(body[n:]), Table: m.tm}
+	pos := n + 2
+	size := lenencSize(body[pos:]) // 0 at the end: no columns, as go-mysql reads it
+	if pos+size > len(body) {
+		return nil, true, short()
+	}
+	e.ColumnCount, _, _ = gomysql.LengthEncodedInt(body[pos:])
+	pos += size
+	bitmap := (e.ColumnCount + 7) / 8
+	images := uint64(1)
+	if h.EventType == replication.UPDATE_ROWS_EVENTv1 || h.EventType == replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1 {
+		images = 2
+	}
+	if bitmap > uint64(len(body)-pos)/images {
+		return nil, true, short()
+	}
+	e.ColumnBitmap1 = body[pos : pos+int(bitmap) : pos+int(bitmap)]
+	if images == 2 {
+		pos += int(bitmap)
+		e.ColumnBitmap2 = body[pos : pos+int(bitmap) : pos+int(bitmap)]
+	}
+	return e, true, nil
 }
 
 // rowImages hands out a rows event's row images in order, decoded by
@@ -77,8 +144,8 @@ func (im *rowImages) image(t *table, pub *projected, row change.Row, s *snapshot
 	return decodeRow(t, pub, im.rows[im.next-1], row, s)
 }
 
-// images returns the row images of e, a rows event the stream's syncer
-// parsed; raw is the event as the server sent it.
+// images returns the row images of e, a rows event whose header was read
+// (rowsHeader, decodeRowsHeader); raw is the event as the server sent it.
 func (st *streamer) images(h *replication.EventHeader, e *replication.RowsEvent, raw []byte) (rowImages, error) {
 	if st.src.flavor != flavorMariaDB {
 		return rowImages{rows: e.Rows}, nil
@@ -109,9 +176,9 @@ func (st *streamer) images(h *replication.EventHeader, e *replication.RowsEvent,
 	return rowImages{rows: e.Rows}, nil
 }
 
-// decodeRows has go-mysql decode the rows of e (e.Rows), a rows event the
-// stream's syncer parsed the header of; raw is the event as the server
-// sent it.
+// decodeRows has go-mysql decode the rows of e (e.Rows), a rows event
+// its parser parsed the header of; raw is the event as the server sent
+// it.
 func (st *streamer) decodeRows(h *replication.EventHeader, e *replication.RowsEvent, raw []byte) error {
 	body, pos, err := st.rowsBody(h, e, raw)
 	if err != nil {
@@ -158,28 +225,16 @@ func decompressRows(data []byte) ([]byte, error) {
 	return out, nil
 }
 
-// rowsBody returns the body of a rows event the stream's syncer parsed
-// the header of (decodeRowsHeader), and where its rows start.
+// rowsBody returns the body of a rows event whose header was read, and
+// where its rows start.
 func (st *streamer) rowsBody(h *replication.EventHeader, e *replication.RowsEvent, raw []byte) ([]byte, int, error) {
-	if len(raw) < replication.EventHeaderSize {
+	body, ok := st.body(raw)
+	if !ok {
 		return nil, 0, errors.New("short rows event")
 	}
-	body := raw[replication.EventHeaderSize:]
-	if st.crc {
-		if len(body) < replication.BinlogChecksumLength {
-			return nil, 0, errors.New("short rows event")
-		}
-		body = body[:len(body)-replication.BinlogChecksumLength]
-	}
-	// The header as RowsEvent.DecodeHeader reads it: the table id (4
-	// bytes where the format description's post-header length of the
-	// type is 6, else 6), flags, v2's extra data, the column count and
-	// the bitmaps.
-	pos := 6
-	if i := int(h.EventType) - 1; i < len(st.postHeader) && st.postHeader[i] == 6 {
-		pos = 4
-	}
-	pos += 2
+	// The header as RowsEvent.DecodeHeader reads it: the table id,
+	// flags, v2's extra data, the column count and the bitmaps.
+	pos := st.tableIDSize(h.EventType) + 2
 	switch h.EventType {
 	case replication.WRITE_ROWS_EVENTv2, replication.UPDATE_ROWS_EVENTv2, replication.DELETE_ROWS_EVENTv2, replication.PARTIAL_UPDATE_ROWS_EVENT:
 		if len(body) < pos+2 {
@@ -444,7 +499,7 @@ func (r *rowsReader) value(data []byte, tp byte, meta uint16) (v binVal, n int, 
 		if sec == 0 {
 			buf = appendZeroTime(buf, usec, dec)
 		} else if usec < 1e6 {
-			// go-mysql's fracTime in TimestampStringLocation (syncerConfig: UTC).
+			// go-mysql's fracTime in TimestampStringLocation (newParser: UTC).
 			year, month, day := civil(sec / 86400)
 			buf = appendDateTime(buf, year, month, day, sec%86400/3600, sec%3600/60, sec%60, usec, dec)
 		} else {

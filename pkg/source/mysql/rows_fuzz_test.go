@@ -261,24 +261,16 @@ func catch(f func() error) (err error) {
 	return f()
 }
 
-// parse parses the fixture's events with a parser set up as the MariaDB
-// stream's syncer (syncerConfig), with its rows decode or without.
+// parse parses the fixture's events with the MariaDB stream's parser
+// (newParser), with its rows decode or without.
 func (fx *rowsFixture) parse(hook bool) (*replication.BinlogEvent, *streamer, error) {
-	cfg, err := fx.src.syncerConfig(1)
-	if err != nil {
-		return nil, nil, err
-	}
-	p := replication.NewBinlogParser()
-	p.SetFlavor(flavorMariaDB)
-	p.SetUseDecimal(cfg.UseDecimal)
-	p.SetParseTime(cfg.ParseTime)
-	p.SetTimestampStringLocation(cfg.TimestampStringLocation)
-	if hook {
-		p.SetRowsEventDecodeFunc(cfg.RowsEventDecodeFunc)
+	p := fx.src.newParser()
+	if !hook {
+		p.SetRowsEventDecodeFunc(nil)
 	}
 	st := &streamer{src: fx.src}
 	var ev *replication.BinlogEvent
-	err = catch(func() error {
+	err := catch(func() error {
 		for _, raw := range [][]byte{fuzzFormat(), fx.tmRaw, fx.rowsRaw} {
 			var err error
 			if ev, err = p.Parse(raw); err != nil {

@@ -56,9 +56,16 @@ type streamer struct {
 	postHeader []byte
 	// reader reads a MariaDB rows event's row images (rows.go).
 	reader rowsReader
-	// full parses the table maps whose optional metadata the syncer
-	// skips (MariaDB; tablemap.go); nil where it reads them.
-	full *fullMaps
+	// parser parses the events not read in place (event); format is the
+	// binlog file's format description event, which a new parser is
+	// handed first (statementEnd).
+	parser *replication.BinlogParser
+	format []byte
+	// inPlace: table maps seen before and rows events are read in place
+	// (MariaDB, event); header and rowsEvent are what they are read into.
+	inPlace   bool
+	header    replication.EventHeader
+	rowsEvent replication.RowsEvent
 }
 
 // stream reads the binlog from pos until ctx is done or an error occurs,
@@ -73,35 +80,32 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 	if err := s.checkReader(ctx, s.db); err != nil {
 		return err
 	}
-	syncer := replication.NewBinlogSyncer(cfg)
-	defer syncer.Close()
-
-	st := &streamer{src: s, srv: srv, emit: emit, file: pos.File, hist: s.hist}
-	if cfg.TableMapOptionalMetaDecodeFunc != nil {
-		st.full = &fullMaps{}
-	}
-	var bs *replication.BinlogStreamer
+	st := &streamer{src: s, srv: srv, emit: emit, file: pos.File, hist: s.hist, parser: s.newParser(), inPlace: s.flavor == flavorMariaDB}
 	if pos.GTID != "" {
 		if st.gset, err = parseGTIDSet(s.flavor, pos.GTID); err != nil {
 			return err
 		}
-		bs, err = syncer.StartSyncGTID(st.gset.Clone())
-	} else {
-		bs, err = syncer.StartSync(gomysql.Position{Name: pos.File, Pos: pos.Pos})
 	}
+	var gset gomysql.GTIDSet
+	if st.gset != nil {
+		gset = st.gset.Clone()
+	}
+	conn, err := dialBinlog(ctx, cfg, s.flavor, pos, gset)
 	if err != nil {
 		return s.takenOver(classify(fmt.Errorf("start binlog stream: %w", err)))
 	}
+	defer conn.close()
+	defer context.AfterFunc(ctx, conn.interrupt)()
 	source.MarkConnected(ctx)
 	for {
-		ev, err := bs.GetEvent(ctx)
+		raw, err := conn.read()
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return s.takenOver(classify(fmt.Errorf("binlog stream: %w", err)))
 		}
-		if err := st.handle(ctx, ev); err != nil {
+		if err := st.event(ctx, raw); err != nil {
 			return err
 		}
 	}
@@ -117,15 +121,38 @@ const (
 	binlogReadTimeout = 3 * heartbeatPeriod
 )
 
-// eventCache is how many parsed binlog events go-mysql's reader may queue
-// ahead of the capture loop. Its default, 10,240, keeps tens of megabytes
-// of parsed rows (a boxed value per column) live while the loop lags a
-// backlog, which every garbage collection scans: half the CPU of a drain.
-// A few hundred keep the reader ahead of the loop all the same.
-const eventCache = 256
-
-// syncerConfig is the replication client's configuration.
+// syncerConfig is the replication connection's configuration: the
+// stream's (binlogConn) and the scan's of replay.go, whose syncer reads
+// only table names and statements (no row image, no table map's optional
+// metadata). The stream's events are parsed by newParser's parser.
 func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, error) {
+	cfg := replication.BinlogSyncerConfig{
+		ServerID:                       serverID,
+		Flavor:                         s.flavor,
+		Host:                           s.conn.Host,
+		Port:                           s.conn.Port,
+		User:                           s.conn.User,
+		Password:                       s.conn.Password,
+		Charset:                        "utf8mb4",
+		HeartbeatPeriod:                heartbeatPeriod,
+		ReadTimeout:                    binlogReadTimeout,
+		DisableRetrySync:               true,
+		Dialer:                         source.Dial(s.opts.Dial),
+		Logger:                         slog.New(slog.DiscardHandler),
+		Localhost:                      readerTag, // SHOW SLAVE HOSTS names this process (reader.go)
+		RowsEventDecodeFunc:            decodeRowsHeader,
+		TableMapOptionalMetaDecodeFunc: skipOptionalMeta,
+	}
+	var err error
+	cfg.TLSConfig, err = s.tlsConfig()
+	return cfg, err
+}
+
+// newParser returns the parser of the events a stream does not read in
+// place (streamer.event).
+func (s *Source) newParser() *replication.BinlogParser {
+	p := replication.NewBinlogParser()
+	p.SetFlavor(s.flavor)
 	// A DECIMAL of a rows event: go-mysql writes its text with the
 	// column's scale, and with UseDecimal parses that text into a
 	// decimal.Decimal (four allocations) that decodeBinlog writes back
@@ -134,34 +161,14 @@ func (s *Source) syncerConfig(serverID uint32) (replication.BinlogSyncerConfig, 
 	// the same switch, as decimal.Decimal's JSON (trailing zeros cut)
 	// with it and as the text without, so turning it off would change
 	// those documents. MariaDB's JSON is text, never decoded by go-mysql.
-	cfg := replication.BinlogSyncerConfig{
-		ServerID:                serverID,
-		Flavor:                  s.flavor,
-		Host:                    s.conn.Host,
-		Port:                    s.conn.Port,
-		User:                    s.conn.User,
-		Password:                s.conn.Password,
-		Charset:                 "utf8mb4",
-		UseDecimal:              s.flavor != flavorMariaDB,
-		ParseTime:               false,
-		TimestampStringLocation: time.UTC,
-		HeartbeatPeriod:         heartbeatPeriod,
-		ReadTimeout:             binlogReadTimeout,
-		DisableRetrySync:        true,
-		Dialer:                  source.Dial(s.opts.Dial),
-		Logger:                  slog.New(slog.DiscardHandler),
-		Localhost:               readerTag, // SHOW SLAVE HOSTS names this process (reader.go)
-		EventCacheCount:         eventCache,
-	}
+	p.SetUseDecimal(s.flavor != flavorMariaDB)
+	p.SetParseTime(false)
+	p.SetTimestampStringLocation(time.UTC)
 	if s.flavor == flavorMariaDB {
-		// The rows are read in the stream (rows.go), a table map's
-		// optional metadata where its bytes are new (tablemap.go).
-		cfg.RowsEventDecodeFunc = decodeRowsHeader
-		cfg.TableMapOptionalMetaDecodeFunc = skipOptionalMeta
+		// The rows are read in the stream (rows.go).
+		p.SetRowsEventDecodeFunc(decodeRowsHeader)
 	}
-	var err error
-	cfg.TLSConfig, err = s.tlsConfig()
-	return cfg, err
+	return p
 }
 
 // classify marks the server's "could not find the first log file / GTID"
@@ -180,16 +187,49 @@ func classify(err error) error {
 	return err
 }
 
+// event handles raw, a binlog event as the server sent it (nothing writes
+// its bytes again). A MariaDB stream reads a table map it has seen and a
+// rows event in place (inPlace; tablemap.go, rows.go), without go-mysql's
+// parse; the rest, and the rows of a table whose rows go-mysql decodes
+// (rowImages), go through the parser.
+func (st *streamer) event(ctx context.Context, raw []byte) error {
+	if st.inPlace && st.postHeader != nil && len(raw) >= replication.EventHeaderSize {
+		switch t := replication.EventType(raw[4]); t {
+		case replication.TABLE_MAP_EVENT:
+			if st.knownMap(raw) {
+				return nil
+			}
+		case replication.WRITE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv1,
+			replication.MARIADB_WRITE_ROWS_COMPRESSED_EVENT_V1, replication.MARIADB_UPDATE_ROWS_COMPRESSED_EVENT_V1, replication.MARIADB_DELETE_ROWS_COMPRESSED_EVENT_V1:
+			if done, err := st.rowsInPlace(ctx, raw); done || err != nil {
+				return err
+			}
+		}
+	}
+	ev, err := st.parse(raw)
+	if err != nil {
+		return fmt.Errorf("binlog stream at %s: %w", st.file, err)
+	}
+	return st.handle(ctx, ev)
+}
+
+// parse is the parser's Parse, a panic of it (a malformed event) an error.
+func (st *streamer) parse(raw []byte) (ev *replication.BinlogEvent, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ev, err = nil, fmt.Errorf("malformed binlog event: %v", r)
+		}
+	}()
+	return st.parser.Parse(raw)
+}
+
 func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) error {
 	h := ev.Header
 	switch e := ev.Event.(type) {
 	case *replication.FormatDescriptionEvent:
 		// A new binlog file: table ids and their maps start again.
 		st.crc, st.maps = e.ChecksumAlgorithm == replication.BINLOG_CHECKSUM_ALG_CRC32, nil
-		st.postHeader = e.EventTypeHeaderLengths
-		if st.full != nil {
-			return st.full.formatDescription(ev.RawData)
-		}
+		st.postHeader, st.format = e.EventTypeHeaderLengths, ev.RawData
 	case *replication.TableMapEvent:
 		return st.tableMap(ev.RawData, e)
 	case *replication.RotateEvent:
@@ -232,7 +272,7 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 			return err
 		}
 		if e.Flags&replication.RowsEventStmtEndFlag != 0 {
-			return st.statementEnd()
+			return st.statementEnd(true)
 		}
 	case *replication.XIDEvent:
 		return st.commit(ctx, h)
@@ -395,20 +435,8 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	st.src.mu.Unlock()
 	t := m.decided(catalog)
 	if t == nil {
-		full := e.Table
-		if m != nil {
-			full = m.full
-		} else if st.full != nil {
-			// The syncer's table map lacks its optional metadata: without
-			// the names the shape would be decided wrong, or the rows
-			// left out as a table that is gone.
-			if catalog == nil && !st.src.wants(db, name) {
-				return nil
-			}
-			return fmt.Errorf("binlog %s:%d: a rows event of %s without its table map event", st.file, pos, id)
-		}
 		var err error
-		if t, err = st.decide(m, db, name, catalog, full, pos); t == nil || err != nil {
+		if t, err = st.decide(m, db, name, catalog, e.Table, pos); t == nil || err != nil {
 			return err
 		}
 	} else if st.tx.xa {

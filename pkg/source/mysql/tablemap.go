@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"unsafe"
 
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 )
 
 // Every statement's rows events come after a table map event of their
-// table, which go-mysql parses into a new value each time; the bytes are
-// the same from one statement to the next until the table changes. The
+// table, the same bytes from one statement to the next until the table
+// changes: a MariaDB stream has go-mysql parse a table map only when its
+// bytes are new (knownMap), a MySQL stream each time. The
 // shape a table map's rows are decoded with (loggedColumns, shapeFor, the
 // schema history's rowTable) is decided once per distinct table map and
 // kept with it, rather than decided again for every rows event. The
@@ -31,8 +33,10 @@ const maxMaps = 4096
 type mapShape struct {
 	body         string                     // the event after its header, checksum left out
 	tm           *replication.TableMapEvent // go-mysql's parse of body, which its rows events point to
-	full         *replication.TableMapEvent // tm with its optional metadata (fullMaps); tm where the syncer reads it
 	db, name, id string                     // the table's database, name, and db.name
+	// inPlace: the rows are read in place (rowsInPlace); not where
+	// go-mysql decodes them (a signal table, MySQL's binary JSON).
+	inPlace bool
 	// shape is the table the rows are decoded with (nil: not decided),
 	// decided against catalog (nil: the table was not in the catalog),
 	// while catalog's change.Table and columns were these.
@@ -43,17 +47,12 @@ type mapShape struct {
 	ncols       int
 }
 
-// tableMap notes a table map event; raw is the event as the server sent it.
+// tableMap notes a table map event the parser parsed; raw is the event
+// as the server sent it.
 func (st *streamer) tableMap(raw []byte, tm *replication.TableMapEvent) error {
-	if len(raw) < replication.EventHeaderSize {
+	body, ok := st.body(raw)
+	if !ok {
 		return nil
-	}
-	body := raw[replication.EventHeaderSize:]
-	if st.crc {
-		if len(body) < replication.BinlogChecksumLength {
-			return nil
-		}
-		body = body[:len(body)-replication.BinlogChecksumLength]
 	}
 	if m := st.maps[tm.TableID]; m != nil && m.body == string(body) {
 		m.tm = tm
@@ -62,83 +61,79 @@ func (st *streamer) tableMap(raw []byte, tm *replication.TableMapEvent) error {
 	if st.maps == nil {
 		st.maps = map[uint64]*mapShape{}
 	}
-	full := tm
-	if st.full != nil {
-		var err error
-		if full, err = st.full.parse(raw); err != nil {
-			return err
-		}
-	}
 	db, name := string(tm.Schema), string(tm.Table)
-	st.maps[tm.TableID] = &mapShape{body: string(body), tm: tm, full: full, db: db, name: name, id: db + "." + name}
+	st.maps[tm.TableID] = &mapShape{body: string(body), tm: tm, db: db, name: name, id: db + "." + name,
+		inPlace: !binaryJSON(tm) && !st.src.isSignal(db, name)}
 	return nil
 }
 
-// A MariaDB stream's syncer leaves out a table map's optional metadata
-// (syncerConfig: the column names, the key, the signedness, charsets and
-// ENUM and SET values), three allocations and a fifth of go-mysql's parse
-// in front of every statement's rows; only the shape decided for a table
-// map (decide) reads it, and that is decided once per distinct table map.
-// fullMaps parses a table map whose bytes are new again, in full, with a
-// parser of the stream's own, which has seen the binlog file's format
-// description.
-type fullMaps struct {
-	format []byte // the binlog file's format description event
-	p      *replication.BinlogParser
+// knownMap reports whether raw, a table map event, is the last table map
+// of its table id, byte for byte: a MariaDB stream reads it no further
+// (event). The parser keeps its parse of those bytes (it forgets its table
+// maps at the end of a statement it parsed, and statementEnd forgets
+// the stream's then).
+func (st *streamer) knownMap(raw []byte) bool {
+	body, ok := st.body(raw)
+	n := st.tableIDSize(replication.TABLE_MAP_EVENT)
+	if !ok || len(body) < n {
+		return false
+	}
+	m := st.maps[gomysql.FixedLengthInt(body[:n])]
+	return m != nil && m.body == string(body)
 }
 
-// skipOptionalMeta is the syncer's TableMapOptionalMetaDecodeFunc for
-// MariaDB: fullMaps reads the metadata where it is needed.
+// body is an event's bytes after its header, its checksum left out.
+func (st *streamer) body(raw []byte) ([]byte, bool) {
+	if len(raw) < replication.EventHeaderSize {
+		return nil, false
+	}
+	body := raw[replication.EventHeaderSize:]
+	if st.crc {
+		if len(body) < replication.BinlogChecksumLength {
+			return nil, false
+		}
+		body = body[:len(body)-replication.BinlogChecksumLength]
+	}
+	return body, true
+}
+
+// tableIDSize is the length of the table id in events of type t, as
+// go-mysql reads it: 4 bytes where the format description's post-header
+// length of the type is 6, else 6.
+func (st *streamer) tableIDSize(t replication.EventType) int {
+	if i := int(t) - 1; i < len(st.postHeader) && st.postHeader[i] == 6 {
+		return 4
+	}
+	return 6
+}
+
+// skipOptionalMeta is the TableMapOptionalMetaDecodeFunc of the syncer of
+// replay.go, which reads only a table map's names.
 func skipOptionalMeta([]byte) error { return nil }
 
-// formatDescription starts the parser over for a binlog file whose format
-// description event is raw.
-func (f *fullMaps) formatDescription(raw []byte) error {
-	f.format = raw
-	return f.reset()
-}
-
-// reset starts the parser over (it keeps every table map it parsed, by
-// table id; statementEnd resets it with the stream's own maps).
-func (f *fullMaps) reset() error {
-	f.p = replication.NewBinlogParser()
-	f.p.SetFlavor(flavorMariaDB)
-	if f.format == nil {
+// statementEnd is called after a statement's last rows event; parsed: the
+// parser parsed it, and forgot its table maps, so the stream forgets its
+// own (their bytes read no further, knownMap, would find no parse). The
+// stream's table maps are forgotten, with a new parser's, once they are
+// maxMaps, never between a statement's table maps (all written before its
+// rows: a multi-table UPDATE, a trigger's table) and its rows.
+func (st *streamer) statementEnd(parsed bool) error {
+	if parsed && st.inPlace {
+		st.maps = nil
 		return nil
 	}
-	if _, err := f.p.Parse(f.format); err != nil {
-		return fmt.Errorf("binlog format description: %w", err)
-	}
-	return nil
-}
-
-// parse returns the table map event raw with its optional metadata.
-func (f *fullMaps) parse(raw []byte) (*replication.TableMapEvent, error) {
-	if f.format == nil {
-		return nil, errors.New("a table map event before the binlog's format description")
-	}
-	ev, err := f.p.Parse(raw)
-	if err != nil {
-		return nil, fmt.Errorf("binlog table map: %w", err)
-	}
-	tm, ok := ev.Event.(*replication.TableMapEvent)
-	if !ok {
-		return nil, fmt.Errorf("binlog table map: parsed as %T", ev.Event)
-	}
-	return tm, nil
-}
-
-// statementEnd is called after a statement's last rows event: the table
-// maps are forgotten there once they are maxMaps, never between a
-// statement's table maps (all written before its rows: a multi-table
-// UPDATE, a trigger's table) and its rows.
-func (st *streamer) statementEnd() error {
 	if len(st.maps) < maxMaps {
 		return nil
 	}
 	st.maps = nil
-	if st.full != nil {
-		return st.full.reset()
+	if !st.inPlace {
+		return nil // the parser forgets its own at each statement's end
+	}
+	st.parser = st.src.newParser()
+	if st.format != nil {
+		if _, err := st.parse(st.format); err != nil {
+			return fmt.Errorf("binlog format description: %w", err)
+		}
 	}
 	return nil
 }
