@@ -199,7 +199,7 @@ func binlogRead(args []string) error {
 		Host: host, Port: uint16(p), User: "root", Password: "root",
 		Charset: "utf8mb4", TimestampStringLocation: time.UTC,
 		DisableRetrySync: true, Logger: slog.New(slog.DiscardHandler),
-		EventCacheCount: 256, // as pkg/source/mysql/stream.go's eventCache (UseDecimal off on MariaDB there too)
+		EventCacheCount: 256, // as Tributary's stream had it before it read the binlog itself (pkg/source/mysql/binlog.go)
 	})
 	defer syncer.Close()
 	st, err := syncer.StartSync(mysql.Position{Name: args[0], Pos: uint32(startPos)})
