@@ -69,3 +69,48 @@ func TestMySQLSecondReaderRefused(t *testing.T) {
 		t.Errorf("the first task lost its binlog connection; output:\n%s", first.Out)
 	}
 }
+
+// TestMySQLCleanStopEndsDumpThread: a task that stops cleanly ends the
+// server's dump thread of its binlog connection at once (KILL from a
+// second connection, pkg/source/mysql/binlog.go), so SHOW SLAVE HOSTS no
+// longer lists it and a task started right after streams without waiting
+// for it. Closing the socket alone left the thread, and the task in that
+// list, until a heartbeat failed to go out: 5 to 10 s, which the next
+// task's reader check waited out before it streamed.
+func TestMySQLCleanStopEndsDumpThread(t *testing.T) {
+	e := itest.NewMyEnv(t, "mystop")
+	e.Exec("CREATE TABLE a (id INT PRIMARY KEY)")
+	cfg := e.WriteConfig("")
+	topic := e.Prefix + "." + e.DB + ".a"
+	p := e.Start("run", "--config", cfg)
+	e.Exec("INSERT INTO a VALUES (1)")
+	itest.WaitFor(t, 60*time.Second, "the streamed row", func() bool { return itest.TopicEnd(topic) >= 1 })
+	tag := fmt.Sprintf("tributary pid %d on ", p.Cmd.Process.Pid)
+	listed := func() bool {
+		r := e.Exec("SHOW SLAVE HOSTS")
+		for i := range r.Values {
+			host, _ := r.GetString(i, 1)
+			if strings.HasPrefix(host, tag) {
+				return true
+			}
+		}
+		return false
+	}
+	if !listed() {
+		t.Fatalf("SHOW SLAVE HOSTS does not list the running task (%q)", tag)
+	}
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, p.Out)
+	}
+	stopped := time.Now()
+	itest.WaitFor(t, 20*time.Second, "the stopped task's dump thread to end", func() bool { return !listed() })
+	if d := time.Since(stopped); d > 2*time.Second {
+		t.Errorf("the stopped task's dump thread was listed %v after it exited, want under 2 s", d.Round(100*time.Millisecond))
+	}
+	next := e.Start("run", "--config", cfg)
+	e.Exec("INSERT INTO a VALUES (2)")
+	itest.WaitFor(t, 60*time.Second, "the row after the restart", func() bool { return itest.TopicEnd(topic) >= 2 })
+	if code := next.Stop(t); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, next.Out)
+	}
+}

@@ -50,6 +50,14 @@ func (s *Slabs) String(b []byte) string {
 	return unsafe.String(unsafe.SliceData(id), len(id))
 }
 
+// Release drops the slabs it cuts from: what was cut from them lives on,
+// and later cuts come from new ones. A source calls it after an event of
+// a large message (more than a block): each slab lives while anything cut
+// from it does, so the event's slab, its rows and through them the
+// message's bytes would otherwise stay in memory while the next events
+// cut from the same slabs do, up to slabRows large messages at once.
+func (s *Slabs) Release() { *s = Slabs{} }
+
 // Event returns a zero event.
 func (s *Slabs) Event() *change.Event {
 	if len(s.events) == 0 {

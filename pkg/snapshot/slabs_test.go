@@ -60,3 +60,22 @@ func TestKeepEmptyIsNotNull(t *testing.T) {
 		t.Fatalf("Keep(ab) = %q", got)
 	}
 }
+
+// TestSlabsRelease: after Release the next event, row and value bytes come
+// from new slabs, so nothing cut afterwards keeps the released slabs (and
+// what their events point to) in memory.
+func TestSlabsRelease(t *testing.T) {
+	var s Slabs
+	ev, row, b := s.Event(), s.Row(3), s.Keep([]byte("large"))
+	s.Event()
+	s.Release()
+	ev2, _, _ := s.Event(), s.Row(3), s.Keep([]byte("next"))
+	if len(s.events) != slabRows-1 || len(s.values) != slabRows*3-3 || len(s.block) != len("next") {
+		t.Errorf("after Release the cuts do not come from new slabs: %d events, %d values, %d bytes left of the slabs",
+			len(s.events), len(s.values), len(s.block))
+	}
+	ev.ID, row[0].Int, ev2.ID = "kept", 1, "new"
+	if ev.ID != "kept" || row[0].Int != 1 || string(b) != "large" {
+		t.Error("what was cut before Release changed")
+	}
+}

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -34,6 +35,7 @@ import (
 // binlogConn is a replication connection after its dump command.
 type binlogConn struct {
 	c     *client.Conn
+	cfg   replication.BinlogSyncerConfig
 	block eventBlock
 }
 
@@ -42,22 +44,26 @@ type binlogConn struct {
 func dialBinlog(ctx context.Context, cfg replication.BinlogSyncerConfig, flavor string, pos position, gset gomysql.GTIDSet) (*binlogConn, error) {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	c, err := connect(dctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	b := &binlogConn{c: c, cfg: cfg}
+	if err := b.start(cfg, flavor, pos, gset); err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func connect(ctx context.Context, cfg replication.BinlogSyncerConfig) (*client.Conn, error) {
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
-	c, err := client.ConnectWithDialer(dctx, "", addr, cfg.User, cfg.Password, "", cfg.Dialer, func(c *client.Conn) error {
+	return client.ConnectWithDialer(ctx, "", addr, cfg.User, cfg.Password, "", cfg.Dialer, func(c *client.Conn) error {
 		c.SetTLSConfig(cfg.TLSConfig)
 		c.SetAttributes(map[string]string{"_client_role": "binary_log_listener"})
 		c.ReadTimeout = cfg.ReadTimeout // every read of a packet, heartbeats included
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	b := &binlogConn{c: c}
-	if err := b.start(cfg, flavor, pos, gset); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return b, nil
 }
 
 func (b *binlogConn) start(cfg replication.BinlogSyncerConfig, flavor string, pos position, gset gomysql.GTIDSet) error {
@@ -193,8 +199,22 @@ func (b *binlogConn) interrupt() {
 	b.c.Conn.Conn.Close()
 }
 
+// close closes the connection and ends the server's dump thread of it
+// from a connection of its own (KILL), as the syncer's Close does: the
+// thread notices a closed socket only when a heartbeat fails to go out,
+// seconds later, and until then SHOW SLAVE HOSTS lists this stream, which
+// makes the next stream's checkReader wait for it (reader.go).
 func (b *binlogConn) close() {
+	id := b.c.GetConnectionID()
 	b.c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	k, err := connect(ctx, b.cfg)
+	if err != nil {
+		return // the server or the network is gone: so is the thread, or it ends on its own
+	}
+	defer k.Close()
+	k.Execute(fmt.Sprintf("KILL %d", id)) // Unknown thread id: it ended already
 }
 
 // eventBlockSize is the size of the blocks events are read into: a
@@ -214,7 +234,19 @@ type eventBlock struct {
 
 func (b *eventBlock) begin() { b.start = len(b.buf) }
 
-func (b *eventBlock) packet() []byte { return b.buf[b.start:len(b.buf):len(b.buf)] }
+// packet returns the packet read since begin. One that did not fit in a
+// block of eventBlockSize grew a block of its own up to twice its size:
+// it is copied out at its size, and the next packet starts a new block,
+// so a large event keeps only its own bytes in memory, and small events
+// after it do not keep it.
+func (b *eventBlock) packet() []byte {
+	if cap(b.buf) > eventBlockSize {
+		p := bytes.Clone(b.buf[b.start:])
+		b.buf, b.start = nil, 0
+		return p
+	}
+	return b.buf[b.start:len(b.buf):len(b.buf)]
+}
 
 func (b *eventBlock) Write(p []byte) (int, error) {
 	if len(b.buf)+len(p) > cap(b.buf) {

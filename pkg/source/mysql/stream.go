@@ -193,6 +193,11 @@ func classify(err error) error {
 // parse; the rest, and the rows of a table whose rows go-mysql decodes
 // (rowImages), go through the parser.
 func (st *streamer) event(ctx context.Context, raw []byte) error {
+	if len(raw) > eventBlockSize {
+		// Its rows' values alias it: the slabs they are cut from must not
+		// keep it in memory while later events are cut from them too.
+		defer st.slabs.Release()
+	}
 	if st.inPlace && st.postHeader != nil && len(raw) >= replication.EventHeaderSize {
 		switch t := replication.EventType(raw[4]); t {
 		case replication.TABLE_MAP_EVENT:

@@ -315,6 +315,11 @@ func sameSet(a, b []string) bool {
 	return len(a) == len(b) && !slices.ContainsFunc(a, func(n string) bool { return !slices.Contains(b, n) })
 }
 
+// largeMessage is the size of a row message after which the stream's
+// slabs are released (snapshot.Slabs.Release): its own copy is then in
+// memory only while its event is.
+const largeMessage = 64 << 10
+
 // rowOps are the ops of pgoutput's row messages.
 var rowOps = [256]change.Op{'I': change.OpCreate, 'U': change.OpUpdate, 'D': change.OpDelete}
 
@@ -347,6 +352,9 @@ func (s *Source) row(ctx context.Context, tx *txState, walStart uint64, msg []by
 	// bytea over it). The event and its rows are cut from slabs the same
 	// way (docs/hot-path.md).
 	msg = s.streamSlabs.Keep(msg)
+	if len(msg) > largeMessage {
+		defer s.streamSlabs.Release()
+	}
 	ev := s.streamSlabs.Event()
 	var idBuf [64]byte
 	op := rowOps[m.kind]
