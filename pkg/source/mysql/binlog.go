@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -203,18 +204,52 @@ func (b *binlogConn) interrupt() {
 // from a connection of its own (KILL), as the syncer's Close does: the
 // thread notices a closed socket only when a heartbeat fails to go out,
 // seconds later, and until then SHOW SLAVE HOSTS lists this stream, which
-// makes the next stream's checkReader wait for it (reader.go).
+// makes the next stream's checkReader wait for it (reader.go). It waits
+// for that at most killWait: a server that does not answer must not hold
+// up a stop or a reconnect.
 func (b *binlogConn) close() {
-	id := b.c.GetConnectionID()
+	id, local := b.c.GetConnectionID(), b.c.Conn.Conn.LocalAddr()
 	b.c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		killDump(b.cfg, id, local)
+	}()
+	select {
+	case <-done:
+	case <-time.After(killWait):
+	}
+}
+
+// killWait bounds how long close waits for the KILL of its dump thread.
+const killWait = 2 * time.Second
+
+// killDump ends the dump thread id of the connection whose local address
+// was local. The second connection may reach another server than the
+// first (a failover address, a load balancer) or a proxy whose thread ids
+// are its own, where id names someone else's session: the thread is
+// killed only where it is a binlog dump from local's port.
+func killDump(cfg replication.BinlogSyncerConfig, id uint32, local net.Addr) {
+	tcp, ok := local.(*net.TCPAddr)
+	if !ok {
+		return
+	}
+	cfg.ReadTimeout = killWait
+	ctx, cancel := context.WithTimeout(context.Background(), killWait)
 	defer cancel()
-	k, err := connect(ctx, b.cfg)
+	k, err := connect(ctx, cfg)
 	if err != nil {
 		return // the server or the network is gone: so is the thread, or it ends on its own
 	}
 	defer k.Close()
-	k.Execute(fmt.Sprintf("KILL %d", id)) // Unknown thread id: it ended already
+	r, err := k.Execute(fmt.Sprintf("SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = %d AND COMMAND LIKE 'Binlog Dump%%'", id))
+	if err != nil || r.RowNumber() != 1 {
+		return
+	}
+	if host, _ := r.GetString(0, 0); !strings.HasSuffix(host, ":"+strconv.Itoa(tcp.Port)) {
+		return
+	}
+	k.Execute(fmt.Sprintf("KILL %d", id)) // Unknown thread id: it ended meanwhile
 }
 
 // eventBlockSize is the size of the blocks events are read into: a
@@ -251,7 +286,11 @@ func (b *eventBlock) packet() []byte {
 func (b *eventBlock) Write(p []byte) (int, error) {
 	if len(b.buf)+len(p) > cap(b.buf) {
 		have := b.buf[b.start:]
-		nb := make([]byte, 0, max(eventBlockSize, 2*(len(have)+len(p))))
+		size := eventBlockSize
+		if n := len(have) + len(p); n > eventBlockSize {
+			size = 2 * n // a packet larger than a block: packet copies it out
+		}
+		nb := make([]byte, 0, size)
 		b.buf, b.start = append(nb, have...), 0
 	}
 	b.buf = append(b.buf, p...)

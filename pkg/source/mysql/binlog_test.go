@@ -2,9 +2,13 @@ package mysql
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
+	"net"
 	"testing"
 	"time"
+
+	"github.com/go-mysql-org/go-mysql/replication"
 )
 
 // TestEventBlockKeepsEveryPacket: packets read into eventBlocks, in
@@ -45,5 +49,88 @@ func TestEventBlockKeepsEveryPacket(t *testing.T) {
 		if !bytes.Equal(got[i], want[i]) {
 			t.Fatalf("packet %d (%d bytes) changed after later packets were read", i, len(want[i]))
 		}
+	}
+}
+
+// TestKillDumpGivesUpOnASilentServer: the KILL of a closed stream's dump
+// thread (binlogConn.close) gives up on an address that accepts and never
+// answers (a proxy in front of a hung server) instead of waiting out the
+// binlog read timeout, 15 s, which held up every stop and reconnect.
+func TestKillDumpGivesUpOnASilentServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, silent
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	cfg := replication.BinlogSyncerConfig{Host: "127.0.0.1", Port: uint16(port), User: "u", Password: "p", ReadTimeout: binlogReadTimeout, Dialer: (&net.Dialer{}).DialContext}
+	start := time.Now()
+	killDump(cfg, 42, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000})
+	if d := time.Since(start); d > binlogReadTimeout/2 {
+		t.Errorf("killDump waited %v on a silent server, want it to give up after about %v", d.Round(time.Millisecond), killWait)
+	}
+}
+
+// TestKillDumpOnlyItsOwnThread: the KILL of a closed stream's dump thread
+// is sent only where the thread of that id is a binlog dump from the
+// stream's own port: behind a failover address or a proxy the second
+// connection may reach a server where the id is another session. Against
+// the test services' MariaDB (make services-up).
+func TestKillDumpOnlyItsOwnThread(t *testing.T) {
+	cfg := replication.BinlogSyncerConfig{ServerID: 4_100_000 + uint32(time.Now().UnixNano()%100_000), Host: "127.0.0.1", Port: 3306, User: "root", Password: "root",
+		Charset: "utf8mb4", HeartbeatPeriod: heartbeatPeriod, ReadTimeout: binlogReadTimeout, Dialer: (&net.Dialer{}).DialContext, Localhost: "killdump test"}
+	ctx := t.Context()
+	probe, err := connect(ctx, cfg)
+	if err != nil {
+		t.Skipf("no MariaDB at 127.0.0.1:3306 (make services-up): %v", err)
+	}
+	defer probe.Close()
+	r, err := probe.Execute("SHOW MASTER STATUS")
+	if err != nil || r.RowNumber() == 0 {
+		t.Fatalf("SHOW MASTER STATUS: %v", err)
+	}
+	file, _ := r.GetString(0, 0)
+	pos, _ := r.GetUint(0, 1)
+	b, err := dialBinlog(ctx, cfg, flavorMariaDB, position{File: file, Pos: uint32(pos)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.c.Close()
+	id, local := b.c.GetConnectionID(), b.c.Conn.Conn.LocalAddr().(*net.TCPAddr)
+	dumping := func() bool {
+		r, err := probe.Execute(fmt.Sprintf("SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = %d AND COMMAND LIKE 'Binlog Dump%%'", id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.RowNumber() == 1
+	}
+	waitFor := func(want bool) bool {
+		for range 50 {
+			if dumping() == want {
+				return true
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return false
+	}
+	if !waitFor(true) {
+		t.Fatalf("no binlog dump thread %d", id)
+	}
+	killDump(cfg, id, &net.TCPAddr{IP: local.IP, Port: local.Port + 1})
+	if !dumping() {
+		t.Fatal("a dump thread from another port was killed")
+	}
+	killDump(cfg, id, local)
+	if !waitFor(false) {
+		t.Error("the stream's own dump thread was not killed")
 	}
 }
