@@ -99,6 +99,11 @@ func TestResnapshotRequired(t *testing.T) {
 
 	// Someone consumed the slot past our checkpoint: changes would be lost.
 	e.Exec(`INSERT INTO t SELECT generate_series(11, 20)`)
+	// The stopped task's walsender may hold the slot a moment longer
+	// (CI: "replication slot … is active for PID …").
+	itest.WaitFor(t, 30*time.Second, "the slot released by the stopped task", func() bool {
+		return e.PGCount(t, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active`, slot) == 0
+	})
 	e.Exec(`SELECT pg_replication_slot_advance($1, pg_current_wal_lsn())`, slot)
 	expectResnapshot("slot ahead of the checkpoint")
 
