@@ -81,13 +81,11 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 		return err
 	}
 	st := &streamer{src: s, srv: srv, emit: emit, file: pos.File, hist: s.hist, parser: s.newParser(), inPlace: s.flavor == flavorMariaDB}
+	var gset gomysql.GTIDSet // where the dump starts: a copy, st.gset grows as the stream reads
 	if pos.GTID != "" {
 		if st.gset, err = parseGTIDSet(s.flavor, pos.GTID); err != nil {
 			return err
 		}
-	}
-	var gset gomysql.GTIDSet
-	if st.gset != nil {
 		gset = st.gset.Clone()
 	}
 	conn, err := dialBinlog(ctx, cfg, s.flavor, pos, gset)
