@@ -29,6 +29,9 @@ func TestPGLegacyBackfillCheckpointResumes(t *testing.T) {
 	cfg := e.WriteTablesConfig()
 	p := e.Start("run", "--config", cfg)
 	e.PGCaughtUp(p, 1)
+	// The backfill runs beside streaming: the sentinel can arrive before
+	// the last of t's 100 rows (clean-clone CI read k 80..100 once).
+	e.WaitBackfilled(t, p, 60*time.Second, "the first run's backfill")
 	if code := p.Stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
