@@ -28,7 +28,14 @@ func PGModeDB(t *testing.T, label string) ModeDB {
 	return ModeDB{E: e, Exec: func(sql string) { e.Exec(sql) }, Topic: e.Prefix + ".public.t",
 		Cfg: func(source string) string { return e.WritePipeline(PipelineConfig{Source: source}) },
 		Lose: func(t *testing.T) {
-			e.Exec(`SELECT pg_drop_replication_slot($1)`, "tributary_"+e.Name)
+			slot := "tributary_" + e.Name
+			// Called right after a stop: the stopped task's walsender may
+			// hold the slot a moment longer ("replication slot … is active
+			// for PID …", as TestResnapshotRequired met in CI).
+			WaitFor(t, 30*time.Second, "the slot released by the stopped task", func() bool {
+				return e.PGCount(t, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active`, slot) == 0
+			})
+			e.Exec(`SELECT pg_drop_replication_slot($1)`, slot)
 		}}
 }
 

@@ -386,7 +386,12 @@ type slotState struct {
 	exists       bool
 	plugin       string
 	confirmedLSN uint64
-	lost         bool
+	// consistent: its creation finished. A slot being created is listed
+	// with no confirmed position until its consistent point is found, and
+	// is gone again if the connection creating it ends first (a start
+	// killed while it created the slot).
+	consistent bool
+	lost       bool
 }
 
 func lookupSlot(ctx context.Context, conn *pgx.Conn, name string) (slotState, error) {
@@ -407,7 +412,7 @@ func lookupSlot(ctx context.Context, conn *pgx.Conn, name string) (slotState, er
 		if err != nil {
 			return s, err
 		}
-		s.confirmedLSN = lsn
+		s.confirmedLSN, s.consistent = lsn, true
 	}
 	s.lost = walStatus != nil && *walStatus == "lost"
 	return s, nil

@@ -158,6 +158,11 @@ func (s *Source) Connect(ctx context.Context) error {
 		if err := s.takeSlot(ctx); err != nil {
 			return err
 		}
+		// The holder waited for or ended may have been creating the
+		// slot: looked at again, it may be gone or consistent now.
+		if s.slotState, err = lookupSlot(ctx, conn, s.slot); err != nil {
+			return err
+		}
 	}
 	replCfg := s.connCfg.Config.Copy()
 	replCfg.RuntimeParams["replication"] = "database"
@@ -228,7 +233,7 @@ func (s *Source) Legacy(_ context.Context, _ []string) (snapshot.State, bool, er
 // Fresh implements capture.Database.
 func (s *Source) Fresh(ctx context.Context, checkpointed bool) error {
 	slot := s.slotState
-	if !checkpointed && slot.exists && !slot.lost && slot.plugin == "pgoutput" {
+	if !checkpointed && slot.exists && slot.consistent && !slot.lost && slot.plugin == "pgoutput" {
 		// The slot outlived its checkpoint: a start killed before its
 		// first save (pkg/pipeline saves the start position before any
 		// record), or a checkpoint store lost or replaced. The slot's
@@ -335,6 +340,10 @@ func (s *Source) freshStart(ctx context.Context, slot slotState) (uint64, error)
 	if slot.exists {
 		if err := retryActive(ctx, func() error {
 			_, err := s.conn.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, s.slot)
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "42704" {
+				return nil // a slot that was being created, gone since
+			}
 			return err
 		}); err != nil {
 			return 0, fmt.Errorf("drop stale replication slot %s: %w", s.slot, err)
