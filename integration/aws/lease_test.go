@@ -3,6 +3,7 @@ package aws_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -90,12 +91,17 @@ func leaseTakeover(t *testing.T, b itest.Backend) {
 
 	msgs := itest.ReadTopic(t, topic)
 	keys := map[int]bool{}
+	stale := false
 	for _, m := range msgs {
 		k := int(m.Key["payload"].(map[string]any)["k"].(float64))
 		keys[k] = true
 		if m.ProducerID == firstPID && k > 50 {
 			t.Errorf("the frozen owner published key %d (offset %d/%d) after it was frozen", k, m.Partition, m.Offset)
+			stale = true
 		}
+	}
+	if stale || os.Getenv("LT_LOG") != "" {
+		t.Logf("the frozen owner's output:\n%s\nthe second task's output:\n%s", first.Out, second.Out)
 	}
 	for k := 1; k <= 70; k++ {
 		if !keys[k] {
