@@ -2,8 +2,10 @@ package itest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -86,6 +88,48 @@ func (p *Proc) Stop(t *testing.T) int {
 func (p *Proc) Kill() {
 	p.Cmd.Process.Signal(syscall.SIGKILL)
 	<-p.Done
+}
+
+// Freeze SIGSTOPs the process and returns once every thread of it has
+// stopped. kill(2) returns when the signal is queued, not when the process
+// has stopped: the kernel wakes one thread to start the group stop, which
+// then stops the others, and on a loaded host the process runs on for
+// milliseconds meanwhile (the clean-clone CI saw a frozen pipeline read and
+// produce rows inserted after the kill returned). Linux only (/proc).
+func (p *Proc) Freeze(t *testing.T) {
+	t.Helper()
+	if err := p.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	dir := fmt.Sprintf("/proc/%d/task", p.Cmd.Process.Pid)
+	deadline := time.Now().Add(10 * time.Second)
+	for !allStopped(dir) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d not stopped 10 s after SIGSTOP", p.Cmd.Process.Pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// allStopped reports whether every thread under dir (/proc/PID/task) is
+// stopped (state T, or t under a tracer).
+func allStopped(dir string) bool {
+	tasks, err := os.ReadDir(dir)
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, task.Name(), "stat"))
+		if err != nil {
+			return false
+		}
+		// "tid (comm) state …": comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+			return false
+		}
+	}
+	return true
 }
 
 // Exited reports whether the process has ended.

@@ -34,6 +34,11 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 // request timeouts that follow.
 const dialTimeout = 10 * time.Second
 
+// defaultDial is a plain TCP connect bounded by dialTimeout.
+func defaultDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	return (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext(ctx, network, addr)
+}
+
 // ClientOpts returns the connection options (seeds, TLS, SASL) for d.
 func ClientOpts(d Options) ([]kgo.Opt, error) {
 	return clientOpts(d, nil)
@@ -47,7 +52,7 @@ func clientOpts(d Options, dial DialFunc) ([]kgo.Opt, error) {
 		return nil, errors.New("destination.bootstrap_servers: required: comma-separated host:port")
 	}
 	if dial == nil {
-		dial = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
+		dial = defaultDial
 	}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(seeds...),

@@ -27,7 +27,8 @@ const (
 type Producer struct {
 	cl   *kgo.Client
 	adm  *kadm.Client
-	opts Options // create_missing_topics, message_compression; the offsets reader of transactions
+	opts Options    // create_missing_topics, message_compression; the offsets reader of transactions
+	gate *writeGate // GateWrites (gate.go)
 
 	mu     sync.Mutex
 	topics map[string]bool // topics known to exist
@@ -43,7 +44,8 @@ type Producer struct {
 // any combination whose effective settings break at-least-once delivery
 // (see CheckSettings).
 func NewProducer(o Options, extra ...kgo.Opt) (*Producer, error) {
-	opts, err := ClientOpts(o)
+	gate := &writeGate{}
+	opts, err := clientOpts(o, gate.dialer(defaultDial))
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +73,7 @@ func NewProducer(o Options, extra ...kgo.Opt) (*Producer, error) {
 		cl.Close()
 		return nil, err
 	}
-	return &Producer{cl: cl, adm: kadm.NewClient(cl), opts: o, topics: map[string]bool{}, limits: limits, Receipts: newReceipts()}, nil
+	return &Producer{cl: cl, adm: kadm.NewClient(cl), opts: o, gate: gate, topics: map[string]bool{}, limits: limits, Receipts: newReceipts()}, nil
 }
 
 // ErrUnsafeProducer is returned by CheckSettings.

@@ -12,7 +12,8 @@ import (
 
 // staleOwner stops a task that may no longer own the pipeline. At least
 // once, records handed to the producer but not yet written to a broker
-// connection are failed at once, so that they are never sent: a task
+// connection are failed at once, so that they are never sent (and the
+// producer writes nothing more once Owned fails: gateWrites): a task
 // frozen past its lease (SIGSTOP, a stuck VM) that runs again sends none
 // of what it had buffered or was going to retry. What it cannot recall is
 // what was already written to a connection when it froze: at most the
@@ -25,6 +26,19 @@ func (p *Pipeline) staleOwner(err error) {
 		p.Producer.AbortBuffered()
 	}
 	p.fail(err)
+}
+
+// gateWrites makes the producer write to brokers only while this task
+// owns the pipeline (at least once; exactly once, the broker fences a
+// stale producer). Without it, a task frozen past its lease with records
+// buffered in the producer (lingering, or waiting for a retry) could write
+// them when it runs again, before staleOwner aborts them: the producer's
+// goroutines and the lease check race once it thaws, and a linger that
+// expired while it was frozen sends its batch at once.
+func (p *Pipeline) gateWrites() {
+	if p.txn == nil {
+		p.Producer.GateWrites(p.Store.Owned)
+	}
 }
 
 // watchLease stops the pipeline, without flushing, as soon as the store

@@ -121,6 +121,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 	p.restoreReceipts(cp.Receipts)
 	p.startSaved = false
+	p.gateWrites()
 
 	// runCtx stops the source on shutdown or failure. Records are produced
 	// under produceCtx, which only a failure cancels, so that a graceful
