@@ -118,10 +118,8 @@ func takeover(t *testing.T, exactlyOnce bool) (itest.LedgerResult, int) {
 	first.WaitFor(t, 60*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= rows })
 	w, stopWriter := e.StartLedgerWriter(rows, 40*time.Second)
 	time.Sleep(3 * time.Second) // records in flight, transactions open
-	if err := first.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { first.Cmd.Process.Signal(syscall.SIGCONT) })
+	first.Freeze(t)
 	frozen := time.Now()
 
 	second := e.Start("run", "--config", cfg)

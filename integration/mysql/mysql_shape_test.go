@@ -214,9 +214,7 @@ func TestMySQLLaggingStreamKeepsDefaults(t *testing.T) {
 
 	// Frozen, the stream lags behind all of this; thawed, it meets the
 	// first ALTER with the second already in the catalog.
-	if err := p.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	p.Freeze(t)
 	for _, q := range []string{
 		"INSERT INTO d VALUES (2, 2, 'two')",
 		"ALTER TABLE d ADD COLUMN n INT DEFAULT 9",
