@@ -182,16 +182,32 @@ func (e *Encoder) AppendKey(dst []byte, ev *change.Event) (out []byte, ok bool, 
 // always ends in 000, where Debezium has the JVM clock's nanoseconds). On
 // error dst is returned unchanged.
 func (e *Encoder) AppendValue(dst []byte, ev *change.Event, nowMicros int64) ([]byte, error) {
+	dst, _, err := e.AppendValueHead(dst, ev, nowMicros)
+	return dst, err
+}
+
+// Head is the start of a value that every value of its table version
+// shares (the schema and what precedes the row): Len bytes, whose CRC32C
+// (Castagnoli) is CRC. It is hashed once per table, so that the
+// producer's receipt hashes only the rest of each value. Len 0: none.
+type Head struct {
+	Len int
+	CRC uint32
+}
+
+// AppendValueHead is AppendValue that also returns the Head of the value
+// it appended (Len counts from the value's start, not dst's).
+func (e *Encoder) AppendValueHead(dst []byte, ev *change.Event, nowMicros int64) ([]byte, Head, error) {
 	c, err := e.codecFor(ev)
 	if err != nil {
-		return dst, err
+		return dst, Head{}, err
 	}
 	if err := checkChange(ev); err != nil {
-		return dst, err
+		return dst, Head{}, err
 	}
 	b := e.sourceBlockFor(c, ev)
 	if b.err != nil {
-		return dst, b.err
+		return dst, Head{}, b.err
 	}
 	if e.format.Unwrap {
 		return e.appendUnwrapped(dst, c, ev)
@@ -199,14 +215,14 @@ func (e *Encoder) AppendValue(dst []byte, ev *change.Event, nowMicros int64) ([]
 	n := len(dst)
 	dst = append(dst, b.valueHead...)
 	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.Before); err != nil {
-		return dst[:n], err
+		return dst[:n], Head{}, err
 	}
 	dst = append(dst, `,"after":`...)
 	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.After); err != nil {
-		return dst[:n], err
+		return dst[:n], Head{}, err
 	}
 	dst = e.appendSource(dst, b, ev.Table, &ev.Source)
-	return append(appendEnvelopeTail(dst, ev.Op, nowMicros), c.valueTail...), nil
+	return append(appendEnvelopeTail(dst, ev.Op, nowMicros), c.valueTail...), Head{len(b.valueHead), b.valueHeadCRC}, nil
 }
 
 // checkChange refuses an event that is no row change: an unknown op, or

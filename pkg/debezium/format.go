@@ -3,6 +3,7 @@ package debezium
 import (
 	"bytes"
 	"encoding/hex"
+	"hash/crc32"
 	"strconv"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
@@ -188,8 +189,9 @@ func appendHex(b, v []byte) []byte {
 type unwrapPlan struct {
 	// head is `{"schema":<the transform's Value schema>,"payload":` (empty
 	// without schemas); tail closes it.
-	head []byte
-	tail string
+	head    []byte
+	headCRC uint32 // head's CRC32C, for the value's Head
+	tail    string
 	// deleted is the payload of a delete under delete_handling tombstone:
 	// the after field's schema and a null payload, as JsonConverter writes
 	// a null value with a schema (without schemas: the JSON text null).
@@ -226,6 +228,7 @@ func (e *Encoder) buildUnwrap(c *tableCodec, value connectSchema) {
 	c.unwrap.head = append(c.unwrap.head, `{"schema":`...)
 	c.unwrap.head = row.appendJSON(c.unwrap.head, "")
 	c.unwrap.head = append(c.unwrap.head, `,"payload":`...)
+	c.unwrap.headCRC = crc32.Checksum(c.unwrap.head, castagnoli)
 	c.unwrap.tail = "}"
 }
 
@@ -240,22 +243,22 @@ func addedFieldName(a string) string {
 
 // appendUnwrapped is AppendValue with Unwrap: the row ExtractNewRecordState
 // makes of ev (see DeleteRecords for deletes the pipeline does not write).
-func (e *Encoder) appendUnwrapped(dst []byte, c *tableCodec, ev *change.Event) ([]byte, error) {
+func (e *Encoder) appendUnwrapped(dst []byte, c *tableCodec, ev *change.Event) ([]byte, Head, error) {
 	row := ev.After
 	if ev.Op == change.OpDelete {
 		if !e.format.rewrites() {
-			return append(dst, c.unwrap.deleted...), nil
+			return append(dst, c.unwrap.deleted...), Head{}, nil
 		}
 		row = ev.Before
 	}
 	if row == nil {
-		return dst, &EncodeError{Table: tableName(ev.Table), Err: ErrNoRow, Detail: "op " + ev.Op.String() + " has no row image to unwrap"}
+		return dst, Head{}, &EncodeError{Table: tableName(ev.Table), Err: ErrNoRow, Detail: "op " + ev.Op.String() + " has no row image to unwrap"}
 	}
 	n := len(dst)
 	dst = append(dst, c.unwrap.head...)
 	dst, err := c.appendRow(dst, ev.Table, row, c.cols)
 	if err != nil {
-		return dst[:n], err
+		return dst[:n], Head{}, err
 	}
 	if e.format.rewrites() || len(e.format.AddFields) > 0 {
 		dst = dst[:len(dst)-1] // reopen the row's struct
@@ -290,5 +293,5 @@ func (e *Encoder) appendUnwrapped(dst []byte, c *tableCodec, ev *change.Event) (
 		}
 		dst = append(dst, '}')
 	}
-	return append(dst, c.unwrap.tail...), nil
+	return append(dst, c.unwrap.tail...), Head{len(c.unwrap.head), c.unwrap.headCRC}, nil
 }

@@ -1,6 +1,7 @@
 package debezium
 
 import (
+	"hash/crc32"
 	"math"
 	"strconv"
 
@@ -76,14 +77,18 @@ func envelopeSchema(topic string, value, source connectSchema) connectSchema {
 	}
 }
 
+// castagnoli is CRC32C, the receipts' CRC, for a value's Head.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // sourceBlock is one connector's source block for one table version: the
 // value head whose envelope embeds the connector's Source schema, the
 // block's constant start, and the writer of its connector's fields. It is
 // chosen when the table's first event is encoded (sourceBlockFor), so
 // that no row asks which database it came from.
 type sourceBlock struct {
-	connector string
-	valueHead []byte
+	connector    string
+	valueHead    []byte
+	valueHeadCRC uint32 // valueHead's CRC32C, for the value's Head
 	// head is `,"source":{"version":…,"connector":"<connector>","name":`.
 	head   []byte
 	fields func(b []byte, t *change.Table, s *change.Source) []byte // after name: ts_ms, …
@@ -108,6 +113,7 @@ func (e *Encoder) sourceBlockFor(c *tableCodec, ev *change.Event) *sourceBlock {
 		b.err = &EncodeError{Table: tableName(ev.Table), Err: ErrConnector, Detail: "connector " + strconv.Quote(connector)}
 		return b // not kept: the table's next event may well be fine
 	}
+	b.valueHeadCRC = crc32.Checksum(b.valueHead, castagnoli)
 	b.head = append(b.head, `,"source":{"version":`...)
 	b.head = appendString(b.head, e.version)
 	b.head = append(b.head, `,"connector":`...)

@@ -30,6 +30,12 @@ func crcOf(value []byte) valueCRC {
 	return valueCRC{crc: crc32.Update(0, castagnoli, value), shift: zerosShift(len(value))}
 }
 
+// crcAfter is crcOf(value) where head is the CRC32C of value[:n], known
+// beforehand: most of a value is its table's schema, hashed once.
+func crcAfter(head uint32, value []byte, n int) valueCRC {
+	return valueCRC{crc: crc32.Update(head, castagnoli, value[n:]), shift: zerosShift(len(value))}
+}
+
 // appendTo returns the CRC32C of the bytes crc covers followed by v's.
 func (v valueCRC) appendTo(crc uint32) uint32 {
 	return gfMul(v.shift, crc) ^ v.crc

@@ -16,9 +16,10 @@ import (
 // pierrec's Writer, which copies the batch into a block buffer and hashes
 // all of it with xxh32 for the content checksum: together about an eighth
 // of a streaming drain's CPU (docs/hot-path.md). Here each block is
-// compressed straight from the batch into the request's buffer.
+// compressed straight from the batch into the request's buffer, by
+// lz4Block (lz4block.go).
 type lz4Batches struct {
-	compressors sync.Pool // *lz4.Compressor: its hash table is 64 KiB
+	tables sync.Pool // *lz4Table: 64 KiB
 }
 
 // lz4BlockSize is the frame's largest block (BD 256 KiB). Against one
@@ -44,30 +45,27 @@ var lz4Header = func() []byte {
 }()
 
 func newLZ4Batches() *lz4Batches {
-	return &lz4Batches{compressors: sync.Pool{New: func() any { return new(lz4.Compressor) }}}
+	return &lz4Batches{tables: sync.Pool{New: func() any { return new(lz4Table) }}}
 }
 
 // Compress implements kgo.Compressor.
 func (l *lz4Batches) Compress(dst *bytes.Buffer, src []byte, _ ...kgo.CompressFlag) ([]byte, kgo.CompressionCodecType) {
 	bound := len(lz4Header) + 4 // the end mark
 	for rest := len(src); rest > 0; rest -= lz4BlockSize {
-		bound += 4 + lz4.CompressBlockBound(min(rest, lz4BlockSize))
+		bound += 4 + lz4BlockBound(min(rest, lz4BlockSize))
 	}
 	dst.Reset()
 	dst.Grow(bound)
 	out := append(dst.Bytes()[:0], lz4Header...)
-	c := l.compressors.Get().(*lz4.Compressor)
-	defer l.compressors.Put(c)
+	t := l.tables.Get().(*lz4Table)
+	defer l.tables.Put(t)
 	for len(src) > 0 {
 		block := src[:min(len(src), lz4BlockSize)]
 		src = src[len(block):]
 		at := len(out)
 		out = out[:at+4] // the block's size, written below
-		n, err := c.CompressBlock(block, out[at+4:at+4+lz4.CompressBlockBound(len(block))])
-		if err != nil {
-			return nil, kgo.CodecError
-		}
-		if n == 0 || n >= len(block) {
+		n := lz4Block(block, out[at+4:at+4+lz4BlockBound(len(block))], t)
+		if n == 0 {
 			// Incompressible: the block as it is, flagged by the size's
 			// high bit.
 			binary.LittleEndian.PutUint32(out[at:], uint32(len(block))|1<<31)

@@ -2,14 +2,22 @@ package kafka
 
 import (
 	"bytes"
+	"crypto/md5"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/debezium"
 )
 
 // envelopeBatch is the uncompressed records of a batch of about size bytes
@@ -26,6 +34,50 @@ func envelopeBatch(seed uint64, size int) []byte {
 		}
 		b = append(b, schema...)
 		b = fmt.Appendf(b, `{"before":null,"after":{"id":%d,"note":"%s","n":%d},"op":"c","ts_ms":%d}}`, id, note, r.Int64(), r.Int64N(1<<41))
+	}
+	return b
+}
+
+// encodedBatch is about size bytes of keys and values as the encoder
+// writes them for the bench's table (integration/bench: an id, a customer,
+// a status, an amount, a time and a 128-character note), inserts and
+// updates, each record's key and value one after the other as in a batch.
+func encodedBatch(size int) []byte {
+	kind := func(k change.Kind, p, s int) change.Type {
+		return change.Type{Kind: k, Precision: p, Scale: s, Length: -1}
+	}
+	table := &change.Table{
+		ID: change.TableID{DB: "bench", Schema: "public", Name: "bench"},
+		Columns: []change.Column{
+			{Name: "id", Type: kind(change.KindInt64, -1, -1)},
+			{Name: "customer_id", Type: kind(change.KindInt32, -1, -1)},
+			{Name: "status", Type: kind(change.KindString, -1, -1)},
+			{Name: "amount", Type: kind(change.KindDecimal, 12, 2)},
+			{Name: "created_at", Type: kind(change.KindTimestampTZ, -1, -1)},
+			{Name: "note", Type: kind(change.KindString, -1, -1), Optional: true},
+		},
+		Key: []int{0},
+	}
+	e := debezium.NewEncoder(debezium.Options{TopicPrefix: "bench"})
+	var b []byte
+	for id := int64(0); len(b) < size; id++ {
+		sum := md5.Sum(strconv.AppendInt(nil, id, 10))
+		row := change.Row{change.IntValue(id), change.IntValue(id % 10000), change.TextValue([]string{"new", "paid", "shipped", "delivered"}[id%4]),
+			change.TextValue(fmt.Sprintf("%d.%02d", id%100000/100, id%100)), change.IntValue(1_704_067_200_000_000 + id*1_000_000),
+			change.TextValue(strings.Repeat(hex.EncodeToString(sum[:]), 4))}
+		ev := &change.Event{Table: table, Op: change.OpCreate, After: row,
+			Source: change.Source{Connector: "postgresql", Name: "bench", DB: "bench", Schema: "public", Table: "bench",
+				CommitMicros: 1_764_000_000_000_000 + id, TxID: 1000 + id/100, LSN: 1<<30 + id*300}}
+		if id%3 == 1 {
+			ev.Op, ev.Before = change.OpUpdate, row
+		}
+		var err error
+		if b, _, err = e.AppendKey(b, ev); err != nil {
+			panic(err)
+		}
+		if b, err = e.AppendValue(b, ev, 1_764_000_000_100_000+id); err != nil {
+			panic(err)
+		}
 	}
 	return b
 }
@@ -65,6 +117,7 @@ func TestLZ4BatchesRoundTrip(t *testing.T) {
 	cases := map[string][]byte{
 		"one byte":                    {'x'},
 		"envelopes, 1 MB":             envelopeBatch(1, 1<<20),
+		"encoded, 1 MB":               encodedBatch(1 << 20),
 		"envelopes over a block":      envelopeBatch(2, lz4BlockSize+12345),
 		"incompressible":              random,
 		"incompressible after blocks": append(envelopeBatch(3, lz4BlockSize), random...),
@@ -109,12 +162,88 @@ func FuzzLZ4Batches(f *testing.F) {
 	})
 }
 
+// pierrecBlocks is lz4Batches with pierrec's block compressor in place of
+// lz4Block: the peer of BenchmarkLZ4Batch.
+type pierrecBlocks struct{ c lz4.Compressor }
+
+func (p *pierrecBlocks) Compress(dst *bytes.Buffer, src []byte, _ ...kgo.CompressFlag) ([]byte, kgo.CompressionCodecType) {
+	dst.Reset()
+	out := append(dst.Bytes()[:0], lz4Header...)
+	for len(src) > 0 {
+		block := src[:min(len(src), lz4BlockSize)]
+		src = src[len(block):]
+		at := len(out)
+		out = append(out, make([]byte, 4+lz4.CompressBlockBound(len(block)))...)
+		n, err := p.c.CompressBlock(block, out[at+4:])
+		if err != nil || n == 0 {
+			panic("pierrec: incompressible")
+		}
+		binary.LittleEndian.PutUint32(out[at:], uint32(n))
+		out = out[:at+4+n]
+	}
+	return binary.LittleEndian.AppendUint32(out, 0), kgo.CodecLz4
+}
+
+// TestLZ4BlockEdges round-trips blocks through pierrec's block decoder,
+// which refuses a block that breaks the format's end rules (the last five
+// bytes literals, the last match twelve bytes from the end): every length
+// around those limits, runs that match at offset 1, matches longer than the
+// 256-byte steps of commonPrefix and ending anywhere within one, and
+// repeats further back than an offset reaches.
+func TestLZ4BlockEdges(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 11))
+	text := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('a' + r.IntN(4))
+		}
+		return b
+	}
+	var cases [][]byte
+	for n := range 40 {
+		cases = append(cases, bytes.Repeat([]byte{'x'}, n), text(n))
+	}
+	unit := text(3000)
+	for _, cut := range []int{0, 1, 7, 8, 31, 32, 33, 255, 256, 257, 511, 2999} {
+		changed := bytes.Clone(unit)
+		changed[cut] ^= 0x20
+		cases = append(cases, slices.Concat(unit, changed, unit, []byte("tail")))
+	}
+	far := text(70_000)
+	cases = append(cases, slices.Concat(far, far[:5000]), envelopeBatch(9, lz4BlockSize))
+	var table lz4Table
+	for i, src := range cases {
+		dst := make([]byte, lz4BlockBound(len(src)))
+		n := lz4Block(src, dst, &table)
+		if n == 0 {
+			if len(src) > 64 && bytes.Count(src, src[:1]) == len(src) {
+				t.Fatalf("case %d: a run of %d equal bytes left uncompressed", i, len(src))
+			}
+			continue
+		}
+		got := make([]byte, len(src))
+		m, err := lz4.UncompressBlock(dst[:n], got)
+		if err != nil || !bytes.Equal(got[:m], src) {
+			t.Fatalf("case %d (%d bytes): round trip failed: %v", i, len(src), err)
+		}
+	}
+}
+
 // BenchmarkLZ4Batch compresses a 1 MB batch of envelopes with franz-go's
-// default LZ4 codec and with lz4Batches:
+// default LZ4 codec, with pierrec's block compressor in lz4Batches' frame
+// (the peer of lz4Block) and with lz4Batches:
 //
 //	go test -run '^$' -bench LZ4Batch -benchmem ./pkg/kafka
 func BenchmarkLZ4Batch(b *testing.B) {
-	src := envelopeBatch(5, 1<<20)
+	for _, batch := range []struct {
+		name string
+		src  []byte
+	}{{"synthetic", envelopeBatch(5, 1<<20)}, {"encoded", encodedBatch(1 << 20)}} {
+		b.Run(batch.name, func(b *testing.B) { benchmarkLZ4Batch(b, batch.src) })
+	}
+}
+
+func benchmarkLZ4Batch(b *testing.B, src []byte) {
 	def, err := kgo.DefaultCompressor(kgo.Lz4Compression())
 	if err != nil {
 		b.Fatal(err)
@@ -122,7 +251,7 @@ func BenchmarkLZ4Batch(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		c    kgo.Compressor
-	}{{"franz-go", def}, {"tributary", newLZ4Batches()}} {
+	}{{"franz-go", def}, {"pierrec-blocks", new(pierrecBlocks)}, {"tributary", newLZ4Batches()}} {
 		b.Run(c.name, func(b *testing.B) {
 			var dst bytes.Buffer
 			b.SetBytes(int64(len(src)))

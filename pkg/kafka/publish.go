@@ -28,6 +28,11 @@ type Message struct {
 	Partitioned bool
 	// Time is the record's timestamp; zero: the time Publish runs.
 	Time time.Time
+	// HeadCRC is the CRC32C of Value[:HeadLen], a prefix every value of
+	// the table shares (debezium.Head): the receipt then hashes only the
+	// rest of Value (all of it when gzipped). HeadLen 0: none.
+	HeadLen int
+	HeadCRC uint32
 }
 
 // PublishError is a record that every attempt failed to deliver. A record
@@ -99,7 +104,7 @@ type outgoing struct {
 
 // newOutgoing is m's record, with value as it goes on the wire.
 func (p *Producer) newOutgoing(ctx context.Context, m Message, value []byte, gzipped bool) *outgoing {
-	o := &outgoing{Context: ctx, p: p, crc: crcOf(value), partition: int32(m.Partition), fixed: m.Partitioned}
+	o := &outgoing{Context: ctx, p: p, crc: m.valueCRC(value, gzipped), partition: int32(m.Partition), fixed: m.Partitioned}
 	o.rec = kgo.Record{
 		Topic:     m.Topic,
 		Key:       m.Key,
@@ -109,6 +114,15 @@ func (p *Producer) newOutgoing(ctx context.Context, m Message, value []byte, gzi
 		Context:   o,
 	}
 	return o
+}
+
+// valueCRC is crcOf(value), value as it goes on the wire: m's head is
+// its prefix unless the value was gzipped.
+func (m *Message) valueCRC(value []byte, gzipped bool) valueCRC {
+	if gzipped || m.HeadLen <= 0 || m.HeadLen > len(value) {
+		return crcOf(value)
+	}
+	return crcAfter(m.HeadCRC, value, m.HeadLen)
 }
 
 // produce hands o's record over; onAck as for Publish.

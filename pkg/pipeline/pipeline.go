@@ -368,12 +368,13 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	}
 	now := time.Now() // the envelope's ts_ms and the record's timestamp
 	if sendValue {
-		buf, err = p.Encoder.AppendValue(buf, ev, now.UnixMicro())
+		var head debezium.Head
+		buf, head, err = p.Encoder.AppendValueHead(buf, ev, now.UnixMicro())
 		if err != nil {
 			return fmt.Errorf("encode value of %s: %w", ev.Table.ID, err)
 		}
 		p.sizeHint[ev.Table] = len(buf)
-		refused, err := p.produce(topic, key, buf[len(key):], ev, rb, now)
+		refused, err := p.produce(topic, key, buf[len(key):], head, ev, rb, now)
 		if err != nil {
 			return err
 		}
@@ -397,7 +398,7 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	if tombstone {
 		// Debezium sends the tombstone for a table without a primary key
 		// too (null key and value); consumers may count on it.
-		refused, err := p.produce(topic, key, nil, ev, rb, now)
+		refused, err := p.produce(topic, key, nil, debezium.Head{}, ev, rb, now)
 		if err != nil {
 			return err
 		}
@@ -499,15 +500,16 @@ var opNames = [256]string{change.OpCreate: "c", change.OpUpdate: "u", change.OpD
 // any other failure.
 //
 // key and value lie in rb, which the record holds until its promise ran;
-// now is the record's timestamp.
-func (p *Pipeline) produce(topic string, key, value []byte, ev *change.Event, rb *recordBuf, now time.Time) (refused, err error) {
+// head is value's (debezium.Head), for its receipt; now is the record's
+// timestamp.
+func (p *Pipeline) produce(topic string, key, value []byte, head debezium.Head, ev *change.Event, rb *recordBuf, now time.Time) (refused, err error) {
 	op := ev.Op
 	// The source may reuse ev once emit returns: take what the promise
 	// needs now.
 	rows, commit, tombstone, table, eventID := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil, ev.Table, ev.ID
 	seq := p.tracker.add()
 	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID,
-		Partition: p.partition.value, Partitioned: p.partition.set, Time: now}
+		Partition: p.partition.value, Partitioned: p.partition.set, Time: now, HeadLen: head.Len, HeadCRC: head.CRC}
 	rb.hold()
 	err = p.Producer.Publish(p.produceCtx, m, func(err error) {
 		defer rb.release() // after the producer's last use of the bytes, and skip's of the key
