@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"hash/crc32"
-	"net"
 	"testing"
 	"time"
 
@@ -19,12 +18,7 @@ import (
 // one counted from the key's start instead of the value's, shows here.
 // Against the local broker (make services-up).
 func TestEmitReceiptsMatchTopic(t *testing.T) {
-	const addr = "127.0.0.1:9092"
-	conn, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		t.Fatalf("no broker on %s (make services-up): %v", addr, err)
-	}
-	conn.Close()
+	addr := localBroker(t)
 	p := emitBenchPipeline(t, addr) // a topic of its own, deleted at the end
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

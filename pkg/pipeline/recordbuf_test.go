@@ -20,12 +20,7 @@ import (
 // one buffer), then every record read back: each key names its value's
 // row, each delete is followed by its tombstone, nothing is missing.
 func TestRecordBuffersKeepEveryRecord(t *testing.T) {
-	const addr = "127.0.0.1:9092"
-	conn, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		t.Fatalf("no broker on %s (make services-up): %v", addr, err)
-	}
-	conn.Close()
+	addr := localBroker(t)
 	p := emitBenchPipeline(t, addr)
 	p.DeleteMode = "record_and_tombstone"
 	ctx := context.Background()
@@ -103,4 +98,17 @@ func TestRecordBuffersKeepEveryRecord(t *testing.T) {
 	if got != want || len(deleted) != 0 {
 		t.Fatalf("read %d records, want %d; deletes without their tombstone: %v", got, want, deleted)
 	}
+}
+
+// localBroker is the address of the broker make services-up starts; the
+// test fails at once when nothing listens there.
+func localBroker(t *testing.T) string {
+	t.Helper()
+	const addr = "127.0.0.1:9092"
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		t.Fatalf("no broker on %s (make services-up): %v", addr, err)
+	}
+	conn.Close()
+	return addr
 }
