@@ -15,7 +15,9 @@ import (
 // extended 256 bytes a turn with bytes.Equal, which compares in vector
 // registers. The search for matches is LZ4's usual one: a hash of the next
 // bytes, one candidate per hash, and a growing step over bytes that find
-// none.
+// none. BenchmarkLZ4Batch: 1.3 to 1.5× pierrec's blocks; in a drain's
+// profile, where batch and table are less often in cache, about level
+// with it (docs/hot-path.md).
 
 const (
 	lz4MinMatch     = 4
