@@ -25,12 +25,17 @@ func fixedPartition(r *kgo.Record) (int32, bool) {
 type columnPartitioner struct{ base kgo.Partitioner }
 
 func (c columnPartitioner) ForTopic(topic string) kgo.TopicPartitioner {
-	return columnTopicPartitioner{c.base.ForTopic(topic)}
+	return &columnTopicPartitioner{base: c.base.ForTopic(topic)}
 }
 
-type columnTopicPartitioner struct{ base kgo.TopicPartitioner }
+// columnTopicPartitioner is a topic's: franz-go calls it under a lock of
+// the topic's own, so its keyHash needs none.
+type columnTopicPartitioner struct {
+	base kgo.TopicPartitioner
+	hash keyHash
+}
 
-func (p columnTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
+func (p *columnTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
 	_, fixed := fixedPartition(r)
 	return fixed || p.base.RequiresConsistency(r)
 }
@@ -39,18 +44,23 @@ func (p columnTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
 // franz-go does not know yet (partitions waits for it) fails with franz-go's
 // "invalid record partitioning choice" instead of landing where its key
 // hashes.
-func (p columnTopicPartitioner) Partition(r *kgo.Record, n int) int {
+func (p *columnTopicPartitioner) Partition(r *kgo.Record, n int) int {
 	if v, ok := fixedPartition(r); ok {
 		return int(v)
 	}
 	if n == 1 {
 		return 0 // where any key hashes: spares murmur2 over the key and its schema
 	}
+	if r.Key != nil {
+		// As the base (kgo.StickyKeyPartitioner's KafkaHasher) and Kafka's
+		// Java producer place a keyed record.
+		return int(p.hash.sum(r.Key)&0x7fffffff) % n
+	}
 	return p.base.Partition(r, n)
 }
 
 // OnNewBatch keeps the sticky partitioning of records without a key.
-func (p columnTopicPartitioner) OnNewBatch() {
+func (p *columnTopicPartitioner) OnNewBatch() {
 	if nb, ok := p.base.(kgo.TopicPartitionerOnNewBatch); ok {
 		nb.OnNewBatch()
 	}

@@ -591,3 +591,32 @@ func TestKeylessTableReadInChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestReadEventIDs holds a read event's ID to the form earlier releases
+// wrote, "<prefix>:r:<table>:<started>:<key>" with the key's values as
+// change.Value.String writes them, comma-joined: a resumed snapshot gives a
+// row its earlier ID, and consumers deduplicate on it.
+func TestReadEventIDs(t *testing.T) {
+	tbl := &change.Table{Key: []int{0, 1, 2}, Columns: []change.Column{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
+	rows := []change.Row{
+		{change.IntValue(-42), change.TextValue(`a "quoted", ünïcode ✓ text`), {Kind: change.Float, Float: 1.5}},
+		{{Kind: change.Binary, Bytes: []byte{0, 0xff, ','}}, {Kind: change.Null}, {Kind: change.Array, Elems: []change.Value{change.IntValue(1), change.TextValue("x")}}},
+		{change.IntValue(7)}, // a key column past the row: left out
+	}
+	for i, row := range rows {
+		ev := &change.Event{Table: tbl, After: row}
+		var parts []string
+		for _, k := range tbl.Key {
+			if k < len(row) {
+				parts = append(parts, row[k].String())
+			}
+		}
+		if got, want := string(appendIDKey([]byte("p:"), ev, int64(i))), "p:"+strings.Join(parts, ","); got != want {
+			t.Errorf("row %d: ID %q, want %q", i, got, want)
+		}
+	}
+	keyless := &change.Event{Table: &change.Table{}, After: rows[0]}
+	if got := string(appendIDKey(nil, keyless, 12)); got != "#12" {
+		t.Errorf("keyless row's ID %q, want #12", got)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 )
@@ -44,17 +43,31 @@ func appendValue(b []byte, v change.Value) []byte {
 	return b
 }
 
-// idKey renders a read event's key for its ID: the same row gets the same
-// ID in a resumed snapshot. A table without a key has only the row's rank n.
-func idKey(ev *change.Event, n int64) string {
+// appendIDKey appends a read event's key for its ID: the same row gets
+// the same ID in a resumed snapshot. A table without a key has only the
+// row's rank n. The key's values are written as change.Value.String
+// writes them, joined by commas.
+func appendIDKey(b []byte, ev *change.Event, n int64) []byte {
 	if ev.Table == nil || len(ev.Table.Key) == 0 {
-		return "#" + strconv.FormatInt(n, 10)
+		return strconv.AppendInt(append(b, '#'), n, 10)
 	}
-	var parts []string
+	first := true
 	for _, k := range ev.Table.Key {
-		if k < len(ev.After) {
-			parts = append(parts, ev.After[k].String())
+		if k >= len(ev.After) {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		switch v := ev.After[k]; v.Kind {
+		case change.Int:
+			b = strconv.AppendInt(b, v.Int, 10)
+		case change.Text:
+			b = strconv.AppendQuote(b, string(v.Bytes))
+		default:
+			b = append(b, v.String()...)
 		}
 	}
-	return strings.Join(parts, ",")
+	return b
 }
