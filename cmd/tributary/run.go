@@ -28,10 +28,31 @@ import (
 // that backfill peaks at 120 MB (docs/hot-path.md). GOMEMLIMIT overrides it.
 const softMemoryLimit = 100 << 20
 
-func runPipeline(ctx context.Context, inv *invocation) error {
+// gcPercent lets the heap grow to three times its live data between
+// collections instead of Go's default two (GOGC=100), within the soft
+// memory limit above, which still bounds it: a drain's live heap is mostly
+// the records in flight, and each collection marks all of them again. In
+// `make bench`'s drains of 1,000,000 changes, beside the same build at
+// GOGC=100 in one run (perf samples of each process; two runs, the two
+// orders): 4 and 6.5 % less CPU streaming from PostgreSQL, 4 % from
+// MariaDB, for 10–20 MB more resident memory (105 → 117 MB); a backfill,
+// whose heap the limit bounds already, −12 and +2 % (docs/hot-path.md).
+// GOGC overrides it.
+const gcPercent = 200
+
+// tuneRuntime sets the collector's defaults where GOMEMLIMIT and GOGC do
+// not set them.
+func tuneRuntime() {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(softMemoryLimit)
 	}
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
+	}
+}
+
+func runPipeline(ctx context.Context, inv *invocation) error {
+	tuneRuntime()
 	// Whatever still logs through the default logger (a library, a source
 	// that takes no logger) writes the same format with the pipeline field.
 	slog.SetDefault(inv.log)
