@@ -428,7 +428,7 @@ func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.C
 		}),
 		Environment: &map[string]*string{
 			"TRIBUTARY_METRICS": jsii.String("emf"),
-			// The app's built-in soft limit (80 MiB) suits a small host; in
+			// The app's built-in soft limit (100 MiB) suits a small host; in
 			// a task the limit follows the task's memory.
 			"GOMEMLIMIT": jsii.String(goMemLimit(mem)),
 		},

@@ -166,7 +166,7 @@ func TestDestroyAndRedeploy(t *testing.T) {
 }
 
 // TestTaskMemoryFollowsSize: the Go runtime's soft limit is 3/4 of the
-// task's memory (the app's own 80 MiB default kept a 1 GiB task collecting
+// task's memory (the app's own default, then 80 MiB, kept a 1 GiB task collecting
 // all the time).
 func TestTaskMemoryFollowsSize(t *testing.T) {
 	stacks(t)

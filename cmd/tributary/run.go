@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"runtime/debug"
@@ -20,33 +21,39 @@ import (
 
 // softMemoryLimit keeps a task's footprint close to what the bounded
 // in-flight buffer needs: without it the collector lets the heap grow to
-// twice the live data between cycles. It trades memory for CPU: at 80 MiB,
-// below a drain's resident memory (about 100 MB), the runtime returned
-// freed pages all the time and faulted them back in zeroed, 4–5 % of a
-// drain's CPU; at 128 MiB that was gone, but a backfill of 4 KB rows
-// peaked at 140–150 MB instead of 100. At 100 MiB: half the faults, and
-// that backfill peaks at 120 MB (docs/hot-path.md). GOMEMLIMIT overrides it.
+// a multiple of the live data between cycles (gcPercent). It trades memory
+// for CPU: at 80 MiB, below a drain's resident memory (about 100 MB), the
+// runtime returned freed pages all the time and faulted them back in
+// zeroed, 4–5 % of a drain's CPU; at 128 MiB that was gone, but a backfill
+// of 4 KB rows peaked at 140–150 MB instead of 100. At 100 MiB: half the
+// faults, and that backfill peaks at 120 MB (docs/hot-path.md; measured at
+// GOGC=100). GOMEMLIMIT overrides it.
 const softMemoryLimit = 100 << 20
 
 // gcPercent lets the heap grow to three times its live data between
-// collections instead of Go's default two (GOGC=100), within the soft
-// memory limit above, which still bounds it: a drain's live heap is mostly
-// the records in flight, and each collection marks all of them again. In
-// `make bench`'s drains of 1,000,000 changes, beside the same build at
-// GOGC=100 in one run (perf samples of each process; two runs, the two
-// orders): 4 and 6.5 % less CPU streaming from PostgreSQL, 4 % from
-// MariaDB, for 10–20 MB more resident memory (105 → 117 MB); a backfill,
-// whose heap the limit bounds already, −12 and +2 % (docs/hot-path.md).
-// GOGC overrides it.
+// collections instead of Go's default two (GOGC=100), up to the memory
+// limit: a drain's live heap (about 45 MB) is mostly the records in
+// flight, and each collection marks all of them again. Under the default
+// limit above a drain's heap now reaches the limit, where at GOGC=100 it
+// stayed at twice its live data; in an ECS task (GOMEMLIMIT ¾ of the
+// task's memory) it is about three times the live data. In `make bench`'s
+// drains of 1,000,000 changes, beside the same build at GOGC=100 in one run
+// (perf samples of each process; two runs, the two orders): 4 and 6.5 %
+// less CPU streaming from PostgreSQL, 4 % from MariaDB, a backfill −12 and
+// +2 %, for 10–25 MB more resident memory (streaming 105 → 117 MB); in the
+// stop's last run, against the build before with the other changes of the
+// stop too, streaming moved within the machine's noise (docs/hot-path.md).
+// GOGC overrides it; with no memory limit (GOMEMLIMIT=off) Go's default
+// stays.
 const gcPercent = 200
 
 // tuneRuntime sets the collector's defaults where GOMEMLIMIT and GOGC do
-// not set them.
+// not set them (empty is not set, as the runtime reads them).
 func tuneRuntime() {
-	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(softMemoryLimit)
 	}
-	if _, set := os.LookupEnv("GOGC"); !set {
+	if os.Getenv("GOGC") == "" && debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		debug.SetGCPercent(gcPercent)
 	}
 }
