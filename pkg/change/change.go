@@ -136,30 +136,34 @@ func FarTimestamp(seconds, micros int64) Value {
 	return Value{Kind: Text, Bytes: b}
 }
 
-// String renders the value for logs and tests.
-func (v Value) String() string {
+// String renders the value for logs and tests; a snapshot's read event
+// IDs carry it too (AppendText).
+func (v Value) String() string { return string(v.AppendText(nil)) }
+
+// AppendText appends String's text of v to b.
+func (v Value) AppendText(b []byte) []byte {
 	switch v.Kind {
 	case Null:
-		return "NULL"
+		return append(b, "NULL"...)
 	case Int:
-		return strconv.FormatInt(v.Int, 10)
+		return strconv.AppendInt(b, v.Int, 10)
 	case Float:
-		return strconv.FormatFloat(v.Float, 'g', -1, 64)
+		return strconv.AppendFloat(b, v.Float, 'g', -1, 64)
 	case Text:
-		return strconv.Quote(string(v.Bytes))
+		return strconv.AppendQuote(b, string(v.Bytes))
 	case Binary:
-		return "0x" + strconv.Quote(string(v.Bytes))
+		return strconv.AppendQuote(append(b, "0x"...), string(v.Bytes))
 	case Unavailable:
-		return "<unavailable>"
+		return append(b, "<unavailable>"...)
 	case Array:
-		s := "["
+		b = append(b, '[')
 		for i, e := range v.Elems {
 			if i > 0 {
-				s += ","
+				b = append(b, ',')
 			}
-			s += e.String()
+			b = e.AppendText(b)
 		}
-		return s + "]"
+		return append(b, ']')
 	}
-	return "?"
+	return append(b, '?')
 }

@@ -849,10 +849,10 @@ func (e *Engine) Watermark(ctx context.Context, mark string, emit func(context.C
 func (e *Engine) markLocked(t *table, p *part, out []*change.Event, resume Key) []*change.Event {
 	started := t.started.UnixMicro()
 	base := t.rows - int64(len(out)) // rows of t published before this chunk
-	// "<prefix>:r:<table>:<started>:<key>", built once per chunk up to the
-	// key (fmt per row cost 2 % of a backfill's CPU).
-	// The chunk's IDs are written into one string, each row's ID a part of
-	// it: one allocation for the chunk instead of several per row.
+	// "<prefix>:r:<table>:<started>:<key>": the head built once per chunk
+	// (fmt per row cost 2 % of a backfill's CPU), and the chunk's IDs
+	// written into one string, each row's ID a part of it (several
+	// allocations per row before).
 	head := e.cfg.IDPrefix + ":r:" + t.name + ":" + strconv.FormatInt(started, 10) + ":"
 	ids := make([]byte, 0, len(out)*(len(head)+24))
 	ends := make([]int, len(out))

@@ -45,8 +45,8 @@ func appendValue(b []byte, v change.Value) []byte {
 
 // appendIDKey appends a read event's key for its ID: the same row gets
 // the same ID in a resumed snapshot. A table without a key has only the
-// row's rank n. The key's values are written as change.Value.String
-// writes them, joined by commas.
+// row's rank n. The key's values are their change.Value.String text,
+// joined by commas.
 func appendIDKey(b []byte, ev *change.Event, n int64) []byte {
 	if ev.Table == nil || len(ev.Table.Key) == 0 {
 		return strconv.AppendInt(append(b, '#'), n, 10)
@@ -60,14 +60,7 @@ func appendIDKey(b []byte, ev *change.Event, n int64) []byte {
 			b = append(b, ',')
 		}
 		first = false
-		switch v := ev.After[k]; v.Kind {
-		case change.Int:
-			b = strconv.AppendInt(b, v.Int, 10)
-		case change.Text:
-			b = strconv.AppendQuote(b, string(v.Bytes))
-		default:
-			b = append(b, v.String()...)
-		}
+		b = ev.After[k].AppendText(b)
 	}
 	return b
 }
