@@ -32,6 +32,9 @@ type run struct {
 	MaxMs            *float64 `json:"max_ms"`
 	Note             string   `json:"note,omitempty"`
 	Error            string   `json:"error,omitempty"`
+	// Rep is which of BENCH_REPEAT's runs of the system and scenario this is (1, 2, …);
+	// 0 when each ran once.
+	Rep int `json:"rep,omitempty"`
 }
 
 type bench struct {
@@ -83,23 +86,8 @@ func (b *bench) run(ctx context.Context) error {
 			b.warmUp(ctx, sc)
 			warmed = true
 		}
-		for _, sys := range b.p.Systems {
-			if sys == sysOneCore && sc != scStreaming && sc != scStreamingMariaDB {
-				continue
-			}
-			b.log.Info("running", "system", sys, "scenario", sc)
-			r, err := b.runOne(ctx, sys, sc)
-			if err != nil {
-				r.Error = err.Error()
-				failed = errors.Join(failed, fmt.Errorf("%s %s: %w", sys, sc, err))
-				b.log.Error("run failed", "system", sys, "scenario", sc, "err", err)
-			} else {
-				b.log.Info("done", "system", sys, "scenario", sc, "events", r.Events, "events_per_sec", int(r.EventsPerSec))
-			}
-			b.runs = append(b.runs, r)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+		if err := b.repeatSystems(ctx, sc, &failed); err != nil {
+			return err
 		}
 		if !slices.Contains(b.p.Scenarios, scCeiling) {
 			continue
@@ -138,6 +126,54 @@ func (b *bench) run(ctx context.Context) error {
 		dropDB(context.Background(), parallelTemplate)
 	}
 	return failed
+}
+
+// repeatSystems runs every system of sc BENCH_REPEAT times, in the systems' order and
+// then the reverse (ABBA…), so that neither build of a before/after pair is always the one
+// that runs into the machine's next change of pace; the report takes the median of the
+// repeats (medianRun). A run's failure is joined into failed; a cancelled context ends it.
+func (b *bench) repeatSystems(ctx context.Context, sc string, failed *error) error {
+	scratch, stamp := b.p.scratch, b.stamp
+	defer func() { b.p.scratch, b.stamp = scratch, stamp }()
+	reps := max(1, b.p.Repeat)
+	for rep := 1; rep <= reps; rep++ {
+		systems := repOrder(b.p.Systems, rep)
+		if rep > 1 { // topics and a directory (the checkpoint file) of their own
+			b.p.scratch = filepath.Join(scratch, fmt.Sprintf("rep%d", rep))
+			b.stamp = fmt.Sprintf("%sr%d", stamp, rep)
+		}
+		for _, sys := range systems {
+			if sys == sysOneCore && sc != scStreaming && sc != scStreamingMariaDB {
+				continue
+			}
+			b.log.Info("running", "system", sys, "scenario", sc, "rep", rep)
+			r, err := b.runOne(ctx, sys, sc)
+			if reps > 1 {
+				r.Rep = rep
+			}
+			if err != nil {
+				r.Error = err.Error()
+				*failed = errors.Join(*failed, fmt.Errorf("%s %s: %w", sys, sc, err))
+				b.log.Error("run failed", "system", sys, "scenario", sc, "err", err)
+			} else {
+				b.log.Info("done", "system", sys, "scenario", sc, "events", r.Events, "events_per_sec", int(r.EventsPerSec))
+			}
+			b.runs = append(b.runs, r)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
+}
+
+// repOrder is the order of the systems in repeat rep (1, 2, …): as given, then reversed.
+func repOrder(systems []string, rep int) []string {
+	systems = slices.Clone(systems)
+	if rep%2 == 0 {
+		slices.Reverse(systems)
+	}
+	return systems
 }
 
 // warmUp runs sc once with Tributary before the first measured run, and reports nothing of

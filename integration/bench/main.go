@@ -44,6 +44,7 @@ type params struct {
 	ParallelTables int      `json:"parallel_tables"` // backfill-parallel: tables the rows are split over
 	SnapshotRate   int      `json:"snapshot_rate"`   // snapshot-latency: changes/s while the snapshot runs
 	QuietLoad      float64  `json:"quiet_load"`      // load average per core below which results/ keeps the JSON
+	Repeat         int      `json:"repeat"`          // runs of each system in the backfill, streaming and latency scenarios
 
 	repo     string // repository root
 	binary   string // bin/tributary
@@ -121,6 +122,7 @@ func main() {
 	flag.IntVar(&p.ParallelTables, "parallel-tables", envInt("BENCH_PARALLEL_TABLES", 4), "backfill-parallel: tables the rows are split over (env BENCH_PARALLEL_TABLES)")
 	flag.IntVar(&p.SnapshotRate, "snapshot-rate", envInt("BENCH_SNAPSHOT_RATE", 5_000), "snapshot-latency: changes/s streamed while the table snapshots (env BENCH_SNAPSHOT_RATE); a multiple of 100")
 	flag.Float64Var(&p.QuietLoad, "quiet-load", envFloat("BENCH_QUIET_LOAD", 1.0), "1-minute load average per core at the start below which the JSON goes to integration/bench/results/ (env BENCH_QUIET_LOAD)")
+	flag.IntVar(&p.Repeat, "repeat", envInt("BENCH_REPEAT", 1), "runs of each system in each backfill, streaming and latency scenario, in alternating order; the report and its targets take each figure's median (env BENCH_REPEAT)")
 	flag.BoolVar(&p.keep, "keep", os.Getenv("BENCH_KEEP") != "", "keep scratch files, databases and topics (env BENCH_KEEP)")
 	flag.StringVar(&p.baseline, "baseline", os.Getenv("BENCH_BASELINE"), "another tributary binary (say, an earlier commit's) run as "+sysBaseline+" right after tributary in every scenario, for a before/after ratio from one run (env BENCH_BASELINE)")
 	flag.Parse()
@@ -129,6 +131,7 @@ func main() {
 	p.Rate = max(100, p.Rate/100*100)
 	p.SnapshotRate = max(100, p.SnapshotRate/100*100)
 	p.ParallelTables = max(2, p.ParallelTables)
+	p.Repeat = max(1, p.Repeat)
 	known := allSystems
 	if p.baseline != "" {
 		known = append(slices.Clone(allSystems), sysBaseline)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -103,13 +104,63 @@ func (b *bench) report() results {
 	return results{Machine: b.machine, Params: b.p, Runs: b.runs, Targets: b.targets()}
 }
 
-func (b *bench) find(sys, sc string) *run {
-	for i := range b.runs {
-		if r := &b.runs[i]; r.System == sys && r.Scenario == sc && r.Error == "" {
-			return r
+func (b *bench) find(sys, sc string) *run { return medianRun(b.runs, sys, sc) }
+
+// medianRun is sys's run of sc, or with BENCH_REPEAT the median of its runs that did not
+// fail: events/s, CPU per event and the latency percentiles each the median of the runs'
+// (the mean of the middle two for an even count), peak RSS and the largest latency the
+// highest, since a memory or latency bound has to hold in every run. nil when none ran.
+func medianRun(runs []run, sys, sc string) *run {
+	var ok []*run
+	for i := range runs {
+		if r := &runs[i]; r.System == sys && r.Scenario == sc && r.Error == "" {
+			ok = append(ok, r)
 		}
 	}
-	return nil
+	switch len(ok) {
+	case 0:
+		return nil
+	case 1:
+		return ok[0]
+	}
+	m := *ok[0]
+	m.Rep, m.Note = 0, ""
+	m.EventsPerSec = *middle(ok, func(r *run) *float64 { return &r.EventsPerSec })
+	m.CPUSecPerMillion = middle(ok, func(r *run) *float64 { return r.CPUSecPerMillion })
+	m.P50Ms = middle(ok, func(r *run) *float64 { return r.P50Ms })
+	m.P99Ms = middle(ok, func(r *run) *float64 { return r.P99Ms })
+	m.PeakRSSMB = highest(ok, func(r *run) *float64 { return r.PeakRSSMB })
+	m.MaxMs = highest(ok, func(r *run) *float64 { return r.MaxMs })
+	return &m
+}
+
+// values are f of each run that has it, sorted.
+func values(runs []*run, f func(*run) *float64) []float64 {
+	var xs []float64
+	for _, r := range runs {
+		if v := f(r); v != nil {
+			xs = append(xs, *v)
+		}
+	}
+	slices.Sort(xs)
+	return xs
+}
+
+func middle(runs []*run, f func(*run) *float64) *float64 {
+	xs := values(runs, f)
+	if len(xs) == 0 {
+		return nil
+	}
+	n := len(xs)
+	return ptr((xs[(n-1)/2] + xs[n/2]) / 2)
+}
+
+func highest(runs []*run, f func(*run) *float64) *float64 {
+	xs := values(runs, f)
+	if len(xs) == 0 {
+		return nil
+	}
+	return ptr(xs[len(xs)-1])
 }
 
 // targets evaluates the targets where this run has the numbers.
@@ -260,9 +311,14 @@ func (r results) markdown() string {
 	}
 	sb.WriteString("| scenario | system | events | events/s | CPU s / M events | peak RSS MB | p50 ms | p99 ms | max ms | Tributary ÷ this: events/s · CPU · RSS | note |\n")
 	sb.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
-	find := func(sys, sc string) *run {
+	// Each run beside Tributary's run of the same scenario and repeat; a run made once
+	// (a ceiling) beside Tributary's median.
+	sameRep := func(sc string, rep int) *run {
+		if rep == 0 {
+			return medianRun(r.Runs, sysTributary, sc)
+		}
 		for i := range r.Runs {
-			if x := &r.Runs[i]; x.System == sys && x.Scenario == sc && x.Error == "" {
+			if x := &r.Runs[i]; x.System == sysTributary && x.Scenario == sc && x.Rep == rep && x.Error == "" {
 				return x
 			}
 		}
@@ -274,19 +330,32 @@ func (r results) markdown() string {
 		}
 		return fmt.Sprintf("%.2f", *a / *b)
 	}
+	versus := func(t, x *run) string {
+		if t == nil || x.System == sysTributary {
+			return ""
+		}
+		return fmt.Sprintf("%s× · %s · %s", div(&t.EventsPerSec, &x.EventsPerSec), div(t.CPUSecPerMillion, x.CPUSecPerMillion), div(t.PeakRSSMB, x.PeakRSSMB))
+	}
+	label := func(x run) string {
+		if x.Rep > 0 {
+			return fmt.Sprintf("%s #%d", x.System, x.Rep)
+		}
+		return x.System
+	}
 	for _, x := range r.Runs {
 		if x.Error != "" {
-			fmt.Fprintf(&sb, "| %s | %s | failed: %s | | | | | | | | |\n", x.Scenario, x.System, strings.ReplaceAll(strings.SplitN(x.Error, "\n", 2)[0], "|", "/"))
+			fmt.Fprintf(&sb, "| %s | %s | failed: %s | | | | | | | | |\n", x.Scenario, label(x), strings.ReplaceAll(strings.SplitN(x.Error, "\n", 2)[0], "|", "/"))
 			continue
 		}
-		cmp := ""
-		if t := find(sysTributary, x.Scenario); t != nil && x.System != sysTributary {
-			cmp = fmt.Sprintf("%s× · %s · %s", div(&t.EventsPerSec, &x.EventsPerSec), div(t.CPUSecPerMillion, x.CPUSecPerMillion), div(t.PeakRSSMB, x.PeakRSSMB))
-		}
-		fmt.Fprintf(&sb, "| %s | %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s |\n", x.Scenario, x.System, x.Events, x.EventsPerSec,
-			num(x.CPUSecPerMillion, "%.1f"), num(x.PeakRSSMB, "%.0f"), num(x.P50Ms, "%.0f"), num(x.P99Ms, "%.0f"), num(x.MaxMs, "%.0f"), cmp, x.Note)
+		fmt.Fprintf(&sb, "| %s | %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s |\n", x.Scenario, label(x), x.Events, x.EventsPerSec,
+			num(x.CPUSecPerMillion, "%.1f"), num(x.PeakRSSMB, "%.0f"), num(x.P50Ms, "%.0f"), num(x.P99Ms, "%.0f"), num(x.MaxMs, "%.0f"), versus(sameRep(x.Scenario, x.Rep), &x), x.Note)
 	}
-	sb.WriteString("\nTargets:\n\n")
+	r.writeMedians(&sb, versus)
+	sb.WriteString("\nTargets")
+	if r.Params.Repeat > 1 {
+		sb.WriteString(" (of the medians)")
+	}
+	sb.WriteString(":\n\n")
 	for _, t := range r.Targets {
 		mark := "n/a"
 		if t.Met != nil {
@@ -295,4 +364,46 @@ func (r results) markdown() string {
 		fmt.Fprintf(&sb, "- %s: %s (%s)\n", t.Target, mark, num(t.Value, "%.2f"))
 	}
 	return sb.String()
+}
+
+// writeMedians adds, when BENCH_REPEAT ran systems more than once, each system's median
+// of each scenario (medianRun: what the targets are checked against) with the lowest and
+// highest events/s and CPU per event of its runs.
+func (r results) writeMedians(sb *strings.Builder, versus func(t, x *run) string) {
+	type pair struct{ sys, sc string }
+	var pairs []pair
+	for _, x := range r.Runs {
+		if p := (pair{x.System, x.Scenario}); x.Rep > 0 && !slices.Contains(pairs, p) {
+			pairs = append(pairs, p)
+		}
+	}
+	if len(pairs) == 0 {
+		return
+	}
+	fmt.Fprintf(sb, "\nMedians of %d runs each, in alternating order (lowest–highest beside them):\n\n", r.Params.Repeat)
+	sb.WriteString("| scenario | system | runs | events/s | CPU s / M events | peak RSS MB (highest) | p99 ms | Tributary ÷ this: events/s · CPU · RSS |\n")
+	sb.WriteString("|---|---|---:|---|---|---:|---:|---|\n")
+	for _, p := range pairs {
+		m := medianRun(r.Runs, p.sys, p.sc)
+		if m == nil {
+			fmt.Fprintf(sb, "| %s | %s | 0 | every run failed | | | | |\n", p.sc, p.sys)
+			continue
+		}
+		var ok []*run
+		for i := range r.Runs {
+			if x := &r.Runs[i]; x.System == p.sys && x.Scenario == p.sc && x.Error == "" {
+				ok = append(ok, x)
+			}
+		}
+		spread := func(f func(*run) *float64, format string) string {
+			xs := values(ok, f)
+			if len(xs) == 0 {
+				return "–"
+			}
+			return fmt.Sprintf(format+" ("+format+"–"+format+")", *middle(ok, f), xs[0], xs[len(xs)-1])
+		}
+		fmt.Fprintf(sb, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", p.sc, p.sys, len(ok),
+			spread(func(x *run) *float64 { return &x.EventsPerSec }, "%.0f"), spread(func(x *run) *float64 { return x.CPUSecPerMillion }, "%.1f"),
+			num(m.PeakRSSMB, "%.0f"), num(m.P99Ms, "%.0f"), versus(medianRun(r.Runs, sysTributary, p.sc), m))
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -77,5 +78,71 @@ func TestBaselineTargets(t *testing.T) {
 		if m, ok := got[k]; !ok || m != v {
 			t.Errorf("%q: met %v (present %v), want %v", k, m, ok, v)
 		}
+	}
+}
+
+// TestMedianOfRepeats: with BENCH_REPEAT the targets are checked against each figure's
+// median over the runs that did not fail (the mean of the middle two for an even count),
+// peak RSS against the highest; the report shows the medians with their spread.
+func TestMedianOfRepeats(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	b := &bench{p: params{Rate: 10_000, Rows: 1000, SnapshotRate: 100, Repeat: 3}, runs: []run{
+		{System: sysTributary, Scenario: scBackfill, Rep: 1, EventsPerSec: 300_000, CPUSecPerMillion: f(4), PeakRSSMB: f(100)},
+		{System: sysBaseline, Scenario: scBackfill, Rep: 1, EventsPerSec: 150_000, CPUSecPerMillion: f(5), PeakRSSMB: f(90)},
+		{System: sysBaseline, Scenario: scBackfill, Rep: 2, EventsPerSec: 250_000, CPUSecPerMillion: f(7), PeakRSSMB: f(95)},
+		{System: sysTributary, Scenario: scBackfill, Rep: 2, EventsPerSec: 100_000, CPUSecPerMillion: f(7), PeakRSSMB: f(160)},
+		{System: sysTributary, Scenario: scBackfill, Rep: 3, EventsPerSec: 200_000, CPUSecPerMillion: f(6), PeakRSSMB: f(110)},
+		{System: sysBaseline, Scenario: scBackfill, Rep: 3, Error: "failed"},
+	}}
+	want := map[string]float64{
+		"backfill ≥ 200,000 rows/s":           200_000, // not 300,000: the first run alone
+		"backfill ≤ 5 CPU s per million rows": 6,       // not 4
+		"peak RSS ≤ 150 MB":                   160,     // the highest
+		scBackfill + ": events/s not below 0.9× tributary-baseline's (tributary ÷ tributary-baseline)": 1, // 200,000 ÷ 200,000 (150,000 and 250,000)
+		scBackfill + ": CPU s/M not above 1.1× tributary-baseline's (tributary ÷ tributary-baseline)":  1, // 6 ÷ 6
+	}
+	for _, tg := range b.targets() {
+		w, ok := want[tg.Target]
+		if !ok {
+			continue
+		}
+		delete(want, tg.Target)
+		if tg.Value == nil || *tg.Value != w {
+			t.Errorf("%s: value %v, want %v", tg.Target, tg.Value, w)
+		}
+	}
+	for k := range want {
+		t.Errorf("no target %q", k)
+	}
+	md := b.report().markdown()
+	for _, s := range []string{
+		"| backfill | tributary #2 | 0 | 100000 | 7.0 | 160 |",
+		"Medians of 3 runs",
+		"| backfill | tributary | 3 | 200000 (100000–300000) | 6.0 (4.0–7.0) | 160 |",
+		"| backfill | tributary-baseline | 2 | 200000 (150000–250000) | 6.0 (5.0–7.0) | 95 | – | 1.00× · 1.00 · 1.68 |",
+		"| backfill | tributary-baseline #1 | 0 | 150000 | 5.0 | 90 | – | – | – | 2.00× · 0.80 · 1.11 |",
+		"Targets (of the medians)",
+	} {
+		if !strings.Contains(md, s) {
+			t.Errorf("report lacks %q:\n%s", s, md)
+		}
+	}
+}
+
+// TestRepOrder: repeats alternate the systems' order, so a build of a before/after pair is
+// not always the one that runs second.
+func TestRepOrder(t *testing.T) {
+	systems := []string{sysTributary, sysBaseline, sysDebeziumTuned}
+	for rep, want := range map[int][]string{
+		1: {sysTributary, sysBaseline, sysDebeziumTuned},
+		2: {sysDebeziumTuned, sysBaseline, sysTributary},
+		3: {sysTributary, sysBaseline, sysDebeziumTuned},
+	} {
+		if got := repOrder(systems, rep); !slices.Equal(got, want) {
+			t.Errorf("rep %d: %v, want %v", rep, got, want)
+		}
+	}
+	if systems[0] != sysTributary {
+		t.Errorf("repOrder changed its argument: %v", systems)
 	}
 }
