@@ -115,7 +115,7 @@ services-down:
 
 # Sizes: make bench BENCH_ROWS=200000 BENCH_LATENCY_SECONDS=20 (also BENCH_RATE, BENCH_SYSTEMS,
 # BENCH_SCENARIOS, BENCH_PARTITIONS, BENCH_JVM_HEAP, BENCH_KEEP, BENCH_PARALLEL_TABLES,
-# BENCH_SNAPSHOT_RATE, BENCH_QUIET_LOAD; see integration/bench/main.go). BENCH_SERVICES= (empty)
+# BENCH_SNAPSHOT_RATE, BENCH_QUIET_LOAD, BENCH_REPEAT; see integration/bench/main.go). BENCH_SERVICES= (empty)
 # skips services-up where the services already run.
 BENCH_SERVICES ?= services-up
 bench: $(BENCH_SERVICES) build ## Tributary vs Debezium side by side; table on stdout, JSON in integration/bench/results/ (quiet machine) or $TMPDIR/tributary-bench/

@@ -196,6 +196,9 @@ func splitList(s string, known []string) []string {
 		if !slices.Contains(known, x) {
 			fail(fmt.Errorf("unknown %q (known: %s)", x, strings.Join(known, ", ")))
 		}
+		if slices.Contains(out, x) {
+			continue // once: BENCH_REPEAT repeats
+		}
 		out = append(out, x)
 	}
 	return out

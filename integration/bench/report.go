@@ -352,7 +352,7 @@ func (r results) markdown() string {
 	}
 	r.writeMedians(&sb, versus)
 	sb.WriteString("\nTargets")
-	if r.Params.Repeat > 1 {
+	if slices.ContainsFunc(r.Runs, func(x run) bool { return x.Rep > 0 }) {
 		sb.WriteString(" (of the medians)")
 	}
 	sb.WriteString(":\n\n")

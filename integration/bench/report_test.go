@@ -146,3 +146,12 @@ func TestRepOrder(t *testing.T) {
 		t.Errorf("repOrder changed its argument: %v", systems)
 	}
 }
+
+// TestSplitListOnce: a system named twice runs once, so BENCH_REPEAT alone decides how many
+// runs each median is of.
+func TestSplitListOnce(t *testing.T) {
+	got := splitList(" tributary,tributary-baseline, tributary,,", []string{sysTributary, sysBaseline})
+	if want := []string{sysTributary, sysBaseline}; !slices.Equal(got, want) {
+		t.Errorf("splitList = %v, want %v", got, want)
+	}
+}
