@@ -111,12 +111,7 @@ func (b *bench) find(sys, sc string) *run { return medianRun(b.runs, sys, sc) }
 // (the mean of the middle two for an even count), peak RSS and the largest latency the
 // highest, since a memory or latency bound has to hold in every run. nil when none ran.
 func medianRun(runs []run, sys, sc string) *run {
-	var ok []*run
-	for i := range runs {
-		if r := &runs[i]; r.System == sys && r.Scenario == sc && r.Error == "" {
-			ok = append(ok, r)
-		}
-	}
+	ok := okRuns(runs, sys, sc)
 	switch len(ok) {
 	case 0:
 		return nil
@@ -132,6 +127,17 @@ func medianRun(runs []run, sys, sc string) *run {
 	m.PeakRSSMB = highest(ok, func(r *run) *float64 { return r.PeakRSSMB })
 	m.MaxMs = highest(ok, func(r *run) *float64 { return r.MaxMs })
 	return &m
+}
+
+// okRuns are sys's runs of sc that did not fail.
+func okRuns(runs []run, sys, sc string) []*run {
+	var ok []*run
+	for i := range runs {
+		if r := &runs[i]; r.System == sys && r.Scenario == sc && r.Error == "" {
+			ok = append(ok, r)
+		}
+	}
+	return ok
 }
 
 // values are f of each run that has it, sorted.
@@ -389,18 +395,14 @@ func (r results) writeMedians(sb *strings.Builder, versus func(t, x *run) string
 			fmt.Fprintf(sb, "| %s | %s | 0 | every run failed | | | | |\n", p.sc, p.sys)
 			continue
 		}
-		var ok []*run
-		for i := range r.Runs {
-			if x := &r.Runs[i]; x.System == p.sys && x.Scenario == p.sc && x.Error == "" {
-				ok = append(ok, x)
-			}
-		}
+		ok := okRuns(r.Runs, p.sys, p.sc)
+		// f's median (m's) with the lowest and highest of the runs.
 		spread := func(f func(*run) *float64, format string) string {
 			xs := values(ok, f)
 			if len(xs) == 0 {
 				return "–"
 			}
-			return fmt.Sprintf(format+" ("+format+"–"+format+")", *middle(ok, f), xs[0], xs[len(xs)-1])
+			return fmt.Sprintf(format+" ("+format+"–"+format+")", *f(m), xs[0], xs[len(xs)-1])
 		}
 		fmt.Fprintf(sb, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", p.sc, p.sys, len(ok),
 			spread(func(x *run) *float64 { return &x.EventsPerSec }, "%.0f"), spread(func(x *run) *float64 { return x.CPUSecPerMillion }, "%.1f"),
