@@ -85,6 +85,9 @@ type tableCodec struct {
 	// block is the source block of the connector this table's events
 	// come from, chosen with the first of them (sourceBlockFor, source.go).
 	block atomic.Pointer[sourceBlock]
+	// readSource is the source block written last for a snapshot read
+	// (readSourceOf, source.go).
+	readSource atomic.Pointer[readSource]
 }
 
 // NewEncoder returns an Encoder for opts.
@@ -221,7 +224,7 @@ func (e *Encoder) AppendValueHead(dst []byte, ev *change.Event, nowMicros int64)
 	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.After); err != nil {
 		return dst[:n], Head{}, err
 	}
-	dst = e.appendSource(dst, b, ev.Table, &ev.Source)
+	dst = e.appendEventSource(dst, c, b, ev)
 	return append(appendEnvelopeTail(dst, ev.Op, nowMicros), c.valueTail...), Head{len(b.valueHead), b.valueHeadCRC}, nil
 }
 

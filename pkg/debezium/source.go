@@ -1,6 +1,7 @@
 package debezium
 
 import (
+	"bytes"
 	"hash/crc32"
 	"math"
 	"strconv"
@@ -129,6 +130,36 @@ func (e *Encoder) appendSource(dst []byte, b *sourceBlock, t *change.Table, s *c
 	dst = append(dst, b.head...)
 	dst = appendString(dst, orDefault(s.Name, e.prefix))
 	return b.fields(dst, t, s)
+}
+
+// readSource is a source block as written for a snapshot read: the
+// event's source and the block it was written with.
+type readSource struct {
+	block *sourceBlock
+	src   change.Source
+	text  []byte
+}
+
+// appendEventSource appends ev's source block (appendSource). A backfill
+// chunk's rows have one source: the chunk's read time and position, and
+// "true" for snapshot but at a table's or the snapshot's edges. So the
+// block written for a read is kept with the table's codec and copied for
+// the next reads while their source is the same; streamed changes differ
+// in their position (an LSN, a binlog offset) from one to the next, and
+// are written field by field. The text depends on nothing else: the
+// block (connector, version, prefix), the codec's table (the defaults of
+// db, schema and table) and the source.
+func (e *Encoder) appendEventSource(dst []byte, c *tableCodec, b *sourceBlock, ev *change.Event) []byte {
+	if ev.Op != change.OpRead {
+		return e.appendSource(dst, b, ev.Table, &ev.Source)
+	}
+	if r := c.readSource.Load(); r != nil && r.block == b && r.src == ev.Source {
+		return append(dst, r.text...)
+	}
+	n := len(dst)
+	dst = e.appendSource(dst, b, ev.Table, &ev.Source)
+	c.readSource.Store(&readSource{block: b, src: ev.Source, text: bytes.Clone(dst[n:])})
+	return dst
 }
 
 // appendPostgresFields appends a PostgreSQL source block's fields after

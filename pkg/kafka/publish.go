@@ -52,9 +52,8 @@ func (e *PublishError) Error() string {
 func (e *PublishError) Unwrap() error { return e.Err }
 
 var (
-	contentType    = []byte("application/json")
-	gzipName       = []byte("gzip")
-	opHeaderValues = map[string][]byte{"c": []byte("c"), "u": []byte("u"), "d": []byte("d"), "r": []byte("r")}
+	contentType = []byte("application/json")
+	gzipName    = []byte("gzip")
 )
 
 // Publish hands m to the producer. onAck runs once: with nil when the
@@ -157,13 +156,9 @@ func readOnlyBytes(s string) []byte {
 // headers appends Tributary's headers for m, its value gzipped or not, to
 // hs.
 func (m Message) headers(hs []kgo.RecordHeader, gzipped bool) []kgo.RecordHeader {
-	op, ok := opHeaderValues[m.Op]
-	if !ok {
-		op = []byte(m.Op)
-	}
 	hs = append(hs,
 		kgo.RecordHeader{Key: "content-type", Value: contentType},
-		kgo.RecordHeader{Key: "tributary-op", Value: op},
+		kgo.RecordHeader{Key: "tributary-op", Value: readOnlyBytes(m.Op)},
 		kgo.RecordHeader{Key: "tributary-event-id", Value: readOnlyBytes(m.EventID)},
 	)
 	if gzipped {

@@ -1,0 +1,97 @@
+package debezium
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
+
+// A snapshot read's source block is copied from the read before it while
+// their sources are the same (appendEventSource). Random runs of reads and
+// streamed changes of two tables, from PostgreSQL and MariaDB, each source
+// field drawn from two values so that runs repeat and break on every field
+// (the seed is printed), give the bytes an encoder that has seen nothing
+// writes for each event alone.
+func TestReadSourceAsWritten(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	pick := func(a, b string) string {
+		if rng.IntN(32) == 0 {
+			return b
+		}
+		return a
+	}
+	num := func(a, b int64) int64 {
+		if rng.IntN(32) == 0 {
+			return b
+		}
+		return a
+	}
+	orders, items := benchTable(), benchTable()
+	items.ID.Name = "items"
+	e := NewEncoder(Options{TopicPrefix: "shop"})
+	hits := 0
+	for i := range 20_000 {
+		ev := benchEvent()
+		ev.Table = orders
+		if rng.IntN(16) == 0 {
+			ev.Table = items
+		}
+		ev.Op = change.OpRead
+		if rng.IntN(16) == 0 {
+			ev.Op = change.OpCreate
+		}
+		ev.Source = change.Source{
+			Connector: pick("postgresql", "mariadb"), Name: pick("", "other"), DB: pick("shop", ""),
+			Schema: pick("public", "s2"), Table: pick("", "t2"), CommitMicros: num(1_700_000_000_200_000, 1_700_000_000_300_000),
+			Snapshot: pick("true", "last"), TxID: num(0, 7), LSN: num(123_456_789, 0), Sequence: pick("", `["1","2"]`),
+			ServerID: num(0, 1), GTID: pick("", "0-1-2"), File: pick("mysql-bin.000001", "mysql-bin.000002"), Pos: num(4, 1234),
+			Row: int32(num(0, 1)), Thread: num(0, 9), Query: pick("", "INSERT"),
+		}
+		before := ev.Table.ID.Name
+		if r := e.codec(ev.Table).readSource.Load(); r != nil && r.src == ev.Source && ev.Op == change.OpRead {
+			hits++
+		}
+		got, err := e.AppendValue(nil, ev, 1_700_000_001_000_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := NewEncoder(Options{TopicPrefix: "shop"}).AppendValue(nil, ev, 1_700_000_001_000_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("event %d (%s, %s, %+v):\n got %s\nwant %s", i, before, ev.Op, ev.Source, got, want)
+		}
+	}
+	if hits < 1000 {
+		t.Fatalf("only %d reads copied their source block: the runs never repeat", hits)
+	}
+}
+
+// BenchmarkEncode10ColRead is BenchmarkEncode10Col for a backfilled row:
+// a snapshot read, its source the one of the read before it.
+func BenchmarkEncode10ColRead(b *testing.B) {
+	e := NewEncoder(Options{TopicPrefix: "shop"})
+	ev := benchEvent()
+	ev.Op = change.OpRead
+	ev.Source.Snapshot, ev.Source.TxID, ev.Source.Sequence = "true", 0, ""
+	var kbuf, vbuf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		kbuf, _, err = e.AppendKey(kbuf[:0], ev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		vbuf, err = e.AppendValue(vbuf[:0], ev, 1_700_000_001_000_000)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(kbuf) + len(vbuf)))
+}
