@@ -86,7 +86,7 @@ type tableCodec struct {
 	// come from, chosen with the first of them (sourceBlockFor, source.go).
 	block atomic.Pointer[sourceBlock]
 	// readSource is the source block written last for a snapshot read
-	// (readSourceOf, source.go).
+	// (appendEventSource, source.go).
 	readSource atomic.Pointer[readSource]
 }
 

@@ -3,6 +3,8 @@ package debezium
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,11 +15,17 @@ import (
 // their sources are the same (appendEventSource). Random runs of reads and
 // streamed changes of two tables, from PostgreSQL and MariaDB, each source
 // field drawn from two values so that runs repeat and break on every field
-// (the seed is printed), give the bytes an encoder that has seen nothing
-// writes for each event alone.
+// (the seed is printed; READSOURCE_SEED=<seed> replays it), give the bytes
+// an encoder that has seen nothing writes for each event alone.
 func TestReadSourceAsWritten(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	if s := os.Getenv("READSOURCE_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("READSOURCE_SEED: %v", err)
+		}
+	}
+	t.Logf("seed %d (READSOURCE_SEED=%d replays it)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	pick := func(a, b string) string {
 		if rng.IntN(32) == 0 {
