@@ -179,9 +179,7 @@ func lastLine(b []byte) string {
 }
 
 // binlogRead is `bench binlog-read <start file> <start pos> <end file> <end pos> <db>`: it
-// reads the binlog from start to end with Tributary's BinlogSyncer settings
-// (pkg/source/mysql/stream.go), every rows event decoded and dropped, and prints
-// "rows <n>", the rows of db.bench it decoded.
+// prints "rows <n>", the rows of db.bench readBinlog decoded between start and end.
 func binlogRead(args []string) error {
 	if len(args) != 5 {
 		return errors.New("usage: bench binlog-read <start file> <start pos> <end file> <end pos> <db>")
@@ -191,7 +189,18 @@ func binlogRead(args []string) error {
 	if err := errors.Join(err1, err2); err != nil {
 		return fmt.Errorf("binlog-read: positions: %w", err)
 	}
-	endFile, db := args[2], args[4]
+	rows, err := readBinlog(binlogPos{File: args[0], Pos: uint32(startPos)}, binlogPos{File: args[2], Pos: uint32(endPos)}, args[4])
+	if err != nil {
+		return err
+	}
+	fmt.Printf("rows %d\n", rows)
+	return nil
+}
+
+// readBinlog reads the binlog from start to end with Tributary's BinlogSyncer settings
+// (pkg/source/mysql/stream.go), every rows event decoded and dropped, and returns the rows
+// of db.bench it decoded.
+func readBinlog(start, end binlogPos, db string) (int64, error) {
 	host, port, _ := strings.Cut(mariaDBAddr, ":")
 	p, _ := strconv.Atoi(port)
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
@@ -202,22 +211,25 @@ func binlogRead(args []string) error {
 		EventCacheCount: 256, // as Tributary's stream had it before it read the binlog itself (pkg/source/mysql/binlog.go)
 	})
 	defer syncer.Close()
-	st, err := syncer.StartSync(mysql.Position{Name: args[0], Pos: uint32(startPos)})
+	st, err := syncer.StartSync(mysql.Position{Name: start.File, Pos: start.Pos})
 	if err != nil {
-		return fmt.Errorf("binlog-read: %w", err)
+		return 0, fmt.Errorf("binlog-read: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	file := args[0]
+	file := start.File
 	var rows int64
 	for {
 		ev, err := st.GetEvent(ctx)
 		if err != nil {
-			return fmt.Errorf("binlog-read in %s after %d rows: %w", file, rows, err)
+			return rows, fmt.Errorf("binlog-read in %s after %d rows: %w", file, rows, err)
 		}
 		switch e := ev.Event.(type) {
 		case *replication.RotateEvent:
+			// Its position is in the file it closes, not in the next one: compared
+			// with end's, it ended a read whose end is in the next file there.
 			file = string(e.NextLogName)
+			continue
 		case *replication.RowsEvent:
 			if string(e.Table.Schema) == db && string(e.Table.Table) == "bench" {
 				n := int64(len(e.Rows))
@@ -229,9 +241,8 @@ func binlogRead(args []string) error {
 				rows += n
 			}
 		}
-		if file == endFile && ev.Header.LogPos >= uint32(endPos) {
-			fmt.Printf("rows %d\n", rows)
-			return nil
+		if file == end.File && ev.Header.LogPos >= end.Pos {
+			return rows, nil
 		}
 	}
 }
