@@ -80,26 +80,3 @@ func TestReadSourceAsWritten(t *testing.T) {
 		t.Fatalf("only %d reads copied their source block: the runs never repeat", hits)
 	}
 }
-
-// BenchmarkEncode10ColRead is BenchmarkEncode10Col for a backfilled row:
-// a snapshot read, its source the one of the read before it.
-func BenchmarkEncode10ColRead(b *testing.B) {
-	e := NewEncoder(Options{TopicPrefix: "shop"})
-	ev := benchEvent()
-	ev.Op = change.OpRead
-	ev.Source.Snapshot, ev.Source.TxID, ev.Source.Sequence = "true", 0, ""
-	var kbuf, vbuf []byte
-	b.ReportAllocs()
-	for b.Loop() {
-		var err error
-		kbuf, _, err = e.AppendKey(kbuf[:0], ev)
-		if err != nil {
-			b.Fatal(err)
-		}
-		vbuf, err = e.AppendValue(vbuf[:0], ev, 1_700_000_001_000_000)
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.SetBytes(int64(len(kbuf) + len(vbuf)))
-}
