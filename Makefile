@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: build test unit integration soak faults fuzz-debezium demo services-up services-down bench bench-quick bench-baseline bench-micro lint fuzz clean build-functions cdk-app synth cfn-lint
+.PHONY: build test unit integration soak faults fuzz-debezium demo services-up services-down bench bench-quick bench-baseline bench-micro profile lint fuzz clean build-functions cdk-app synth cfn-lint
 
 # cfn-lint, pinned, in a venv under the git-ignored .services/; installed
 # once per version (the binary exists only after pip succeeded). `make
@@ -143,6 +143,18 @@ bench-baseline: ## make bench-quick with REV's build beside today's (tributary Ã
 	cd bin/baseline-src && $(GO) build -trimpath -ldflags "-X main.version=$(REV) -X main.commit=$$(git rev-parse $(REV))" -o ../tributary-baseline ./cmd/tributary
 	rm -rf bin/baseline-src
 	$(MAKE) $(BENCH_TARGET) BENCH_BASELINE=$(CURDIR)/bin/tributary-baseline
+
+# CPU profiles of make bench's drains (PostgreSQL and MariaDB, backfill and streaming; the
+# BENCH_* variables apply), each tributary process's written by itself (TRIBUTARY_CPUPROFILE),
+# merged into bin/profile/cpu.pprof: go tool pprof -top bin/profile/cpu.pprof. Its bench JSON goes
+# to $$TMPDIR.
+profile: $(BENCH_SERVICES) build ## CPU profile of make bench's drains, merged into bin/profile/cpu.pprof
+	rm -rf bin/profile && mkdir -p bin/profile/runs
+	TRIBUTARY_CPUPROFILE=$(CURDIR)/bin/profile/runs BENCH_SYSTEMS=tributary BENCH_QUIET_LOAD=0.000001 \
+		BENCH_SCENARIOS=$${BENCH_SCENARIOS:-backfill,backfill-mariadb,streaming,streaming-mariadb} \
+		BENCH_ROWS=$${BENCH_ROWS:-500000} $(GO) run ./integration/bench > bin/profile/bench.md
+	$(GO) tool pprof -proto bin/profile/runs/cpu-*.pprof > bin/profile/cpu.pprof
+	@echo "go tool pprof -top bin/profile/cpu.pprof"
 
 bench-micro: ## hot-path micro-benchmarks (encoder, pipeline emit â†’ produce); add -cpuprofile by hand
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...

@@ -60,6 +60,11 @@ func tuneRuntime() {
 
 func runPipeline(ctx context.Context, inv *invocation) error {
 	tuneRuntime()
+	stopProfile, err := startCPUProfile()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	// Whatever still logs through the default logger (a library, a source
 	// that takes no logger) writes the same format with the pipeline field.
 	slog.SetDefault(inv.log)

@@ -244,14 +244,25 @@ func runFormatOracle(t *testing.T, e *itest.Env, src formatSource, runs []format
 			}
 		}
 	}
-	itest.WaitFor(t, 90*time.Second, "every record on both sides", func() bool {
+	// short names the last table found short, for a wait that times out:
+	// which side, how many of how many. The 180 s are for Debezium's JVMs
+	// on a machine busy with make test's other packages (90 s ran out once
+	// in CI with nothing missing from either side's output).
+	short := "nothing"
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("still missing at the end of the wait: %s", short)
+		}
+	})
+	itest.WaitFor(t, 180*time.Second, "every record on both sides", func() bool {
 		for _, s := range all {
 			if itest.CountLines(s.out) < len(s.runs.variants) && s.dbz.Exited() {
 				t.Fatalf("debezium (%s) exited:\n%s", s.runs.label, s.dbz.Out)
 			}
 			written := debeziumWritten(s.out)
 			for _, v := range s.runs.variants {
-				if written[src.topic(v.table)] < v.want {
+				if n := written[src.topic(v.table)]; n < v.want {
+					short = fmt.Sprintf("%s (%s): Debezium wrote %d of %d records", src.topic(v.table), s.runs.label, n, v.want)
 					return false // Debezium's record of this table still to come
 				}
 				n := itest.TopicEnd(src.topic(v.table))
@@ -260,6 +271,7 @@ func runFormatOracle(t *testing.T, e *itest.Env, src formatSource, runs []format
 					n = int64(len(readTopicBytes(t, src.topic(v.table))))
 				}
 				if n < int64(v.want) {
+					short = fmt.Sprintf("%s (%s): Tributary's topic holds %d of %d records", src.topic(v.table), s.runs.label, n, v.want)
 					return false
 				}
 			}

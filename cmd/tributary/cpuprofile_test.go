@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// TestCPUProfileWritten: with TRIBUTARY_CPUPROFILE set, `run` leaves a pprof profile
+// (gzipped protobuf) named by its pid in that directory, and a directory it cannot
+// write into is an error, not a run without its profile.
+func TestCPUProfileWritten(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(cpuProfileEnv, dir)
+	stop, err := startCPUProfile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0
+	for i := range 50_000_000 {
+		sum += i % 7
+	}
+	stop()
+	b, err := os.ReadFile(filepath.Join(dir, "cpu-"+strconv.Itoa(os.Getpid())+".pprof"))
+	if err != nil {
+		t.Fatalf("no profile (sum %d): %v", sum, err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("the profile is not gzipped protobuf: %v", err)
+	}
+	if raw, err := io.ReadAll(zr); err != nil || len(raw) == 0 {
+		t.Fatalf("the profile is empty or cut short: %d bytes, %v", len(raw), err)
+	}
+
+	t.Setenv(cpuProfileEnv, filepath.Join(dir, "missing", "dir"))
+	if _, err := startCPUProfile(); err == nil {
+		t.Error("a directory that does not exist was accepted")
+	}
+
+}
