@@ -10,9 +10,9 @@ import (
 	"testing"
 )
 
-// TestCPUProfileWritten: with TRIBUTARY_CPUPROFILE set, `run` leaves a pprof profile
-// (gzipped protobuf) named by its pid in that directory, and a directory it cannot
-// write into is an error, not a run without its profile.
+// TestCPUProfileWritten: with TRIBUTARY_CPUPROFILE set, startCPUProfile (what `run`
+// calls) leaves a pprof profile (gzipped protobuf) named by its pid in that directory,
+// and a directory it cannot write into is an error, not a run without its profile.
 func TestCPUProfileWritten(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(cpuProfileEnv, dir)
@@ -41,5 +41,4 @@ func TestCPUProfileWritten(t *testing.T) {
 	if _, err := startCPUProfile(); err == nil {
 		t.Error("a directory that does not exist was accepted")
 	}
-
 }

@@ -261,17 +261,18 @@ func runFormatOracle(t *testing.T, e *itest.Env, src formatSource, runs []format
 			}
 			written := debeziumWritten(s.out)
 			for _, v := range s.runs.variants {
-				if n := written[src.topic(v.table)]; n < v.want {
-					short = fmt.Sprintf("%s (%s): Debezium wrote %d of %d records", src.topic(v.table), s.runs.label, n, v.want)
+				topic := src.topic(v.table)
+				if n := written[topic]; n < v.want {
+					short = fmt.Sprintf("%s (%s): Debezium wrote %d of %d records", topic, s.runs.label, n, v.want)
 					return false // Debezium's record of this table still to come
 				}
-				n := itest.TopicEnd(src.topic(v.table))
+				n := itest.TopicEnd(topic)
 				if v.exactlyOnce && n >= int64(v.want) {
 					// The end counts the commit markers too.
-					n = int64(len(readTopicBytes(t, src.topic(v.table))))
+					n = int64(len(readTopicBytes(t, topic)))
 				}
 				if n < int64(v.want) {
-					short = fmt.Sprintf("%s (%s): Tributary's topic holds %d of %d records", src.topic(v.table), s.runs.label, n, v.want)
+					short = fmt.Sprintf("%s (%s): Tributary's topic holds %d of %d records", topic, s.runs.label, n, v.want)
 					return false
 				}
 			}
