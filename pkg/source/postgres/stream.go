@@ -390,6 +390,8 @@ func (s *Source) row(ctx context.Context, tx *txState, walStart uint64, msg []by
 	// marks an old row with the published relation's tuple type, so a
 	// partition with REPLICA IDENTITY FULL under a root with DEFAULT sends
 	// the whole old row as an old key on every update (docs/postgresql.md).
+	// An old tuple of either type is the update's before, as Debezium
+	// publishes it, even one whose columns outside the key are all null.
 	if op == change.OpUpdate && ev.Before != nil && keyChanged(t, ev.Before, ev.After) {
 		// The primary key changed: like Debezium, a delete of the old key
 		// and a create of the new one.
@@ -402,8 +404,6 @@ func (s *Source) row(ctx context.Context, tx *txState, walStart uint64, msg []by
 			return err
 		}
 		ev.Op, ev.Before = change.OpCreate, nil
-	} else if op == change.OpUpdate && m.oldKind != 'O' && !carriesRow(t, &rel.proj, msg, m.old) {
-		ev.Before = nil // an old key alone (a key column stored out of line) is no before image
 	}
 	if err := s.engine.Observe(ctx, ev, emit); err != nil {
 		return err
@@ -432,23 +432,6 @@ func (s *Source) streamRow(n int) change.Row {
 		return change.Row{} // not nil, which says "no image"
 	}
 	return s.streamSlabs.Row(n)
-}
-
-// carriesRow reports whether an old tuple holds more than the key: a value
-// in a column outside t's key (an old key holds nulls there), as a
-// partition with REPLICA IDENTITY FULL sends under a root with DEFAULT.
-func carriesRow(t *change.Table, p *source.Projection, msg []byte, tp tuple) bool {
-	if !tp.set || tp.n != len(p.Out) {
-		return false
-	}
-	for i, off := 0, tp.from; i < tp.n; i++ {
-		var kind byte
-		kind, _, off = column(msg, off)
-		if j := p.Out[i]; j >= 0 && !isKey(t, j) && kind != colNull {
-			return true
-		}
-	}
-	return false
 }
 
 // decodeTuple decodes the tuple tp of msg into row, a row of t, whose
