@@ -17,10 +17,12 @@ import (
 // same key; an update that moves the row to another key is still a
 // delete of the old key and a create of the new one (no tombstone: the
 // default delete_mode). An old row whose columns outside the key are all
-// null is still the before (differential seed 240481 found it dropped).
+// null is still the before (differential seed 240481 found it dropped),
+// and a TOASTed value the update left alone is taken from the old row
+// into the after, as Debezium does (seed 446876).
 func TestPGPartitionFullUnderDefaultRoot(t *testing.T) {
 	e := itest.NewEnv(t, "pgpartfull")
-	e.Exec(`CREATE TABLE m (id int, region text, v text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)`)
+	e.Exec(`CREATE TABLE m (id int, region text, v text, body text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)`)
 	e.Exec(`CREATE TABLE m_eu PARTITION OF m FOR VALUES IN ('eu')`)
 	e.Exec(`CREATE TABLE m_us PARTITION OF m FOR VALUES IN ('us')`)
 	e.Exec(`ALTER TABLE m_eu REPLICA IDENTITY FULL`)
@@ -28,6 +30,8 @@ func TestPGPartitionFullUnderDefaultRoot(t *testing.T) {
 	p := e.Start("run", "--config", e.WriteTablesConfig("public.m", "public.sentinel"))
 	e.PGCaughtUp(p, 1)
 	e.Exec(`INSERT INTO m VALUES (1, 'eu', 'a'), (2, 'us', 'b')`)
+	e.Exec(`INSERT INTO m VALUES (5, 'eu', 'e', ` + itest.ToastText + `)`)
+	e.Exec(`UPDATE m SET v = 'e2' WHERE id = 5`)
 	e.Exec(`UPDATE m SET v = 'a2' WHERE id = 1`)
 	e.Exec(`UPDATE m SET v = 'b2' WHERE id = 2`)
 	e.Exec(`UPDATE m SET id = 3 WHERE id = 1`)
@@ -51,6 +55,9 @@ func TestPGPartitionFullUnderDefaultRoot(t *testing.T) {
 		}
 		if a, ok := pl["after"].(map[string]any); ok {
 			s += fmt.Sprintf(" after.v=%v", a["v"])
+			if body, ok := a["body"].(string); ok {
+				s += fmt.Sprintf(" after.body=%d bytes", len(body))
+			}
 		}
 		got[k] = append(got[k], s)
 	}
@@ -59,6 +66,7 @@ func TestPGPartitionFullUnderDefaultRoot(t *testing.T) {
 		"2": {"c after.v=b", "u after.v=b2"},
 		"3": {"c after.v=a2"},
 		"4": {"c after.v=<nil>", "u before.v=<nil> after.v=d2"},
+		"5": {"c after.v=e after.body=12800 bytes", "u before.v=e after.v=e2 after.body=12800 bytes"},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("messages of m per key:\n got %q\nwant %q", got, want)

@@ -547,25 +547,25 @@ func daysFromCivil(y, m, d int64) int64 {
 }
 
 // completeImages fills in what pgoutput leaves out of row images, as
-// Debezium does: in a key-only old image (REPLICA IDENTITY DEFAULT) the
-// non-key columns come as nulls, and Debezium writes each column's default
-// there; with a full old image (REPLICA IDENTITY FULL) an unchanged TOASTed
-// value missing from the new image is taken from the old one.
+// Debezium does: an unchanged TOASTed value missing from the new image is
+// taken from the old image when that holds it (REPLICA IDENTITY FULL, or a
+// FULL partition under a DEFAULT root, whose old rows pgoutput marks as old
+// keys); in a key-only old image the non-key columns come as nulls, and
+// Debezium writes each column's default there.
 func completeImages(t *change.Table, keyOnly bool, before, after change.Row) {
 	if before == nil {
 		return
+	}
+	for i := range after {
+		if after[i].Kind == change.Unavailable && i < len(before) && before[i].Kind != change.Unavailable && before[i].Kind != change.Null {
+			after[i] = before[i]
+		}
 	}
 	if keyOnly {
 		for i := range before {
 			if d := t.Columns[i].Default; before[i].Kind == change.Null && d != nil && d.Kind != change.Null && !isKey(t, i) {
 				before[i] = *d
 			}
-		}
-		return
-	}
-	for i := range after {
-		if after[i].Kind == change.Unavailable && i < len(before) && before[i].Kind != change.Unavailable {
-			after[i] = before[i]
 		}
 	}
 }
