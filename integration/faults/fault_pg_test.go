@@ -3,8 +3,6 @@ package faults_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +20,7 @@ const faultPgAdmin = "postgres://postgres:postgres@127.0.0.1:5442/postgres"
 func faultPgEnv(t *testing.T, label string) *itest.Env {
 	itest.SkipShort(t)
 	itest.Faults(t, "postgres", "up")
-	id := fmt.Sprintf("%s_%d_%04d", label, os.Getpid()%100000, rand.IntN(10000))
+	id := itest.UniqueID(label)
 	e := &itest.Env{T: t, Name: id, DB: "it_" + id, Prefix: "it-" + strings.ReplaceAll(id, "_", "-"), Dir: t.TempDir()}
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, faultPgAdmin)

@@ -3,8 +3,6 @@ package itest
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -44,7 +42,7 @@ func DynamoCheckpoint(table string) string {
 
 // TestTableName is a DynamoDB table name of this test process's own.
 func TestTableName(label string) string {
-	return fmt.Sprintf("tributary-it-%s-%d-%04d", label, os.Getpid()%100000, rand.IntN(10000))
+	return "tributary-it-" + strings.ReplaceAll(UniqueID(label), "_", "-")
 }
 
 // DynamoItem reads a pipeline's item from the emulator (nil: none).

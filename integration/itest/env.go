@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,7 +38,7 @@ type Env struct {
 // with its slots, when t ends), a pipeline name and a topic prefix.
 func NewEnv(t *testing.T, label string) *Env {
 	SkipShort(t)
-	id := fmt.Sprintf("%s_%d_%04d", label, os.Getpid()%100000, rand.IntN(10000))
+	id := UniqueID(label)
 	e := &Env{T: t, Name: id, DB: "it_" + id, Prefix: "it-" + strings.ReplaceAll(id, "_", "-"), Dir: t.TempDir()}
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, PGAdminURL)
@@ -162,3 +163,16 @@ func (e *Env) WriteSourceConfig(source, destination string) string {
 // ExactlyOnceLines turn a pipeline config into an exactly-once one; they
 // go after the checkpoint section (top level).
 const ExactlyOnceLines = "delivery: exactly_once\n"
+
+// idSeq numbers the IDs of this process from a random start, so that a
+// process running many rounds (DIFF_MINUTES, make soak) never draws one
+// twice, as four random digits did (a topic that already existed).
+var idSeq atomic.Uint32
+
+func init() { idSeq.Store(rand.Uint32N(10000)) }
+
+// UniqueID is label_<pid>_<nnnn>, unique to this test process and run:
+// the base of a database, pipeline, topic or table name.
+func UniqueID(label string) string {
+	return fmt.Sprintf("%s_%d_%04d", label, os.Getpid()%100000, idSeq.Add(1)%10000)
+}

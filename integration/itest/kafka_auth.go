@@ -7,11 +7,10 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"fmt"
 	"math/big"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +42,7 @@ func TLSFile(t *testing.T, name string) string {
 
 // SecPrefix is a topic prefix of this test run under the ACL prefix.
 func SecPrefix(label string) string {
-	return fmt.Sprintf("%s%s-%d-%04d", ACLPrefix, label, os.Getpid()%100000, rand.IntN(10000))
+	return ACLPrefix + strings.ReplaceAll(UniqueID(label), "_", "-")
 }
 
 // SASLDest is a destination on the SASL_SSL listener.

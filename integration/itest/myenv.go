@@ -1,9 +1,6 @@
 package itest
 
 import (
-	"fmt"
-	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
@@ -33,7 +30,7 @@ func NewMyEnv(t *testing.T, label string) *MyEnv {
 // NewMyEnvAt is NewMyEnv on the server at addr. Its cleanup connects
 // again, as a fault test may have restarted the server.
 func NewMyEnvAt(t *testing.T, label, addr string) *MyEnv {
-	id := fmt.Sprintf("%s_%d_%04d", label, os.Getpid()%100000, rand.IntN(10000))
+	id := UniqueID(label)
 	e := &MyEnv{Env: &Env{T: t, Name: id, DB: "it_" + id, Prefix: "it-" + strings.ReplaceAll(id, "_", "-"), Dir: t.TempDir()}, addr: addr}
 	var err error
 	e.My, err = client.Connect(addr, "root", "root", "")

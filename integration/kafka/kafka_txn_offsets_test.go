@@ -2,9 +2,7 @@ package kafka_test
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
-	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +24,7 @@ func TestReadLastCommittedWaitsOutUnknownTopic(t *testing.T) {
 	itest.SkipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	topic := fmt.Sprintf("it-txnwait-%d-%04d.tributary-offsets", os.Getpid()%100000, rand.IntN(10000))
+	topic := "it-" + strings.ReplaceAll(itest.UniqueID("txnwait"), "_", "-") + ".tributary-offsets"
 	d := kafka.Options{BootstrapServers: itest.KafkaAddr, DisableTLS: true}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(itest.KafkaAddr))
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +23,7 @@ func TestKafkaTransactionFencing(t *testing.T) {
 	itest.SkipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	prefix := fmt.Sprintf("it-txn-%d-%04d", os.Getpid()%100000, rand.IntN(10000))
+	prefix := "it-" + strings.ReplaceAll(itest.UniqueID("txn"), "_", "-")
 	topic, offsets := prefix+".t", prefix+".tributary-offsets"
 	d := kafka.Options{BootstrapServers: itest.KafkaAddr, DisableTLS: true, CreateMissingTopics: true, MaxMessageBytes: config.DefaultMaxMessageBytes}
 	id := prefix + ".tributary-fencing"

@@ -2,9 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +24,7 @@ func TestSnapshotRestrictedUser(t *testing.T) {
 		itest.CreateTables(t, b, "items")
 		itest.MustExecOn(t, b, b.BulkInsert("items", 0, 0, 500))
 		e := b.Env()
-		user := fmt.Sprintf("it_rds_%d_%04d", os.Getpid()%100000, rand.IntN(10000))
+		user := "it_" + itest.UniqueID("rds")
 		var cfg string
 		switch bk := b.(type) {
 		case *itest.PGBackend:

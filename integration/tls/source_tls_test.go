@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,7 +144,7 @@ func (e *tlsEnv) streams(cfg, topic string, backfilled int, insert func()) {
 
 func newTLSEnv(t *testing.T, label string) *tlsEnv {
 	certs := tlsSources(t)
-	id := fmt.Sprintf("%s_%d_%04d", label, os.Getpid()%100000, rand.IntN(10000))
+	id := itest.UniqueID(label)
 	e := &tlsEnv{Env: &itest.Env{T: t, Name: id, DB: "it_" + id, Prefix: "it-" + strings.ReplaceAll(id, "_", "-"), Dir: t.TempDir()}, certs: certs}
 	e.setCerts()
 	return e
