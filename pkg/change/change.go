@@ -102,6 +102,11 @@ const (
 	Array                 // Elems holds the elements (KindArray columns)
 )
 
+// UnavailablePlaceholder is Debezium's default unavailable.value.placeholder:
+// the text it publishes for a value PostgreSQL did not send (an Unavailable
+// value of a text column), and what a column mask is applied to then.
+const UnavailablePlaceholder = "__debezium_unavailable_value"
+
 // Value is one column value, in a form that needs no allocation to read.
 // How Int or Bytes is interpreted follows the column's Type.Kind.
 //

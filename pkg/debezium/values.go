@@ -11,9 +11,9 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/change"
 )
 
-// unavailablePlaceholder is Debezium's default unavailable.value.placeholder,
-// written for PostgreSQL values the server did not send (unchanged TOAST).
-const unavailablePlaceholder = "__debezium_unavailable_value"
+// unavailablePlaceholder is written for PostgreSQL values the server did
+// not send (unchanged TOAST).
+const unavailablePlaceholder = change.UnavailablePlaceholder
 
 // unavailableBytesJSON is the placeholder for a bytes column: Debezium sends
 // the placeholder's bytes, which JsonConverter base64-encodes.

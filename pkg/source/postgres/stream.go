@@ -386,6 +386,8 @@ func (s *Source) row(ctx context.Context, tx *txState, walStart uint64, msg []by
 		}
 	}
 	completeImages(t, m.oldKind == 'K', ev.Before, ev.After)
+	maskUnavailable(t, &rel.proj, ev.Before)
+	maskUnavailable(t, &rel.proj, ev.After)
 	// The old tuple says whether the key changed, not its type: pgoutput
 	// marks an old row with the published relation's tuple type, so a
 	// partition with REPLICA IDENTITY FULL under a root with DEFAULT sends
@@ -432,6 +434,21 @@ func (s *Source) streamRow(n int) change.Row {
 		return change.Row{} // not nil, which says "no image"
 	}
 	return s.streamSlabs.Row(n)
+}
+
+// maskUnavailable masks Debezium's placeholder in the masked columns of
+// row that are still unavailable once the images are complete: Debezium
+// applies a column's mask to whatever value it publishes, the placeholder
+// too (a hash mask publishes the placeholder's hash).
+func maskUnavailable(t *change.Table, p *source.Projection, row change.Row) {
+	if row == nil {
+		return
+	}
+	for j, mask := range p.Masks {
+		if mask != nil && j < len(row) && row[j].Kind == change.Unavailable {
+			row[j] = source.MaskValue(mask, &t.Columns[j], []byte(change.UnavailablePlaceholder), false)
+		}
+	}
 }
 
 // decodeTuple decodes the tuple tp of msg into row, a row of t, whose
