@@ -20,8 +20,7 @@ const faultPgAdmin = "postgres://postgres:postgres@127.0.0.1:5442/postgres"
 func faultPgEnv(t *testing.T, label string) *itest.Env {
 	itest.SkipShort(t)
 	itest.Faults(t, "postgres", "up")
-	id := itest.UniqueID(label)
-	e := &itest.Env{T: t, Name: id, DB: "it_" + id, Prefix: "it-" + strings.ReplaceAll(id, "_", "-"), Dir: t.TempDir()}
+	e := itest.BareEnv(t, label)
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, faultPgAdmin)
 	if err != nil {

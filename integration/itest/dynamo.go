@@ -42,7 +42,7 @@ func DynamoCheckpoint(table string) string {
 
 // TestTableName is a DynamoDB table name of this test process's own.
 func TestTableName(label string) string {
-	return "tributary-it-" + strings.ReplaceAll(UniqueID(label), "_", "-")
+	return "tributary-it-" + UniqueName(label)
 }
 
 // DynamoItem reads a pipeline's item from the emulator (nil: none).

@@ -38,8 +38,7 @@ type Env struct {
 // with its slots, when t ends), a pipeline name and a topic prefix.
 func NewEnv(t *testing.T, label string) *Env {
 	SkipShort(t)
-	id := UniqueID(label)
-	e := &Env{T: t, Name: id, DB: "it_" + id, Prefix: "it-" + strings.ReplaceAll(id, "_", "-"), Dir: t.TempDir()}
+	e := BareEnv(t, label)
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, PGAdminURL)
 	if err != nil {
@@ -175,4 +174,16 @@ func init() { idSeq.Store(rand.Uint32N(10000)) }
 // the base of a database, pipeline, topic or table name.
 func UniqueID(label string) string {
 	return fmt.Sprintf("%s_%d_%04d", label, os.Getpid()%100000, idSeq.Add(1)%10000)
+}
+
+// UniqueName is a UniqueID with hyphens, label-<pid>-<nnnn>: the base of a
+// topic prefix or a DynamoDB table name.
+func UniqueName(label string) string { return strings.ReplaceAll(UniqueID(label), "_", "-") }
+
+// BareEnv is an Env's names (of one UniqueID) and working dir, before its
+// database is made: NewEnv's and NewMyEnvAt's first step, and that of a
+// test's own environment on another server.
+func BareEnv(t *testing.T, label string) *Env {
+	id := UniqueID(label)
+	return &Env{T: t, Name: id, DB: "it_" + id, Prefix: "it-" + strings.ReplaceAll(id, "_", "-"), Dir: t.TempDir()}
 }

@@ -10,7 +10,6 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -42,7 +41,7 @@ func TLSFile(t *testing.T, name string) string {
 
 // SecPrefix is a topic prefix of this test run under the ACL prefix.
 func SecPrefix(label string) string {
-	return ACLPrefix + strings.ReplaceAll(UniqueID(label), "_", "-")
+	return ACLPrefix + UniqueName(label)
 }
 
 // SASLDest is a destination on the SASL_SSL listener.

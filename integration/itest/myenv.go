@@ -1,7 +1,6 @@
 package itest
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -30,8 +29,7 @@ func NewMyEnv(t *testing.T, label string) *MyEnv {
 // NewMyEnvAt is NewMyEnv on the server at addr. Its cleanup connects
 // again, as a fault test may have restarted the server.
 func NewMyEnvAt(t *testing.T, label, addr string) *MyEnv {
-	id := UniqueID(label)
-	e := &MyEnv{Env: &Env{T: t, Name: id, DB: "it_" + id, Prefix: "it-" + strings.ReplaceAll(id, "_", "-"), Dir: t.TempDir()}, addr: addr}
+	e := &MyEnv{Env: BareEnv(t, label), addr: addr}
 	var err error
 	e.My, err = client.Connect(addr, "root", "root", "")
 	if err != nil {

@@ -2,7 +2,6 @@ package kafka_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,7 +23,7 @@ func TestReadLastCommittedWaitsOutUnknownTopic(t *testing.T) {
 	itest.SkipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	topic := "it-" + strings.ReplaceAll(itest.UniqueID("txnwait"), "_", "-") + ".tributary-offsets"
+	topic := "it-" + itest.UniqueName("txnwait") + ".tributary-offsets"
 	d := kafka.Options{BootstrapServers: itest.KafkaAddr, DisableTLS: true}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(itest.KafkaAddr))
 	if err != nil {

@@ -23,7 +23,7 @@ func TestKafkaTransactionFencing(t *testing.T) {
 	itest.SkipShort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	prefix := "it-" + strings.ReplaceAll(itest.UniqueID("txn"), "_", "-")
+	prefix := "it-" + itest.UniqueName("txn")
 	topic, offsets := prefix+".t", prefix+".tributary-offsets"
 	d := kafka.Options{BootstrapServers: itest.KafkaAddr, DisableTLS: true, CreateMissingTopics: true, MaxMessageBytes: config.DefaultMaxMessageBytes}
 	id := prefix + ".tributary-fencing"

@@ -144,8 +144,7 @@ func (e *tlsEnv) streams(cfg, topic string, backfilled int, insert func()) {
 
 func newTLSEnv(t *testing.T, label string) *tlsEnv {
 	certs := tlsSources(t)
-	id := itest.UniqueID(label)
-	e := &tlsEnv{Env: &itest.Env{T: t, Name: id, DB: "it_" + id, Prefix: "it-" + strings.ReplaceAll(id, "_", "-"), Dir: t.TempDir()}, certs: certs}
+	e := &tlsEnv{Env: itest.BareEnv(t, label), certs: certs}
 	e.setCerts()
 	return e
 }
