@@ -15,6 +15,8 @@ import (
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 	"github.com/google/uuid"
+
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // A stream reads the binlog over a replication connection of its own
@@ -45,7 +47,9 @@ type binlogConn struct {
 func dialBinlog(ctx context.Context, cfg replication.BinlogSyncerConfig, flavor string, pos position, gset gomysql.GTIDSet) (*binlogConn, error) {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, err := connect(dctx, cfg)
+	bcfg := cfg
+	bcfg.Dialer = source.ReadAhead(cfg.Dialer) // the stream's reads do not wait on the server's sender
+	c, err := connect(dctx, bcfg)
 	if err != nil {
 		return nil, err
 	}
