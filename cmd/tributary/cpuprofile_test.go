@@ -42,3 +42,37 @@ func TestCPUProfileWritten(t *testing.T) {
 		t.Error("a directory that does not exist was accepted")
 	}
 }
+
+// TestTraceWritten: with TRIBUTARY_TRACE set, startTrace leaves an execution
+// trace named by its pid in that directory, which go tool trace reads, and a
+// directory it cannot write into is an error.
+func TestTraceWritten(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(traceEnv, dir)
+	stop, err := startTrace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int)
+	go func() {
+		sum := 0
+		for i := range 10_000_000 {
+			sum += i % 7
+		}
+		done <- sum
+	}()
+	<-done
+	stop()
+	b, err := os.ReadFile(filepath.Join(dir, "trace-"+strconv.Itoa(os.Getpid())+".out"))
+	if err != nil {
+		t.Fatalf("no trace: %v", err)
+	}
+	if !bytes.HasPrefix(b, []byte("go 1.")) || len(b) < 100 {
+		t.Fatalf("not an execution trace: %d bytes, starting %q", len(b), b[:min(len(b), 16)])
+	}
+
+	t.Setenv(traceEnv, filepath.Join(dir, "missing", "dir"))
+	if _, err := startTrace(); err == nil {
+		t.Error("a directory that does not exist was accepted")
+	}
+}

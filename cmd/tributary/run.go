@@ -65,6 +65,11 @@ func runPipeline(ctx context.Context, inv *invocation) error {
 		return err
 	}
 	defer stopProfile()
+	stopTrace, err := startTrace()
+	if err != nil {
+		return err
+	}
+	defer stopTrace()
 	// Whatever still logs through the default logger (a library, a source
 	// that takes no logger) writes the same format with the pipeline field.
 	slog.SetDefault(inv.log)

@@ -91,6 +91,9 @@ func (r *readAheadConn) fill() {
 }
 
 func (r *readAheadConn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
 	for len(r.cur.b) == 0 {
 		if r.cur.buf != nil {
 			r.free <- r.cur.buf // never blocks: free holds every buffer not queued
