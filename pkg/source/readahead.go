@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"math"
 	"net"
 	"os"
 	"sync"
@@ -36,6 +37,14 @@ func ReadAhead(dial func(ctx context.Context, network, addr string) (net.Conn, e
 	}
 }
 
+// Deadlines are kept as durations since clockBase, so that waiting for
+// one reads the monotonic clock as a socket's does (a step of the wall
+// clock moves neither), without an allocation per deadline set (go-mysql
+// sets one for every packet).
+var clockBase = time.Now()
+
+const noDeadline = math.MaxInt64
+
 type chunk struct {
 	b   []byte // what one read returned, in a buffer of free's
 	buf []byte // that whole buffer, to give back
@@ -48,7 +57,7 @@ type readAheadConn struct {
 	free     chan []byte
 	closed   chan struct{}
 	close    sync.Once
-	deadline atomic.Int64  // UnixNano of the read deadline; 0: none
+	deadline atomic.Int64  // the read deadline as time since clockBase; noDeadline: none
 	moved    chan struct{} // the deadline moved: a waiting read looks again
 	cur      chunk         // the chunk being consumed
 	err      error         // the error that ended reading, once consumed
@@ -62,6 +71,7 @@ func newReadAheadConn(c net.Conn) *readAheadConn {
 		closed: make(chan struct{}),
 		moved:  make(chan struct{}, 1),
 	}
+	r.deadline.Store(noDeadline)
 	for range readAheadChunks {
 		r.free <- make([]byte, readAheadChunk)
 	}
@@ -127,8 +137,8 @@ func (r *readAheadConn) next() (chunk, error) {
 		}
 		var expired <-chan time.Time
 		var t *time.Timer
-		if d := r.deadline.Load(); d != 0 {
-			wait := time.Until(time.Unix(0, d))
+		if d := r.deadline.Load(); d != noDeadline {
+			wait := time.Duration(d) - time.Since(clockBase)
 			if wait <= 0 {
 				return chunk{}, os.ErrDeadlineExceeded
 			}
@@ -157,9 +167,9 @@ func (r *readAheadConn) next() (chunk, error) {
 }
 
 func (r *readAheadConn) SetReadDeadline(t time.Time) error {
-	var d int64
+	d := int64(noDeadline)
 	if !t.IsZero() {
-		d = t.UnixNano()
+		d = int64(t.Sub(clockBase))
 	}
 	r.deadline.Store(d)
 	select {
