@@ -180,8 +180,14 @@ func TestFileLockReleasedOnClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := f.Owned(); err != nil {
+		t.Fatalf("Owned while open: %v", err)
+	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if err := f.Owned(); !errors.Is(err, ErrLeaseLost) {
+		t.Errorf("Owned after Close = %v, want ErrLeaseLost", err)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
@@ -365,4 +371,23 @@ func FuzzDecodeFile(f *testing.F) {
 			t.Fatalf("round trip changed %+v into %+v", cp, back)
 		}
 	})
+}
+
+// The pipeline asks Owned before every event and every write to a broker;
+// a Save holds the store through its writes and fsyncs, which take
+// milliseconds to seconds on a busy disk. Owned must not wait for it.
+func TestFileOwnedDuringSave(t *testing.T) {
+	f := open(t, t.TempDir(), "shop")
+	f.mu.Lock() // as Save holds it while it writes and syncs
+	defer f.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- f.Owned() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Owned: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Owned waited for a Save in progress")
+	}
 }
