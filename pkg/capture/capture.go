@@ -247,7 +247,27 @@ func (c *Capture) Close() error { return c.db.Close() }
 // Snapshot implements source.Snapshotter: it queues tables (nil: every
 // captured table) for a snapshot while streaming. A table the pipeline
 // does not capture is an error naming it, and nothing is queued then.
-func (c *Capture) Snapshot(_ context.Context, tables []string) error {
+func (c *Capture) Snapshot(ctx context.Context, tables []string) error {
+	if err := c.snapshot(tables); err != nil {
+		return err
+	}
+	// The pipeline counts the first position carrying the snapshot from
+	// the positions marked when this returns (pipeline.pollBackfills): a
+	// database whose stream hands positions on through a queue
+	// (source.Handoff) returns once those encoded before were emitted.
+	if b, ok := c.db.(barrier); ok {
+		return b.Barrier(ctx)
+	}
+	return nil
+}
+
+// barrier is implemented by a database whose stream emits on a goroutine
+// of its own (source.Handoff.Barrier).
+type barrier interface {
+	Barrier(ctx context.Context) error
+}
+
+func (c *Capture) snapshot(tables []string) error {
 	c.mu.Lock()
 	started := c.started
 	if !started && tables == nil {

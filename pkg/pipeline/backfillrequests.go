@@ -111,7 +111,9 @@ func (p *Pipeline) pollBackfills(ctx context.Context, reqs checkpoint.Requests) 
 	// One more than the marks so far: the source's goroutine may have
 	// encoded its next position before the queue and mark it only now,
 	// and that one does not carry the queued snapshot (a source encodes
-	// one position at a time, just before it emits it).
+	// one position at a time, just before it emits it; a stream that
+	// emits through a queue, source.Handoff, returned from Snapshot only
+	// once the positions it had queued were emitted).
 	b.handedMark = p.tracker.marked() + 1
 	b.mu.Unlock()
 	p.Log.Info("backfill: snapshot requested; re-publishing with op r while streaming", "tables", what)
