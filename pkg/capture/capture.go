@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/config"
@@ -131,6 +132,9 @@ type Capture struct {
 	mu      sync.Mutex
 	started bool
 	all     bool
+	// handoff is the running stream's, nil when it emits directly or
+	// between streams (stream).
+	handoff atomic.Pointer[source.Handoff]
 }
 
 // New makes the Capture of opts.Config.Type; it does not connect yet.
@@ -229,7 +233,7 @@ func (c *Capture) run(ctx context.Context, from change.Position, emit func(conte
 	// ends it (and the reconnect loop decides).
 	sctx, cancel := context.WithCancelCause(ctx)
 	wait := engine.Start(sctx, cancel)
-	err = db.Stream(sctx, sealed)
+	err = c.stream(sctx, db, engine, emit, sealed)
 	cancel(err)
 	wait()
 	if cause := context.Cause(sctx); ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) && (err == nil || errors.Is(err, context.Canceled)) {
@@ -253,18 +257,46 @@ func (c *Capture) Snapshot(ctx context.Context, tables []string) error {
 	}
 	// The pipeline counts the first position carrying the snapshot from
 	// the positions marked when this returns (pipeline.pollBackfills): a
-	// database whose stream hands positions on through a queue
-	// (source.Handoff) returns once those encoded before were emitted.
-	if b, ok := c.db.(barrier); ok {
-		return b.Barrier(ctx)
+	// stream that hands positions on through a queue (source.Handoff)
+	// returns once those sealed before were emitted.
+	if h := c.handoff.Load(); h != nil {
+		return h.Barrier(ctx)
 	}
 	return nil
 }
 
-// barrier is implemented by a database whose stream emits on a goroutine
-// of its own (source.Handoff.Barrier).
-type barrier interface {
-	Barrier(ctx context.Context) error
+// handsOff is implemented by a database whose stream never reuses an
+// event, or what it points to, once emitted: its events are encoded and
+// produced on a goroutine of their own (source.Handoff), while the stream
+// reads and decodes the next ones.
+type handsOff interface {
+	HandsOff() bool
+}
+
+// stream runs db.Stream, emitting through sealed, or, for a database that
+// hands off (above), sealing each position on the stream's goroutine as
+// it is handed over (its captured set and snapshot state are the stream's
+// at that point, not the handoff's later) and emitting through a handoff.
+// While the snapshot engine is busy the handoff emits directly: the
+// pipeline reads the engine's progress after each position
+// (source.Handoff).
+func (c *Capture) stream(ctx context.Context, db Database, engine *snapshot.Engine, emit, sealed func(context.Context, *change.Event) error) error {
+	if ho, ok := db.(handsOff); !ok || !ho.HandsOff() {
+		return db.Stream(ctx, sealed)
+	}
+	h := source.NewHandoff(ctx, emit, engine.Busy)
+	c.handoff.Store(h)
+	err := db.Stream(h.Context(), func(ctx context.Context, ev *change.Event) error {
+		if ev.Position != nil {
+			ev.Position = seal(ev.Position, db.Captured(), engine.State())
+		}
+		return h.Emit(ctx, ev)
+	})
+	if herr := h.Close(); herr != nil {
+		err = herr // the stream stopped because emit failed
+	}
+	c.handoff.Store(nil)
+	return err
 }
 
 func (c *Capture) snapshot(tables []string) error {

@@ -290,6 +290,11 @@ func (e *Engine) Pending() bool {
 	return !e.idleLocked()
 }
 
+// Busy reports whether a table is queued or running, or a row of the
+// initial snapshot is held back (a table dropped meanwhile may have ended
+// the snapshot before the row that waits for the next change is emitted).
+func (e *Engine) Busy() bool { return e.holding.Load() > 0 || e.Pending() }
+
 // TableProgress is one table's snapshot, as the engine reports it (Engine.Progress).
 type TableProgress struct {
 	Table     string    // as source.tables writes it

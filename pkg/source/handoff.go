@@ -18,14 +18,17 @@ import (
 // Its precondition: the stream never reuses an event, or any memory an
 // event points to, after handing it over (true of the MariaDB and MySQL
 // stream: events and rows are cut from slabs, values alias the binlog's
-// blocks, never written again; pkg/source/mysql/binlog.go).
+// blocks, never written again; pkg/source/mysql/binlog.go). Whatever an
+// event must say of the moment it was handed over is written into it
+// before (the capture loop seals each position with the captured set and
+// the snapshot state then, pkg/capture).
 //
 // Events go over in batches, each at the latest with a position event (the
 // end of a transaction), so a change waits for no later one. While sync
 // reports true, checked at each position event (and at the start), Emit
 // calls emit itself, as a stream without a handoff does, once the events
-// handed over before were emitted: the MySQL source's sync is "a snapshot
-// is queued or running", whose rows the stream emits in bursts (a chunk at
+// handed over before were emitted: the capture loop's sync is "a snapshot
+// is queued or running, or holds a row back" (snapshot.Engine.Busy), whose rows the stream emits in bursts (a chunk at
 // its high watermark) that a second goroutine only slowed, and after whose
 // positions the pipeline reads the engine's progress
 // (pipeline.stopIfBackfilled), which must not have moved past that

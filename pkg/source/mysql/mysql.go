@@ -103,8 +103,6 @@ type Source struct {
 	// names for the positions (capturedChangedLocked).
 	engine      *snapshot.Engine
 	streamStart atomic.Pointer[position]
-	// handoff is the running stream's (stream.go), nil between streams.
-	handoff atomic.Pointer[source.Handoff]
 	source.CapturedSet
 
 	// What the current attempt of the capture loop found: the server's

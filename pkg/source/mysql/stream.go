@@ -70,19 +70,7 @@ type streamer struct {
 
 // stream reads the binlog from pos until ctx is done or an error occurs,
 // emitting row changes of captured tables and a position after each commit.
-func (s *Source) stream(ctx context.Context, srv server, pos position, emit func(context.Context, *change.Event) error) (err error) {
-	// Encoding and producing run on a goroutine of their own (source.Handoff);
-	// while a snapshot is queued or running, each position waits until it
-	// was emitted, since the pipeline reads the engine's progress there.
-	h := source.NewHandoff(ctx, emit, s.engine.Pending)
-	s.handoff.Store(h)
-	defer func() {
-		if herr := h.Close(); herr != nil {
-			err = herr // the stream stopped because emit failed
-		}
-		s.handoff.Store(nil)
-	}()
-	ctx = h.Context()
+func (s *Source) stream(ctx context.Context, srv server, pos position, emit func(context.Context, *change.Event) error) error {
 	cfg, err := s.syncerConfig(s.serverID)
 	if err != nil {
 		return err
@@ -92,7 +80,7 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 	if err := s.checkReader(ctx, s.db); err != nil {
 		return err
 	}
-	st := &streamer{src: s, srv: srv, emit: h.Emit, file: pos.File, hist: s.hist, parser: s.newParser(), inPlace: s.flavor == flavorMariaDB}
+	st := &streamer{src: s, srv: srv, emit: emit, file: pos.File, hist: s.hist, parser: s.newParser(), inPlace: s.flavor == flavorMariaDB}
 	var gset gomysql.GTIDSet // where the dump starts: a copy, st.gset grows as the stream reads
 	if pos.GTID != "" {
 		if st.gset, err = parseGTIDSet(s.flavor, pos.GTID); err != nil {
@@ -639,12 +627,9 @@ func unquote(s string) string {
 	return s
 }
 
-// Barrier implements capture's barrier: a snapshot queued now is carried
-// by the positions the stream encodes from now on, and Barrier returns
-// once the positions encoded before were emitted (source.Handoff.Barrier).
-func (s *Source) Barrier(ctx context.Context) error {
-	if h := s.handoff.Load(); h != nil {
-		return h.Barrier(ctx)
-	}
-	return nil
-}
+// HandsOff implements capture's handsOff: the stream never reuses an
+// event, or memory an event points to, once it emitted it (events and rows
+// are cut from slabs, values alias binlog blocks never written again,
+// binlog.go), so the capture loop may emit them on a goroutine of its own
+// (source.Handoff).
+func (s *Source) HandsOff() bool { return true }
