@@ -88,6 +88,14 @@ func (h *Handoff) run() {
 	for b := range h.ch {
 		if h.failed() == nil {
 			for _, ev := range b.events {
+				if h.parent.Err() != nil {
+					// Stopping (a graceful stop, or a snapshot worker's
+					// failure that ends this stream): what was handed over
+					// and not emitted is streamed again by the next stream,
+					// and emitted with a canceled context it could fail in
+					// ways that are not retried (a topic's creation).
+					break
+				}
 				if err := h.emit(h.parent, ev); err != nil {
 					h.fail(err)
 					break

@@ -200,3 +200,31 @@ func TestHandoffBarrier(t *testing.T) {
 		t.Errorf("Barrier after Close = %v", err)
 	}
 }
+
+// Once the stream's parent context is canceled (a stop, or a snapshot
+// worker's failure), nothing more is emitted: the next stream streams it
+// again, and emit with a canceled context fails in ways that are not
+// retried.
+func TestHandoffStopsEmittingWhenCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	gate, started := make(chan struct{}), make(chan struct{})
+	var n atomic.Int32
+	emit := func(ctx context.Context, ev *change.Event) error {
+		if n.Add(1) == 1 {
+			close(started)
+			<-gate
+		}
+		return nil
+	}
+	h := NewHandoff(ctx, emit, nil)
+	for i := range 20 { // fewer than the handoff holds: none waits
+		h.Emit(h.Context(), &change.Event{Position: []byte{byte(i)}})
+	}
+	<-started
+	cancel()
+	close(gate)
+	h.Close()
+	if got := n.Load(); got != 1 {
+		t.Fatalf("%d events emitted after the cancel, want only the one under way", got-1)
+	}
+}
