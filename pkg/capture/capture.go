@@ -210,12 +210,17 @@ func (c *Capture) run(ctx context.Context, from change.Position, emit func(conte
 			engine.Queue(tables, true)
 		}
 	}
-	sealed := func(ctx context.Context, ev *change.Event) error {
-		if ev.Position != nil {
-			ev.Position = seal(ev.Position, db.Captured(), engine.State())
+	// sealing seals each position handed to next with the captured set and
+	// the snapshot state at that point.
+	sealing := func(next func(context.Context, *change.Event) error) func(context.Context, *change.Event) error {
+		return func(ctx context.Context, ev *change.Event) error {
+			if ev.Position != nil {
+				ev.Position = seal(ev.Position, db.Captured(), engine.State())
+			}
+			return next(ctx, ev)
 		}
-		return emit(ctx, ev)
 	}
+	sealed := sealing(emit)
 	// The captured set is known: a Snapshot(nil) that came before is
 	// queued now, so the start position already carries it.
 	c.mu.Lock()
@@ -233,7 +238,7 @@ func (c *Capture) run(ctx context.Context, from change.Position, emit func(conte
 	// ends it (and the reconnect loop decides).
 	sctx, cancel := context.WithCancelCause(ctx)
 	wait := engine.Start(sctx, cancel)
-	err = c.stream(sctx, db, engine, emit, sealed)
+	err = c.stream(sctx, db, engine, emit, sealing)
 	cancel(err)
 	wait()
 	if cause := context.Cause(sctx); ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) && (err == nil || errors.Is(err, context.Canceled)) {
@@ -273,25 +278,21 @@ type handsOff interface {
 	HandsOff() bool
 }
 
-// stream runs db.Stream, emitting through sealed, or, for a database that
-// hands off (above), sealing each position on the stream's goroutine as
-// it is handed over (its captured set and snapshot state are the stream's
-// at that point, not the handoff's later) and emitting through a handoff.
-// While the snapshot engine is busy the handoff emits directly: the
-// pipeline reads the engine's progress after each position
+// stream runs db.Stream, emitting through sealing(emit), or, for a
+// database that hands off (above), through sealing(a handoff's Emit): each
+// position is sealed on the stream's goroutine as it is handed over (the
+// captured set and snapshot state are the stream's at that point, not the
+// handoff's later). While the snapshot engine is busy the handoff emits
+// directly: the pipeline reads the engine's progress after each position
 // (source.Handoff).
-func (c *Capture) stream(ctx context.Context, db Database, engine *snapshot.Engine, emit, sealed func(context.Context, *change.Event) error) error {
+func (c *Capture) stream(ctx context.Context, db Database, engine *snapshot.Engine, emit func(context.Context, *change.Event) error,
+	sealing func(func(context.Context, *change.Event) error) func(context.Context, *change.Event) error) error {
 	if ho, ok := db.(handsOff); !ok || !ho.HandsOff() {
-		return db.Stream(ctx, sealed)
+		return db.Stream(ctx, sealing(emit))
 	}
 	h := source.NewHandoff(ctx, emit, engine.Busy)
 	c.handoff.Store(h)
-	err := db.Stream(h.Context(), func(ctx context.Context, ev *change.Event) error {
-		if ev.Position != nil {
-			ev.Position = seal(ev.Position, db.Captured(), engine.State())
-		}
-		return h.Emit(ctx, ev)
-	})
+	err := db.Stream(h.Context(), sealing(h.Emit))
 	if herr := h.Close(); herr != nil {
 		err = herr // the stream stopped because emit failed
 	}

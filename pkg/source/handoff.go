@@ -28,11 +28,11 @@ import (
 // reports true, checked at each position event (and at the start), Emit
 // calls emit itself, as a stream without a handoff does, once the events
 // handed over before were emitted: the capture loop's sync is "a snapshot
-// is queued or running, or holds a row back" (snapshot.Engine.Busy), whose rows the stream emits in bursts (a chunk at
-// its high watermark) that a second goroutine only slowed, and after whose
-// positions the pipeline reads the engine's progress
-// (pipeline.stopIfBackfilled), which must not have moved past that
-// position in the stream meanwhile.
+// is queued or running, or holds a row back" (snapshot.Engine.Busy), whose
+// rows the stream emits in bursts (a chunk at its high watermark) that a
+// second goroutine only slowed, and after whose positions the pipeline
+// reads the engine's progress (pipeline.stopIfBackfilled), which must not
+// have moved past that position in the stream meanwhile.
 type Handoff struct {
 	emit   func(context.Context, *change.Event) error
 	sync   func() bool
