@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: build test unit integration soak faults fuzz-debezium demo services-up services-down bench bench-quick bench-baseline bench-micro profile lint fuzz clean build-functions cdk-app synth cfn-lint
+.PHONY: build test unit integration race soak faults fuzz-debezium demo services-up services-down bench bench-quick bench-baseline bench-micro profile lint fuzz clean build-functions cdk-app synth cfn-lint
 
 # cfn-lint, pinned, in a venv under the git-ignored .services/; installed
 # once per version (the binary exists only after pip succeeded). `make
@@ -67,6 +67,12 @@ unit: ## unit tests only (no services)
 
 integration: services-up ## integration tests only
 	$(GO) test -count=1 -timeout 70m ./integration/...
+
+# Under the race detector (not in `make test`, whose half hour it would outgrow): the packages'
+# tests, and the MariaDB integration tests, where a connection is closed from a context's
+# AfterFunc while its owner may close it too (pkg/source/mysql closeOnDone). About 6 minutes.
+race: services-up ## unit tests and the MariaDB integration tests under -race
+	$(GO) test -race -count=1 -timeout 30m ./pkg/... ./cmd/... ./integration/mysql/
 
 # The randomized workload oracle (TestRandomOracle, integration/scenario/scenario_*_test.go), long:
 # SOAK_MINUTES of writing per source and a 500,000-row transaction. `make test` runs it for

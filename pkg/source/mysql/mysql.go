@@ -172,6 +172,15 @@ func (s *Source) connect(ctx context.Context) (*client.Conn, error) {
 	return conn, nil
 }
 
+// closeOnDone closes conn's socket when ctx is done, so that a query
+// waiting on the server in another goroutine returns. The socket alone:
+// go-mysql's Close also resets the connection's packet sequence, which
+// that query and the owner's own Close write too (go test -race).
+func closeOnDone(ctx context.Context, conn *client.Conn) (stop func() bool) {
+	sock := conn.Conn.Conn
+	return context.AfterFunc(ctx, func() { sock.Close() })
+}
+
 // Connect implements capture.Database: the session, the flavour, the
 // prerequisites, and another live reader of the pipeline's binlog,
 // refused before the backfill (a second task must not publish the tables
@@ -184,7 +193,7 @@ func (s *Source) Connect(ctx context.Context) error {
 		return err
 	}
 	s.db = conn
-	s.stopClose = context.AfterFunc(ctx, func() { conn.Close() })
+	s.stopClose = closeOnDone(ctx, conn)
 	if s.flavor, err = detectFlavor(conn); err != nil {
 		return err
 	}

@@ -130,7 +130,7 @@ func (m *mySession) Close() error {
 // WriteWatermark implements snapshot.Session: an autocommit upsert of the
 // session's own row.
 func (m *mySession) WriteWatermark(ctx context.Context, mark string) error {
-	stop := context.AfterFunc(ctx, func() { m.conn.Close() })
+	stop := closeOnDone(ctx, m.conn)
 	defer stop()
 	_, err := m.conn.Execute(fmt.Sprintf("INSERT INTO %s (id, mark) VALUES (%s, %s) ON DUPLICATE KEY UPDATE mark = VALUES(mark)",
 		m.signal, quoteString(m.id), quoteString(mark)))
@@ -190,7 +190,7 @@ func (m *mySession) ReadChunk(ctx context.Context, name string, after, until sna
 		return m.readScan(ctx, rd, q, after, limit)
 	}
 	m.closeScan() // a keyless table's scan left open (the table dropped from the snapshot)
-	stop := context.AfterFunc(ctx, func() { m.conn.Close() })
+	stop := closeOnDone(ctx, m.conn)
 	defer stop()
 	var res gomysql.Result
 	if err := m.conn.ExecuteSelectStreaming(q, &res, rd.row, nil); err != nil {
@@ -290,7 +290,7 @@ func (m *mySession) Split(ctx context.Context, name string, after snapshot.Key, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: resume key: %w", name, err)
 	}
-	stop := context.AfterFunc(ctx, func() { m.conn.Close() })
+	stop := closeOnDone(ctx, m.conn)
 	defer stop()
 	// The query up to its OFFSET, the same for every split point.
 	q := fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT 1 OFFSET ", strings.Join(keySelect(&t), ", "), t.quoted(), where, strings.Join(keys, ", "))
