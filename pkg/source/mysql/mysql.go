@@ -49,6 +49,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -153,8 +154,27 @@ func New(_ context.Context, opts source.Options) (*Source, error) {
 // TIMESTAMP values, utf8mb4 text, and a sql_mode without
 // NO_BACKSLASH_ESCAPES (literals in backfill queries are escaped with
 // backslashes).
+//
+// ctx ends the handshake and the settings too (go-mysql's reads have no
+// deadline; a server or proxy that accepts and never answers held a stop
+// for ever): the socket is closed when ctx is done until connect returns,
+// and the caller's closeOnDone takes over from there.
 func (s *Source) connect(ctx context.Context) (*client.Conn, error) {
-	conn, err := client.ConnectWithDialer(ctx, "", s.conn.Addr(), s.conn.User, s.conn.Password, "", source.Dial(s.opts.Dial), s.tlsOption())
+	dial := source.Dial(s.opts.Dial)
+	var stop func() bool
+	defer func() {
+		if stop != nil {
+			stop()
+		}
+	}()
+	closing := func(dctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(dctx, network, addr)
+		if err == nil {
+			stop = context.AfterFunc(ctx, func() { c.Close() }) // ctx: the dial's own ends with the dial
+		}
+		return c, err
+	}
+	conn, err := client.ConnectWithDialer(ctx, "", s.conn.Addr(), s.conn.User, s.conn.Password, "", closing, s.tlsOption())
 	if err != nil {
 		// The driver's messages name the user and address, never the password.
 		return nil, fmt.Errorf("connect to mysql at %s: %w", s.conn.Addr(), err)

@@ -450,8 +450,12 @@ func (sc *myScan) next(ctx context.Context, n int) ([]snapshot.Row, error) {
 func (m *mySession) closeScan() {
 	if sc := m.scan; sc != nil {
 		close(sc.quit)
-		sc.conn.Close() // a read of the server's rows returns
+		// A read of the server's rows returns once the socket is closed;
+		// go-mysql's Close, which resets the packet sequence that read
+		// writes too, only after it did (go test -race).
+		sc.conn.Conn.Conn.Close()
 		<-sc.done
+		sc.conn.Close()
 		m.scan = nil
 	}
 }
