@@ -18,7 +18,9 @@ import (
 // Its precondition: the stream never reuses an event, or any memory an
 // event points to, after handing it over (true of the MariaDB and MySQL
 // stream: events and rows are cut from slabs, values alias the binlog's
-// blocks, never written again; pkg/source/mysql/binlog.go). Whatever an
+// blocks, never written again, pkg/source/mysql/binlog.go; and of
+// PostgreSQL's: values alias the stream's copy of each message,
+// pkg/source/postgres/stream.go). Whatever an
 // event must say of the moment it was handed over is written into it
 // before (the capture loop seals each position with the captured set and
 // the snapshot state then, pkg/capture).

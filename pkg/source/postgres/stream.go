@@ -506,3 +506,15 @@ func sameColumns(cols []catalogColumn, msg []*pglogrepl.RelationMessageColumn) b
 	}
 	return true
 }
+
+// HandsOff implements capture's handsOff: the stream never reuses an
+// event, or memory an event points to, once it emitted it (events and rows
+// are cut from streamSlabs, values alias the stream's copy of a message,
+// never written again; row), and what a position must say of the moment it
+// was handed over is in it before (marker encodes the dropped tables and
+// FULL keys then, the capture loop seals the captured set and the
+// snapshots' state), so the capture loop may emit them on a goroutine of
+// its own (source.Handoff). While a snapshot is queued or running (its
+// windows, the held last row of the initial snapshot) the handoff emits on
+// the stream's goroutine, as before.
+func (s *Source) HandsOff() bool { return true }
