@@ -201,7 +201,7 @@ func (b *binlogConn) read() ([]byte, error) {
 // interrupt makes a read blocked in another goroutine return (a read
 // timeout set for each read would not: go-mysql sets it again).
 func (b *binlogConn) interrupt() {
-	b.c.Conn.Conn.Close()
+	socket(b.c).Close()
 }
 
 // close closes the connection and ends the server's dump thread of it

@@ -44,6 +44,7 @@ package mysql
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -197,8 +198,19 @@ func (s *Source) connect(ctx context.Context) (*client.Conn, error) {
 // go-mysql's Close also resets the connection's packet sequence, which
 // that query and the owner's own Close write too (go test -race).
 func closeOnDone(ctx context.Context, conn *client.Conn) (stop func() bool) {
-	sock := conn.Conn.Conn
+	sock := socket(conn)
 	return context.AfterFunc(ctx, func() { sock.Close() })
+}
+
+// socket is conn's network connection, under TLS when the session is
+// encrypted: closing it ends a read in another goroutine at once, where a
+// tls.Conn's Close first sends its close_notify alert, which waits up to
+// five seconds for a server that stopped reading.
+func socket(conn *client.Conn) net.Conn {
+	if tc, ok := conn.Conn.Conn.(*tls.Conn); ok {
+		return tc.NetConn()
+	}
+	return conn.Conn.Conn
 }
 
 // Connect implements capture.Database: the session, the flavour, the

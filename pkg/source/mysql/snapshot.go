@@ -453,7 +453,7 @@ func (m *mySession) closeScan() {
 		// A read of the server's rows returns once the socket is closed;
 		// go-mysql's Close, which resets the packet sequence that read
 		// writes too, only after it did (go test -race).
-		sc.conn.Conn.Conn.Close()
+		socket(sc.conn).Close()
 		<-sc.done
 		sc.conn.Close()
 		m.scan = nil
