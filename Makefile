@@ -71,8 +71,13 @@ integration: services-up ## integration tests only
 # Under the race detector (not in `make test`, whose half hour it would outgrow): the packages'
 # tests, and the MariaDB integration tests, where a connection is closed from a context's
 # AfterFunc while its owner may close it too (pkg/source/mysql closeOnDone). About 6 minutes.
-race: services-up ## unit tests and the MariaDB integration tests under -race
-	$(GO) test -race -count=1 -timeout 30m ./pkg/... ./cmd/... ./integration/mysql/
+# GOFLAGS builds the tributary processes the integration tests start with -race too
+# (integration/itest/main.go); their reports go to bin/race/, which must stay empty.
+race: services-up ## unit tests and the PostgreSQL and MariaDB integration tests under -race
+	rm -rf bin/race && mkdir -p bin/race
+	GOFLAGS=-race GORACE=log_path=$(CURDIR)/bin/race/race $(GO) test -race -count=1 -p 1 -timeout 40m \
+		./pkg/... ./cmd/... ./integration/mysql/ ./integration/postgres/
+	@if ls bin/race/race.* >/dev/null 2>&1; then echo "DATA RACE reported: bin/race/" >&2; exit 1; fi
 
 # The randomized workload oracle (TestRandomOracle, integration/scenario/scenario_*_test.go), long:
 # SOAK_MINUTES of writing per source and a 500,000-row transaction. `make test` runs it for

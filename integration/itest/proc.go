@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -14,6 +16,11 @@ import (
 
 // Binary is the tributary binary under test, built once by Main.
 var Binary string
+
+// RaceBuilt: Main built Binary with the race detector (GOFLAGS=-race, make
+// race), whose shadow memory is a multiple of the process's own: a bound
+// on its resident memory does not apply then.
+var RaceBuilt = slices.Contains(strings.Fields(os.Getenv("GOFLAGS")), "-race")
 
 // Proc is a running tributary.
 type Proc struct {

@@ -43,7 +43,7 @@ func TestMySQLLargeRowsNotHeld(t *testing.T) {
 		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmHWM:" {
 			kb, _ := strconv.Atoi(f[1])
 			t.Logf("peak resident memory %d MB after %d rows of 8 MB", kb>>10, rows)
-			if kb>>10 > 200 {
+			if kb>>10 > 200 && !itest.RaceBuilt {
 				t.Errorf("peak resident memory %d MB after %d rows of 8 MB streamed one at a time, want at most 200 MB: the large rows are held", kb>>10, rows)
 			}
 		}
