@@ -69,8 +69,9 @@ integration: services-up ## integration tests only
 	$(GO) test -count=1 -timeout 70m ./integration/...
 
 # Under the race detector (not in `make test`, whose half hour it would outgrow): the packages'
-# tests, and the MariaDB integration tests, where a connection is closed from a context's
-# AfterFunc while its owner may close it too (pkg/source/mysql closeOnDone). About 6 minutes.
+# tests, and the PostgreSQL and MariaDB integration tests (a connection closed from a context's
+# AfterFunc while its owner may close it too, pkg/source/mysql closeOnDone; the streams'
+# handoff to a second goroutine, pkg/source/handoff.go). About 15 minutes.
 # GOFLAGS builds the tributary processes the integration tests start with -race too
 # (integration/itest/main.go); their reports go to bin/race/, which must stay empty.
 race: services-up ## unit tests and the PostgreSQL and MariaDB integration tests under -race

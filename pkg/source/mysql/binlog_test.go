@@ -57,21 +57,7 @@ func TestEventBlockKeepsEveryPacket(t *testing.T) {
 // answers (a proxy in front of a hung server) instead of waiting out the
 // binlog read timeout, 15 s, which held up every stop and reconnect.
 func TestKillDumpGivesUpOnASilentServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // held open, silent
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := silentServer(t).Port
 	cfg := replication.BinlogSyncerConfig{Host: "127.0.0.1", Port: uint16(port), User: "u", Password: "p", ReadTimeout: binlogReadTimeout, Dialer: (&net.Dialer{}).DialContext}
 	start := time.Now()
 	killDump(cfg, 42, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000})
@@ -133,4 +119,25 @@ func TestKillDumpOnlyItsOwnThread(t *testing.T) {
 	if !waitFor(false) {
 		t.Error("the stream's own dump thread was not killed")
 	}
+}
+
+// silentServer listens on loopback, accepts every connection and never
+// sends a byte (a proxy in front of a hung server), until the test ends.
+func silentServer(t *testing.T) *net.TCPAddr {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, silent
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr)
 }

@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -15,22 +14,8 @@ import (
 // context is done. It waited for ever (go-mysql's handshake reads have no
 // deadline), and SIGTERM with it.
 func TestConnectStopsOnSilentServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // held open, silent
-		}
-	}()
 	s, err := New(context.Background(), source.Options{Pipeline: "silent",
-		Config: config.Source{Type: "mysql", URL: "mysql://u:secret@" + ln.Addr().String() + "/"}})
+		Config: config.Source{Type: "mysql", URL: "mysql://u:secret@" + silentServer(t).String() + "/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
