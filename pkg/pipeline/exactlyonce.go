@@ -35,8 +35,9 @@ type Transactions struct {
 // While the source drains a backlog, a transaction commits less often:
 // every commit stalls the source for a flush and the EndTxn round trip
 // (franz-go takes no record while a transaction ends), about a fifth of a
-// drain at MaxInterval's pace, and spacing commits costs no latency there,
-// the records being older than that already. A change committed at the
+// drain at MaxInterval's pace and still 4 % at 10 × MaxRecords (7 ms a
+// commit every 190 ms in the benchmark's drain, docs/exactly-once.md), and spacing commits costs
+// no latency there, the records being older than that already. A change committed at the
 // source more than backlogLag before it is handed over (beyond its commit
 // time's resolution: MariaDB dates changes to the second) says the source
 // is behind; until a later change says it has caught up, a transaction
@@ -45,8 +46,8 @@ type Transactions struct {
 // longer). Splits within a source transaction stay at MaxRecords.
 const (
 	backlogLag      = time.Second
-	backlogInterval = 500 * time.Millisecond
-	backlogRecords  = 10
+	backlogInterval = time.Second
+	backlogRecords  = 40
 )
 
 // positionOnlyEvery spaces transactions that carry nothing but a newer

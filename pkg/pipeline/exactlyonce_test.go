@@ -53,8 +53,8 @@ func TestCommitTickBoundsTheWait(t *testing.T) {
 }
 
 // TestTransactionSpacingFollowsTheBacklog: a transaction commits at
-// MaxRecords or MaxInterval while the last change is recent, and at ten
-// times MaxRecords or backlogInterval while the source drains changes
+// MaxRecords or MaxInterval while the last change is recent, and at
+// backlogRecords times MaxRecords or backlogInterval while the source drains changes
 // older than backlogLag; never within a source transaction.
 func TestTransactionSpacingFollowsTheBacklog(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
@@ -68,19 +68,20 @@ func TestTransactionSpacingFollowsTheBacklog(t *testing.T) {
 		changeMicros    int64
 		due             bool
 	}{
-		"caught up, few records, young":          {records: 100, open: 10 * time.Millisecond, changeMicros: recent},
-		"caught up, MaxRecords":                  {records: 5000, open: 10 * time.Millisecond, changeMicros: recent, due: true},
-		"caught up, MaxInterval":                 {records: 100, open: 50 * time.Millisecond, changeMicros: recent, due: true},
-		"only backfill rows, MaxInterval":        {records: 100, open: 50 * time.Millisecond, due: true},
-		"behind, MaxRecords":                     {records: 5000, open: 40 * time.Millisecond, changeMicros: old},
-		"behind, MaxInterval":                    {records: 3000, open: 60 * time.Millisecond, changeMicros: old},
-		"behind, ten times MaxRecords":           {records: 50000, open: 400 * time.Millisecond, changeMicros: old, due: true},
-		"behind, backlogInterval":                {records: 3000, open: backlogInterval, changeMicros: old, due: true},
-		"inside a source transaction":            {records: 60000, atMark: 59000, open: time.Second, changeMicros: old},
-		"caught up, inside a source transaction": {records: 6000, atMark: 5999, open: time.Second, changeMicros: recent},
-		"empty":                                  {open: time.Second, changeMicros: recent},
-		"caught up, dated to the second":         {records: 3000, open: 60 * time.Millisecond, changeMicros: recentSecond, due: true},
-		"behind, dated to the second":            {records: 3000, open: 60 * time.Millisecond, changeMicros: oldSecond},
+		"caught up, few records, young":             {records: 100, open: 10 * time.Millisecond, changeMicros: recent},
+		"caught up, MaxRecords":                     {records: 5000, open: 10 * time.Millisecond, changeMicros: recent, due: true},
+		"caught up, MaxInterval":                    {records: 100, open: 50 * time.Millisecond, changeMicros: recent, due: true},
+		"only backfill rows, MaxInterval":           {records: 100, open: 50 * time.Millisecond, due: true},
+		"behind, MaxRecords":                        {records: 5000, open: 40 * time.Millisecond, changeMicros: old},
+		"behind, MaxInterval":                       {records: 3000, open: 60 * time.Millisecond, changeMicros: old},
+		"behind, below backlogRecords × MaxRecords": {records: backlogRecords*5000 - 1, open: backlogInterval - time.Millisecond, changeMicros: old},
+		"behind, backlogRecords × MaxRecords":       {records: backlogRecords * 5000, open: 400 * time.Millisecond, changeMicros: old, due: true},
+		"behind, backlogInterval":                   {records: 3000, open: backlogInterval, changeMicros: old, due: true},
+		"inside a source transaction":               {records: 60000, atMark: 59000, open: time.Second, changeMicros: old},
+		"caught up, inside a source transaction":    {records: 6000, atMark: 5999, open: time.Second, changeMicros: recent},
+		"empty":                                     {open: time.Second, changeMicros: recent},
+		"caught up, dated to the second":            {records: 3000, open: 60 * time.Millisecond, changeMicros: recentSecond, due: true},
+		"behind, dated to the second":               {records: 3000, open: 60 * time.Millisecond, changeMicros: oldSecond},
 	} {
 		atMark := c.atMark
 		if atMark == 0 {
