@@ -69,7 +69,8 @@ type txnState struct {
 	committed  change.Position // the position of the last committed transaction
 	lastCommit time.Time
 	// changeMicros is the source commit time of the last change (c, u, d)
-	// emitted: how far behind the source is (see backlogLag).
+	// or source-transaction end emitted: how far behind the source is
+	// (see backlogLag).
 	changeMicros int64
 }
 
@@ -186,8 +187,16 @@ func (p *Pipeline) emitInTransaction(ctx context.Context, ev *change.Event) erro
 	if err := p.emit(ctx, ev); err != nil {
 		return err
 	}
-	if ev.Op == change.OpCreate || ev.Op == change.OpUpdate || ev.Op == change.OpDelete {
+	switch ev.Op {
+	case change.OpCreate, change.OpUpdate, change.OpDelete:
 		t.changeMicros = ev.Source.CommitMicros
+	case change.OpNone:
+		// A source-transaction end that carries its commit time (MariaDB:
+		// its rows carry their statements' times, which a long
+		// transaction leaves far behind its commit).
+		if c := ev.Source.CommitMicros; c != 0 {
+			t.changeMicros = c
+		}
 	}
 	// t.due checks the source-transaction end too; checked first here, it
 	// spares a clock read for each record inside a source transaction.

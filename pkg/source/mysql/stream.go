@@ -290,7 +290,11 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 	return nil
 }
 
-// commit emits the position just after the committing event.
+// commit emits the position just after the committing event, with the
+// committing event's time: when the transaction committed. A change's
+// time is its statement's (Debezium's, in rows), up to the transaction's
+// length before the commit; exactly-once's transactions space their
+// commits by how old the last commit is (pipeline.behind).
 func (st *streamer) commit(ctx context.Context, h *replication.EventHeader) error {
 	p := position{Flavor: st.src.flavor, File: st.file, Pos: h.LogPos, Backfilled: true}
 	if st.gset != nil {
@@ -298,7 +302,7 @@ func (st *streamer) commit(ctx context.Context, h *replication.EventHeader) erro
 	}
 	st.tx = txState{}
 	st.hist.passed(st.file, h.LogPos)
-	return st.emit(ctx, &change.Event{Position: st.src.encode(p)})
+	return st.emit(ctx, &change.Event{Position: st.src.encode(p), Source: change.Source{CommitMicros: int64(h.Timestamp) * 1e6}})
 }
 
 // ddlTable finds the table names a DDL statement touches: ALTER / RENAME /
