@@ -93,3 +93,42 @@ func TestTransactionSpacingFollowsTheBacklog(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactionSpacingByCommitTimes: the source's lag is taken from its
+// changes and from the later commit time of a source-transaction end
+// (MariaDB dates rows to their statements: a transaction whose statements
+// ran seconds before its COMMIT is not a backlog), never from an earlier
+// one (the end of a long statement on a table not published, dated to its
+// start, right after a recent change).
+func TestTransactionSpacingByCommitTimes(t *testing.T) {
+	now := time.Now()
+	at := func(ago time.Duration) int64 { return now.Add(-ago).UnixMicro() + 1 } // +1: not whole seconds
+	row := func(ago time.Duration) *change.Event {
+		return &change.Event{Op: change.OpCreate, Source: change.Source{CommitMicros: at(ago)}}
+	}
+	end := func(ago time.Duration) *change.Event {
+		ev := &change.Event{Position: change.Position("p")}
+		if ago >= 0 {
+			ev.Source.CommitMicros = at(ago)
+		}
+		return ev
+	}
+	for name, c := range map[string]struct {
+		events []*change.Event
+		behind bool
+	}{
+		"statements 3 s before their commit": {[]*change.Event{row(3 * time.Second), end(10 * time.Millisecond)}, false},
+		"a backlog":                          {[]*change.Event{row(5 * time.Second), end(5 * time.Second)}, true},
+		"a recent change, then an old end of another statement": {[]*change.Event{row(10 * time.Millisecond), end(0), end(2 * time.Second)}, false},
+		"an end without a time":                                 {[]*change.Event{row(3 * time.Second), end(-1)}, true},
+		"a backlog's change after a recent end":                 {[]*change.Event{end(10 * time.Millisecond), row(5 * time.Second)}, true},
+	} {
+		tx := &txnState{}
+		for _, ev := range c.events {
+			tx.observe(ev)
+		}
+		if got := behind(now, tx.changeMicros); got != c.behind {
+			t.Errorf("%s: behind %v, want %v", name, got, c.behind)
+		}
+	}
+}
