@@ -36,9 +36,10 @@ type Transactions struct {
 // every commit stalls the source for a flush and the EndTxn round trip
 // (franz-go takes no record while a transaction ends), about a fifth of a
 // drain at MaxInterval's pace and still 4 % at 10 × MaxRecords (7 ms a
-// commit every 190 ms in the benchmark's drain, docs/exactly-once.md), and spacing commits costs
-// no latency there, the records being older than that already. A change committed at the
-// source more than backlogLag before it is handed over (beyond its commit
+// commit every 190 ms in the benchmark's drain, docs/exactly-once.md),
+// and spacing commits costs no latency there, the records being older
+// than that already. A change committed at the source more than
+// backlogLag before it is handed over (beyond its commit
 // time's resolution: MariaDB dates changes to the second) says the source
 // is behind; until a later change says it has caught up, a transaction
 // commits at the first source-transaction end after backlogRecords ×

@@ -54,8 +54,8 @@ func TestCommitTickBoundsTheWait(t *testing.T) {
 
 // TestTransactionSpacingFollowsTheBacklog: a transaction commits at
 // MaxRecords or MaxInterval while the last change is recent, and at
-// backlogRecords times MaxRecords or backlogInterval while the source drains changes
-// older than backlogLag; never within a source transaction.
+// backlogRecords times MaxRecords or backlogInterval while the source
+// drains changes older than backlogLag; never within a source transaction.
 func TestTransactionSpacingFollowsTheBacklog(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	recent, old := now.Add(-backlogLag+time.Millisecond).UnixMicro()+1, now.Add(-backlogLag-time.Millisecond).UnixMicro()+1
