@@ -8,8 +8,9 @@ source "$SERVICES_DIR/kafka.sh"
 source "$SERVICES_DIR/postgres.sh"
 source "$SERVICES_DIR/mariadb.sh"
 source "$SERVICES_DIR/moto.sh"
+source "$SERVICES_DIR/dynalite.sh"
 
-ALL=(kafka postgres mariadb moto tls-sources)
+ALL=(kafka postgres mariadb moto dynalite tls-sources)
 services=("$@")
 ((${#services[@]})) || services=("${ALL[@]}")
 for s in "${services[@]}"; do
@@ -29,6 +30,7 @@ for s in "${services[@]}"; do
   postgres) pg_down ;;
   mariadb) mariadb_down ;;
   moto) moto_down ;;
+  dynalite) dynalite_down ;;
   tls-sources) "$SERVICES_DIR/tls-sources.sh" down ;; # started only by the tests that need them
   esac
 done

@@ -5,6 +5,7 @@
 #   postgres  PostgreSQL, 127.0.0.1:5432, wal_level=logical, postgres/postgres
 #   mariadb   MariaDB, 127.0.0.1:3306, binlog ROW/FULL with GTIDs, root/root
 #   moto      AWS emulator (DynamoDB, SSM, SQS, STS, …), http://127.0.0.1:5000
+#   dynalite  a second DynamoDB engine for the checkpoint store's tests, http://127.0.0.1:4567
 # With no SERVICE, starts them all. Also installs kcat and jq. Services that already run and
 # answer are left alone, so running it again is cheap. State: <repo>/.services (see README.md).
 
@@ -13,8 +14,9 @@ source "$SERVICES_DIR/kafka.sh"
 source "$SERVICES_DIR/postgres.sh"
 source "$SERVICES_DIR/mariadb.sh"
 source "$SERVICES_DIR/moto.sh"
+source "$SERVICES_DIR/dynalite.sh"
 
-ALL=(postgres mariadb kafka moto)
+ALL=(postgres mariadb kafka moto dynalite)
 services=("$@")
 ((${#services[@]})) || services=("${ALL[@]}")
 for s in "${services[@]}"; do
@@ -33,6 +35,7 @@ for s in "${services[@]}"; do
   postgres) mapfile -t -O "${#packages[@]}" packages < <(pg_packages) ;;
   mariadb) mapfile -t -O "${#packages[@]}" packages < <(mariadb_packages) ;;
   moto) mapfile -t -O "${#packages[@]}" packages < <(moto_packages) ;;
+  dynalite) mapfile -t -O "${#packages[@]}" packages < <(dynalite_packages) ;;
   esac
 done
 ((${#packages[@]} == 0)) || apt_install "${packages[@]}"
@@ -43,6 +46,7 @@ for s in "${services[@]}"; do
   postgres) pg_up ;;
   mariadb) mariadb_up ;;
   moto) moto_up ;;
+  dynalite) dynalite_up ;;
   esac
 done
 # Debezium (embedded engine + connectors) for the side-by-side tests and the benchmark: jars
