@@ -11,13 +11,18 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/tributary-cdc/tributary/integration/awstest"
 )
 
 // TestDynamoDBDropChunked: Drop removes a chunked checkpoint's item and
 // every chunk item (and only the pipeline's: another pipeline's item
 // stays); a second opener then finds no item.
-func TestDynamoDBDropChunked(t *testing.T) {
-	cl, table, d := savedBesideOther(t, Checkpoint{Pipeline: "shop", Position: largePosition(900 << 10), Receipts: manyReceipts(100)})
+func TestDynamoDBDropChunked(t *testing.T) { awstest.ForEachDynamoDB(t, testDynamoDBDropChunked) }
+
+func testDynamoDBDropChunked(t *testing.T, e awstest.Engine) {
+	awstest.NeedTransactions(t, e)
+	cl, table, d := savedBesideOther(t, e, Checkpoint{Pipeline: "shop", Position: largePosition(900 << 10), Receipts: manyReceipts(100)})
 	ctx := context.Background()
 	d.Close()
 	d = openTest(t, cl, table, "shop", 5*time.Second)
@@ -37,8 +42,10 @@ func TestDynamoDBDropChunked(t *testing.T) {
 
 // TestDynamoDBRefuseRunning: with RefuseRunning an opener fails with
 // ErrOwned once the holder renews, instead of waiting for it.
-func TestDynamoDBRefuseRunning(t *testing.T) {
-	cl := dynamoClient(t)
+func TestDynamoDBRefuseRunning(t *testing.T) { awstest.ForEachDynamoDB(t, testDynamoDBRefuseRunning) }
+
+func testDynamoDBRefuseRunning(t *testing.T, e awstest.Engine) {
+	cl := dynamoClient(t, e)
 	table := testTable()
 	openTest(t, cl, table, "shop", 600*time.Millisecond) // renews every 200 ms
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -83,7 +90,12 @@ func TestFileDrop(t *testing.T) {
 // item, the retry fails its condition; Drop must report the drop done, not
 // that it failed, and leave other pipelines' items alone.
 func TestDynamoDBDropAfterDeletingAttempt(t *testing.T) {
-	cl, table, d := savedBesideOther(t, Checkpoint{Pipeline: "shop", Position: []byte(`{"lsn":"1"}`)})
+	awstest.ForEachDynamoDB(t, testDynamoDBDropAfterDeletingAttempt)
+}
+
+func testDynamoDBDropAfterDeletingAttempt(t *testing.T, e awstest.Engine) {
+	awstest.NeedTransactions(t, e)
+	cl, table, d := savedBesideOther(t, e, Checkpoint{Pipeline: "shop", Position: []byte(`{"lsn":"1"}`)})
 	ctx := context.Background()
 	// The first attempt's effect, without its reply.
 	if _, err := cl.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: d.key()}); err != nil {
@@ -97,10 +109,10 @@ func TestDynamoDBDropAfterDeletingAttempt(t *testing.T) {
 	}
 }
 
-// savedBesideOther opens pipeline "shop" in a new table that also holds
+// savedBesideOther opens pipeline "shop" in a new table of engine e that also holds
 // pipeline "other"'s item, and saves cp.
-func savedBesideOther(t *testing.T, cp Checkpoint) (*dynamodb.Client, string, *DynamoDB) {
-	cl := dynamoClient(t)
+func savedBesideOther(t *testing.T, e awstest.Engine, cp Checkpoint) (*dynamodb.Client, string, *DynamoDB) {
+	cl := dynamoClient(t, e)
 	table := testTable()
 	other := openTest(t, cl, table, "other", 5*time.Second)
 	other.Close()

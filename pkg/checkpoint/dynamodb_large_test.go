@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/tributary-cdc/tributary/integration/awstest"
 	"github.com/tributary-cdc/tributary/pkg/change"
 )
 
@@ -60,7 +61,12 @@ func itemKeys(t *testing.T, cl *dynamodb.Client, table string) []string {
 // can hold is refused with the sizes, and the last checkpoint stays.
 // (moto refuses items over 405,000 bytes, as DynamoDB does over 400 KB.)
 func TestDynamoDBCheckpointOver400KB(t *testing.T) {
-	cl := dynamoClient(t)
+	awstest.ForEachDynamoDB(t, testDynamoDBCheckpointOver400KB)
+}
+
+func testDynamoDBCheckpointOver400KB(t *testing.T, e awstest.Engine) {
+	awstest.NeedTransactions(t, e)
+	cl := dynamoClient(t, e)
 	table := testTable()
 	ctx := context.Background()
 	d := openTest(t, cl, table, "shop", 5*time.Second)
@@ -187,8 +193,11 @@ func sha256Hex(b []byte) string {
 // tables (700 KB of JSON) is kept gzipped and read back whole, beside a
 // checkpoint over 400 KB; one that stays too large gzipped is refused with
 // its sizes, and checkpoints still save.
-func TestDynamoDBLargeStatus(t *testing.T) {
-	cl := dynamoClient(t)
+func TestDynamoDBLargeStatus(t *testing.T) { awstest.ForEachDynamoDB(t, testDynamoDBLargeStatus) }
+
+func testDynamoDBLargeStatus(t *testing.T, e awstest.Engine) {
+	awstest.NeedTransactions(t, e)
+	cl := dynamoClient(t, e)
 	table := testTable()
 	ctx := context.Background()
 	d := openTest(t, cl, table, "shop", 5*time.Second)

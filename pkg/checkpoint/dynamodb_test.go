@@ -6,45 +6,28 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/tributary-cdc/tributary/integration/awstest"
 	"github.com/tributary-cdc/tributary/pkg/change"
 )
 
-// These tests talk to the AWS emulator of `make services-up` (moto on
-// 127.0.0.1:5000); -short skips them.
+// These tests talk to the DynamoDB engines of `make services-up`, each test
+// once per engine (awstest.ForEachDynamoDB): moto on 127.0.0.1:5000 and
+// dynalite on 127.0.0.1:4567; -short skips them.
 
-func dynamoClient(t *testing.T) *dynamodb.Client {
+// dynamoClient points the SDK environment at the engine e for the rest of t
+// (for code that builds its own client) and returns a client of it.
+func dynamoClient(t *testing.T, e awstest.Engine) *dynamodb.Client {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs the AWS emulator of `make services-up`")
-	}
-	for k, v := range map[string]string{
-		"AWS_ENDPOINT_URL": "http://127.0.0.1:5000", "AWS_REGION": "us-east-1",
-		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
-	} {
-		if os.Getenv(k) == "" {
-			t.Setenv(k, v)
-		}
-	}
-	if c, err := net.DialTimeout("tcp", "127.0.0.1:5000", 2*time.Second); err != nil {
-		t.Fatalf("AWS emulator not reachable on 127.0.0.1:5000 (run `make services-up`): %v", err)
-	} else {
-		c.Close()
-	}
-	cfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dynamodb.NewFromConfig(cfg)
+	return dynamodb.NewFromConfig(awstest.EnvAt(t, e))
 }
 
 func testTable() string { return fmt.Sprintf("tributary-test-%d-%d", os.Getpid(), rand.IntN(1e6)) }
@@ -62,7 +45,11 @@ func openTest(t *testing.T, cl *dynamodb.Client, table, pipeline string, lease t
 }
 
 func TestDynamoDBSaveLoadRelease(t *testing.T) {
-	cl := dynamoClient(t)
+	awstest.ForEachDynamoDB(t, testDynamoDBSaveLoadRelease)
+}
+
+func testDynamoDBSaveLoadRelease(t *testing.T, e awstest.Engine) {
+	cl := dynamoClient(t, e)
 	table := testTable()
 	ctx := context.Background()
 	d := openTest(t, cl, table, "shop", 3*time.Second)
@@ -108,7 +95,11 @@ func TestDynamoDBSaveLoadRelease(t *testing.T) {
 // A holder that keeps renewing keeps the pipeline; one that stops renewing
 // (frozen) loses it after its lease, and its writes are fenced.
 func TestDynamoDBTakeoverAndFencing(t *testing.T) {
-	cl := dynamoClient(t)
+	awstest.ForEachDynamoDB(t, testDynamoDBTakeoverAndFencing)
+}
+
+func testDynamoDBTakeoverAndFencing(t *testing.T, e awstest.Engine) {
+	cl := dynamoClient(t, e)
 	table := testTable()
 	ctx := context.Background()
 	// Long enough that the holder's renewals (requests to moto) are never
@@ -162,6 +153,110 @@ func TestDynamoDBTakeoverAndFencing(t *testing.T) {
 	if err := b.Save(ctx, Checkpoint{Position: change.Position(`3`)}); err != nil {
 		t.Fatalf("new owner's Save after the stale Close: %v", err)
 	}
+}
+
+// TestDynamoDBRacingOpeners: tasks that open one pipeline at the same
+// moment race on conditional writes, and exactly one wins each time: the
+// first item's creation (epoch 1), a released lease (epoch 2), and a
+// takeover from a holder that stopped renewing (epoch 3); the others keep
+// waiting and give up with ErrOwned. Two winners of one epoch would both
+// publish.
+func TestDynamoDBRacingOpeners(t *testing.T) {
+	awstest.ForEachDynamoDB(t, testDynamoDBRacingOpeners)
+}
+
+func testDynamoDBRacingOpeners(t *testing.T, e awstest.Engine) {
+	cl := dynamoClient(t, e)
+	table := testTable()
+	const (
+		tasks = 8
+		lease = 3 * time.Second // see TestDynamoDBTakeoverAndFencing
+	)
+	if _, err := OpenDynamoDB(context.Background(), cl, DynamoDBOptions{Table: table, Pipeline: "setup", CreateTable: true}); err != nil {
+		t.Fatal(err)
+	}
+	// race opens the pipeline from tasks goroutines released together, each
+	// giving up after wait; it returns the one winner, failing t unless
+	// there is exactly one and every other gave up with ErrOwned.
+	race := func(round string, wait time.Duration, wantEpoch int64) *DynamoDB {
+		t.Helper()
+		var (
+			start = make(chan struct{})
+			mu    sync.Mutex
+			won   []*DynamoDB
+			lost  int
+			wg    sync.WaitGroup
+		)
+		for i := range tasks {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				ctx, cancel := context.WithTimeout(context.Background(), wait)
+				defer cancel()
+				d, err := OpenDynamoDB(ctx, cl, DynamoDBOptions{Table: table, Pipeline: "p", LeaseDuration: lease, Owner: fmt.Sprintf("%s-%d", round, i)})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					won = append(won, d)
+				case errors.Is(err, ErrOwned):
+					lost++
+				default:
+					t.Errorf("%s: task %d: %v", round, i, err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for _, d := range won {
+			t.Cleanup(func() { d.Close() })
+		}
+		if len(won) != 1 || lost != tasks-1 {
+			var who []string
+			for _, d := range won {
+				who = append(who, fmt.Sprintf("%s (epoch %d)", d.Owner(), d.Epoch()))
+			}
+			t.Fatalf("%s: %d of %d tasks took the lease (%s), %d gave up; want exactly one winner", round, len(won), tasks, strings.Join(who, ", "), lost)
+		}
+		w := won[0]
+		it := rawItem(t, cl, table, "p")
+		if w.Epoch() != wantEpoch || attrS(it, attrOwner) != w.Owner() || attrN(it, attrEpoch) != fmt.Sprint(wantEpoch) {
+			t.Fatalf("%s: winner %s holds epoch %d; the item names owner %q epoch %s; want epoch %d",
+				round, w.Owner(), w.Epoch(), attrS(it, attrOwner), attrN(it, attrEpoch), wantEpoch)
+		}
+		return w
+	}
+
+	// Shorter than a takeover wait: the losers never take the winner's lease.
+	first := race("create", 2*time.Second, 1)
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	second := race("released", 2*time.Second, 2)
+	second.stopHeartbeat()
+	// Past one takeover wait, while the new holder renews.
+	third := race("takeover", takeoverWait(lease)+2*time.Second, 3)
+	if err := third.Save(context.Background(), Checkpoint{Position: change.Position(`1`)}); err != nil {
+		t.Fatalf("winner of the takeover: %v", err)
+	}
+	if err := second.Save(context.Background(), Checkpoint{Position: change.Position(`2`)}); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("the holder taken over saved: %v, want ErrLeaseLost", err)
+	}
+}
+
+func attrS(it map[string]types.AttributeValue, name string) string {
+	if v, ok := it[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func attrN(it map[string]types.AttributeValue, name string) string {
+	if v, ok := it[name].(*types.AttributeValueMemberN); ok {
+		return v.Value
+	}
+	return ""
 }
 
 func TestDecodeItem(t *testing.T) {

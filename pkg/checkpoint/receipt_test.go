@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/integration/awstest"
 )
 
 // TestReceiptsSavedWithTheCheckpoint: the file store keeps the write
@@ -46,8 +48,10 @@ func FuzzDecodeReceipts(f *testing.F) {
 // TestDynamoDBKeepsReceipts: the DynamoDB store keeps the receipts in one
 // attribute of the pipeline's item, and the lease-free reader for status
 // gives them back too.
-func TestDynamoDBKeepsReceipts(t *testing.T) {
-	cl := dynamoClient(t)
+func TestDynamoDBKeepsReceipts(t *testing.T) { awstest.ForEachDynamoDB(t, testDynamoDBKeepsReceipts) }
+
+func testDynamoDBKeepsReceipts(t *testing.T, e awstest.Engine) {
+	cl := dynamoClient(t, e)
 	table := testTable()
 	d := openTest(t, cl, table, "p", 10*time.Second)
 	defer d.Close()

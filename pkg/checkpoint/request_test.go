@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/tributary-cdc/tributary/integration/awstest"
 	"github.com/tributary-cdc/tributary/pkg/change"
 )
 
@@ -123,7 +124,11 @@ func FuzzDecodeRequestFile(f *testing.F) {
 // with one UpdateItem that leaves the lease alone, kept across checkpoints
 // and renewals, cleared by the owner only.
 func TestDynamoDBBackfillRequest(t *testing.T) {
-	cl := dynamoClient(t)
+	awstest.ForEachDynamoDB(t, testDynamoDBBackfillRequest)
+}
+
+func testDynamoDBBackfillRequest(t *testing.T, e awstest.Engine) {
+	cl := dynamoClient(t, e)
 	table := testTable()
 	ctx := context.Background()
 	// A lease long enough that no renewal lands between the reads below.
