@@ -16,11 +16,13 @@ import (
 // checkpoint store (the emulator) for 10 s, less than the 20 s lease,
 // while a writer commits changes: the publisher rides it out (the old
 // code stopped at the first failed checkpoint save) and, once the store
-// is back, checkpoints again; the topic holds every committed change.
-func TestCheckpointStoreOutage(t *testing.T) {
+// is back, checkpoints again; the topic holds every committed change. In
+// each DynamoDB engine.
+func TestCheckpointStoreOutage(t *testing.T) { awstest.ForEachDynamoDB(t, checkpointStoreOutage) }
+
+func checkpointStoreOutage(t *testing.T, eng awstest.Engine) {
 	e := itest.NewEnv(t, "storefault")
-	awstest.Env(t)
-	proxy := itest.NewCutProxy(t, strings.TrimPrefix(awstest.Endpoint, "http://"))
+	proxy := itest.NewCutProxy(t, eng.Addr)
 	t.Setenv("AWS_ENDPOINT_URL", "http://"+proxy.Addr)
 	t.Setenv("TRIBUTARY_LEASE_DURATION", "20s")
 	e.Exec(`CREATE TABLE ledger (k int PRIMARY KEY, seq bigint NOT NULL, pad text)`)
@@ -58,7 +60,7 @@ func TestCheckpointStoreOutage(t *testing.T) {
 		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 	}
 	res := itest.VerifyLedger(t, topic, w)
-	t.Logf("store outage of 10 s (from %s): %d committed changes, %s", cutAt.Format("15:04:05"), len(w.Committed()), res)
+	t.Logf("store in %s, outage of 10 s (from %s): %d committed changes, %s", eng.Name, cutAt.Format("15:04:05"), len(w.Committed()), res)
 	if res.Gaps > 0 {
 		t.Fatalf("%d gaps", res.Gaps)
 	}

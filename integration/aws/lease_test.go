@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/awstest"
 	"github.com/tributary-cdc/tributary/integration/itest"
 
 	"github.com/jackc/pglogrepl"
@@ -22,14 +23,16 @@ import (
 // what was committed meanwhile. Thawed (SIGCONT), the first task must stop
 // without publishing anything more and exit non-zero saying it lost the
 // lease or its stream, and the checkpoint must never move backwards. On
-// every source.
+// every source, with the store in each DynamoDB engine.
 func TestLeaseTakeover(t *testing.T) {
-	itest.ForEachBackend(t, "lease", leaseTakeover)
+	awstest.ForEachDynamoDB(t, func(t *testing.T, eng awstest.Engine) {
+		itest.ForEachBackend(t, "lease", func(t *testing.T, b itest.Backend) { leaseTakeover(t, b, eng) })
+	})
 }
 
-func leaseTakeover(t *testing.T, b itest.Backend) {
+func leaseTakeover(t *testing.T, b itest.Backend, eng awstest.Engine) {
 	e := b.Env()
-	itest.UseMoto(t)
+	useEngine(t, eng)
 	itest.CreateTables(t, b, "ledger", "sentinel")
 	itest.MustExecOn(t, b, b.BulkInsert("ledger", 0, 0, 50))
 	table := itest.TestTableName("lease")
@@ -108,8 +111,8 @@ func leaseTakeover(t *testing.T, b itest.Backend) {
 		}
 	}
 	it := itest.DynamoItem(t, table, e.Name)
-	t.Logf("%s: takeover %s after SIGSTOP (lease %s); stale owner stopped %s after SIGCONT; %d messages; checkpoint positions seen %d, final epoch %s, owner after SIGTERM %q",
-		b.Kind(), took.Round(100*time.Millisecond), itest.TestLease, stoppedIn.Round(10*time.Millisecond), len(msgs), watch.seen, itest.AttrN(it, "epoch"), itest.AttrS(it, "owner"))
+	t.Logf("%s, store in %s: takeover %s after SIGSTOP (lease %s); stale owner stopped %s after SIGCONT; %d messages; checkpoint positions seen %d, final epoch %s, owner after SIGTERM %q",
+		b.Kind(), eng.Name, took.Round(100*time.Millisecond), itest.TestLease, stoppedIn.Round(10*time.Millisecond), len(msgs), watch.seen, itest.AttrN(it, "epoch"), itest.AttrS(it, "owner"))
 	out, err := exec.Command(itest.Binary, "status", "--config", cfg).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "epoch 2") {
 		t.Errorf("status: %v\n%s", err, out)

@@ -5,7 +5,7 @@ package aws_test
 //
 // Review of issue 28's delivery-mode fix (pkg/pipeline/exactlyonce.go
 // resumeFrom, pkg/checkpoint/dynamodb.go delivery): with the DynamoDB
-// store (moto), the pipeline switches exactly_once → at_least_once (ended
+// store (moto, then dynalite), the pipeline switches exactly_once → at_least_once (ended
 // by SIGKILL) → exactly_once → at_least_once → exactly_once (SIGKILLed
 // right after a commit, then restarted). A read_committed consumer must
 // see every row, and each row inserted during an exactly_once phase once
@@ -20,14 +20,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-cdc/tributary/integration/awstest"
 	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
 func TestReviewDeliverySwitchDynamoCrashes(t *testing.T) {
 	itest.ReviewHeld(t)
+	awstest.ForEachDynamoDB(t, reviewDeliverySwitchDynamoCrashes)
+}
+
+func reviewDeliverySwitchDynamoCrashes(t *testing.T, eng awstest.Engine) {
 	b := itest.BackendNamed(t, "postgres", "rvswitch")
 	e := b.Env()
-	itest.UseMoto(t)
+	useEngine(t, eng)
 	itest.CreateTables(t, b, "t", "sentinel")
 	itest.MustExecOn(t, b, b.BulkInsert("t", 0, 0, 100))
 	alo := b.Config(nil, "")
