@@ -21,9 +21,11 @@ const attrBackfill = "backfill"
 // allTables stands for Request.All in the set (no table is named "*").
 const allTables = "*"
 
+// requestSet is r as a string set. Each value once: DynamoDB refuses a set
+// holding one twice, and callers need not have merged r.
 func requestSet(r Request) *types.AttributeValueMemberSS {
-	set := slices.Clone(r.Tables)
-	if r.All {
+	set := Request{}.Merge(r).Tables
+	if r.All && !slices.Contains(set, allTables) {
 		set = append(set, allTables)
 	}
 	return &types.AttributeValueMemberSS{Value: set}

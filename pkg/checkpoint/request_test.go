@@ -187,6 +187,32 @@ func testDynamoDBBackfillRequest(t *testing.T, e awstest.Engine) {
 	wantRequest(t, got, err, Request{Tables: []string{"public.a"}})
 }
 
+// TestDynamoDBBackfillRequestRepeats: a request that names a table twice
+// is queued once, and a clear that names it twice clears it. DynamoDB
+// refuses a string set holding a value twice ("Input collection contains
+// duplicates"); moto takes one, dynalite refuses it as DynamoDB does.
+func TestDynamoDBBackfillRequestRepeats(t *testing.T) {
+	awstest.ForEachDynamoDB(t, testDynamoDBBackfillRequestRepeats)
+}
+
+func testDynamoDBBackfillRequestRepeats(t *testing.T, e awstest.Engine) {
+	cl := dynamoClient(t, e)
+	table := testTable()
+	ctx := context.Background()
+	d := openTest(t, cl, table, "shop", 30*time.Second)
+	twice := Request{Tables: []string{"public.b", "public.a", "public.b"}}
+	if err := RequestBackfillDynamoDB(ctx, cl, table, "shop", twice); err != nil {
+		t.Fatalf("request naming public.b twice: %v", err)
+	}
+	got, err := d.PendingBackfill(ctx)
+	wantRequest(t, got, err, Request{Tables: []string{"public.a", "public.b"}})
+	if err := d.ClearBackfill(ctx, twice); err != nil {
+		t.Fatalf("clear naming public.b twice: %v", err)
+	}
+	got, err = d.PendingBackfill(ctx)
+	wantRequest(t, got, err, Request{})
+}
+
 func rawItem(t *testing.T, cl *dynamodb.Client, table, pipeline string) map[string]types.AttributeValue {
 	t.Helper()
 	out, err := cl.GetItem(context.Background(), &dynamodb.GetItemInput{
