@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/tributary-cdc/tributary/integration/awstest"
 	"github.com/tributary-cdc/tributary/pkg/change"
@@ -233,4 +235,125 @@ func testDynamoDBLargeStatus(t *testing.T, e awstest.Engine) {
 	if got, _ := ReadDynamoDBStatus(ctx, cl, table, "shop"); !bytes.Equal(got, small) {
 		t.Fatalf("small status after a gzipped one: %q", got)
 	}
+}
+
+// TestDynamoDBFullestItem: the pipeline's item at its fullest without
+// chunks — a checkpoint of inlineLimit bytes (position and receipts), the
+// largest status snapshot kept (maxStatusBytes gzipped) and a backfill
+// request of 500 tables (the backfill API's most) — stays under DynamoDB's
+// 400 KB item limit as each engine counts it: it is saved, renewed, saved
+// again and read back whole.
+func TestDynamoDBFullestItem(t *testing.T) {
+	awstest.ForEachDynamoDB(t, testDynamoDBFullestItem)
+}
+
+func testDynamoDBFullestItem(t *testing.T, e awstest.Engine) {
+	cl := dynamoClient(t, e)
+	table := testTable()
+	ctx := context.Background()
+	d := openTest(t, cl, table, "shop", 3*time.Second)
+
+	// The most receipts an inline checkpoint can carry beside a position.
+	rs := manyReceipts(300)
+	rec, err := encodeReceipts(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, tail := `{"file":"binlog.000042","pos":4,"shapes":"`, `"}`
+	pad := inlineLimit - len(rec) - len(head) - len(tail)
+	if pad < 1000 {
+		t.Fatalf("receipts of %d bytes leave no room for a position", len(rec))
+	}
+	pos := change.Position(head + strings.Repeat("a", pad) + tail)
+	if len(pos)+len(rec) != inlineLimit {
+		t.Fatalf("checkpoint of %d bytes, want %d", len(pos)+len(rec), inlineLimit)
+	}
+	cp := Checkpoint{Pipeline: "shop", Position: pos, Receipts: rs}
+	if err := d.Save(ctx, cp); err != nil {
+		t.Fatalf("Save of an inline checkpoint of %d bytes: %v", inlineLimit, err)
+	}
+	if d.ChunkItems() != 0 {
+		t.Fatalf("a checkpoint of inlineLimit bytes went to %d chunk items", d.ChunkItems())
+	}
+
+	snapshot := incompressibleStatus(t, maxStatusBytes)
+	if err := d.SaveStatus(ctx, snapshot); err != nil {
+		t.Fatalf("SaveStatus of %d bytes: %v", len(snapshot), err)
+	}
+	var tables []string
+	for i := range 500 {
+		tables = append(tables, fmt.Sprintf("inventory.table_with_a_rather_long_name_%05d", i))
+	}
+	if err := RequestBackfillDynamoDB(ctx, cl, table, "shop", Request{Tables: tables}); err != nil {
+		t.Fatalf("backfill request of %d tables beside the fullest checkpoint and status: %v", len(tables), err)
+	}
+	time.Sleep(renewEvery(3*time.Second) + 200*time.Millisecond) // a renewal of the full item
+	if err := d.Owned(); err != nil {
+		t.Fatalf("renewing the full item: %v", err)
+	}
+	cp.Position = change.Position(head + strings.Repeat("b", pad) + tail)
+	if err := d.Save(ctx, cp); err != nil {
+		t.Fatalf("Save into the full item: %v", err)
+	}
+	got, found, err := ReadDynamoDB(ctx, cl, table, "shop")
+	if err != nil || !found || string(got.Position) != string(cp.Position) || len(got.Receipts) != len(rs) {
+		t.Fatalf("read back: found %v, %d position bytes, %d receipts, %v", found, len(got.Position), len(got.Receipts), err)
+	}
+	if st, err := ReadDynamoDBStatus(ctx, cl, table, "shop"); err != nil || !bytes.Equal(st, snapshot) {
+		t.Fatalf("status read back: %d bytes, %v; want %d", len(st), err, len(snapshot))
+	}
+	if r, err := d.PendingBackfill(ctx); err != nil || len(r.Tables) != len(tables) {
+		t.Fatalf("pending backfill: %d tables, %v; want %d", len(r.Tables), err, len(tables))
+	}
+	size := 0
+	for k, v := range rawItem(t, cl, table, "shop") {
+		size += len(k) + attrSize(v)
+	}
+	t.Logf("%s: the fullest item holds about %d KiB", e.Name, size>>10)
+}
+
+// incompressibleStatus is a status snapshot that gzips to just under limit
+// bytes (random hex: gzip halves it at best).
+func incompressibleStatus(t *testing.T, limit int) []byte {
+	t.Helper()
+	gz := func(b []byte) int {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(b)
+		zw.Close()
+		return buf.Len()
+	}
+	raw := make([]byte, 2*limit)
+	rand.Read(raw)
+	h := hex.EncodeToString(raw)
+	n := len(h)
+	for range 5 {
+		s := []byte(`{"state":"running","noise":"` + h[:n] + `"}`)
+		g := gz(s)
+		if g <= limit && g > limit-4096 {
+			return s
+		}
+		n = int(float64(n) * float64(limit-2048) / float64(g))
+	}
+	t.Fatal("no snapshot gzips to just under the limit")
+	return nil
+}
+
+// attrSize is about what a value counts towards DynamoDB's item size.
+func attrSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return len(v.Value)
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	}
+	return 1
 }
