@@ -31,7 +31,9 @@ type DynamoDBOptions struct {
 	Table    string // the table; its hash key is the string attribute "pipeline"
 	Pipeline string
 	// Owner identifies this task in the item and in logs; default
-	// <hostname>-<pid>-<random>.
+	// <hostname>-<pid>-<random>. It must be this store's alone: an item
+	// naming it is taken for the work of this store's own write whose
+	// reply was lost.
 	Owner string
 	// LeaseDuration is how long the lease lasts without renewal; default
 	// DefaultLeaseDuration. The owner renews every third of it.
@@ -258,6 +260,11 @@ func (d *DynamoDB) acquire(ctx context.Context) error {
 			if err == nil {
 				d.epoch = 1
 			}
+		case it.Owner == d.opts.Owner:
+			// This task's own create or take, whose reply the SDK could not
+			// read: its retry failed the condition the first attempt had
+			// met. The owner id is this process's alone (defaultOwner).
+			d.epoch = it.Epoch
 		case it.Owner == "":
 			err = d.take(ctx, it, "attribute_not_exists(#o) AND #e = :seen")
 		default:
@@ -551,6 +558,15 @@ func (d *DynamoDB) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := d.write(ctx, "REMOVE #o SET #h = #h + :one", map[string]types.AttributeValue{":one": num(1)})
+	if errors.Is(err, ErrLeaseLost) {
+		// The SDK retries a request whose reply it could not read: when
+		// the first attempt released the lease, the retry finds no owner.
+		// The item released at this store's epoch was released by it (a
+		// takeover moves the epoch).
+		if it, found, gerr := d.get(ctx); gerr == nil && found && it.Owner == "" && it.Epoch == d.epoch {
+			err = nil
+		}
+	}
 	d.lease.lose(fmt.Errorf("%w: released", ErrLeaseLost))
 	if err != nil {
 		return fmt.Errorf("checkpoint: release the lease: %w", err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -242,6 +243,71 @@ func testDynamoDBRacingOpeners(t *testing.T, e awstest.Engine) {
 	}
 	if err := second.Save(context.Background(), Checkpoint{Position: change.Position(`2`)}); !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("the holder taken over saved: %v, want ErrLeaseLost", err)
+	}
+}
+
+// TestDynamoDBWriteRetriedAfterItsEffect: the SDK retries a request whose
+// reply it could not read (moto now and then answers with a checksum that
+// does not match; a connection can drop after DynamoDB wrote). When the
+// first attempt of a conditional write took effect, the retry fails its
+// condition: a release must still report the lease released, not lost to
+// another task, and an open must take the lease its own attempt took,
+// not wait a lease for itself to let go.
+func TestDynamoDBWriteRetriedAfterItsEffect(t *testing.T) {
+	awstest.ForEachDynamoDB(t, testDynamoDBWriteRetriedAfterItsEffect)
+}
+
+func testDynamoDBWriteRetriedAfterItsEffect(t *testing.T, e awstest.Engine) {
+	cl := dynamoClient(t, e)
+	table := testTable()
+	ctx := context.Background()
+	const lease = 3 * time.Second
+	d := openTest(t, cl, table, "shop", lease)
+	if err := d.Save(ctx, Checkpoint{Position: change.Position(`1`)}); err != nil {
+		t.Fatal(err)
+	}
+	// The release's first attempt, without its reply.
+	d.stopHeartbeat()
+	if _, err := cl.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(table), Key: d.key(),
+		UpdateExpression:          aws.String("REMOVE #o SET #h = #h + :one"),
+		ConditionExpression:       aws.String(ownedCond),
+		ExpressionAttributeNames:  names("#o #h", ownedCond),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1), ":me": str(d.Owner()), ":epoch": num(d.Epoch())},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatalf("Close after an attempt that released the lease: %v", err)
+	}
+
+	// An open whose take's first attempt went through: the item names it.
+	const me = "task-whose-reply-was-lost"
+	if _, err := cl.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(table), Key: d.key(),
+		UpdateExpression:          aws.String("SET #o = :me, #e = :next, #h = :zero, #l = :lease"),
+		ConditionExpression:       aws.String("attribute_not_exists(#o) AND #e = :seen"),
+		ExpressionAttributeNames:  names("#o #e #h #l"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":me": str(me), ":next": num(2), ":zero": num(0), ":lease": num(lease.Milliseconds()), ":seen": num(1)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	octx, cancel := context.WithTimeout(ctx, lease) // shorter than a takeover wait
+	defer cancel()
+	start := time.Now()
+	d2, err := OpenDynamoDB(octx, cl, DynamoDBOptions{Table: table, Pipeline: "shop", LeaseDuration: lease, Owner: me})
+	if err != nil {
+		t.Fatalf("open of the task its own attempt made the owner: %v after %s", err, time.Since(start).Round(time.Millisecond))
+	}
+	defer d2.Close()
+	if d2.Epoch() != 2 {
+		t.Fatalf("epoch %d, want 2", d2.Epoch())
+	}
+	if cp, found, err := d2.Load(ctx); err != nil || !found || string(cp.Position) != "1" {
+		t.Fatalf("Load = %+v, %v, %v", cp, found, err)
+	}
+	if err := d2.Save(ctx, Checkpoint{Position: change.Position(`2`)}); err != nil {
+		t.Fatal(err)
 	}
 }
 
