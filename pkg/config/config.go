@@ -30,6 +30,10 @@ type Config struct {
 	// positions maps a field path to where the document set it, for
 	// messages that point at a line; nil for a Config built in code.
 	positions map[string]Position
+	// references are the fields whose values came through ${env:…} or
+	// ${ssm:…} references, and those values (references.go); empty for a
+	// Config built in code.
+	references references
 }
 
 // Source says which database to read and what of it.

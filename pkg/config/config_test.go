@@ -112,6 +112,7 @@ func TestParseValid(t *testing.T) {
 		Transactions: Transactions{MaxRecords: DefaultTransactionMaxRecords, MaxInterval: DefaultTransactionMaxInterval},
 	}
 	want.positions = cfg.positions // where keys are is tested by TestProblemsCarryLineAndColumn
+	want.references = cfg.references
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", *cfg, want)
 	}

@@ -39,7 +39,7 @@ func (c *Config) Validate() error {
 }
 
 func (c *Config) validate(errs *Errors) {
-	v := validator{errs: errs}
+	v := validator{errs: errs, refs: c.references}
 	v.name(c)
 	v.source(c)
 	v.snapshotMode(&c.Source)
@@ -53,11 +53,37 @@ func (c *Config) validate(errs *Errors) {
 	v.format(c)
 }
 
-type validator struct{ errs *Errors }
+type validator struct {
+	errs *Errors
+	refs references
+}
 
 func (v validator) add(field, format string, args ...any) {
 	v.errs.add(field, fmt.Sprintf(format, args...))
 }
+
+// quote is how a message shows field's value: quoted when the document
+// has it as typed, never when it came through a reference (where secrets
+// come from: a secret put in the wrong field must not be read back from
+// the error).
+func (v validator) quote(field, value string) string {
+	if v.refs.fromReference(field) {
+		return notShown
+	}
+	return strconv.Quote(value)
+}
+
+// plain is quote without the quotes, for values that read well bare
+// (durations).
+func (v validator) plain(field, value string) string {
+	if v.refs.fromReference(field) {
+		return notShown
+	}
+	return value
+}
+
+// notShown stands for a value that came through a reference.
+const notShown = "the value its ${…} reference resolved to (not shown)"
 
 func (v validator) name(c *Config) {
 	switch {
@@ -103,7 +129,7 @@ func (v validator) source(c *Config) {
 	}
 	if t := s.SignalTable; t != "" {
 		if db, name, ok := strings.Cut(t, "."); !ok || db == "" || name == "" || strings.Contains(name, ".") {
-			v.add("source.signal_table", "must be db.table, not %q", t)
+			v.add("source.signal_table", "must be db.table, not %s", v.quote("source.signal_table", t))
 		} else if s.Type != SourceMySQL {
 			v.add("source.signal_table", "is for mysql sources only (PostgreSQL writes its watermarks with pg_logical_emit_message)")
 		}
