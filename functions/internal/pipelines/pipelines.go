@@ -82,7 +82,9 @@ func (p *Configs) Get(ctx context.Context, pipeline string) (*config.Config, err
 }
 
 // GetWithSecrets is Get, with the values the document's references
-// resolved to, for a caller that must not show them.
+// resolved to, for a caller that must not show them; on an error, those
+// read before the document was refused, so that its problems can be
+// scrubbed too.
 func (p *Configs) GetWithSecrets(ctx context.Context, pipeline string) (*config.Config, []string, error) {
 	p.mu.Lock()
 	c, ok := p.cache[pipeline]
@@ -95,7 +97,7 @@ func (p *Configs) GetWithSecrets(ctx context.Context, pipeline string) (*config.
 		config.WithReferenceScope(p.SecretPrefix(pipeline)), config.WithoutEnvironment(),
 		config.WithResolvedValues(func(v string) { resolved = append(resolved, v) }))
 	if err != nil {
-		return nil, nil, err
+		return nil, resolved, err
 	}
 	p.mu.Lock()
 	p.cache[pipeline] = cachedConfig{cfg: cfg, resolved: resolved, at: time.Now()}
