@@ -310,3 +310,34 @@ func TestInvalidDocumentAnswerHoldsNoSecret(t *testing.T) {
 	}
 	t.Logf("answer: %s", res.Body)
 }
+
+// TestReservedPipelineName: a pipeline named pipelines would have
+// <root>pipelines/, where every document lives, as its secrets; the
+// function refuses it before reading any reference.
+func TestReservedPipelineName(t *testing.T) {
+	client := ssm.NewFromConfig(awstest.Env(t))
+	root := "/" + awstest.Name("ct-") + "/"
+	prefix := root + "pipelines/"
+	for name, doc := range map[string]string{
+		prefix + "billing":   "name: billing\nsource: {type: postgres, url: 'postgres://u:billingCANARYpw@127.0.0.1:5432/db'}\ndestination: {bootstrap_servers: '127.0.0.1:9092', topic_prefix: billing}\n",
+		prefix + "pipelines": "name: pipelines\nsource: {type: postgres, url: 'postgres://u@127.0.0.1:5432/db'}\ndestination: {bootstrap_servers: '${ssm:" + prefix + "billing}', topic_prefix: x}\n",
+	} {
+		if _, err := client.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(name),
+			Value: aws.String(doc), Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(true)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var logs bytes.Buffer
+	h := NewHandler(pipelines.New(client, prefix, root, 0), slog.New(slog.NewJSONHandler(&logs, nil)))
+	req := sampleRequest(t)
+	req.RawPath = "/pipelines/pipelines/connection-test"
+	req.RequestContext.HTTP.Path = req.RawPath
+	req.PathParameters = map[string]string{"name": "pipelines"}
+	res, err := h.Handle(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 400 || !strings.Contains(res.Body, "name: pipelines is reserved") || strings.Contains(res.Body+logs.String(), "CANARY") {
+		t.Fatalf("%d %s\nlogs: %s", res.StatusCode, res.Body, logs.String())
+	}
+}

@@ -508,3 +508,29 @@ func TestPrivateReceiverNeedsOptIn(t *testing.T) {
 	}
 	noSecrets(t, "logs", w.logs.String())
 }
+
+// TestDuplicateKeysNotSigned: shop's task queues a body with two
+// "pipeline" keys, shop first and billing last (or the other way round).
+// Signed as sent, a receiver whose parser keeps the other key would take
+// it for billing's event; the function signs and sends neither.
+func TestDuplicateKeysNotSigned(t *testing.T) {
+	w := newWorld(t)
+	const queueARN = "arn:aws:sqs:us-east-1:123456789012:Tributary-RowSkippedshop0A1B2C3D-Xy7Pq2Lm9Rt4"
+	body := func(keys string) string {
+		return `{"type":"row.skipped","event_id":"dup-1",` + keys + `,"topic":"shop.public.orders","table":"public.orders",` +
+			`"primary_key":{"id":1},"size_bytes":2097152,"limit_bytes":1048576,"reason":"too large","time":"2026-01-01T00:00:00Z"}`
+	}
+	for i, keys := range []string{`"pipeline":"billing","pipeline":"shop"`, `"pipeline":"shop","Pipeline":"billing"`, `"Pipeline":"billing","pipeline":"shop"`} {
+		resp, err := w.handler.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{
+			MessageId: fmt.Sprint("m", i), EventSource: "aws:sqs", EventSourceARN: queueARN, Body: body(keys)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.BatchItemFailures) != 1 || w.recv.last != nil {
+			t.Fatalf("%s: delivered (failures %v)\n%s", keys, resp.BatchItemFailures, w.logs)
+		}
+	}
+	if !strings.Contains(w.logs.String(), `key \"pipeline\" appears twice`) || !strings.Contains(w.logs.String(), "not one of the event's") {
+		t.Errorf("logs do not say why:\n%s", w.logs)
+	}
+}

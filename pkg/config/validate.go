@@ -3,16 +3,19 @@ package config
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/pem"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/webhook"
 )
 
 var (
@@ -91,6 +94,8 @@ func (v validator) name(c *Config) {
 		v.add("name", "required")
 	case !validName.MatchString(c.Name):
 		v.add("name", "%s; use lower-case letters, digits, '_' and '-'", badCharacter(c.Name, isNameChar))
+	case slices.Contains(ReservedNames, c.Name):
+		v.add("name", "%s is reserved: in AWS, /tributary/%s/ holds every pipeline's document, and a pipeline's secrets are /tributary/<name>/…; choose another name", c.Name, c.Name)
 	}
 }
 
@@ -358,19 +363,21 @@ func (v validator) webhooks(w *Webhooks) {
 	if w.RowSkippedURL != "" {
 		if msg := checkHTTPURL(w.RowSkippedURL); msg != "" {
 			v.add("webhooks.row_skipped_url", "%s", msg)
+		} else if u, _ := url.Parse(w.RowSkippedURL); u.Scheme != "https" && !loopbackHost(u.Hostname()) {
+			v.add("webhooks.row_skipped_url", "must be https:// (http:// only to a loopback host such as 127.0.0.1 or localhost, a receiver on the same machine): events and their signatures would cross the network in clear text")
 		}
 	}
 	if w.RowSkippedURL != "" && w.SigningSecret == "" {
-		v.add("webhooks.signing_secret", "required with row_skipped_url: every delivery is signed (whsec_<base64> or any string)")
+		v.add("webhooks.signing_secret", "required with row_skipped_url: every delivery is signed (whsec_<base64 of at least %d random bytes>, or a string of at least %d bytes)", webhook.MinSecretBytes, webhook.MinSecretBytes)
 	}
-	if rest, ok := strings.CutPrefix(w.SigningSecret, "whsec_"); ok {
-		// The same decoding as webhook.SecretKey, which signs deliveries.
-		key, err := base64.StdEncoding.DecodeString(rest)
-		if err != nil {
-			key, err = base64.RawStdEncoding.DecodeString(rest)
-		}
-		if err != nil || len(key) == 0 {
+	if w.SigningSecret != "" {
+		// The same decoding as the deliveries' signing.
+		key, err := webhook.SecretKey(w.SigningSecret)
+		switch {
+		case err != nil:
 			v.add("webhooks.signing_secret", "a whsec_ secret must be followed by base64 (value not shown)")
+		case len(key) < webhook.MinSecretBytes:
+			v.add("webhooks.signing_secret", "is shorter than %d bytes (a whsec_ secret: its base64-decoded key); use at least %d random bytes, e.g. whsec_ followed by the output of openssl rand -base64 32 (value not shown)", webhook.MinSecretBytes, webhook.MinSecretBytes)
 		}
 	}
 	if w.QueueURL != "" {
@@ -378,6 +385,16 @@ func (v validator) webhooks(w *Webhooks) {
 			v.add("webhooks.queue_url", "%s", msg)
 		}
 	}
+}
+
+// loopbackHost reports whether host (a URL's, without brackets) is this
+// machine: localhost, or a loopback IP address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // checkHTTPURL returns what is wrong with an http(s) URL, or "". Webhook

@@ -7,7 +7,10 @@ package pipelines
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,6 +89,12 @@ func (p *Configs) Get(ctx context.Context, pipeline string) (*config.Config, err
 // read before the document was refused, so that its problems can be
 // scrubbed too.
 func (p *Configs) GetWithSecrets(ctx context.Context, pipeline string) (*config.Config, []string, error) {
+	if strings.HasPrefix(p.prefix, p.SecretPrefix(pipeline)) || slices.Contains(config.ReservedNames, pipeline) {
+		// Its secrets would be every pipeline's document: refused before
+		// any reference is read.
+		return nil, nil, &config.Errors{Problems: []config.Problem{{Field: "name",
+			Message: fmt.Sprintf("%s is reserved: %s, where its secrets would be, holds every pipeline's document (%s…)", pipeline, p.SecretPrefix(pipeline), p.prefix)}}}
+	}
 	p.mu.Lock()
 	c, ok := p.cache[pipeline]
 	p.mu.Unlock()
