@@ -68,3 +68,27 @@ func TestConfigErrorsHideReferencedSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLogsHideReferencedValues: what run logs passes a scrubber of the
+// values the document's references read. A source host read through a
+// reference, which the driver's connection error names, shows as REDACTED.
+func TestRunLogsHideReferencedValues(t *testing.T) {
+	itest.SkipShort(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.yaml")
+	doc := "name: secrets-run\nsource: {type: postgres, url: 'postgres://u@${env:CANARY_HOST}:5432/db', outage_window: 1s}\n" +
+		"destination: {bootstrap_servers: '127.0.0.1:9092', topic_prefix: secrets_run, disable_tls: true}\n" +
+		"checkpoint: {path: '" + filepath.Join(dir, "state") + "'}\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(itest.Binary, "run", "--config", path)
+	cmd.Env = append(os.Environ(), "CANARY_HOST=db-CANARY-4417.invalid", "TRIBUTARY_METRICS=none")
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), "lookup "+"REDACTED") {
+		t.Fatalf("exit %d, want 1 with the failed lookup of the host, scrubbed:\n%s", code, out)
+	}
+	if strings.Contains(string(out), "CANARY") {
+		t.Fatalf("the log shows the value a reference read:\n%s", out)
+	}
+}
