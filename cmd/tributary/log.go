@@ -20,19 +20,26 @@ func checkLogFlags(level, format string) error {
 	return nil
 }
 
-// newLogger is the one logger of a command: everything, the sources
-// included, logs through it. format "" means text on a terminal and JSON
-// otherwise (ECS, files); level "" means info.
-func newLogger(w io.Writer, level, format string) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: parseLevel(level)}
-	if format == "" {
-		format = config.LogFormatJSON
-		if f, ok := w.(*os.File); ok {
-			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-				format = config.LogFormatText
-			}
+// pickLogFormat is format, or when it is "", text when w is a terminal
+// and JSON otherwise (ECS, files).
+func pickLogFormat(w io.Writer, format string) string {
+	if format != "" {
+		return format
+	}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return config.LogFormatText
 		}
 	}
+	return config.LogFormatJSON
+}
+
+// newLogger is the one logger of a command: everything, the sources
+// included, logs through it. format "" means text on a terminal and JSON
+// otherwise (pickLogFormat); level "" means info.
+func newLogger(w io.Writer, level, format string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: parseLevel(level)}
+	format = pickLogFormat(w, format)
 	if format == config.LogFormatText {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}

@@ -186,9 +186,16 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := config.Load(ctx, *ref, loadOpts...)
 	if err != nil {
-		fmt.Fprintln(stderr, err) // its first line names the file
+		fmt.Fprintln(stderr, err) // its first line names the file; its problems hold no secret
 		return exitUsage
 	}
+	// From here on everything printed or logged passes a scrubber of the
+	// configuration's secrets (the values its references read, passwords):
+	// a driver's or broker's error could echo one.
+	format := pickLogFormat(stderr, pick(*logFormat, cfg.LogFormat))
+	scrub := cfg.Scrubber()
+	stdout, stderr = scrub.Writer(stdout), scrub.Writer(stderr)
+	inv.stdout, inv.stderr = stdout, stderr
 	if read := unsetRead(inv.unset, reads); len(read) > 0 {
 		fmt.Fprintf(stderr, "invalid configuration %s:\n  %s\n", *ref, strings.Join(read, "\n  "))
 		return exitUsage
@@ -202,7 +209,7 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	inv.cfg = cfg
-	inv.log = newLogger(stderr, pick(*logLevel, cfg.LogLevel), pick(*logFormat, cfg.LogFormat)).With("pipeline", cfg.Name)
+	inv.log = newLogger(stderr, pick(*logLevel, cfg.LogLevel), format).With("pipeline", cfg.Name)
 	if err := cmd.run(ctx, inv); err != nil {
 		var usageErr *usageError
 		if errors.As(err, &usageErr) {

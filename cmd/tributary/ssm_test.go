@@ -17,7 +17,7 @@ import (
 // configs at it in every field that may hold one, and checks that no output
 // of the CLI — happy path or failure — ever shows it.
 func TestSSMConfigCanary(t *testing.T) {
-	const canary = "s3cr3t-CANARY-91ZQ%@:/"
+	const canary = "s3cr3t-CANARY-91ZQ%@:/-long-enough-to-sign"
 	client := ssm.NewFromConfig(awstest.Env(t))
 	base := "/" + awstest.Name("tributary-cli-")
 	put := func(name, value string, typ ssmtypes.ParameterType) {

@@ -66,14 +66,18 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		log.Info("unknown pipeline")
 		return respond(http.StatusNotFound, errorBody{Error: "pipeline " + name + " not found"}), nil
 	case errors.As(err, &problems):
+		// Problems name fields, never a value read through a reference;
+		// the scrub is the second line of defence for what a caller who
+		// may edit the document but not read its secrets gets back.
 		log.Info("pipeline configuration does not load", "problems", len(problems.Problems))
 		b := errorBody{Error: "pipeline " + name + " has an invalid configuration"}
+		text := scrubber(resolved)
 		for _, p := range problems.Problems {
-			b.Problems = append(b.Problems, p.String())
+			b.Problems = append(b.Problems, text(p.String()))
 		}
 		return respond(http.StatusBadRequest, b), nil
 	case err != nil:
-		log.Error("reading the pipeline configuration", "err", err.Error())
+		log.Error("reading the pipeline configuration", "err", scrubber(resolved)(err.Error()))
 		return respond(http.StatusInternalServerError, errorBody{Error: "the pipeline configuration cannot be read now"}), nil
 	}
 	budget, ok := testBudget(ctx, time.Now())

@@ -250,3 +250,94 @@ func TestReplaySampleRequests(t *testing.T) {
 		t.Fatalf("logs leak the planted secret:\n%s", logs.String())
 	}
 }
+
+// TestInvalidDocumentAnswerHoldsNoSecret: someone who may edit a
+// pipeline's document and call the API, but not read its SecureStrings,
+// puts a reference to its source URL where an enumerated value belongs
+// (delivery, snapshot_mode, format keys, …). The API answers 400 naming
+// each field and rule; neither the answer nor a log line holds the URL,
+// its password or any part the reference read.
+func TestInvalidDocumentAnswerHoldsNoSecret(t *testing.T) {
+	client := ssm.NewFromConfig(awstest.Env(t))
+	root := "/" + awstest.Name("ct-") + "/"
+	prefix := root + "pipelines/"
+	put := func(name, value string, typ ssmtypes.ParameterType) {
+		t.Helper()
+		if _, err := client.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(name),
+			Value: aws.String(value), Type: typ, Overwrite: aws.Bool(true)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const password = "s3cretDBpassw0rdCANARY"
+	put(root+"shop/source-url", "postgres://tributary:"+password+"@db.example.com:5432/shop", ssmtypes.ParameterTypeSecureString)
+	ref := "'${ssm:" + root + "shop/source-url}'"
+	put(prefix+"shop", "name: shop\n"+
+		"source: {type: postgres, url: "+ref+", snapshot_mode: "+ref+"}\n"+
+		"destination: {bootstrap_servers: '127.0.0.1:9092', topic_prefix: shop, delete_mode: "+ref+"}\n"+
+		"delivery: "+ref+"\n"+
+		"transactions: {max_interval: "+ref+", offsets_topic: "+ref+"}\n"+
+		"format: {decimal_handling: "+ref+", time_precision: "+ref+", binary_handling: "+ref+"}\n",
+		ssmtypes.ParameterTypeString)
+
+	var logs bytes.Buffer
+	h := NewHandler(pipelines.New(client, prefix, root, 0), slog.New(slog.NewJSONHandler(&logs, nil)))
+	req := sampleRequest(t) // names pipeline shop
+	res, err := h.Handle(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body errorBody
+	if err := json.Unmarshal([]byte(res.Body), &body); err != nil || res.StatusCode != 400 {
+		t.Fatalf("%d %s (%v)", res.StatusCode, res.Body, err)
+	}
+	for _, field := range []string{"delivery", "source.snapshot_mode", "destination.delete_mode", "transactions.max_interval",
+		"transactions.offsets_topic", "format.decimal_handling", "format.time_precision", "format.binary_handling"} {
+		found := false
+		for _, p := range body.Problems {
+			found = found || strings.HasPrefix(p, field+": ")
+		}
+		if !found {
+			t.Errorf("%s is not named: %s", field, res.Body)
+		}
+	}
+	for _, leak := range []string{"CANARY", "s3cret", "db.example.com", "tributary:"} {
+		if strings.Contains(res.Body, leak) {
+			t.Errorf("the answer holds the secret (%s): %s", leak, res.Body)
+		}
+		if strings.Contains(logs.String(), leak) {
+			t.Errorf("the logs hold the secret (%s): %s", leak, logs.String())
+		}
+	}
+	t.Logf("answer: %s", res.Body)
+}
+
+// TestReservedPipelineName: a pipeline named pipelines would have
+// <root>pipelines/, where every document lives, as its secrets; the
+// function refuses it before reading any reference.
+func TestReservedPipelineName(t *testing.T) {
+	client := ssm.NewFromConfig(awstest.Env(t))
+	root := "/" + awstest.Name("ct-") + "/"
+	prefix := root + "pipelines/"
+	for name, doc := range map[string]string{
+		prefix + "billing":   "name: billing\nsource: {type: postgres, url: 'postgres://u:billingCANARYpw@127.0.0.1:5432/db'}\ndestination: {bootstrap_servers: '127.0.0.1:9092', topic_prefix: billing}\n",
+		prefix + "pipelines": "name: pipelines\nsource: {type: postgres, url: 'postgres://u@127.0.0.1:5432/db'}\ndestination: {bootstrap_servers: '${ssm:" + prefix + "billing}', topic_prefix: x}\n",
+	} {
+		if _, err := client.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(name),
+			Value: aws.String(doc), Type: ssmtypes.ParameterTypeString, Overwrite: aws.Bool(true)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var logs bytes.Buffer
+	h := NewHandler(pipelines.New(client, prefix, root, 0), slog.New(slog.NewJSONHandler(&logs, nil)))
+	req := sampleRequest(t)
+	req.RawPath = "/pipelines/pipelines/connection-test"
+	req.RequestContext.HTTP.Path = req.RawPath
+	req.PathParameters = map[string]string{"name": "pipelines"}
+	res, err := h.Handle(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 400 || !strings.Contains(res.Body, "name: pipelines is reserved") || strings.Contains(res.Body+logs.String(), "CANARY") {
+		t.Fatalf("%d %s\nlogs: %s", res.StatusCode, res.Body, logs.String())
+	}
+}

@@ -15,6 +15,23 @@ import (
 // bootstrap_servers: ${ssm:/tributary/shop/brokers}) is taken out entry by
 // entry and host by host too, since the report shows brokers that way.
 func scrub(r *response, resolved []string) {
+	whole := scrubber(resolved)
+	for i := range r.Brokers {
+		b := &r.Brokers[i]
+		b.Host, b.Error, b.Cause = whole(b.Host), whole(b.Error), whole(b.Cause)
+	}
+	for i := range r.Checks {
+		r.Checks[i].Detail = whole(r.Checks[i].Detail)
+	}
+	for i := range r.Source {
+		c := &r.Source[i]
+		c.Detail, c.Fix = whole(c.Detail), whole(c.Fix)
+	}
+}
+
+// scrubber returns a function that takes every value in resolved, and
+// the parts of them described at scrub, out of a text.
+func scrubber(resolved []string) func(string) string {
 	needles := map[string]bool{}
 	for _, v := range resolved {
 		needles[v] = true
@@ -45,31 +62,14 @@ func scrub(r *response, resolved []string) {
 	}
 	sort.Slice(list, func(i, j int) bool { return len(list[i]) > len(list[j]) })
 
-	text := func(s string) string {
-		for _, n := range list {
-			// Shorter values would wipe out ordinary words; a field equal to
-			// one is still replaced whole below.
-			if len(n) >= 4 {
-				s = strings.ReplaceAll(s, n, config.RedactedValue)
-			}
-		}
-		return s
-	}
-	whole := func(s string) string {
+	// Also in the forms messages quote them (%q, JSON); values shorter
+	// than four bytes would wipe out ordinary words, but a text equal to
+	// one is still replaced whole.
+	text := config.NewScrubber(list...)
+	return func(s string) string {
 		if needles[s] {
 			return config.RedactedValue
 		}
-		return text(s)
-	}
-	for i := range r.Brokers {
-		b := &r.Brokers[i]
-		b.Host, b.Error, b.Cause = whole(b.Host), whole(b.Error), whole(b.Cause)
-	}
-	for i := range r.Checks {
-		r.Checks[i].Detail = whole(r.Checks[i].Detail)
-	}
-	for i := range r.Source {
-		c := &r.Source[i]
-		c.Detail, c.Fix = whole(c.Detail), whole(c.Fix)
+		return text.String(s)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -27,32 +28,41 @@ type Handler struct {
 	configs *pipelines.Configs
 	// queues maps a queue ARN to the one pipeline whose task may send to it.
 	queues map[string]string
-	client *http.Client
-	now    func() time.Time
-	log    *slog.Logger
+	// client dials public addresses only; privateClient, for pipelines
+	// with webhooks.allow_private_network, private ones too. Neither
+	// reaches loopback, link-local or instance metadata.
+	client, privateClient *http.Client
+	now                   func() time.Time
+	log                   *slog.Logger
 }
 
 // NewHandler returns a Handler that delivers the events of the queues
 // bound to pipelines in queues (queue ARN → pipeline, QueuesVariable), looks
-// pipelines up in configs and POSTs through a client that refuses loopback
-// and link-local addresses, follows no redirects and uses no proxy.
+// pipelines up in configs and POSTs through a client that refuses
+// loopback, link-local and (unless the pipeline allows them) private
+// addresses, follows no redirects and uses no proxy.
 func NewHandler(configs *pipelines.Configs, queues map[string]string, log *slog.Logger) *Handler {
 	return &Handler{
-		configs: configs,
-		queues:  queues,
-		client: &http.Client{
-			Timeout: deliveryTimeout,
-			Transport: &http.Transport{
-				DialContext:           dialguard.Dialer(5 * time.Second),
-				TLSHandshakeTimeout:   5 * time.Second,
-				ResponseHeaderTimeout: deliveryTimeout,
-				MaxIdleConnsPerHost:   2,
-				ForceAttemptHTTP2:     true,
-			},
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		configs:       configs,
+		queues:        queues,
+		client:        newClient(dialguard.PublicDialer(5 * time.Second)),
+		privateClient: newClient(dialguard.Dialer(5 * time.Second)),
+		now:           time.Now,
+		log:           log,
+	}
+}
+
+func newClient(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Client {
+	return &http.Client{
+		Timeout: deliveryTimeout,
+		Transport: &http.Transport{
+			DialContext:           dial,
+			TLSHandshakeTimeout:   5 * time.Second,
+			ResponseHeaderTimeout: deliveryTimeout,
+			MaxIdleConnsPerHost:   2,
+			ForceAttemptHTTP2:     true,
 		},
-		now: time.Now,
-		log: log,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
 
@@ -121,7 +131,11 @@ func (h *Handler) deliver(ctx context.Context, m events.SQSMessage) (eventID str
 		req.Header.Set(webhook.HeaderID, ev.EventID)
 		req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
 	}
-	res, err := h.client.Do(req)
+	client := h.client
+	if cfg.Webhooks.AllowPrivateNetwork {
+		client = h.privateClient
+	}
+	res, err := client.Do(req)
 	if err != nil {
 		var uerr *url.Error
 		if errors.As(err, &uerr) { // its message holds the full URL

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -143,7 +144,7 @@ type world struct {
 	root    string
 }
 
-func putPipeline(t *testing.T, c *ssm.Client, prefix, name, webhookURL string) {
+func putPipeline(t *testing.T, c *ssm.Client, prefix, name, webhookURL string, webhookKeys ...string) {
 	t.Helper()
 	secretName := strings.TrimSuffix(prefix, "pipelines/") + name + "/webhook-secret"
 	doc := "name: " + name + `
@@ -152,7 +153,7 @@ destination: {bootstrap_servers: "127.0.0.1:9092", topic_prefix: ` + name + `, d
 webhooks:
   row_skipped_url: "` + webhookURL + `"
   signing_secret: ${ssm:` + secretName + `}
-`
+` + strings.Join(webhookKeys, "")
 	for _, p := range []struct {
 		name, value string
 		typ         ssmtypes.ParameterType
@@ -181,7 +182,8 @@ func newWorld(t *testing.T) *world {
 	w.handler = NewHandler(pipelines.New(w.ssm, w.prefix, w.root, time.Minute), queues, slog.New(slog.NewJSONHandler(w.logs, nil)))
 	// The receiver listens on 127.0.0.1, which the functions' dialer
 	// refuses; this handler may reach loopback (never metadata).
-	w.handler.client.Transport.(*http.Transport).DialContext = dialguard.Dialer(5*time.Second, true)
+	w.handler.client.Transport.(*http.Transport).DialContext = dialguard.PublicDialer(5*time.Second, true)
+	w.handler.privateClient.Transport.(*http.Transport).DialContext = dialguard.Dialer(5*time.Second, true)
 	return w
 }
 
@@ -322,7 +324,7 @@ func TestQueueToWebhook(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	client := sqs.NewFromConfig(awstest.Env(t))
-	putPipeline(t, w.ssm, w.prefix, "imds", "http://169.254.169.254/latest/meta-data/?token="+urlToken)
+	putPipeline(t, w.ssm, w.prefix, "imds", "https://169.254.169.254/latest/meta-data/?token="+urlToken)
 	shopQ, imdsQ := newQueue(t, client, nil, 0), newQueue(t, client, nil, 0)
 	w.handler.queues = map[string]string{shopQ.arn: "shop", imdsQ.arn: "imds"}
 
@@ -360,7 +362,7 @@ func TestQueueToWebhook(t *testing.T) {
 	if !strings.Contains(w.logs.String(), "address refused: 169.254.169.254 is link-local") || time.Since(start) > 5*time.Second {
 		t.Fatalf("metadata address not refused at once:\n%s", w.logs)
 	}
-	if !strings.Contains(w.logs.String(), "webhook http://169.254.169.254: ") || strings.Contains(w.logs.String(), "meta-data") {
+	if !strings.Contains(w.logs.String(), "webhook https://169.254.169.254: ") || strings.Contains(w.logs.String(), "meta-data") {
 		t.Errorf("URL not shown as scheme and host only:\n%s", w.logs)
 	}
 	noSecrets(t, "logs", w.logs.String())
@@ -453,4 +455,82 @@ func TestGuardedWebhook(t *testing.T) {
 		t.Errorf("want the refusal, with the URL as %s only:\n%s", origin, w.logs)
 	}
 	noSecrets(t, "logs", w.logs.String())
+}
+
+// TestPrivateReceiverNeedsOptIn: a webhook at an address that is not
+// public (here this machine's 192.0.2.2, as an internal service in the VPC
+// would be) is refused at dial time, naming the opt-in; with
+// webhooks.allow_private_network: true it is delivered. Loopback and
+// metadata stay refused either way (TestGuardedWebhook, TestCheck).
+func TestPrivateReceiverNeedsOptIn(t *testing.T) {
+	w := newWorld(t)
+	ln, err := net.Listen("tcp", "192.0.2.2:0")
+	if err != nil {
+		t.Skipf("no 192.0.2.2 on this machine: %v", err)
+	}
+	srv := httptest.NewUnstartedServer(w.recv)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	hook := srv.URL + "/hooks/tributary?token=" + urlToken
+	// The receiver's certificate is the test server's own, issued to
+	// example.com (and loopback).
+	tlsConfig := srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	tlsConfig.ServerName = "example.com"
+	w.handler.privateClient.Transport.(*http.Transport).TLSClientConfig = tlsConfig
+	w.handler.client.Transport.(*http.Transport).TLSClientConfig = tlsConfig
+	const queueARN = "arn:aws:sqs:us-east-1:123456789012:Tributary-RowSkippedintranet"
+	w.handler.queues = map[string]string{queueARN: "intranet"}
+	deliver := func(id string) events.SQSEventResponse {
+		t.Helper()
+		resp, err := w.handler.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: id, EventSource: "aws:sqs", EventSourceARN: queueARN,
+			Body: `{"type":"row.skipped","event_id":"` + id + `","pipeline":"intranet","topic":"intranet.public.orders","table":"public.orders",` +
+				`"primary_key":{"id":1},"size_bytes":2097152,"limit_bytes":1048576,"reason":"too large","time":"2026-01-01T00:00:00Z"}`}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+
+	putPipeline(t, w.ssm, w.prefix, "intranet", hook)
+	w.handler.configs = pipelines.New(w.ssm, w.prefix, w.root, 0)
+	if resp := deliver("p-1"); len(resp.BatchItemFailures) != 1 || len(w.recv.accepted) != 0 {
+		t.Fatalf("private receiver reached without the opt-in: failures %v, accepted %v\n%s", resp.BatchItemFailures, w.recv.accepted, w.logs)
+	}
+	if !strings.Contains(w.logs.String(), "192.0.2.2 is reserved for documentation (192.0.2.0/24), not a public address (set webhooks.allow_private_network: true") {
+		t.Errorf("the refusal does not name the opt-in:\n%s", w.logs)
+	}
+
+	putPipeline(t, w.ssm, w.prefix, "intranet", hook, "  allow_private_network: true\n")
+	if resp := deliver("p-2"); len(resp.BatchItemFailures) != 0 || w.recv.accepted["p-2"] == nil {
+		t.Fatalf("private receiver not reached with the opt-in: failures %v\n%s", resp.BatchItemFailures, w.logs)
+	}
+	noSecrets(t, "logs", w.logs.String())
+}
+
+// TestDuplicateKeysNotSigned: shop's task queues a body with two
+// "pipeline" keys, shop first and billing last (or the other way round).
+// Signed as sent, a receiver whose parser keeps the other key would take
+// it for billing's event; the function signs and sends neither.
+func TestDuplicateKeysNotSigned(t *testing.T) {
+	w := newWorld(t)
+	const queueARN = "arn:aws:sqs:us-east-1:123456789012:Tributary-RowSkippedshop0A1B2C3D-Xy7Pq2Lm9Rt4"
+	body := func(keys string) string {
+		return `{"type":"row.skipped","event_id":"dup-1",` + keys + `,"topic":"shop.public.orders","table":"public.orders",` +
+			`"primary_key":{"id":1},"size_bytes":2097152,"limit_bytes":1048576,"reason":"too large","time":"2026-01-01T00:00:00Z"}`
+	}
+	for i, keys := range []string{`"pipeline":"billing","pipeline":"shop"`, `"pipeline":"shop","Pipeline":"billing"`, `"Pipeline":"billing","pipeline":"shop"`} {
+		resp, err := w.handler.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{
+			MessageId: fmt.Sprint("m", i), EventSource: "aws:sqs", EventSourceARN: queueARN, Body: body(keys)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.BatchItemFailures) != 1 || w.recv.last != nil {
+			t.Fatalf("%s: delivered (failures %v)\n%s", keys, resp.BatchItemFailures, w.logs)
+		}
+	}
+	if !strings.Contains(w.logs.String(), `key \"pipeline\" appears twice`) || !strings.Contains(w.logs.String(), "not one of the event's") {
+		t.Errorf("logs do not say why:\n%s", w.logs)
+	}
 }

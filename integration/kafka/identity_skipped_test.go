@@ -30,7 +30,7 @@ func identitySkipped(t *testing.T, b itest.Backend) {
 	big := strings.Repeat("x", 40<<10)
 	itest.MustExecOn(t, b, `INSERT INTO docs VALUES ('small', 'a'), ('`+longKey+`', '`+big+`')`)
 
-	const secret = "whsec_dGVzdC1zZWNyZXQ="
+	const secret = "whsec_dGVzdC1zZWNyZXQtMDEyMzQ1Njc4OWFiY2RlZmdo" // "test-secret-0123456789abcdefgh"
 	hookURL, received := rowSkippedHook(t, secret)
 
 	cfg := b.Config(nil, "  delete_mode: record_and_tombstone\n  max_message_bytes: 20000\n")

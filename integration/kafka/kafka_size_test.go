@@ -41,7 +41,7 @@ func oversizedRowSkipped(t *testing.T, b itest.Backend) {
 	compressible := strings.Repeat("tributary ", 700<<10/10) // 700 KiB
 	itest.MustExecOn(t, b, `INSERT INTO docs (k, seq, v, big) VALUES (1, 1, 'small', NULL), (2, 2, NULL, '`+big+`'), (3, 3, NULL, '`+compressible+`'), (4, 4, 'after', NULL)`)
 
-	const secret = "whsec_dGVzdC1zZWNyZXQtY2FuYXJ5LTQy" // "test-secret-canary-42"
+	const secret = "whsec_dGVzdC1zZWNyZXQtY2FuYXJ5LTQyLTAxMjM0NTY3ODk=" // "test-secret-canary-42-0123456789"
 	hookURL, events := rowSkippedHook(t, secret)
 
 	cfg := b.Config(nil, "  message_compression: gzip\n")

@@ -30,6 +30,10 @@ type Config struct {
 	// positions maps a field path to where the document set it, for
 	// messages that point at a line; nil for a Config built in code.
 	positions map[string]Position
+	// references are the fields whose values came through ${env:…} or
+	// ${ssm:…} references, and those values (references.go); empty for a
+	// Config built in code.
+	references references
 }
 
 // Source says which database to read and what of it.
@@ -137,9 +141,18 @@ type Checkpoint struct {
 
 // Webhooks configures row.skipped delivery.
 type Webhooks struct {
+	// RowSkippedURL receives the events: https://, or http:// to a
+	// loopback host (a receiver on the same machine) only.
 	RowSkippedURL string `yaml:"row_skipped_url" json:"row_skipped_url"`
-	SigningSecret string `yaml:"signing_secret" json:"signing_secret"` // secret
+	// SigningSecret signs every delivery; at least 24 bytes (of the
+	// base64-decoded key of a whsec_ secret). Secret.
+	SigningSecret string `yaml:"signing_secret" json:"signing_secret"`
 	QueueURL      string `yaml:"queue_url" json:"queue_url"`
+	// AllowPrivateNetwork lets the row-skipped function (AWS) deliver to
+	// a receiver at a private (RFC 1918), shared (100.64.0.0/10) or
+	// unique-local (fc00::/7) address; without it only public addresses
+	// are dialled. Default false.
+	AllowPrivateNetwork bool `yaml:"allow_private_network" json:"allow_private_network"`
 }
 
 // OutageWindowDuration is source.outage_window, 0 when unset (the source

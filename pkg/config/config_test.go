@@ -37,7 +37,7 @@ destination:
   password: ${env:TEST_KAFKA_PASSWORD}
 webhooks:
   row_skipped_url: https://hooks.example.com/tributary
-  signing_secret: whsec
+  signing_secret: whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3
 `
 
 func env(vars map[string]string) func(string) (string, bool) {
@@ -107,11 +107,12 @@ func TestParseValid(t *testing.T) {
 			DeleteMode:         "record",
 		},
 		Checkpoint:   Checkpoint{Store: "file", Path: ".tributary", Table: "tributary-checkpoints"},
-		Webhooks:     Webhooks{RowSkippedURL: "https://hooks.example.com/tributary", SigningSecret: "whsec"},
+		Webhooks:     Webhooks{RowSkippedURL: "https://hooks.example.com/tributary", SigningSecret: "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3"},
 		Delivery:     DeliveryAtLeastOnce,
 		Transactions: Transactions{MaxRecords: DefaultTransactionMaxRecords, MaxInterval: DefaultTransactionMaxInterval},
 	}
 	want.positions = cfg.positions // where keys are is tested by TestProblemsCarryLineAndColumn
+	want.references = cfg.references
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", *cfg, want)
 	}
@@ -291,7 +292,7 @@ func TestEnvReferences(t *testing.T) {
 	}
 
 	// A resolved value is not expanded again; other ${ text is kept.
-	got, err = parse([]byte(strings.Replace(validYAML, "signing_secret: whsec", "signing_secret: a${b}c${env:NESTED}", 1)),
+	got, err = parse([]byte(strings.Replace(validYAML, "signing_secret: whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3", "signing_secret: a${b}c${env:NESTED}", 1)),
 		env(map[string]string{"TEST_PGPASSWORD": "p", "TEST_KAFKA_PASSWORD": "k", "NESTED": "${env:TEST_PGPASSWORD}"}))
 	if err != nil {
 		t.Fatal(err)
@@ -355,6 +356,7 @@ func TestValidateRules(t *testing.T) {
 	}{
 		{"name required", func(c *Config) { c.Name = "" }, "name", "required"},
 		{"name chars", func(c *Config) { c.Name = "Shop" }, "name", `character 'S' is not allowed`},
+		{"name pipelines", func(c *Config) { c.Name = "pipelines" }, "name", "pipelines is reserved"},
 		{"source type required", func(c *Config) { c.Source.Type = "" }, "source.type", "required"},
 		{"source type", func(c *Config) { c.Source.Type = "oracle" }, "source.type", "must be postgres or mysql"},
 		{"source type not built", func(c *Config) { c.Source.Type = "mongodb"; c.Source.URL = "mongodb+srv://h/db" }, "source.type", "mongodb is not built in this release; use postgres or mysql"},
@@ -429,6 +431,13 @@ func TestValidateRules(t *testing.T) {
 		{"webhook scheme", func(c *Config) { c.Webhooks.RowSkippedURL = "ftp://x/y" }, "webhooks.row_skipped_url", "http:// or https://"},
 		{"webhook parse", func(c *Config) { c.Webhooks.RowSkippedURL = "https://x:y:z@%zz" }, "webhooks.row_skipped_url", "not a valid URL"},
 		{"queue url", func(c *Config) { c.Webhooks.QueueURL = "sqs" }, "webhooks.queue_url", "http:// or https://"},
+		{"signing secret of one byte", func(c *Config) { c.Webhooks.SigningSecret = "x" }, "webhooks.signing_secret", "shorter than 24 bytes"},
+		{"signing secret of 23 bytes", func(c *Config) { c.Webhooks.SigningSecret = strings.Repeat("k", 23) }, "webhooks.signing_secret", "shorter than 24 bytes"},
+		// 32 characters, but a whsec_ key of 23 bytes once decoded.
+		{"whsec key of 23 bytes", func(c *Config) { c.Webhooks.SigningSecret = "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY=" }, "webhooks.signing_secret", "shorter than 24 bytes"},
+		{"http webhook", func(c *Config) { c.Webhooks.RowSkippedURL = "http://hooks.example.com/tributary" }, "webhooks.row_skipped_url", "must be https://"},
+		{"http webhook to a private address", func(c *Config) { c.Webhooks.RowSkippedURL = "http://10.0.0.5:8080/x" }, "webhooks.row_skipped_url", "must be https://"},
+		{"http webhook to a name like localhost", func(c *Config) { c.Webhooks.RowSkippedURL = "http://localhost.example.com/x" }, "webhooks.row_skipped_url", "must be https://"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("AWS_REGION", "")
@@ -479,6 +488,14 @@ func TestValidateAccepts(t *testing.T) {
 			c.Destination.MaxMessageBytes = 100 << 20
 		}},
 		{"dynamodb", func(c *Config) { c.Checkpoint.Store = "dynamodb" }},
+		{"http webhook on loopback", func(c *Config) { c.Webhooks.RowSkippedURL = "http://127.0.0.1:8080/hook" }},
+		{"http webhook on localhost", func(c *Config) { c.Webhooks.RowSkippedURL = "http://localhost:8080/hook" }},
+		{"http webhook on ipv6 loopback", func(c *Config) { c.Webhooks.RowSkippedURL = "http://[::1]:8080/hook" }},
+		{"signing secret of 24 bytes", func(c *Config) { c.Webhooks.SigningSecret = strings.Repeat("k", 24) }},
+		{"private receiver", func(c *Config) {
+			c.Webhooks.RowSkippedURL = "https://hooks.internal/x"
+			c.Webhooks.AllowPrivateNetwork = true
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig(t)
@@ -516,7 +533,7 @@ func TestDirectConnectionsOnly(t *testing.T) {
     private_key: ` + canary + `
   private_link: {endpoint_service: com.amazonaws.vpce.x}
 `
-	doc = strings.Replace(doc, "webhooks:\n  row_skipped_url: https://hooks.example.com/tributary\n  signing_secret: whsec\n", "", 1)
+	doc = strings.Replace(doc, "webhooks:\n  row_skipped_url: https://hooks.example.com/tributary\n  signing_secret: whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3\n", "", 1)
 	doc = strings.Replace(doc, "destination:\n", "webhooks: {}\ndestination:\n", 1)
 	_, err := parse([]byte(doc), testEnv)
 	if !reflect.DeepEqual(fields(t, err), []string{"destination.ssh_tunnel", "destination.private_link"}) {

@@ -87,7 +87,7 @@ func (v validator) delivery(c *Config) {
 	switch c.Delivery {
 	case "", DeliveryAtLeastOnce, DeliveryExactlyOnce:
 	default:
-		v.add("delivery", "must be at_least_once or exactly_once, not %q", c.Delivery)
+		v.add("delivery", "must be at_least_once or exactly_once, not %s", v.quote("delivery", c.Delivery))
 	}
 	t := c.Transactions
 	if t.MaxRecords < 0 {
@@ -97,13 +97,13 @@ func (v validator) delivery(c *Config) {
 		d, err := time.ParseDuration(t.MaxInterval)
 		switch {
 		case err != nil:
-			v.add("transactions.max_interval", "%q is not a duration (like \"50ms\" or \"1s\")", t.MaxInterval)
+			v.add("transactions.max_interval", "%s is not a duration (like \"50ms\" or \"1s\")", v.quote("transactions.max_interval", t.MaxInterval))
 		case d <= 0 || d > MaxTransactionInterval:
-			v.add("transactions.max_interval", "%s is out of range: more than 0 and at most %s", t.MaxInterval, MaxTransactionInterval)
+			v.add("transactions.max_interval", "%s is out of range: more than 0 and at most %s", v.plain("transactions.max_interval", t.MaxInterval), MaxTransactionInterval)
 		}
 	}
 	if o := t.OffsetsTopic; o != "" && (len(o) > 249 || strings.Trim(o, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" || o == "." || o == "..") {
-		v.add("transactions.offsets_topic", "%q is not a valid topic name: up to 249 letters, digits, '.', '_' and '-'", o)
+		v.add("transactions.offsets_topic", "%s is not a valid topic name: up to 249 letters, digits, '.', '_' and '-'", v.quote("transactions.offsets_topic", o))
 	}
 	if c.ExactlyOnce() && c.OffsetsTopic() == "" {
 		v.add("transactions.offsets_topic", "required with delivery exactly_once when destination.topic_prefix is not set")

@@ -7,7 +7,8 @@ import (
 
 // Problem is one thing wrong with a configuration: the field path, with
 // dots ("destination.topic_prefix"), and the rule it breaks. Messages never
-// carry a configured value, so a Problem is safe to log.
+// carry a secret or a value read through a reference (a typo typed in the
+// document may be quoted back), so a Problem is safe to log.
 type Problem struct {
 	Field   string
 	Message string

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -119,10 +120,11 @@ func (v validator) format(c *Config) {
 		v.add("format.add_fields", "applies only with format.unwrap: true (it is ExtractNewRecordState's add.fields); remove it or set format.unwrap: true")
 	}
 	for i, a := range f.AddFields {
+		shown := v.quote(fmt.Sprintf("format.add_fields[%d]", i), a)
 		if !slices.Contains(addFields, a) {
-			v.add("format.add_fields", "entry %d, %q, must be %s", i+1, a, oneOf(addFields))
+			v.add("format.add_fields", "entry %d, %s, must be %s", i+1, shown, oneOf(addFields))
 		} else if slices.Index(f.AddFields, a) != i {
-			v.add("format.add_fields", "entry %d, %q, is listed twice", i+1, a)
+			v.add("format.add_fields", "entry %d, %s, is listed twice", i+1, shown)
 		}
 	}
 	if !slices.Contains(decimalHandlings, f.DecimalHandling) {

@@ -38,6 +38,9 @@ func parseWith(data []byte, l lookups) (*Config, error) {
 		}
 	}
 	locate(errs.Problems, positions)
+	// The rules quote no value that came through a reference; should one
+	// slip through, the value is taken out here.
+	errs.Problems = NewScrubber(cfg.references.values...).Problems(errs.Problems)
 	if err := errs.errOrNil(); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ const RedactedValue = "REDACTED"
 // parameters. Empty secrets stay empty, so the copy still shows what is unset.
 func (c Config) Redacted() Config {
 	r := c
+	r.references = references{} // the values read through references
 	r.Source.Tables = append([]string(nil), c.Source.Tables...)
 	r.Source.MaskColumns = append([]MaskColumns(nil), c.Source.MaskColumns...)
 	for i := range r.Source.MaskColumns {
@@ -55,7 +56,16 @@ func (c Config) Redacted() Config {
 // after its host part (a password with an unescaped '/') is replaced whole.
 // Empty passwords stay empty.
 func RedactURL(s string) string {
-	var spans [][2]int
+	spans, whole := urlSecretSpans(s)
+	if whole {
+		return RedactedValue
+	}
+	return mask(s, spans)
+}
+
+// urlSecretSpans returns the spans of s that RedactURL masks, or whole
+// when all of s is to be masked.
+func urlSecretSpans(s string) (spans [][2]int, whole bool) {
 	scheme, rest, ok := strings.Cut(s, "//")
 	if ok && (scheme == "" || strings.HasSuffix(scheme, ":") && isScheme(scheme[:len(scheme)-1])) {
 		base := len(scheme) + len("//")
@@ -64,7 +74,7 @@ func RedactURL(s string) string {
 		// first ':' to the last '@' before the first '/'.
 		host, tail, _ := strings.Cut(rest, "/")
 		if strings.Contains(tail, "@") {
-			return RedactedValue
+			return nil, true
 		}
 		from := base
 		if at := strings.LastIndexByte(host, '@'); at >= 0 {
@@ -82,7 +92,7 @@ func RedactURL(s string) string {
 		spans = append(spans, keywordValues(s)...)
 		spans = append(spans, dsnSecrets(s)...)
 	}
-	return mask(s, spans)
+	return spans, false
 }
 
 // isScheme reports whether s is a URL scheme (RFC 3986: a letter, then

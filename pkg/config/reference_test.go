@@ -106,7 +106,7 @@ func TestConfigurationReference(t *testing.T) {
 	if !ok {
 		t.Fatal("no complete example")
 	}
-	if _, err := parse([]byte(example), env(map[string]string{"PGPASSWORD": "p", "KAFKA_PASSWORD": "k", "WEBHOOK_SECRET": "s"})); err != nil {
+	if _, err := parse([]byte(example), env(map[string]string{"PGPASSWORD": "p", "KAFKA_PASSWORD": "k", "WEBHOOK_SECRET": "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3"})); err != nil {
 		t.Errorf("the complete example does not parse:\n%v", err)
 	}
 }

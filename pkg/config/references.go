@@ -28,15 +28,36 @@ type lookups struct {
 	unset func(field, problem string)
 }
 
-// resolveReferences replaces every ${env:…} and ${ssm:…} reference in cfg's
-// strings. Problems name the field and the variable, never a value.
-func resolveReferences(cfg *Config, l lookups, errs *Errors) {
-	eachString(reflect.ValueOf(cfg).Elem(), "", func(field string, s *string) {
-		*s = resolve(field, *s, l, errs)
-	})
+// references records what resolveReferences did: which fields hold a
+// value read through a reference, and the values read. Checks name such a
+// field's rule without quoting its value, and every problem is scrubbed of
+// the values (scrub.go): a reference is where secrets come from.
+type references struct {
+	fields map[string]bool
+	values []string
 }
 
-func resolve(field, s string, l lookups, errs *Errors) string {
+// fromReference reports whether field's value came, whole or in part, from
+// a reference.
+func (r references) fromReference(field string) bool { return r.fields[field] }
+
+// resolveReferences replaces every ${env:…} and ${ssm:…} reference in cfg's
+// strings, and records them in cfg.references. Problems name the field and
+// the variable, never a value.
+func resolveReferences(cfg *Config, l lookups, errs *Errors) {
+	refs := references{fields: map[string]bool{}}
+	eachString(reflect.ValueOf(cfg).Elem(), "", func(field string, s *string) {
+		*s = resolve(field, *s, l, errs, func(v string) {
+			refs.fields[field] = true
+			refs.values = append(refs.values, v)
+		})
+	})
+	cfg.references = refs
+}
+
+// resolve returns s with its references replaced, calling read with each
+// value read.
+func resolve(field, s string, l lookups, errs *Errors, read func(value string)) string {
 	if !strings.Contains(s, "${") {
 		return s
 	}
@@ -88,6 +109,7 @@ func resolve(field, s string, l lookups, errs *Errors) string {
 				}
 				continue
 			}
+			read(v)
 			b.WriteString(v)
 		case "ssm":
 			if !ssmName.MatchString(name) {
@@ -103,6 +125,7 @@ func resolve(field, s string, l lookups, errs *Errors) string {
 				errs.add(field, fmt.Sprintf("%v (referenced as ${ssm:%s})", err, name))
 				continue
 			}
+			read(v)
 			b.WriteString(v)
 		}
 	}

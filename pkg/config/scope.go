@@ -11,6 +11,12 @@ import (
 // process's environment (${env:…}) and have them shown back, e.g. as a
 // broker address in a connection-test report.
 
+// ReservedNames are the pipeline names the SSM layout of a deployment
+// (docs/aws.md) takes for itself: documents live under
+// <root>/pipelines/<name> and each pipeline's secrets under <root>/<name>/,
+// so a pipeline named pipelines would have every document as its secrets.
+var ReservedNames = []string{"pipelines"}
+
 // WithReferenceScope makes Load refuse every ${ssm:…} reference that does
 // not name a parameter under prefix (e.g. "/tributary/shop/"), before
 // reading it.

@@ -40,7 +40,7 @@ func (v validator) snapshotMode(s *Source) {
 	switch s.SnapshotMode {
 	case "", SnapshotInitial, SnapshotInitialOnly, SnapshotNoData, SnapshotNever, SnapshotWhenNeeded:
 	default:
-		v.add("source.snapshot_mode", "must be initial, initial_only, no_data (or never), or when_needed, not %q", s.SnapshotMode)
+		v.add("source.snapshot_mode", "must be initial, initial_only, no_data (or never), or when_needed, not %s", v.quote("source.snapshot_mode", s.SnapshotMode))
 		return
 	}
 	if s.Backfill != nil && !*s.Backfill && s.Snapshot() != SnapshotNoData {

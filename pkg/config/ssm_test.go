@@ -39,7 +39,7 @@ func TestLoadFromSSM(t *testing.T) {
 	putParameter(t, client, base+"/shop/webhook-secret", "whsec-"+canary, ssmtypes.ParameterTypeSecureString)
 	doc := strings.NewReplacer(
 		"${env:TEST_KAFKA_PASSWORD}", "${ssm:"+base+"/shop/kafka-password}",
-		"signing_secret: whsec", "signing_secret: ${ssm:"+base+"/shop/webhook-secret}",
+		"signing_secret: whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3", "signing_secret: ${ssm:"+base+"/shop/webhook-secret}",
 	).Replace(validYAML)
 	putParameter(t, client, base+"/pipelines/shop", doc, ssmtypes.ParameterTypeString)
 

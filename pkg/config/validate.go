@@ -3,16 +3,19 @@ package config
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/pem"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/webhook"
 )
 
 var (
@@ -39,7 +42,7 @@ func (c *Config) Validate() error {
 }
 
 func (c *Config) validate(errs *Errors) {
-	v := validator{errs: errs}
+	v := validator{errs: errs, refs: c.references}
 	v.name(c)
 	v.source(c)
 	v.snapshotMode(&c.Source)
@@ -53,11 +56,37 @@ func (c *Config) validate(errs *Errors) {
 	v.format(c)
 }
 
-type validator struct{ errs *Errors }
+type validator struct {
+	errs *Errors
+	refs references
+}
 
 func (v validator) add(field, format string, args ...any) {
 	v.errs.add(field, fmt.Sprintf(format, args...))
 }
+
+// quote is how a message shows field's value: quoted when the document
+// has it as typed, never when it came through a reference (where secrets
+// come from: a secret put in the wrong field must not be read back from
+// the error).
+func (v validator) quote(field, value string) string {
+	if v.refs.fromReference(field) {
+		return notShown
+	}
+	return strconv.Quote(value)
+}
+
+// plain is quote without the quotes, for values that read well bare
+// (durations).
+func (v validator) plain(field, value string) string {
+	if v.refs.fromReference(field) {
+		return notShown
+	}
+	return value
+}
+
+// notShown stands for a value that came through a reference.
+const notShown = "the value its ${…} reference resolved to (not shown)"
 
 func (v validator) name(c *Config) {
 	switch {
@@ -65,6 +94,8 @@ func (v validator) name(c *Config) {
 		v.add("name", "required")
 	case !validName.MatchString(c.Name):
 		v.add("name", "%s; use lower-case letters, digits, '_' and '-'", badCharacter(c.Name, isNameChar))
+	case slices.Contains(ReservedNames, c.Name):
+		v.add("name", "%s is reserved: in AWS, /tributary/%s/ holds every pipeline's document, and a pipeline's secrets are /tributary/<name>/…; choose another name", c.Name, c.Name)
 	}
 }
 
@@ -103,7 +134,7 @@ func (v validator) source(c *Config) {
 	}
 	if t := s.SignalTable; t != "" {
 		if db, name, ok := strings.Cut(t, "."); !ok || db == "" || name == "" || strings.Contains(name, ".") {
-			v.add("source.signal_table", "must be db.table, not %q", t)
+			v.add("source.signal_table", "must be db.table, not %s", v.quote("source.signal_table", t))
 		} else if s.Type != SourceMySQL {
 			v.add("source.signal_table", "is for mysql sources only (PostgreSQL writes its watermarks with pg_logical_emit_message)")
 		}
@@ -332,19 +363,21 @@ func (v validator) webhooks(w *Webhooks) {
 	if w.RowSkippedURL != "" {
 		if msg := checkHTTPURL(w.RowSkippedURL); msg != "" {
 			v.add("webhooks.row_skipped_url", "%s", msg)
+		} else if u, _ := url.Parse(w.RowSkippedURL); u.Scheme != "https" && !loopbackHost(u.Hostname()) {
+			v.add("webhooks.row_skipped_url", "must be https:// (http:// only to a loopback host such as 127.0.0.1 or localhost, a receiver on the same machine): events and their signatures would cross the network in clear text")
 		}
 	}
 	if w.RowSkippedURL != "" && w.SigningSecret == "" {
-		v.add("webhooks.signing_secret", "required with row_skipped_url: every delivery is signed (whsec_<base64> or any string)")
+		v.add("webhooks.signing_secret", "required with row_skipped_url: every delivery is signed (whsec_<base64 of at least %d random bytes>, or a string of at least %d bytes)", webhook.MinSecretBytes, webhook.MinSecretBytes)
 	}
-	if rest, ok := strings.CutPrefix(w.SigningSecret, "whsec_"); ok {
-		// The same decoding as webhook.SecretKey, which signs deliveries.
-		key, err := base64.StdEncoding.DecodeString(rest)
-		if err != nil {
-			key, err = base64.RawStdEncoding.DecodeString(rest)
-		}
-		if err != nil || len(key) == 0 {
+	if w.SigningSecret != "" {
+		// The same decoding as the deliveries' signing.
+		key, err := webhook.SecretKey(w.SigningSecret)
+		switch {
+		case err != nil:
 			v.add("webhooks.signing_secret", "a whsec_ secret must be followed by base64 (value not shown)")
+		case len(key) < webhook.MinSecretBytes:
+			v.add("webhooks.signing_secret", "is shorter than %d bytes (a whsec_ secret: its base64-decoded key); use at least %d random bytes, e.g. whsec_ followed by the output of openssl rand -base64 32 (value not shown)", webhook.MinSecretBytes, webhook.MinSecretBytes)
 		}
 	}
 	if w.QueueURL != "" {
@@ -352,6 +385,16 @@ func (v validator) webhooks(w *Webhooks) {
 			v.add("webhooks.queue_url", "%s", msg)
 		}
 	}
+}
+
+// loopbackHost reports whether host (a URL's, without brackets) is this
+// machine: localhost, or a loopback IP address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // checkHTTPURL returns what is wrong with an http(s) URL, or "". Webhook

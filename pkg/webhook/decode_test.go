@@ -31,6 +31,14 @@ func TestDecodeRowSkipped(t *testing.T) {
 		{`{"type":"row.skipped","event_id":"e","pipeline":"shop","size_bytes":"SECRETVALUE"}`, "size_bytes must be int"},
 		{`{"type":"row.skipped","event_id":"e","pipeline":"shop","reason":SECRETVALUE}`, "syntax error"},
 		{`{"type":"row.skipped","event_id":"e","pipeline":"shop","reason":"x`, "truncated"},
+		// Bytes other parsers would read as another event: signed as
+		// they are, they must have one reading.
+		{`{"type":"row.skipped","event_id":"e","pipeline":"billing","pipeline":"shop"}`, `key "pipeline" appears twice`},
+		{`{"type":"row.skipped","event_id":"e","pipeline":"shop","Pipeline":"shop"}`, "not one of the event's"},
+		{`{"type":"row.skipped","event_id":"e","PIPELINE":"shop"}`, "not one of the event's"},
+		{`{"type":"row.skipped","event_id":"e","pipeline":"shop","primary_key":{"id":1,"id":2}}`, "an object repeats a key"},
+		{`{"type":"row.skipped","event_id":"e","pipeline":"shop","extra":{"a":[{"b":1,"b":2}]}}`, "an object repeats a key"},
+		{"{\"type\":\"row.skipped\",\"event_id\":\"e\",\"pipeline\":\"shop\",\"reason\":\"\xff\"}", "not UTF-8"},
 	} {
 		_, err := DecodeRowSkipped([]byte(tc.doc))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -39,6 +47,14 @@ func TestDecodeRowSkipped(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "SECRETVALUE") {
 			t.Errorf("%s: error echoes the input: %v", tc.doc, err)
 		}
+	}
+	// Keys spelt with escapes are the same keys; nested objects may
+	// reuse a name of the event.
+	if _, err := DecodeRowSkipped([]byte(`{"type":"row.skipped","event_id":"e","pipeline":"shop","extra":{"pipeline":"x","list":[{"a":1},{"a":2}]},"\u0070rimary_key":{"pipeline":1}}`)); err != nil {
+		t.Errorf("a document with one reading refused: %v", err)
+	}
+	if _, err := DecodeRowSkipped([]byte(`{"type":"row.skipped","event_id":"e","pipeline":"shop","\u0070ipeline":"billing"}`)); err == nil {
+		t.Error("a key repeated through an escape accepted")
 	}
 	if _, err := DecodeRowSkipped([]byte(`"` + strings.Repeat("a", MaxEventBytes) + `"`)); err == nil {
 		t.Error("oversized body accepted")

@@ -23,6 +23,12 @@ const (
 // print them.
 const secretPrefix = "whsec_"
 
+// MinSecretBytes is the shortest HMAC key a signing secret may give: the
+// 24 random bytes Standard Webhooks asks for at the least (its libraries
+// make 24 to 64). A shorter key can be guessed offline from one signed
+// delivery.
+const MinSecretBytes = 24
+
 // SecretKey returns the HMAC key of a signing secret: the base64-decoded
 // remainder of a "whsec_<base64>" secret, or the secret's own bytes for any
 // other string. A "whsec_" secret whose remainder is not base64 is an

@@ -7,7 +7,10 @@ package pipelines
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,8 +85,16 @@ func (p *Configs) Get(ctx context.Context, pipeline string) (*config.Config, err
 }
 
 // GetWithSecrets is Get, with the values the document's references
-// resolved to, for a caller that must not show them.
+// resolved to, for a caller that must not show them; on an error, those
+// read before the document was refused, so that its problems can be
+// scrubbed too.
 func (p *Configs) GetWithSecrets(ctx context.Context, pipeline string) (*config.Config, []string, error) {
+	if strings.HasPrefix(p.prefix, p.SecretPrefix(pipeline)) || slices.Contains(config.ReservedNames, pipeline) {
+		// Its secrets would be every pipeline's document: refused before
+		// any reference is read.
+		return nil, nil, &config.Errors{Problems: []config.Problem{{Field: "name",
+			Message: fmt.Sprintf("%s is reserved: %s, where its secrets would be, holds every pipeline's document (%s…)", pipeline, p.SecretPrefix(pipeline), p.prefix)}}}
+	}
 	p.mu.Lock()
 	c, ok := p.cache[pipeline]
 	p.mu.Unlock()
@@ -95,7 +106,7 @@ func (p *Configs) GetWithSecrets(ctx context.Context, pipeline string) (*config.
 		config.WithReferenceScope(p.SecretPrefix(pipeline)), config.WithoutEnvironment(),
 		config.WithResolvedValues(func(v string) { resolved = append(resolved, v) }))
 	if err != nil {
-		return nil, nil, err
+		return nil, resolved, err
 	}
 	p.mu.Lock()
 	p.cache[pipeline] = cachedConfig{cfg: cfg, resolved: resolved, at: time.Now()}
