@@ -317,6 +317,11 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 	// The MSK owner's writer roles trust this role and the task roles
 	// (TributaryCustomerAccess), with the external id.
 	awscdk.NewCfnOutput(stack, jsii.String("ConnectionTestRoleArn"), &awscdk.CfnOutputProps{Value: connTest.Role().RoleArn()})
+	// Callers' IAM policies name routes per pipeline:
+	// arn:aws:execute-api:<region>:<account>:<ApiId>/*/POST/pipelines/<name>/… (docs/aws.md).
+	awscdk.NewCfnOutput(stack, jsii.String("ApiId"), &awscdk.CfnOutputProps{
+		Value: s.Api.ApiId(), Description: jsii.String("For execute-api:Invoke grants per pipeline: arn:aws:execute-api:<region>:<account>:<ApiId>/*/POST/pipelines/<name>/backfill"),
+	})
 	awscdk.NewCfnOutput(stack, jsii.String("ConnectionTestUrl"), &awscdk.CfnOutputProps{
 		Value: jsii.String(fmt.Sprintf("%spipelines/{name}/connection-test", *s.Api.Url())),
 	})

@@ -105,4 +105,6 @@ func TestApiStageThrottled(t *testing.T) {
 		"DefaultRouteSettings", obj("ThrottlingRateLimit", 5, "ThrottlingBurstLimit", 10)))
 	ctxDP.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Stage"), obj(
 		"DefaultRouteSettings", obj("ThrottlingRateLimit", 2, "ThrottlingBurstLimit", 4)))
+	// What callers' per-pipeline execute-api:Invoke grants name.
+	dpTmpl.HasOutput(jsii.String("ApiId"), obj("Value", obj("Ref", assertions.Match_StringLikeRegexp(jsii.String("Api.*")))))
 }
