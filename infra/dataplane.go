@@ -77,7 +77,8 @@ type DataPlaneProps struct {
 	// "source silent" alarm fires.
 	SilentMinutes int
 	// ApiThrottleRate (requests per second, steady) and ApiThrottleBurst
-	// bound every route of the API together; 0 means the defaults.
+	// bound each route of the API, all callers together (the stage's
+	// default route throttling); 0 means the defaults.
 	ApiThrottleRate  float64
 	ApiThrottleBurst int
 }
@@ -98,7 +99,7 @@ const (
 	// it moves to the DLQ.
 	maxReceiveCount = 5
 	// defaultApiThrottleRate and defaultApiThrottleBurst throttle the API's
-	// stage (every route, every caller together): a connection test holds
+	// stage (each route, all callers together): a connection test holds
 	// a function for up to 28 s and a backfill re-publishes whole tables,
 	// neither of which anyone needs many times a second.
 	defaultApiThrottleRate  = 5
@@ -407,8 +408,8 @@ func assumeCustomerRole(roleARN string) awsiam.PolicyStatement {
 }
 
 // newConnectionTestApi is the HTTP API: one route, IAM authorization,
-// access logs, and the stage throttled to rate requests per second with
-// bursts of burst (API Gateway's account limits are far higher).
+// access logs, and each route of the stage throttled to rate requests per
+// second with bursts of burst (API Gateway's account limits are far higher).
 func newConnectionTestApi(stack awscdk.Stack, fn awslambda.Function, rate float64, burst int) awsapigatewayv2.HttpApi {
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
 		Description:       jsii.String("Tributary: POST /pipelines/{name}/connection-test and /backfill (SigV4)"),

@@ -35,9 +35,9 @@
 //	connectionTestHosts {"<pipeline>":["<host>","*.<domain>","<CIDR>",…],…}:
 //	                 the only brokers and database hosts the connection test
 //	                 connects to for that pipeline (optional; default any)
-//	apiThrottleRate  the API's steady requests per second, all routes and
+//	apiThrottleRate  the API's steady requests per second, per route, all
 //	                 callers together (default 5)
-//	apiThrottleBurst the API's burst (default 10)
+//	apiThrottleBurst the API's burst per route (default 10)
 //	customerAccess   {"clusterArn","createTopics","connectionTestRoleArn",
 //	                 "pipelines":[{"name","taskRoleArn","topicPrefix","externalId"},…]}
 //	                 (or one pipeline as top-level "taskRoleArn","topicPrefix",

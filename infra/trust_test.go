@@ -95,7 +95,7 @@ func TestConnectionTestHosts(t *testing.T) {
 	}
 }
 
-// TestApiStageThrottled: every route of the API is throttled together,
+// TestApiStageThrottled: each route of the API is throttled, all callers together,
 // 5 requests a second with bursts of 10 unless the context says otherwise.
 func TestApiStageThrottled(t *testing.T) {
 	stacks(t)
