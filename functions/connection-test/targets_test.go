@@ -138,11 +138,14 @@ func TestSecretsOnlyOverTLSAndOnlyWhereBound(t *testing.T) {
 		billingWriter = "arn:aws:iam::111122223333:role/tributary-writer-billing"
 	)
 	docs := map[string][2]string{ // pipeline → source URL, destination
-		"pgdefault":  {pgURL(""), noKafka},
-		"pgprefer":   {pgURL("?sslmode=prefer"), noKafka},
-		"pgallow":    {pgURL("?sslmode=allow"), noKafka},
-		"pgdisable":  {pgURL("?sslmode=disable"), noKafka},
-		"pgrequire":  {pgURL("?sslmode=require"), noKafka},
+		"pgdefault": {pgURL(""), noKafka},
+		"pgprefer":  {pgURL("?sslmode=prefer"), noKafka},
+		"pgallow":   {pgURL("?sslmode=allow"), noKafka},
+		"pgdisable": {pgURL("?sslmode=disable"), noKafka},
+		"pgrequire": {pgURL("?sslmode=require"), noKafka},
+		// The driver takes the last sslmode, the TLS settings the first:
+		// either way the connection is TLS or nothing.
+		"pgtwice":    {pgURL("?sslmode=verify-full&sslmode=prefer"), noKafka},
 		"mysqlnotls": {"mysql://root:${ssm:%s}@127.0.0.1:" + db.port() + "/db", noKafka},
 		"plain": {pgURL("?sslmode=verify-full"), `bootstrap_servers: "127.0.0.1:` + kafka.port() + `", disable_tls: true, ` +
 			`authentication: PLAIN, username: u, password: "${ssm:%s}"`},
@@ -218,9 +221,11 @@ func TestSecretsOnlyOverTLSAndOnlyWhereBound(t *testing.T) {
 	}
 	// sslmode=require passes (no plaintext fallback): the driver asks for
 	// TLS, the server refuses, and the test fails without a password sent.
-	code, body := call("pgrequire")
-	if code != 200 || report(t, body).OK || !strings.Contains(body, `"name":"source connection","ok":false`) {
-		t.Errorf("pgrequire: %d %s", code, body)
+	for _, name := range []string{"pgrequire", "pgtwice"} {
+		code, body := call(name)
+		if code != 200 || report(t, body).OK || !strings.Contains(body, `"name":"source connection","ok":false`) {
+			t.Errorf("%s: %d %s", name, code, body)
+		}
 	}
 	time.Sleep(200 * time.Millisecond) // what the listeners were sent is in
 	if n, got := pg.seen(); n == 0 || strings.Contains(got, "CANARY") {
