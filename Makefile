@@ -21,11 +21,13 @@ TEST_TEMPLATES := .services/cfn-templates
 CDK := $(shell bash integration/services/cdk.sh --path)
 CDK_OFFLINE := AWS_EC2_METADATA_DISABLED=true CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=true
 # What `make test` synthesizes with the CLI: both stacks, the customer
-# access one from -c JSON text (two pipelines, the connection test's role),
-# per-pipeline customer roles, as docs/aws.md shows.
+# access one from -c JSON text (two pipelines, each with its own external
+# id, the connection test's role), per-pipeline customer roles and the
+# connection test's allowed hosts, as docs/aws.md shows.
 CDK_TEST_CONTEXT := -c pipelines=shop,billing -c alarmEmail=ops@example.com \
   -c 'customerRoles={"shop":"arn:aws:iam::111122223333:role/tributary-writer-shop","billing":"arn:aws:iam::111122223333:role/tributary-writer-billing"}' \
-  -c 'customerAccess={"externalId":"ext-from-cli","clusterArn":"arn:aws:kafka:us-east-1:111122223333:cluster/orders/0a1b2c3d-4e5f-6789-abcd-ef0123456789-2","connectionTestRoleArn":"arn:aws:iam::444455556666:role/Tributary-ConnectionTestFunctionServiceRole-X","pipelines":[{"name":"shop","taskRoleArn":"arn:aws:iam::444455556666:role/Tributary-PipelineshopTaskRole-X"},{"name":"billing","taskRoleArn":"arn:aws:iam::444455556666:role/Tributary-PipelinebillingTaskRole-X","topicPrefix":"bill"}]}'
+  -c 'connectionTestHosts={"shop":["*.kafka.us-east-1.amazonaws.com","shop.cluster-xyz.us-east-1.rds.amazonaws.com"]}' \
+  -c 'customerAccess={"clusterArn":"arn:aws:kafka:us-east-1:111122223333:cluster/orders/0a1b2c3d-4e5f-6789-abcd-ef0123456789-2","connectionTestRoleArn":"arn:aws:iam::444455556666:role/Tributary-ConnectionTestFunctionServiceRole-X","pipelines":[{"name":"shop","taskRoleArn":"arn:aws:iam::444455556666:role/Tributary-PipelineshopTaskRole-X","externalId":"ext-from-cli-shop-5e0c2a91"},{"name":"billing","taskRoleArn":"arn:aws:iam::444455556666:role/Tributary-PipelinebillingTaskRole-X","topicPrefix":"bill","externalId":"ext-from-cli-billing-7b3d"}]}'
 
 # `tributary version` prints these; outside a git checkout they read "dev"/"unknown".
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -59,7 +61,9 @@ test: services-up $(CFN_LINT) $(CDK) ## unit + integration tests on real service
 	rm -rf cdk.out
 	$(CDK_OFFLINE) $(CDK) synth --quiet $(CDK_TEST_CONTEXT)
 	$(CFN_LINT) cdk.out/*.template.json
-	grep -q '"ext-from-cli"' cdk.out/TributaryCustomerAccess.template.json
+	grep -q '"ext-from-cli-shop-5e0c2a91"' cdk.out/TributaryCustomerAccess.template.json
+	grep -q '"ext-from-cli-billing-7b3d"' cdk.out/TributaryCustomerAccess.template.json
+	grep -q PIPELINE_WRITER_ROLES cdk.out/Tributary.template.json
 	! grep -q BootstrapVersion cdk.out/TributaryCustomerAccess.template.json
 
 unit: ## unit tests only (no services)

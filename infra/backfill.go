@@ -19,7 +19,10 @@ var backfillTimeout = awscdk.Duration_Seconds(jsii.Number(10))
 // authorization, as every route) and its function (functions/backfill).
 // The function needs no VPC, no SSM and no secret: its role may only
 // dynamodb:UpdateItem the deployed pipelines' items of the checkpoint
-// table, which is all a backfill request is.
+// table, which is all a backfill request is, and in them only the
+// backfill attribute (the key, pipeline, is named by every request):
+// not a pipeline's position, lease or status, and no answer that would
+// return them (ReturnValues).
 func (s *DataPlaneStack) addBackfillRoute(stack awscdk.Stack, codeDir string, pipelines []Pipeline) awslambda.Function {
 	fn := awslambda.NewFunction(stack, jsii.String("BackfillFunction"), &awslambda.FunctionProps{
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
@@ -43,7 +46,17 @@ func (s *DataPlaneStack) addBackfillRoute(stack awscdk.Stack, codeDir string, pi
 			Actions:   jsii.Strings("dynamodb:UpdateItem"),
 			Resources: &[]*string{s.Table.TableArn()},
 			Conditions: &map[string]any{
-				"ForAllValues:StringEquals": map[string]any{"dynamodb:LeadingKeys": names},
+				"ForAllValues:StringEquals": map[string]any{
+					"dynamodb:LeadingKeys": names,
+					// pkg/checkpoint's names: attrPipeline, attrBackfill.
+					"dynamodb:Attributes": []string{"pipeline", "backfill"},
+				},
+				// As AWS documents attribute-level access: no request
+				// that would read or return the item's other attributes.
+				"StringEqualsIfExists": map[string]any{
+					"dynamodb:Select":       "SPECIFIC_ATTRIBUTES",
+					"dynamodb:ReturnValues": []string{"NONE", "UPDATED_OLD", "UPDATED_NEW"},
+				},
 			},
 		}))
 	}

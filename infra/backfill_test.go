@@ -44,7 +44,7 @@ func TestBackfillRouteAndLeastPrivilege(t *testing.T) {
 					Statement []struct {
 						Action    any
 						Resource  any
-						Condition map[string]map[string][]string
+						Condition map[string]map[string]any
 					}
 				}
 			}
@@ -59,8 +59,20 @@ func TestBackfillRouteAndLeastPrivilege(t *testing.T) {
 		if r := jsonString(st[0].Resource); !strings.Contains(r, `"Checkpoints`) || strings.Contains(r, "*") {
 			t.Errorf("%s: resource %s, want the checkpoint table only", id, r)
 		}
-		if keys := st[0].Condition["ForAllValues:StringEquals"]["dynamodb:LeadingKeys"]; strings.Join(keys, ",") != "shop,billing" {
+		all := st[0].Condition["ForAllValues:StringEquals"]
+		if keys := jsonString(all["dynamodb:LeadingKeys"]); keys != `["shop","billing"]` {
 			t.Errorf("%s: leading keys %v, want the deployed pipelines shop,billing", id, keys)
+		}
+		// Only the backfill attribute (and the key every request names):
+		// not a pipeline's position, lease or status, nor an answer
+		// holding them.
+		if attrs := jsonString(all["dynamodb:Attributes"]); attrs != `["pipeline","backfill"]` {
+			t.Errorf("%s: attributes %s, want the key and backfill only", id, attrs)
+		}
+		ifExists := st[0].Condition["StringEqualsIfExists"]
+		if sel, rv := jsonString(ifExists["dynamodb:Select"]), jsonString(ifExists["dynamodb:ReturnValues"]); sel != `"SPECIFIC_ATTRIBUTES"` ||
+			rv != `["NONE","UPDATED_OLD","UPDATED_NEW"]` {
+			t.Errorf("%s: Select %s, ReturnValues %s: want SPECIFIC_ATTRIBUTES and NONE/UPDATED_OLD/UPDATED_NEW", id, sel, rv)
 		}
 	}
 	dpTmpl.HasOutput(jsii.String("BackfillUrl"), obj())

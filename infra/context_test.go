@@ -45,14 +45,17 @@ func contextApp(t *testing.T) {
 		ctxApp = awscdk.NewApp(&awscdk.AppProps{
 			Outdir: jsii.String(out),
 			Context: &map[string]any{
-				"pipelines":     "shop,billing",
-				"deployment":    "staging",
-				"mskClusterArn": testCluster,
-				"image":         testImage,
-				"alarmEmail":    "ops@example.com",
-				"silentMinutes": "45",
+				"pipelines":           "shop,billing",
+				"deployment":          "staging",
+				"mskClusterArn":       testCluster,
+				"image":               testImage,
+				"alarmEmail":          "ops@example.com",
+				"silentMinutes":       "45",
+				"connectionTestHosts": `{"shop":["*.kafka.us-east-1.amazonaws.com","shop.cluster-xyz.us-east-1.rds.amazonaws.com","10.20.0.0/16"]}`,
+				"apiThrottleRate":     "2",
+				"apiThrottleBurst":    "4",
 				"customerAccess": `{"taskRoleArn":"arn:aws:iam::444455556666:role/staging-tributary-task-shop",` +
-					`"externalId":"ext-from-cli","clusterArn":"` + testCluster + `","topicPrefix":"shop","createTopics":"true","exactlyOnce":"true"}`,
+					`"externalId":"ext-from-cli-4f1a9c2e7b","clusterArn":"` + testCluster + `","topicPrefix":"shop","createTopics":"true","exactlyOnce":"true"}`,
 			},
 		})
 		if ctxErr = build(ctxApp, root); ctxErr != nil {
@@ -88,7 +91,7 @@ func TestContextAsStrings(t *testing.T) {
 	ctxCA.HasResourceProperties(jsii.String("AWS::IAM::Role"), obj(
 		"RoleName", "staging-tributary-writer-shop",
 		"AssumeRolePolicyDocument", obj("Statement", []any{assertions.Match_ObjectLike(obj(
-			"Condition", obj("StringEquals", obj("sts:ExternalId", "ext-from-cli")),
+			"Condition", obj("StringEquals", obj("sts:ExternalId", "ext-from-cli-4f1a9c2e7b")),
 		))}),
 	))
 	// createTopics given as the string "true".
@@ -193,9 +196,21 @@ func TestBadContextIsRefused(t *testing.T) {
 		os.WriteFile(filepath.Join(root, f), []byte("stand-in\n"), 0o755)
 	}
 	for ctx, want := range map[string]string{
-		`{"deployment":"Staging!"}`:                                             "context deployment",
-		`{"customerAccess":"{not json"}`:                                        "context customerAccess: want a JSON object",
-		`{"customerAccess":"{\"externalId\":\"x\"}"}`:                           "clusterArn is missing",
+		`{"deployment":"Staging!"}`:                   "context deployment",
+		`{"customerAccess":"{not json"}`:              "context customerAccess: want a JSON object",
+		`{"customerAccess":"{\"externalId\":\"x\"}"}`: "clusterArn is missing",
+		// One external id for two pipelines, too short an id, and one id
+		// given to two pipelines: each would let one pipeline's document
+		// (or a guess) sign in as another pipeline's writer.
+		`{"customerAccess":"{\"externalId\":\"` + testShopExternalID + `\",\"clusterArn\":\"` + testCluster + `\",\"pipelines\":[{\"name\":\"shop\",\"taskRoleArn\":\"` + testShopTaskRole + `\"},{\"name\":\"billing\",\"taskRoleArn\":\"` + testBillingTaskRole + `\"}]}"}`:                                               "customerAccess.externalId: one external id shared by 2 pipelines",
+		`{"customerAccess":"{\"clusterArn\":\"` + testCluster + `\",\"pipelines\":[{\"name\":\"shop\",\"taskRoleArn\":\"` + testShopTaskRole + `\",\"externalId\":\"ext-123\"}]}"}`:                                                                                                                                         "customerAccess.pipelines[0].externalId: 7 characters, want at least 16",
+		`{"customerAccess":"{\"clusterArn\":\"` + testCluster + `\",\"pipelines\":[{\"name\":\"shop\",\"taskRoleArn\":\"` + testShopTaskRole + `\"}]}"}`:                                                                                                                                                                    "customerAccess.pipelines[0].externalId is missing",
+		`{"customerAccess":"{\"clusterArn\":\"` + testCluster + `\",\"pipelines\":[{\"name\":\"shop\",\"taskRoleArn\":\"` + testShopTaskRole + `\",\"externalId\":\"` + testShopExternalID + `\"},{\"name\":\"billing\",\"taskRoleArn\":\"` + testBillingTaskRole + `\",\"externalId\":\"` + testShopExternalID + `\"}]}"}`: "pipelines[1].externalId: the same as pipeline shop's",
+		`{"connectionTestHosts":"{\"shop\":[\"*\"]}"}`:                          `connectionTestHosts.shop[0] "*"`,
+		`{"connectionTestHosts":"{\"shop\":[\"10.0.0.0/33\"]}"}`:                "not a CIDR range",
+		`{"connectionTestHosts":"{\"orders\":[\"db.example.com\"]}"}`:           `connectionTestHosts: "orders" is not one of the pipelines`,
+		`{"connectionTestHosts":"{\"shop\":[]}"}`:                               "connectionTestHosts.shop: want a list",
+		`{"apiThrottleRate":"0"}`:                                               "context apiThrottleRate 0",
 		`{"desiredCount":"-1"}`:                                                 "context desiredCount",
 		`{"pipelines":"Shop"}`:                                                  "is not a pipeline name",
 		`{"customerRoles":"{\"orders\":\"arn:aws:iam::111122223333:role/w\"}"}`: `customerRoles: "orders" is not one of the pipelines`,

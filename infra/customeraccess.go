@@ -21,6 +21,11 @@ type Writer struct {
 	TopicPrefix string
 	// ExactlyOnce grants what delivery exactly_once needs (transactions.go).
 	ExactlyOnce bool
+	// ExternalID is this pipeline's sts:ExternalId: the value of the
+	// pipeline's own /tributary/<pipeline>/external-id SecureString, which
+	// no other pipeline's document may reference. Empty: the stack's
+	// ExternalID (one pipeline only; customerAccessProps checks).
+	ExternalID string
 }
 
 // CustomerAccessProps configures the stack deployed in the account that
@@ -32,7 +37,7 @@ type CustomerAccessProps struct {
 	// output: the connection test signs in as each writer, as the task does.
 	// Optional (the connection test then cannot sign in).
 	ConnectionTestRoleARN string
-	// ExternalID must be presented on AssumeRole (sts:ExternalId).
+	// ExternalID is the sts:ExternalId of a writer that has none of its own.
 	ExternalID string
 	// ClusterARN is the MSK cluster: arn:aws:kafka:<region>:<account>:cluster/<name>/<uuid>.
 	ClusterARN string
@@ -66,7 +71,15 @@ func NewCustomerAccessStack(scope constructs.Construct, id string, props *Custom
 		if err != nil {
 			panic(err)
 		}
-		condition := map[string]any{"StringEquals": map[string]any{"sts:ExternalId": props.ExternalID}}
+		// Each writer its own external id: a document can supply only its
+		// own pipeline's (its references are confined to its secrets), so
+		// not even through the connection test's role, which every writer
+		// role trusts, can one pipeline's document sign in as another's.
+		ext := w.ExternalID
+		if ext == "" {
+			ext = props.ExternalID
+		}
+		condition := map[string]any{"StringEquals": map[string]any{"sts:ExternalId": ext}}
 		var trusted []awsiam.IPrincipal
 		trusted = append(trusted, awsiam.NewArnPrincipal(jsii.String(w.TaskRoleARN)).WithConditions(&condition))
 		if props.ConnectionTestRoleARN != "" {

@@ -6,9 +6,14 @@ import (
 	"strconv"
 )
 
+// minExternalIDLength is the shortest external id the customer-access
+// stack takes: docs/aws.md generates 40 random hex digits.
+const minExternalIDLength = 16
+
 var (
-	roleARN   = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]{1,64}$`)
-	kmsKeyARN = regexp.MustCompile(`^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[a-zA-Z0-9-]+$`)
+	externalID = regexp.MustCompile(`^[\w+=,.@:/-]+$`)
+	roleARN    = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]{1,64}$`)
+	kmsKeyARN  = regexp.MustCompile(`^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[a-zA-Z0-9-]+$`)
 )
 
 // customerAccessProps reads -c customerAccess: several pipelines, each
@@ -38,10 +43,8 @@ func customerAccessProps(ca map[string]any, deployment string) (*CustomerAccessP
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"externalId", "clusterArn"} {
-		if str(ca, k) == "" {
-			return nil, fmt.Errorf("context customerAccess: %s is missing (want externalId, clusterArn and pipelines)", k)
-		}
+	if str(ca, "clusterArn") == "" {
+		return nil, fmt.Errorf("context customerAccess: clusterArn is missing (want clusterArn and pipelines, each with its externalId)")
 	}
 	if a := props.ConnectionTestRoleARN; a != "" && !roleARN.MatchString(a) {
 		return nil, fmt.Errorf("context customerAccess.connectionTestRoleArn %q: want arn:aws:iam::<account>:role/<name>", a)
@@ -64,9 +67,18 @@ func customerAccessProps(ca map[string]any, deployment string) (*CustomerAccessP
 	default:
 		return nil, fmt.Errorf("context customerAccess.pipelines: want a list")
 	}
+	// One external id per pipeline: with one shared by several pipelines,
+	// a document holding its own pipeline's copy could sign in as every
+	// other pipeline's writer. The top-level externalId (the older form)
+	// still serves a single pipeline.
+	if props.ExternalID != "" && len(entries) > 1 {
+		return nil, fmt.Errorf("context customerAccess.externalId: one external id shared by %d pipelines lets each pipeline's document sign in as the others' writers; "+
+			"give each pipelines[i] its own externalId (docs/aws.md, step 7) and drop the shared one", len(entries))
+	}
 	seen := map[string]bool{}
+	extSeen := map[string]string{}
 	for i, e := range entries {
-		w := Writer{Pipeline: str(e, "name"), TaskRoleARN: str(e, "taskRoleArn"), TopicPrefix: str(e, "topicPrefix")}
+		w := Writer{Pipeline: str(e, "name"), TaskRoleARN: str(e, "taskRoleArn"), TopicPrefix: str(e, "topicPrefix"), ExternalID: str(e, "externalId")}
 		at := fmt.Sprintf("context customerAccess.pipelines[%d]", i)
 		if !pipelineName.MatchString(w.Pipeline) {
 			return nil, fmt.Errorf("%s.name %q: want a pipeline name (a-z, 0-9, '_', '-')", at, w.Pipeline)
@@ -88,6 +100,21 @@ func customerAccessProps(ca map[string]any, deployment string) (*CustomerAccessP
 		if _, err := topicARN(props.ClusterARN, prefix); err != nil {
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
+		ext, field := w.ExternalID, at+".externalId"
+		if ext == "" {
+			ext, field = props.ExternalID, "context customerAccess.externalId"
+		}
+		switch {
+		case ext == "":
+			return nil, fmt.Errorf("%s.externalId is missing: the value of the pipeline's %s/%s/external-id SecureString (docs/aws.md, step 7)", at, parameterRoot(deployment), w.Pipeline)
+		case len(ext) > 1224 || !externalID.MatchString(ext):
+			return nil, fmt.Errorf("%s: want 2 to 1224 of letters, digits and +=,.@:/- (the value is not shown)", field)
+		case len(ext) < minExternalIDLength:
+			return nil, fmt.Errorf("%s: %d characters, want at least %d random ones (e.g. openssl rand -hex 20; the value is not shown)", field, len(ext), minExternalIDLength)
+		case extSeen[ext] != "":
+			return nil, fmt.Errorf("%s: the same as pipeline %s's; each pipeline needs its own (the value is not shown)", field, extSeen[ext])
+		}
+		extSeen[ext] = w.Pipeline
 		eos, err := contextBool(e, "exactlyOnce", at)
 		if err != nil {
 			return nil, err

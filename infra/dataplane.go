@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -28,7 +29,12 @@ type Pipeline struct {
 	Name string
 	// CustomerRoleARN is the role in the MSK owner's account that the task
 	// assumes (AWS_MSK_IAM); empty when the pipeline does not use one.
+	// The connection test signs in with it for this pipeline only.
 	CustomerRoleARN string
+	// AllowedHosts, when set, are the only brokers and database hosts the
+	// connection test connects to for this pipeline: host names, *.suffix
+	// patterns, IP addresses or CIDR ranges (context connectionTestHosts).
+	AllowedHosts []string
 }
 
 // DataPlaneProps configures the data-plane stack. Asset paths are props so
@@ -70,6 +76,11 @@ type DataPlaneProps struct {
 	// SilentMinutes is how long a pipeline may publish nothing before its
 	// "source silent" alarm fires.
 	SilentMinutes int
+	// ApiThrottleRate (requests per second, steady) and ApiThrottleBurst
+	// bound each route of the API, all callers together (the stage's
+	// default route throttling); 0 means the defaults.
+	ApiThrottleRate  float64
+	ApiThrottleBurst int
 }
 
 const (
@@ -87,6 +98,12 @@ const (
 	// maxReceiveCount is how often a row.skipped message is tried before
 	// it moves to the DLQ.
 	maxReceiveCount = 5
+	// defaultApiThrottleRate and defaultApiThrottleBurst throttle the API's
+	// stage (each route, all callers together): a connection test holds
+	// a function for up to 28 s and a backfill re-publishes whole tables,
+	// neither of which anyone needs many times a second.
+	defaultApiThrottleRate  = 5
+	defaultApiThrottleBurst = 10
 )
 
 var (
@@ -241,6 +258,17 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 	// functions/row-skipped/queues.go reads it.
 	rowSkipped.AddEnvironment(jsii.String("ROW_SKIPPED_QUEUES"), jsii.String(strings.Join(bindings, ",")), nil)
 	connTest := s.newFunction(stack, "ConnectionTestFunction", props.ConnectionTestCode, vpc, s.SecurityGroup, connectionTestTimeout)
+	// The connection test may assume every pipeline's writer role, so the
+	// stack, not the document, says which one each pipeline signs in
+	// with (functions/connection-test/targets.go reads both; without
+	// PIPELINE_WRITER_ROLES no pipeline's test assumes a role).
+	writers, hosts := connectionTestBindings(props.Pipelines)
+	if writers != "" {
+		connTest.AddEnvironment(jsii.String("PIPELINE_WRITER_ROLES"), jsii.String(writers), nil)
+	}
+	if hosts != "" {
+		connTest.AddEnvironment(jsii.String("PIPELINE_ALLOWED_HOSTS"), jsii.String(hosts), nil)
+	}
 	for _, fn := range []awslambda.Function{rowSkipped, connTest} {
 		// Each deployed pipeline by name: a document written for a
 		// pipeline this stack does not run is not readable.
@@ -255,7 +283,14 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 			"Reads the deployed pipelines' documents and their secrets under "+s.root+"/<pipeline>/*, pipeline by pipeline.")
 	}
 
-	s.Api = newConnectionTestApi(stack, connTest)
+	rate, burst := props.ApiThrottleRate, props.ApiThrottleBurst
+	if rate <= 0 {
+		rate = defaultApiThrottleRate
+	}
+	if burst <= 0 {
+		burst = defaultApiThrottleBurst
+	}
+	s.Api = newConnectionTestApi(stack, connTest, rate, burst)
 	s.addBackfillRoute(stack, props.BackfillCode, props.Pipelines)
 
 	logs := awslogs.NewLogGroup(stack, jsii.String("TaskLogs"), &awslogs.LogGroupProps{
@@ -283,6 +318,11 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 	// The MSK owner's writer roles trust this role and the task roles
 	// (TributaryCustomerAccess), with the external id.
 	awscdk.NewCfnOutput(stack, jsii.String("ConnectionTestRoleArn"), &awscdk.CfnOutputProps{Value: connTest.Role().RoleArn()})
+	// Callers' IAM policies name routes per pipeline:
+	// arn:aws:execute-api:<region>:<account>:<ApiId>/*/POST/pipelines/<name>/… (docs/aws.md).
+	awscdk.NewCfnOutput(stack, jsii.String("ApiId"), &awscdk.CfnOutputProps{
+		Value: s.Api.ApiId(), Description: jsii.String("For execute-api:Invoke grants per pipeline: arn:aws:execute-api:<region>:<account>:<ApiId>/*/POST/pipelines/<name>/backfill"),
+	})
 	awscdk.NewCfnOutput(stack, jsii.String("ConnectionTestUrl"), &awscdk.CfnOutputProps{
 		Value: jsii.String(fmt.Sprintf("%spipelines/{name}/connection-test", *s.Api.Url())),
 	})
@@ -337,6 +377,29 @@ func (s *DataPlaneStack) readPipelineParameters(stack awscdk.Stack, name string)
 	})
 }
 
+// connectionTestBindings are the connection test's PIPELINE_WRITER_ROLES
+// (<pipeline>=<writer role ARN>,…: the only role each pipeline's test
+// signs in with; a pipeline not listed signs in with none) and
+// PIPELINE_ALLOWED_HOSTS ({"<pipeline>":["<host pattern or CIDR>",…]},
+// empty when no pipeline is restricted).
+func connectionTestBindings(pipelines []Pipeline) (writers, hosts string) {
+	var w []string
+	h := map[string][]string{}
+	for _, p := range pipelines {
+		if p.CustomerRoleARN != "" {
+			w = append(w, p.Name+"="+p.CustomerRoleARN)
+		}
+		if len(p.AllowedHosts) > 0 {
+			h[p.Name] = p.AllowedHosts
+		}
+	}
+	if len(h) > 0 {
+		b, _ := json.Marshal(h)
+		hosts = string(b)
+	}
+	return strings.Join(w, ","), hosts
+}
+
 func assumeCustomerRole(roleARN string) awsiam.PolicyStatement {
 	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("sts:AssumeRole"),
@@ -345,8 +408,9 @@ func assumeCustomerRole(roleARN string) awsiam.PolicyStatement {
 }
 
 // newConnectionTestApi is the HTTP API: one route, IAM authorization,
-// access logs.
-func newConnectionTestApi(stack awscdk.Stack, fn awslambda.Function) awsapigatewayv2.HttpApi {
+// access logs, and each route of the stage throttled to rate requests per
+// second with bursts of burst (API Gateway's account limits are far higher).
+func newConnectionTestApi(stack awscdk.Stack, fn awslambda.Function, rate float64, burst int) awsapigatewayv2.HttpApi {
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
 		Description:       jsii.String("Tributary: POST /pipelines/{name}/connection-test and /backfill (SigV4)"),
 		DefaultAuthorizer: awsapigatewayv2authorizers.NewHttpIamAuthorizer(),
@@ -365,6 +429,10 @@ func newConnectionTestApi(stack awscdk.Stack, fn awslambda.Function) awsapigatew
 		DestinationArn: accessLogs.LogGroupArn(),
 		Format: jsii.String(`{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","caller":"$context.identity.caller",` +
 			`"user":"$context.identity.userArn","time":"$context.requestTime","route":"$context.routeKey","status":"$context.status"}`),
+	})
+	stage.SetDefaultRouteSettings(&awsapigatewayv2.CfnStage_RouteSettingsProperty{
+		ThrottlingRateLimit:  jsii.Number(rate),
+		ThrottlingBurstLimit: jsii.Number(float64(burst)),
 	})
 	return api
 }

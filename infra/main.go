@@ -32,10 +32,16 @@
 //	desiredCount     tasks per pipeline service (default 0: see docs/aws.md)
 //	alarmEmail       an address subscribed to the alarm topic (optional)
 //	silentMinutes    alarm when a source sends nothing this long (default 30)
-//	customerAccess   {"externalId","clusterArn","createTopics","connectionTestRoleArn",
-//	                 "pipelines":[{"name","taskRoleArn","topicPrefix"},…]}
-//	                 (or one pipeline as top-level "taskRoleArn","topicPrefix")
-//	                 synthesizes TributaryCustomerAccess too
+//	connectionTestHosts {"<pipeline>":["<host>","*.<domain>","<CIDR>",…],…}:
+//	                 the only brokers and database hosts the connection test
+//	                 connects to for that pipeline (optional; default any)
+//	apiThrottleRate  the API's steady requests per second, per route, all
+//	                 callers together (default 5)
+//	apiThrottleBurst the API's burst per route (default 10)
+//	customerAccess   {"clusterArn","createTopics","connectionTestRoleArn",
+//	                 "pipelines":[{"name","taskRoleArn","topicPrefix","externalId"},…]}
+//	                 (or one pipeline as top-level "taskRoleArn","topicPrefix",
+//	                 "externalId") synthesizes TributaryCustomerAccess too
 //	assets           directory of the function builds, relative to the
 //	                 repository root (default bin/functions)
 package main
@@ -46,6 +52,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -142,6 +149,45 @@ func build(app awscdk.App, root string) error {
 			return fmt.Errorf("context customerRoles: %q is not one of the pipelines (%s)", name, names)
 		}
 	}
+	hosts, err := c.object("connectionTestHosts")
+	if err != nil {
+		return err
+	}
+	for name, v := range hosts {
+		list, _ := v.([]any)
+		at := "context connectionTestHosts." + name
+		if len(list) == 0 {
+			return fmt.Errorf("%s: want a list of host names, *.domain patterns, IP addresses or CIDR ranges", at)
+		}
+		found := false
+		for i := range pipelines {
+			if pipelines[i].Name != name {
+				continue
+			}
+			found = true
+			for j, e := range list {
+				h, _ := e.(string)
+				if msg := hostPatternProblem(h); msg != "" {
+					return fmt.Errorf("%s[%d] %q: %s", at, j, h, msg)
+				}
+				pipelines[i].AllowedHosts = append(pipelines[i].AllowedHosts, strings.ToLower(h))
+			}
+		}
+		if !found {
+			return fmt.Errorf("context connectionTestHosts: %q is not one of the pipelines (%s)", name, names)
+		}
+	}
+	throttleRate, err := c.number("apiThrottleRate", defaultApiThrottleRate)
+	if err != nil {
+		return err
+	}
+	throttleBurst, err := c.number("apiThrottleBurst", defaultApiThrottleBurst)
+	if err != nil {
+		return err
+	}
+	if throttleRate < 1 || throttleBurst < 1 {
+		return fmt.Errorf("context apiThrottleRate %d, apiThrottleBurst %d: want at least 1 each", throttleRate, throttleBurst)
+	}
 	network := NetworkProps{VpcID: c.str("vpcId"), Cidr: c.str("vpcCidr"), InterfaceEndpoints: c.str("vpcEndpoints") == "true"}
 	if network.Cidr != "" {
 		if _, err := netip.ParsePrefix(network.Cidr); err != nil || !strings.Contains(network.Cidr, ".") {
@@ -214,6 +260,8 @@ func build(app awscdk.App, root string) error {
 		DesiredCount:       desired,
 		AlarmEmail:         c.str("alarmEmail"),
 		SilentMinutes:      silent,
+		ApiThrottleRate:    float64(throttleRate),
+		ApiThrottleBurst:   throttleBurst,
 	})
 
 	ca, err := c.object("customerAccess")
@@ -229,6 +277,29 @@ func build(app awscdk.App, root string) error {
 	}
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 	return nil
+}
+
+// hostPattern is a host name or *.<domain> (lower case, letters, digits,
+// '-' and '.').
+var hostPattern = regexp.MustCompile(`^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// hostPatternProblem says what is wrong with an entry of
+// connectionTestHosts, or "": a host name, *.<domain>, an IP address or
+// a CIDR range (functions/connection-test/targets.go matches them).
+func hostPatternProblem(h string) string {
+	if _, err := netip.ParseAddr(h); err == nil {
+		return ""
+	}
+	if strings.Contains(h, "/") {
+		if _, err := netip.ParsePrefix(h); err != nil {
+			return "not a CIDR range"
+		}
+		return ""
+	}
+	if h == "*" || !hostPattern.MatchString(strings.ToLower(h)) {
+		return "want a host name, *.domain, an IP address or a CIDR range"
+	}
+	return ""
 }
 
 // appContext reads context values the way the cdk CLI hands them over:

@@ -21,6 +21,9 @@ const (
 	testShopTaskRole    = "arn:aws:iam::444455556666:role/Tributary-PipelineshopTaskRole-AAAA"
 	testBillingTaskRole = "arn:aws:iam::444455556666:role/Tributary-PipelinebillingTaskRole-BBBB"
 	testConnTestRole    = "arn:aws:iam::444455556666:role/Tributary-ConnectionTestFunctionServiceRole-CCCC"
+	// Each pipeline's external id (its /tributary/<pipeline>/external-id).
+	testShopExternalID    = "shop-2f6c1e0b9a4d7c3e8f15"
+	testBillingExternalID = "billing-7d0e3a9c51b2f84e6a"
 )
 
 // One app for every test: starting jsii and synthesizing is the slow part.
@@ -61,15 +64,15 @@ func stacks(t *testing.T) {
 		})
 		customer = NewCustomerAccessStack(app, "Customer", &CustomerAccessProps{
 			Writers: []Writer{
-				{Pipeline: "shop", TaskRoleARN: testShopTaskRole},
-				{Pipeline: "billing", TaskRoleARN: testBillingTaskRole, TopicPrefix: "bill", ExactlyOnce: true},
+				{Pipeline: "shop", TaskRoleARN: testShopTaskRole, ExternalID: testShopExternalID},
+				{Pipeline: "billing", TaskRoleARN: testBillingTaskRole, TopicPrefix: "bill", ExactlyOnce: true, ExternalID: testBillingExternalID},
 			},
-			ConnectionTestRoleARN: testConnTestRole, ExternalID: "ext-123",
-			ClusterARN: testCluster, CreateTopics: true,
+			ConnectionTestRoleARN: testConnTestRole,
+			ClusterARN:            testCluster, CreateTopics: true,
 		})
 		plainCust = NewCustomerAccessStack(app, "CustomerNoCreate", &CustomerAccessProps{
 			Writers:    []Writer{{Pipeline: "shop", TaskRoleARN: testShopTaskRole}},
-			ExternalID: "ext-123", ClusterARN: testCluster,
+			ExternalID: testShopExternalID, ClusterARN: testCluster,
 		})
 		awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 		dpTmpl = assertions.Template_FromStack(dataPlane.Stack, nil)
@@ -179,14 +182,17 @@ func TestTaskRolePermissions(t *testing.T) {
 }
 
 // TestCustomerRoles: one writer role per pipeline, each trusted by its
-// own task role and by the connection test's role, both with the external
-// id, and allowed its own prefix only; no CDK bootstrap needed.
+// own task role and by the connection test's role, both with that
+// pipeline's own external id (never another's: the connection test's role
+// is trusted by every writer, and a document can supply only its own
+// pipeline's id), and allowed its own prefix only; no CDK bootstrap needed.
 func TestCustomerRoles(t *testing.T) {
 	stacks(t)
 	defer failOnPanic(t)
 	caTmpl.ResourceCountIs(jsii.String("AWS::IAM::Role"), jsii.Number(2))
-	ext := obj("StringEquals", obj("sts:ExternalId", "ext-123"))
+	ids := map[string]string{"shop": testShopExternalID, "billing": testBillingExternalID}
 	for name, task := range map[string]string{"shop": testShopTaskRole, "billing": testBillingTaskRole} {
+		ext := obj("StringEquals", obj("sts:ExternalId", ids[name]))
 		caTmpl.HasResourceProperties(jsii.String("AWS::IAM::Role"), obj(
 			"RoleName", "tributary-writer-"+name,
 			"AssumeRolePolicyDocument", obj("Statement", []any{
@@ -219,6 +225,13 @@ func TestCustomerRoles(t *testing.T) {
 			"Roles", []any{obj("Ref", assertions.Match_StringLikeRegexp(jsii.String(role+".*")))},
 			"PolicyDocument", obj("Statement", statements),
 		))
+	}
+	roles := caTmpl.FindResources(jsii.String("AWS::IAM::Role"), nil)
+	for id, r := range *roles {
+		trust := jsonString((*r)["Properties"].(map[string]any)["AssumeRolePolicyDocument"])
+		if strings.Contains(trust, testShopExternalID) == strings.Contains(trust, testBillingExternalID) {
+			t.Errorf("%s trusts both pipelines' external ids, or neither: %s", id, trust)
+		}
 	}
 	caTmpl.HasOutput(jsii.String("WriterRoleArnBilling"), obj())
 	caTmpl2.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj(

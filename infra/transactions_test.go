@@ -9,9 +9,9 @@ import (
 // pipeline, and a value that is not a boolean is refused by name.
 func TestExactlyOnceContext(t *testing.T) {
 	base := func() map[string]any {
-		return map[string]any{"externalId": "x", "clusterArn": testCluster, "pipelines": []any{
-			map[string]any{"name": "shop", "taskRoleArn": testShopTaskRole, "exactlyOnce": true},
-			map[string]any{"name": "billing", "taskRoleArn": testBillingTaskRole},
+		return map[string]any{"clusterArn": testCluster, "pipelines": []any{
+			map[string]any{"name": "shop", "taskRoleArn": testShopTaskRole, "exactlyOnce": true, "externalId": testShopExternalID},
+			map[string]any{"name": "billing", "taskRoleArn": testBillingTaskRole, "externalId": testBillingExternalID},
 		}}
 	}
 	props, err := customerAccessProps(base(), "")

@@ -31,6 +31,9 @@ type Handler struct {
 	configs *pipelines.Configs
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 	log     *slog.Logger
+	// targets binds pipelines to writer roles and hosts (targets.go); the
+	// zero value binds no role and limits no host.
+	targets targets
 }
 
 // NewHandler returns a Handler reading pipelines from configs.
@@ -79,6 +82,10 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	case err != nil:
 		log.Error("reading the pipeline configuration", "err", scrubber(resolved)(err.Error()))
 		return respond(http.StatusInternalServerError, errorBody{Error: "the pipeline configuration cannot be read now"}), nil
+	}
+	if status, refused := h.targets.refusals(name, cfg); status != 0 {
+		log.Info("connection test refused", "status", status, "problems", len(refused))
+		return respond(status, errorBody{Error: "pipeline " + name + ": the connection test refuses this document", Problems: refused}), nil
 	}
 	budget, ok := testBudget(ctx, time.Now())
 	if !ok {

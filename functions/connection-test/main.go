@@ -4,7 +4,9 @@
 // test-connection`, dialling only through a dialer that refuses link-local
 // and instance-metadata addresses.
 //
-// Environment: PIPELINE_PARAMETER_PREFIX (default /tributary/pipelines/).
+// Environment: PIPELINE_PARAMETER_PREFIX (default /tributary/pipelines/),
+// PIPELINE_SECRET_ROOT, and from the stack PIPELINE_WRITER_ROLES and
+// PIPELINE_ALLOWED_HOSTS (targets.go).
 package main
 
 import (
@@ -26,5 +28,9 @@ func main() {
 		os.Exit(1)
 	}
 	h := NewHandler(configs, log)
+	if h.targets, err = targetsFromEnvironment(); err != nil {
+		log.Error("stack environment", "err", err)
+		os.Exit(1)
+	}
 	lambda.Start(h.Handle)
 }
