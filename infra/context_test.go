@@ -213,6 +213,7 @@ func TestBadContextIsRefused(t *testing.T) {
 		`{"apiThrottleRate":"0"}`:                                               "context apiThrottleRate 0",
 		`{"desiredCount":"-1"}`:                                                 "context desiredCount",
 		`{"pipelines":"Shop"}`:                                                  "is not a pipeline name",
+		`{"pipelines":"shop,pipelines"}`:                                        `context pipelines: "pipelines" is reserved`,
 		`{"customerRoles":"{\"orders\":\"arn:aws:iam::111122223333:role/w\"}"}`: `customerRoles: "orders" is not one of the pipelines`,
 		`{"customerRoles":"{\"shop\":\"tributary-writer\"}"}`:                   `customerRoles.shop "tributary-writer"`,
 		`{"vpcCidr":"10.0.0.0/33"}`:                                             "context vpcCidr",

@@ -128,6 +128,9 @@ func build(app awscdk.App, root string) error {
 		if !pipelineName.MatchString(n) {
 			return fmt.Errorf("context pipelines: %q is not a pipeline name (1-64 of a-z, 0-9, '_', '-')", n)
 		}
+		if n == reservedPipeline {
+			return fmt.Errorf("context pipelines: %q is reserved: its secret scope %s/%s/ would hold every pipeline's document", n, parameterRoot(""), n)
+		}
 		pipelines = append(pipelines, Pipeline{Name: n, CustomerRoleARN: c.str("customerRoleArn")})
 	}
 	roles, err := c.object("customerRoles")

@@ -15,6 +15,11 @@ var (
 	pipelineName   = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
 )
 
+// reservedPipeline is the one name a pipeline may not take: the documents
+// live under <root>/pipelines/, which is also where that pipeline's secrets
+// would be (pkg/config's ReservedNames says the same for the document).
+const reservedPipeline = "pipelines"
+
 // stackName is base, or <Deployment>-base (CloudFormation stack names are
 // letters, digits and '-').
 func stackName(deployment, base string) string {
