@@ -65,6 +65,7 @@ type Pipeline struct {
 	partitionIdx map[*change.Table]int  // partition column index per table version
 	partition    rowPartition           // for the row being emitted
 	reported     map[*change.Table]bool // table versions whose dropped columns were reported
+	noColumns    map[string]bool        // tables without columns, reported once (reportNoColumns)
 	fail         func(error)
 	finish       func() // ends the run gracefully (stop.go)
 	produceCtx   context.Context
@@ -333,6 +334,10 @@ func (p *Pipeline) emit(ctx context.Context, ev *change.Event) error {
 }
 
 func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
+	if len(ev.Table.Columns) == 0 {
+		p.reportNoColumns(ev.Table)
+		return nil
+	}
 	p.reportDropped(ev.Table)
 	topic, err := p.Encoder.TableTopic(ev.Table)
 	if err != nil {
