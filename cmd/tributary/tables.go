@@ -21,7 +21,8 @@ import (
 // columns, replica identity (PostgreSQL), estimated rows and the columns
 // left out or masked (docs/configuration.md, "Choosing tables and
 // columns"), then what in source.tables matches nothing. Exit 1 when no
-// table would be captured.
+// table would be captured, or when a table has a problem that run refuses
+// at start.
 func listTables(ctx context.Context, inv *invocation) error {
 	r, err := inventory(ctx, inv.cfg, inv)
 	if err != nil {
@@ -38,6 +39,15 @@ func listTables(ctx context.Context, inv *invocation) error {
 	}
 	if len(r.Tables) == 0 {
 		return errors.New("no table would be captured")
+	}
+	// A problem printed is one run refuses at start: the listing must
+	// not pass where run would fail.
+	var problems int
+	for _, t := range r.Tables {
+		problems += len(t.Problems)
+	}
+	if problems > 0 {
+		return fmt.Errorf("%d problems above would stop run at start", problems)
 	}
 	return nil
 }
