@@ -197,7 +197,7 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "invalid configuration %s:\n%v\n", *ref, err)
 		return exitUsage
 	}
-	if err := refuseUnusable(ctx, cfg); err != nil {
+	if err := refuseUnusableFor(ctx, cmd.name, *ref, cfg, len(inv.unset) > 0); err != nil {
 		fmt.Fprintf(stderr, "invalid configuration %s:\n%v\n", *ref, err)
 		return exitUsage
 	}
