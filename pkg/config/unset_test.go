@@ -32,3 +32,24 @@ func TestUnsetVariableNotJudged(t *testing.T) {
 		t.Fatalf("without acceptance: %v", err)
 	}
 }
+
+// TestEnumsAnyCase: enumerated values are taken in any case, as Debezium
+// takes its modes, and source.type mariadb is mysql; a value that is no
+// spelling of an accepted one is still refused with the accepted values.
+func TestEnumsAnyCase(t *testing.T) {
+	doc := strings.Replace(validYAML, "  type: postgres\n", "  type: MariaDB\n  server_id: 7\n", 1)
+	doc = strings.Replace(doc, "postgres://tributary:${env:TEST_PGPASSWORD}@db.internal:5432/shop?sslmode=verify-full", "mysql://tributary:${env:TEST_PGPASSWORD}@db.internal:3306/shop", 1)
+	doc = strings.Replace(doc, "  tables: [public.orders, public.customers]\n", "  tables: [shop.orders]\n  snapshot_mode: When_Needed\n", 1)
+	doc = strings.Replace(doc, "authentication: SCRAM-SHA-512", "authentication: scram-sha-512\n  delete_mode: RECORD_AND_TOMBSTONE", 1)
+	doc += "format:\n  decimal_handling: STRING\n  binary_handling: Hex\n  time_precision: CONNECT\nlog_level: INFO\n"
+	cfg := mustParse(t, doc)
+	if cfg.Source.Type != SourceMySQL || cfg.Source.SnapshotMode != SnapshotWhenNeeded || cfg.Destination.Authentication != AuthSCRAMSHA512 ||
+		cfg.Destination.DeleteMode != DeleteRecordAndTombstone || cfg.Format.DecimalHandling != DecimalString ||
+		cfg.Format.BinaryHandling != BinaryHex || cfg.Format.TimePrecision != TimeConnect || cfg.LogLevel != "info" {
+		t.Fatalf("canonical values: %+v %+v %+v", cfg.Source, cfg.Destination, cfg.Format)
+	}
+	_, err := parse([]byte(strings.Replace(doc, "decimal_handling: STRING", "decimal_handling: strings", 1)), testEnv)
+	if err == nil || !strings.Contains(err.Error(), "format.decimal_handling") || !strings.Contains(err.Error(), "precise, double or string") {
+		t.Fatalf("a value of no accepted spelling: %v", err)
+	}
+}
