@@ -204,6 +204,10 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 	inv.cfg = cfg
 	inv.log = newLogger(stderr, pick(*logLevel, cfg.LogLevel), pick(*logFormat, cfg.LogFormat)).With("pipeline", cfg.Name)
 	if err := cmd.run(ctx, inv); err != nil {
+		var printed *reportedError
+		if errors.As(err, &printed) {
+			return printed.code
+		}
 		var usageErr *usageError
 		if errors.As(err, &usageErr) {
 			fmt.Fprintln(stderr, err)
@@ -219,6 +223,16 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
+
+// reportedError is a failure the command's own output already shows (a
+// failed check of test-connection, a problem `tables` lists): it sets
+// the exit code and is not printed a second time.
+type reportedError struct {
+	code int
+	msg  string
+}
+
+func (e *reportedError) Error() string { return e.msg }
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, "Tributary publishes database changes to Kafka as Debezium JSON.\n\n",

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -37,8 +36,10 @@ func listTables(ctx context.Context, inv *invocation) error {
 	} else {
 		printTables(inv.stdout, r)
 	}
+	// The listing says both ("0 tables would be captured", "problem: …"):
+	// the exit code only.
 	if len(r.Tables) == 0 {
-		return errors.New("no table would be captured")
+		return &reportedError{exitRuntime, "no table would be captured"}
 	}
 	// A problem printed is one run refuses at start: the listing must
 	// not pass where run would fail.
@@ -47,7 +48,7 @@ func listTables(ctx context.Context, inv *invocation) error {
 		problems += len(t.Problems)
 	}
 	if problems > 0 {
-		return fmt.Errorf("%d problems above would stop run at start", problems)
+		return &reportedError{exitRuntime, fmt.Sprintf("%d problems would stop run at start", problems)}
 	}
 	return nil
 }
