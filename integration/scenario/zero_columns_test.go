@@ -48,7 +48,7 @@ func TestZeroColumnTable(t *testing.T) {
 		if code := p.Stop(t); code != 0 {
 			t.Fatalf("run %d: exit %d; output:\n%s", run, code, p.Out)
 		}
-		if n := strings.Count(p.Out.String(), `"table has no columns`); n != 2 {
+		if n := strings.Count(p.Out.String(), `"table has no columns to publish`); n != 2 {
 			t.Errorf("run %d: %d warnings of a table without columns, want one for each of the two tables; output:\n%s", run, n, p.Out)
 		}
 	}
