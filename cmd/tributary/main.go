@@ -203,6 +203,9 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 	}
 	inv.cfg = cfg
 	inv.log = newLogger(stderr, pick(*logLevel, cfg.LogLevel), pick(*logFormat, cfg.LogFormat)).With("pipeline", cfg.Name)
+	if cmd.name == "tables" || cmd.name == "test-connection" {
+		inv.log = logOnce(inv.log)
+	}
 	if err := cmd.run(ctx, inv); err != nil {
 		var printed *reportedError
 		if errors.As(err, &printed) {
