@@ -414,7 +414,7 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 				tombstone = false
 			}
 			reason := p.refusedReason(refused)
-			if fate == tombRefused {
+			if big != nil && fate == tombRefused {
 				reason += fmt.Sprintf("; its tombstone (the key alone, %d bytes) is over the limit too and is not published", tombBig.Size)
 			}
 			if err := p.skip(ctx, row, reason); err != nil || !tombstone {
