@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
@@ -36,7 +38,7 @@ func rowSkippedNotifier(cfg *config.Config, log *slog.Logger) webhook.Notifier {
 // allow the pipeline's topics without allowing the probe topic). Then it
 // lists the topics of the configured tables that do not exist when they
 // may not be created.
-func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Producer, log *slog.Logger) error {
+func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Producer, hasCheckpoint bool, log *slog.Logger) error {
 	d := cfg.Destination
 	// Two listed tables that would share a topic are refused before
 	// anything connects; tables found later are checked as they appear.
@@ -46,7 +48,10 @@ func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Produ
 			return &startupError{"source.tables: " + err.Error()}
 		}
 	}
-	r := kafka.TestConnection(ctx, destination.Kafka(d), cfg.LogicalName(), destination.TestOptions(cfg)...)
+	r, err := reachDestination(ctx, cfg, hasCheckpoint, log)
+	if err != nil {
+		return err
+	}
 	for _, c := range r.Checks {
 		if c.OK {
 			continue
@@ -100,3 +105,50 @@ func tableID(name string) change.TableID {
 type startupError struct{ msg string }
 
 func (e *startupError) Error() string { return "destination: " + e.msg }
+
+// reachDestination runs the connection test of the start. A pipeline that
+// has a checkpoint and finds no bootstrap server reachable is in an outage
+// (a task replaced while the cluster restarts, a broker rolled): it tries
+// again, with a log line per attempt, for source.outage_window, as the
+// source side does, rather than exit and be restarted in a loop. Without a
+// checkpoint a cluster never reached is far more likely a wrong address,
+// and the start fails at once, as it does for a source never reached.
+func reachDestination(ctx context.Context, cfg *config.Config, hasCheckpoint bool, log *slog.Logger) (kafka.Report, error) {
+	window := cfg.Source.OutageWindowDuration()
+	if window <= 0 {
+		window = capture.DefaultOutageWindow
+	}
+	var since time.Time
+	for attempt := 1; ; attempt++ {
+		r := kafka.TestConnection(ctx, destination.Kafka(cfg.Destination), cfg.LogicalName(), destination.TestOptions(cfg)...)
+		if !r.Unreachable || !hasCheckpoint || ctx.Err() != nil {
+			if !since.IsZero() && !r.Unreachable {
+				log.Info("Kafka reachable again; starting", "attempts", attempt, "outage", time.Since(since).Round(time.Millisecond).String())
+			}
+			return r, nil
+		}
+		now := time.Now()
+		if since.IsZero() {
+			since = now
+		}
+		detail := ""
+		for _, c := range r.Checks {
+			if !c.OK {
+				detail = c.Detail
+			}
+		}
+		if now.Sub(since) >= window {
+			return r, &startupError{fmt.Sprintf("Kafka unreachable for longer than source.outage_window (%s, %d attempts): %s", window, attempt, detail)}
+		}
+		wait := min(500*time.Millisecond<<min(attempt-1, 6), 30*time.Second, window-now.Sub(since))
+		log.Warn("Kafka unreachable at start; the pipeline has a checkpoint, retrying", "err", detail, "attempt", attempt,
+			"retry_in", wait.Round(time.Millisecond).String(), "outage", now.Sub(since).Round(time.Millisecond).String(), "outage_window", window.String())
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return r, ctx.Err()
+		case <-t.C:
+		}
+	}
+}

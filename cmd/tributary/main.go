@@ -204,13 +204,20 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "invalid configuration %s:\n%v\n", *ref, err)
 		return exitUsage
 	}
-	if err := refuseUnusable(ctx, cfg); err != nil {
+	if err := refuseUnusableFor(ctx, cmd.name, *ref, cfg, len(inv.unset) > 0); err != nil {
 		fmt.Fprintf(stderr, "invalid configuration %s:\n%v\n", *ref, err)
 		return exitUsage
 	}
 	inv.cfg = cfg
 	inv.log = newLogger(stderr, pick(*logLevel, cfg.LogLevel), format).With("pipeline", cfg.Name)
+	if cmd.name == "tables" || cmd.name == "test-connection" {
+		inv.log = logOnce(inv.log)
+	}
 	if err := cmd.run(ctx, inv); err != nil {
+		var printed *reportedError
+		if errors.As(err, &printed) {
+			return printed.code
+		}
 		var usageErr *usageError
 		if errors.As(err, &usageErr) {
 			fmt.Fprintln(stderr, err)
@@ -226,6 +233,16 @@ func mainExit(args []string, stdout, stderr io.Writer) int {
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
+
+// reportedError is a failure the command's own output already shows (a
+// failed check of test-connection, a problem `tables` lists): it sets
+// the exit code and is not printed a second time.
+type reportedError struct {
+	code int
+	msg  string
+}
+
+func (e *reportedError) Error() string { return e.msg }
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, "Tributary publishes database changes to Kafka as Debezium JSON.\n\n",

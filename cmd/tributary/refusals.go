@@ -43,3 +43,23 @@ func refuseUnusable(ctx context.Context, cfg *config.Config) error {
 	}
 	return nil
 }
+
+// refuseUnusableFor is refuseUnusable for command: status and backfill
+// build neither the source nor the Kafka client (they read the checkpoint
+// store), so what those would refuse is not theirs to refuse; validate
+// builds them with each unset variable (accepted by usesNoSecrets) read as
+// a placeholder, since "" would be judged as the value run will have (a
+// mask's salt "" is refused).
+func refuseUnusableFor(ctx context.Context, command, ref string, cfg *config.Config, unset bool) error {
+	switch {
+	case command == "status" || command == "backfill":
+		return nil
+	case !unset:
+		return refuseUnusable(ctx, cfg)
+	}
+	built, err := config.Load(ctx, ref, config.WithUnsetEnvironment(func(string, string) {}), config.WithUnsetPlaceholder("unset"))
+	if err != nil {
+		return err
+	}
+	return refuseUnusable(ctx, built)
+}

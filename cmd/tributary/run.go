@@ -124,7 +124,11 @@ func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 	}
 	defer prod.Close()
 	if first {
-		if err := checkDestination(ctx, cfg, prod, log); err != nil {
+		_, hasCheckpoint, err := store.Load(ctx)
+		if err != nil {
+			return err
+		}
+		if err := checkDestination(ctx, cfg, prod, hasCheckpoint, log); err != nil {
 			return err
 		}
 	}

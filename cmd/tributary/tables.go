@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -21,7 +20,8 @@ import (
 // columns, replica identity (PostgreSQL), estimated rows and the columns
 // left out or masked (docs/configuration.md, "Choosing tables and
 // columns"), then what in source.tables matches nothing. Exit 1 when no
-// table would be captured.
+// table would be captured, or when a table has a problem that run refuses
+// at start.
 func listTables(ctx context.Context, inv *invocation) error {
 	r, err := inventory(ctx, inv.cfg, inv)
 	if err != nil {
@@ -36,8 +36,19 @@ func listTables(ctx context.Context, inv *invocation) error {
 	} else {
 		printTables(inv.stdout, r)
 	}
+	// The listing says both ("0 tables would be captured", "problem: …"):
+	// the exit code only.
 	if len(r.Tables) == 0 {
-		return errors.New("no table would be captured")
+		return &reportedError{exitRuntime, "no table would be captured"}
+	}
+	// A problem printed is one run refuses at start: the listing must
+	// not pass where run would fail.
+	var problems int
+	for _, t := range r.Tables {
+		problems += len(t.Problems)
+	}
+	if problems > 0 {
+		return &reportedError{exitRuntime, fmt.Sprintf("%d problems would stop run at start", problems)}
 	}
 	return nil
 }

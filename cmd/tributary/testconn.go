@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -50,13 +49,14 @@ func testConnection(ctx context.Context, inv *invocation) error {
 	} else {
 		printReport(stdout, r)
 	}
+	// The report shows every failed check: the exit code only.
 	for _, c := range r.Checks {
 		if c.Name == kafka.CheckConfiguration && !c.OK {
-			return &usageError{c.Detail}
+			return &reportedError{exitUsage, c.Detail}
 		}
 	}
 	if !r.OK {
-		return errors.New("connection test failed")
+		return &reportedError{exitRuntime, "connection test failed"}
 	}
 	return nil
 }

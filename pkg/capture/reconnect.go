@@ -173,6 +173,7 @@ func (r *reconnector) Run(ctx context.Context, from change.Position, emit func(c
 			return fmt.Errorf("%w on the first start of this pipeline (no checkpoint yet), so it is not retried: check source.url's host and port and that the database accepts connections from here: %w", ErrNeverConnected, err)
 		}
 		if !r.retriableErr(err) {
+			err = withResnapshotFix(err, r.Resnapshot)
 			r.state.failed(err, "fatal", r.failures.Load(), window, time.Now())
 			log.Error("source error is fatal, not retrying", "class", "fatal", "err", err)
 			return err
@@ -229,4 +230,18 @@ func backoff(min, max time.Duration, n int64) time.Duration {
 	}
 	half := d / 2
 	return half + time.Duration(rand.Int64N(int64(half)+1))
+}
+
+// withResnapshotFix adds to a fatal source.ErrResnapshotRequired what the
+// user can do about it; other errors are returned as they are. Under
+// when_needed (whenNeeded) the loop already starts again by itself once a
+// position was handed on, so only drop is left to say.
+func withResnapshotFix(err error, whenNeeded bool) error {
+	if !errors.Is(err, source.ErrResnapshotRequired) {
+		return err
+	}
+	if whenNeeded {
+		return fmt.Errorf("%w; fix: run `tributary drop` (it removes this pipeline's checkpoint, slot or offsets), then `tributary run` to backfill every table again", err)
+	}
+	return fmt.Errorf("%w; fix: set source.snapshot_mode: when_needed and run again (it starts from a new position and backfills every table), or run `tributary drop`, then `tributary run`", err)
 }

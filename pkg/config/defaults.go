@@ -40,6 +40,7 @@ const (
 // ApplyDefaults fills every field left empty with its documented default.
 // Parse calls it; call it on a Config built in code before Validate.
 func (c *Config) ApplyDefaults() {
+	c.canonicalEnums() // enums.go
 	d := &c.Destination
 	setDefault(&d.Authentication, DefaultAuthentication)
 	setDefault(&d.MessageCompression, DefaultMessageCompression)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -24,12 +25,22 @@ func parseWith(data []byte, l lookups) (*Config, error) {
 	var errs Errors
 	cfg := &Config{}
 	positions := decodeDocument(data, cfg, &errs)
+	// A field whose variable is unset, for a command that does not use it
+	// (WithUnsetEnvironment), holds "": the rules do not judge that value
+	// either (a mask's salt "" is not the salt the pipeline runs with).
+	var unset []Problem
+	if tell := l.unset; tell != nil {
+		l.unset = func(field, problem string) {
+			unset = append(unset, Problem{Field: field})
+			tell(field, problem)
+		}
+	}
 	resolveReferences(cfg, l, &errs)
 	cfg.ApplyDefaults()
 
 	// A field already reported (it would not decode, or a reference in it
 	// did not resolve) is not reported again by the rules.
-	early := errs.Problems
+	early := append(slices.Clip(errs.Problems), unset...)
 	var rules Errors
 	cfg.validate(&rules)
 	for _, p := range rules.Problems {
@@ -95,9 +106,10 @@ func Load(ctx context.Context, ref string, opts ...LoadOption) (*Config, error) 
 		}
 	}
 	cfg, err := parseWith(data, o.scope.apply(lookups{
-		env:   os.LookupEnv,
-		ssm:   func(name string) (string, error) { return params.get(ctx, name) },
-		unset: o.unset,
+		env:         os.LookupEnv,
+		ssm:         func(name string) (string, error) { return params.get(ctx, name) },
+		unset:       o.unset,
+		placeholder: o.placeholder,
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("invalid configuration %s:\n%w", ref, err)

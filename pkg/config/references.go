@@ -26,6 +26,8 @@ type lookups struct {
 	// unset, when set, takes an ${env:…} reference to an unset variable
 	// instead of a problem (WithUnsetEnvironment, unset.go).
 	unset func(field, problem string)
+	// placeholder is what such a reference resolves to; "" by default.
+	placeholder string
 }
 
 // references records what resolveReferences did: which fields hold a
@@ -104,6 +106,7 @@ func resolve(field, s string, l lookups, errs *Errors, read func(value string)) 
 				problem := fmt.Sprintf("environment variable %s is not set (referenced as ${env:%s})", name, name)
 				if l.unset != nil {
 					l.unset(field, problem)
+					b.WriteString(l.placeholder)
 				} else {
 					errs.add(field, problem)
 				}

@@ -110,6 +110,14 @@ func (v validator) sink(c *Config) {
 				v.add(fmt.Sprintf("%s[%d]", field, i), "is empty; name a column")
 			} else if j := slices.Index(cols, col); j < i {
 				v.add(fmt.Sprintf("%s[%d]", field, i), "repeats %s[%d]", field, j)
+			} else if excluded, mask := sel.Column(table, col); excluded {
+				// The key must identify the row: a column left out of
+				// the message cannot be its key, and a masked one makes
+				// every key alike (one partition; one row left on a
+				// compacted topic).
+				v.add(fmt.Sprintf("%s[%d]", field, i), "%s.%s is left out by source.exclude_columns; a key column must be published: drop it from the key or from the exclusions", table, col)
+			} else if mask != nil {
+				v.add(fmt.Sprintf("%s[%d]", field, i), "%s.%s is masked by source.mask_columns, so every key would carry the mask; drop it from the key or from the mask rules", table, col)
 			}
 		}
 	}

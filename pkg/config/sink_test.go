@@ -104,3 +104,17 @@ func TestSinkSettingsTopicOrPrefix(t *testing.T) {
 		t.Fatalf("a list for key_columns: %v", err)
 	}
 }
+
+// TestKeyColumnsNotMaskedOrExcluded: a key column that the column rules
+// mask or leave out is refused, naming the column and the rule.
+func TestKeyColumnsNotMaskedOrExcluded(t *testing.T) {
+	doc := strings.Replace(sinkYAML, "  tables: [public.orders, public.items]\n",
+		"  tables: [public.orders, public.items]\n  exclude_columns: ['public\\.orders\\.id']\n  mask_columns: [{columns: ['.*\\.CUSTOMER_ID'], chars: 3}]\n", 1)
+	_, err := parse([]byte(doc), testEnv)
+	got := fields(t, err)
+	if !slices.Contains(got, "destination.key_columns[public.orders][0]") || !slices.Contains(got, "destination.key_columns[public.orders][1]") ||
+		!strings.Contains(err.Error(), "public.orders.customer_id is masked by source.mask_columns") ||
+		!strings.Contains(err.Error(), "public.orders.id is left out by source.exclude_columns") {
+		t.Fatalf("masked and excluded key columns: %v", err)
+	}
+}

@@ -32,6 +32,8 @@ type loadOptions struct {
 	ssm   *ssm.Client
 	scope referenceScope              // scope.go
 	unset func(field, problem string) // unset.go
+	// placeholder is what an accepted unset variable resolves to (unset.go).
+	placeholder string
 }
 
 // WithSSMClient makes Load read SSM through c, instead of a client made

@@ -8,3 +8,12 @@ package config
 func WithUnsetEnvironment(unset func(field, problem string)) LoadOption {
 	return func(o *loadOptions) { o.unset = unset }
 }
+
+// WithUnsetPlaceholder makes an unset variable that WithUnsetEnvironment
+// accepts resolve to v instead of "": for building, without connecting,
+// what run builds from the document (validate), where "" would be judged
+// as the value itself (a mask's salt "" is refused) although run will have
+// the variable set.
+func WithUnsetPlaceholder(v string) LoadOption {
+	return func(o *loadOptions) { o.placeholder = v }
+}

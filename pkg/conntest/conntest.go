@@ -66,6 +66,11 @@ func Tables(cfg *config.Config, found source.Inventory) TablesReport {
 	r := TablesReport{Tables: []TableRow{}, Warnings: tableWarnings(found)}
 	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), Topic: cfg.Destination.Topic, KeyColumns: cfg.Destination.KeyColumns})
 	for _, t := range found.Tables {
+		if len(t.Table.Columns) == 0 {
+			// Nothing of its rows can be published (pipeline.reportNoColumns).
+			r.Warnings = append(r.Warnings, t.Table.ID.String()+": the table has no columns; its rows are not published")
+			continue
+		}
 		row := TableRow{Table: t.Table.ID.String(), Topic: enc.Topic(t.Table), ReplicaIdentity: t.ReplicaIdentity, RowEstimate: t.RowEstimate,
 			Excluded: nonNil(t.Excluded), Masked: nonNil(t.Masked), Problems: t.Problems}
 		if cols, ok := cfg.Destination.KeyColumns[row.Table]; ok {

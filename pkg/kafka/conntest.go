@@ -22,6 +22,10 @@ type Report struct {
 	OK      bool           `json:"ok"`
 	Brokers []BrokerResult `json:"brokers"`
 	Checks  []Check        `json:"checks"`
+	// Unreachable is true when no bootstrap server could be connected to
+	// at all (refused, timed out, TLS failed): an outage or a wrong
+	// address, where a refused sign-in is a configuration problem.
+	Unreachable bool `json:"-"`
 }
 
 // BrokerResult is one broker the cluster advertises.
@@ -158,6 +162,7 @@ func TestConnection(ctx context.Context, d Options, topicPrefix string, opts ...
 	}
 	if meta == nil {
 		if unreach {
+			r.Unreachable = true
 			add(CheckSignIn, true, false, "could not connect to any bootstrap server (nothing was signed in to): "+joinSemi(seedErr))
 		} else {
 			add(CheckSignIn, true, false, "no bootstrap server accepted the sign-in: "+joinSemi(seedErr))

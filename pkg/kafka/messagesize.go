@@ -75,15 +75,20 @@ func isRefusedTooLarge(err error) bool {
 
 // MessageTooLargeError is a message Publish refused before handing it
 // over: the record it makes, value compressed, is over MaxMessageBytes
-// (destination.max_message_bytes). Such a message is an oversized row, to
-// be skipped and reported.
+// (destination.max_message_bytes), or a tombstone is over its topic's
+// max.message.bytes. Such a message is an oversized row, to be skipped and
+// reported.
 type MessageTooLargeError struct {
-	Size    int  // the record alone in a batch (BatchSize)
-	Limit   int  // MaxMessageBytes
-	Gzipped bool // the value was gzipped (message_compression)
+	Size    int    // the record alone in a batch (BatchSize)
+	Limit   int    // MaxMessageBytes, or Topic's max.message.bytes
+	Gzipped bool   // the value was gzipped (message_compression)
+	Topic   string // set when Limit is this topic's max.message.bytes
 }
 
 func (e *MessageTooLargeError) Error() string {
+	if e.Topic != "" {
+		return fmt.Sprintf("message of %d bytes is over max.message.bytes %d of topic %s", e.Size, e.Limit, e.Topic)
+	}
 	s := fmt.Sprintf("message of %d bytes is over destination.max_message_bytes %d", e.Size, e.Limit)
 	if e.Gzipped {
 		s += " after gzip"
@@ -105,6 +110,10 @@ type RecordTooLargeError struct {
 }
 
 func (e *RecordTooLargeError) Error() string {
+	if !e.topicLimit {
+		// Limit is the configuration's: the topic takes more.
+		return fmt.Sprintf("message of %d bytes is over destination.max_message_bytes %d", e.Size, e.Limit)
+	}
 	return fmt.Sprintf("message of %d bytes is over max.message.bytes %d of topic %s", e.Size, e.Limit, e.Topic)
 }
 

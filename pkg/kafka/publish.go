@@ -65,7 +65,8 @@ var (
 // without calling onAck: a *PartitionRangeError when m.Partition is not a
 // partition of the topic (or the error reading how many it has), a
 // *MessageTooLargeError when the record, value compressed, is over
-// MaxMessageBytes (tombstones are not checked).
+// MaxMessageBytes, or a tombstone (its key alone) is over what its topic
+// takes (TombstoneTooLarge).
 func (p *Producer) Publish(ctx context.Context, m Message, onAck func(error)) error {
 	if m.Partitioned {
 		if err := p.checkPartition(ctx, m.Topic, m.Partition); err != nil {
@@ -81,8 +82,30 @@ func (p *Producer) Publish(ctx context.Context, m Message, onAck func(error)) er
 		if size := batchSize(o.rec.Key, o.rec.Value, o.rec.Headers); size > int(p.limits.def) {
 			return &MessageTooLargeError{Size: size, Limit: int(p.limits.def), Gzipped: gzipped}
 		}
+	} else if err := p.TombstoneTooLarge(m); err != nil {
+		return err
 	}
 	p.produce(o, onAck)
+	return nil
+}
+
+// TombstoneTooLarge returns a *MessageTooLargeError when m as a tombstone
+// (its key and headers, no value) is over what its topic takes: the
+// smaller of max_message_bytes and the topic's max.message.bytes as read.
+// Such a tombstone can never be published, so it is refused before it is
+// handed over (franz-go would fail it, and every retry would too); the
+// pipeline asks before it publishes a delete, so that the delete's
+// row.skipped event can say whether its tombstone follows.
+func (p *Producer) TombstoneTooLarge(m Message) error {
+	var hs [4]kgo.RecordHeader
+	limit := p.limits.limit(m.Topic)
+	if size := batchSize(m.Key, nil, m.headers(hs[:0], false)); size > limit {
+		e := &MessageTooLargeError{Size: size, Limit: limit}
+		if limit < int(p.limits.def) {
+			e.Topic = m.Topic
+		}
+		return e
+	}
 	return nil
 }
 

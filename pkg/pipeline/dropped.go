@@ -22,3 +22,20 @@ func (p *Pipeline) reportDropped(t *change.Table) {
 	}
 	p.Metrics.ColumnsDropped(t.ID.String(), len(dropped))
 }
+
+// reportNoColumns warns, once per table, that t's rows are not published:
+// a table without columns (PostgreSQL allows one, and rows in it), or
+// whose every column is excluded, has no row to put in a message and no
+// key, as Debezium, which skips its snapshot, has none either. Its changes pass without a record; a column
+// added later makes a new shape, whose rows are published.
+func (p *Pipeline) reportNoColumns(t *change.Table) {
+	id := t.ID.String()
+	if p.noColumns[id] {
+		return
+	}
+	if p.noColumns == nil {
+		p.noColumns = map[string]bool{}
+	}
+	p.noColumns[id] = true
+	p.Log.Warn("table has no columns to publish (it has none, or source.exclude_columns leaves out every one): its rows are not published", "table", id)
+}

@@ -65,6 +65,7 @@ type Pipeline struct {
 	partitionIdx map[*change.Table]int  // partition column index per table version
 	partition    rowPartition           // for the row being emitted
 	reported     map[*change.Table]bool // table versions whose dropped columns were reported
+	noColumns    map[string]bool        // tables without columns, reported once (reportNoColumns)
 	fail         func(error)
 	finish       func() // ends the run gracefully (stop.go)
 	produceCtx   context.Context
@@ -333,6 +334,10 @@ func (p *Pipeline) emit(ctx context.Context, ev *change.Event) error {
 }
 
 func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
+	if len(ev.Table.Columns) == 0 {
+		p.reportNoColumns(ev.Table)
+		return nil
+	}
 	p.reportDropped(ev.Table)
 	topic, err := p.Encoder.TableTopic(ev.Table)
 	if err != nil {
@@ -366,6 +371,24 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	if ev.Op == change.OpDelete {
 		sendValue, tombstone = p.Encoder.DeleteRecords(p.DeleteMode)
 	}
+	// A tombstone whose key alone is over the limit can never be
+	// published: known before the delete record is, so that the delete's
+	// row.skipped event says truthfully whether a tombstone follows, and
+	// skipped like an oversized row rather than failed on every retry.
+	var tombBig *kafka.MessageTooLargeError
+	if tombstone {
+		if err := p.Producer.TombstoneTooLarge(kafka.Message{Topic: topic, Key: key, Op: opNames[ev.Op], EventID: ev.ID}); err != nil {
+			errors.As(err, &tombBig)
+			tombstone = false
+		}
+	}
+	fate := tombNone
+	switch {
+	case tombstone:
+		fate = tombPublished
+	case tombBig != nil:
+		fate = tombRefused
+	}
 	now := time.Now() // the envelope's ts_ms and the record's timestamp
 	if sendValue {
 		var head debezium.Head
@@ -374,7 +397,7 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 			return fmt.Errorf("encode value of %s: %w", ev.Table.ID, err)
 		}
 		p.sizeHint[ev.Table] = len(buf)
-		refused, err := p.produce(topic, key, buf[len(key):], head, ev, rb, now)
+		refused, err := p.produce(topic, key, buf[len(key):], head, ev, rb, now, fate)
 		if err != nil {
 			return err
 		}
@@ -386,19 +409,30 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 			row := skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID}
 			var big *kafka.MessageTooLargeError
 			if errors.As(refused, &big) {
-				row.size, row.limit, row.tombstone = big.Size, big.Limit, tombstone
+				row.size, row.limit, row.tombstone = big.Size, big.Limit, fate
 			} else {
 				tombstone = false
 			}
-			if err := p.skip(ctx, row, p.refusedReason(refused)); err != nil || !tombstone {
+			reason := p.refusedReason(refused)
+			if big != nil && fate == tombRefused {
+				reason += fmt.Sprintf("; its tombstone (the key alone, %d bytes) is over the limit too and is not published", tombBig.Size)
+			}
+			if err := p.skip(ctx, row, reason); err != nil || !tombstone {
 				return err
 			}
+		} else if tombBig != nil {
+			// The delete record went out, its tombstone cannot.
+			return p.skip(ctx, skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID,
+				size: tombBig.Size, limit: tombBig.Limit, tombstone: tombRefused}, "its tombstone: "+tombBig.Error())
 		}
+	} else if tombBig != nil {
+		return p.skip(ctx, skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID,
+			size: tombBig.Size, limit: tombBig.Limit, tombstone: tombRefused}, tombBig.Error())
 	}
 	if tombstone {
 		// Debezium sends the tombstone for a table without a primary key
 		// too (null key and value); consumers may count on it.
-		refused, err := p.produce(topic, key, nil, debezium.Head{}, ev, rb, now)
+		refused, err := p.produce(topic, key, nil, debezium.Head{}, ev, rb, now, tombNone)
 		if err != nil {
 			return err
 		}
@@ -460,12 +494,6 @@ func (p *Pipeline) ensureTopic(ctx context.Context, topic string) error {
 	}
 }
 
-// deleteTombstone reports whether a delete is followed by a tombstone.
-func (p *Pipeline) deleteTombstone() bool {
-	_, tombstone := p.Encoder.DeleteRecords(p.DeleteMode)
-	return tombstone
-}
-
 // keyPayload returns the payload of a Debezium key message: the primary
 // key columns (nil for a table without one). Numbers keep their digits.
 // A key without schemas (format.schemas: false) is the payload itself.
@@ -502,7 +530,9 @@ var opNames = [256]string{change.OpCreate: "c", change.OpUpdate: "u", change.OpD
 // key and value lie in rb, which the record holds until its promise ran;
 // head is value's (debezium.Head), for its receipt; now is the record's
 // timestamp.
-func (p *Pipeline) produce(topic string, key, value []byte, head debezium.Head, ev *change.Event, rb *recordBuf, now time.Time) (refused, err error) {
+// fate is what becomes of a delete's tombstone after this record, for
+// the row.skipped event should the broker refuse the record.
+func (p *Pipeline) produce(topic string, key, value []byte, head debezium.Head, ev *change.Event, rb *recordBuf, now time.Time, fate tombstoneFate) (refused, err error) {
 	op := ev.Op
 	// The source may reuse ev once emit returns: take what the promise
 	// needs now.
@@ -520,9 +550,10 @@ func (p *Pipeline) produce(topic string, key, value []byte, head debezium.Head, 
 			// records fit is a kafka.TopicLimitError: none of them is
 			// skipped, the pipeline stalls (below) and its retry sends
 			// batches that fit.
-			// A delete's tombstone, sent after it (emitRow), is still published.
+			// A delete's tombstone, sent after it (emitRow), is still
+			// published unless it is too large itself (fate).
 			row := skippedRow{topic: topic, key: key, table: table.ID.String(), op: op, eventID: eventID, size: tooLarge.Size, limit: tooLarge.Limit,
-				tombstone: op == change.OpDelete && p.deleteTombstone()}
+				tombstone: fate}
 			if err := p.skip(p.produceCtx, row, tooLarge.Error()); err != nil {
 				rows.Failed(op)
 				p.fail(fmt.Errorf("%w: %w", errPublish, err))

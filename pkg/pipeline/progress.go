@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/tributary-cdc/tributary/pkg/metrics"
@@ -16,6 +17,9 @@ const (
 	progressEvery = time.Second
 	// progressLogEvery is how often a running snapshot is logged.
 	progressLogEvery = 5 * time.Second
+	// minRateSpan is the least time a table must have been read for a
+	// rate to be given: less would give a burst's rate.
+	minRateSpan = 100 * time.Millisecond
 )
 
 // reportProgress reads the source's snapshot progress (source.Progresser)
@@ -63,7 +67,13 @@ func (pl *progressLog) log(log *slog.Logger, view []metrics.BackfillTable, now t
 			log.Info("backfill: table done", "table", tp.Table, "rows", tp.Rows,
 				"took", now.Sub(tp.Started).Round(time.Second).String())
 		case logNow && !tp.Started.IsZero():
-			attrs := []any{"table", tp.Table, "rows", tp.Rows, "rows_per_second", int64(tp.RowsPerSecond)}
+			attrs := []any{"table", tp.Table, "rows", tp.Rows}
+			if tp.RowsPerSecond > 0 || tp.Rows == 0 {
+				// One decimal: a small or slow table reads under one row a
+				// second, which is not none. Left out while too early to
+				// say (progressView).
+				attrs = append(attrs, "rows_per_second", math.Round(tp.RowsPerSecond*10)/10)
+			}
 			if tp.Estimated > 0 {
 				attrs = append(attrs, "estimated_rows", tp.Estimated, "percent", percent(tp.Rows, tp.Estimated))
 			}
@@ -85,7 +95,7 @@ func progressView(in []snapshot.TableProgress, now time.Time) []metrics.Backfill
 	for _, tp := range in {
 		v := metrics.BackfillTable{Table: tp.Table, Rows: tp.Rows, Estimated: tp.Estimated, Started: tp.Started, Done: tp.Done}
 		if !tp.Started.IsZero() && !tp.Done {
-			if el := now.Sub(tp.Started).Seconds(); el >= 1 {
+			if el := now.Sub(tp.Started).Seconds(); el >= minRateSpan.Seconds() {
 				v.RowsPerSecond = float64(tp.Rows) / el
 			}
 			if v.RowsPerSecond > 0 && tp.Estimated > tp.Rows {

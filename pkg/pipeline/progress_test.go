@@ -72,3 +72,27 @@ func TestProgressLog(t *testing.T) {
 		t.Error("a queued table was logged as progressing")
 	}
 }
+
+// TestProgressRateSlowOrEarly: a table read at under one row a second,
+// or logged less than a second after it started, is not logged at
+// rows_per_second=0 while rows are read: the slow one has its rate to
+// one decimal, and the early one has a rate once 100 ms have passed.
+func TestProgressRateSlowOrEarly(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	view := progressView([]snapshot.TableProgress{
+		{Table: "public.slow", Rows: 3, Estimated: 4, Started: now.Add(-5 * time.Second)},
+		{Table: "public.early", Rows: 300, Estimated: 400, Started: now.Add(-500 * time.Millisecond)},
+		{Table: "public.instant", Rows: 3, Estimated: 4, Started: now.Add(-time.Millisecond)},
+	}, now)
+	var out bytes.Buffer
+	var pl progressLog
+	pl.log(slog.New(slog.NewTextHandler(&out, nil)), view, now)
+	for _, want := range []string{"table=public.slow rows=3 rows_per_second=0.6 ", "table=public.early rows=300 rows_per_second=600 "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "rows_per_second=0 ") {
+		t.Errorf("a table being read logged at 0 rows a second:\n%s", out.String())
+	}
+}

@@ -21,9 +21,19 @@ type skippedRow struct {
 	op        change.Op
 	eventID   string
 	size      int
-	limit     int  // the limit it is over; 0: max_message_bytes
-	tombstone bool // its tombstone is still published
+	limit     int           // the limit it is over; 0: max_message_bytes
+	tombstone tombstoneFate // a delete's tombstone after it
 }
+
+// tombstoneFate is what becomes of the tombstone due after a delete whose
+// record is skipped.
+type tombstoneFate uint8
+
+const (
+	tombNone      tombstoneFate = iota // none is due
+	tombPublished                      // it is still published
+	tombRefused                        // it is over the limit too: not published
+)
 
 // skip records a row.skipped event for a row that is not published and
 // returns only once the notifier has made it durable. An error stops the
@@ -33,8 +43,11 @@ func (p *Pipeline) skip(ctx context.Context, row skippedRow, reason string) erro
 		return fmt.Errorf("row of %s (event %s) is not published (%s), and no row.skipped notifier is set", row.table, row.eventID, reason)
 	}
 	extra := map[string]any{"op": row.op.String(), "source_event_id": row.eventID}
-	if row.tombstone {
+	switch row.tombstone {
+	case tombPublished:
 		extra["tombstone_published"] = true
+	case tombRefused:
+		extra["tombstone_published"] = false
 	}
 	rs := webhook.RowSkipped{
 		Type:       webhook.EventType,
