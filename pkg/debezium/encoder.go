@@ -302,10 +302,18 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 			c.err = &EncodeError{Table: tableName(t), Err: ErrTable, Detail: "key column index " + strconv.Itoa(k) + " out of range"}
 			return c
 		}
-		if j := planOf[k]; j >= 0 { // a key column of unknown type is dropped, as Debezium drops it
-			c.key = append(c.key, c.cols[j])
-			keyFields = append(keyFields, fields[j])
+		j := planOf[k]
+		if j < 0 {
+			// Debezium drops a key column of a type it cannot encode; rows
+			// that differ only there would then share a key, and a
+			// compacted topic or a sink keep one of them. Refused instead.
+			col := &t.Columns[k]
+			c.err = &EncodeError{Table: tableName(t), Err: ErrTable, Detail: "key column " + strconv.Quote(col.Name) + " is of type " + col.Type.Name +
+				", which Tributary cannot encode, and a key without it would be shared by rows that differ there; set source.include_unknown_types: true to publish it as bytes, or leave the table out of source.tables"}
+			return c
 		}
+		c.key = append(c.key, c.cols[j])
+		keyFields = append(keyFields, fields[j])
 	}
 
 	c.fields = fields
