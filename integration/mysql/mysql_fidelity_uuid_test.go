@@ -50,17 +50,20 @@ func TestDebeziumFidelityMySQLUUID(t *testing.T) {
 
 // TestDebeziumFidelityMySQLTimestampFraction compares TIMESTAMP(n) values
 // with zero and non-zero fractions, and their defaults, byte for byte
-// with Debezium's MariaDB connector, snapshot rows included.
+// with Debezium's MariaDB connector, snapshot rows and keys included:
+// Debezium's snapshot (JDBC) writes "2000-02-29T12:00:00Z" and "….12Z"
+// for TIMESTAMP(3), its binlog rows and defaults "….000Z" and "….120Z".
 func TestDebeziumFidelityMySQLTimestampFraction(t *testing.T) {
 	e := itest.NewMyEnv(t, "mytsfrac")
 	e.Exec(`SET SESSION time_zone = '+00:00'`)
 	e.Exec(`CREATE TABLE ts_t (
-  id INT NOT NULL PRIMARY KEY,
+  id INT NOT NULL,
   t0 TIMESTAMP(0) NULL,
   t3 TIMESTAMP(3) NOT NULL DEFAULT '2000-02-29 12:00:00',
   t3b TIMESTAMP(3) NULL DEFAULT '2000-02-29 12:00:00.120',
   t6 TIMESTAMP(6) NULL DEFAULT '2000-02-29 12:00:00.000100',
-  dt3 DATETIME(3) NULL)`)
+  dt3 DATETIME(3) NULL,
+  PRIMARY KEY (id, t3))`)
 	topic := e.Prefix + "." + e.DB + ".ts_t"
 	itest.CreateSinglePartitionTopics(t, topic)
 	row := func(id string) string {
@@ -72,7 +75,8 @@ func TestDebeziumFidelityMySQLTimestampFraction(t *testing.T) {
 	snapshot := []itest.FidelityStep{{SQL: row("1"), Events: 1}, {SQL: other("2"), Events: 1}, {SQL: `INSERT INTO ts_t (id) VALUES (3)`, Events: 1}}
 	stream := []itest.FidelityStep{
 		{SQL: row("11"), Events: 1}, {SQL: other("12"), Events: 1}, {SQL: `INSERT INTO ts_t (id) VALUES (13)`, Events: 1},
-		{SQL: `UPDATE ts_t SET t3 = '2000-01-01 00:00:00.100' WHERE id = 11`, Events: 1},
+		{SQL: `UPDATE ts_t SET t3 = '2000-01-01 00:00:00.100' WHERE id = 11`, Events: 3},
+		{SQL: `UPDATE ts_t SET t6 = NULL WHERE id = 1`, Events: 1},
 	}
 	itest.SideBySide{
 		E: e.Env, Exec: func(sql string) { e.Exec(sql) }, Snapshot: snapshot, Stream: stream, Topics: []string{topic},
