@@ -13,7 +13,8 @@ import (
 // event, not as rows: Tributary cannot know which rows changed. Such a
 // statement on a captured table is never passed over silently: the table
 // is backfilled again (the backfill reads every row as it is then, while
-// the stream goes on), with a warning and tributary_statement_changes_total;
+// the stream goes on; one under way starts again), with a warning and
+// tributary_statement_changes_total;
 // with backfill off (snapshot_mode no_data), the stream stops naming the
 // table and the fix. A backfill cannot show what the statement deleted:
 // the warning says so.
@@ -82,6 +83,14 @@ func (s *Source) statementChange(db, name, stmt string) error {
 	}
 	s.log.Warn("a captured table was changed by a statement logged as text: backfilling the table again, which publishes its rows as they are now (rows the statement deleted stay in the topic: a backfill cannot see them); "+fix,
 		"table", id, "statement", trimStmt(stmt), "why", why)
+	for _, p := range s.engine.Progress() {
+		if p.Table == id && !p.Done && !p.Started.IsZero() {
+			// A backfill of the table is under way: it has read past rows
+			// this statement may have changed. It starts again from the
+			// first row (rows read twice are published twice, as reads).
+			s.engine.Drop(id)
+		}
+	}
 	s.engine.Queue([]string{id}, false)
 	return nil
 }
