@@ -38,8 +38,17 @@ func TestMySQLFixedBinaryTypes(t *testing.T) {
 	}
 	insert(100)
 	rows := max(len(uuids), len(inet4), len(inet6)) + 1
-	p := e.Start("run", "--config", e.WriteConfig(""))
-	itest.WaitFor(t, 60*time.Second, "the backfilled rows", func() bool { return !p.Exited() && itest.TopicEnd(topic) >= int64(rows) })
+	// A table keyed by INET6 alone, and chunks of two rows: the backfill
+	// pages through both keys by their values.
+	e.Exec(`CREATE TABLE fb6 (k INET6 NOT NULL PRIMARY KEY, n INT)`)
+	for i, v := range inet6 {
+		e.Exec(fmt.Sprintf(`INSERT INTO fb6 VALUES ('%s', %d)`, v, i))
+	}
+	topic6 := e.Prefix + "." + e.DB + ".fb6"
+	p := e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=2"}, "run", "--config", e.WriteConfig(""))
+	itest.WaitFor(t, 60*time.Second, "the backfilled rows", func() bool {
+		return !p.Exited() && itest.TopicEnd(topic) >= int64(rows) && itest.TopicEnd(topic6) >= int64(len(inet6))
+	})
 	insert(200)
 	e.Exec(`UPDATE fb SET b = '::ffff:255.255.255.0', a = NULL WHERE id = 200 AND u = '00000000-0000-0000-0000-0000000000a1'`)
 	itest.WaitFor(t, 30*time.Second, "the streamed rows", func() bool { return !p.Exited() && itest.TopicEnd(topic) >= int64(2*rows+1) })
@@ -87,6 +96,20 @@ func TestMySQLFixedBinaryTypes(t *testing.T) {
 		if !strings.Contains(key, `"u":"`+u+`"`) {
 			t.Errorf("record %d: key %s does not carry u %q", i, key, u)
 		}
+	}
+	keys6 := map[string]bool{}
+	for _, r := range itest.ReadTopicRaw(t, topic6) {
+		k, _ := r.Key.(map[string]any)["payload"].(map[string]any)["k"].(string)
+		keys6[k] = true
+	}
+	res := e.Exec(`SELECT CAST(k AS CHAR) FROM fb6`)
+	for i := range res.RowNumber() {
+		if want, _ := res.GetString(i, 0); !keys6[want] {
+			t.Errorf("fb6: key %q not published (keys %v)", want, keys6)
+		}
+	}
+	if len(keys6) != len(inet6) {
+		t.Errorf("fb6: %d keys published, want %d", len(keys6), len(inet6))
 	}
 	if len(last) != 2*rows {
 		t.Errorf("%d distinct keys over %d rows (%d records): rows share keys", len(last), 2*rows, len(recs))
