@@ -112,7 +112,8 @@ func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		Leased:          leasedStore(cfg),
 		KeyColumns:      cfg.Destination.KeyColumns,
 		MissingTables:   func(t []string) { m.TablesMissing(t); rec.TablesMissing(t) },
-		SnapshotBacklog: m.SnapshotBacklog})
+		SnapshotBacklog: m.SnapshotBacklog,
+		StatementChange: m.StatementChange})
 	if err != nil {
 		return &usageError{err.Error()}
 	}

@@ -158,3 +158,53 @@ func TestDropMySQLDynamoDB(t *testing.T) {
 		t.Errorf("second drop: exit %d, want 0 saying nothing is left\n%s", code, out)
 	}
 }
+
+// TestDropMySQLRunningElsewhere: drop from a copy of a running MariaDB
+// pipeline's config with another checkpoint path (another host: the
+// running task's file lock is not in the way) is refused, exit 1 naming
+// the running reader, as PostgreSQL refuses to drop a slot in use: the
+// running task keeps its signal rows and offsets record, and its
+// exactly-once producer is not fenced. Once it has stopped, the same drop
+// removes them.
+func TestDropMySQLRunningElsewhere(t *testing.T) {
+	e := itest.NewMyEnv(t, "dropmyrun")
+	e.Exec("CREATE TABLE items (id INT PRIMARY KEY)")
+	e.Exec("INSERT INTO items VALUES (1), (2), (3)")
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mysql", URL: e.URL(),
+		Checkpoint: "  path: " + filepath.Join(e.Dir, "checkpoints") + "\n" + itest.ExactlyOnceLines})
+	other := e.WritePipeline(itest.PipelineConfig{Typ: "mysql", URL: e.URL(), File: "elsewhere.yaml",
+		Checkpoint: "  path: " + filepath.Join(e.Dir, "elsewhere") + "\n" + itest.ExactlyOnceLines})
+	signalRows := func() int {
+		r := e.Exec("SELECT COUNT(*) FROM " + e.DB + ".tributary_signal WHERE id NOT LIKE 'check'")
+		n, _ := r.GetInt(0, 0)
+		return int(n)
+	}
+	topic := e.Prefix + "." + e.DB + ".items"
+	p := e.Start("run", "--config", cfg)
+	p.WaitFor(t, 90*time.Second, "the backfill and its offsets record", func() bool {
+		return itest.TopicEnd(topic) >= 3 && e.OffsetsRecord(t)
+	})
+	before := signalRows()
+	code, out := e.Drop(t, other, "--yes")
+	if code != 1 || !strings.Contains(out, "in use by another reader") || !strings.Contains(out, "is running") {
+		t.Errorf("drop of a pipeline running elsewhere: exit %d, want 1 saying it runs\n%s", code, out)
+	}
+	if n := signalRows(); n != before || before == 0 {
+		t.Errorf("signal rows %d before the refused drop, %d after", before, n)
+	}
+	if !e.OffsetsRecord(t) {
+		t.Error("the refused drop removed the running pipeline's offsets record")
+	}
+	e.Exec("INSERT INTO items VALUES (4)")
+	p.WaitFor(t, 30*time.Second, "a change after the refused drop", func() bool { return itest.TopicEnd(topic) >= 4 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run after the refused drop: exit %d (fenced?)\n%s", code, p.Out)
+	}
+	code, out = e.Drop(t, other, "--yes")
+	if code != 0 || !strings.Contains(out, "signal table rows") || !strings.Contains(out, "offsets record") {
+		t.Errorf("drop once stopped: exit %d, want 0 removing the signal rows and the offsets record\n%s", code, out)
+	}
+	if n := signalRows(); n != 0 {
+		t.Errorf("after drop: %d signal rows of the pipeline, want 0", n)
+	}
+}

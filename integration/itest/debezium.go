@@ -197,8 +197,10 @@ const mariadbPeerVersion = "3.5.0.Final"
 // (but Tributary's watermark table, tributary_signal, which a user would
 // leave out of Debezium's capture too; the schema history keeps that
 // database's tables only: another test's table Debezium cannot parse
-// failed its snapshot), stopping after max records (0: when
-// stopped); extra lines are added to the properties (a later line wins).
+// failed its snapshot; and DDL its parser cannot read is skipped: another
+// test's INET6 table stopped its stream), stopping after max records (0:
+// when stopped); extra lines are added to the properties (a later line
+// wins).
 // The server id is random so that tests running at once do not take each
 // other's binlog connection.
 func StartMariaDBDebezium(t *testing.T, e *MyEnv, out string, max int, extra ...string) *DebeziumProc {
@@ -211,6 +213,7 @@ database.password=root
 database.server.id=%d
 database.include.list=%s
 schema.history.internal.store.only.captured.databases.ddl=true
+schema.history.internal.skip.unparseable.ddl=true
 table.exclude.list=%s.tributary_signal
 topic.prefix=%s
 include.schema.changes=false

@@ -107,6 +107,12 @@ type diffKnown struct {
 	// publishes flattened (pkg/source/postgres/types.go parseArray,
 	// docs/types.md; integration/pg_array_multidim_test.go).
 	pgArrayMultiDim bool
+	// On purpose (docs/types.md): a MariaDB UUID ending in a zero byte
+	// (123e4567-e89b-12d3-0456-426614174000), whose streamed value
+	// Debezium 3.5 gets wrong (00123e45-67e8-9b12-d304-564266141740: the
+	// binlog cuts trailing zero bytes and it pads at the front); Tributary
+	// has the value.
+	myUUIDTrailingZero bool
 }
 
 // flags names every flag of k.
@@ -119,7 +125,7 @@ func (k *diffKnown) flags() map[string]*bool {
 		"myMember4Byte":    &k.myMember4Byte,
 		"myDefaultEscapes": &k.myDefaultEscapes,
 		"pgArrayUnmapped":  &k.pgArrayUnmapped,
-		"pgArrayMultiDim":  &k.pgArrayMultiDim}
+		"pgArrayMultiDim":  &k.pgArrayMultiDim, "myUUIDTrailingZero": &k.myUUIDTrailingZero}
 }
 
 // diffKnownFromEnv is every flag on, unless DIFF_KNOWN says otherwise:

@@ -1,6 +1,7 @@
 package debezium
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,10 @@ type tableCodec struct {
 	ncols    int       // len(Table.Columns): the length every row must have
 	cols     []colPlan // encodable columns, in column order
 	key      []colPlan // encodable key columns, in key order
+	// readCols and readKey are cols and key for the snapshot reads (op
+	// r) of a binlog connector, nil when no column differs there: see
+	// binlogReadPlans.
+	readCols, readKey []colPlan
 	// fields are the Value struct's fields (c.cols' schemas), which every
 	// connector's envelope embeds.
 	fields []connectField
@@ -169,7 +174,7 @@ func (e *Encoder) AppendKey(dst []byte, ev *change.Event) (out []byte, ok bool, 
 	}
 	n := len(dst)
 	dst = append(dst, c.keyHead...)
-	dst, err = c.appendRow(dst, ev.Table, row, c.key)
+	dst, err = c.appendRow(dst, ev.Table, row, c.keyPlans(ev))
 	if err != nil {
 		return dst[:n], false, err
 	}
@@ -217,11 +222,12 @@ func (e *Encoder) AppendValueHead(dst []byte, ev *change.Event, nowMicros int64)
 	}
 	n := len(dst)
 	dst = append(dst, b.valueHead...)
-	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.Before); err != nil {
+	plans := c.valuePlans(ev)
+	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.Before, plans); err != nil {
 		return dst[:n], Head{}, err
 	}
 	dst = append(dst, `,"after":`...)
-	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.After); err != nil {
+	if dst, err = c.appendRowOrNull(dst, ev.Table, ev.After, plans); err != nil {
 		return dst[:n], Head{}, err
 	}
 	dst = e.appendEventSource(dst, c, b, ev)
@@ -302,12 +308,21 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 			c.err = &EncodeError{Table: tableName(t), Err: ErrTable, Detail: "key column index " + strconv.Itoa(k) + " out of range"}
 			return c
 		}
-		if j := planOf[k]; j >= 0 { // a key column of unknown type is dropped, as Debezium drops it
-			c.key = append(c.key, c.cols[j])
-			keyFields = append(keyFields, fields[j])
+		j := planOf[k]
+		if j < 0 {
+			// Debezium drops a key column of a type it cannot encode; rows
+			// that differ only there would then share a key, and a
+			// compacted topic or a sink keep one of them. Refused instead.
+			col := &t.Columns[k]
+			c.err = &EncodeError{Table: tableName(t), Err: ErrTable, Detail: "key column " + strconv.Quote(col.Name) + " is of type " + col.Type.Name +
+				", which Tributary cannot encode, and a key without it would be shared by rows that differ there; set source.include_unknown_types: true to publish it as bytes, or leave the table out of source.tables"}
+			return c
 		}
+		c.key = append(c.key, c.cols[j])
+		keyFields = append(keyFields, fields[j])
 	}
 
+	c.readCols, c.readKey = binlogReadPlans(c.cols), binlogReadPlans(c.key)
 	c.fields = fields
 	value := connectSchema{typ: "struct", fields: fields, optional: true, name: c.schema + ".Value"}
 	if e.format.Unwrap {
@@ -331,11 +346,52 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 	return c
 }
 
-func (c *tableCodec) appendRowOrNull(b []byte, t *change.Table, row change.Row) ([]byte, error) {
+func (c *tableCodec) appendRowOrNull(b []byte, t *change.Table, row change.Row, plans []colPlan) ([]byte, error) {
 	if row == nil {
 		return append(b, "null"...), nil
 	}
-	return c.appendRow(b, t, row, c.cols)
+	return c.appendRow(b, t, row, plans)
+}
+
+// binlogReadPlans are plans as Debezium's binlog connectors write the rows
+// of their snapshot, which they read through JDBC: a TIMESTAMP(n) there
+// is a ZonedTimestamp with the fraction's trailing zeros dropped
+// ("2000-02-29T12:00:00Z", "…00.12Z"), where the binlog's rows and the
+// schema's default have n digits ("2000-02-29T12:00:00.000Z" for
+// TIMESTAMP(3); side by side: TestDebeziumFidelityMySQLTimestampFraction).
+// nil when plans has no such column.
+func binlogReadPlans(plans []colPlan) []colPlan {
+	var out []colPlan
+	for i := range plans {
+		if plans[i].enc == encZoned {
+			if out == nil {
+				out = slices.Clone(plans)
+			}
+			out[i].width = -1 // ISO_OFFSET_DATE_TIME: the fraction only when non-zero, trimmed
+		}
+	}
+	return out
+}
+
+// binlogRead tells whether ev is a snapshot read of a binlog connector.
+func binlogRead(ev *change.Event) bool {
+	return ev.Op == change.OpRead && (ev.Source.Connector == connectorMySQL || ev.Source.Connector == connectorMariaDB)
+}
+
+// valuePlans are the plans of ev's row images.
+func (c *tableCodec) valuePlans(ev *change.Event) []colPlan {
+	if c.readCols != nil && binlogRead(ev) {
+		return c.readCols
+	}
+	return c.cols
+}
+
+// keyPlans are the plans of ev's key.
+func (c *tableCodec) keyPlans(ev *change.Event) []colPlan {
+	if c.readKey != nil && binlogRead(ev) {
+		return c.readKey
+	}
+	return c.key
 }
 
 // appendRow appends the struct of the given columns of row.

@@ -284,10 +284,39 @@ func TestNoPrimaryKey(t *testing.T) {
 	if _, err := e.AppendValue(nil, ev, 0); err != nil {
 		t.Error(err)
 	}
-	// A key made only of unknown-type columns is no key either.
-	tbl2 := &change.Table{ID: tbl.ID, Columns: []change.Column{{Name: "g", Type: change.Type{Kind: change.KindUnknown}}}, Key: []int{0}}
-	if _, ok, err := e.AppendKey(nil, &change.Event{Table: tbl2, Op: change.OpCreate, After: change.Row{{}}, Source: pgSource}); ok || err != nil {
-		t.Errorf("unknown-only key: ok=%v err=%v", ok, err)
+}
+
+// TestUnencodableKeyColumnRefused: a key column of a type the encoder
+// cannot encode is never left out of the key (rows that differ only there
+// would share one): the table's messages are refused, naming the table and
+// the column, unless IncludeUnknownTypes publishes the column as bytes.
+func TestUnencodableKeyColumnRefused(t *testing.T) {
+	tbl := &change.Table{ID: change.TableID{DB: "shop", Name: "t"}, Columns: []change.Column{
+		{Name: "id", Type: change.Type{Kind: change.KindInt32, Name: "int"}},
+		{Name: "v", Type: change.Type{Kind: change.KindUnknown, Name: "vector", Precision: -1, Scale: -1, Length: -1}},
+	}, Key: []int{0, 1}}
+	ev := func(v string) *change.Event {
+		return &change.Event{Table: tbl, Op: change.OpCreate, After: change.Row{change.IntValue(1), change.BinaryValue([]byte(v))}, Source: pgSource}
+	}
+	e := NewEncoder(Options{TopicPrefix: "p"})
+	for _, only := range []bool{false, true} {
+		tb := tbl
+		if only { // a key made only of such columns is refused too, not published with a null key
+			tb = &change.Table{ID: tbl.ID, Columns: tbl.Columns[1:], Key: []int{0}}
+		}
+		_, ok, err := e.AppendKey(nil, &change.Event{Table: tb, Op: change.OpCreate, After: ev("a").After[2-len(tb.Columns):], Source: pgSource})
+		if ok || !errors.Is(err, ErrTable) || !strings.Contains(err.Error(), "shop.t") || !strings.Contains(err.Error(), `key column "v"`) {
+			t.Errorf("key only %v: ok=%v err=%v, want ErrTable naming shop.t and column v", only, ok, err)
+		}
+		if _, err := e.AppendValue(nil, &change.Event{Table: tb, Op: change.OpCreate, After: ev("a").After[2-len(tb.Columns):], Source: pgSource}, 0); !errors.Is(err, ErrTable) {
+			t.Errorf("key only %v: value err=%v, want ErrTable", only, err)
+		}
+	}
+	inc := NewEncoder(Options{TopicPrefix: "p", IncludeUnknownTypes: true})
+	k1, ok1, err1 := inc.AppendKey(nil, ev("a"))
+	k2, ok2, err2 := inc.AppendKey(nil, ev("b"))
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || string(k1) == string(k2) {
+		t.Errorf("include_unknown_types: keys %s / %s (%v %v %v %v), want two keys", k1, k2, ok1, ok2, err1, err2)
 	}
 }
 

@@ -256,7 +256,7 @@ func (e *Encoder) appendUnwrapped(dst []byte, c *tableCodec, ev *change.Event) (
 	}
 	n := len(dst)
 	dst = append(dst, c.unwrap.head...)
-	dst, err := c.appendRow(dst, ev.Table, row, c.cols)
+	dst, err := c.appendRow(dst, ev.Table, row, c.valuePlans(ev))
 	if err != nil {
 		return dst[:n], Head{}, err
 	}

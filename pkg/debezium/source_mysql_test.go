@@ -78,3 +78,47 @@ func TestBinlogUnknownIncluded(t *testing.T) {
 		}
 	}
 }
+
+// TestBinlogSnapshotTimestampFraction: a MySQL/MariaDB TIMESTAMP(n) is
+// written as Debezium's binlog connectors write it, byte for byte: n
+// fractional digits in binlog rows and the schema default, the fraction's
+// trailing zeros dropped (none for a zero fraction) in snapshot reads, key
+// included. PostgreSQL's snapshot keeps the column's digits.
+func TestBinlogSnapshotTimestampFraction(t *testing.T) {
+	ts := change.Column{Name: "ts", Type: change.Type{Kind: change.KindTimestampTZ, Name: "timestamp", Precision: 3, Scale: -1, Length: -1}}
+	tbl := &change.Table{ID: change.TableID{DB: "shop", Name: "t"}, Columns: []change.Column{ts}, Key: []int{0}}
+	enc := NewEncoder(Options{TopicPrefix: "p"})
+	for _, c := range []struct {
+		connector string
+		op        change.Op
+		micros    int64
+		want      string
+	}{
+		{"mariadb", change.OpRead, 951825600_000000, `"2000-02-29T12:00:00Z"`},
+		{"mariadb", change.OpRead, 951825600_120000, `"2000-02-29T12:00:00.12Z"`},
+		{"mysql", change.OpRead, 951825600_001000, `"2000-02-29T12:00:00.001Z"`},
+		{"mariadb", change.OpCreate, 951825600_000000, `"2000-02-29T12:00:00.000Z"`},
+		{"mysql", change.OpUpdate, 951825600_120000, `"2000-02-29T12:00:00.120Z"`},
+		{"postgresql", change.OpRead, 951825600_120000, `"2000-02-29T12:00:00.120Z"`},
+	} {
+		ev := &change.Event{Table: tbl, Op: c.op, After: change.Row{change.IntValue(c.micros)},
+			Source: change.Source{Connector: c.connector, CommitMicros: 1, File: "f", Pos: 4}}
+		if c.op == change.OpUpdate {
+			ev.Before = ev.After
+		}
+		v, err := enc.AppendValue(nil, ev, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `"after":{"ts":` + c.want + `}`; !strings.Contains(string(v), want) {
+			t.Errorf("%s %s: value lacks %s\n%s", c.connector, c.op, want, v)
+		}
+		k, _, err := enc.AppendKey(nil, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `"payload":{"ts":` + c.want + `}`; !strings.Contains(string(k), want) {
+			t.Errorf("%s %s: key lacks %s\n%s", c.connector, c.op, want, k)
+		}
+	}
+}

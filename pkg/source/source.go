@@ -65,6 +65,10 @@ type Options struct {
 	// SnapshotBacklog, when set, paces snapshot chunks while the stream
 	// publishes (see snapshot.Config.Backlog).
 	SnapshotBacklog func() int64
+	// StatementChange, when set, is told each time a captured table is
+	// changed by a statement the log holds as text, not rows (MySQL
+	// binlog_format = STATEMENT): its rows are read again by a backfill.
+	StatementChange func(table string)
 }
 
 // Log returns the logger a source logs through: Logger, or slog.Default().

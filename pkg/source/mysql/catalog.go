@@ -353,7 +353,7 @@ func sameShape(a, b *change.Table) bool {
 // following Debezium's
 // defaults (BinlogValueConverters, time.precision.mode=adaptive_time_microseconds,
 // decimal.handling.mode=precise, bigint.unsigned.handling.mode=long).
-// Types without a mapping (vectors) get KindUnknown: left out of messages
+// Types without a mapping (MySQL 9's and MariaDB 11.7's VECTOR) get KindUnknown: left out of messages
 // and reported, or published as bytes with source.include_unknown_types.
 func columnType(c *column) change.Type {
 	t := change.Type{Name: c.dataType, Precision: -1, Scale: -1, Length: -1}
@@ -418,6 +418,14 @@ func columnType(c *column) change.Type {
 		}
 		c.members = enumValues(c.columnType)
 		t.Values = allowed(c.members)
+	case "uuid":
+		// MariaDB 10.7+: a string named io.debezium.data.Uuid, as
+		// Debezium's MariaDB connector publishes it (fixedbinary.go).
+		t.Kind = change.KindUUID
+	case "inet4", "inet6":
+		// MariaDB 10.5+/10.10+: their text, a plain string; Debezium's
+		// DDL parser refuses the types (docs/types.md).
+		t.Kind = change.KindString
 	case "point":
 		t.Kind = change.KindPoint
 	case "geometry", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",

@@ -68,14 +68,36 @@ func (s *Source) columnProblems(t *table) error {
 }
 
 func (s *Source) columnProblemList(t *table) []string {
-	if !s.sel.HasColumnRules() || t.t == nil {
+	if t.t == nil {
 		return nil
+	}
+	problems := unencodableKey(t, s.opts.Config.IncludeUnknownTypes)
+	if !s.sel.HasColumnRules() {
+		return problems
 	}
 	var key []string
 	for _, k := range t.key {
 		key = append(key, t.cols[k].name)
 	}
-	return source.ColumnProblems(s.sel, t.id(), key, t.t.Columns)
+	return append(problems, source.ColumnProblems(s.sel, t.id(), key, t.t.Columns)...)
+}
+
+// unencodableKey names the key columns of t whose type Tributary cannot
+// encode (published only as bytes, with include_unknown_types). Such a
+// column is never left out of the key, as Debezium leaves it out: rows
+// that differ only there would share a key, and a compacted topic or a
+// sink would keep one of them. The table is refused instead.
+func unencodableKey(t *table, includeUnknown bool) []string {
+	if includeUnknown {
+		return nil
+	}
+	var out []string
+	for _, k := range t.key {
+		if c := &t.cols[k]; c.typ.Kind == change.KindUnknown {
+			out = append(out, fmt.Sprintf("%s.%s is a key column of type %s, which Tributary cannot encode, and messages keyed without it would give rows that differ only there one key; set source.include_unknown_types: true to publish it as bytes, or leave the table out of source.tables", t.id(), c.name, c.columnType))
+		}
+	}
+	return out
 }
 
 // table is the published table of full under p.

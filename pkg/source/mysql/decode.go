@@ -46,6 +46,9 @@ func decodeText(c *column, v []byte) (change.Value, error) {
 		return change.Value{}, nil
 	}
 	t := &c.typ
+	if fixedBinaryWidth(c.dataType) > 0 {
+		return change.Value{Kind: change.Text, Bytes: v}, nil // the server's text form
+	}
 	switch t.Kind {
 	case change.KindUnknown:
 		// The raw value, for debezium.Options.IncludeUnknownTypes (the
@@ -241,6 +244,18 @@ func decodeBinlog(c *column, v *binVal, s *snapshot.Slabs) (change.Value, error)
 	t := &c.typ
 	if c.text == nil && c.charset != "" && c.charset != "binary" {
 		return change.Value{}, fmt.Errorf("text in character set %s: %w (charset.go); convert the column to utf8mb4", c.charset, errCharset)
+	}
+	if fixedBinaryWidth(c.dataType) > 0 {
+		b, ok := v.rawBytes()
+		if !ok {
+			return change.Value{}, fmt.Errorf("%s: unexpected %s", c.dataType, v.goType())
+		}
+		var buf [64]byte
+		text, err := appendFixedBinaryText(buf[:0], c.dataType, b)
+		if err != nil {
+			return change.Value{}, err
+		}
+		return change.Value{Kind: change.Text, Bytes: s.Keep(text)}, nil
 	}
 	switch t.Kind {
 	case change.KindUnknown:

@@ -23,7 +23,10 @@ var numericLiteral = regexp.MustCompile(`^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[e
 // expressions as SQL too (current_timestamp()); MySQL writes the bare
 // text of a literal and flags expressions with DEFAULT_GENERATED in EXTRA.
 func columnDefault(c *column, raw []byte, extra string, mariadb bool) *change.Value {
-	if raw == nil {
+	if raw == nil || c.dataType == "uuid" {
+		// Debezium's MariaDB connector gives a UUID column no default
+		// ("Unexpected default value for JDBC type …"; side by side:
+		// TestDebeziumFidelityMySQLUUID).
 		return nil
 	}
 	s := string(raw)

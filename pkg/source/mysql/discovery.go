@@ -59,7 +59,7 @@ func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
 			return nil
 		}
 		if err := s.columnProblems(t); err != nil {
-			s.log.Warn("a new table is not captured: the column rules leave out or mask its key", "table", id, "problem", err.Error())
+			s.log.Warn("a new table is not captured: its key cannot be published whole", "table", id, "problem", err.Error())
 			return nil
 		}
 		s.mu.Lock()

@@ -16,8 +16,10 @@ var _ source.Dropper = (*Source)(nil)
 // Leftovers implements source.Dropper: the pipeline's rows in the signal
 // table (one per snapshot worker, under its server id; snapshot.go). The
 // table itself stays: other pipelines may write to it. MySQL keeps no
-// per-reader state like a slot: a running copy is refused by the
-// checkpoint store's lock or lease.
+// per-reader state like a slot, but a running task is registered with the
+// server under the pipeline's server_id: a copy running elsewhere (whose
+// checkpoint store's lock this drop does not see) is refused by
+// checkNoReader.
 func (s *Source) Leftovers(ctx context.Context) ([]source.Leftover, error) {
 	return s.signalRows(ctx, false)
 }
@@ -33,6 +35,9 @@ func (s *Source) signalRows(ctx context.Context, drop bool) ([]source.Leftover, 
 		return nil, err
 	}
 	defer conn.Close()
+	if err := s.checkNoReader(ctx, conn); err != nil {
+		return nil, err
+	}
 	db, name := s.signalTable()
 	q := quoteIdent(db) + "." + quoteIdent(name)
 	where := " WHERE id LIKE " + quoteString(strconv.FormatUint(uint64(s.serverID), 10)+":%")

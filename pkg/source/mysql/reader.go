@@ -118,27 +118,65 @@ func (s *Source) checkReader(ctx context.Context, conn *client.Conn) error {
 			"server_id", s.serverID, "reader", r.host)
 		return nil
 	}
-	deadline := time.Now().Add(readerWait)
-	for time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-		if r2, err := lookupReader(conn, s.serverID); err != nil || r2 == nil {
-			return err
-		}
-	}
-	conns := "none listed"
-	if c := dumpConnections(conn, s.conn.User); len(c) > 0 {
-		conns = strings.Join(c, "; ")
+	if gone, err := s.readerGone(ctx, conn); gone || err != nil {
+		return err
 	}
 	return fmt.Errorf("binlog stream %w: the binlog of pipeline %q is streamed by another reader registered with server_id %d as %q. "+
 		"Only one task may stream a pipeline's binlog, and with the file checkpoint store Tributary does not end another reader's connection. "+
 		"Stop the other task (a second task with the same pipeline name but another checkpoint store or path?), "+
 		"or give this pipeline its own source.server_id; if the other reader is stuck, end its Binlog Dump connection with KILL <id> "+
 		"(Binlog Dump connections of user %s: %s); then start again",
-		source.ErrReaderInUse, s.opts.Pipeline, s.serverID, r.host, s.conn.User, conns)
+		source.ErrReaderInUse, s.opts.Pipeline, s.serverID, r.host, s.conn.User, s.dumpList(conn))
+}
+
+// readerGone waits up to readerWait for the registration with our
+// server_id to go away (a task that just died leaves it behind a while).
+func (s *Source) readerGone(ctx context.Context, conn *client.Conn) (bool, error) {
+	deadline := time.Now().Add(readerWait)
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+		if r2, err := lookupReader(conn, s.serverID); err != nil || r2 == nil {
+			return err == nil, err
+		}
+	}
+	return false, nil
+}
+
+// dumpList is dumpConnections in words.
+func (s *Source) dumpList(conn *client.Conn) string {
+	if c := dumpConnections(conn, s.conn.User); len(c) > 0 {
+		return strings.Join(c, "; ")
+	}
+	return "none listed"
+}
+
+// checkNoReader is drop's guard: a pipeline whose binlog another process
+// streams (registered with its server_id: a running task, perhaps on
+// another host with another checkpoint store) is not dropped, as
+// PostgreSQL refuses to drop a slot in use. Its signal rows and offsets
+// record belong to the running task. With a lease (Options.Leased) drop
+// holds it, so a registered reader is a stale owner, fenced already.
+func (s *Source) checkNoReader(ctx context.Context, conn *client.Conn) error {
+	r, err := lookupReader(conn, s.serverID)
+	if me := (*gomysql.MyError)(nil); errors.As(err, &me) && deniedCodes[me.Code] {
+		return fmt.Errorf("cannot tell whether another task streams pipeline %q's binlog: the user may not list replicas (SHOW SLAVE HOSTS needs REPLICATION MASTER ADMIN on MariaDB ≥ 10.5.2, REPLICATION SLAVE on MySQL); "+
+			"grant it, or make sure no task of the pipeline runs and delete its rows of the signal table by hand: %w", s.opts.Pipeline, err)
+	}
+	if err != nil || r == nil || r.host == readerTag || s.opts.Leased {
+		return err
+	}
+	if gone, err := s.readerGone(ctx, conn); gone || err != nil {
+		return err
+	}
+	return fmt.Errorf("binlog stream %w: pipeline %q is running: its binlog is streamed by a reader registered with server_id %d as %q "+
+		"(a task with this pipeline name, perhaps on another host or with another checkpoint store or path). "+
+		"Dropping it would delete the running task's signal rows and offsets record. Stop that task first, then drop; "+
+		"if it is stuck, end its Binlog Dump connection with KILL <id> (Binlog Dump connections of user %s: %s)",
+		source.ErrReaderInUse, s.opts.Pipeline, s.serverID, r.host, s.conn.User, s.dumpList(conn))
 }
 
 // takenOver recognises the server's reply to a stream whose server_id

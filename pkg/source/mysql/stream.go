@@ -270,6 +270,14 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 		}
 	case *replication.QueryEvent:
 		return st.query(ctx, h, e)
+	case *replication.ExecuteLoadQueryEvent:
+		// LOAD DATA in STATEMENT format: its text, and the file's
+		// contents in Begin_load_query events, not rows.
+		if schema, q, ok := loadQuery(ev.RawData); ok {
+			if db, name, ok := dmlTable(q, schema); ok {
+				return st.src.statementChange(db, name, q)
+			}
+		}
 	case *replication.RowsEvent:
 		if err := st.rows(ctx, ev.Header, e, ev.RawData); err != nil {
 			return err
@@ -324,6 +332,11 @@ var ddlTable = regexp.MustCompile("(?i)(?:ALTER\\s+(?:ONLINE\\s+|IGNORE\\s+)*TAB
 func (st *streamer) query(ctx context.Context, h *replication.EventHeader, e *replication.QueryEvent) error {
 	q := strings.TrimSpace(string(e.Query))
 	upper := strings.ToUpper(q)
+	if db, name, ok := dmlTable(q, string(e.Schema)); ok {
+		if err := st.src.statementChange(db, name, q); err != nil {
+			return err
+		}
+	}
 	switch {
 	case upper == "BEGIN":
 		st.tx.open, st.tx.thread = true, int64(e.SlaveProxyID)

@@ -1,0 +1,88 @@
+package mysql_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
+)
+
+// TestMySQLStatementFormatBackfills: rows written by a session with
+// binlog_format = STATEMENT are not in the binlog as rows; Tributary
+// does not pass over them silently: it backfills the table again, which
+// publishes them (as reads), warns naming the table and the statement,
+// and counts tributary_statement_changes_total; the stream goes on.
+func TestMySQLStatementFormatBackfills(t *testing.T) {
+	e := itest.NewMyEnv(t, "mystmt")
+	e.Exec(`CREATE TABLE items (id INT PRIMARY KEY, note VARCHAR(20))`)
+	e.Exec(`CREATE TABLE other (id INT PRIMARY KEY)`)
+	e.Exec(`INSERT INTO items VALUES (1, 'a'), (2, 'b'), (3, 'c')`)
+	topic := e.Prefix + "." + e.DB + ".items"
+	addr := itest.FreeAddr(t)
+	p := e.Start("run", "--config", e.WriteConfig("  tables: ["+e.DB+".items]\n"), "--metrics-addr", addr)
+	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return !p.Exited() && itest.TopicEnd(topic) >= 3 })
+
+	e.Exec(`SET SESSION binlog_format = 'STATEMENT'`)
+	e.Exec(`INSERT INTO items VALUES (10, 'statement'), (11, 'statement')`)
+	e.Exec(`UPDATE items SET note = 'changed' WHERE id = 1`)
+	e.Exec(`INSERT INTO other VALUES (1)`) // not captured: nothing to do
+	e.Exec(`SET SESSION binlog_format = 'ROW'`)
+	e.Exec(`INSERT INTO items VALUES (12, 'row')`)
+
+	seen := func() map[float64]string {
+		notes := map[float64]string{}
+		for _, m := range itest.ReadTopic(t, topic) {
+			after, _ := m.Value["payload"].(map[string]any)["after"].(map[string]any)
+			if id, ok := after["id"].(float64); ok {
+				notes[id], _ = after["note"].(string)
+			}
+		}
+		return notes
+	}
+	itest.WaitFor(t, 60*time.Second, "the rows written in STATEMENT format", func() bool {
+		if p.Exited() {
+			t.Fatalf("tributary exited:\n%s", p.Out)
+		}
+		n := seen()
+		return n[10] == "statement" && n[11] == "statement" && n[1] == "changed" && n[12] == "row"
+	})
+	var count float64
+	itest.WaitFor(t, 10*time.Second, "tributary_statement_changes_total", func() bool {
+		count = itest.Samples(itest.Scrape(t, addr), "tributary_statement_changes_total", `table="`+e.DB+`.items"`)[""]
+		return count >= 2
+	})
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit code %d; output:\n%s", code, p.Out)
+	}
+	out := p.Out.String()
+	if !strings.Contains(out, "a captured table was changed by a statement logged as text") || !strings.Contains(out, "INSERT INTO items VALUES (10") {
+		t.Errorf("no warning naming the statement:\n%s", out)
+	}
+	if strings.Contains(out, "other") && strings.Contains(out, "INSERT INTO other") {
+		t.Errorf("a statement on a table not captured was reported:\n%s", out)
+	}
+}
+
+// TestMySQLStatementFormatNoBackfillStops: with backfill off, a change
+// logged in STATEMENT format to a captured table stops the pipeline with
+// an error naming the table and binlog_format, rather than move past it.
+func TestMySQLStatementFormatNoBackfillStops(t *testing.T) {
+	e := itest.NewMyEnv(t, "mystmtnb")
+	e.Exec(`CREATE TABLE items (id INT PRIMARY KEY, note VARCHAR(20))`)
+	topic := e.Prefix + "." + e.DB + ".items"
+	p := e.Start("run", "--config", e.WriteConfig("  snapshot_mode: no_data\n"))
+	itest.WaitFor(t, 60*time.Second, "the stream", func() bool {
+		return !p.Exited() && strings.Contains(p.Out.String(), "streaming binlog")
+	})
+	e.Exec(`INSERT INTO items VALUES (1, 'row')`)
+	itest.WaitFor(t, 60*time.Second, "the streamed row", func() bool { return !p.Exited() && itest.TopicEnd(topic) >= 1 })
+	e.Exec(`SET SESSION binlog_format = 'STATEMENT'`)
+	e.Exec(`DELETE FROM items WHERE id = 1`)
+	e.Exec(`SET SESSION binlog_format = 'ROW'`)
+	itest.WaitFor(t, 30*time.Second, "the pipeline to stop", p.Exited)
+	out := p.Out.String()
+	if p.Cmd.ProcessState.ExitCode() == 0 || !strings.Contains(out, "captured table "+e.DB+".items was changed by a statement logged as text") || !strings.Contains(out, "binlog_format = ROW") {
+		t.Errorf("exit %d, want an error naming %s.items and binlog_format:\n%s", p.Cmd.ProcessState.ExitCode(), e.DB, out)
+	}
+}

@@ -1,0 +1,96 @@
+package mysql
+
+import (
+	"encoding/binary"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Changes logged as statements. A session with binlog_format = STATEMENT
+// (or MIXED, for a statement the server deems safe) logs its INSERT,
+// UPDATE, DELETE, REPLACE and LOAD DATA as the statement's text, a Query
+// event, not as rows: Tributary cannot know which rows changed. Such a
+// statement on a captured table is never passed over silently: the table
+// is backfilled again (the backfill reads every row as it is then, while
+// the stream goes on; one under way starts again), with a warning and
+// tributary_statement_changes_total;
+// with backfill off (snapshot_mode no_data), the stream stops naming the
+// table and the fix. A backfill cannot show what the statement deleted:
+// the warning says so.
+
+// dmlTarget matches a data-changing statement and captures the first
+// table it changes (a multi-table UPDATE's or DELETE's first one).
+var dmlTarget = regexp.MustCompile("(?is)^\\s*(?:/\\*.*?\\*/\\s*)*(?:" +
+	"(?:INSERT|REPLACE)(?:\\s+(?:LOW_PRIORITY|DELAYED|HIGH_PRIORITY|IGNORE))*(?:\\s+INTO)?" +
+	"|UPDATE(?:\\s+(?:LOW_PRIORITY|IGNORE))*" +
+	"|DELETE(?:\\s+(?:LOW_PRIORITY|QUICK|IGNORE))*(?:\\s+(?:`[^`]+`|[A-Za-z0-9_$]+)(?:\\s*\\.\\s*(?:`[^`]+`|[A-Za-z0-9_$]+))?(?:\\s*\\.\\s*\\*)?(?:\\s*,\\s*(?:`[^`]+`|[A-Za-z0-9_$]+)(?:\\s*\\.\\s*(?:`[^`]+`|[A-Za-z0-9_$]+))?(?:\\s*\\.\\s*\\*)?)*)?\\s+FROM" +
+	"|LOAD\\s+(?:DATA|XML)(?:\\s+(?:LOW_PRIORITY|CONCURRENT))?(?:\\s+LOCAL)?\\s+INFILE\\s+'(?:[^'\\\\]|\\\\.|'')*'(?:\\s+(?:REPLACE|IGNORE))?\\s+INTO\\s+TABLE" +
+	")\\s+((?:`[^`]+`|[A-Za-z0-9_$]+)(?:\\s*\\.\\s*(?:`[^`]+`|[A-Za-z0-9_$]+))?)")
+
+// dmlTable is the db and name of the table a data-changing statement
+// changes (defaultDB: the session's database, the event's schema); ok
+// false for any other statement.
+func dmlTable(q, defaultDB string) (db, name string, ok bool) {
+	m := dmlTarget.FindStringSubmatch(q)
+	if m == nil {
+		return "", "", false
+	}
+	db, name = defaultDB, m[1]
+	if i := dotOutsideQuotes(name); i >= 0 {
+		db, name = unquote(strings.TrimSpace(name[:i])), strings.TrimSpace(name[i+1:])
+	}
+	return db, unquote(name), true
+}
+
+// loadQuery is the schema and text of an Execute_load_query event (LOAD
+// DATA in STATEMENT format), from its raw bytes (header included, no
+// checksum), which go-mysql does not decode.
+func loadQuery(raw []byte) (schema, query string, ok bool) {
+	const header, post = 19, 26 // event header; thread, time, db length, error, status length, file id, start, end, dup handling
+	if len(raw) < header+post {
+		return "", "", false
+	}
+	d := raw[header:]
+	dbLen := int(d[8])
+	statusLen := int(binary.LittleEndian.Uint16(d[11:13]))
+	off := post + statusLen
+	if off+dbLen+1 > len(d) {
+		return "", "", false
+	}
+	return string(d[off : off+dbLen]), string(d[off+dbLen+1:]), true
+}
+
+// statementChange handles a data-changing statement logged as text on
+// table db.name: nothing unless the table is captured; otherwise the
+// table is backfilled again, or, with backfill off, the stream stops.
+func (s *Source) statementChange(db, name, stmt string) error {
+	id := db + "." + name
+	s.mu.Lock()
+	captured := s.tables[id] != nil
+	s.mu.Unlock()
+	if !captured {
+		return nil
+	}
+	if s.opts.StatementChange != nil {
+		s.opts.StatementChange(id)
+	}
+	const why = "its rows are not in the binlog (a session with binlog_format = STATEMENT or MIXED logged the statement, not the rows)"
+	const fix = "set binlog_format = ROW for every session that writes to captured tables (SET GLOBAL binlog_format = 'ROW', and no SET SESSION binlog_format = 'STATEMENT')"
+	if !s.opts.Config.BackfillEnabled() {
+		return fmt.Errorf("captured table %s was changed by a statement logged as text, %q: %s, and backfill is off (source.snapshot_mode no_data or source.backfill false) to read them again. %s; then enable backfill to let Tributary backfill the table and go on, or drop the pipeline and run it again",
+			id, trimStmt(stmt), why, fix)
+	}
+	s.log.Warn("a captured table was changed by a statement logged as text: backfilling the table again, which publishes its rows as they are now (rows the statement deleted stay in the topic: a backfill cannot see them); "+fix,
+		"table", id, "statement", trimStmt(stmt), "why", why)
+	for _, p := range s.engine.Progress() {
+		if p.Table == id && !p.Done && !p.Started.IsZero() {
+			// A backfill of the table is under way: it has read past rows
+			// this statement may have changed. It starts again from the
+			// first row (rows read twice are published twice, as reads).
+			s.engine.Drop(id)
+		}
+	}
+	s.engine.Queue([]string{id}, false)
+	return nil
+}
