@@ -47,8 +47,14 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 		}
 	}()
 
+	// The checkpoint says what on the source is the pipeline's own (its
+	// replication slot): a name alone may be another pipeline's.
+	cp, _, _, err := kind.Read(ctx, w)
+	if err != nil {
+		return err
+	}
 	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
-		Leased: leasedStore(cfg)})
+		Leased: leasedStore(cfg), Checkpointed: cp.Position})
 	if err != nil {
 		return &usageError{err.Error()}
 	}

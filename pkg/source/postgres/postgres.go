@@ -155,7 +155,7 @@ func (s *Source) Connect(ctx context.Context) error {
 		return err
 	}
 	if s.slotState.exists {
-		if err := s.takeSlot(ctx); err != nil {
+		if err := s.takeSlot(ctx, s.slot); err != nil {
 			return err
 		}
 		// The holder waited for or ended may have been creating the
