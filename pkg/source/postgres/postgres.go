@@ -40,8 +40,12 @@ type Source struct {
 	repl   *pgconn.PgConn
 	acked  atomic.Uint64 // LSN the pipeline has durably checkpointed
 	marked uint64        // LSN of the last position emitted by stream
-	tables map[uint32]*change.Table
-	rels   map[uint32]*relation
+	// lastCommit is where the stream's last commit was written (its end
+	// LSN): the first element of source.sequence, as Debezium's
+	// lastCommitLsn; 0 (null) until one is known.
+	lastCommit uint64
+	tables     map[uint32]*change.Table
+	rels       map[uint32]*relation
 
 	// captured maps each captured table's OID to its schema.table name:
 	// the tables whose every row is published and whose streamed changes
@@ -142,7 +146,7 @@ func New(_ context.Context, opts source.Options) (*Source, error) {
 // replication connection.
 func (s *Source) Connect(ctx context.Context) error {
 	s.Close() // a reconnect runs the loop again: drop the lost connections
-	s.from, s.start = position{}, 0
+	s.from, s.start, s.lastCommit = position{}, 0, 0
 	conn, err := pgx.ConnectConfig(ctx, s.connCfg)
 	if err != nil {
 		return fmt.Errorf("connect to postgres: %w", err)
@@ -212,7 +216,8 @@ func (s *Source) Resume(ctx context.Context, from change.Position) error {
 		s.dropAbandoned(ctx, pos.Slot)
 		return fmt.Errorf("the checkpoint belongs to replication slot %s, the config names %s: %w", pos.Slot, s.slot, source.ErrResnapshotRequired)
 	}
-	s.from, s.start = pos, start
+	// The checkpoint's LSN is the end of the last transaction it holds.
+	s.from, s.start, s.lastCommit = pos, start, start
 	return nil
 }
 
