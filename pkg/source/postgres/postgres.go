@@ -272,11 +272,17 @@ func (s *Source) Fresh(ctx context.Context, checkpointed bool) error {
 func (s *Source) Continue(ctx context.Context, recorded json.RawMessage) ([]string, error) {
 	slot, pos := s.slotState, s.from
 	switch {
+	case !slot.exists && s.opts.Config.Snapshot() == config.SnapshotInitialOnly && backfillFinished(pos):
+		// The slot a finished initial_only run dropped (FinishBackfilled):
+		// this run stops at its first position, streaming nothing.
+		return nil, nil
 	case !slot.exists:
 		return nil, fmt.Errorf("replication slot %s does not exist on this server, but the checkpoint streams from it: "+
-			"the slot was dropped, or this is a new primary after a failover that did not carry the slot over "+
+			"the slot was dropped (a run of snapshot_mode initial_only drops it when the backfill ends), "+
+			"or this is a new primary after a failover that did not carry the slot over "+
 			"(RDS Multi-AZ, Aurora, or PostgreSQL without failover slots, which PostgreSQL 17 adds); "+
-			"the changes since the checkpoint are kept nowhere this pipeline can read them: %w", s.slot, source.ErrResnapshotRequired)
+			"the changes since the checkpoint are kept nowhere this pipeline can read them "+
+			"(snapshot_mode when_needed backfills every table again from a new slot): %w", s.slot, source.ErrResnapshotRequired)
 	case slot.lost:
 		return nil, fmt.Errorf("replication slot %s lost WAL it still needed: %w", s.slot, source.ErrResnapshotRequired)
 	case slot.confirmedLSN > s.start:
@@ -436,4 +442,11 @@ func retryActive(ctx context.Context, f func() error) error {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// backfillFinished says a checkpoint's position records every table
+// backfilled: no snapshot queued or under way.
+func backfillFinished(pos position) bool {
+	st, err := snapshot.DecodeState(pos.Snapshot)
+	return err == nil && pos.Backfilled && !st.Pending()
 }
