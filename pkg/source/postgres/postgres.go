@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -195,6 +196,13 @@ func (s *Source) Discover(ctx context.Context) ([]string, error) {
 		slog.Warn("source.tables: table not found (dropped or renamed?); it is captured if it appears", "table", t)
 	}
 	s.reportMissing()
+	if len(rels) == 0 && len(missing) > 0 && !s.slotState.exists {
+		// A first start (no slot yet) whose list names only tables that
+		// do not exist: a misspelling, most likely. Refused before the
+		// slot and the publication are made, as on MySQL; a restart
+		// keeps following a list whose tables were dropped since.
+		return nil, s.nothingToCapture(ctx, missing)
+	}
 	if rels, err = s.identified(rels, true); err != nil {
 		return nil, err
 	}
@@ -449,4 +457,21 @@ func retryActive(ctx context.Context, f func() error) error {
 func backfillFinished(pos position) bool {
 	st, err := snapshot.DecodeState(pos.Snapshot)
 	return err == nil && pos.Backfilled && !st.Pending()
+}
+
+// nothingToCapture is the error of a first start whose source.tables
+// names only tables that do not exist, each with the closest existing
+// table's name when one is close (as `tributary tables` says).
+func (s *Source) nothingToCapture(ctx context.Context, missing []string) error {
+	existing, _ := existingTables(ctx, s.conn) // without them, no suggestion
+	var why []string
+	for _, t := range missing {
+		w := t + " does not exist"
+		if near := config.Closest(t, existing); near != "" {
+			w += "; did you mean " + near + "?"
+		}
+		why = append(why, w)
+	}
+	return fmt.Errorf("source.tables: nothing to capture: %s (or the user %s cannot see them: it needs USAGE on their schema; `tributary tables` lists what the list selects)",
+		strings.Join(why, ", "), s.connCfg.User)
 }
