@@ -224,8 +224,12 @@ func (s *Source) Resume(ctx context.Context, from change.Position) error {
 		s.dropAbandoned(ctx, pos.Slot)
 		return fmt.Errorf("the checkpoint belongs to replication slot %s, the config names %s: %w", pos.Slot, s.slot, source.ErrResnapshotRequired)
 	}
-	// The checkpoint's LSN is the end of the last transaction it holds.
+	// The checkpoint's LSN is the end of the last transaction it holds,
+	// or Commit says where the last one with changes ended.
 	s.from, s.start, s.lastCommit = pos, start, start
+	if c, err := parseLSN(pos.Commit); err == nil && pos.Commit != "" {
+		s.lastCommit = c
+	}
 	return nil
 }
 
