@@ -28,8 +28,13 @@ func TestPGSpecialNumericNotNull(t *testing.T) {
 			// A key column holding one: the key itself cannot be written.
 			e.Exec(`CREATE TABLE nk (k numeric PRIMARY KEY, v int NOT NULL)`)
 			e.Exec(`INSERT INTO nk VALUES (1, 1), ('NaN', 2)`)
-			topic, keyTopic := e.Prefix+".public.n", e.Prefix+".public.nk"
-			cfg := e.WritePipeline(itest.PipelineConfig{})
+			// A delete whose old row (REPLICA IDENTITY FULL) holds one: its
+			// tombstone is still published.
+			e.Exec(`CREATE TABLE nf (k int PRIMARY KEY, a numeric NOT NULL)`)
+			e.Exec(`ALTER TABLE nf REPLICA IDENTITY FULL`)
+			e.Exec(`INSERT INTO nf VALUES (1, 'NaN')`)
+			topic, keyTopic, fullTopic := e.Prefix+".public.n", e.Prefix+".public.nk", e.Prefix+".public.nf"
+			cfg := e.WritePipeline(itest.PipelineConfig{Destination: "  delete_mode: record_and_tombstone\n"})
 			itest.AppendConfig(t, cfg, "format:\n  decimal_handling: "+mode+"\n")
 			p := e.Start("run", "--config", cfg)
 			itest.WaitOrDump(t, p, 90*time.Second, "the snapshot's plain rows", func() bool { return keysOn(t, topic)[5] })
@@ -38,6 +43,7 @@ func TestPGSpecialNumericNotNull(t *testing.T) {
 				(14, 1, 1, '{NaN}'), (15, 2, 2, '{2}')`)
 			e.Exec(`UPDATE n SET a = 'NaN' WHERE k = 1`)
 			e.Exec(`INSERT INTO nk VALUES ('Infinity', 3), (2, 4)`)
+			e.Exec(`DELETE FROM nf WHERE k = 1`)
 			e.Exec(`INSERT INTO n VALUES (16, 3, 3, '{3}')`)
 			itest.WaitOrDump(t, p, 90*time.Second, "the stream's plain rows", func() bool { return keysOn(t, topic)[16] })
 			if p.Exited() {
@@ -48,8 +54,12 @@ func TestPGSpecialNumericNotNull(t *testing.T) {
 			}
 			keys := keysOn(t, topic)
 			skipped := map[string]string{}
-			var keySkipped []string
+			var keySkipped, fullSkipped []string
 			for _, rs := range itest.ReadSkipped(t, e) {
+				if rs.Table == "public.nf" {
+					fullSkipped = append(fullSkipped, fmt.Sprint(rs.Extra["op"]))
+					continue
+				}
 				if rs.Table == "public.nk" {
 					keySkipped = append(keySkipped, rs.Reason)
 					continue
@@ -57,8 +67,24 @@ func TestPGSpecialNumericNotNull(t *testing.T) {
 				skipped[fmt.Sprint(rs.PrimaryKey["k"])] = rs.Reason
 			}
 			wantKeyed, wantKeySkipped := 2, 2
+			wantFull, wantFullSkipped := []string{"tombstone"}, "r,d"
 			if mode == "string" {
 				wantKeyed, wantKeySkipped = 4, 0
+				wantFull, wantFullSkipped = []string{"r", "d", "tombstone"}, ""
+			}
+			var full []string
+			for _, m := range itest.ReadTopicIfAny(t, fullTopic) {
+				if m.Value == nil {
+					full = append(full, "tombstone")
+				} else {
+					full = append(full, fmt.Sprint(m.Payload()["op"]))
+				}
+			}
+			if strings.Join(full, ",") != strings.Join(wantFull, ",") {
+				t.Errorf("REPLICA IDENTITY FULL table: records %v, want %v (the delete's tombstone published)", full, wantFull)
+			}
+			if got := strings.Join(fullSkipped, ","); got != wantFullSkipped {
+				t.Errorf("REPLICA IDENTITY FULL table: rows skipped %q, want %q", got, wantFullSkipped)
 			}
 			if n := len(itest.ReadTopicIfAny(t, keyTopic)); n != wantKeyed {
 				t.Errorf("numeric key table: %d messages, want %d", n, wantKeyed)
