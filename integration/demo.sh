@@ -69,3 +69,8 @@ kcat -C -b 127.0.0.1:9092 -t shop.public.orders -e -q -J \
   | jq -c '{partition, offset, key: (.key|fromjson|.payload), op: (.payload|fromjson|.payload.op), before: (.payload|fromjson|.payload.before), after: (.payload|fromjson|.payload.after)}'
 echo "== one full message (value with schema)"
 kcat -C -b 127.0.0.1:9092 -t shop.public.orders -e -q -c 1 -f '%s\n' | jq '{schema: {name: .schema.name, fields: [.schema.fields[].field]}, payload}'
+
+# A stopped pipeline's replication slot holds every byte of WAL written
+# after it: the demo removes what it left on the database (the topic stays).
+echo "== removing the demo pipeline's slot, publication and checkpoint (tributary drop)"
+"$root/bin/tributary" drop --config "$state/shop.yaml" --yes

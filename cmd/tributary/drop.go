@@ -47,8 +47,16 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 		}
 	}()
 
+	// The checkpoint says what on the source is the pipeline's own (its
+	// replication slot): a name alone may be another pipeline's. One that
+	// cannot be read names nothing: the source keeps what it cannot tell
+	// is the pipeline's, saying so, and the rest is dropped.
+	cp, _, _, err := kind.Read(ctx, w)
+	if err != nil {
+		inv.log.Warn("cannot read the checkpoint: a replication slot it would name is kept", "err", err)
+	}
 	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
-		Leased: leasedStore(cfg)})
+		Leased: leasedStore(cfg), Checkpointed: cp.Position})
 	if err != nil {
 		return &usageError{err.Error()}
 	}

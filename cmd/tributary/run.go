@@ -156,5 +156,10 @@ func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go watchAcks(wctx, p, m, log, time.Second, stallAfter)
-	return p.Run(ctx)
+	if err := p.Run(ctx); err != nil || !p.StopWhenBackfilled || ctx.Err() != nil {
+		return err
+	}
+	// initial_only ended by itself: every table is backfilled, and nothing
+	// will stream from what the source kept for a stream (docs/snapshots.md).
+	return src.FinishBackfilled(ctx)
 }

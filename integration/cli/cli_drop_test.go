@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -206,5 +207,76 @@ func TestDropMySQLRunningElsewhere(t *testing.T) {
 	}
 	if n := signalRows(); n != 0 {
 		t.Errorf("after drop: %d signal rows of the pipeline, want 0", n)
+	}
+}
+
+// TestDropKeepsAnotherPipelinesSlot: slot names are server-wide, so a
+// pipeline that never ran may name a slot another pipeline streams from:
+// one of the same name on another database of the server, or one whose
+// source.slot names it. Its drop must keep that slot, saying why; the
+// owner's drop still removes it.
+func TestDropKeepsAnotherPipelinesSlot(t *testing.T) {
+	a := itest.NewEnv(t, "dropowna")
+	a.Exec(`CREATE TABLE items (id int PRIMARY KEY)`)
+	a.Exec(`INSERT INTO items VALUES (1)`)
+	cfgA := a.WritePipeline(itest.PipelineConfig{})
+	slotName := "tributary_" + a.Name
+	slot := `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1`
+	p := a.Start("run", "--config", cfgA)
+	p.WaitFor(t, 60*time.Second, "the first checkpoint", func() bool {
+		_, err := os.Stat(filepath.Join(a.Dir, "checkpoints", a.Name+".checkpoint.json"))
+		return err == nil
+	})
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, p.Out)
+	}
+	if a.PGCount(t, slot, slotName) != 1 {
+		t.Fatalf("after run: no slot %s", slotName)
+	}
+
+	// The same pipeline name on another database of the server, with a
+	// checkpoint store of its own: it never ran.
+	b := itest.NewEnv(t, "dropownb")
+	b.Name = a.Name
+	cfgB := b.WritePipeline(itest.PipelineConfig{})
+	code, out := b.Drop(t, cfgB, "--yes")
+	if code != 0 || !strings.Contains(out, "replication slot "+slotName+": ") || !strings.Contains(out, a.DB) {
+		t.Errorf("drop of the namesake on database %s: exit %d, want 0 keeping slot %s of database %s\n%s", b.DB, code, slotName, a.DB, out)
+	}
+	if a.PGCount(t, slot, slotName) != 1 {
+		t.Fatalf("drop of the namesake on database %s removed slot %s of database %s\n%s", b.DB, slotName, a.DB, out)
+	}
+
+	// Another pipeline on A's database whose source.slot names A's slot:
+	// it never ran either.
+	c := &itest.Env{T: t, Name: a.Name + "_c", DB: a.DB, Prefix: a.Prefix + "-c", Dir: t.TempDir(), Conn: a.Conn}
+	cfgC := c.WritePipeline(itest.PipelineConfig{Source: "  slot: " + slotName + "\n"})
+	code, out = c.Drop(t, cfgC, "--yes")
+	if code != 0 || !strings.Contains(out, "replication slot "+slotName+": ") || !strings.Contains(out, "pg_drop_replication_slot") {
+		t.Errorf("drop of a pipeline whose source.slot names %s: exit %d, want 0 keeping it and saying how to drop it\n%s", slotName, code, out)
+	}
+	if a.PGCount(t, slot, slotName) != 1 {
+		t.Fatalf("drop of a pipeline whose source.slot names %s removed it\n%s", slotName, out)
+	}
+
+	// While the owner reads the slot, that drop refuses: the reader may
+	// be this very pipeline, run with another checkpoint store.
+	p = a.Start("run", "--config", cfgA)
+	p.WaitFor(t, 60*time.Second, "the owner streaming", func() bool {
+		return a.PGCount(t, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active`, slotName) == 1
+	})
+	if code, out := c.Drop(t, cfgC, "--yes"); code != 1 || !strings.Contains(out, "in use") {
+		t.Errorf("drop of a pipeline whose source.slot names %s while its owner reads it: exit %d, want 1 saying it is in use\n%s", slotName, code, out)
+	}
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, p.Out)
+	}
+
+	// The owner's drop removes it.
+	if code, out := a.Drop(t, cfgA, "--yes"); code != 0 || !strings.Contains(out, "dropped pipeline") {
+		t.Fatalf("drop of the owner: exit %d\n%s", code, out)
+	}
+	if a.PGCount(t, slot, slotName) != 0 {
+		t.Errorf("drop of the owner kept slot %s", slotName)
 	}
 }

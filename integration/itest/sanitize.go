@@ -83,3 +83,25 @@ func sanitizeFields(v any, fields []string) any {
 	}
 	return m
 }
+
+// streamVolatileFields are what Sanitize masks in a streamed (not 'r')
+// PostgreSQL message when both connectors decode the same WAL (the
+// differential oracle): the clocks only. source.lsn, txId and sequence
+// (the last commit's LSN and the change's) come from the WAL and must
+// agree.
+var streamVolatileFields = []string{
+	"payload.ts_ms", "payload.ts_us", "payload.ts_ns",
+	"payload.source.ts_ms", "payload.source.ts_us", "payload.source.ts_ns",
+}
+
+// SanitizeStream is Sanitize for two readers of the same WAL: a streamed
+// message keeps its log coordinates (streamVolatileFields); a snapshot
+// ('r') message, read by each at its own time, has them masked.
+func SanitizeStream(v any) any {
+	if m, ok := v.(map[string]any); ok {
+		if p, ok := m["payload"].(map[string]any); ok && p["op"] != "r" {
+			return sanitizeFields(v, streamVolatileFields)
+		}
+	}
+	return Sanitize(v)
+}

@@ -350,3 +350,11 @@ func (c *Capture) Leftovers(ctx context.Context) ([]source.Leftover, error) {
 
 // Drop implements source.Dropper.
 func (c *Capture) Drop(ctx context.Context) ([]source.Leftover, error) { return c.db.Drop(ctx) }
+
+// FinishBackfilled implements source.Finisher for a driver that does.
+func (c *Capture) FinishBackfilled(ctx context.Context) error {
+	if f, ok := c.db.(source.Finisher); ok {
+		return f.FinishBackfilled(ctx)
+	}
+	return nil
+}

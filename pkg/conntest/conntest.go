@@ -128,6 +128,9 @@ func tablesCheck(ctx context.Context, l source.Lister, cfg *config.Config) sourc
 	switch {
 	case len(r.Tables) == 0:
 		c.Detail = "no table would be captured"
+		if len(found.Missing) > 0 {
+			c.Detail += ": " + strings.Join(tableWarnings(source.Inventory{Missing: found.Missing, Existing: found.Existing}), "; ")
+		}
 		c.Fix = "check source.tables and source.exclude_tables (`tributary tables` lists what they select)"
 	case len(found.Missing) > 0:
 		c.Detail = strings.Join(tableWarnings(source.Inventory{Missing: found.Missing, Existing: found.Existing}), "; ")

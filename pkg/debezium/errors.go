@@ -21,10 +21,12 @@ var (
 	// ErrDecimal: decimal text that is not a plain decimal number, or that
 	// has more non-zero fractional digits than the column's scale.
 	ErrDecimal = errors.New("malformed decimal")
-	// ErrSpecialDecimal: NaN or ±Infinity in a decimal column. A Connect
-	// Decimal cannot hold them; Debezium fails the connector in
+	// ErrSpecialDecimal: NaN or ±Infinity in a NOT NULL decimal column (or
+	// an element of a NOT NULL decimal array). A Connect Decimal cannot
+	// hold them; Debezium fails the connector in
 	// decimal.handling.mode=precise ("Got a special value (NaN/Infinity) for
-	// Decimal type ... set decimal handling mode to 'string'"), and so do we.
+	// Decimal type ... set decimal handling mode to 'string'"). The pipeline
+	// records the row as row.skipped instead (pkg/pipeline/unencodable.go).
 	ErrSpecialDecimal = errors.New("NaN/Infinity cannot be encoded as a Connect Decimal (decimal.handling.mode=precise)")
 	// ErrUnavailable: the source sent "unavailable" (unchanged TOAST) for a
 	// column whose type has no Debezium placeholder.

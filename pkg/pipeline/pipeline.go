@@ -353,6 +353,9 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	buf := slices.Grow(rb.b[:0], p.sizeHint[ev.Table]+256)
 	defer func() { rb.b = buf; rb.release() }() // the buffer as grown goes back
 	buf, hasKey, err := p.Encoder.AppendKey(buf, ev)
+	if reason := unencodable(err); reason != "" {
+		return p.skip(ctx, skippedRow{topic: topic, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID}, "its key: "+reason)
+	}
 	if err != nil {
 		return fmt.Errorf("encode key of %s: %w", ev.Table.ID, err)
 	}
@@ -390,12 +393,23 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 		fate = tombRefused
 	}
 	now := time.Now() // the envelope's ts_ms and the record's timestamp
+	var head debezium.Head
 	if sendValue {
-		var head debezium.Head
 		buf, head, err = p.Encoder.AppendValueHead(buf, ev, now.UnixMicro())
+		if reason := unencodable(err); reason != "" {
+			// Recorded, not published; a delete's tombstone still is
+			// (its key is fine), or a compacted topic would keep the row.
+			row := skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID, tombstone: fate}
+			if err := p.skip(ctx, row, reason); err != nil || !tombstone {
+				return err
+			}
+			sendValue, err = false, nil
+		}
 		if err != nil {
 			return fmt.Errorf("encode value of %s: %w", ev.Table.ID, err)
 		}
+	}
+	if sendValue {
 		p.sizeHint[ev.Table] = len(buf)
 		refused, err := p.produce(topic, key, buf[len(key):], head, ev, rb, now, fate)
 		if err != nil {

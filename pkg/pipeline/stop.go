@@ -27,7 +27,7 @@ func (p *Pipeline) stopIfBackfilled() error {
 			return nil
 		}
 	}
-	p.Log.Info("source.snapshot_mode initial_only: every table is backfilled; stopping without streaming (the checkpoint keeps the position where the backfill ended: a run with snapshot_mode initial streams on from there)",
+	p.Log.Info("source.snapshot_mode initial_only: every table is backfilled; stopping without streaming (the checkpoint keeps the position where the backfill ended: on MySQL a run with snapshot_mode initial streams on from there; PostgreSQL drops its replication slot)",
 		"tables", len(tables), "read", p.Read.Load())
 	p.finish()
 	return errBackfilled

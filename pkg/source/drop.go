@@ -22,3 +22,12 @@ type Dropper interface {
 	Leftovers(ctx context.Context) ([]Leftover, error)
 	Drop(ctx context.Context) ([]Leftover, error)
 }
+
+// Finisher is implemented by sources that keep something on the database
+// only a stream reads (a replication slot, which pins the log). When a
+// run of source.snapshot_mode initial_only ends, nothing will ever stream
+// from it: FinishBackfilled releases it (only what is the pipeline's
+// own), logging what it did. It connects, works and disconnects.
+type Finisher interface {
+	FinishBackfilled(ctx context.Context) error
+}

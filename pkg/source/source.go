@@ -62,6 +62,11 @@ type Options struct {
 	// images may lack some of them refuses that table at start and in its
 	// checks, rather than publish keys it cannot know.
 	KeyColumns map[string][]string
+	// Checkpointed is the position the pipeline's checkpoint holds (nil:
+	// none), for Dropper: a source drops only what it records as the
+	// pipeline's own (a replication slot is server-wide, and may be
+	// another pipeline's).
+	Checkpointed change.Position
 	// SnapshotBacklog, when set, paces snapshot chunks while the stream
 	// publishes (see snapshot.Config.Backlog).
 	SnapshotBacklog func() int64

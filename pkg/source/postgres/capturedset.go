@@ -85,7 +85,11 @@ func (s *Source) fullKeysChanged() {
 func (s *Source) marker(lsn uint64) *change.Event {
 	s.forgetDropped(lsn)
 	s.streamLSN.Store(lsn)
-	return &change.Event{Position: position{Slot: s.slot, LSN: formatLSN(lsn), Dropped: s.dropped, FullKeys: s.fullKeys}.encode()}
+	pos := position{Slot: s.slot, LSN: formatLSN(lsn), Dropped: s.dropped, FullKeys: s.fullKeys}
+	if s.lastCommit != lsn { // 0/0 when none is known yet: null
+		pos.Commit = formatLSN(s.lastCommit)
+	}
+	return &change.Event{Position: pos.encode()}
 }
 
 // capturedBefore is the set of tables a streaming checkpoint says are

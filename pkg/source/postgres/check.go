@@ -39,20 +39,7 @@ func (s *Source) Check(ctx context.Context) []source.Check {
 		prerequisite("replication grant", problems, "the user may replicate",
 			"REPLICATION attribute", "may not use logical replication"))
 
-	var pubExists, canCreate bool
-	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1),
-		has_database_privilege(current_database(), 'CREATE') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)`, s.pub).Scan(&pubExists, &canCreate)
-	switch {
-	case err != nil:
-		checks = append(checks, source.Check{Name: "publication", Detail: "cannot read pg_publication: " + err.Error()})
-	case pubExists:
-		checks = append(checks, source.Check{Name: "publication", OK: true, Detail: "publication " + s.pub + " exists"})
-	case canCreate:
-		checks = append(checks, source.Check{Name: "publication", OK: true, Detail: "publication " + s.pub + " does not exist yet; run creates it"})
-	default:
-		checks = append(checks, source.Check{Name: "publication", Detail: "publication " + s.pub + " does not exist and the user may not create it",
-			Fix: fmt.Sprintf("CREATE PUBLICATION %s FOR TABLE <the tables> (as the tables' owner), or GRANT CREATE ON DATABASE to the user", s.pub)})
-	}
+	checks = append(checks, s.publicationCheck(ctx, conn))
 
 	checks = append(checks, s.identityCheck(ctx, conn))
 

@@ -54,13 +54,8 @@ func (s *Source) Tables(ctx context.Context) (source.Inventory, error) {
 		return inv, err
 	}
 	inv.Missing, inv.Unmatched = missing, s.sel.Unmatched(names(rels))
-	rows, err := conn.Query(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind IN ('r','p') AND NOT c.relispartition AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg\_%'`)
-	if err != nil {
-		return inv, fmt.Errorf("list tables: %w", err)
-	}
-	if inv.Existing, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
-		return inv, fmt.Errorf("list tables: %w", err)
+	if inv.Existing, err = existingTables(ctx, conn); err != nil {
+		return inv, err
 	}
 	identities := map[string]string{"d": "default", "f": "full", "i": "index", "n": "nothing"}
 	for _, r := range rels {
@@ -88,4 +83,19 @@ WHERE c.relkind IN ('r','p') AND NOT c.relispartition AND n.nspname NOT IN ('pg_
 		inv.Tables = append(inv.Tables, info)
 	}
 	return inv, nil
+}
+
+// existingTables names every table of the database (schema.table; a
+// partition under its root), for "did you mean".
+func existingTables(ctx context.Context, conn *pgx.Conn) ([]string, error) {
+	rows, err := conn.Query(ctx, `SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r','p') AND NOT c.relispartition AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg\_%'`)
+	if err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	return names, nil
 }

@@ -26,7 +26,7 @@ type slotHolder struct {
 	since  string
 }
 
-func (s *Source) lookupHolder(ctx context.Context) (*slotHolder, error) {
+func (s *Source) lookupHolder(ctx context.Context, slot string) (*slotHolder, error) {
 	var h slotHolder
 	var pid *int32
 	err := s.conn.QueryRow(ctx, `
@@ -35,12 +35,12 @@ SELECT s.active_pid,
   COALESCE(r.application_name, ''),
   COALESCE(to_char(r.backend_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), '')
 FROM pg_replication_slots s LEFT JOIN pg_stat_replication r ON r.pid = s.active_pid
-WHERE s.slot_name = $1`, s.slot).Scan(&pid, &h.client, &h.app, &h.since)
+WHERE s.slot_name = $1`, slot).Scan(&pid, &h.client, &h.app, &h.since)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && pid == nil {
 		return nil, nil // no slot, or nobody streams from it
 	}
 	if err != nil {
-		return nil, fmt.Errorf("look up the reader of replication slot %s: %w", s.slot, err)
+		return nil, fmt.Errorf("look up the reader of replication slot %s: %w", slot, err)
 	}
 	h.pid = *pid
 	return &h, nil
@@ -55,18 +55,18 @@ WHERE s.slot_name = $1`, s.slot).Scan(&pid, &h.client, &h.app, &h.since)
 // name), and ending it would make the two knock each other out in turn:
 // this task waits a little for a dead holder to go away, then refuses,
 // naming the holder.
-func (s *Source) takeSlot(ctx context.Context) error {
-	h, err := s.lookupHolder(ctx)
+func (s *Source) takeSlot(ctx context.Context, slot string) error {
+	h, err := s.lookupHolder(ctx, slot)
 	if err != nil || h == nil {
 		return err
 	}
 	if s.opts.Leased {
 		var ok bool
 		if err := s.conn.QueryRow(ctx, `SELECT pg_terminate_backend($1)`, h.pid).Scan(&ok); err != nil || !ok {
-			slog.Warn("replication slot is in use by another connection; waiting for it to end", "slot", s.slot, "pid", h.pid, "err", err)
+			slog.Warn("replication slot is in use by another connection; waiting for it to end", "slot", slot, "pid", h.pid, "err", err)
 			return nil
 		}
-		slog.Warn("ended the stale connection that held the replication slot", "slot", s.slot, "pid", h.pid, "client", h.client)
+		slog.Warn("ended the stale connection that held the replication slot", "slot", slot, "pid", h.pid, "client", h.client)
 		return nil
 	}
 	deadline := time.Now().Add(holderWait)
@@ -76,7 +76,7 @@ func (s *Source) takeSlot(ctx context.Context) error {
 			return ctx.Err()
 		case <-time.After(500 * time.Millisecond):
 		}
-		if h2, err := s.lookupHolder(ctx); err != nil || h2 == nil {
+		if h2, err := s.lookupHolder(ctx, slot); err != nil || h2 == nil {
 			return err
 		}
 	}
@@ -84,5 +84,5 @@ func (s *Source) takeSlot(ctx context.Context) error {
 		"Only one task may read a pipeline's slot, and with the file checkpoint store Tributary does not end another reader's connection. "+
 		"Stop the other task (a second task with the same pipeline name but another checkpoint store or path?), "+
 		"or, if it is stuck, end its connection with SELECT pg_terminate_backend(%d); then start again",
-		source.ErrReaderInUse, s.slot, h.pid, h.client, h.app, h.since, h.pid)
+		source.ErrReaderInUse, slot, h.pid, h.client, h.app, h.since, h.pid)
 }

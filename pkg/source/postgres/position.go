@@ -18,8 +18,13 @@ import (
 // it, LSN is the slot's consistent point and Backfill says how far the
 // backfill run before streaming got.
 type position struct {
-	Slot       string            `json:"slot"`
-	LSN        string            `json:"lsn"`
+	Slot string `json:"slot"`
+	LSN  string `json:"lsn"`
+	// Commit is where the last transaction with changes ended, when that
+	// is not LSN (transactions of logical decoding messages alone came
+	// after it; 0/0: none yet): the first element of source.sequence
+	// after a restart.
+	Commit     string            `json:"commit,omitempty"`
 	Backfilled bool              `json:"backfilled,omitempty"`
 	Backfill   *backfillProgress `json:"backfill,omitempty"`
 	// Tables maps each captured table (schema.table) whose rows are all

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,8 +41,12 @@ type Source struct {
 	repl   *pgconn.PgConn
 	acked  atomic.Uint64 // LSN the pipeline has durably checkpointed
 	marked uint64        // LSN of the last position emitted by stream
-	tables map[uint32]*change.Table
-	rels   map[uint32]*relation
+	// lastCommit is where the stream's last commit was written (its end
+	// LSN): the first element of source.sequence, as Debezium's
+	// lastCommitLsn; 0 (null) until one is known.
+	lastCommit uint64
+	tables     map[uint32]*change.Table
+	rels       map[uint32]*relation
 
 	// captured maps each captured table's OID to its schema.table name:
 	// the tables whose every row is published and whose streamed changes
@@ -142,7 +147,7 @@ func New(_ context.Context, opts source.Options) (*Source, error) {
 // replication connection.
 func (s *Source) Connect(ctx context.Context) error {
 	s.Close() // a reconnect runs the loop again: drop the lost connections
-	s.from, s.start = position{}, 0
+	s.from, s.start, s.lastCommit = position{}, 0, 0
 	conn, err := pgx.ConnectConfig(ctx, s.connCfg)
 	if err != nil {
 		return fmt.Errorf("connect to postgres: %w", err)
@@ -155,7 +160,7 @@ func (s *Source) Connect(ctx context.Context) error {
 		return err
 	}
 	if s.slotState.exists {
-		if err := s.takeSlot(ctx); err != nil {
+		if err := s.takeSlot(ctx, s.slot); err != nil {
 			return err
 		}
 		// The holder waited for or ended may have been creating the
@@ -191,6 +196,13 @@ func (s *Source) Discover(ctx context.Context) ([]string, error) {
 		slog.Warn("source.tables: table not found (dropped or renamed?); it is captured if it appears", "table", t)
 	}
 	s.reportMissing()
+	if len(rels) == 0 && len(missing) > 0 && !s.slotState.exists {
+		// A first start (no slot yet) whose list names only tables that
+		// do not exist: a misspelling, most likely. Refused before the
+		// slot and the publication are made, as on MySQL; a restart
+		// keeps following a list whose tables were dropped since.
+		return nil, s.nothingToCapture(ctx, missing)
+	}
 	if rels, err = s.identified(rels, true); err != nil {
 		return nil, err
 	}
@@ -212,7 +224,12 @@ func (s *Source) Resume(ctx context.Context, from change.Position) error {
 		s.dropAbandoned(ctx, pos.Slot)
 		return fmt.Errorf("the checkpoint belongs to replication slot %s, the config names %s: %w", pos.Slot, s.slot, source.ErrResnapshotRequired)
 	}
-	s.from, s.start = pos, start
+	// The checkpoint's LSN is the end of the last transaction it holds,
+	// or Commit says where the last one with changes ended.
+	s.from, s.start, s.lastCommit = pos, start, start
+	if c, err := parseLSN(pos.Commit); err == nil && pos.Commit != "" {
+		s.lastCommit = c
+	}
 	return nil
 }
 
@@ -267,11 +284,17 @@ func (s *Source) Fresh(ctx context.Context, checkpointed bool) error {
 func (s *Source) Continue(ctx context.Context, recorded json.RawMessage) ([]string, error) {
 	slot, pos := s.slotState, s.from
 	switch {
+	case !slot.exists && s.opts.Config.Snapshot() == config.SnapshotInitialOnly && backfillFinished(pos):
+		// The slot a finished initial_only run dropped (FinishBackfilled):
+		// this run stops at its first position, streaming nothing.
+		return nil, nil
 	case !slot.exists:
 		return nil, fmt.Errorf("replication slot %s does not exist on this server, but the checkpoint streams from it: "+
-			"the slot was dropped, or this is a new primary after a failover that did not carry the slot over "+
+			"the slot was dropped (a run of snapshot_mode initial_only drops it when the backfill ends), "+
+			"or this is a new primary after a failover that did not carry the slot over "+
 			"(RDS Multi-AZ, Aurora, or PostgreSQL without failover slots, which PostgreSQL 17 adds); "+
-			"the changes since the checkpoint are kept nowhere this pipeline can read them: %w", s.slot, source.ErrResnapshotRequired)
+			"the changes since the checkpoint are kept nowhere this pipeline can read them "+
+			"(snapshot_mode when_needed backfills every table again from a new slot): %w", s.slot, source.ErrResnapshotRequired)
 	case slot.lost:
 		return nil, fmt.Errorf("replication slot %s lost WAL it still needed: %w", s.slot, source.ErrResnapshotRequired)
 	case slot.confirmedLSN > s.start:
@@ -431,4 +454,28 @@ func retryActive(ctx context.Context, f func() error) error {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// backfillFinished says a checkpoint's position records every table
+// backfilled: no snapshot queued or under way.
+func backfillFinished(pos position) bool {
+	st, err := snapshot.DecodeState(pos.Snapshot)
+	return err == nil && pos.Backfilled && !st.Pending()
+}
+
+// nothingToCapture is the error of a first start whose source.tables
+// names only tables that do not exist, each with the closest existing
+// table's name when one is close (as `tributary tables` says).
+func (s *Source) nothingToCapture(ctx context.Context, missing []string) error {
+	existing, _ := existingTables(ctx, s.conn) // without them, no suggestion
+	var why []string
+	for _, t := range missing {
+		w := t + " does not exist"
+		if near := config.Closest(t, existing); near != "" {
+			w += "; did you mean " + near + "?"
+		}
+		why = append(why, w)
+	}
+	return fmt.Errorf("source.tables: nothing to capture: %s (or the user %s cannot see them: it needs USAGE on their schema; `tributary tables` lists what the list selects)",
+		strings.Join(why, ", "), s.connCfg.User)
 }

@@ -158,29 +158,83 @@ WHERE p.pubname = $1`, name)
 	return p, nil
 }
 
+// publicationPlan is what reconcilePublication changes to make a
+// publication list exactly the captured tables, with
+// publish_via_partition_root; test-connection's publication line checks
+// the user may make the same changes (publicationCheck).
+type publicationPlan struct {
+	create  bool // it does not exist
+	replace bool // FOR ALL TABLES or FOR TABLES IN SCHEMA: dropped and made again
+	viaRoot bool // publish_via_partition_root to set
+	// add and drop are the tables to add (qualified names, and their
+	// relations) and to drop (qualified).
+	add     []string
+	addRels []*relation
+	drop    []string
+}
+
+func planPublication(before publicationState, rels []*relation) publicationPlan {
+	var p publicationPlan
+	switch {
+	case !before.exists:
+		p.create = true
+		return p
+	case before.allTables || before.schemas:
+		p.replace = true
+		return p
+	}
+	p.viaRoot = !before.viaRoot
+	want := map[uint32]bool{}
+	for _, r := range rels {
+		want[r.oid] = true
+		if _, ok := before.tables[r.oid]; !ok {
+			p.add = append(p.add, r.qualified())
+			p.addRels = append(p.addRels, r)
+		}
+	}
+	for oid, t := range before.tables {
+		if !want[oid] {
+			p.drop = append(p.drop, quoteName(t))
+		}
+	}
+	slices.Sort(p.drop)
+	return p
+}
+
+// none says the publication is as it should be.
+func (p publicationPlan) none() bool {
+	return !p.create && !p.replace && !p.viaRoot && len(p.add) == 0 && len(p.drop) == 0
+}
+
+// createStatement is the CREATE PUBLICATION that lists exactly rels.
+func createStatement(name string, rels []*relation) string {
+	var list []string
+	for _, r := range rels {
+		list = append(list, r.qualified())
+	}
+	create := "CREATE PUBLICATION " + pgx.Identifier{name}.Sanitize()
+	if len(list) > 0 {
+		create += " FOR TABLE " + strings.Join(list, ", ")
+	}
+	return create + " WITH (publish_via_partition_root = true)"
+}
+
 // reconcilePublication makes publication name list exactly rels, with
 // publish_via_partition_root: it creates it, replaces one that covers
 // more than the captured tables (FOR ALL TABLES or FOR TABLES IN SCHEMA),
-// and adds and drops tables. Each change is logged. A publication it
-// creates carries pipeline's marker (publicationMarker). It returns the
-// publication as it was before.
+// and adds and drops tables (planPublication). Each change is logged. A
+// publication it creates carries pipeline's marker (publicationMarker).
+// It returns the publication as it was before.
 func reconcilePublication(ctx context.Context, conn *pgx.Conn, pipeline, name string, rels []*relation) (publicationState, error) {
 	before, err := readPublication(ctx, conn, name)
 	if err != nil {
 		return before, err
 	}
 	ident := pgx.Identifier{name}.Sanitize()
-	var list []string
-	for _, r := range rels {
-		list = append(list, r.qualified())
-	}
-	create := "CREATE PUBLICATION " + ident
-	if len(list) > 0 {
-		create += " FOR TABLE " + strings.Join(list, ", ")
-	}
-	create += " WITH (publish_via_partition_root = true)"
+	create := createStatement(name, rels)
+	plan := planPublication(before, rels)
 	switch {
-	case !before.exists:
+	case plan.create:
 		// The comment is how `tributary drop` knows the publication is
 		// Tributary's to remove (drop.go); one transaction, so that no
 		// publication it made goes without it.
@@ -189,7 +243,7 @@ func reconcilePublication(ctx context.Context, conn *pgx.Conn, pipeline, name st
 		}
 		slog.Info("created the publication", "publication", name, "tables", len(rels))
 		return before, nil
-	case before.allTables || before.schemas:
+	case plan.replace:
 		// One transaction: logical decoding looks the publication up by
 		// name as of each change, and must never find it missing.
 		slog.Warn("the publication covers more than the captured tables: UPDATE and DELETE fail on tables without a primary key or replica identity; replacing it with one that lists the captured tables",
@@ -199,37 +253,23 @@ func reconcilePublication(ctx context.Context, conn *pgx.Conn, pipeline, name st
 		}
 		return before, nil
 	}
-	if !before.viaRoot {
+	if plan.viaRoot {
 		slog.Warn("the publication lacks publish_via_partition_root; setting it, so that partitioned tables publish under their own name", "publication", name)
 		if _, err := conn.Exec(ctx, "ALTER PUBLICATION "+ident+" SET (publish_via_partition_root = true)"); err != nil {
 			return before, publicationError(name, "set publish_via_partition_root = true", err)
 		}
 	}
-	var add, drop []string
-	want := map[uint32]bool{}
-	for _, r := range rels {
-		want[r.oid] = true
-		if _, ok := before.tables[r.oid]; !ok {
-			add = append(add, r.qualified())
+	if len(plan.add) > 0 {
+		if _, err := conn.Exec(ctx, "ALTER PUBLICATION "+ident+" ADD TABLE "+strings.Join(plan.add, ", ")); err != nil {
+			return before, publicationError(name, "add "+strings.Join(plan.add, ", "), err)
 		}
+		slog.Info("added tables to the publication", "publication", name, "tables", strings.Join(plan.add, ", "))
 	}
-	for oid, t := range before.tables {
-		if !want[oid] {
-			drop = append(drop, quoteName(t))
+	if len(plan.drop) > 0 {
+		if _, err := conn.Exec(ctx, "ALTER PUBLICATION "+ident+" DROP TABLE "+strings.Join(plan.drop, ", ")); err != nil {
+			return before, publicationError(name, "drop "+strings.Join(plan.drop, ", "), err)
 		}
-	}
-	slices.Sort(drop)
-	if len(add) > 0 {
-		if _, err := conn.Exec(ctx, "ALTER PUBLICATION "+ident+" ADD TABLE "+strings.Join(add, ", ")); err != nil {
-			return before, publicationError(name, "add "+strings.Join(add, ", "), err)
-		}
-		slog.Info("added tables to the publication", "publication", name, "tables", strings.Join(add, ", "))
-	}
-	if len(drop) > 0 {
-		if _, err := conn.Exec(ctx, "ALTER PUBLICATION "+ident+" DROP TABLE "+strings.Join(drop, ", ")); err != nil {
-			return before, publicationError(name, "drop "+strings.Join(drop, ", "), err)
-		}
-		slog.Info("dropped tables that are no longer captured from the publication", "publication", name, "tables", strings.Join(drop, ", "))
+		slog.Info("dropped tables that are no longer captured from the publication", "publication", name, "tables", strings.Join(plan.drop, ", "))
 	}
 	return before, nil
 }

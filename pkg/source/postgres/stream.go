@@ -31,6 +31,11 @@ type txState struct {
 	// multi-row insert), so that an event ID is unique.
 	lastLSN uint64
 	atLSN   int
+	// changed says the transaction holds more than logical decoding
+	// messages (the snapshot's watermarks): a reader without pgoutput's
+	// messages option, such as Debezium, sees it on PostgreSQL 15 and
+	// later, where pgoutput skips empty transactions.
+	changed bool
 }
 
 // stream starts logical replication at start and emits every change of a
@@ -200,14 +205,23 @@ func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData
 			return nil
 		case 'C':
 			tx.finalLSN = 0 // between transactions: see heartbeat
+			if tx.changed {
+				// Debezium's lastCommitLsn: where its stream saw the
+				// commit, the message's start, which is the commit's end.
+				s.lastCommit = uint64(xld.WALStart)
+			}
 			s.marked = max(s.marked, pm.endLSN)
 			return emit(ctx, s.marker(pm.endLSN))
 		}
+		tx.changed = true
 		return s.row(ctx, tx, uint64(xld.WALStart), xld.WALData, &pm, emit)
 	}
 	m, err := pglogrepl.Parse(xld.WALData)
 	if err != nil {
 		return fmt.Errorf("decode pgoutput message at %s: %w", xld.WALStart, err)
+	}
+	if _, ok := m.(*pglogrepl.LogicalDecodingMessage); !ok {
+		tx.changed = true
 	}
 	switch m := m.(type) {
 	case *pglogrepl.RelationMessage:
@@ -357,6 +371,7 @@ func (s *Source) row(ctx context.Context, tx *txState, walStart uint64, msg []by
 	}
 	ev := s.streamSlabs.Event()
 	var idBuf [64]byte
+	var seqBuf [48]byte
 	op := rowOps[m.kind]
 	*ev = change.Event{
 		Table: t,
@@ -370,6 +385,7 @@ func (s *Source) row(ctx context.Context, tx *txState, walStart uint64, msg []by
 			CommitMicros: tx.commitMicros,
 			TxID:         int64(tx.xid),
 			LSN:          int64(walStart),
+			Sequence:     s.streamSlabs.String(appendSequence(seqBuf[:0], s.lastCommit, walStart)),
 		},
 		ID: s.streamSlabs.String(appendEventID(idBuf[:0], tx.finalLSN, walStart, at)),
 	}
@@ -518,3 +534,20 @@ func sameColumns(cols []catalogColumn, msg []*pglogrepl.RelationMessageColumn) b
 // windows, the held last row of the initial snapshot) the handoff emits on
 // the stream's goroutine, as before.
 func (s *Source) HandsOff() bool { return true }
+
+// appendSequence appends source.sequence as Debezium's PostgreSQL
+// connector writes it: a JSON array, as text, of the last commit's LSN
+// (null when not known) and the change's LSN, each a decimal number in a
+// string (["24023128","24023160"]). Consumers order and deduplicate by it.
+func appendSequence(b []byte, lastCommit, lsn uint64) []byte {
+	if lastCommit == 0 {
+		b = append(b, "[null,"...)
+	} else {
+		b = append(b, `["`...)
+		b = strconv.AppendUint(b, lastCommit, 10)
+		b = append(b, `",`...)
+	}
+	b = append(b, '"')
+	b = strconv.AppendUint(b, lsn, 10)
+	return append(b, `"]`...)
+}

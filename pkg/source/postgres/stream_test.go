@@ -103,3 +103,18 @@ func TestStreamedEmptyTextIsNotNull(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendSequence(t *testing.T) {
+	for _, c := range []struct {
+		commit, lsn uint64
+		want        string
+	}{
+		{0, 24023160, `[null,"24023160"]`},
+		{24023128, 24023160, `["24023128","24023160"]`},
+		{1 << 63, 1<<64 - 1, `["9223372036854775808","18446744073709551615"]`},
+	} {
+		if got := string(appendSequence(nil, c.commit, c.lsn)); got != c.want {
+			t.Errorf("appendSequence(%d, %d) = %s, want %s", c.commit, c.lsn, got, c.want)
+		}
+	}
+}
