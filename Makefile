@@ -46,6 +46,7 @@ ORACLE_MARIADB_TEST_FEATURES := all,dropstopped,switch
 test: services-up $(CFN_LINT) $(CDK) ## unit + integration tests on real services, the CDK app's tests, `cdk synth`, cfn-lint
 	bash .ci/tracked-files.sh
 	bash .ci/layout.sh
+	bash .ci/comments.sh
 	$(GO) vet ./...
 	# The integration tests are packages by concern (docs/testing.md, "Layout"), which go test
 	# runs two at a time on this machine kind (-p defaults to GOMAXPROCS); the longest,
@@ -184,6 +185,7 @@ fuzz: ## each fuzz target for a short while
 lint:
 	bash .ci/tracked-files.sh
 	bash .ci/layout.sh
+	bash .ci/comments.sh
 	gofmt -l $$(git ls-files '*.go') | tee /dev/stderr | (! read)
 	$(GO) vet ./...
 
