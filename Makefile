@@ -37,16 +37,16 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 build: ## bin/tributary, stamped with VERSION and COMMIT
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/tributary ./cmd/tributary
 
-# Every oracle feature runs in `make test` on both sources (PostgreSQL's `tables` was left out
-# until the watermark snapshots of issue 12 removed its per-key order reversal).
-# Of issue 28's shapes, dropstopped and switch join it on both sources (side by side with seed
-# 4242: +11.5 s PostgreSQL, +5.9 s MariaDB); the others are the soak's.
+# Every oracle feature runs in `make test` on both sources. Of the shape features
+# (docs/testing.md), dropstopped and switch join it on both sources, since each adds seconds,
+# not minutes; the others are the soak's.
 ORACLE_PG_TEST_FEATURES := keyupdate,multitable,savepoint,rollback,bigtx,truncate,ddl,ddlstopped,nulls,large,encodings,tables,startkill,bfstopped,dropstopped,switch
 ORACLE_MARIADB_TEST_FEATURES := all,dropstopped,switch
 
 test: services-up $(CFN_LINT) $(CDK) ## unit + integration tests on real services, the CDK app's tests, `cdk synth`, cfn-lint
 	bash .ci/tracked-files.sh
 	bash .ci/layout.sh
+	bash .ci/comments.sh
 	$(GO) vet ./...
 	# The integration tests are packages by concern (docs/testing.md, "Layout"), which go test
 	# runs two at a time on this machine kind (-p defaults to GOMAXPROCS); the longest,
@@ -89,8 +89,8 @@ race: services-up ## unit tests and the PostgreSQL and MariaDB integration tests
 # 40 s per source with a 50,000-row one. A failing seed replays with the command it prints,
 # e.g. ORACLE_SEED=123 go test -count=1 -v -run 'TestRandomOracle/mariadb' ./integration/scenario/
 # ORACLE_FEATURES (or ORACLE_FEATURES_POSTGRES / _MARIADB) picks the workload's shapes.
-# The shape features toast, charsets, keyless, identity, dropstopped, switch, refuse (issue 28's
-# findings, docs/testing.md) are not part of "all"; `make test` runs dropstopped and switch
+# The shape features toast, charsets, keyless, identity, dropstopped, switch, refuse
+# (docs/testing.md) are not part of "all"; `make test` runs dropstopped and switch
 # (ORACLE_PG_TEST_FEATURES, ORACLE_MARIADB_TEST_FEATURES) and keeps its budget; the soak runs
 # every one of them.
 SOAK_MINUTES ?= 60
@@ -185,6 +185,7 @@ fuzz: ## each fuzz target for a short while
 lint:
 	bash .ci/tracked-files.sh
 	bash .ci/layout.sh
+	bash .ci/comments.sh
 	gofmt -l $$(git ls-files '*.go') | tee /dev/stderr | (! read)
 	$(GO) vet ./...
 

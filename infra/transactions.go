@@ -9,7 +9,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// Delivery exactly_once (issue 14) publishes in Kafka transactions under
+// Delivery exactly_once publishes in Kafka transactions under
 // the transactional id <prefix>.tributary-<pipeline> and reads back its
 // committed position from <prefix>.tributary-offsets. A writer role of
 // such a pipeline also gets, and only then:

@@ -22,27 +22,23 @@ import (
 // softMemoryLimit keeps a task's footprint close to what the bounded
 // in-flight buffer needs: without it the collector lets the heap grow to
 // a multiple of the live data between cycles (gcPercent). It trades memory
-// for CPU: at 80 MiB, below a drain's resident memory (about 100 MB), the
-// runtime returned freed pages all the time and faulted them back in
-// zeroed, 4–5 % of a drain's CPU; at 128 MiB that was gone, but a backfill
-// of 4 KB rows peaked at 140–150 MB instead of 100. At 100 MiB: half the
-// faults, and that backfill peaks at 120 MB (docs/hot-path.md; measured at
-// GOGC=100). GOMEMLIMIT overrides it.
+// for CPU: below a drain's resident memory the runtime returns freed pages
+// all the time and faults them back in zeroed, which costs CPU; well above
+// it a backfill of large rows peaks higher, since the limit, not the live
+// data, sets the heap there. 100 MiB sits just above a drain's resident
+// memory (docs/hot-path.md, "The runtime's settings"). GOMEMLIMIT
+// overrides it.
 const softMemoryLimit = 100 << 20
 
 // gcPercent lets the heap grow to three times its live data between
 // collections instead of Go's default two (GOGC=100), up to the memory
 // limit: a drain's live heap (about 45 MB) is mostly the records in
 // flight, and each collection marks all of them again. Under the default
-// limit above a drain's heap now reaches the limit, where at GOGC=100 it
-// stayed at twice its live data; in an ECS task (GOMEMLIMIT ¾ of the
-// task's memory) it is about three times the live data. In `make bench`'s
-// drains of 1,000,000 changes, beside the same build at GOGC=100 in one run
-// (perf samples of each process; two runs, the two orders): 4 and 6.5 %
-// less CPU streaming from PostgreSQL, 4 % from MariaDB, a backfill −12 and
-// +2 %, for 10–25 MB more resident memory (streaming 105 → 117 MB); in the
-// stop's last run, against the build before with the other changes of the
-// stop too, streaming moved within the machine's noise (docs/hot-path.md).
+// limit above a drain's heap reaches the limit, where at GOGC=100 it
+// would stay at twice its live data; in an ECS task (GOMEMLIMIT ¾ of the
+// task's memory) it is about three times the live data. Fewer collections
+// cost less CPU per event for some more resident memory
+// (docs/hot-path.md, "The runtime's settings").
 // GOGC overrides it; with no memory limit (GOMEMLIMIT=off) Go's default
 // stays.
 const gcPercent = 200

@@ -3,7 +3,7 @@ package aws_test
 // A review check that held (passes on the reviewed code); it runs only
 // with TRIBUTARY_REVIEW_HELD=1 (reviewHeld).
 //
-// Review of issue 28's delivery-mode fix (pkg/pipeline/exactlyonce.go
+// The delivery-mode switch (pkg/pipeline/exactlyonce.go
 // resumeFrom, pkg/checkpoint/dynamodb.go delivery): with the DynamoDB
 // store (moto, then dynalite), the pipeline switches exactly_once → at_least_once (ended
 // by SIGKILL) → exactly_once → at_least_once → exactly_once (SIGKILLed

@@ -18,7 +18,7 @@ import (
 	"github.com/tributary-cdc/tributary/integration/procstat"
 )
 
-// run is one row of the results, the shape the issue fixes. Pointers are null where a
+// run is one row of the results, the shape results/*.json keep. Pointers are null where a
 // number does not apply (no latency for a drain) or could not be measured.
 type run struct {
 	System           string   `json:"system"`
@@ -179,8 +179,8 @@ func repOrder(systems []string, rep int) []string {
 // warmUp runs sc once with Tributary before the first measured run, and reports nothing of
 // it: the services, often just started by services-up, warm up on it (the broker's JVM,
 // PostgreSQL's buffers, the page cache), as each Debezium run's JVM warms up on a tenth of
-// the work. Without it the run's first scenario measured the services' start: backfill at
-// 118,556 rows/s right after services-up, 215,588 in the next run of the same binary.
+// the work. Without it the run's first scenario would measure the services' start, much
+// slower than the same binary's next run.
 func (b *bench) warmUp(ctx context.Context, sc string) {
 	saved, stamp := b.p, b.stamp
 	defer func() { b.p, b.stamp = saved, stamp }()

@@ -63,7 +63,7 @@ const (
 	sysTributary       = "tributary"
 	sysTributaryEOS    = "tributary-exactly-once" // delivery: exactly_once, read read_committed
 	sysBaseline        = "tributary-baseline"     // BENCH_BASELINE's binary, at_least_once (make bench-baseline)
-	sysOneCore         = "tributary-gomaxprocs1"  // GOMAXPROCS=1, the streaming scenarios only (issue 30: one core against two)
+	sysOneCore         = "tributary-gomaxprocs1"  // GOMAXPROCS=1, the streaming scenarios only: one core against two
 	sysDebeziumDefault = "debezium-default"
 	sysDebeziumTuned   = "debezium-tuned"
 	sysCeiling         = "producer-perf-test"
@@ -76,7 +76,7 @@ const (
 	scLatencyMariaDB   = "latency-mariadb"
 	scCeiling          = "ceiling" // not a scenario of its own in the output: producer-perf-test rows
 
-	// Snapshots (issue 12), Tributary only: see snapshot.go.
+	// Snapshots, Tributary only: see snapshot.go.
 	scBackfillMariaDB = "backfill-mariadb"  // the backfill scenario on MariaDB
 	scParallel        = "backfill-parallel" // the same rows in 1 table and in N, parallelism 1…N
 	scSnapLatency     = "snapshot-latency"  // stream latency while a table snapshots on demand

@@ -1,6 +1,6 @@
 package main
 
-// The snapshot scenarios of issue 12, Tributary only (Debezium's incremental snapshots are
+// The snapshot scenarios, Tributary only (Debezium's incremental snapshots are
 // driven by a signal table of its own and not compared here):
 //
 //   - backfill-parallel: the bench rows in one table (read in key ranges by 2 and N workers),

@@ -1,6 +1,6 @@
 package main
 
-// The source ceilings (issue 30): how fast the source alone hands over the changes of the
+// The source ceilings: how fast the source alone hands over the changes of the
 // streaming scenarios, beside the producer ceiling (producer-perf-test, bench.go), so the
 // report shows Tributary's streaming rate as a share of the lower of the two.
 //

@@ -22,7 +22,7 @@ import (
 )
 
 // requireSnapshotter skips until the PostgreSQL source can snapshot while
-// it streams (the capture engine of issue 12, branch snap-engine): no
+// it streams: no
 // test-only source stands in for it.
 func requireSnapshotter(t *testing.T, e *itest.Env) {
 	t.Helper()
@@ -37,7 +37,7 @@ func requireSnapshotter(t *testing.T, e *itest.Env) {
 	}
 }
 
-// TestBackfillOnDemandPG is issue 12's "done when" on PostgreSQL:
+// TestBackfillOnDemandPG, on PostgreSQL:
 // `tributary backfill --table public.orders` on a running pipeline
 // re-publishes orders with op r while inserts, updates and deletes go on;
 // the last message per key equals the database afterwards; `status` shows

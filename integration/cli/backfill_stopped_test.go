@@ -8,8 +8,7 @@ import (
 	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
-// TestBackfillRequestedWhileStopped is issue 28's second finding, on every
-// source and both checkpoint stores: `tributary backfill --table` while
+// TestBackfillRequestedWhileStopped, on every source and both checkpoint stores: `tributary backfill --table` while
 // the pipeline is stopped, after its initial backfill finished, is served
 // by the next run: every row of the table is published again with op r,
 // and nothing else is. The request leaves the store only once a

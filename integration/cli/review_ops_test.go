@@ -1,7 +1,7 @@
 package cli_test
 
 // Review of `tributary drop`, the Kafka error wording and the small CLI
-// fixes of issue 31 (items 5, 6, 9). Checks that fail on the reviewed
+// CLI fixes. Checks that fail on the reviewed
 // code and are not fixed yet run only with TRIBUTARY_REVIEW_HELD=1
 // (reviewHeld).
 

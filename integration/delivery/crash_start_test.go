@@ -10,8 +10,7 @@ import (
 	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
-// TestCrashBeforeFirstCheckpoint is issue 28's first finding, on every
-// source: a task SIGKILLed as soon as its first backfilled rows are in
+// TestCrashBeforeFirstCheckpoint, on every source: a task SIGKILLed as soon as its first backfilled rows are in
 // Kafka, before any checkpoint recorded progress, restarts from the
 // position it started at, so the changes made while it was down reach
 // Kafka: a delete of a published row as a d (a JDBC sink drops the row),

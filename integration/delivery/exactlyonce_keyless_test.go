@@ -7,7 +7,7 @@ package delivery_test
 // before the crash reach read_committed consumers twice; docs/exactly-once.md
 // says so. An exactly-once pipeline is SIGKILLed right after a Kafka
 // transaction committed during such a backfill: no row may be missing,
-// and rows are read twice (the review of issue 28 found the docs silent).
+// and rows are read twice, as docs/exactly-once.md says.
 
 import (
 	"encoding/json"

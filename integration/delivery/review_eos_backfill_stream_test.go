@@ -3,7 +3,7 @@ package delivery_test
 // A review check that held (passes on the reviewed code); it runs only
 // with TRIBUTARY_REVIEW_HELD=1 (reviewHeld).
 //
-// Review of issue 28's exactly-once fixes (pkg/pipeline/exactlyonce.go:
+// Exactly once over a backfill and a stream (pkg/pipeline/exactlyonce.go:
 // backfill chunks never split, commit only over acknowledged records):
 // TestReviewEOSBackfillWithStreamCrashes SIGKILLs an exactly-once
 // pipeline right after a Kafka transaction committed, several times,

@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Exactly once across broker restarts (issue 14, item 6), on the
+// Exactly once across broker restarts, on the
 // three-broker cluster of integration/services/kafka-cluster.sh: a
 // PostgreSQL pipeline with delivery exactly_once streams while a writer
 // commits random changes, and brokers die and come back under it — the

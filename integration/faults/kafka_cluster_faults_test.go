@@ -18,7 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// The multi-broker fault suite (issue 13): a PostgreSQL pipeline streams
+// The multi-broker fault suite: a PostgreSQL pipeline streams
 // to the three-broker cluster while a writer commits random changes, and
 // each fault strikes the cluster in the middle. Per fault it measures
 //

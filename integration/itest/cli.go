@@ -3,8 +3,6 @@ package itest
 import (
 	"os/exec"
 	"testing"
-
-	_ "github.com/tributary-cdc/tributary/pkg/source/postgres" // source.type postgres
 )
 
 // BackfillCLI runs `tributary backfill` and returns its exit code and output.

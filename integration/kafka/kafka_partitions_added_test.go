@@ -10,8 +10,7 @@ import (
 )
 
 // TestKafkaPartitionColumnPartitionsAdded: partitions are added to a topic
-// while a pipeline with destination.partition_column writes it (issue 28,
-// item 14). A row whose column names a new partition goes to that
+// while a pipeline with destination.partition_column writes it. A row whose column names a new partition goes to that
 // partition, as docs/configuration.md promises: it is neither skipped as
 // out of range (a partition count cached from before) nor sent where its
 // key hashes (franz-go learns of added partitions only at its next

@@ -23,7 +23,7 @@ import (
 // builds refuses whole batches (MESSAGE_TOO_LARGE), and franz-go fails
 // every record buffered for the partition with them. Only a row that
 // alone exceeds the limit may be skipped; the others are sent again in
-// batches that fit (issue 28, item 7). Rows of about 1 KB, incompressible
+// batches that fit. Rows of about 1 KB, incompressible
 // (alnum), fill batches far above the 20,000 bytes the topic takes; three
 // rows of 30 KB cannot fit it at all.
 const (

@@ -7,8 +7,8 @@ package kafka_test
 // large, the delete's tombstone is published (a compacted topic forgets
 // the row), and the delete's row.skipped event says so
 // (tombstone_published), as it does for a row over
-// destination.max_message_bytes (pipeline.go emitRow). Found by the review
-// of issue 28: the topic-limit path of produce left tombstone_published out.
+// destination.max_message_bytes (pipeline.go emitRow): the topic-limit path
+// of produce must count tombstone_published too.
 
 import (
 	"fmt"

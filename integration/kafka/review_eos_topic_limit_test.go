@@ -3,7 +3,7 @@ package kafka_test
 // A review check that held (passes on the reviewed code); it runs only
 // with TRIBUTARY_REVIEW_HELD=1 (reviewHeld).
 //
-// Review of issue 28's topic-limit fix (pkg/kafka/messagesize.go classify,
+// The topic's message limit (pkg/kafka/messagesize.go classify,
 // pkg/pipeline/exactlyonce.go commitTransaction) under exactly_once:
 // TestReviewEOSTopicLimitLowered lowers the topic's max.message.bytes to
 // 20,000 while an exactly-once pipeline runs (as TestKafkaTopicLimitLowered

@@ -73,7 +73,7 @@ func TestDebeziumFidelityMySQL(t *testing.T) {
 	}.Run(t)
 }
 
-// myFidelityTable covers the MySQL types Debezium maps (issue 6 item 5),
+// myFidelityTable covers the MySQL types Debezium maps,
 // with column defaults of several kinds.
 const myFidelityTable = `CREATE TABLE kinds (
   id INT UNSIGNED NOT NULL PRIMARY KEY,

@@ -9,7 +9,7 @@ import (
 )
 
 // TestDebeziumFidelityMySQLSpatial is TestDebeziumFidelityMySQL for the
-// spatial types (issue 18): POINT as io.debezium.data.geometry.Point and
+// spatial types: POINT as io.debezium.data.geometry.Point and
 // GEOMETRY, LINESTRING, POLYGON, the MULTI* types and GEOMETRYCOLLECTION
 // as io.debezium.data.geometry.Geometry, with and without an SRID, in the
 // snapshot and in the binlog, side by side with Debezium's MariaDB

@@ -9,7 +9,7 @@ import (
 )
 
 // TestDebeziumFidelityTypes is TestDebeziumFidelity for the extension,
-// range, text-search and spatial types (issue 18): citext, "char", the six
+// range, text-search and spatial types: citext, "char", the six
 // built-in ranges, tsvector, ltree, point and PostGIS geometry/geography,
 // as columns, as array elements where Debezium publishes arrays of them,
 // and behind domains. Real Debezium and Tributary read the same database;

@@ -140,7 +140,7 @@ func TestPGDroppedFullIdentityKeyedByPrimaryKey(t *testing.T) {
 // in its nullable column v. Were every column taken for the key (pgoutput
 // flags them all under FULL), the insert's key would lack v and every run
 // would exit (ErrKeyMissing); the checkpoint's key of the table keeps it
-// keyed by k (docs/postgresql.md). Found by the review of issue 28.
+// keyed by k (docs/postgresql.md).
 func TestPGDroppedFullIdentityNullValue(t *testing.T) {
 	e, cfg, _ := fullIdentityTableStopped(t, "rvdropnull")
 	e.Exec(`INSERT INTO t VALUES (3, NULL)`)
@@ -194,8 +194,8 @@ func fullIdentityTableStopped(t *testing.T, label string) (*itest.Env, string, s
 // stopped again, rows change in that table and it is dropped. Its changes
 // are in the slot's WAL for the publication, and the next start resumes
 // from a checkpoint that names only the older table under that name: they
-// were skipped as changes of a table not captured (the 60-minute soak's
-// dropstopped gaps, issue 28 item 5); they are published.
+// were skipped as changes of a table not captured (the soak's dropstopped
+// shape); they are published.
 //
 // Under REPLICA IDENTITY FULL the Relation message flags every column, so
 // it names no key: the run took all of them as the key, and a null in any

@@ -11,7 +11,7 @@ import (
 	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
-// TestPGTableWithoutReplicaIdentityRefused (issue 28): a listed table
+// TestPGTableWithoutReplicaIdentityRefused: a listed table
 // whose UPDATE and DELETE PostgreSQL would refuse once it is in a
 // publication (no primary key and REPLICA IDENTITY DEFAULT, or REPLICA
 // IDENTITY NOTHING) fails test-connection and run with the table and
@@ -93,7 +93,7 @@ func TestPGTableWithoutReplicaIdentityRefused(t *testing.T) {
 	}
 }
 
-// TestPGReplicaIdentityUsingIndex (issue 28): a table whose replica
+// TestPGReplicaIdentityUsingIndex: a table whose replica
 // identity is a unique index other than its primary key is keyed by the
 // index's columns, which every old image PostgreSQL sends carries: a
 // delete, a change of the index column and a change of the primary key
@@ -147,7 +147,7 @@ func TestPGReplicaIdentityUsingIndex(t *testing.T) {
 	}
 }
 
-// TestPGChangesOfTableDroppedWhileStopped (issue 28): stop; INSERT,
+// TestPGChangesOfTableDroppedWhileStopped: stop; INSERT,
 // UPDATE, DROP TABLE, CREATE TABLE of the same name, INSERT; start: the
 // insert and the update of the dropped table, which its WAL holds, are
 // published (the Relation message describes the table the catalog no

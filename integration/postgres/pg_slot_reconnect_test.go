@@ -54,7 +54,7 @@ func awaitKeys(t *testing.T, p *itest.Proc, topic string, n int) {
 // resume position as flushed at once, so a SIGKILL before the next
 // checkpoint left the slot confirmed beyond it, and every restart failed
 // with "confirmed …, beyond the checkpoint …: resnapshot required" (the
-// PostgreSQL soak's failure, issue 28). After the kill a restart resumes
+// PostgreSQL soak's failure). After the kill a restart resumes
 // and the topic holds every row.
 func TestSlotReconnectKeepsCheckpoint(t *testing.T) {
 	e := itest.NewEnv(t, "slotrec")
@@ -96,7 +96,7 @@ func TestSlotReconnectKeepsCheckpoint(t *testing.T) {
 // old code reported the resume position as flushed at once, so the next
 // run, switched to at_least_once (which reads the store only), failed
 // with "confirmed …, beyond the checkpoint …: resnapshot required" (the
-// soak's switch feature, issue 28).
+// soak's switch feature).
 func TestSlotSwitchOffsetsAhead(t *testing.T) {
 	e := itest.NewEnv(t, "slotsw")
 	e.Exec(`CREATE TABLE t (k int PRIMARY KEY)`)

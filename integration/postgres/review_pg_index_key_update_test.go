@@ -3,7 +3,7 @@ package postgres_test
 // A review check that held (passes on the reviewed code); it runs only
 // with TRIBUTARY_REVIEW_HELD=1 (reviewHeld).
 //
-// Review of issue 28's REPLICA IDENTITY USING INDEX fix: an UPDATE that
+// REPLICA IDENTITY USING INDEX under key changes: an UPDATE that
 // changes the primary key and the identity index's column together, and
 // another that changes both back, on a table keyed by the index. A
 // consumer keyed on the message key must end with the table's rows, each

@@ -3,7 +3,7 @@ package postgres_test
 // A review check that held (passes on the reviewed code); it runs only
 // with TRIBUTARY_REVIEW_HELD=1 (reviewHeld).
 //
-// Review of issue 28's replica identity fix for partitioned tables: a
+// The replica identity of partitioned tables: a
 // partition without a replica identity attached to a captured partitioned
 // table while the pipeline runs (no source.tables list). PostgreSQL then
 // refuses UPDATE on that partition while the table is in the publication;

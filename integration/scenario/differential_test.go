@@ -15,7 +15,7 @@ import (
 	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
-// TestDebeziumDifferential is the differential oracle (issue 28): real
+// TestDebeziumDifferential is the differential oracle: real
 // Debezium (the embedded harness of integration/debezium) and Tributary
 // read the same database at once, over randomized schemas and workloads
 // (differential_gen_test.go), and every message pair — grouped by topic and

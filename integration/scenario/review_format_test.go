@@ -1,6 +1,6 @@
 package scenario_test
 
-// Review of issue 31 item 1 (the format options): column types and values
+// The format options beyond the side-by-side test: column types and values
 // the side-by-side test (format_oracle_test.go) does not cover, through the
 // same runFormatOracle against the real Debezium connector, JsonConverter
 // and ExtractNewRecordState.

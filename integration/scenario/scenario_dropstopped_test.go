@@ -8,7 +8,7 @@ import (
 	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
-// The dropstopped shape of TestRandomOracle (issue 28, item 5): a table
+// The dropstopped shape of TestRandomOracle: a table
 // changed, dropped and created again under the same name while the
 // publisher is down. The WAL or binlog still holds the changes of the
 // dropped table, which must be published (docs/postgresql.md "Tables

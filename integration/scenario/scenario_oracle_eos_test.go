@@ -11,7 +11,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
-// The randomized oracle with delivery exactly_once (issue 14, item 6).
+// The randomized oracle with delivery exactly_once.
 // ORACLE_DELIVERY=exactly_once runs TestRandomOracle (and so `make soak`)
 // that way on both sources; TestRandomOracleExactlyOnce is its short form
 // in `make test`, PostgreSQL only. The checker then reads every topic as

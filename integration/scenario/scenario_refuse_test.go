@@ -12,7 +12,7 @@ import (
 	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
-// The refuse shape of TestRandomOracle (issue 28): while the writer runs,
+// The refuse shape of TestRandomOracle: while the writer runs,
 // one table's topic at a time refuses every write for 15-30 s
 // (refuseWrites: INVALID_TIMESTAMP from the real broker), then takes them
 // again for 10-20 s. The

@@ -16,7 +16,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
-// The oracle's start-up shapes (issue 28): features startkill and
+// The oracle's start-up shapes: features startkill and
 // bfstopped of TestRandomOracle.
 
 // startKiller SIGKILLs publishers within the first second of their start:

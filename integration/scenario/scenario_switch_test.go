@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The switch shape of TestRandomOracle (issue 28, item 8): between
+// The switch shape of TestRandomOracle: between
 // publishers the controller now and then switches delivery between
 // at_least_once and exactly_once (docs/configuration.md delivery). The
 // checker reads read_committed and allows a duplicate only where at least

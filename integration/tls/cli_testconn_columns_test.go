@@ -9,11 +9,10 @@ import (
 
 // TestTestConnectionColumnsAndTLSPostgres: test-connection names, on a
 // "column types" line that does not fail the test, each column run would
-// leave out of its messages with its type (issue 18: no silent drops,
-// told before the first run too), or says every column has an encoding;
+// leave out of its messages with its type (no silent drops, told before
+// the first run too), or says every column has an encoding;
 // with source.include_unknown_types it names them as published as text.
-// The "source TLS" line says "no TLS" for the plaintext test server
-// (issue 20).
+// The "source TLS" line says "no TLS" for the plaintext test server.
 func TestTestConnectionColumnsAndTLSPostgres(t *testing.T) {
 	e := itest.NewEnv(t, "cliconncols")
 	e.Exec(`CREATE TABLE plain (id integer PRIMARY KEY, note text)`)

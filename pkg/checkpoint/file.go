@@ -46,8 +46,8 @@ type File struct {
 	lock *os.File // nil once closed
 	// closed is set by Close. Owned reads it instead of taking mu, which
 	// Save holds through its writes and fsyncs: the pipeline asks Owned
-	// before every event and every write to a broker, and waited out each
-	// Save (half a second of a 5.5 s drain, docs/hot-path.md).
+	// before every event and every write to a broker, and must not wait out
+	// a Save's fsyncs (docs/hot-path.md).
 	closed atomic.Bool
 }
 

@@ -13,8 +13,8 @@ const (
 )
 
 // Transaction sizing defaults of delivery exactly_once: 50 ms keeps the
-// commit wait inside the 100 ms p99 budget of issue 14; measured with the
-// tributary-exactly-once system of integration/bench (README, Benchmarks).
+// commit wait inside a p99 latency of 100 ms, the bench's exactly-once
+// target (integration/bench, the tributary-exactly-once system).
 const (
 	DefaultTransactionMaxRecords  = 5000
 	DefaultTransactionMaxInterval = "50ms"

@@ -11,12 +11,10 @@ import (
 // defaults, limits and rules.
 const (
 	DefaultPublishTimeout = "30s"
-	// DefaultMaxInFlight is the producer's record buffer. Measured with
-	// BenchmarkEmit/broker (BENCH_MAX_IN_FLIGHT, 200,000 rows of ~1 KiB,
-	// events/s on a shared 2-core machine): the old 1,048,576 gave 12.0k
-	// and 15.8k, 4096 gave 23.1k and 21.7k, 16384 27.9k and 22.2k, 65536
-	// 11.7k and 12.8k; with 16 MiB of bytes in flight, 16384 records is
-	// where ~1 KiB rows fill both bounds together.
+	// DefaultMaxInFlight is the producer's record buffer: with 16 MiB of
+	// bytes in flight, 16384 records is where ~1 KiB rows fill both bounds
+	// together. Fewer records or many more published fewer events a second
+	// in BenchmarkEmit/broker (BENCH_MAX_IN_FLIGHT; docs/hot-path.md).
 	DefaultMaxInFlight      = 16384
 	DefaultMaxInFlightBytes = 16 << 20
 	MaxInFlightLimit        = 65536

@@ -147,7 +147,7 @@ func tablesCheck(ctx context.Context, l source.Lister, cfg *config.Config) sourc
 	return c
 }
 
-// columnTypesCheck is test-connection's "column types" line (issue 18):
+// columnTypesCheck is test-connection's "column types" line:
 // the columns of the captured tables that run would leave out of every
 // message, or publish as text with source.include_unknown_types. It asks
 // the encoder run uses (Encoder.Dropped, which also makes run's "column

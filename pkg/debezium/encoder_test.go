@@ -508,7 +508,7 @@ func TestConcurrentUse(t *testing.T) {
 // TestKeyColumnMissing: a key column the row image does not carry (a
 // delete whose old image, by the table's replica identity, has other
 // columns; an unchanged TOASTed value) is an error naming the column,
-// never a key written with the type's zero or a placeholder (issue 28).
+// never a key written with the type's zero or a placeholder.
 func TestKeyColumnMissing(t *testing.T) {
 	e := NewEncoder(Options{TopicPrefix: "p"})
 	for name, v := range map[string]change.Value{"null": {}, "unavailable": {Kind: change.Unavailable}} {

@@ -11,7 +11,7 @@ import (
 // TestValueHead: the Head AppendValueHead returns is a prefix that two
 // different rows of a table share, and its CRC is that prefix's CRC32C,
 // for every connector's envelope and for format.unwrap: the producer's
-// receipt continues from it instead of hashing the prefix (issue 30). A
+// receipt continues from it instead of hashing the prefix. A
 // wrong Head would make the receipt disagree with what a consumer reads.
 func TestValueHead(t *testing.T) {
 	table := &change.Table{

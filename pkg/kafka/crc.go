@@ -8,7 +8,8 @@ import (
 
 // A receipt folds each acknowledged value into its partition's CRC32C
 // (receipts.go). Hashing the value at the acknowledgement read it from
-// memory again, long after it was encoded: about 7 % of a drain's CPU.
+// memory again, long after it was encoded, a visible share of a drain's
+// CPU.
 // Instead the value is hashed when it is handed over, while the encoder's
 // bytes are still in cache, and the acknowledgement appends that CRC to
 // the receipt's: crc(A‖B) = crc(A)·x^(8·len(B)) ⊕ crc(B) modulo the

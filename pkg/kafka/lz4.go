@@ -14,19 +14,18 @@ import (
 // content checksum (a record batch carries its own CRC32C over the
 // compressed bytes). franz-go's default codec writes the frame through
 // pierrec's Writer, which copies the batch into a block buffer and hashes
-// all of it with xxh32 for the content checksum: together about an eighth
-// of a streaming drain's CPU (docs/hot-path.md). Here each block is
+// all of it with xxh32 for the content checksum, a copy and a hash a
+// drain's CPU profile shows (docs/hot-path.md). Here each block is
 // compressed straight from the batch into the request's buffer, by
 // lz4Block (lz4block.go).
 type lz4Batches struct {
 	tables sync.Pool // *lz4Table: 64 KiB
 }
 
-// lz4BlockSize is the frame's largest block (BD 256 KiB). Against one
-// block for a whole 1 MB batch it is about 1.5× faster (each block's hash
-// table stays in cache) for 2 % more bytes; 64 KiB blocks, Java's default,
-// cost 8 % more bytes (BenchmarkLZ4Batch, measured with pierrec's block
-// compressor, before lz4Block).
+// lz4BlockSize is the frame's largest block (BD 256 KiB): small enough
+// that each block's hash table stays in cache, so faster than one block
+// for a whole 1 MB batch for a few more bytes, and larger than Java's
+// default of 64 KiB, whose blocks compress worse (BenchmarkLZ4Batch).
 const lz4BlockSize = 256 << 10
 
 // lz4Header is the frame's magic number and descriptor (FLG, BD and the

@@ -216,7 +216,7 @@ const endOffsetsPatience = 60 * time.Second
 // endOffsets returns the end offset of each non-empty partition of topic:
 // the end including open transactions, so that reading up to it waits
 // until they are decided and none can commit a position after the read.
-// A retriable answer (measured in a rolling restart: a broker that has
+// A retriable answer (as in a rolling restart: a broker that has
 // just started answers UNKNOWN_TOPIC_OR_PARTITION for the offsets topic
 // until it has caught up with the cluster's metadata; a partition without
 // a leader) is asked again for up to endOffsetsPatience instead of ending

@@ -34,10 +34,9 @@ type Transactions struct {
 
 // While the source drains a backlog, a transaction commits less often:
 // every commit stalls the source for a flush and the EndTxn round trip
-// (franz-go takes no record while a transaction ends), about a fifth of a
-// drain at MaxInterval's pace and still 4 % at 10 × MaxRecords (7 ms a
-// commit every 190 ms in the benchmark's drain, docs/exactly-once.md),
-// and spacing commits costs no latency there, the records being older
+// (franz-go takes no record while a transaction ends), a large share of a
+// drain's time at MaxInterval's pace (docs/exactly-once.md), and spacing
+// commits costs no latency there, the records being older
 // than that already. A change committed at the source more than
 // backlogLag before it is handed over (beyond its commit
 // time's resolution: MariaDB dates changes to the second) says the source
@@ -208,8 +207,9 @@ func (p *Pipeline) emitInTransaction(ctx context.Context, ev *change.Event) erro
 // (MariaDB's rows carry their statements' times, which a long transaction
 // leaves far behind its commit). Only a later one: the end of a long
 // statement on tables not published is dated to that statement's start,
-// and right after a recent change it made a caught-up pipeline look
-// behind (a review: 1 s to read_committed instead of 55 ms).
+// and right after a recent change it would make a caught-up pipeline look
+// behind, holding its records from read_committed consumers for the
+// backlog's interval.
 func (t *txnState) observe(ev *change.Event) {
 	switch c := ev.Source.CommitMicros; ev.Op {
 	case change.OpCreate, change.OpUpdate, change.OpDelete:
@@ -320,8 +320,7 @@ func (p *Pipeline) commitBeforeWait() error {
 
 // commitTick is how often commitDue looks: a tenth of the interval, so a
 // quiet source's last records wait at most 1.1 × MaxInterval for their
-// commit (at half the interval, as before, up to 1.5 ×: 75 ms of a 50 ms
-// interval). A look is a mutex and a clock read.
+// commit. A look is a mutex and a clock read.
 func commitTick(interval time.Duration) time.Duration {
 	return max(interval/10, time.Millisecond)
 }

@@ -11,7 +11,7 @@ import (
 // over holds it until its promise ran (the producer keeps a record's bytes
 // until then, to send them again on a retry, and a skipped row's promise
 // reports its key). A buffer per
-// message from the heap was most of what the pipeline allocated: some
+// message from the heap would be most of what the pipeline allocates: some
 // kilobytes per event, a garbage collection every few thousand events.
 type recordBuf struct {
 	b    []byte

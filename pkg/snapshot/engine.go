@@ -146,9 +146,9 @@ func New(db Database, cfg Config) *Engine {
 // two chunks (one read ahead): chunks shrink so that all of them together
 // hold no more rows than one worker's two full chunks. The task's memory is
 // sized for that (cmd/tributary's soft memory limit): with four or more
-// full chunks held at once the collector ran nearly without pause near the
-// limit, raising the CPU per row by half or more and cutting the rows/s
-// (make bench, backfill-parallel).
+// full chunks held at once the collector runs nearly without pause near the
+// limit, which costs more CPU per row and fewer rows/s (make bench,
+// backfill-parallel).
 func chunkRowsFor(rows, parallelism int) int {
 	return max(1, rows/max(1, parallelism))
 }
@@ -625,8 +625,8 @@ func (e *Engine) split(ctx context.Context, sess Session, t *table, p *part) err
 // chunkGrowth is how many times the last chunk's rows the next chunk may
 // ask for: a chunk sized on tiny rows that meets large ones reads (and the
 // source drops) the rest of its rows after ChunkBytes, so a table whose
-// key order alternates runs of tiny and large rows paid a 2,500-row chunk
-// at every run (20 times the table's bytes read, in a review).
+// key order alternates runs of tiny and large rows would pay a full chunk
+// at every run, reading the table's bytes many times over.
 const chunkGrowth = 4
 
 // fitChunk is a chunk of at most rows rows whose values, at rowBytes a row
@@ -855,9 +855,9 @@ func (e *Engine) markLocked(t *table, p *part, out []*change.Event, resume Key) 
 	started := t.started.UnixMicro()
 	base := t.rows - int64(len(out)) // rows of t published before this chunk
 	// "<prefix>:r:<table>:<started>:<key>": the head built once per chunk
-	// (fmt per row cost 2 % of a backfill's CPU), and the chunk's IDs
-	// written into one string, each row's ID a part of it (several
-	// allocations per row before).
+	// (formatting it per row shows in a backfill's CPU), and the chunk's
+	// IDs written into one string, each row's ID a part of it (one
+	// allocation for the chunk, not several per row).
 	head := e.cfg.IDPrefix + ":r:" + t.name + ":" + strconv.FormatInt(started, 10) + ":"
 	ids := make([]byte, 0, len(out)*(len(head)+24))
 	ends := make([]int, len(out))

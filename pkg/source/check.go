@@ -35,7 +35,7 @@ type Lagger interface {
 
 // Describer is implemented by sources that can read the current shape of
 // the tables they would capture, without capturing anything: for
-// test-connection's list of the columns the encoder leaves out (issue 18).
+// test-connection's list of the columns the encoder leaves out.
 type Describer interface {
 	Describe(ctx context.Context) ([]*change.Table, error)
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // TLSState is test-connection's line about the TLS of an open connection
-// to the source (issue 20): "no TLS", or the version and how the server's
+// to the source: "no TLS", or the version and how the server's
 // certificate was verified. conn is the driver's network connection after
 // the handshake; driverCfg the driver's own TLS configuration, which
 // applies when the source's settings (config.SourceTLSSettings) leave TLS

@@ -18,7 +18,7 @@ import (
 // the rows event's header and images read in place, rows.go;
 // decodeBinlog), and the encoder writes its key and value, appended into
 // buffers reused from one event to the next. allocs/op is the allocations
-// per streamed event (issue 30 asks for at most 2 up to the producer).
+// per streamed event (the aim: at most 2 up to the producer).
 // Run with
 //
 //	go test -run '^$' -bench DecodeEncode -benchmem ./pkg/source/mysql
