@@ -408,8 +408,8 @@ func parseTimestamp(b []byte, tz bool) (change.Value, error) {
 		return change.IntValue(negInfinityMicros), nil
 	}
 	// The error is built only on failure: every streamed and backfilled
-	// timestamp passes here, and formatting it eagerly cost 5 % of a
-	// backfill's CPU.
+	// timestamp passes here, and formatting it eagerly is a measurable
+	// share of a backfill's CPU (docs/hot-path.md).
 	bad := func() error { return fmt.Errorf("bad timestamp %q", trunc(b)) }
 	y, m, d, rest, err := splitDate(b)
 	if err != nil || len(rest) < 1 || rest[0] != ' ' {

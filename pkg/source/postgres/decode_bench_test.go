@@ -16,7 +16,7 @@ import (
 // of the message, decodeTuple, decodeText, the event) and the encoder's key and value,
 // appended into buffers reused from one event to the next as the pipeline
 // would if it reused them. allocs/op is the allocations per streamed event
-// (issue 30 asks for at most 2). Run with
+// (docs/hot-path.md: at most 2). Run with
 //
 //	go test -run '^$' -bench DecodeEncode -benchmem ./pkg/source/postgres
 

@@ -13,7 +13,7 @@ import (
 // partitioned table (whose parent autovacuum never analyzes) are cut into
 // 2 and 4 key ranges of about the same rows, each range read up to its
 // last key holding every row once. A sample of too few pages cut such a
-// table nowhere, or into ranges of 93 and 163,748 rows (review).
+// table nowhere, or into very uneven ranges.
 func TestSplitRangesEven(t *testing.T) {
 	conn, url := testDB(t, "")
 	ctx := context.Background()

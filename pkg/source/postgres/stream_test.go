@@ -10,8 +10,8 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/change"
 )
 
-// TestStreamedEventAllocations holds the streamed hot path to what issue
-// 30 asks (docs/hot-path.md): a pgoutput Insert or Update of a 10-column
+// TestStreamedEventAllocations holds the streamed hot path to its budget
+// (docs/hot-path.md): a pgoutput Insert or Update of a 10-column
 // row becomes an event in at most 2 allocations (pglogrepl's Parse alone
 // made about 24: the message, the tuple, a struct and a copy per column).
 func TestStreamedEventAllocations(t *testing.T) {
