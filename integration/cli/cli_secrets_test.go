@@ -92,3 +92,38 @@ func TestRunLogsHideReferencedValues(t *testing.T) {
 		t.Fatalf("the log shows the value a reference read:\n%s", out)
 	}
 }
+
+// TestServerTruncatedEchoHidden: a database server echoes a user or
+// database name cut to its own limit (PostgreSQL to 63 bytes, MariaDB's
+// user names to 128 characters). A long value read through a reference
+// (here 64 and 200 bytes, as `openssl rand -hex 32` makes) put in the URL
+// comes back cut, and the cut value, nearly all of the secret, shows as
+// REDACTED too, in test-connection's report and in tables' log line.
+func TestServerTruncatedEchoHidden(t *testing.T) {
+	itest.SkipShort(t)
+	dir := t.TempDir()
+	long := "trunc" + strings.Repeat("9CANARY3", 24) // 197 bytes
+	for _, c := range []struct{ name, url, canary string }{
+		{"pg-user", "postgres://${env:CANARY}:pw@127.0.0.1:5432/postgres?sslmode=disable", long[:64]},
+		{"pg-database", "postgres://postgres:postgres@127.0.0.1:5432/${env:CANARY}?sslmode=disable", long[:64]},
+		{"mysql-user", "mysql://${env:CANARY}:pw@127.0.0.1:3306/db", long},
+	} {
+		path := filepath.Join(dir, c.name+".yaml")
+		doc := "name: secrets-trunc\nsource: {type: " + map[bool]string{true: "postgres", false: "mysql"}[strings.HasPrefix(c.url, "postgres")] + ", url: '" + c.url + "'}\n" +
+			"destination: {bootstrap_servers: '127.0.0.1:9092', topic_prefix: secrets_trunc, disable_tls: true}\n"
+		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"test-connection", "--json"}, {"tables"}} {
+			cmd := exec.Command(itest.Binary, append(args, "--config", path)...)
+			cmd.Env = append(os.Environ(), "CANARY="+c.canary, "TRIBUTARY_METRICS=none")
+			out, _ := cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != 1 {
+				t.Errorf("%s %s: exit %d, want 1 (the server refuses the sign-in):\n%s", c.name, args[0], code, out)
+			}
+			if strings.Contains(string(out), "CANARY") {
+				t.Errorf("%s %s: the output shows the referenced value, cut by the server:\n%s", c.name, args[0], out)
+			}
+		}
+	}
+}

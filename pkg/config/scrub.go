@@ -21,6 +21,13 @@ import (
 // shorter ones would wipe out ordinary words and numbers.
 const minScrubLength = 4
 
+// minScrubPrefix is the shortest leading part of a secret a Scrubber
+// replaces on its own. Servers echo names cut to their own limit
+// (PostgreSQL user and database names to 63 bytes, MariaDB user names to
+// 128 characters, MySQL's to 32): a long secret put in such a name comes
+// back cut, most of it still there.
+const minScrubPrefix = 16
+
 // Scrubber replaces secret values in text. The zero value and nil replace
 // nothing.
 type Scrubber struct {
@@ -65,7 +72,34 @@ func (s *Scrubber) String(text string) string {
 			text = strings.ReplaceAll(text, n, RedactedValue)
 		}
 	}
+	for _, n := range s.needles {
+		if len(n) > minScrubPrefix {
+			text = replaceLeadingParts(text, n)
+		}
+	}
 	return text
+}
+
+// replaceLeadingParts replaces every run of text that is a leading part of
+// secret, minScrubPrefix bytes or longer.
+func replaceLeadingParts(text, secret string) string {
+	head := secret[:minScrubPrefix]
+	i := strings.Index(text, head)
+	if i < 0 {
+		return text
+	}
+	var b strings.Builder
+	for ; i >= 0; i = strings.Index(text, head) {
+		n := minScrubPrefix
+		for i+n < len(text) && n < len(secret) && text[i+n] == secret[n] {
+			n++
+		}
+		b.WriteString(text[:i])
+		b.WriteString(RedactedValue)
+		text = text[i+n:]
+	}
+	b.WriteString(text)
+	return b.String()
 }
 
 // Problems returns a copy of problems with every message scrubbed.
@@ -93,7 +127,7 @@ type scrubWriter struct {
 
 func (sw *scrubWriter) Write(p []byte) (int, error) {
 	for _, n := range sw.s.needles {
-		if bytes.Contains(p, []byte(n)) {
+		if bytes.Contains(p, []byte(n[:min(len(n), minScrubPrefix)])) {
 			if _, err := io.WriteString(sw.w, sw.s.String(string(p))); err != nil {
 				return 0, err
 			}

@@ -91,6 +91,21 @@ func TestScrubber(t *testing.T) {
 	if got := s.String("ab stays: too short to be told from words"); got != "ab stays: too short to be told from words" {
 		t.Errorf("short value replaced: %q", got)
 	}
+	// A long secret cut by a server that echoes it (PostgreSQL: 63 bytes)
+	// goes too; 16 bytes or more of its start are enough.
+	long := "hex" + strings.Repeat("0123456789abCANARY", 4)
+	cut := NewScrubber(long)
+	for _, text := range []string{
+		`FATAL: role "` + long[:63] + `" does not exist`,
+		"user '" + long[:32] + "'@'10.0.0.1' and " + long[:16],
+	} {
+		if got := cut.String(text); strings.Contains(got, "CANARY") || strings.Contains(got, "0123") {
+			t.Errorf("a cut secret not scrubbed: %q -> %q", text, got)
+		}
+	}
+	if got := cut.String(long[:15] + " stays"); got != long[:15]+" stays" {
+		t.Errorf("a start shorter than 16 bytes replaced: %q", got)
+	}
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(s.Writer(&buf), nil))
 	log.Error("failed", "err", errors.New("dial "+secret))
