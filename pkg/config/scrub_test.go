@@ -132,3 +132,32 @@ func TestSecrets(t *testing.T) {
 		t.Errorf("Redacted keeps the values references read: %s", r)
 	}
 }
+
+// TestReferencedCharacterNotQuoted: a field that names its first refused
+// character ("character 'K' is not allowed") names none when the value
+// came through a reference; typed in the document, it still does.
+func TestReferencedCharacterNotQuoted(t *testing.T) {
+	const secret = "Kq!CANARY#x"
+	for _, c := range [][2]string{
+		{"name", "name: '${env:CANARY}'\nsource: {type: postgres, url: 'postgres://u@db/shop'}\ndestination: {bootstrap_servers: 'k:9092', topic_prefix: shop}\n"},
+		{"source.slot", "name: shop\nsource: {type: postgres, url: 'postgres://u@db/shop', slot: '${env:CANARY}'}\ndestination: {bootstrap_servers: 'k:9092', topic_prefix: shop}\n"},
+		{"source.publication", "name: shop\nsource: {type: postgres, url: 'postgres://u@db/shop', publication: '${env:CANARY}'}\ndestination: {bootstrap_servers: 'k:9092', topic_prefix: shop}\n"},
+		{"destination.topic_prefix", "name: shop\nsource: {type: postgres, url: 'postgres://u@db/shop'}\ndestination: {bootstrap_servers: 'k:9092', topic_prefix: '${env:CANARY}'}\n"},
+		{"destination.topic", "name: shop\nsource: {type: postgres, url: 'postgres://u@db/shop'}\ndestination: {bootstrap_servers: 'k:9092', topic: '${env:CANARY}'}\n"},
+		{"destination.client_id", "name: shop\nsource: {type: postgres, url: 'postgres://u@db/shop'}\ndestination: {bootstrap_servers: 'k:9092', topic_prefix: shop, client_id: '${env:CANARY}'}\n"},
+	} {
+		_, err := parse([]byte(c[1]), env(map[string]string{"CANARY": secret}))
+		if err == nil || !contains(fields(t, err), c[0]) {
+			t.Fatalf("%s: not refused: %v", c[0], err)
+		}
+		for _, r := range secret {
+			if strings.Contains(err.Error(), fmt.Sprintf("%q", r)) {
+				t.Errorf("%s: the problem quotes a character of the referenced value:\n%v", c[0], err)
+			}
+		}
+		typed := strings.Replace(c[1], "${env:CANARY}", "Shop!", 1)
+		if _, err := parse([]byte(typed), testEnv); err == nil || !strings.Contains(err.Error(), "character") || !strings.Contains(err.Error(), c[0]+": ") {
+			t.Errorf("%s typed in the document: want its first refused character named: %v", c[0], err)
+		}
+	}
+}
