@@ -1,11 +1,14 @@
 package cli_test
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tributary-cdc/tributary/integration/itest"
 )
@@ -125,5 +128,55 @@ func TestServerTruncatedEchoHidden(t *testing.T) {
 				t.Errorf("%s %s: the output shows the referenced value, cut by the server:\n%s", c.name, args[0], out)
 			}
 		}
+	}
+}
+
+// TestStatusJSONHidesReferencedValues: run's /status.json shows the
+// source's last error while it reconnects; an error that names a value
+// read through a reference (here the database name, which the driver's
+// connection error quotes) shows it as REDACTED there too, as on stderr.
+func TestStatusJSONHidesReferencedValues(t *testing.T) {
+	e := itest.NewEnv(t, "clistatusref")
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY)`)
+	proxy := itest.NewCutProxy(t, "127.0.0.1:5432")
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "postgres",
+		URL: "postgres://postgres:postgres@" + proxy.Addr + "/${env:STATUS_REF_DB}", Source: "  outage_window: 120s\n"})
+	addr := itest.FreeAddr(t)
+	p := e.StartWith([]string{"STATUS_REF_DB=" + e.DB}, "run", "--config", cfg, "--http-addr", addr)
+	get := func() string {
+		resp, err := http.Get("http://" + addr + "/status.json")
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	itest.WaitFor(t, 60*time.Second, "run to stream", func() bool {
+		if p.Exited() {
+			t.Fatalf("run exited:\n%s", p.Out)
+		}
+		return strings.Contains(get(), `"state":"running"`) && strings.Contains(p.Out.String(), "streaming from the replication slot")
+	})
+	proxy.Cut()
+	var body string
+	itest.WaitFor(t, 60*time.Second, "/status.json to show the source's connection error", func() bool {
+		body = get()
+		return strings.Contains(body, `"last_error":"`) && strings.Contains(body, "failed to connect")
+	})
+	if strings.Contains(body, e.DB) {
+		t.Errorf("/status.json shows the database name read through a reference:\n%s", body)
+	}
+	if !strings.Contains(body, "REDACTED") {
+		t.Errorf("/status.json: want the database name as REDACTED:\n%s", body)
+	}
+	p.Stop(t)
+	// The snapshot the file store keeps for `tributary status`.
+	stored, err := os.ReadFile(filepath.Join(e.Dir, "checkpoints", e.Name+".status.json"))
+	if err != nil || !strings.Contains(string(stored), "REDACTED") || strings.Contains(string(stored), e.DB) {
+		t.Errorf("the stored status snapshot (%v), want the database name as REDACTED:\n%s", err, stored)
+	}
+	if strings.Contains(p.Out.String(), e.DB) {
+		t.Errorf("run's log shows the database name read through a reference:\n%s", p.Out)
 	}
 }
