@@ -38,10 +38,17 @@ func scrubber(resolved []string) func(string) string {
 	needles := map[string]bool{}
 	for _, v := range resolved {
 		needles[v] = true
-		// A whole source URL from one reference: its user and host are
-		// parts of the resolved value, and the source's checks show them.
+		// A whole source URL from one reference: its user, host and
+		// database are parts of the resolved value, and the source's
+		// checks (and the servers' errors in them) show them.
 		if u, err := url.Parse(v); err == nil && u.Host != "" {
 			needles[u.Host], needles[u.Hostname()] = true, true
+			if db := strings.Trim(u.Path, "/"); db != "" {
+				needles[db] = true
+				if d, err := url.PathUnescape(db); err == nil {
+					needles[d] = true
+				}
+			}
 			if u.User != nil {
 				needles[u.User.Username()] = true
 				if pw, ok := u.User.Password(); ok {

@@ -64,3 +64,46 @@ func TestSourceLogsScrubbed(t *testing.T) {
 		t.Errorf("a log shows a table name read through a reference:\n%s\n%s", logs.String(), def.String())
 	}
 }
+
+// TestWholeURLReferenceHidesDatabase: a source URL read whole through a
+// reference leaves the report without its user, its host and its
+// database name, which the servers' errors quote ("database \"…\" does
+// not exist"), for PostgreSQL and MySQL alike.
+func TestWholeURLReferenceHidesDatabase(t *testing.T) {
+	client := ssm.NewFromConfig(awstest.Env(t))
+	root := "/" + awstest.Name("ct-wholeurl-") + "/"
+	prefix := root + "pipelines/"
+	put := func(name, value string, typ ssmtypes.ParameterType) {
+		t.Helper()
+		if _, err := client.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(name),
+			Value: aws.String(value), Type: typ, Overwrite: aws.Bool(true)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	urls := map[string]string{
+		"pg": "postgres://postgres:postgres@127.0.0.1:5432/dbCANARY55",
+		"my": "mysql://root:root@127.0.0.1:3306/dbCANARY56",
+	}
+	for name, u := range urls {
+		put(root+name+"/url", u, ssmtypes.ParameterTypeSecureString)
+		put(prefix+name, "name: "+name+"\nsource: {type: "+map[string]string{"pg": "postgres", "my": "mysql"}[name]+", url: \"${ssm:"+root+name+"/url}\"}\n"+
+			"destination: {topic_prefix: "+name+", bootstrap_servers: \"127.0.0.1:9092\", disable_tls: true}\n", ssmtypes.ParameterTypeString)
+	}
+	var logs bytes.Buffer
+	h := NewHandler(pipelines.New(client, prefix, root, 0), slog.New(slog.NewJSONHandler(&logs, nil)))
+	h.dial = dialguard.Dialer(dialTimeout, true)
+	h.targets.plaintextLoopback = true
+	for name := range urls {
+		req := sampleRequest(t)
+		req.RawPath = "/pipelines/" + name + "/connection-test"
+		req.RequestContext.HTTP.Path = req.RawPath
+		req.PathParameters = map[string]string{"name": name}
+		res, err := h.Handle(context.Background(), req)
+		if err != nil || res.StatusCode != 200 || !strings.Contains(res.Body, `does not exist`) {
+			t.Fatalf("%s: want a report on a database that does not exist: %v %d %s", name, err, res.StatusCode, res.Body)
+		}
+		if strings.Contains(res.Body, "CANARY") {
+			t.Errorf("%s: the report shows a part of the URL read through a reference: %s", name, res.Body)
+		}
+	}
+}
