@@ -180,3 +180,34 @@ func TestStatusJSONHidesReferencedValues(t *testing.T) {
 		t.Errorf("run's log shows the database name read through a reference:\n%s", p.Out)
 	}
 }
+
+// TestServerEchoOfDecodedValueHidden: a value read through a reference
+// into a URL's user name or database name is percent-decoded by the
+// driver, and the server echoes the decoded name ("password
+// authentication failed for user …"); that form shows as REDACTED too.
+func TestServerEchoOfDecodedValueHidden(t *testing.T) {
+	itest.SkipShort(t)
+	dir := t.TempDir()
+	const canary = "pct%43ANARY%2Duser" // decoded: pctCANARY-user
+	for _, c := range []struct{ name, typ, url string }{
+		{"pg-user", "postgres", "postgres://${env:CANARY}:pw@127.0.0.1:5432/postgres?sslmode=disable"},
+		{"pg-database", "postgres", "postgres://postgres:postgres@127.0.0.1:5432/${env:CANARY}?sslmode=disable"},
+		{"mysql-user", "mysql", "mysql://${env:CANARY}:pw@127.0.0.1:3306/db"},
+	} {
+		path := filepath.Join(dir, c.name+".yaml")
+		doc := "name: secrets-pct\nsource: {type: " + c.typ + ", url: '" + c.url + "'}\n" +
+			"destination: {bootstrap_servers: '127.0.0.1:9092', topic_prefix: secrets_pct, disable_tls: true}\n"
+		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(itest.Binary, "test-connection", "--json", "--config", path)
+		cmd.Env = append(os.Environ(), "CANARY="+canary, "TRIBUTARY_METRICS=none")
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != 1 {
+			t.Errorf("%s: exit %d, want 1 (the server refuses the sign-in):\n%s", c.name, code, out)
+		}
+		if strings.Contains(string(out), "CANARY") {
+			t.Errorf("%s: the output shows the referenced value, percent-decoded:\n%s", c.name, out)
+		}
+	}
+}

@@ -46,10 +46,15 @@ func NewScrubber(secrets ...string) *Scrubber {
 		if len(s) < minScrubLength {
 			continue
 		}
-		quoted := strconv.Quote(s)
-		forms := []string{s, quoted[1 : len(quoted)-1]}
-		if j, err := json.Marshal(s); err == nil {
-			forms = append(forms, string(j[1:len(j)-1]))
+		var forms []string
+		// As it is, and percent-decoded: a value put in a URL's user or
+		// database name is decoded by the driver, and servers echo names.
+		for _, v := range []string{s, pathUnescaped(s), queryUnescaped(s)} {
+			quoted := strconv.Quote(v)
+			forms = append(forms, v, quoted[1:len(quoted)-1])
+			if j, err := json.Marshal(v); err == nil {
+				forms = append(forms, string(j[1:len(j)-1]))
+			}
 		}
 		for _, f := range forms {
 			if len(f) >= minScrubLength && !seen[f] {
@@ -60,6 +65,22 @@ func NewScrubber(secrets ...string) *Scrubber {
 	}
 	slices.SortFunc(needles, func(a, b string) int { return len(b) - len(a) })
 	return &Scrubber{needles: needles}
+}
+
+// pathUnescaped and queryUnescaped are s percent-decoded, or s when it
+// does not decode.
+func pathUnescaped(s string) string {
+	if d, err := url.PathUnescape(s); err == nil {
+		return d
+	}
+	return s
+}
+
+func queryUnescaped(s string) string {
+	if d, err := url.QueryUnescape(s); err == nil {
+		return d
+	}
+	return s
 }
 
 // String returns text with every secret replaced.

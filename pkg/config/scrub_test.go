@@ -103,6 +103,11 @@ func TestScrubber(t *testing.T) {
 			t.Errorf("a cut secret not scrubbed: %q -> %q", text, got)
 		}
 	}
+	// Percent-decoded, as a driver decodes a URL's user name before the
+	// server echoes it.
+	if got := NewScrubber("pct%43ANARY%2Duser").String(`role "pctCANARY-user" does not exist`); strings.Contains(got, "CANARY") {
+		t.Errorf("a decoded secret not scrubbed: %q", got)
+	}
 	if got := cut.String(long[:15] + " stays"); got != long[:15]+" stays" {
 		t.Errorf("a start shorter than 16 bytes replaced: %q", got)
 	}
