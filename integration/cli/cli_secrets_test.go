@@ -211,3 +211,28 @@ func TestServerEchoOfDecodedValueHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestValueQuotedTwiceHidden: an error that quotes a name (%q: database
+// "dq\"…") and is then written as JSON (a log line, test-connection
+// --json) escapes a quote in a value read through a reference twice; that
+// form shows as REDACTED too.
+func TestValueQuotedTwiceHidden(t *testing.T) {
+	itest.SkipShort(t)
+	path := filepath.Join(t.TempDir(), "quoted.yaml")
+	doc := "name: secrets-quoted\nsource: {type: mysql, url: 'mysql://root:root@127.0.0.1:3306/${env:CANARY}'}\n" +
+		"destination: {bootstrap_servers: '127.0.0.1:9092', topic_prefix: secrets_quoted, disable_tls: true}\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"tables"}, {"test-connection", "--json"}} {
+		cmd := exec.Command(itest.Binary, append(args, "--config", path)...)
+		cmd.Env = append(os.Environ(), `CANARY=dq"CANARYdb`, "TRIBUTARY_METRICS=none")
+		out, _ := cmd.CombinedOutput()
+		if !strings.Contains(string(out), "does not exist") {
+			t.Errorf("%s: want the missing database reported:\n%s", args[0], out)
+		}
+		if strings.Contains(string(out), "CANARY") {
+			t.Errorf("%s: the output shows the referenced value, escaped twice:\n%s", args[0], out)
+		}
+	}
+}

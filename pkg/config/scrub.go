@@ -50,10 +50,14 @@ func NewScrubber(secrets ...string) *Scrubber {
 		// As it is, and percent-decoded: a value put in a URL's user or
 		// database name is decoded by the driver, and servers echo names.
 		for _, v := range []string{s, pathUnescaped(s), queryUnescaped(s)} {
-			quoted := strconv.Quote(v)
-			forms = append(forms, v, quoted[1:len(quoted)-1])
-			if j, err := json.Marshal(v); err == nil {
-				forms = append(forms, string(j[1:len(j)-1]))
+			// As it is, %q-quoted and JSON-escaped, and both once more: an
+			// error that quotes a name (%q) is quoted again by a log line
+			// or a JSON answer.
+			quoted := escapings(v)
+			forms = append(forms, v)
+			forms = append(forms, quoted...)
+			for _, q := range quoted {
+				forms = append(forms, escapings(q)...)
 			}
 		}
 		for _, f := range forms {
@@ -65,6 +69,17 @@ func NewScrubber(secrets ...string) *Scrubber {
 	}
 	slices.SortFunc(needles, func(a, b string) int { return len(b) - len(a) })
 	return &Scrubber{needles: needles}
+}
+
+// escapings are v as a %q-quoted string and a JSON string hold it,
+// without the quotes.
+func escapings(v string) []string {
+	quoted := strconv.Quote(v)
+	out := []string{quoted[1 : len(quoted)-1]}
+	if j, err := json.Marshal(v); err == nil {
+		out = append(out, string(j[1:len(j)-1]))
+	}
+	return out
 }
 
 // pathUnescaped and queryUnescaped are s percent-decoded, or s when it

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -102,6 +103,11 @@ func TestScrubber(t *testing.T) {
 		if got := cut.String(text); strings.Contains(got, "CANARY") || strings.Contains(got, "0123") {
 			t.Errorf("a cut secret not scrubbed: %q -> %q", text, got)
 		}
+	}
+	// Quoted twice: an error's %q, then a JSON log line.
+	twice, _ := json.Marshal(fmt.Sprintf("database %q does not exist", `dq"CANARYdb`))
+	if got := NewScrubber(`dq"CANARYdb`).String(string(twice)); strings.Contains(got, "CANARY") {
+		t.Errorf("a secret quoted twice not scrubbed: %s -> %s", twice, got)
 	}
 	// Percent-decoded, as a driver decodes a URL's user name before the
 	// server echoes it.
