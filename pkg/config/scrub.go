@@ -32,8 +32,8 @@ const minScrubPrefix = 16
 // nothing.
 type Scrubber struct {
 	// needles are the secrets in every form text may carry them (as
-	// they are, inside Go quotes, inside JSON strings), longest first so a
-	// value goes whole before a part of it.
+	// they are, percent-decoded, inside Go quotes and JSON strings, once
+	// or twice), longest first so a value goes whole before a part of it.
 	needles []string
 }
 
@@ -46,13 +46,13 @@ func NewScrubber(secrets ...string) *Scrubber {
 		if len(s) < minScrubLength {
 			continue
 		}
+		// The value as read and percent-decoded (a value put in a URL's
+		// user or database name is decoded by the driver, and servers echo
+		// names), each as it is, %q-quoted and JSON-escaped, and escaped
+		// once more (an error that quotes a name is quoted again by a log
+		// line or a JSON answer).
 		var forms []string
-		// As it is, and percent-decoded: a value put in a URL's user or
-		// database name is decoded by the driver, and servers echo names.
 		for _, v := range []string{s, pathUnescaped(s), queryUnescaped(s)} {
-			// As it is, %q-quoted and JSON-escaped, and both once more: an
-			// error that quotes a name (%q) is quoted again by a log line
-			// or a JSON answer.
 			quoted := escapings(v)
 			forms = append(forms, v)
 			forms = append(forms, quoted...)
