@@ -94,7 +94,7 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 	defer store.Close() // last: releases the lease after everything stopped
 	// The status snapshot is written while the store is held, and once
 	// more (stopped, with the error) before it is released.
-	stopStatus := publishStatus(store, rec, log)
+	stopStatus := publishStatus(store, rec, cfg.Scrubber(), log)
 	defer func() { rec.Failed(err); stopStatus() }()
 	return rideStalls(ctx, log, m, func(first bool) error { return publishOnce(ctx, cfg, log, m, rec, store, first) })
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -86,31 +87,44 @@ func readStored(ctx context.Context, cfg *config.Config) (cp checkpoint.Checkpoi
 	return cp, found, live, nil
 }
 
-// publishStatus keeps the running task's snapshot in the store; the
+// publishStatus keeps the running task's snapshot in the store, scrubbed
+// (its errors are the drivers', which may quote a value read through a
+// reference, and the store is read by other people and tools); the
 // returned stop writes the last one and waits.
-func publishStatus(store checkpoint.Store, rec *status.Recorder, log *slog.Logger) (stop func()) {
+func publishStatus(store checkpoint.Store, rec *status.Recorder, scrub *config.Scrubber, log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
+	save := func(ctx context.Context, snapshot []byte) error {
+		return store.SaveStatus(ctx, []byte(scrub.String(string(snapshot))))
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); status.Publish(ctx, rec, store.SaveStatus, status.Interval, log) }()
+	go func() { defer wg.Done(); status.Publish(ctx, rec, save, status.Interval, log) }()
 	return func() { cancel(); wg.Wait() }
 }
 
 // statusRoutes serves the status page at / and GET /status.json: what
 // `status --json` prints, with this process's own snapshot instead of the
-// stored one.
+// stored one. The answer passes the configuration's scrubber, as what the
+// commands print does: its errors are the drivers', which may quote a
+// value read through a reference.
 func statusRoutes(mux *http.ServeMux, cfg *config.Config, rec *status.Recorder) {
+	scrub := cfg.Scrubber()
 	mux.Handle("/", page.Handler())
 	mux.HandleFunc("GET /status.json", func(w http.ResponseWriter, req *http.Request) {
 		cp, found, _, err := readStored(req.Context(), cfg)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+			http.Error(w, scrub.String(err.Error()), http.StatusInternalServerError)
 			return
 		}
 		live := rec.Snapshot()
 		r := status.Build(cfg.Name, cp, found, &live, time.Now())
+		b, err := json.Marshal(r)
+		if err != nil {
+			http.Error(w, "the status cannot be encoded", http.StatusInternalServerError)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
-		json.NewEncoder(w).Encode(r)
+		io.WriteString(w, scrub.String(string(b))+"\n")
 	})
 }

@@ -98,7 +98,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		r.Source = sourceChecks(ctx, cfg, h.dial, budget)
+		r.Source = sourceChecks(ctx, cfg, h.dial, budget, slog.New(scrubHandler{Handler: log.Handler(), text: scrubber(resolved)}))
 	}()
 	r.Report = kafka.TestConnection(ctx, destination.Kafka(cfg.Destination), cfg.Destination.TopicPrefix,
 		destination.TestOptions(cfg, kafka.WithDialer(h.dial), kafka.WithTimeout(budget))...)

@@ -11,7 +11,7 @@ import (
 
 // TestScrub: a resolved value leaves the report whole, entry by entry and
 // host by host; a short one replaces only a field equal to it, so
-// ordinary words survive. A whole source URL takes its user and host
+// ordinary words survive. A whole source URL takes its user, host and database
 // out of the source's checks.
 func TestScrub(t *testing.T) {
 	r := response{Report: kafka.Report{

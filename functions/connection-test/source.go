@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"time"
 
@@ -25,10 +26,11 @@ type response struct {
 // `tributary test-connection` does (pkg/conntest: with the "listed
 // tables" and "column types" lines), every connection through dial (the
 // guarded dialer): a source is never dialled any other way. A source that
-// cannot be set up answers one failed line instead.
-func sourceChecks(ctx context.Context, cfg *config.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error), budget time.Duration) []source.Check {
+// cannot be set up answers one failed line instead. What the source logs
+// goes to log (scrubHandler).
+func sourceChecks(ctx context.Context, cfg *config.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error), budget time.Duration, log *slog.Logger) []source.Check {
 	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix,
-		Config: cfg.Source, Dial: dial, KeyColumns: cfg.Destination.KeyColumns})
+		Config: cfg.Source, Dial: dial, KeyColumns: cfg.Destination.KeyColumns, Logger: log})
 	if err != nil {
 		return []source.Check{{Name: "source connection", Detail: err.Error()}}
 	}

@@ -21,12 +21,19 @@ import (
 // shorter ones would wipe out ordinary words and numbers.
 const minScrubLength = 4
 
+// minScrubPrefix is the shortest leading part of a secret a Scrubber
+// replaces on its own. Servers echo names cut to their own limit
+// (PostgreSQL user and database names to 63 bytes, MariaDB user names to
+// 128 characters, MySQL's to 32): a long secret put in such a name comes
+// back cut, most of it still there.
+const minScrubPrefix = 16
+
 // Scrubber replaces secret values in text. The zero value and nil replace
 // nothing.
 type Scrubber struct {
 	// needles are the secrets in every form text may carry them (as
-	// they are, inside Go quotes, inside JSON strings), longest first so a
-	// value goes whole before a part of it.
+	// they are, percent-decoded, inside Go quotes and JSON strings, once
+	// or twice), longest first so a value goes whole before a part of it.
 	needles []string
 }
 
@@ -39,10 +46,19 @@ func NewScrubber(secrets ...string) *Scrubber {
 		if len(s) < minScrubLength {
 			continue
 		}
-		quoted := strconv.Quote(s)
-		forms := []string{s, quoted[1 : len(quoted)-1]}
-		if j, err := json.Marshal(s); err == nil {
-			forms = append(forms, string(j[1:len(j)-1]))
+		// The value as read and percent-decoded (a value put in a URL's
+		// user or database name is decoded by the driver, and servers echo
+		// names), each as it is, %q-quoted and JSON-escaped, and escaped
+		// once more (an error that quotes a name is quoted again by a log
+		// line or a JSON answer).
+		var forms []string
+		for _, v := range []string{s, pathUnescaped(s), queryUnescaped(s)} {
+			quoted := escapings(v)
+			forms = append(forms, v)
+			forms = append(forms, quoted...)
+			for _, q := range quoted {
+				forms = append(forms, escapings(q)...)
+			}
 		}
 		for _, f := range forms {
 			if len(f) >= minScrubLength && !seen[f] {
@@ -55,6 +71,33 @@ func NewScrubber(secrets ...string) *Scrubber {
 	return &Scrubber{needles: needles}
 }
 
+// escapings are v as a %q-quoted string and a JSON string hold it,
+// without the quotes.
+func escapings(v string) []string {
+	quoted := strconv.Quote(v)
+	out := []string{quoted[1 : len(quoted)-1]}
+	if j, err := json.Marshal(v); err == nil {
+		out = append(out, string(j[1:len(j)-1]))
+	}
+	return out
+}
+
+// pathUnescaped and queryUnescaped are s percent-decoded, or s when it
+// does not decode.
+func pathUnescaped(s string) string {
+	if d, err := url.PathUnescape(s); err == nil {
+		return d
+	}
+	return s
+}
+
+func queryUnescaped(s string) string {
+	if d, err := url.QueryUnescape(s); err == nil {
+		return d
+	}
+	return s
+}
+
 // String returns text with every secret replaced.
 func (s *Scrubber) String(text string) string {
 	if s == nil {
@@ -65,7 +108,34 @@ func (s *Scrubber) String(text string) string {
 			text = strings.ReplaceAll(text, n, RedactedValue)
 		}
 	}
+	for _, n := range s.needles {
+		if len(n) > minScrubPrefix {
+			text = replaceLeadingParts(text, n)
+		}
+	}
 	return text
+}
+
+// replaceLeadingParts replaces every run of text that is a leading part of
+// secret, minScrubPrefix bytes or longer.
+func replaceLeadingParts(text, secret string) string {
+	head := secret[:minScrubPrefix]
+	i := strings.Index(text, head)
+	if i < 0 {
+		return text
+	}
+	var b strings.Builder
+	for ; i >= 0; i = strings.Index(text, head) {
+		n := minScrubPrefix
+		for i+n < len(text) && n < len(secret) && text[i+n] == secret[n] {
+			n++
+		}
+		b.WriteString(text[:i])
+		b.WriteString(RedactedValue)
+		text = text[i+n:]
+	}
+	b.WriteString(text)
+	return b.String()
 }
 
 // Problems returns a copy of problems with every message scrubbed.
@@ -93,7 +163,7 @@ type scrubWriter struct {
 
 func (sw *scrubWriter) Write(p []byte) (int, error) {
 	for _, n := range sw.s.needles {
-		if bytes.Contains(p, []byte(n)) {
+		if bytes.Contains(p, []byte(n[:min(len(n), minScrubPrefix)])) {
 			if _, err := io.WriteString(sw.w, sw.s.String(string(p))); err != nil {
 				return 0, err
 			}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,6 +92,31 @@ func TestScrubber(t *testing.T) {
 	if got := s.String("ab stays: too short to be told from words"); got != "ab stays: too short to be told from words" {
 		t.Errorf("short value replaced: %q", got)
 	}
+	// A long secret cut by a server that echoes it (PostgreSQL: 63 bytes)
+	// goes too; 16 bytes or more of its start are enough.
+	long := "hex" + strings.Repeat("0123456789abCANARY", 4)
+	cut := NewScrubber(long)
+	for _, text := range []string{
+		`FATAL: role "` + long[:63] + `" does not exist`,
+		"user '" + long[:32] + "'@'10.0.0.1' and " + long[:16],
+	} {
+		if got := cut.String(text); strings.Contains(got, "CANARY") || strings.Contains(got, "0123") {
+			t.Errorf("a cut secret not scrubbed: %q -> %q", text, got)
+		}
+	}
+	// Quoted twice: an error's %q, then a JSON log line.
+	twice, _ := json.Marshal(fmt.Sprintf("database %q does not exist", `dq"CANARYdb`))
+	if got := NewScrubber(`dq"CANARYdb`).String(string(twice)); strings.Contains(got, "CANARY") {
+		t.Errorf("a secret quoted twice not scrubbed: %s -> %s", twice, got)
+	}
+	// Percent-decoded, as a driver decodes a URL's user name before the
+	// server echoes it.
+	if got := NewScrubber("pct%43ANARY%2Duser").String(`role "pctCANARY-user" does not exist`); strings.Contains(got, "CANARY") {
+		t.Errorf("a decoded secret not scrubbed: %q", got)
+	}
+	if got := cut.String(long[:15] + " stays"); got != long[:15]+" stays" {
+		t.Errorf("a start shorter than 16 bytes replaced: %q", got)
+	}
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(s.Writer(&buf), nil))
 	log.Error("failed", "err", errors.New("dial "+secret))
@@ -115,5 +141,34 @@ func TestSecrets(t *testing.T) {
 	}
 	if r := fmt.Sprintf("%+v", cfg.Redacted()); strings.Contains(r, "CANARY") {
 		t.Errorf("Redacted keeps the values references read: %s", r)
+	}
+}
+
+// TestReferencedCharacterNotQuoted: a field that names its first refused
+// character ("character 'K' is not allowed") names none when the value
+// came through a reference; typed in the document, it still does.
+func TestReferencedCharacterNotQuoted(t *testing.T) {
+	const secret = "Kq!CANARY#x"
+	for _, c := range [][2]string{
+		{"name", "name: '${env:CANARY}'\nsource: {type: postgres, url: 'postgres://u@db/shop'}\ndestination: {bootstrap_servers: 'k:9092', topic_prefix: shop}\n"},
+		{"source.slot", "name: shop\nsource: {type: postgres, url: 'postgres://u@db/shop', slot: '${env:CANARY}'}\ndestination: {bootstrap_servers: 'k:9092', topic_prefix: shop}\n"},
+		{"source.publication", "name: shop\nsource: {type: postgres, url: 'postgres://u@db/shop', publication: '${env:CANARY}'}\ndestination: {bootstrap_servers: 'k:9092', topic_prefix: shop}\n"},
+		{"destination.topic_prefix", "name: shop\nsource: {type: postgres, url: 'postgres://u@db/shop'}\ndestination: {bootstrap_servers: 'k:9092', topic_prefix: '${env:CANARY}'}\n"},
+		{"destination.topic", "name: shop\nsource: {type: postgres, url: 'postgres://u@db/shop'}\ndestination: {bootstrap_servers: 'k:9092', topic: '${env:CANARY}'}\n"},
+		{"destination.client_id", "name: shop\nsource: {type: postgres, url: 'postgres://u@db/shop'}\ndestination: {bootstrap_servers: 'k:9092', topic_prefix: shop, client_id: '${env:CANARY}'}\n"},
+	} {
+		_, err := parse([]byte(c[1]), env(map[string]string{"CANARY": secret}))
+		if err == nil || !contains(fields(t, err), c[0]) {
+			t.Fatalf("%s: not refused: %v", c[0], err)
+		}
+		for _, r := range secret {
+			if strings.Contains(err.Error(), fmt.Sprintf("%q", r)) {
+				t.Errorf("%s: the problem quotes a character of the referenced value:\n%v", c[0], err)
+			}
+		}
+		typed := strings.Replace(c[1], "${env:CANARY}", "Shop!", 1)
+		if _, err := parse([]byte(typed), testEnv); err == nil || !strings.Contains(err.Error(), "character") || !strings.Contains(err.Error(), c[0]+": ") {
+			t.Errorf("%s typed in the document: want its first refused character named: %v", c[0], err)
+		}
 	}
 }

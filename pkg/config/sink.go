@@ -84,7 +84,7 @@ func (v validator) sink(c *Config) {
 		case d.Topic == "." || d.Topic == "..":
 			v.add("destination.topic", "must not be '.' or '..'")
 		default:
-			if bad := badCharacter(d.Topic, isTopicChar); bad != "" {
+			if bad := v.badCharacter("destination.topic", d.Topic, isTopicChar); bad != "" {
 				v.add("destination.topic", "%s; use letters, digits, '.', '_' and '-' only", bad)
 			}
 		}
@@ -145,7 +145,7 @@ func (v validator) sink(c *Config) {
 	}
 	if len(d.ClientID) > 255 {
 		v.add("destination.client_id", "is longer than 255 characters")
-	} else if bad := badCharacter(d.ClientID, isTopicChar); bad != "" {
+	} else if bad := v.badCharacter("destination.client_id", d.ClientID, isTopicChar); bad != "" {
 		v.add("destination.client_id", "%s; use letters, digits, '.', '_' and '-' only", bad)
 	}
 }

@@ -93,7 +93,7 @@ func (v validator) name(c *Config) {
 	case c.Name == "":
 		v.add("name", "required")
 	case !validName.MatchString(c.Name):
-		v.add("name", "%s; use lower-case letters, digits, '_' and '-'", badCharacter(c.Name, isNameChar))
+		v.add("name", "%s; use lower-case letters, digits, '_' and '-'", v.badCharacter("name", c.Name, isNameChar))
 	case slices.Contains(ReservedNames, c.Name):
 		v.add("name", "%s is reserved: in AWS, /tributary/%s/ holds every pipeline's document, and a pipeline's secrets are /tributary/<name>/…; choose another name", c.Name, c.Name)
 	}
@@ -157,7 +157,7 @@ func (v validator) source(c *Config) {
 		case len(id.value) > 63:
 			v.add(id.field, "is longer than 63 characters (a Postgres identifier limit)")
 		default:
-			v.add(id.field, "%s; use lower-case letters, digits and '_' (a Postgres identifier)", badCharacter(id.value, isIdentifierChar))
+			v.add(id.field, "%s; use lower-case letters, digits and '_' (a Postgres identifier)", v.badCharacter(id.field, id.value, isIdentifierChar))
 		}
 	}
 }
@@ -184,7 +184,7 @@ func (v validator) destination(d *Destination) {
 
 	if d.TopicPrefix == "" && d.Topic == "" {
 		v.add("destination.topic_prefix", "required (or destination.topic: one topic for every table)")
-	} else if bad := badCharacter(d.TopicPrefix, isTopicChar); bad != "" {
+	} else if bad := v.badCharacter("destination.topic_prefix", d.TopicPrefix, isTopicChar); bad != "" {
 		v.add("destination.topic_prefix", "%s; use letters, digits, '.', '_' and '-' only", bad)
 	}
 
@@ -423,10 +423,14 @@ func isTopicChar(r rune) bool {
 }
 
 // badCharacter names the first character of s that ok refuses, or "". Only
-// that one character is shown, never the value.
-func badCharacter(s string, ok func(rune) bool) string {
+// that one character is shown, never the value, and none when field's
+// value came through a reference (a secret's character is the secret's).
+func (v validator) badCharacter(field, s string, ok func(rune) bool) string {
 	for _, r := range s {
 		if !ok(r) {
+			if v.refs.fromReference(field) {
+				return "a character is not allowed (in " + notShown + ")"
+			}
 			return fmt.Sprintf("character %q is not allowed", r)
 		}
 	}
