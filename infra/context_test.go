@@ -210,6 +210,7 @@ func TestBadContextIsRefused(t *testing.T) {
 		`{"connectionTestHosts":"{\"shop\":[\"10.0.0.0/33\"]}"}`:                "not a CIDR range",
 		`{"connectionTestHosts":"{\"orders\":[\"db.example.com\"]}"}`:           `connectionTestHosts: "orders" is not one of the pipelines`,
 		`{"connectionTestHosts":"{\"shop\":[]}"}`:                               "connectionTestHosts.shop: want a list",
+		`{"privateWebhooks":"shop,orders"}`:                                     `context privateWebhooks: "orders" is not one of the pipelines`,
 		`{"apiThrottleRate":"0"}`:                                               "context apiThrottleRate 0",
 		`{"desiredCount":"-1"}`:                                                 "context desiredCount",
 		`{"pipelines":"Shop"}`:                                                  "is not a pipeline name",

@@ -35,6 +35,10 @@ type Pipeline struct {
 	// connection test connects to for this pipeline: host names, *.suffix
 	// patterns, IP addresses or CIDR ranges (context connectionTestHosts).
 	AllowedHosts []string
+	// PrivateWebhook lets the row-skipped function deliver this pipeline's
+	// webhooks to private addresses when its document asks for it
+	// (context privateWebhooks): the stack decides, not the document.
+	PrivateWebhook bool
 }
 
 // DataPlaneProps configures the data-plane stack. Asset paths are props so
@@ -257,6 +261,15 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 	}
 	// functions/row-skipped/queues.go reads it.
 	rowSkipped.AddEnvironment(jsii.String("ROW_SKIPPED_QUEUES"), jsii.String(strings.Join(bindings, ",")), nil)
+	var private []string
+	for _, p := range props.Pipelines {
+		if p.PrivateWebhook {
+			private = append(private, p.Name)
+		}
+	}
+	if len(private) > 0 {
+		rowSkipped.AddEnvironment(jsii.String("PRIVATE_WEBHOOK_PIPELINES"), jsii.String(strings.Join(private, ",")), nil)
+	}
 	connTest := s.newFunction(stack, "ConnectionTestFunction", props.ConnectionTestCode, vpc, s.SecurityGroup, connectionTestTimeout)
 	// The connection test may assume every pipeline's writer role, so the
 	// stack, not the document, says which one each pipeline signs in

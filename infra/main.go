@@ -35,6 +35,9 @@
 //	connectionTestHosts {"<pipeline>":["<host>","*.<domain>","<CIDR>",…],…}:
 //	                 the only brokers and database hosts the connection test
 //	                 connects to for that pipeline (optional; default any)
+//	privateWebhooks  <pipeline>,…: the pipelines whose row-skipped webhook
+//	                 receivers may be at private addresses (with
+//	                 webhooks.allow_private_network in the document)
 //	apiThrottleRate  the API's steady requests per second, per route, all
 //	                 callers together (default 5)
 //	apiThrottleBurst the API's burst per route (default 10)
@@ -178,6 +181,20 @@ func build(app awscdk.App, root string) error {
 		}
 		if !found {
 			return fmt.Errorf("context connectionTestHosts: %q is not one of the pipelines (%s)", name, names)
+		}
+	}
+	for n := range strings.SplitSeq(c.str("privateWebhooks"), ",") {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		found := false
+		for i := range pipelines {
+			if pipelines[i].Name == n {
+				pipelines[i].PrivateWebhook, found = true, true
+			}
+		}
+		if !found {
+			return fmt.Errorf("context privateWebhooks: %q is not one of the pipelines (%s)", n, names)
 		}
 	}
 	throttleRate, err := c.number("apiThrottleRate", defaultApiThrottleRate)

@@ -36,7 +36,8 @@ func render(v any) string {
 // queue; its task role may send to that queue only, its starter document
 // and its output name it, and the function is bound to each queue by
 // pipeline (ROW_SKIPPED_QUEUES), so a task cannot have another pipeline's
-// webhooks signed (functions/row-skipped).
+// webhooks signed (functions/row-skipped); the pipelines whose receivers
+// may be private are the stack's list (PRIVATE_WEBHOOK_PIPELINES).
 func TestRowSkippedQueuePerPipeline(t *testing.T) {
 	stacks(t)
 	defer failOnPanic(t)
@@ -59,7 +60,7 @@ func TestRowSkippedQueuePerPipeline(t *testing.T) {
 		t.Fatalf("row-skipped queues %v, want one for shop and one for billing", queues)
 	}
 
-	var env string
+	var env, private string
 	mappings := map[string]bool{}
 	for id, r := range resources {
 		r := r.(map[string]any)
@@ -86,6 +87,7 @@ func TestRowSkippedQueuePerPipeline(t *testing.T) {
 			vars, _ := environment["Variables"].(map[string]any)
 			if v, ok := vars["ROW_SKIPPED_QUEUES"]; ok {
 				env = render(v)
+				private = render(vars["PRIVATE_WEBHOOK_PIPELINES"])
 			}
 		case "AWS::Lambda::EventSourceMapping":
 			src := render(props["EventSourceArn"])
@@ -107,6 +109,10 @@ func TestRowSkippedQueuePerPipeline(t *testing.T) {
 	}
 	if want := "shop=<" + queues["shop"] + ".Arn>,billing=<" + queues["billing"] + ".Arn>"; env != want {
 		t.Errorf("ROW_SKIPPED_QUEUES = %q, want %q", env, want)
+	}
+	// Only the stack opens the network to a pipeline's receiver.
+	if private != "billing" {
+		t.Errorf("PRIVATE_WEBHOOK_PIPELINES = %q, want billing alone", private)
 	}
 	if len(mappings) != 2 || !mappings["<"+queues["shop"]+".Arn>"] || !mappings["<"+queues["billing"]+".Arn>"] {
 		t.Errorf("event source mappings %v, want one per pipeline queue", mappings)

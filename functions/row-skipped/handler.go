@@ -28,9 +28,15 @@ type Handler struct {
 	configs *pipelines.Configs
 	// queues maps a queue ARN to the one pipeline whose task may send to it.
 	queues map[string]string
-	// client dials public addresses only; privateClient, for pipelines
-	// with webhooks.allow_private_network, private ones too. Neither
-	// reaches loopback, link-local or instance metadata.
+	// private are the pipelines the stack lets deliver into the network
+	// (PrivateWebhooksVariable): a document's allow_private_network is
+	// honoured only for them, since whoever edits a document is not
+	// trusted to open the VPC to the function.
+	private map[string]bool
+	// client dials public addresses only; privateClient, for the private
+	// pipelines whose document sets webhooks.allow_private_network,
+	// private ones too. Neither reaches loopback, link-local or instance
+	// metadata.
 	client, privateClient *http.Client
 	now                   func() time.Time
 	log                   *slog.Logger
@@ -39,12 +45,14 @@ type Handler struct {
 // NewHandler returns a Handler that delivers the events of the queues
 // bound to pipelines in queues (queue ARN → pipeline, QueuesVariable), looks
 // pipelines up in configs and POSTs through a client that refuses
-// loopback, link-local and (unless the pipeline allows them) private
-// addresses, follows no redirects and uses no proxy.
-func NewHandler(configs *pipelines.Configs, queues map[string]string, log *slog.Logger) *Handler {
+// loopback, link-local and (unless private lists the pipeline and its
+// document allows them) private addresses, follows no redirects and uses
+// no proxy.
+func NewHandler(configs *pipelines.Configs, queues map[string]string, private map[string]bool, log *slog.Logger) *Handler {
 	return &Handler{
 		configs:       configs,
 		queues:        queues,
+		private:       private,
 		client:        newClient(dialguard.PublicDialer(5 * time.Second)),
 		privateClient: newClient(dialguard.Dialer(5 * time.Second)),
 		now:           time.Now,
@@ -132,7 +140,7 @@ func (h *Handler) deliver(ctx context.Context, m events.SQSMessage) (eventID str
 		req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
 	}
 	client := h.client
-	if cfg.Webhooks.AllowPrivateNetwork {
+	if cfg.Webhooks.AllowPrivateNetwork && h.private[cfg.Name] {
 		client = h.privateClient
 	}
 	res, err := client.Do(req)

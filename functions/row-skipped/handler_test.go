@@ -179,7 +179,7 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.handler = NewHandler(pipelines.New(w.ssm, w.prefix, w.root, time.Minute), queues, slog.New(slog.NewJSONHandler(w.logs, nil)))
+	w.handler = NewHandler(pipelines.New(w.ssm, w.prefix, w.root, time.Minute), queues, nil, slog.New(slog.NewJSONHandler(w.logs, nil)))
 	// The receiver listens on 127.0.0.1, which the functions' dialer
 	// refuses; this handler may reach loopback (never metadata).
 	w.handler.client.Transport.(*http.Transport).DialContext = dialguard.PublicDialer(5*time.Second, true)
@@ -439,7 +439,7 @@ func TestGuardedWebhook(t *testing.T) {
 	w := newWorld(t)
 	putPipeline(t, w.ssm, w.prefix, "slack", strings.Replace(w.url, "/hooks/tributary?token="+urlToken, "/services/T0/B0/CANARYpathtoken", 1))
 	const slackQueue = "arn:aws:sqs:us-east-1:123456789012:Tributary-RowSkippedslack"
-	guarded := NewHandler(pipelines.New(w.ssm, w.prefix, w.root, 0), map[string]string{slackQueue: "slack"}, slog.New(slog.NewJSONHandler(w.logs, nil)))
+	guarded := NewHandler(pipelines.New(w.ssm, w.prefix, w.root, 0), map[string]string{slackQueue: "slack"}, nil, slog.New(slog.NewJSONHandler(w.logs, nil)))
 	resp, err := guarded.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", EventSource: "aws:sqs", EventSourceARN: slackQueue,
 		Body: `{"type":"row.skipped","event_id":"g-1","pipeline":"slack","topic":"slack.public.orders","table":"public.orders",` +
 			`"primary_key":{"id":1},"size_bytes":2097152,"limit_bytes":1048576,"reason":"too large","time":"2026-01-01T00:00:00Z"}`}}})
@@ -498,13 +498,23 @@ func TestPrivateReceiverNeedsOptIn(t *testing.T) {
 	if resp := deliver("p-1"); len(resp.BatchItemFailures) != 1 || len(w.recv.accepted) != 0 {
 		t.Fatalf("private receiver reached without the opt-in: failures %v, accepted %v\n%s", resp.BatchItemFailures, w.recv.accepted, w.logs)
 	}
-	if !strings.Contains(w.logs.String(), "192.0.2.2 is reserved for documentation (192.0.2.0/24), not a public address (set webhooks.allow_private_network: true") {
+	if !strings.Contains(w.logs.String(), "192.0.2.2 is reserved for documentation (192.0.2.0/24), not a public address (a receiver inside the network needs webhooks.allow_private_network: true and the pipeline in the stack's privateWebhooks context)") {
 		t.Errorf("the refusal does not name the opt-in:\n%s", w.logs)
 	}
 
+	// The document alone cannot open the network: whoever edits it is not
+	// trusted with the VPC, so the stack must list the pipeline too.
 	putPipeline(t, w.ssm, w.prefix, "intranet", hook, "  allow_private_network: true\n")
-	if resp := deliver("p-2"); len(resp.BatchItemFailures) != 0 || w.recv.accepted["p-2"] == nil {
-		t.Fatalf("private receiver not reached with the opt-in: failures %v\n%s", resp.BatchItemFailures, w.logs)
+	if resp := deliver("p-2"); len(resp.BatchItemFailures) != 1 || len(w.recv.accepted) != 0 {
+		t.Fatalf("private receiver reached on the document's word alone: failures %v, accepted %v\n%s", resp.BatchItemFailures, w.recv.accepted, w.logs)
+	}
+	w.handler.private = parsePrivate("shop, intranet")
+	if resp := deliver("p-3"); len(resp.BatchItemFailures) != 0 || w.recv.accepted["p-3"] == nil {
+		t.Fatalf("private receiver not reached with the stack's and the document's opt-in: failures %v\n%s", resp.BatchItemFailures, w.logs)
+	}
+	putPipeline(t, w.ssm, w.prefix, "intranet", hook)
+	if resp := deliver("p-4"); len(resp.BatchItemFailures) != 1 || w.recv.accepted["p-4"] != nil {
+		t.Fatalf("private receiver reached on the stack's word alone: failures %v\n%s", resp.BatchItemFailures, w.logs)
 	}
 	noSecrets(t, "logs", w.logs.String())
 }

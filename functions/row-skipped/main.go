@@ -7,6 +7,8 @@
 // Environment: ROW_SKIPPED_QUEUES binds each queue to its pipeline
 // (<pipeline>=<queue ARN>,…; see queues.go): an event is signed for the
 // pipeline of the queue it came from, and only when it names it.
+// PRIVATE_WEBHOOK_PIPELINES (<pipeline>,…) lists the pipelines whose
+// receivers may be inside the network (queues.go).
 // PIPELINE_PARAMETER_PREFIX (default /tributary/pipelines/) names where
 // pipeline documents live in SSM: <prefix><pipeline>.
 package main
@@ -34,6 +36,6 @@ func main() {
 		log.Error("AWS configuration", "err", err)
 		os.Exit(1)
 	}
-	h := NewHandler(configs, queues, log)
+	h := NewHandler(configs, queues, parsePrivate(os.Getenv(PrivateWebhooksVariable)), log)
 	lambda.Start(h.Handle)
 }

@@ -35,3 +35,22 @@ func parseQueues(s string) (map[string]string, error) {
 	}
 	return queues, nil
 }
+
+// PrivateWebhooksVariable names the environment variable listing, joined
+// by ',', the pipelines whose webhook receivers may be at private
+// addresses (infra/dataplane.go sets it from the privateWebhooks context).
+// The stack decides, not the document: a document's
+// webhooks.allow_private_network counts only for these pipelines.
+const PrivateWebhooksVariable = "PRIVATE_WEBHOOK_PIPELINES"
+
+// parsePrivate reads PrivateWebhooksVariable's value; names that are not
+// pipeline names match no pipeline and are left out.
+func parsePrivate(s string) map[string]bool {
+	private := map[string]bool{}
+	for name := range strings.SplitSeq(s, ",") {
+		if name = strings.TrimSpace(name); pipelineName.MatchString(name) {
+			private[name] = true
+		}
+	}
+	return private
+}

@@ -57,11 +57,11 @@ func CheckPublic(ip netip.Addr) error {
 	}
 	ip = ip.Unmap()
 	if what := nonPublic(ip); what != "" {
-		return fmt.Errorf("%w: %s is %s, not a public address (set webhooks.allow_private_network: true for a receiver inside the network)", ErrForbiddenAddress, ip, what)
+		return fmt.Errorf("%w: %s is %s, not a public address (a receiver inside the network needs webhooks.allow_private_network: true and the pipeline in the stack's privateWebhooks context)", ErrForbiddenAddress, ip, what)
 	}
 	if v4, how, ok := embeddedIPv4(ip); ok {
 		if what := nonPublic(v4); what != "" {
-			return fmt.Errorf("%w: %s embeds %s as %s, which is %s, not a public address (set webhooks.allow_private_network: true for a receiver inside the network)", ErrForbiddenAddress, ip, v4, how, what)
+			return fmt.Errorf("%w: %s embeds %s as %s, which is %s, not a public address (a receiver inside the network needs webhooks.allow_private_network: true and the pipeline in the stack's privateWebhooks context)", ErrForbiddenAddress, ip, v4, how, what)
 		}
 	}
 	return nil
