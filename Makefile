@@ -22,9 +22,10 @@ CDK := $(shell bash integration/services/cdk.sh --path)
 CDK_OFFLINE := AWS_EC2_METADATA_DISABLED=true CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=true
 # What `make test` synthesizes with the CLI: both stacks, the customer
 # access one from -c JSON text (two pipelines, each with its own external
-# id, the connection test's role), per-pipeline customer roles and the
-# connection test's allowed hosts, as docs/aws.md shows.
-CDK_TEST_CONTEXT := -c pipelines=shop,billing -c alarmEmail=ops@example.com \
+# id, the connection test's role), per-pipeline customer roles, the
+# connection test's allowed hosts and a private webhook receiver, as
+# docs/aws.md shows.
+CDK_TEST_CONTEXT := -c pipelines=shop,billing -c alarmEmail=ops@example.com -c privateWebhooks=billing \
   -c 'customerRoles={"shop":"arn:aws:iam::111122223333:role/tributary-writer-shop","billing":"arn:aws:iam::111122223333:role/tributary-writer-billing"}' \
   -c 'connectionTestHosts={"shop":["*.kafka.us-east-1.amazonaws.com","shop.cluster-xyz.us-east-1.rds.amazonaws.com"]}' \
   -c 'customerAccess={"clusterArn":"arn:aws:kafka:us-east-1:111122223333:cluster/orders/0a1b2c3d-4e5f-6789-abcd-ef0123456789-2","connectionTestRoleArn":"arn:aws:iam::444455556666:role/Tributary-ConnectionTestFunctionServiceRole-X","pipelines":[{"name":"shop","taskRoleArn":"arn:aws:iam::444455556666:role/Tributary-PipelineshopTaskRole-X","externalId":"ext-from-cli-shop-5e0c2a91"},{"name":"billing","taskRoleArn":"arn:aws:iam::444455556666:role/Tributary-PipelinebillingTaskRole-X","topicPrefix":"bill","externalId":"ext-from-cli-billing-7b3d"}]}'
@@ -64,6 +65,7 @@ test: services-up $(CFN_LINT) $(CDK) ## unit + integration tests on real service
 	grep -q '"ext-from-cli-shop-5e0c2a91"' cdk.out/TributaryCustomerAccess.template.json
 	grep -q '"ext-from-cli-billing-7b3d"' cdk.out/TributaryCustomerAccess.template.json
 	grep -q PIPELINE_WRITER_ROLES cdk.out/Tributary.template.json
+	grep -q '"PRIVATE_WEBHOOK_PIPELINES": "billing"' cdk.out/Tributary.template.json
 	! grep -q BootstrapVersion cdk.out/TributaryCustomerAccess.template.json
 
 unit: ## unit tests only (no services)
