@@ -136,9 +136,13 @@ func TestKafkaExactSizeLimit(t *testing.T) {
 	e.Exec(`CREATE TABLE docs (id int PRIMARY KEY, body text NOT NULL)`)
 	e.Exec(`ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL`)
 	const probeLen = 4000
-	e.Exec(`INSERT INTO docs VALUES (1, $1)`, itest.Alnum(probeLen))
 	cfg := e.WriteConfig(fmt.Sprintf("  max_message_bytes: %d\n", limit))
 	p := e.Start("run", "--config", cfg)
+	// The probe is streamed like the rows it measures for: a streamed
+	// event's source block (its sequence, for one) is longer than a
+	// backfilled row's.
+	p.WaitFor(t, 60*time.Second, "the empty backfill", func() bool { return strings.Contains(p.Out.String(), "backfill: table done") })
+	e.Exec(`INSERT INTO docs VALUES (1, $1)`, itest.Alnum(probeLen))
 	itest.WaitFor(t, 60*time.Second, "the probe row", func() bool { return itest.TopicEnd(topic) >= 1 })
 	probe := itest.ReadRaw(t, topic)[0]
 	// A body of n bytes makes a batch of about probe + (n - probeLen)

@@ -284,7 +284,9 @@ func TestSourceTLSMariaDB(t *testing.T) {
 	})
 	t.Run("REQUIRE X509 without a certificate", func(t *testing.T) {
 		e.T = t
-		e.fails(e.writeSource(url("tls_cert_user:tls_cert_user@"+tlsMariaDBAddr, "")+withCA), "Access denied for user 'tls_cert_user'")
+		// The user's password is its name, so the name is scrubbed from
+		// the server's answer like any password.
+		e.fails(e.writeSource(url("tls_cert_user:tls_cert_user@"+tlsMariaDBAddr, "")+withCA), "ERROR 1045 (28000): Access denied for user 'REDACTED'")
 	})
 	t.Run("verified with the CA", func(t *testing.T) {
 		e.T = t
