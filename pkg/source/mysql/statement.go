@@ -43,6 +43,158 @@ func dmlTable(q, defaultDB string) (db, name string, ok bool) {
 	return db, unquote(name), true
 }
 
+// dmlTables is every table a data-changing statement logged as text may
+// change: dmlTable's, and for an UPDATE or DELETE the tables its table
+// references name (a multi-table UPDATE sets any of them, a multi-table
+// DELETE deletes from any of its targets, which may be aliases of the
+// tables it joins). It errs on the side of more: a table the statement
+// only reads there is backfilled too, never one it changes left out. ok
+// is false for any other statement.
+func dmlTables(q, defaultDB string) (ids [][2]string, ok bool) {
+	db, name, ok := dmlTable(q, defaultDB)
+	if !ok {
+		return nil, false
+	}
+	ids = [][2]string{{db, name}}
+	add := func(db, name string) {
+		for _, id := range ids {
+			if id == [2]string{db, name} {
+				return
+			}
+		}
+		ids = append(ids, [2]string{db, name})
+	}
+	for _, ref := range tableRefs(q) {
+		switch len(ref) {
+		case 1:
+			add(defaultDB, ref[0])
+		default:
+			add(ref[0], ref[1])    // db.table, or db.table.column
+			add(defaultDB, ref[0]) // table.column
+		}
+	}
+	return ids, true
+}
+
+// tableRefs is the dotted names in the table references of an UPDATE (up
+// to SET) or a DELETE (up to WHERE, ORDER BY or LIMIT), outside quotes,
+// comments and parentheses; none for other statements.
+func tableRefs(q string) [][]string {
+	var refs [][]string
+	var cur []string
+	dot, depth, started := false, 0, false
+	var stop []string
+	flush := func() {
+		if len(cur) > 0 {
+			refs = append(refs, cur)
+		}
+		cur, dot = nil, false
+	}
+	word := func(w string) {
+		if dot && len(cur) > 0 {
+			cur = append(cur, w)
+			dot = false
+			return
+		}
+		flush()
+		cur = []string{w}
+	}
+	for i := 0; i < len(q); {
+		c := q[i]
+		switch {
+		case c == '\'' || c == '"':
+			j := i + 1
+			for j < len(q) && q[j] != c {
+				if q[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			flush()
+			i = j + 1
+		case c == '`':
+			j := i + 1
+			var b strings.Builder
+			for j < len(q) {
+				if q[j] == '`' {
+					if j+1 < len(q) && q[j+1] == '`' {
+						b.WriteByte('`')
+						j += 2
+						continue
+					}
+					break
+				}
+				b.WriteByte(q[j])
+				j++
+			}
+			if depth == 0 && started {
+				word(b.String())
+			}
+			i = j + 1
+		case c == '/' && i+1 < len(q) && q[i+1] == '*':
+			j := strings.Index(q[i+2:], "*/")
+			if j < 0 {
+				return refs
+			}
+			i += j + 4
+		case c == '#' || c == '-' && strings.HasPrefix(q[i:], "-- "):
+			j := strings.IndexByte(q[i:], '\n')
+			if j < 0 {
+				return refs
+			}
+			i += j + 1
+		case c == '(':
+			depth++
+			flush()
+			i++
+		case c == ')':
+			depth--
+			i++
+		case c == '.':
+			dot = true
+			i++
+		case c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= 0x80:
+			j := i
+			for j < len(q) && (q[j] == '_' || q[j] == '$' || q[j] >= '0' && q[j] <= '9' || q[j] >= 'A' && q[j] <= 'Z' || q[j] >= 'a' && q[j] <= 'z' || q[j] >= 0x80) {
+				j++
+			}
+			w := q[i:j]
+			i = j
+			if !started {
+				switch strings.ToUpper(w) {
+				case "UPDATE":
+					stop = []string{"SET"}
+				case "DELETE":
+					stop = []string{"WHERE", "ORDER", "LIMIT", "RETURNING"}
+				default:
+					return nil
+				}
+				started = true
+				continue
+			}
+			if depth > 0 {
+				continue
+			}
+			if !dot {
+				for _, k := range stop {
+					if strings.EqualFold(w, k) {
+						flush()
+						return refs
+					}
+				}
+			}
+			word(w)
+		default:
+			if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+				flush()
+			}
+			i++
+		}
+	}
+	flush()
+	return refs
+}
+
 // loadQuery is the schema and text of an Execute_load_query event (LOAD
 // DATA in STATEMENT format), from its raw bytes (header included, no
 // checksum), which go-mysql does not decode.

@@ -47,3 +47,44 @@ func TestLoadQuery(t *testing.T) {
 		t.Error("a short event decoded")
 	}
 }
+
+// TestDMLTables: a multi-table UPDATE or DELETE changes every table its
+// table references name, whatever their order, quoting or aliases.
+func TestDMLTables(t *testing.T) {
+	has := func(ids [][2]string, db, name string) bool {
+		for _, id := range ids {
+			if id == [2]string{db, name} {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []struct{ q, db, name string }{
+		{"UPDATE n, c SET c.v = 'x' WHERE n.id = c.id", "d", "c"},
+		{"UPDATE n JOIN c ON n.id = c.id SET c.v = 'x'", "d", "c"},
+		{"update n o join `x y`.`c` i on o.id = i.id set i.v = 'x'", "x y", "c"},
+		{"UPDATE n INNER JOIN x . c AS i USING (id) SET i.v = 1", "x", "c"},
+		{"/* app */ UPDATE n, /* c2 */ c SET c.v = 'x'", "d", "c"},
+		{"DELETE o, i FROM n AS o JOIN c AS i ON o.id = i.id WHERE o.id = 3", "d", "c"},
+		{"DELETE FROM n, c USING n JOIN c WHERE n.id = c.id", "d", "c"},
+		{"DELETE i FROM n LEFT JOIN (SELECT 1) s ON 1 JOIN c i ON 1", "d", "c"},
+	} {
+		ids, ok := dmlTables(c.q, "d")
+		if !ok || !has(ids, c.db, c.name) {
+			t.Errorf("%q: %v %v, want %s.%s among them", c.q, ids, ok, c.db, c.name)
+		}
+	}
+	// Tables a statement only reads in a subquery or a SET or WHERE
+	// clause are not taken for changed.
+	for _, q := range []string{
+		"UPDATE n SET v = (SELECT v FROM c LIMIT 1)",
+		"UPDATE n SET v = 'c' WHERE id IN (SELECT id FROM c)",
+		"DELETE FROM n WHERE id IN (SELECT id FROM c)",
+		"INSERT INTO n SELECT * FROM c",
+		"UPDATE n SET v = 1 WHERE c = 2",
+	} {
+		if ids, _ := dmlTables(q, "d"); has(ids, "d", "c") {
+			t.Errorf("%q: %v takes c for changed", q, ids)
+		}
+	}
+}

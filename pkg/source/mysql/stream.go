@@ -332,9 +332,11 @@ var ddlTable = regexp.MustCompile("(?i)(?:ALTER\\s+(?:ONLINE\\s+|IGNORE\\s+)*TAB
 func (st *streamer) query(ctx context.Context, h *replication.EventHeader, e *replication.QueryEvent) error {
 	q := strings.TrimSpace(string(e.Query))
 	upper := strings.ToUpper(q)
-	if db, name, ok := dmlTable(q, string(e.Schema)); ok {
-		if err := st.src.statementChange(db, name, q); err != nil {
-			return err
+	if ids, ok := dmlTables(q, string(e.Schema)); ok {
+		for _, id := range ids {
+			if err := st.src.statementChange(id[0], id[1], q); err != nil {
+				return err
+			}
 		}
 	}
 	switch {
