@@ -92,7 +92,8 @@ func TestMySQLStatementFormatNoBackfillStops(t *testing.T) {
 // UPDATE that joins a table not captured to a captured one and sets the
 // captured one's columns (comma and JOIN forms), and a DELETE whose
 // captured target comes second, backfill the captured table, whose rows'
-// latest state then reaches the topic.
+// latest state then reaches the topic; so does a comment between INSERT
+// and INTO.
 func TestMySQLStatementFormatMultiTable(t *testing.T) {
 	e := itest.NewMyEnv(t, "mystmtmt")
 	e.Exec(`CREATE TABLE items (id INT PRIMARY KEY, note VARCHAR(20))`)
@@ -107,6 +108,7 @@ func TestMySQLStatementFormatMultiTable(t *testing.T) {
 	e.Exec(`UPDATE other, items SET items.note = 'comma' WHERE other.id = items.id AND other.id = 1`)
 	e.Exec(`UPDATE other o JOIN ` + "`" + e.DB + "`" + `.items i ON o.id = i.id SET i.note = 'join' WHERE o.id = 2`)
 	e.Exec(`DELETE o, i FROM other AS o JOIN items AS i ON o.id = i.id WHERE o.id = 3`)
+	e.Exec(`INSERT /* app */ INTO items VALUES (5, 'comment')`)
 	e.Exec(`SET SESSION binlog_format = 'ROW'`)
 	e.Exec(`INSERT INTO items VALUES (4, 'row')`)
 
@@ -123,7 +125,7 @@ func TestMySQLStatementFormatMultiTable(t *testing.T) {
 	itest.WaitFor(t, 30*time.Second, "the row written after the statements", func() bool {
 		return !p.Exited() && notes()[4] == "row"
 	})
-	ok := func() bool { n := notes(); return n[1] == "comma" && n[2] == "join" }
+	ok := func() bool { n := notes(); return n[1] == "comma" && n[2] == "join" && n[5] == "comment" }
 	itest.WaitFor(t, 15*time.Second, "the rows the multi-table statements changed", func() bool { return p.Exited() || ok() })
 	if code := p.Stop(t); code != 0 || !ok() {
 		t.Fatalf("exit %d, notes %v; want rows 1 and 2 as the multi-table UPDATEs left them; output:\n%s", code, notes(), p.Out)

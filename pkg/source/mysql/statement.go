@@ -32,7 +32,7 @@ var dmlTarget = regexp.MustCompile("(?is)^\\s*(?:/\\*.*?\\*/\\s*)*(?:" +
 // changes (defaultDB: the session's database, the event's schema); ok
 // false for any other statement.
 func dmlTable(q, defaultDB string) (db, name string, ok bool) {
-	m := dmlTarget.FindStringSubmatch(q)
+	m := dmlTarget.FindStringSubmatch(stripComments(q))
 	if m == nil {
 		return "", "", false
 	}
@@ -41,6 +41,56 @@ func dmlTable(q, defaultDB string) (db, name string, ok bool) {
 		db, name = unquote(strings.TrimSpace(name[:i])), strings.TrimSpace(name[i+1:])
 	}
 	return db, unquote(name), true
+}
+
+// stripComments is q with its comments blanked out, wherever they are
+// (INSERT /* app */ INTO t, an optimizer hint /*+ … */ after UPDATE),
+// quoted text kept as it is; an executable comment (/*!50100 … */,
+// /*M!100500 … */) keeps its text, which the server runs.
+func stripComments(q string) string {
+	if !strings.Contains(q, "/*") && !strings.Contains(q, "--") && !strings.Contains(q, "#") {
+		return q
+	}
+	var b strings.Builder
+	for i := 0; i < len(q); {
+		c := q[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for j < len(q) && q[j] != c {
+				if q[j] == '\\' && c != '`' {
+					j++
+				}
+				j++
+			}
+			j = min(j+1, len(q))
+			b.WriteString(q[i:j])
+			i = j
+		case c == '/' && strings.HasPrefix(q[i:], "/*"):
+			end := strings.Index(q[i+2:], "*/")
+			if end < 0 {
+				end = len(q) - i - 2
+			}
+			body := q[i+2 : i+2+end]
+			if rest, ok := strings.CutPrefix(strings.TrimPrefix(body, "M"), "!"); ok {
+				b.WriteByte(' ')
+				b.WriteString(strings.TrimLeft(rest, "0123456789"))
+			}
+			b.WriteByte(' ')
+			i += 2 + end + 2
+		case c == '#' || strings.HasPrefix(q[i:], "-- "):
+			end := strings.IndexByte(q[i:], '\n')
+			if end < 0 {
+				end = len(q) - i
+			}
+			b.WriteByte(' ')
+			i += end
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
 }
 
 // dmlTables is every table a data-changing statement logged as text may

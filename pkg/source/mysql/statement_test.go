@@ -17,6 +17,11 @@ func TestDMLTable(t *testing.T) {
 		{"DELETE t, u FROM t JOIN u USING (id)", "d", "t"},
 		{"LOAD DATA LOCAL INFILE '/tmp/SQL_LOAD-1-2-3.data' IGNORE INTO TABLE `d2`.`t` FIELDS TERMINATED BY ','", "d2", "t"},
 		{"LOAD DATA INFILE 'it''s.csv' INTO TABLE t", "d", "t"},
+		{"INSERT /* app */ INTO t VALUES (1)", "d", "t"},
+		{"UPDATE /*+ NO_RANGE_OPTIMIZATION(t) */ t SET a = 1", "d", "t"},
+		{"DELETE /* x */ FROM # why\n `t` WHERE a = '/*'", "d", "t"},
+		{"INSERT /*! IGNORE */ INTO -- the table\n x.t VALUES ('--', \"#\")", "x", "t"},
+		{"REPLACE /*M!100500 LOW_PRIORITY */ INTO t VALUES (1)", "d", "t"},
 	} {
 		db, name, ok := dmlTable(c.q, "d")
 		if !ok || db != c.db || name != c.name {
