@@ -134,3 +134,25 @@ func TestMySQLStatementFormatMultiTable(t *testing.T) {
 		t.Errorf("the multi-table DELETE of a captured row was not reported:\n%s", out)
 	}
 }
+
+// TestMySQLStatementFormatCreateSelect: CREATE TABLE … SELECT logged as
+// text (STATEMENT format) creates a table of the captured set with rows
+// the binlog does not hold (in ROW format they follow as rows events):
+// the new table is backfilled, so its rows reach its topic.
+func TestMySQLStatementFormatCreateSelect(t *testing.T) {
+	e := itest.NewMyEnv(t, "mystmtctas")
+	e.Exec(`CREATE TABLE items (id INT PRIMARY KEY, note VARCHAR(20))`)
+	e.Exec(`INSERT INTO items VALUES (1, 'a'), (2, 'b')`)
+	p := e.Start("run", "--config", e.WriteConfig("  tables: ['"+e.DB+`\..*']`+"\n"))
+	itest.WaitFor(t, 60*time.Second, "the backfill", func() bool { return !p.Exited() && itest.TopicEnd(e.Prefix+"."+e.DB+".items") >= 2 })
+	e.Exec(`SET SESSION binlog_format = 'STATEMENT'`)
+	e.Exec(`CREATE TABLE copied (PRIMARY KEY (id)) SELECT id, note FROM items`)
+	e.Exec(`SET SESSION binlog_format = 'ROW'`)
+	topic := e.Prefix + "." + e.DB + ".copied"
+	itest.WaitFor(t, 30*time.Second, "the rows of the table created by CREATE TABLE … SELECT", func() bool {
+		return p.Exited() || itest.TopicEnd(topic) >= 2
+	})
+	if code := p.Stop(t); code != 0 || itest.TopicEnd(topic) < 2 {
+		t.Fatalf("exit %d, %d records in %s, want 2; output:\n%s", code, itest.TopicEnd(topic), topic, p.Out)
+	}
+}
