@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -131,23 +132,79 @@ func dmlTables(q, defaultDB string) (ids [][2]string, ok bool) {
 // comments and parentheses; none for other statements.
 func tableRefs(q string) [][]string {
 	var refs [][]string
-	var cur []string
-	dot, depth, started := false, 0, false
 	var stop []string
-	flush := func() {
-		if len(cur) > 0 {
-			refs = append(refs, cur)
+	started := false
+	scanNames(q, func(name []string, quoted bool, depth int) bool {
+		if !started {
+			switch {
+			case quoted || len(name) > 1:
+				return false
+			case strings.EqualFold(name[0], "UPDATE"):
+				stop = []string{"SET"}
+			case strings.EqualFold(name[0], "DELETE"):
+				stop = []string{"WHERE", "ORDER", "LIMIT", "RETURNING"}
+			default:
+				return false
+			}
+			started = true
+			return true
 		}
+		if depth > 0 {
+			return true
+		}
+		if len(name) == 1 && !quoted {
+			for _, k := range stop {
+				if strings.EqualFold(name[0], k) {
+					return false
+				}
+			}
+		}
+		refs = append(refs, name)
+		return true
+	})
+	return refs
+}
+
+// namesIn is every dotted name in text (a view's definition, a trigger's
+// body), outside quotes and comments, at any depth.
+func namesIn(text string) [][]string {
+	var out [][]string
+	scanNames(text, func(name []string, _ bool, _ int) bool {
+		out = append(out, name)
+		return true
+	})
+	return out
+}
+
+// scanNames calls fn with each name of q in turn (a word or backquoted
+// identifier, with those joined to it by dots: db.table, table.column),
+// whether its first part was quoted, and its depth in parentheses; it
+// skips quoted strings and comments, and stops when fn returns false.
+func scanNames(q string, fn func(name []string, quoted bool, depth int) bool) {
+	var cur []string
+	curQuoted, curDepth, dot, depth := false, 0, false, 0
+	flush := func() bool {
+		if len(cur) == 0 {
+			return true
+		}
+		name := cur
 		cur, dot = nil, false
+		return fn(name, curQuoted, curDepth)
 	}
-	word := func(w string) {
+	part := func(w string, quoted bool) bool {
 		if dot && len(cur) > 0 {
 			cur = append(cur, w)
 			dot = false
-			return
+			return true
 		}
-		flush()
-		cur = []string{w}
+		if !flush() {
+			return false
+		}
+		cur, curQuoted, curDepth = []string{w}, quoted, depth
+		return true
+	}
+	isWord := func(c byte) bool {
+		return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= 0x80
 	}
 	for i := 0; i < len(q); {
 		c := q[i]
@@ -160,7 +217,9 @@ func tableRefs(q string) [][]string {
 				}
 				j++
 			}
-			flush()
+			if !flush() {
+				return
+			}
 			i = j + 1
 		case c == '`':
 			j := i + 1
@@ -177,73 +236,110 @@ func tableRefs(q string) [][]string {
 				b.WriteByte(q[j])
 				j++
 			}
-			if depth == 0 && started {
-				word(b.String())
+			if !part(b.String(), true) {
+				return
 			}
 			i = j + 1
-		case c == '/' && i+1 < len(q) && q[i+1] == '*':
+		case c == '/' && strings.HasPrefix(q[i:], "/*"):
 			j := strings.Index(q[i+2:], "*/")
 			if j < 0 {
-				return refs
+				flush()
+				return
 			}
 			i += j + 4
-		case c == '#' || c == '-' && strings.HasPrefix(q[i:], "-- "):
+		case c == '#' || strings.HasPrefix(q[i:], "-- "):
 			j := strings.IndexByte(q[i:], '\n')
 			if j < 0 {
-				return refs
+				flush()
+				return
 			}
 			i += j + 1
-		case c == '(':
-			depth++
-			flush()
-			i++
-		case c == ')':
-			depth--
-			i++
 		case c == '.':
 			dot = true
 			i++
-		case c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= 0x80:
+		case isWord(c):
 			j := i
-			for j < len(q) && (q[j] == '_' || q[j] == '$' || q[j] >= '0' && q[j] <= '9' || q[j] >= 'A' && q[j] <= 'Z' || q[j] >= 'a' && q[j] <= 'z' || q[j] >= 0x80) {
+			for j < len(q) && isWord(q[j]) {
 				j++
 			}
-			w := q[i:j]
+			if !part(q[i:j], false) {
+				return
+			}
 			i = j
-			if !started {
-				switch strings.ToUpper(w) {
-				case "UPDATE":
-					stop = []string{"SET"}
-				case "DELETE":
-					stop = []string{"WHERE", "ORDER", "LIMIT", "RETURNING"}
-				default:
-					return nil
-				}
-				started = true
-				continue
-			}
-			if depth > 0 {
-				continue
-			}
-			if !dot {
-				for _, k := range stop {
-					if strings.EqualFold(w, k) {
-						flush()
-						return refs
-					}
-				}
-			}
-			word(w)
 		default:
 			if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-				flush()
+				if !flush() {
+					return
+				}
+				switch c {
+				case '(':
+					depth++
+				case ')':
+					depth--
+				}
 			}
 			i++
 		}
 	}
 	flush()
-	return refs
 }
+
+// throughObjects is the captured tables a data-changing statement on
+// db.name may change without naming them: the tables the view db.name
+// reads (a change through a view changes them), and the tables the
+// triggers of db.name name in their bodies (in STATEMENT format a
+// trigger's changes are not logged either), following views and
+// triggers of those in turn. The definitions are read as they are now,
+// once until the next DDL statement of the binlog (forgetObjects).
+func (s *Source) throughObjects(db, name string) ([][2]string, error) {
+	if s.objects == nil {
+		r, err := s.db.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS
+UNION ALL SELECT EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, ACTION_STATEMENT FROM information_schema.TRIGGERS`)
+		if err != nil {
+			return nil, fmt.Errorf("look up views and triggers for a statement logged as text: %w", err)
+		}
+		s.objects = map[[2]string][]string{}
+		for i := range r.Values {
+			odb, _ := r.GetString(i, 0)
+			oname, _ := r.GetString(i, 1)
+			text, _ := r.GetString(i, 2)
+			id := [2]string{strings.Clone(odb), strings.Clone(oname)}
+			s.objects[id] = append(s.objects[id], strings.Clone(text))
+		}
+	}
+	var out [][2]string
+	seen := map[[2]string]bool{}
+	var walk func(id [2]string)
+	walk = func(id [2]string) {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		for _, text := range s.objects[id] {
+			for _, ref := range namesIn(text) {
+				cands := [][2]string{{id[0], ref[0]}}
+				if len(ref) > 1 {
+					cands = append(cands, [2]string{ref[0], ref[1]})
+				}
+				for _, c := range cands {
+					s.mu.Lock()
+					captured := s.tables[c[0]+"."+c[1]] != nil
+					s.mu.Unlock()
+					if captured && !slices.Contains(out, c) {
+						out = append(out, c)
+					}
+					walk(c)
+				}
+			}
+		}
+	}
+	walk([2]string{db, name})
+	return out, nil
+}
+
+// forgetObjects drops throughObjects' copy of the views and triggers: a
+// DDL statement may have changed them.
+func (s *Source) forgetObjects() { s.objects = nil }
 
 // loadQuery is the schema and text of an Execute_load_query event (LOAD
 // DATA in STATEMENT format), from its raw bytes (header included, no

@@ -1,6 +1,9 @@
 package mysql
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestDMLTable: the table a data-changing statement logged as text
 // changes, for each statement form; other statements are none.
@@ -90,6 +93,27 @@ func TestDMLTables(t *testing.T) {
 	} {
 		if ids, _ := dmlTables(q, "d"); has(ids, "d", "c") {
 			t.Errorf("%q: %v takes c for changed", q, ids)
+		}
+	}
+}
+
+// TestNamesIn: the dotted names of a view's definition or a trigger's
+// body, at any depth, quotes and comments aside.
+func TestNamesIn(t *testing.T) {
+	got := namesIn("select `d`.`items`.`id` AS `id` from (`d`.`items` join x) where y = 'd.fake' /* d.no */ and z in (select 1 from w)")
+	want := map[string]bool{"d.items.id": false, "d.items": false, "x": false, "w": false}
+	for _, n := range got {
+		k := strings.Join(n, ".")
+		if _, ok := want[k]; ok {
+			want[k] = true
+		}
+		if k == "d.fake" || k == "d.no" {
+			t.Errorf("%q taken from a string or comment", k)
+		}
+	}
+	for k, seen := range want {
+		if !seen {
+			t.Errorf("%q not found in %v", k, got)
 		}
 	}
 }

@@ -337,6 +337,15 @@ func (st *streamer) query(ctx context.Context, h *replication.EventHeader, e *re
 			if err := st.src.statementChange(id[0], id[1], q); err != nil {
 				return err
 			}
+			through, err := st.src.throughObjects(id[0], id[1])
+			if err != nil {
+				return err
+			}
+			for _, t := range through {
+				if err := st.src.statementChange(t[0], t[1], q); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	switch {
@@ -375,6 +384,7 @@ var createTable = regexp.MustCompile(`(?is)^\s*(?:/\*.*?\*/\s*)*CREATE\s+(?:OR\s
 // every table it names.
 func (st *streamer) ddl(ctx context.Context, h *replication.EventHeader, q, defaultDB string) error {
 	st.forgetShapes()
+	st.src.forgetObjects()
 	if st.hist != nil {
 		if err := st.hist.apply(q, defaultDB, st.file, h.LogPos); err != nil {
 			return err
