@@ -289,8 +289,9 @@ func scanNames(q string, fn func(name []string, quoted bool, depth int) bool) {
 // reads (a change through a view changes them), and the tables the
 // triggers of db.name name in their bodies (in STATEMENT format a
 // trigger's changes are not logged either), following views and
-// triggers of those in turn. The definitions are read as they are now,
-// once until the next DDL statement of the binlog (forgetObjects).
+// triggers of those in turn. The definitions are read as they are now
+// (one query of information_schema, kept until a DDL statement of the
+// binlog may have changed them: forgetObjects).
 func (s *Source) throughObjects(db, name string) ([][2]string, error) {
 	if s.objects == nil {
 		r, err := s.db.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS
@@ -336,6 +337,11 @@ UNION ALL SELECT EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, ACTION_STATEMENT FROM 
 	walk([2]string{db, name})
 	return out, nil
 }
+
+// objectDDL matches the statements that may change a view or a trigger,
+// or what they are found under (a table renamed or dropped, a database
+// dropped); a statement it misses at worst keeps a stale copy.
+var objectDDL = regexp.MustCompile(`(?i)\b(?:VIEW|TRIGGER|RENAME|DROP|DATABASE|SCHEMA)\b`)
 
 // forgetObjects drops throughObjects' copy of the views and triggers: a
 // DDL statement may have changed them.

@@ -384,7 +384,9 @@ var createTable = regexp.MustCompile(`(?is)^\s*(?:/\*.*?\*/\s*)*CREATE\s+(?:OR\s
 // every table it names.
 func (st *streamer) ddl(ctx context.Context, h *replication.EventHeader, q, defaultDB string) error {
 	st.forgetShapes()
-	st.src.forgetObjects()
+	if objectDDL.MatchString(q) {
+		st.src.forgetObjects()
+	}
 	if st.hist != nil {
 		if err := st.hist.apply(q, defaultDB, st.file, h.LogPos); err != nil {
 			return err
