@@ -280,3 +280,46 @@ func TestDropKeepsAnotherPipelinesSlot(t *testing.T) {
 		t.Errorf("drop of the owner kept slot %s", slotName)
 	}
 }
+
+// TestDropMySQLRunningElsewhereLeased: a copy of a running MariaDB
+// pipeline's config that names the DynamoDB store (another store, table or
+// region than the running task's) takes a lease of its own, which fences
+// nothing that runs: its drop must still refuse while the pipeline's
+// reader is registered, and leave the running task's signal rows, offsets
+// record and exactly-once producer alone.
+func TestDropMySQLRunningElsewhereLeased(t *testing.T) {
+	awstest.Env(t)
+	e := itest.NewMyEnv(t, "dropmylease")
+	e.Exec("CREATE TABLE items (id INT PRIMARY KEY)")
+	e.Exec("INSERT INTO items VALUES (1), (2), (3)")
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mysql", URL: e.URL(),
+		Checkpoint: "  path: " + filepath.Join(e.Dir, "checkpoints") + "\n" + itest.ExactlyOnceLines})
+	other := e.WritePipeline(itest.PipelineConfig{Typ: "mysql", URL: e.URL(), File: "elsewhere.yaml",
+		Checkpoint: itest.DynamoCheckpoint(awstest.Name("droplease-")) + itest.ExactlyOnceLines})
+	signalRows := func() int {
+		r := e.Exec("SELECT COUNT(*) FROM " + e.DB + ".tributary_signal WHERE id NOT LIKE 'check'")
+		n, _ := r.GetInt(0, 0)
+		return int(n)
+	}
+	topic := e.Prefix + "." + e.DB + ".items"
+	p := e.Start("run", "--config", cfg)
+	p.WaitFor(t, 90*time.Second, "the backfill and its offsets record", func() bool {
+		return itest.TopicEnd(topic) >= 3 && e.OffsetsRecord(t)
+	})
+	before := signalRows()
+	code, out := e.Drop(t, other, "--yes")
+	if code != 1 || !strings.Contains(out, "in use by another reader") {
+		t.Errorf("drop from a copy with another (leased) store: exit %d, want 1 saying the pipeline runs\n%s", code, out)
+	}
+	if n := signalRows(); n != before || before == 0 {
+		t.Errorf("signal rows %d before the refused drop, %d after", before, n)
+	}
+	if !e.OffsetsRecord(t) {
+		t.Error("the refused drop removed the running pipeline's offsets record")
+	}
+	e.Exec("INSERT INTO items VALUES (4)")
+	p.WaitFor(t, 30*time.Second, "a change after the refused drop", func() bool { return itest.TopicEnd(topic) >= 4 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run after the refused drop: exit %d (fenced?)\n%s", code, p.Out)
+	}
+}

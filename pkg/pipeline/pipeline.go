@@ -411,7 +411,7 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	}
 	if sendValue {
 		p.sizeHint[ev.Table] = len(buf)
-		refused, err := p.produce(topic, key, buf[len(key):], head, ev, rb, now, fate)
+		refused, err := p.produce(topic, key, buf[len(key):], head, ev, rb, now, fate, tombBig)
 		if err != nil {
 			return err
 		}
@@ -434,11 +434,11 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 			if err := p.skip(ctx, row, reason); err != nil || !tombstone {
 				return err
 			}
-		} else if tombBig != nil {
-			// The delete record went out, its tombstone cannot.
-			return p.skip(ctx, skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID,
-				size: tombBig.Size, limit: tombBig.Limit, tombstone: tombRefused}, "its tombstone: "+tombBig.Error())
 		}
+		// With tombBig, the delete record was handed over: its promise
+		// reports the one row.skipped event, the record's refusal by the
+		// topic with the tombstone's, or the tombstone's alone once the
+		// record is acknowledged.
 	} else if tombBig != nil {
 		return p.skip(ctx, skippedRow{topic: topic, key: key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID,
 			size: tombBig.Size, limit: tombBig.Limit, tombstone: tombRefused}, tombBig.Error())
@@ -446,7 +446,7 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	if tombstone {
 		// Debezium sends the tombstone for a table without a primary key
 		// too (null key and value); consumers may count on it.
-		refused, err := p.produce(topic, key, nil, debezium.Head{}, ev, rb, now, tombNone)
+		refused, err := p.produce(topic, key, nil, debezium.Head{}, ev, rb, now, tombNone, nil)
 		if err != nil {
 			return err
 		}
@@ -545,8 +545,11 @@ var opNames = [256]string{change.OpCreate: "c", change.OpUpdate: "u", change.OpD
 // head is value's (debezium.Head), for its receipt; now is the record's
 // timestamp.
 // fate is what becomes of a delete's tombstone after this record, for
-// the row.skipped event should the broker refuse the record.
-func (p *Pipeline) produce(topic string, key, value []byte, head debezium.Head, ev *change.Event, rb *recordBuf, now time.Time, fate tombstoneFate) (refused, err error) {
+// the row.skipped event should the broker refuse the record; tombBig is
+// the tombstone's refusal when it is too large (fate tombRefused), which
+// the promise reports: with the record's refusal, or alone once the
+// record is acknowledged.
+func (p *Pipeline) produce(topic string, key, value []byte, head debezium.Head, ev *change.Event, rb *recordBuf, now time.Time, fate tombstoneFate, tombBig *kafka.MessageTooLargeError) (refused, err error) {
 	op := ev.Op
 	// The source may reuse ev once emit returns: take what the promise
 	// needs now.
@@ -568,7 +571,11 @@ func (p *Pipeline) produce(topic string, key, value []byte, head debezium.Head, 
 			// published unless it is too large itself (fate).
 			row := skippedRow{topic: topic, key: key, table: table.ID.String(), op: op, eventID: eventID, size: tooLarge.Size, limit: tooLarge.Limit,
 				tombstone: fate}
-			if err := p.skip(p.produceCtx, row, tooLarge.Error()); err != nil {
+			reason := tooLarge.Error()
+			if tombBig != nil {
+				reason += fmt.Sprintf("; its tombstone (the key alone, %d bytes) is over the limit too and is not published", tombBig.Size)
+			}
+			if err := p.skip(p.produceCtx, row, reason); err != nil {
 				rows.Failed(op)
 				p.fail(fmt.Errorf("%w: %w", errPublish, err))
 				return
@@ -576,6 +583,12 @@ func (p *Pipeline) produce(topic string, key, value []byte, head debezium.Head, 
 			p.tracker.ack(seq)
 			rows.Acked(op, commit, false, time.Now()) // settled, not published
 			return
+		}
+		if err == nil && tombBig != nil {
+			// The delete record went out, its tombstone cannot.
+			row := skippedRow{topic: topic, key: key, table: table.ID.String(), op: op, eventID: eventID,
+				size: tombBig.Size, limit: tombBig.Limit, tombstone: tombRefused}
+			err = p.skip(p.produceCtx, row, "its tombstone: "+tombBig.Error())
 		}
 		if err != nil {
 			rows.Failed(op)

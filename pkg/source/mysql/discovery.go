@@ -19,6 +19,11 @@ import (
 // renameStmt: RENAME TABLE, and ALTER TABLE … RENAME [TO|AS].
 var renameStmt = regexp.MustCompile(`(?is)^\s*(?:RENAME\s+TABLE|ALTER\s+.*\bRENAME\s+(?:TO|AS)\b)`)
 
+// createSelect: CREATE TABLE … SELECT as the session wrote it, which the
+// binlog holds only in STATEMENT format (in ROW format the server logs
+// the table's definition, then its rows as rows events).
+var createSelect = regexp.MustCompile(`(?is)^\s*CREATE\s.*\bSELECT\b`)
+
 // wants tells whether db.name belongs to the captured set by name:
 // named or matched by source.tables, or, with no list, in the URL's
 // database (every non-system database when the URL names none); never
@@ -67,6 +72,12 @@ func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
 		s.capturedChangedLocked()
 		s.mu.Unlock()
 		s.reportMissing()
+		if createSelect.MatchString(stripComments(stmt)) {
+			// Created with rows the binlog does not hold: backfilled
+			// (or, with backfill off, the stream stops), as for any
+			// statement logged as text.
+			return s.statementChange(db, name, stmt)
+		}
 		if !renameStmt.MatchString(stmt) {
 			// Created: every row it will hold is in the binlog from here.
 			s.log.Info("table created in the captured set: captured from its first row", "table", id, "statement", trimStmt(stmt))

@@ -111,7 +111,11 @@ type Source struct {
 	// settings and the binlog's end before discovery (Connect), the
 	// checkpoint's position (Resume), where streaming starts (start), and
 	// the cancel of the session's close at the attempt's end (stopClose).
-	srv       server
+	srv server
+	// objects is the views' definitions and the triggers' bodies by
+	// object (throughObjects), read by the stream when a statement logged
+	// as text needs them; nil until then and after each DDL statement.
+	objects   map[[2]string][]string
 	now       position
 	fresh     bool // Fresh ran: no position was handed on in this attempt
 	from      position

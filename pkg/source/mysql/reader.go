@@ -158,15 +158,20 @@ func (s *Source) dumpList(conn *client.Conn) string {
 // streams (registered with its server_id: a running task, perhaps on
 // another host with another checkpoint store) is not dropped, as
 // PostgreSQL refuses to drop a slot in use. Its signal rows and offsets
-// record belong to the running task. With a lease (Options.Leased) drop
-// holds it, so a registered reader is a stale owner, fenced already.
+// record belong to the running task. A lease (Options.Leased) does not
+// change that: the lease drop holds fences only tasks of the same store,
+// table and region, and a copy of the configuration that names another
+// (or the DynamoDB store beside a task with the file store) holds a lease
+// the running task never sees. A stale owner of drop's own lease that
+// still streams goes away once it fails to renew; one that is stuck is
+// named, with the connections to KILL.
 func (s *Source) checkNoReader(ctx context.Context, conn *client.Conn) error {
 	r, err := lookupReader(conn, s.serverID)
 	if me := (*gomysql.MyError)(nil); errors.As(err, &me) && deniedCodes[me.Code] {
 		return fmt.Errorf("cannot tell whether another task streams pipeline %q's binlog: the user may not list replicas (SHOW SLAVE HOSTS needs REPLICATION MASTER ADMIN on MariaDB ≥ 10.5.2, REPLICATION SLAVE on MySQL); "+
 			"grant it, or make sure no task of the pipeline runs and delete its rows of the signal table by hand: %w", s.opts.Pipeline, err)
 	}
-	if err != nil || r == nil || r.host == readerTag || s.opts.Leased {
+	if err != nil || r == nil || r.host == readerTag {
 		return err
 	}
 	if gone, err := s.readerGone(ctx, conn); gone || err != nil {

@@ -332,9 +332,20 @@ var ddlTable = regexp.MustCompile("(?i)(?:ALTER\\s+(?:ONLINE\\s+|IGNORE\\s+)*TAB
 func (st *streamer) query(ctx context.Context, h *replication.EventHeader, e *replication.QueryEvent) error {
 	q := strings.TrimSpace(string(e.Query))
 	upper := strings.ToUpper(q)
-	if db, name, ok := dmlTable(q, string(e.Schema)); ok {
-		if err := st.src.statementChange(db, name, q); err != nil {
-			return err
+	if ids, ok := dmlTables(q, string(e.Schema)); ok {
+		for _, id := range ids {
+			if err := st.src.statementChange(id[0], id[1], q); err != nil {
+				return err
+			}
+			through, err := st.src.throughObjects(id[0], id[1])
+			if err != nil {
+				return err
+			}
+			for _, t := range through {
+				if err := st.src.statementChange(t[0], t[1], q); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	switch {
@@ -373,6 +384,9 @@ var createTable = regexp.MustCompile(`(?is)^\s*(?:/\*.*?\*/\s*)*CREATE\s+(?:OR\s
 // every table it names.
 func (st *streamer) ddl(ctx context.Context, h *replication.EventHeader, q, defaultDB string) error {
 	st.forgetShapes()
+	if objectDDL.MatchString(q) {
+		st.src.forgetObjects()
+	}
 	if st.hist != nil {
 		if err := st.hist.apply(q, defaultDB, st.file, h.LogPos); err != nil {
 			return err
