@@ -323,3 +323,37 @@ func TestDropMySQLRunningElsewhereLeased(t *testing.T) {
 		t.Fatalf("run after the refused drop: exit %d (fenced?)\n%s", code, p.Out)
 	}
 }
+
+// TestDropPGRunningElsewhereLeased: the pipeline ran once with the DynamoDB
+// store, whose checkpoint names its slot, and now runs with the file store
+// (another host, or a switch of stores). A drop with the DynamoDB config
+// takes that store's lease, which fences nothing that runs: it must wait
+// for the slot's reader and refuse, never end the running task's
+// walsender and drop its slot.
+func TestDropPGRunningElsewhereLeased(t *testing.T) {
+	awstest.Env(t)
+	e := itest.NewEnv(t, "droppglease")
+	e.Exec(`CREATE TABLE items (id int PRIMARY KEY)`)
+	e.Exec(`INSERT INTO items VALUES (1), (2), (3)`)
+	leased := e.WritePipeline(itest.PipelineConfig{File: "leased.yaml", Checkpoint: itest.DynamoCheckpoint(awstest.Name("droppglease-"))})
+	file := e.WritePipeline(itest.PipelineConfig{Checkpoint: "  path: " + filepath.Join(e.Dir, "checkpoints") + "\n"})
+	topic := e.Prefix + ".public.items"
+	first := e.Start("run", "--config", leased)
+	first.WaitFor(t, 90*time.Second, "the backfill", func() bool { return itest.TopicEnd(topic) >= 3 })
+	if code := first.Stop(t); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, first.Out)
+	}
+	p := e.Start("run", "--config", file)
+	slotName := "tributary_" + e.Name
+	active := `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active`
+	p.WaitFor(t, 90*time.Second, "the file-store run reading the slot", func() bool { return e.PGCount(t, active, slotName) == 1 })
+	code, out := e.Drop(t, leased, "--yes")
+	if code != 1 || !strings.Contains(out, "in use by another reader") {
+		t.Errorf("drop from the leased store while the pipeline runs elsewhere: exit %d, want 1 saying the slot is read\n%s", code, out)
+	}
+	e.Exec(`INSERT INTO items VALUES (4)`)
+	p.WaitFor(t, 30*time.Second, "a change after the refused drop", func() bool { return itest.TopicEnd(topic) >= 4 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run after the refused drop: exit %d (its walsender ended?)\n%s", code, p.Out)
+	}
+}

@@ -30,9 +30,9 @@ func (s *Source) Leftovers(ctx context.Context) ([]source.Leftover, error) {
 	return s.leftovers(ctx, false)
 }
 
-// Drop implements source.Dropper: it drops the slot (ending a stale
-// owner's walsender when the store's lease fences it, Options.Leased) and
-// the publication Tributary created.
+// Drop implements source.Dropper: it drops the slot (once nobody reads
+// it: a reader is waited for, then refused, never ended) and the
+// publication Tributary created.
 func (s *Source) Drop(ctx context.Context) ([]source.Leftover, error) {
 	return s.leftovers(ctx, true)
 }
@@ -148,10 +148,12 @@ func (s *Source) slotLeftover(ctx context.Context, name string, recorded, drop b
 	if err != nil {
 		return nil, err
 	}
-	// Listing ends nobody's connection; a holder is only waited for
-	// (and refused) unless the lease says it is stale.
-	if h != nil && (drop || !s.opts.Leased) {
-		if err := s.takeSlot(ctx, name); err != nil {
+	// Neither listing nor drop ends anybody's connection: a holder is
+	// waited for, then refused. A lease fences only the tasks of the same
+	// store, table and region; a config copy naming another store would
+	// take a lease of its own and end the running task's walsender.
+	if h != nil {
+		if err := s.awaitSlot(ctx, name, h); err != nil {
 			return nil, err
 		}
 	}

@@ -69,6 +69,12 @@ func (s *Source) takeSlot(ctx context.Context, slot string) error {
 		slog.Warn("ended the stale connection that held the replication slot", "slot", slot, "pid", h.pid, "client", h.client)
 		return nil
 	}
+	return s.awaitSlot(ctx, slot, h)
+}
+
+// awaitSlot waits up to holderWait for h, the reader of slot, to end, and
+// refuses, naming it, if it does not: a reader is never ended here.
+func (s *Source) awaitSlot(ctx context.Context, slot string, h *slotHolder) error {
 	deadline := time.Now().Add(holderWait)
 	for time.Now().Before(deadline) {
 		select {
@@ -81,7 +87,7 @@ func (s *Source) takeSlot(ctx context.Context, slot string) error {
 		}
 	}
 	return fmt.Errorf("replication slot %w: replication slot %s is read by pid %d from %s (application %q, connected since %s). "+
-		"Only one task may read a pipeline's slot, and with the file checkpoint store Tributary does not end another reader's connection. "+
+		"Only one task may read a pipeline's slot; Tributary ends another reader's connection only when its checkpoint store's lease fences that reader, and drop never does. "+
 		"Stop the other task (a second task with the same pipeline name but another checkpoint store or path?), "+
 		"or, if it is stuck, end its connection with SELECT pg_terminate_backend(%d); then start again",
 		source.ErrReaderInUse, slot, h.pid, h.client, h.app, h.since, h.pid)
