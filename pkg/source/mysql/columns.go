@@ -179,6 +179,11 @@ func (s *Source) Tables(ctx context.Context) (source.Inventory, error) {
 			}
 		}
 		info.Problems = s.columnProblemList(t)
+		if len(info.Problems) > 0 && !s.sel.Named(t.id()) {
+			// Left out by run (Discover), not refused.
+			inv.LeftOut = append(inv.LeftOut, "left out, its key cannot be published whole: "+t.id()+" ("+strings.Join(info.Problems, "; ")+")")
+			continue
+		}
 		inv.Tables = append(inv.Tables, info)
 	}
 	return inv, nil

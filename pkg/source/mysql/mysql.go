@@ -248,23 +248,37 @@ func (s *Source) Connect(ctx context.Context) error {
 	return err
 }
 
-// Discover implements capture.Database: the selected tables (a column
-// rule that leaves out or masks a key column is an error naming it) and
-// the signal table of the watermarks.
+// Discover implements capture.Database: the selected tables and the
+// signal table of the watermarks. A table whose key the column rules leave
+// out or mask (or Tributary cannot encode) is an error naming it when
+// source.tables names it, and is left out with a warning when only a
+// pattern (or no list) selects it: the same at every start, a reconnect
+// included, as when such a table is created while streaming.
 func (s *Source) Discover(_ context.Context) ([]string, error) {
 	tables, err := s.selectTables(s.db)
 	if err != nil {
 		return nil, err
 	}
 	var problems []error
+	kept := tables[:0:0]
 	for _, t := range tables {
-		if err := s.columnProblems(t); err != nil {
+		err := s.columnProblems(t)
+		switch {
+		case err == nil:
+			kept = append(kept, t)
+		case s.sel.Named(t.id()):
 			problems = append(problems, err)
+		default:
+			s.log.Warn("a table is not captured: its key cannot be published whole", "table", t.id(), "problem", err.Error())
+			s.mu.Lock()
+			delete(s.tables, t.id())
+			s.mu.Unlock()
 		}
 	}
 	if err := errors.Join(problems...); err != nil {
 		return nil, err
 	}
+	tables = kept
 	s.reportMissing()
 	if err := s.ensureSignalTable(s.db); err != nil {
 		return nil, err

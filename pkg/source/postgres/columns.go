@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -72,6 +73,11 @@ func (s *Source) Tables(ctx context.Context) (source.Inventory, error) {
 			}
 		}
 		info.Problems = columnProblems(r, s.sel)
+		if len(info.Problems) > 0 && !s.sel.Named(r.fullName()) {
+			// Left out by run (identified), not refused.
+			inv.LeftOut = append(inv.LeftOut, "left out, the column rules leave out or mask its key: "+r.fullName()+" ("+strings.Join(info.Problems, "; ")+")")
+			continue
+		}
 		if r.noIdentity != "" {
 			if !s.sel.Named(r.fullName()) {
 				inv.LeftOut = append(inv.LeftOut, "left out, no replica identity: "+r.noIdentity)

@@ -59,7 +59,8 @@ func identityProblem(without []*relation) (detail, fix string) {
 // such tables are left out with a warning, once each, and captured when
 // they get one. At start, rels are
 // described, and destination.key_columns an old row image may lack are
-// an error too.
+// an error too; so is a key the column rules leave out or mask, by the
+// same rule as a missing replica identity.
 func (s *Source) identified(rels []*relation, atStart bool) ([]*relation, error) {
 	ok, without := withIdentity(rels)
 	if named := s.named(without); atStart && len(named) > 0 {
@@ -80,13 +81,30 @@ func (s *Source) identified(rels []*relation, atStart bool) ([]*relation, error)
 		return nil, errors.New(strings.Join(p, "; "))
 	}
 	if atStart {
+		// As for the replica identity: a named table whose key the column
+		// rules leave out or mask is an error; one a pattern (or no list)
+		// selects is left out with a warning, as addTables does while
+		// streaming, so that a reconnect does not stop on it.
 		var p []string
+		kept := ok[:0:0]
 		for _, r := range ok {
-			p = append(p, columnProblems(r, s.sel)...)
+			cp := columnProblems(r, s.sel)
+			switch {
+			case len(cp) == 0:
+				kept = append(kept, r)
+			case s.sel.Named(r.fullName()):
+				p = append(p, cp...)
+			default:
+				if key := "columns:" + r.fullName(); !s.missing[key] {
+					s.missing[key] = true
+					slog.Warn("a table is not captured: the column rules leave out or mask its key", "table", r.fullName(), "problem", strings.Join(cp, "; "))
+				}
+			}
 		}
 		if len(p) > 0 {
 			return nil, errors.New(strings.Join(p, "; "))
 		}
+		ok = kept
 	}
 	return ok, nil
 }
