@@ -178,7 +178,7 @@ func (s *Source) checkNoReader(ctx context.Context, conn *client.Conn) error {
 		return err
 	}
 	return fmt.Errorf("binlog stream %w: pipeline %q is running: its binlog is streamed by a reader registered with server_id %d as %q "+
-		"(a task with this pipeline name, perhaps on another host or with another checkpoint store or path). "+
+		"(a task with this pipeline name, perhaps on another host or with another checkpoint store or path, or another pipeline given the same source.server_id). "+
 		"Dropping it would delete the running task's signal rows and offsets record. Stop that task first, then drop; "+
 		"if it is stuck, end its Binlog Dump connection with KILL <id> (Binlog Dump connections of user %s: %s)",
 		source.ErrReaderInUse, s.opts.Pipeline, s.serverID, r.host, s.conn.User, s.dumpList(conn))
