@@ -125,16 +125,29 @@ func (p *pgSession) WriteWatermark(ctx context.Context, mark string) error {
 // the table and its partitions (a partitioned table itself has none).
 const leaves = `SELECT $1::regclass AS relid UNION SELECT relid FROM pg_partition_tree($1::regclass) WHERE isleaf`
 
+// smallTableBytes is the size under which a table never analyzed is
+// counted rather than estimated: the planner's guess for a page or two is
+// far off (hundreds of rows for three), and counting them costs nothing.
+const smallTableBytes = 1 << 20
+
 // Estimate implements snapshot.Session: the leaves' pg_class.reltuples,
 // or, when one holding data was never analyzed or vacuumed (-1), the
 // planner's guess from the pages (a table just loaded is the one worth
-// splitting; autovacuum never analyzes a partitioned table itself).
+// splitting; autovacuum never analyzes a partitioned table itself), or
+// for a small table its count.
 func (p *pgSession) Estimate(ctx context.Context, table string) (int64, error) {
 	var n float64
 	var unknown bool
-	if err := p.conn.QueryRow(ctx, `SELECT coalesce(sum(greatest(reltuples, 0)), 0)::float8, coalesce(bool_or(reltuples < 0 AND pg_relation_size(oid) > 0), false)
-		FROM pg_class WHERE oid IN (`+leaves+`)`, quoteName(table)).Scan(&n, &unknown); err != nil || !unknown {
+	var size int64
+	if err := p.conn.QueryRow(ctx, `SELECT coalesce(sum(greatest(reltuples, 0)), 0)::float8, coalesce(bool_or(reltuples < 0 AND pg_relation_size(oid) > 0), false),
+		coalesce(sum(pg_relation_size(oid)), 0)::int8
+		FROM pg_class WHERE oid IN (`+leaves+`)`, quoteName(table)).Scan(&n, &unknown, &size); err != nil || !unknown {
 		return int64(n), err
+	}
+	if size <= smallTableBytes {
+		var count int64
+		err := p.conn.QueryRow(ctx, "SELECT count(*) FROM "+quoteName(table)).Scan(&count)
+		return count, err
 	}
 	var text string
 	var plan []struct {
