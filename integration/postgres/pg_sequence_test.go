@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +26,11 @@ func TestPGSourceSequence(t *testing.T) {
 	cfg := e.WritePipeline(itest.PipelineConfig{})
 	topic := e.Prefix + ".public.t"
 	p := e.Start("run", "--config", cfg)
-	p.WaitFor(t, 60*time.Second, "the slot", func() bool { return slotLSN(e) != 0 })
+	// After the (empty) backfill, so that every row is streamed: one
+	// written during it could be read by it too, with no sequence.
+	p.WaitFor(t, 60*time.Second, "the slot and the backfill", func() bool {
+		return slotLSN(e) != 0 && strings.Contains(p.Out.String(), "backfill: table done")
+	})
 	e.Exec(`INSERT INTO t VALUES (1, 'a')`)
 	e.Exec(`BEGIN; INSERT INTO t VALUES (2, 'b'); INSERT INTO t VALUES (3, 'c'); COMMIT`)
 	e.Exec(`UPDATE t SET v = 'bb' WHERE k = 2`)
