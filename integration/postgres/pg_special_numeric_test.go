@@ -142,3 +142,41 @@ func keysOn(t *testing.T, topic string) map[int]bool {
 	}
 	return out
 }
+
+// TestPGSpecialNumericOldRowOnly: under REPLICA IDENTITY FULL an update
+// carries the old row, and a NaN or ±Infinity in it (a NOT NULL numeric)
+// cannot be a Connect Decimal under decimal_handling precise. The new row
+// can: the update used to be skipped whole, so the row's latest state,
+// a plain number, never reached the topic. It is published without its
+// old image, as under the default replica identity.
+func TestPGSpecialNumericOldRowOnly(t *testing.T) {
+	e := itest.NewEnv(t, "pgnanold")
+	e.Exec(`CREATE TABLE f (k int PRIMARY KEY, a numeric NOT NULL)`)
+	e.Exec(`ALTER TABLE f REPLICA IDENTITY FULL`)
+	e.Exec(`INSERT INTO f VALUES (1, 'NaN'), (2, 2)`)
+	topic := e.Prefix + ".public.f"
+	p := e.Start("run", "--config", e.WritePipeline(itest.PipelineConfig{}))
+	itest.WaitOrDump(t, p, 90*time.Second, "the snapshot's plain row", func() bool { return keysOn(t, topic)[2] })
+	e.Exec(`UPDATE f SET a = 5 WHERE k = 1`)
+	e.Exec(`INSERT INTO f VALUES (3, 3)`)
+	itest.WaitOrDump(t, p, 90*time.Second, "the row after the update", func() bool { return keysOn(t, topic)[3] })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, p.Out)
+	}
+	var last map[string]any
+	for _, m := range itest.ReadTopicIfAny(t, topic) {
+		if k, _ := m.Key["payload"].(map[string]any)["k"].(float64); k == 1 && m.Value != nil {
+			last = m.Payload()
+		}
+	}
+	if last == nil || last["op"] != "u" {
+		t.Fatalf("row 1 updated from NaN to 5: last record %v, want the update (its new row is a plain number)", last)
+	}
+	if last["before"] != nil {
+		t.Errorf("row 1's update: before %v, want null (the old row holds NaN)", last["before"])
+	}
+	after, _ := last["after"].(map[string]any)
+	if a, _ := after["a"].(map[string]any); a == nil || a["value"] != "BQ==" {
+		t.Errorf("row 1's update: after %v, want a = 5", after)
+	}
+}

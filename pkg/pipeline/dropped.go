@@ -39,3 +39,20 @@ func (p *Pipeline) reportNoColumns(t *change.Table) {
 	p.noColumns[id] = true
 	p.Log.Warn("table has no columns to publish (it has none, or source.exclude_columns leaves out every one): its rows are not published", "table", id)
 }
+
+// reportBareUpdate warns, once per table, that an update was published
+// with a null before: its old row (REPLICA IDENTITY FULL) holds a value
+// the format cannot write (NaN or ±Infinity in a NOT NULL numeric under
+// decimal_handling precise), while its new row can be written.
+func (p *Pipeline) reportBareUpdate(t *change.Table) {
+	id := t.ID.String()
+	if p.bareUpdates[id] {
+		return
+	}
+	if p.bareUpdates == nil {
+		p.bareUpdates = map[string]bool{}
+	}
+	p.bareUpdates[id] = true
+	p.Log.Warn("an update is published with before null: its old row holds NaN or Infinity in a NOT NULL numeric, which decimal_handling precise cannot write (string or double can); its new row is published",
+		"table", id)
+}
