@@ -159,6 +159,12 @@ func (s *Source) Connect(ctx context.Context) error {
 	if s.slotState, err = lookupSlot(ctx, conn, s.slot); err != nil {
 		return err
 	}
+	if s.slotState.elsewhere != "" {
+		// Another pipeline's (slot names are server-wide): never read,
+		// taken over or dropped in this pipeline's name.
+		return fmt.Errorf("replication slot %s is %s, not of this one (slot names are server-wide: another pipeline's, of the same name on another database?); "+
+			"give this pipeline another source.slot", s.slot, s.slotState.elsewhere)
+	}
 	if s.slotState.exists {
 		if err := s.takeSlot(ctx, s.slot); err != nil {
 			return err
@@ -335,15 +341,17 @@ func (s *Source) Engine() *snapshot.Engine { return s.engine }
 // when the config names another one and source.snapshot_mode when_needed
 // starts again from a new slot (docs/snapshots.md): nothing would ever
 // read the old slot again, and it would hold its WAL for good. A slot
-// still in use is left, with a warning naming it.
+// still in use is left, with a warning naming it, and so is a slot of
+// that name in another database (slot names are server-wide: another
+// pipeline's).
 func (s *Source) dropAbandoned(ctx context.Context, old string) {
 	if s.opts.Config.Snapshot() != config.SnapshotWhenNeeded {
 		return
 	}
-	tag, err := s.conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active`, old)
+	tag, err := s.conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active AND database = current_database()`, old)
 	if err == nil && tag.RowsAffected() == 0 {
 		var active bool
-		if s.conn.QueryRow(ctx, `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, old).Scan(&active) == nil {
+		if s.conn.QueryRow(ctx, `SELECT active FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()`, old).Scan(&active) == nil {
 			err = errors.New("the slot is in use")
 		}
 	}
