@@ -41,7 +41,7 @@ func (s *Source) Check(ctx context.Context) []source.Check {
 
 	checks = append(checks, s.publicationCheck(ctx, conn))
 
-	checks = append(checks, s.identityCheck(ctx, conn))
+	checks = append(checks, s.identityCheck(ctx, conn), s.readCheck(ctx, conn))
 
 	var slotExists, active bool
 	var free int
