@@ -29,8 +29,10 @@ func TestPGSourceSequenceAgainstDebezium(t *testing.T) {
 	itest.WaitOrDump(t, p, 120*time.Second, "both readers streaming", func() bool {
 		return e.PGCount(t, `SELECT count(*) FROM pg_replication_slots WHERE active AND database = current_database()`) == 2
 	})
-	// Debezium's stream starts a moment after its slot is read from:
-	// a first change, then the rest once Debezium has written it.
+	// Debezium's stream starts after its snapshot: a first change, which
+	// it may read as a snapshot row, then the rest once it has written
+	// it. Row 1 is not compared: before the first message, the last
+	// commit each knows depends on where each began streaming.
 	e.Exec(`INSERT INTO c VALUES (1)`)
 	itest.WaitFor(t, 120*time.Second, "Debezium's first record", func() bool { return itest.CountLines(out) >= 1 })
 	e.Exec(`SELECT pg_logical_emit_message(true, 'app', 'x')`)
@@ -60,7 +62,7 @@ func TestPGSourceSequenceAgainstDebezium(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s", code, p.Out)
 	}
 	want, got := sequences(itest.ReadDebeziumOutput(t, out)), sequences(itest.ReadTopicRaw(t, topic))
-	for id := 1; id <= 5; id++ {
+	for id := 2; id <= 5; id++ {
 		k := fmt.Sprint(id)
 		if got[k] != want[k] {
 			t.Errorf("row %d: source.sequence %s, Debezium's %s", id, got[k], want[k])
