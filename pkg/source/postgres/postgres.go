@@ -45,8 +45,12 @@ type Source struct {
 	// LSN): the first element of source.sequence, as Debezium's
 	// lastCommitLsn; 0 (null) until one is known.
 	lastCommit uint64
-	tables     map[uint32]*change.Table
-	rels       map[uint32]*relation
+	// initialOnlySlot: the slot was made by a run of snapshot_mode
+	// initial_only, and no run of another mode has read it since
+	// (position.InitialOnly).
+	initialOnlySlot bool
+	tables          map[uint32]*change.Table
+	rels            map[uint32]*relation
 
 	// captured maps each captured table's OID to its schema.table name:
 	// the tables whose every row is published and whose streamed changes
@@ -233,6 +237,7 @@ func (s *Source) Resume(ctx context.Context, from change.Position) error {
 	// The checkpoint's LSN is the end of the last transaction it holds,
 	// or Commit says where the last one with changes ended.
 	s.from, s.start, s.lastCommit = pos, start, start
+	s.initialOnlySlot = pos.InitialOnly && s.opts.Config.Snapshot() == config.SnapshotInitialOnly
 	if c, err := parseLSN(pos.Commit); err == nil && pos.Commit != "" {
 		s.lastCommit = c
 	}
@@ -269,6 +274,7 @@ func (s *Source) Fresh(ctx context.Context, checkpointed bool) error {
 			"slot", s.slot, "lsn", formatLSN(s.start))
 		s.setCaptured(s.selected)
 		s.raiseAcked(slot.confirmedLSN)
+		s.initialOnlySlot = s.opts.Config.Snapshot() == config.SnapshotInitialOnly
 		return nil
 	}
 	// No usable stream position yet: take a fresh slot and snapshot
@@ -281,6 +287,7 @@ func (s *Source) Fresh(ctx context.Context, checkpointed bool) error {
 	s.setCaptured(s.selected)
 	// A slot created just now: its consistent point is checkpointed.
 	s.acked.Store(start)
+	s.initialOnlySlot = s.opts.Config.Snapshot() == config.SnapshotInitialOnly
 	return nil
 }
 
