@@ -28,7 +28,11 @@ func TestPGSlotOfAnotherDatabase(t *testing.T) {
 	b.Name = a.Name
 	b.Exec(`CREATE TABLE items (id int PRIMARY KEY)`)
 	b.Exec(`INSERT INTO items VALUES (1)`)
-	out, code := b.Run("run", "--config", b.WritePipeline(itest.PipelineConfig{}))
+	cfgB := b.WritePipeline(itest.PipelineConfig{})
+	if code, out := itest.TestConnection(t, b, cfgB); code == 0 || !strings.Contains(out, "slot of database "+a.DB) {
+		t.Errorf("test-connection naming slot %s of database %s: exit %d, want a failure naming that database, as run\n%s", slotName, a.DB, code, out)
+	}
+	out, code := b.Run("run", "--config", cfgB)
 	if code == 0 || !strings.Contains(out, "slot of database "+a.DB) {
 		t.Errorf("run naming slot %s of database %s: exit %d, want a failure naming that database\n%s", slotName, a.DB, code, out)
 	}
