@@ -397,15 +397,16 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	var head debezium.Head
 	if sendValue {
 		buf, head, err = p.Encoder.AppendValueHead(buf, ev, now.UnixMicro())
-		if unencodable(err) != "" && ev.Op == change.OpUpdate && ev.Before != nil {
+		if unencodable(err) != "" && ev.Before != nil {
 			// The old row alone (REPLICA IDENTITY FULL) may hold what the
-			// format cannot write: the update goes out without it, as
-			// under the default replica identity, rather than keep the
-			// row's latest state off the topic.
-			bare := *ev
-			bare.Before = nil
-			if buf, head, err = p.Encoder.AppendValueHead(buf, &bare, now.UnixMicro()); err == nil {
-				p.reportBareUpdate(ev.Table)
+			// format cannot write: the change goes out with the old row
+			// the default replica identity gives (none for an update,
+			// the key for a delete), rather than keep the row's latest
+			// state off the topic.
+			if bare := oldRowAsKey(ev); bare != nil {
+				if buf, head, err = p.Encoder.AppendValueHead(buf, bare, now.UnixMicro()); err == nil {
+					p.reportBareUpdate(ev.Table)
+				}
 			}
 		}
 		if reason := unencodable(err); reason != "" {
