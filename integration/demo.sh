@@ -9,7 +9,7 @@ export PGPASSWORD=postgres
 psql_admin() { psql -v ON_ERROR_STOP=1 -q -h 127.0.0.1 -U postgres "$@"; }
 
 echo "== resetting the demo (database tributary_demo, topics shop.*)"
-psql_admin -d postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'tributary_shop'" >/dev/null
+psql_admin -d postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'tributary_shop' AND database = 'tributary_demo'" >/dev/null
 psql_admin -d postgres -c "DROP DATABASE IF EXISTS tributary_demo WITH (FORCE)" -c "CREATE DATABASE tributary_demo"
 rm -rf "$state/checkpoints"
 topic_exists() { kcat -b 127.0.0.1:9092 -L -t shop.public.orders 2>/dev/null | grep -q 'with [1-9][0-9]* partitions'; }

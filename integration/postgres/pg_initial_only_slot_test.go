@@ -61,3 +61,42 @@ func TestPGInitialOnlyDropsItsSlot(t *testing.T) {
 		t.Fatalf("when_needed: exit %d after SIGTERM\n%s", code, p.Out)
 	}
 }
+
+// TestPGInitialOnlyKeepsAStreamedSlot: a pipeline that streamed under
+// snapshot_mode initial, then run once with initial_only (its backfill
+// long finished), used to have its slot dropped: the change written while
+// it was stopped, waiting in the slot, was lost, and the next run of
+// initial stopped with "resnapshot required". Only a slot that initial_only
+// made is dropped; this one is kept, saying so, and initial streams the
+// change.
+func TestPGInitialOnlyKeepsAStreamedSlot(t *testing.T) {
+	d := itest.PGModeDB(t, "pgionlykeep")
+	d.Exec(`CREATE TABLE t (id INT PRIMARY KEY, v INT)`)
+	d.Insert(1, 2)
+	slot := "tributary_" + d.E.Name
+	p := d.E.Start("run", "--config", d.Cfg("  snapshot_mode: initial\n"))
+	p.WaitFor(t, 90*time.Second, "the backfill", func() bool { return len(d.Ops(t)) >= 2 })
+	d.Insert(3, 3)
+	p.WaitFor(t, 60*time.Second, "the streamed row", func() bool { return len(d.Ops(t)) >= 3 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("initial: exit %d after SIGTERM\n%s", code, p.Out)
+	}
+	d.Insert(4, 4) // waits in the slot
+
+	p = d.E.Start("run", "--config", d.Cfg("  snapshot_mode: initial_only\n"))
+	if code := itest.ExitWithin(t, p, 60*time.Second, "initial_only"); code != 0 {
+		t.Fatalf("initial_only: exit %d, want 0\n%s", code, p.Out)
+	}
+	if n := d.E.PGCount(t, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1`, slot); n != 1 ||
+		!strings.Contains(p.Out.String(), "replication slot is kept") {
+		t.Fatalf("initial_only of a pipeline that streamed: slot %s dropped (%d left) or not said to be kept; row 4 waits in it\n%s", slot, n, p.Out)
+	}
+
+	p = d.E.Start("run", "--config", d.Cfg("  snapshot_mode: initial\n"))
+	p.WaitFor(t, 60*time.Second, "row 4", func() bool {
+		return itest.Count(d.Ops(t), func(o string) bool { return o == "c4" }) == 1
+	})
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("initial again: exit %d after SIGTERM\n%s", code, p.Out)
+	}
+}

@@ -78,3 +78,59 @@ func TestPGLeastPrivilegeTestConnectionAgreesWithRun(t *testing.T) {
 		t.Fatalf("run after the fix: exit %d\n%s", code, p.Out)
 	}
 }
+
+// TestPGLeastPrivilegeSelect: a user with LOGIN REPLICATION whose
+// publication the tables' owner made (test-connection's own fix), and
+// no SELECT on the table. test-connection used to pass, then run made
+// its slot and stopped at the backfill's first chunk with "permission
+// denied for table orders". test-connection now fails naming the table,
+// and after its fix line, run by the owner, both pass and run publishes.
+func TestPGLeastPrivilegeSelect(t *testing.T) {
+	e := itest.NewEnv(t, "pglpsel")
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY)`)
+	e.Exec(`INSERT INTO orders VALUES (1), (2)`)
+	user := "it_" + itest.UniqueID("lps")
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, itest.PGAdminURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "CREATE ROLE "+user+" LOGIN REPLICATION PASSWORD 'pw'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(ctx, e.PGURL()); err == nil {
+			c.Exec(ctx, "DROP OWNED BY "+user)
+			c.Close(ctx)
+		}
+		if a, err := pgx.Connect(ctx, itest.PGAdminURL); err == nil {
+			for range 20 {
+				if _, err := a.Exec(ctx, "DROP ROLE IF EXISTS "+user); err == nil {
+					break
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+			a.Close(ctx)
+		}
+	})
+	e.Exec(`CREATE PUBLICATION "tributary_` + e.Name + `" FOR TABLE "public"."orders" WITH (publish_via_partition_root = true)`)
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "postgres", URL: "postgres://" + user + ":pw@127.0.0.1:5432/" + e.DB,
+		Source: "  tables: [public.orders]\n"})
+
+	code, out := itest.TestConnection(t, e, cfg)
+	fixLine := `GRANT SELECT ON "public"."orders" TO "` + user + `"`
+	if code == 0 || !strings.Contains(out, fixLine) {
+		t.Fatalf("test-connection for a user who may not read the table: exit %d, want a failure with the fix %q (run fails at the backfill)\n%s", code, fixLine, out)
+	}
+	e.Exec(fixLine) // as the owner
+	if code, out := itest.TestConnection(t, e, cfg); code != 0 {
+		t.Fatalf("test-connection after its fix: exit %d\n%s", code, out)
+	}
+	p := e.Start("run", "--config", cfg)
+	topic := e.Prefix + ".public.orders"
+	itest.WaitOrDump(t, p, 60*time.Second, "the two rows", func() bool { return itest.TopicEnd(topic) >= 2 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run after the fix: exit %d\n%s", code, p.Out)
+	}
+}

@@ -28,8 +28,9 @@ func TestPGSpecialNumericNotNull(t *testing.T) {
 			// A key column holding one: the key itself cannot be written.
 			e.Exec(`CREATE TABLE nk (k numeric PRIMARY KEY, v int NOT NULL)`)
 			e.Exec(`INSERT INTO nk VALUES (1, 1), ('NaN', 2)`)
-			// A delete whose old row (REPLICA IDENTITY FULL) holds one: its
-			// tombstone is still published.
+			// A delete whose old row (REPLICA IDENTITY FULL) holds one: it
+			// is published with its key for old row, as under the default
+			// replica identity, and its tombstone.
 			e.Exec(`CREATE TABLE nf (k int PRIMARY KEY, a numeric NOT NULL)`)
 			e.Exec(`ALTER TABLE nf REPLICA IDENTITY FULL`)
 			e.Exec(`INSERT INTO nf VALUES (1, 'NaN')`)
@@ -67,7 +68,7 @@ func TestPGSpecialNumericNotNull(t *testing.T) {
 				skipped[fmt.Sprint(rs.PrimaryKey["k"])] = rs.Reason
 			}
 			wantKeyed, wantKeySkipped := 2, 2
-			wantFull, wantFullSkipped := []string{"tombstone"}, "r,d"
+			wantFull, wantFullSkipped := []string{"d", "tombstone"}, "r"
 			if mode == "string" {
 				wantKeyed, wantKeySkipped = 4, 0
 				wantFull, wantFullSkipped = []string{"r", "d", "tombstone"}, ""
@@ -81,7 +82,7 @@ func TestPGSpecialNumericNotNull(t *testing.T) {
 				}
 			}
 			if strings.Join(full, ",") != strings.Join(wantFull, ",") {
-				t.Errorf("REPLICA IDENTITY FULL table: records %v, want %v (the delete's tombstone published)", full, wantFull)
+				t.Errorf("REPLICA IDENTITY FULL table: records %v, want %v (the delete and its tombstone published)", full, wantFull)
 			}
 			if got := strings.Join(fullSkipped, ","); got != wantFullSkipped {
 				t.Errorf("REPLICA IDENTITY FULL table: rows skipped %q, want %q", got, wantFullSkipped)
@@ -141,4 +142,54 @@ func keysOn(t *testing.T, topic string) map[int]bool {
 		}
 	}
 	return out
+}
+
+// TestPGSpecialNumericOldRowOnly: under REPLICA IDENTITY FULL an update
+// or a delete carries the old row, and a NaN or ±Infinity in it (a NOT
+// NULL numeric) cannot be a Connect Decimal under decimal_handling
+// precise. The change used to be skipped whole: an update's new row, a
+// plain number, never reached the topic, and a delete left the row's
+// last record there for good (delete_mode record sends no tombstone).
+// Each is published with the old row of the default replica identity:
+// none for an update, the key for a delete.
+func TestPGSpecialNumericOldRowOnly(t *testing.T) {
+	e := itest.NewEnv(t, "pgnanold")
+	e.Exec(`CREATE TABLE f (k int PRIMARY KEY, a numeric NOT NULL)`)
+	e.Exec(`ALTER TABLE f REPLICA IDENTITY FULL`)
+	e.Exec(`INSERT INTO f VALUES (1, 'NaN'), (2, 2)`)
+	topic := e.Prefix + ".public.f"
+	p := e.Start("run", "--config", e.WritePipeline(itest.PipelineConfig{}))
+	itest.WaitOrDump(t, p, 90*time.Second, "the snapshot's plain row", func() bool { return keysOn(t, topic)[2] })
+	e.Exec(`UPDATE f SET a = 5 WHERE k = 1`)
+	e.Exec(`UPDATE f SET a = 'Infinity' WHERE k = 2`) // skipped: the new row holds it
+	e.Exec(`DELETE FROM f WHERE k = 2`)
+	e.Exec(`INSERT INTO f VALUES (3, 3)`)
+	itest.WaitOrDump(t, p, 90*time.Second, "the row after the update", func() bool { return keysOn(t, topic)[3] })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, p.Out)
+	}
+	var last, last2 map[string]any
+	for _, m := range itest.ReadTopicIfAny(t, topic) {
+		switch k, _ := m.Key["payload"].(map[string]any)["k"].(float64); {
+		case k == 1 && m.Value != nil:
+			last = m.Payload()
+		case k == 2 && m.Value != nil:
+			last2 = m.Payload()
+		}
+	}
+	if last2 == nil || last2["op"] != "d" {
+		t.Errorf("row 2 updated to Infinity, then deleted: last record %v, want the delete", last2)
+	} else if before, _ := last2["before"].(map[string]any); before == nil || before["k"] != float64(2) {
+		t.Errorf("row 2's delete: before %v, want its key", last2["before"])
+	}
+	if last == nil || last["op"] != "u" {
+		t.Fatalf("row 1 updated from NaN to 5: last record %v, want the update (its new row is a plain number)", last)
+	}
+	if last["before"] != nil {
+		t.Errorf("row 1's update: before %v, want null (the old row holds NaN)", last["before"])
+	}
+	after, _ := last["after"].(map[string]any)
+	if a, _ := after["a"].(map[string]any); a == nil || a["value"] != "BQ==" {
+		t.Errorf("row 1's update: after %v, want a = 5", after)
+	}
 }

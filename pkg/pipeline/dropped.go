@@ -39,3 +39,44 @@ func (p *Pipeline) reportNoColumns(t *change.Table) {
 	p.noColumns[id] = true
 	p.Log.Warn("table has no columns to publish (it has none, or source.exclude_columns leaves out every one): its rows are not published", "table", id)
 }
+
+// oldRowAsKey is ev with the old row the default replica identity gives
+// in place of its own: none for an update, the key alone for a delete
+// (nil: ev has no old row to reduce, or its table no key).
+func oldRowAsKey(ev *change.Event) *change.Event {
+	if ev.Before == nil {
+		return nil
+	}
+	bare := *ev
+	switch {
+	case ev.Op == change.OpUpdate:
+		bare.Before = nil
+	case ev.Op == change.OpDelete && len(ev.Table.Key) > 0:
+		bare.Before = make(change.Row, len(ev.Before))
+		for _, i := range ev.Table.Key {
+			if i < len(ev.Before) {
+				bare.Before[i] = ev.Before[i]
+			}
+		}
+	default:
+		return nil
+	}
+	return &bare
+}
+
+// reportBareUpdate warns, once per table, that an update or delete was
+// published with the old row the default replica identity gives: its own
+// (REPLICA IDENTITY FULL) holds a value the format cannot write (NaN or
+// ±Infinity in a NOT NULL numeric under decimal_handling precise).
+func (p *Pipeline) reportBareUpdate(t *change.Table) {
+	id := t.ID.String()
+	if p.bareUpdates[id] {
+		return
+	}
+	if p.bareUpdates == nil {
+		p.bareUpdates = map[string]bool{}
+	}
+	p.bareUpdates[id] = true
+	p.Log.Warn("an update or delete is published with the old row of the default replica identity (an update's before null, a delete's before its key): its old row holds NaN or Infinity in a NOT NULL numeric, which decimal_handling precise cannot write (string or double can)",
+		"table", id)
+}

@@ -66,6 +66,7 @@ type Pipeline struct {
 	partition    rowPartition           // for the row being emitted
 	reported     map[*change.Table]bool // table versions whose dropped columns were reported
 	noColumns    map[string]bool        // tables without columns, reported once (reportNoColumns)
+	bareUpdates  map[string]bool        // tables with an update sent without its old row (reportBareUpdate)
 	fail         func(error)
 	finish       func() // ends the run gracefully (stop.go)
 	produceCtx   context.Context
@@ -396,6 +397,18 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	var head debezium.Head
 	if sendValue {
 		buf, head, err = p.Encoder.AppendValueHead(buf, ev, now.UnixMicro())
+		if unencodable(err) != "" && ev.Before != nil {
+			// The old row alone (REPLICA IDENTITY FULL) may hold what the
+			// format cannot write: the change goes out with the old row
+			// the default replica identity gives (none for an update,
+			// the key for a delete), rather than keep the row's latest
+			// state off the topic.
+			if bare := oldRowAsKey(ev); bare != nil {
+				if buf, head, err = p.Encoder.AppendValueHead(buf, bare, now.UnixMicro()); err == nil {
+					p.reportBareUpdate(ev.Table)
+				}
+			}
+		}
 		if reason := unencodable(err); reason != "" {
 			// Recorded, not published; a delete's tombstone still is
 			// (its key is fine), or a compacted topic would keep the row.

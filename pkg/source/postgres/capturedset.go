@@ -85,7 +85,7 @@ func (s *Source) fullKeysChanged() {
 func (s *Source) marker(lsn uint64) *change.Event {
 	s.forgetDropped(lsn)
 	s.streamLSN.Store(lsn)
-	pos := position{Slot: s.slot, LSN: formatLSN(lsn), Dropped: s.dropped, FullKeys: s.fullKeys}
+	pos := position{Slot: s.slot, LSN: formatLSN(lsn), Dropped: s.dropped, FullKeys: s.fullKeys, InitialOnly: s.initialOnlySlot}
 	if s.lastCommit != lsn { // 0/0 when none is known yet: null
 		pos.Commit = formatLSN(s.lastCommit)
 	}

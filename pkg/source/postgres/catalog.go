@@ -392,19 +392,34 @@ type slotState struct {
 	// killed while it created the slot).
 	consistent bool
 	lost       bool
+	// elsewhere names where a slot of this name is when it is not a
+	// logical slot of this database (slot names are server-wide): another
+	// database's, or a physical slot. It is never this pipeline's, and
+	// exists is false.
+	elsewhere string
 }
 
 func lookupSlot(ctx context.Context, conn *pgx.Conn, name string) (slotState, error) {
 	var s slotState
 	var confirmed *string
 	var walStatus *string
-	err := conn.QueryRow(ctx, `SELECT plugin, confirmed_flush_lsn::text, wal_status FROM pg_replication_slots WHERE slot_name = $1`, name).
-		Scan(&s.plugin, &confirmed, &walStatus)
+	var db *string
+	var here bool
+	err := conn.QueryRow(ctx, `SELECT plugin, confirmed_flush_lsn::text, wal_status, database, database IS NOT DISTINCT FROM current_database()
+		FROM pg_replication_slots WHERE slot_name = $1`, name).
+		Scan(&s.plugin, &confirmed, &walStatus, &db, &here)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s, nil
 	}
 	if err != nil {
 		return s, fmt.Errorf("look up replication slot %s: %w", name, err)
+	}
+	if !here {
+		s.elsewhere = "a physical replication slot"
+		if db != nil {
+			s.elsewhere = "a slot of database " + *db
+		}
+		return slotState{elsewhere: s.elsewhere}, nil
 	}
 	s.exists = true
 	if confirmed != nil {

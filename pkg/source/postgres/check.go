@@ -41,16 +41,23 @@ func (s *Source) Check(ctx context.Context) []source.Check {
 
 	checks = append(checks, s.publicationCheck(ctx, conn))
 
-	checks = append(checks, s.identityCheck(ctx, conn))
+	checks = append(checks, s.identityCheck(ctx, conn), s.readCheck(ctx, conn))
 
 	var slotExists, active bool
 	var free int
+	var elsewhere slotState
 	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1),
 		EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND active),
 		current_setting('max_replication_slots')::int - (SELECT count(*) FROM pg_replication_slots)`, s.slot).Scan(&slotExists, &active, &free)
+	if err == nil && slotExists {
+		elsewhere, err = lookupSlot(ctx, conn, s.slot)
+	}
 	switch {
 	case err != nil:
 		checks = append(checks, source.Check{Name: "replication slot", Detail: "cannot read pg_replication_slots: " + err.Error()})
+	case elsewhere.elsewhere != "":
+		checks = append(checks, source.Check{Name: "replication slot", Detail: "slot " + s.slot + " is " + elsewhere.elsewhere + ", not of this one (slot names are server-wide): another pipeline's, which run refuses",
+			Fix: "give this pipeline another source.slot"})
 	case slotExists && active:
 		checks = append(checks, source.Check{Name: "replication slot", OK: true, Detail: "slot " + s.slot + " exists and is in use (by a running pipeline, or a stale connection run ends)"})
 	case slotExists:

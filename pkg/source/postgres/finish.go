@@ -18,6 +18,14 @@ var _ source.Finisher = (*Source)(nil)
 // has just read from; its walsender may take a moment to go). The
 // publication stays: it pins nothing.
 func (s *Source) FinishBackfilled(ctx context.Context) error {
+	if !s.initialOnlySlot {
+		// A slot a run of another snapshot_mode streamed from: changes
+		// written since the checkpoint wait in it, which a run of that
+		// mode publishes, and dropping it would lose them for good.
+		s.opts.Log().Warn("source.snapshot_mode initial_only: the replication slot is kept: the pipeline streamed from it under another snapshot_mode, and changes not yet published may wait in it; "+
+			"run with snapshot_mode initial to stream them, or `tributary drop` to remove the pipeline (the slot holds WAL until one or the other)", "slot", s.slot)
+		return nil
+	}
 	conn, err := pgx.ConnectConfig(ctx, s.connCfg)
 	if err != nil {
 		return fmt.Errorf("connect to postgres to drop the replication slot %s after the backfill: %w", s.slot, err)

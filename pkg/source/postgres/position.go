@@ -46,6 +46,11 @@ type position struct {
 	// changes, under its key (dropped.go).
 	Dropped  map[uint32]string   `json:"dropped,omitempty"`
 	FullKeys map[uint32][]string `json:"full_keys,omitempty"`
+	// InitialOnly says a run of snapshot_mode initial_only made the slot
+	// and only such runs read it since: when the backfill ends it is
+	// dropped (FinishBackfilled). A slot a pipeline streamed from under
+	// another mode may hold changes no run has published yet: it is kept.
+	InitialOnly bool `json:"initial_only,omitempty"`
 }
 
 // backfillProgress is how far an unfinished backfill of an earlier

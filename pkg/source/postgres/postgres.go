@@ -45,8 +45,12 @@ type Source struct {
 	// LSN): the first element of source.sequence, as Debezium's
 	// lastCommitLsn; 0 (null) until one is known.
 	lastCommit uint64
-	tables     map[uint32]*change.Table
-	rels       map[uint32]*relation
+	// initialOnlySlot: the slot was made by a run of snapshot_mode
+	// initial_only, and no run of another mode has read it since
+	// (position.InitialOnly).
+	initialOnlySlot bool
+	tables          map[uint32]*change.Table
+	rels            map[uint32]*relation
 
 	// captured maps each captured table's OID to its schema.table name:
 	// the tables whose every row is published and whose streamed changes
@@ -159,6 +163,12 @@ func (s *Source) Connect(ctx context.Context) error {
 	if s.slotState, err = lookupSlot(ctx, conn, s.slot); err != nil {
 		return err
 	}
+	if s.slotState.elsewhere != "" {
+		// Another pipeline's (slot names are server-wide): never read,
+		// taken over or dropped in this pipeline's name.
+		return fmt.Errorf("replication slot %s is %s, not of this one (slot names are server-wide: another pipeline's, of the same name on another database?); "+
+			"give this pipeline another source.slot", s.slot, s.slotState.elsewhere)
+	}
 	if s.slotState.exists {
 		if err := s.takeSlot(ctx, s.slot); err != nil {
 			return err
@@ -227,6 +237,7 @@ func (s *Source) Resume(ctx context.Context, from change.Position) error {
 	// The checkpoint's LSN is the end of the last transaction it holds,
 	// or Commit says where the last one with changes ended.
 	s.from, s.start, s.lastCommit = pos, start, start
+	s.initialOnlySlot = pos.InitialOnly && s.opts.Config.Snapshot() == config.SnapshotInitialOnly
 	if c, err := parseLSN(pos.Commit); err == nil && pos.Commit != "" {
 		s.lastCommit = c
 	}
@@ -263,6 +274,7 @@ func (s *Source) Fresh(ctx context.Context, checkpointed bool) error {
 			"slot", s.slot, "lsn", formatLSN(s.start))
 		s.setCaptured(s.selected)
 		s.raiseAcked(slot.confirmedLSN)
+		s.initialOnlySlot = s.opts.Config.Snapshot() == config.SnapshotInitialOnly
 		return nil
 	}
 	// No usable stream position yet: take a fresh slot and snapshot
@@ -275,6 +287,7 @@ func (s *Source) Fresh(ctx context.Context, checkpointed bool) error {
 	s.setCaptured(s.selected)
 	// A slot created just now: its consistent point is checkpointed.
 	s.acked.Store(start)
+	s.initialOnlySlot = s.opts.Config.Snapshot() == config.SnapshotInitialOnly
 	return nil
 }
 
@@ -335,15 +348,17 @@ func (s *Source) Engine() *snapshot.Engine { return s.engine }
 // when the config names another one and source.snapshot_mode when_needed
 // starts again from a new slot (docs/snapshots.md): nothing would ever
 // read the old slot again, and it would hold its WAL for good. A slot
-// still in use is left, with a warning naming it.
+// still in use is left, with a warning naming it, and so is a slot of
+// that name in another database (slot names are server-wide: another
+// pipeline's).
 func (s *Source) dropAbandoned(ctx context.Context, old string) {
 	if s.opts.Config.Snapshot() != config.SnapshotWhenNeeded {
 		return
 	}
-	tag, err := s.conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active`, old)
+	tag, err := s.conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active AND database = current_database()`, old)
 	if err == nil && tag.RowsAffected() == 0 {
 		var active bool
-		if s.conn.QueryRow(ctx, `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, old).Scan(&active) == nil {
+		if s.conn.QueryRow(ctx, `SELECT active FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()`, old).Scan(&active) == nil {
 			err = errors.New("the slot is in use")
 		}
 	}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -233,6 +234,11 @@ func reconcilePublication(ctx context.Context, conn *pgx.Conn, pipeline, name st
 	ident := pgx.Identifier{name}.Sanitize()
 	create := createStatement(name, rels)
 	plan := planPublication(before, rels)
+	if !plan.none() {
+		if err := othersPublication(ctx, conn, pipeline, name); err != nil {
+			return before, err
+		}
+	}
 	switch {
 	case plan.create:
 		// The comment is how `tributary drop` knows the publication is
@@ -294,4 +300,34 @@ func inTx(ctx context.Context, conn *pgx.Conn, stmts ...string) error {
 		}
 	}
 	return tx.Commit(ctx)
+}
+
+// othersPublication refuses to change a publication Tributary created for
+// another pipeline (its comment says which): bringing it in line with
+// this pipeline's tables would take the other's tables out of it, and
+// their changes, decoded against the publication as it is when they are
+// written, would never reach the other pipeline. A pipeline may stream
+// from another's publication that already lists exactly its tables.
+func othersPublication(ctx context.Context, conn *pgx.Conn, pipeline, name string) error {
+	var comment *string
+	err := conn.QueryRow(ctx, `SELECT obj_description(oid, 'pg_publication') FROM pg_publication WHERE pubname = $1`, name).Scan(&comment)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("look up publication %s: %w", name, err)
+	}
+	other, ok := strings.CutPrefix(derefOr(comment, ""), publicationMarker(""))
+	if !ok || other == pipeline {
+		return nil
+	}
+	return fmt.Errorf("publication %s was created by Tributary for pipeline %s (its comment says so): another pipeline's, whose tables it lists; "+
+		"give this pipeline a publication of its own in source.publication (the default is tributary_<name>)", name, other)
+}
+
+func derefOr(s *string, def string) string {
+	if s == nil {
+		return def
+	}
+	return *s
 }

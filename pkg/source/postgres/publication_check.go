@@ -35,6 +35,10 @@ func (s *Source) publicationCheck(ctx context.Context, conn *pgx.Conn) source.Ch
 		c.OK, c.Detail = true, "publication "+s.pub+" exists and lists the captured tables"
 		return c
 	}
+	if err := othersPublication(ctx, conn, s.opts.Pipeline, s.pub); err != nil {
+		c.Detail, c.Fix = err.Error(), "name in source.publication a publication of this pipeline's own"
+		return c
+	}
 	var canCreate, ownsPub bool
 	if err := conn.QueryRow(ctx, `SELECT has_database_privilege(current_database(), 'CREATE'),
 		COALESCE((SELECT pg_has_role(pubowner, 'USAGE') FROM pg_publication WHERE pubname = $1), false)`, s.pub).Scan(&canCreate, &ownsPub); err != nil {

@@ -31,10 +31,9 @@ type txState struct {
 	// multi-row insert), so that an event ID is unique.
 	lastLSN uint64
 	atLSN   int
-	// changed says the transaction holds more than logical decoding
-	// messages (the snapshot's watermarks): a reader without pgoutput's
-	// messages option, such as Debezium, sees it on PostgreSQL 15 and
-	// later, where pgoutput skips empty transactions.
+	// changed says the transaction holds more than the snapshot's
+	// watermarks (logical decoding messages of Tributary's prefix), which
+	// Debezium, streaming without Tributary beside it, never sees.
 	changed bool
 }
 
@@ -220,8 +219,20 @@ func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData
 	if err != nil {
 		return fmt.Errorf("decode pgoutput message at %s: %w", xld.WALStart, err)
 	}
-	if _, ok := m.(*pglogrepl.LogicalDecodingMessage); !ok {
+	if ldm, ok := m.(*pglogrepl.LogicalDecodingMessage); !ok {
 		tx.changed = true
+	} else if ldm.Prefix != watermarkPrefix {
+		// Debezium asks pgoutput for logical decoding messages too (on
+		// PostgreSQL 14 and later): an application's transactional one
+		// makes its transaction's commit count, and a non-transactional
+		// one counts as a commit where it is. Only the snapshot's
+		// watermarks, which a Debezium without Tributary never sees, do
+		// not.
+		if ldm.Transactional {
+			tx.changed = true
+		} else {
+			s.lastCommit = uint64(xld.WALStart)
+		}
 	}
 	switch m := m.(type) {
 	case *pglogrepl.RelationMessage:
