@@ -100,8 +100,8 @@ func runDiffPostgres(t *testing.T, seed uint64, size diffSize, known diffKnown) 
 		e.Exec(sql)
 	}
 	// What a small max_message_bytes and tables without columns do, in a
-	// pipeline of its own (pgEdges).
-	edges := g.pgEdges(size.rows, size.ops/6)
+	// pipeline of its own (diffEdges).
+	edges := g.diffEdges(size.rows, size.ops/6, false)
 	for _, sql := range append(edges.ddl, edges.snapshot...) {
 		e.Exec(sql)
 	}
@@ -143,7 +143,7 @@ func runDiffPostgres(t *testing.T, seed uint64, size diffSize, known diffKnown) 
 		debezium: func(out string) *itest.DebeziumProc {
 			return itest.StartDebezium(t, e, out, 0, dbzProps)
 		},
-		beside: []*diffBeside{special.beside(e), edges.beside(e)},
+		beside: []*diffBeside{special.beside(e), edges.pgBeside(e)},
 	}.Run(t)
 }
 
@@ -163,6 +163,13 @@ func runDiffMariaDB(t *testing.T, seed uint64, size diffSize, known diffKnown) {
 	for _, sql := range append(w.ddl(), append(inet.ddl, stmt.ddl...)...) {
 		e.Exec(sql)
 	}
+	// Keys near a small max_message_bytes, in a pipeline of its own
+	// (diffEdges).
+	edges := g.diffEdges(size.rows, size.ops/6, true)
+	for _, sql := range append(edges.ddl, edges.snapshot...) {
+		e.Exec(sql)
+	}
+	edges.interleave(g, w)
 	e.Exec(`CREATE TABLE zz_sentinel (id INT PRIMARY KEY)`)
 	var tables []string
 	for _, tb := range w.tables {
@@ -170,9 +177,9 @@ func runDiffMariaDB(t *testing.T, seed uint64, size diffSize, known diffKnown) {
 	}
 	src := "  tables: [" + strings.Join(append(tables, e.DB+".zz_sentinel", e.DB+".zz_inet", e.DB+".zz_stmt"), ", ") + "]\n"
 	// Debezium's DDL parser has no INET4/INET6: it skips zz_inet's DDL
-	// (StartMariaDBDebezium), and captures neither side table.
+	// (StartMariaDBDebezium), and captures no side table.
 	dbzProps := "harness.max.runtime.ms=900000\n" +
-		fmt.Sprintf("table.exclude.list=%[1]s.tributary_signal,%[1]s.zz_inet,%[1]s.zz_stmt\n", e.DB)
+		fmt.Sprintf("table.exclude.list=%[1]s.tributary_signal,%[1]s.zz_inet,%[1]s.zz_stmt,%[1]s.%[2]s\n", e.DB, edgesTable)
 	if g.unknown {
 		// MariaDB 10.11 ships no type Debezium's MariaDB connector lacks a
 		// converter for (its VECTOR is 11.7's; UUID, INET4 and INET6 fail
@@ -221,6 +228,7 @@ func runDiffMariaDB(t *testing.T, seed uint64, size diffSize, known diffKnown) {
 		debezium: func(out string) *itest.DebeziumProc {
 			return itest.StartMariaDBDebezium(t, e, out, 0, dbzProps)
 		},
+		beside: []*diffBeside{edges.myBeside(t, e)},
 	}.Run(t)
 }
 
@@ -239,7 +247,7 @@ type diffRound struct {
 	// the database: the differences (none once Tributary has caught up).
 	side func() []string
 	// beside are pipelines checked apart, on what Debezium cannot read
-	// (pgSpecial) or what the compared pipeline cannot have (pgEdges).
+	// (pgSpecial) or what the compared pipeline cannot have (diffEdges).
 	beside []*diffBeside
 }
 

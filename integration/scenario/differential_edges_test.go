@@ -12,28 +12,30 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/webhook"
 )
 
-// pgEdges is the round's second side pipeline, for what a small
+// diffEdges is a round's pipeline beside for what a small
 // destination.max_message_bytes and a table without columns do (the
 // compared pipeline cannot have them: Debezium has no size limit of its
-// own, and a limit this small would skip every change of the other
+// own, and a limit this small would skip most changes of the other
 // tables). Its tables:
 //
-//   - zz_bigkey (k text PRIMARY KEY, v text): random incompressible keys
-//     of lengths drawn around the limit (some changes fit, some are over
-//     only with their value, some keys alone are over it), inserts,
-//     updates of v and deletes, with delete_mode record_and_tombstone.
-//     Every change is published or recorded as row.skipped, never both,
-//     never neither; a delete whose key alone is over the limit is recorded
-//     with tombstone_published false and has no tombstone; one whose
-//     tombstone fits has it (docs/delivery.md, "Oversized rows").
-//   - zz_nocols (created without columns) and zz_nocols_dropped (whose
-//     only column was dropped, with rows written before the drop): rows
-//     inserted with DEFAULT VALUES and deleted. Nothing is published or
-//     recorded for them, and the pipeline warns once for each
-//     (docs/configuration.md, "Choosing tables and columns").
+//   - zz_bigkey (k text PRIMARY KEY, v text; on MariaDB an ascii VARCHAR
+//     key): random incompressible keys whose width in JSON is drawn around
+//     the limit (some changes fit, some are over only with their value,
+//     some keys alone are over it), inserts, updates of v and deletes,
+//     with delete_mode record_and_tombstone. Every change is published or
+//     recorded as row.skipped, never both, never neither; a delete whose
+//     key alone is over the limit is recorded with tombstone_published
+//     false and has no tombstone; one whose tombstone fits has it
+//     (docs/delivery.md, "Oversized rows").
+//   - PostgreSQL only (MariaDB refuses a table without columns): zz_nocols
+//     (created without columns) and zz_nocols_dropped (whose only column
+//     was dropped, with rows written before the drop): rows inserted with
+//     DEFAULT VALUES and deleted. Nothing is published or recorded for
+//     them, and the pipeline warns once for each (docs/configuration.md,
+//     "Choosing tables and columns").
 //
 // The pipeline never stops.
-type pgEdges struct {
+type diffEdges struct {
 	limit    int
 	ddl      []string
 	snapshot []string
@@ -53,61 +55,69 @@ type pgEdges struct {
 	// deleted are the key numbers deleted (once each: keys are not
 	// reused).
 	deleted map[int]bool
+	// mariadb: a MariaDB round's (no zero-column tables: MariaDB refuses
+	// them).
+	mariadb bool
 	// noColsStatements counts the zero-column tables' statements in the
 	// stream.
 	noColsStatements int
 }
 
 const (
-	pgBigKeyTable = "zz_bigkey"
-	// pgBTreeMaxKey is under the largest key a btree index entry holds
-	// (about 2704 bytes on 8 KiB pages, header included): a longer random
-	// key cannot be inserted.
-	pgBTreeMaxKey = 2600
-	// pgKeyMargin is more than a key's message adds to the key itself
+	edgesTable = "zz_bigkey"
+	// edgesMaxKey is under the largest key a PostgreSQL btree index entry
+	// holds (about 2704 bytes on 8 KiB pages, header included) and
+	// InnoDB's 3072 bytes: a longer random key cannot be inserted.
+	edgesMaxKey = 2600
+	// edgesKeyMargin is more than a key's message adds to the key itself
 	// (its schema, the payload's field name, the headers, the record and
 	// batch overhead; a few hundred bytes): a key this much under the
 	// limit has a tombstone that fits.
-	pgKeyMargin = 700
-	// pgEnvelope is about what a value message adds to its row image
+	edgesKeyMargin = 700
+	// edgesEnvelope is about what a value message adds to its row image
 	// (the envelope's schema, mostly: about 3 KB).
-	pgEnvelope = 3200
-	// pgEdgesEnd is the last change of zz_bigkey, after the round's
+	edgesEnvelope = 3200
+	// edgesEnd is the last change of zz_bigkey, after the round's
 	// stream: once it is on the topic, everything before it has been
 	// handled (its key is outside the random keys' alphabet).
-	pgEdgesEnd = "~end"
+	edgesEnd = "~end"
 )
 
 var pgNoColsTables = []string{"zz_nocols", "zz_nocols_dropped"}
 
-func (g *diffGen) pgEdges(rows, ops int) *pgEdges {
-	s := &pgEdges{changes: map[string]int{}, keyOver: map[int]bool{}, keyFits: map[int]bool{}, deleted: map[int]bool{}}
+func (g *diffGen) diffEdges(rows, ops int, mariadb bool) *diffEdges {
+	s := &diffEdges{changes: map[string]int{}, keyOver: map[int]bool{}, keyFits: map[int]bool{}, deleted: map[int]bool{}, mariadb: mariadb}
 	// Above the smallest value message (about 3 KB: the envelope's
 	// schema), so that some changes fit.
 	s.limit = 3600 + g.r.IntN(1401)
-	s.ddl = []string{
-		`CREATE TABLE ` + pgBigKeyTable + ` (k text PRIMARY KEY, v text)`,
-		`CREATE TABLE zz_nocols ()`,
-		`ALTER TABLE zz_nocols REPLICA IDENTITY FULL`,
-		fmt.Sprintf(`CREATE TABLE zz_nocols_dropped (a %s)`, g.pick([]string{"integer", "text", "numeric", "boolean"})),
-		`ALTER TABLE zz_nocols_dropped REPLICA IDENTITY FULL`,
-	}
-	// Rows written before the drop keep their (dropped) value on disk.
-	for range g.r.IntN(3) {
-		s.ddl = append(s.ddl, `INSERT INTO zz_nocols_dropped VALUES (NULL)`)
-	}
-	s.ddl = append(s.ddl, `ALTER TABLE zz_nocols_dropped DROP COLUMN a`)
-	s.selection = "public.zz_nocols, public.zz_nocols_dropped"
-	if g.chance(0.5) {
-		s.selection = `'public\.zz_nocols.*'`
-	}
-	for _, tb := range pgNoColsTables {
+	if mariadb {
+		// InnoDB's keys hold up to 3072 bytes; an ascii character is one.
+		s.ddl = []string{`CREATE TABLE ` + edgesTable + ` (k VARCHAR(3000) CHARACTER SET ascii COLLATE ascii_bin PRIMARY KEY, v TEXT CHARACTER SET ascii)`}
+	} else {
+		s.ddl = []string{
+			`CREATE TABLE ` + edgesTable + ` (k text PRIMARY KEY, v text)`,
+			`CREATE TABLE zz_nocols ()`,
+			`ALTER TABLE zz_nocols REPLICA IDENTITY FULL`,
+			fmt.Sprintf(`CREATE TABLE zz_nocols_dropped (a %s)`, g.pick([]string{"integer", "text", "numeric", "boolean"})),
+			`ALTER TABLE zz_nocols_dropped REPLICA IDENTITY FULL`,
+		}
+		// Rows written before the drop keep their (dropped) value on disk.
 		for range g.r.IntN(3) {
-			s.snapshot = append(s.snapshot, `INSERT INTO `+tb+` DEFAULT VALUES`)
+			s.ddl = append(s.ddl, `INSERT INTO zz_nocols_dropped VALUES (NULL)`)
+		}
+		s.ddl = append(s.ddl, `ALTER TABLE zz_nocols_dropped DROP COLUMN a`)
+		s.selection = "public.zz_nocols, public.zz_nocols_dropped"
+		if g.chance(0.5) {
+			s.selection = `'public\.zz_nocols.*'`
+		}
+		for _, tb := range pgNoColsTables {
+			for range g.r.IntN(3) {
+				s.snapshot = append(s.snapshot, `INSERT INTO `+tb+` DEFAULT VALUES`)
+			}
 		}
 	}
 
-	// Keys of up to pgBTreeMaxKey bytes, some of whose characters are
+	// Keys of up to edgesMaxKey bytes, some of whose characters are
 	// control characters JSON writes as six (\u0001): a key of the
 	// table's can be over the limit alone, in the key's message, while a
 	// limit above the value message's envelope lets others fit. Random,
@@ -125,7 +135,7 @@ func (g *diffGen) pgEdges(rows, ops int) *pgEdges {
 	// control characters.
 	key := func(wide int) (string, int) {
 		n := (wide + 5) / 6
-		if hi := min(wide, pgBTreeMaxKey); hi > n {
+		if hi := min(wide, edgesMaxKey); hi > n {
 			n += g.r.IntN(hi - n + 1)
 		}
 		c := (wide - n) / 5
@@ -142,13 +152,13 @@ func (g *diffGen) pgEdges(rows, ops int) *pgEdges {
 	keyWidth := func() int {
 		switch g.r.IntN(4) {
 		case 0:
-			return 1 + g.r.IntN(s.limit-pgEnvelope)
+			return 1 + g.r.IntN(s.limit-edgesEnvelope)
 		case 1:
-			return s.limit - pgEnvelope + g.r.IntN(pgEnvelope-pgKeyMargin)
+			return s.limit - edgesEnvelope + g.r.IntN(edgesEnvelope-edgesKeyMargin)
 		case 2:
-			return s.limit - pgKeyMargin + g.r.IntN(pgKeyMargin)
+			return s.limit - edgesKeyMargin + g.r.IntN(edgesKeyMargin)
 		}
-		return s.limit + g.r.IntN(2*pgKeyMargin)
+		return s.limit + g.r.IntN(2*edgesKeyMargin)
 	}
 	value := func() string {
 		switch {
@@ -160,21 +170,23 @@ func (g *diffGen) pgEdges(rows, ops int) *pgEdges {
 		return "'" + random(g.r.IntN(s.limit/2)) + "'"
 	}
 	var live []int
+	vals := map[int]string{} // each live key's v
 	insert := func(op string, wide int) string {
 		k := len(s.keys)
 		kv, width := key(wide)
 		s.keys, s.width = append(s.keys, kv), append(s.width, width)
-		s.keyOver[k], s.keyFits[k] = width >= s.limit, width <= s.limit-pgKeyMargin
+		s.keyOver[k], s.keyFits[k] = width >= s.limit, width <= s.limit-edgesKeyMargin
 		live = append(live, k)
 		s.changes[fmt.Sprintf("%s%d", op, k)]++
-		return fmt.Sprintf("INSERT INTO %s VALUES ('%s', %s)", pgBigKeyTable, s.keys[k], value())
+		vals[k] = value()
+		return fmt.Sprintf("INSERT INTO %s VALUES ('%s', %s)", edgesTable, s.keys[k], vals[k])
 	}
 	del := func(i int) string {
 		k := live[i]
 		live = slices.Delete(live, i, i+1)
 		s.changes[fmt.Sprintf("d%d", k)]++
 		s.deleted[k] = true
-		return fmt.Sprintf("DELETE FROM %s WHERE k = '%s'", pgBigKeyTable, s.keys[k])
+		return fmt.Sprintf("DELETE FROM %s WHERE k = '%s'", edgesTable, s.keys[k])
 	}
 	for range max(rows, 1) {
 		s.snapshot = append(s.snapshot, insert("r", keyWidth()))
@@ -182,7 +194,7 @@ func (g *diffGen) pgEdges(rows, ops int) *pgEdges {
 	for range max(ops, 6) {
 		var stmt string
 		switch {
-		case g.chance(0.25):
+		case !mariadb && g.chance(0.25):
 			// A zero-column table's change.
 			tb := g.pick(pgNoColsTables)
 			switch g.r.IntN(4) {
@@ -198,8 +210,13 @@ func (g *diffGen) pgEdges(rows, ops int) *pgEdges {
 			stmt = insert("c", keyWidth())
 		case g.chance(0.5):
 			k := live[g.r.IntN(len(live))]
-			s.changes[fmt.Sprintf("u%d", k)]++
-			stmt = fmt.Sprintf("UPDATE %s SET v = %s WHERE k = '%s'", pgBigKeyTable, value(), s.keys[k])
+			v := value()
+			// MariaDB logs no row of an update that changes nothing.
+			if !mariadb || v != vals[k] {
+				s.changes[fmt.Sprintf("u%d", k)]++
+			}
+			vals[k] = v
+			stmt = fmt.Sprintf("UPDATE %s SET v = %s WHERE k = '%s'", edgesTable, v, s.keys[k])
 		default:
 			stmt = del(g.r.IntN(len(live)))
 		}
@@ -209,41 +226,61 @@ func (g *diffGen) pgEdges(rows, ops int) *pgEdges {
 	// tombstone fits, and writes to both zero-column tables.
 	for _, over := range []bool{true, false} {
 		if !slices.ContainsFunc(slices.Collect(maps.Keys(s.deleted)), func(k int) bool { return s.keyOver[k] == over && (over || s.keyFits[k]) }) {
-			wide := s.limit + g.r.IntN(2*pgKeyMargin)
+			wide := s.limit + g.r.IntN(2*edgesKeyMargin)
 			if !over {
-				wide = 1 + g.r.IntN(s.limit-pgKeyMargin)
+				wide = 1 + g.r.IntN(s.limit-edgesKeyMargin)
 			}
 			s.stream = append(s.stream, []string{insert("c", wide)}, []string{del(len(live) - 1)})
 		}
 	}
-	for _, tb := range pgNoColsTables {
-		s.stream = append(s.stream, []string{`INSERT INTO ` + tb + ` DEFAULT VALUES`})
-		s.noColsStatements++
+	if !mariadb {
+		for _, tb := range pgNoColsTables {
+			s.stream = append(s.stream, []string{`INSERT INTO ` + tb + ` DEFAULT VALUES`})
+			s.noColsStatements++
+		}
 	}
 	return s
 }
 
 // interleave puts s's transactions among the round's, and the end
 // marker after them.
-func (s *pgEdges) interleave(g *diffGen, w *diffWorkload) {
+func (s *diffEdges) interleave(g *diffGen, w *diffWorkload) {
 	diffInterleave(g, w, s.stream)
 	k := len(s.keys)
-	s.keys, s.width = append(s.keys, pgEdgesEnd), append(s.width, len(pgEdgesEnd))
+	s.keys, s.width = append(s.keys, edgesEnd), append(s.width, len(edgesEnd))
 	s.keyFits[k] = true
 	s.changes[fmt.Sprintf("c%d", k)]++
-	w.stream = append(w.stream, []string{fmt.Sprintf("INSERT INTO %s VALUES ('%s', '')", pgBigKeyTable, pgEdgesEnd)})
+	w.stream = append(w.stream, []string{fmt.Sprintf("INSERT INTO %s VALUES ('%s', '')", edgesTable, edgesEnd)})
 }
 
-// beside runs the side pipeline of s on e's database.
-func (s *pgEdges) beside(e *itest.Env) *diffBeside {
+// pgBeside runs the side pipeline of s on e's PostgreSQL database.
+func (s *diffEdges) pgBeside(e *itest.Env) *diffBeside {
 	side := *e
 	side.Name, side.Prefix = e.Name+"_edges", e.Prefix+"-edges"
 	cfg := side.WritePipeline(itest.PipelineConfig{
-		Source:      "  tables: [public." + pgBigKeyTable + ", " + s.selection + "]\n",
-		Destination: fmt.Sprintf("  max_message_bytes: %d\n  delete_mode: record_and_tombstone\n", s.limit),
+		Source:      "  tables: [public." + edgesTable + ", " + s.selection + "]\n",
+		Destination: s.destination(),
 		File:        "edges.yaml",
 	})
-	topic := side.Prefix + ".public." + pgBigKeyTable
+	return s.beside(&side, cfg, "public")
+}
+
+// myBeside runs the side pipeline of s on e's MariaDB database.
+func (s *diffEdges) myBeside(t *testing.T, e *itest.MyEnv) *diffBeside {
+	side := e.Sub(t, "edges")
+	cfg := side.WriteConfigWith("  tables: ["+e.DB+"."+edgesTable+"]\n", s.destination())
+	return s.beside(side.Env, cfg, e.DB)
+}
+
+func (s *diffEdges) destination() string {
+	return fmt.Sprintf("  max_message_bytes: %d\n  delete_mode: record_and_tombstone\n", s.limit)
+}
+
+// beside runs the side pipeline of s, side's with config cfg, whose
+// tables are in schema (PostgreSQL) or database (MariaDB) schema.
+func (s *diffEdges) beside(side *itest.Env, cfg, schema string) *diffBeside {
+	qualified := schema + "." + edgesTable
+	topic := side.Prefix + "." + qualified
 	byKey := map[string]int{}
 	for i, k := range s.keys {
 		byKey[k] = i
@@ -263,41 +300,41 @@ func (s *pgEdges) beside(e *itest.Env) *diffBeside {
 	b.start = func(t *testing.T) {
 		t.Cleanup(func() {
 			if t.Failed() && p != nil {
-				t.Logf("the side pipeline (%s, zero-column tables) output:\n%s", pgBigKeyTable, p.Out)
+				t.Logf("the pipeline beside (%s) output:\n%s", edgesTable, p.Out)
 			}
 		})
 		p = side.Start("run", "--config", cfg)
 	}
 	b.ready = func(t *testing.T) bool {
 		if p.Exited() {
-			t.Fatalf("the side pipeline (%s) exited:\n%s", pgBigKeyTable, p.Out)
+			t.Fatalf("the side pipeline (%s) exited:\n%s", edgesTable, p.Out)
 		}
 		return int(itest.TopicEnd(topic))+len(side.SkippedLines(t)) >= snapshot &&
-			backfilled(p.Out.String(), "public."+pgBigKeyTable, "public.zz_nocols", "public.zz_nocols_dropped")
+			backfilled(p.Out.String(), qualified) && (s.mariadb || backfilled(p.Out.String(), "public.zz_nocols", "public.zz_nocols_dropped"))
 	}
 	var msgs []itest.Message
 	b.check = func(t *testing.T) {
-		itest.WaitOrDump(t, p, 120*time.Second, "the side pipeline's changes (up to "+pgEdgesEnd+")", func() bool {
+		itest.WaitOrDump(t, p, 120*time.Second, "the side pipeline's changes (up to "+edgesEnd+")", func() bool {
 			skipped := side.SkippedLines(t)
-			if slices.ContainsFunc(skipped, func(rs webhook.RowSkipped) bool { return rs.PrimaryKey["k"] == pgEdgesEnd }) {
-				t.Fatalf("%s: the end marker (key %q, empty value) recorded as row.skipped: max_message_bytes %d is under the envelope", pgBigKeyTable, pgEdgesEnd, s.limit)
+			if slices.ContainsFunc(skipped, func(rs webhook.RowSkipped) bool { return rs.PrimaryKey["k"] == edgesEnd }) {
+				t.Fatalf("%s: the end marker (key %q, empty value) recorded as row.skipped: max_message_bytes %d is under the envelope", edgesTable, edgesEnd, s.limit)
 			}
 			if int(itest.TopicEnd(topic))+len(skipped) < total {
 				return false
 			}
 			msgs = itest.ReadTopicIfAny(t, topic)
 			return slices.ContainsFunc(msgs, func(m itest.Message) bool {
-				return m.Value != nil && fmt.Sprint(m.Key["payload"].(map[string]any)["k"]) == pgEdgesEnd
+				return m.Value != nil && fmt.Sprint(m.Key["payload"].(map[string]any)["k"]) == edgesEnd
 			})
 		})
 		out := p.Out.String()
 		if code := p.Stop(t); code != 0 {
-			t.Errorf("the side pipeline (%s): exit %d after SIGTERM", pgBigKeyTable, code)
+			t.Errorf("the side pipeline (%s): exit %d after SIGTERM", edgesTable, code)
 		}
 		key := func(m map[string]any) int {
 			k, ok := byKey[fmt.Sprint(m["k"])]
 			if !ok {
-				t.Errorf("%s: a key not written: %.40q…", pgBigKeyTable, fmt.Sprint(m["k"]))
+				t.Errorf("%s: a key not written: %.40q…", edgesTable, fmt.Sprint(m["k"]))
 				return -1
 			}
 			return k
@@ -312,8 +349,8 @@ func (s *pgEdges) beside(e *itest.Env) *diffBeside {
 			published[fmt.Sprint(m.Payload()["op"], k)]++
 		}
 		tombstoneSkipped := map[int]bool{}
-		for _, rs := range itest.ReadSkipped(t, &side) {
-			if rs.Table != "public."+pgBigKeyTable {
+		for _, rs := range itest.ReadSkipped(t, side) {
+			if rs.Table != qualified {
 				t.Errorf("row.skipped of %s (a table without columns, or not of the round): %+v", rs.Table, rs)
 				continue
 			}
@@ -321,7 +358,7 @@ func (s *pgEdges) beside(e *itest.Env) *diffBeside {
 			op := fmt.Sprint(rs.Extra["op"])
 			skipped[fmt.Sprint(op, k)]++
 			if rs.LimitBytes != s.limit || rs.SizeBytes <= rs.LimitBytes {
-				t.Errorf("%s: row.skipped of %s%d: size %d, limit %d; want a size over the limit %d", pgBigKeyTable, op, k, rs.SizeBytes, rs.LimitBytes, s.limit)
+				t.Errorf("%s: row.skipped of %s%d: size %d, limit %d; want a size over the limit %d", edgesTable, op, k, rs.SizeBytes, rs.LimitBytes, s.limit)
 			}
 			if op == "d" {
 				if tp, _ := rs.Extra["tombstone_published"].(bool); !tp {
@@ -368,9 +405,12 @@ func (s *pgEdges) beside(e *itest.Env) *diffBeside {
 		}
 		if len(bad) > 0 {
 			t.Errorf("%s (max_message_bytes %d, delete_mode record_and_tombstone, Tributary alone): %d difference(s) from docs/delivery.md \"Oversized rows\":\n%s",
-				pgBigKeyTable, s.limit, len(bad), strings.Join(bad, "\n"))
+				edgesTable, s.limit, len(bad), strings.Join(bad, "\n"))
 		}
 		for _, tb := range pgNoColsTables {
+			if s.mariadb {
+				break
+			}
 			if n := itest.TopicEnd(side.Prefix + ".public." + tb); n != 0 {
 				t.Errorf("%s (no columns): %d records published, want none", tb, n)
 			}
@@ -390,8 +430,11 @@ func (s *pgEdges) beside(e *itest.Env) *diffBeside {
 				overAlone++
 			}
 		}
-		t.Logf("%s (max_message_bytes %d): %d changes, %d published, %d recorded as row.skipped (%d deletes, %d of a key over the limit alone), %d tombstones; zero-column tables (%s): %d statements, nothing published, warned once each",
-			pgBigKeyTable, s.limit, total, stateRows(published), stateRows(skipped), len(s.deleted), overAlone, len(msgs)-stateRows(published), s.selection, s.noColsStatements)
+		t.Logf("%s (max_message_bytes %d): %d changes, %d published, %d recorded as row.skipped (%d deletes, %d of a key over the limit alone), %d tombstones",
+			edgesTable, s.limit, total, stateRows(published), stateRows(skipped), len(s.deleted), overAlone, len(msgs)-stateRows(published))
+		if !s.mariadb {
+			t.Logf("zero-column tables (%s): %d statements, nothing published, warned once each", s.selection, s.noColsStatements)
+		}
 	}
 	return b
 }
