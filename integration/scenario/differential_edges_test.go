@@ -55,6 +55,8 @@ type diffEdges struct {
 	// deleted are the key numbers deleted (once each: keys are not
 	// reused).
 	deleted map[int]bool
+	// fits is the key of a row whose create and delete fit, with room.
+	fits int
 	// mariadb: a MariaDB round's (no zero-column tables: MariaDB refuses
 	// them).
 	mariadb bool
@@ -74,8 +76,9 @@ const (
 	// batch overhead; a few hundred bytes): a key this much under the
 	// limit has a tombstone that fits.
 	edgesKeyMargin = 700
-	// edgesEnvelope is about what a value message adds to its row image
-	// (the envelope's schema, mostly: about 3 KB).
+	// edgesEnvelope is more than a record adds to its row image and its
+	// key, which is in it twice (the key's and the envelope's schemas,
+	// mostly: about 3 KB).
 	edgesEnvelope = 3200
 	// edgesEnd is the last change of zz_bigkey, after the round's
 	// stream: once it is on the topic, everything before it has been
@@ -89,7 +92,7 @@ func (g *diffGen) diffEdges(rows, ops int, mariadb bool) *diffEdges {
 	s := &diffEdges{changes: map[string]int{}, keyOver: map[int]bool{}, keyFits: map[int]bool{}, deleted: map[int]bool{}, mariadb: mariadb}
 	// Above the smallest value message (about 3 KB: the envelope's
 	// schema), so that some changes fit.
-	s.limit = 3600 + g.r.IntN(1401)
+	s.limit = 4000 + g.r.IntN(1001)
 	if mariadb {
 		// InnoDB's keys hold up to 3072 bytes; an ascii character is one.
 		s.ddl = []string{`CREATE TABLE ` + edgesTable + ` (k VARCHAR(3000) CHARACTER SET ascii COLLATE ascii_bin PRIMARY KEY, v TEXT CHARACTER SET ascii)`}
@@ -152,9 +155,10 @@ func (g *diffGen) diffEdges(rows, ops int, mariadb bool) *diffEdges {
 	keyWidth := func() int {
 		switch g.r.IntN(4) {
 		case 0:
-			return 1 + g.r.IntN(s.limit-edgesEnvelope)
+			return 1 + g.r.IntN((s.limit-edgesEnvelope)/2)
 		case 1:
-			return s.limit - edgesEnvelope + g.r.IntN(edgesEnvelope-edgesKeyMargin)
+			lo := (s.limit - edgesEnvelope) / 2
+			return lo + g.r.IntN(s.limit-edgesKeyMargin-lo)
 		case 2:
 			return s.limit - edgesKeyMargin + g.r.IntN(edgesKeyMargin)
 		}
@@ -171,14 +175,14 @@ func (g *diffGen) diffEdges(rows, ops int, mariadb bool) *diffEdges {
 	}
 	var live []int
 	vals := map[int]string{} // each live key's v
-	insert := func(op string, wide int) string {
+	insert := func(op string, wide int, v string) string {
 		k := len(s.keys)
 		kv, width := key(wide)
 		s.keys, s.width = append(s.keys, kv), append(s.width, width)
 		s.keyOver[k], s.keyFits[k] = width >= s.limit, width <= s.limit-edgesKeyMargin
 		live = append(live, k)
 		s.changes[fmt.Sprintf("%s%d", op, k)]++
-		vals[k] = value()
+		vals[k] = v
 		return fmt.Sprintf("INSERT INTO %s VALUES ('%s', %s)", edgesTable, s.keys[k], vals[k])
 	}
 	del := func(i int) string {
@@ -189,7 +193,7 @@ func (g *diffGen) diffEdges(rows, ops int, mariadb bool) *diffEdges {
 		return fmt.Sprintf("DELETE FROM %s WHERE k = '%s'", edgesTable, s.keys[k])
 	}
 	for range max(rows, 1) {
-		s.snapshot = append(s.snapshot, insert("r", keyWidth()))
+		s.snapshot = append(s.snapshot, insert("r", keyWidth(), value()))
 	}
 	for range max(ops, 6) {
 		var stmt string
@@ -207,7 +211,7 @@ func (g *diffGen) diffEdges(rows, ops int, mariadb bool) *diffEdges {
 			}
 			s.noColsStatements++
 		case len(live) == 0 || g.chance(0.4):
-			stmt = insert("c", keyWidth())
+			stmt = insert("c", keyWidth(), value())
 		case g.chance(0.5):
 			k := live[g.r.IntN(len(live))]
 			v := value()
@@ -223,16 +227,19 @@ func (g *diffGen) diffEdges(rows, ops int, mariadb bool) *diffEdges {
 		s.stream = append(s.stream, []string{stmt})
 	}
 	// Every round deletes a key over the limit alone and one whose
-	// tombstone fits, and writes to both zero-column tables.
+	// tombstone fits, and writes to both zero-column tables; it inserts a
+	// row that fits and deletes it.
 	for _, over := range []bool{true, false} {
 		if !slices.ContainsFunc(slices.Collect(maps.Keys(s.deleted)), func(k int) bool { return s.keyOver[k] == over && (over || s.keyFits[k]) }) {
 			wide := s.limit + g.r.IntN(2*edgesKeyMargin)
 			if !over {
 				wide = 1 + g.r.IntN(s.limit-edgesKeyMargin)
 			}
-			s.stream = append(s.stream, []string{insert("c", wide)}, []string{del(len(live) - 1)})
+			s.stream = append(s.stream, []string{insert("c", wide, value())}, []string{del(len(live) - 1)})
 		}
 	}
+	s.fits = len(s.keys)
+	s.stream = append(s.stream, []string{insert("c", 1+g.r.IntN((s.limit-edgesEnvelope)/2), "NULL")}, []string{del(len(live) - 1)})
 	if !mariadb {
 		for _, tb := range pgNoColsTables {
 			s.stream = append(s.stream, []string{`INSERT INTO ` + tb + ` DEFAULT VALUES`})
@@ -376,6 +383,11 @@ func (s *diffEdges) beside(side *itest.Env, cfg, schema string) *diffBeside {
 			}
 			if s.keyOver[k] && pub > 0 {
 				bad = append(bad, fmt.Sprintf("%s: its key alone (%d bytes in JSON) is over the limit, yet published", c, s.width[k]))
+			}
+		}
+		for _, c := range []string{fmt.Sprintf("c%d", s.fits), fmt.Sprintf("d%d", s.fits)} {
+			if published[c] != 1 {
+				bad = append(bad, fmt.Sprintf("%s (key of %d bytes in JSON, value null): not published, yet twice its key and an envelope of %d bytes are under the limit", c, s.width[s.fits], edgesEnvelope))
 			}
 		}
 		for c := range published {
