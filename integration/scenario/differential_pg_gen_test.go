@@ -686,15 +686,19 @@ func (g *diffGen) pgSpecial(rows, ops int) *pgSpecial {
 
 // interleave puts s's transactions among the round's at random places,
 // in their order.
-func (s *pgSpecial) interleave(g *diffGen, w *diffWorkload) {
-	at := make([]int, len(s.stream)) // how many of the round's go before each
+func (s *pgSpecial) interleave(g *diffGen, w *diffWorkload) { diffInterleave(g, w, s.stream) }
+
+// diffInterleave puts the transactions of stream among w's at random
+// places, in their order.
+func diffInterleave(g *diffGen, w *diffWorkload, stream [][]string) {
+	at := make([]int, len(stream)) // how many of the round's go before each
 	for j := range at {
 		at[j] = g.r.IntN(len(w.stream) + 1)
 	}
 	slices.Sort(at)
-	out := make([][]string, 0, len(w.stream)+len(s.stream))
+	out := make([][]string, 0, len(w.stream)+len(stream))
 	i := 0
-	for j, tx := range s.stream {
+	for j, tx := range stream {
 		out = append(append(out, w.stream[i:at[j]]...), tx)
 		i = at[j]
 	}
@@ -730,7 +734,8 @@ func (s *pgSpecial) beside(e *itest.Env) *diffBeside {
 		if p.Exited() {
 			t.Fatalf("the side pipeline (%s) exited:\n%s", pgSpecialTable, p.Out)
 		}
-		return int(itest.TopicEnd(topic)) >= count(s.published, "r") && len(side.SkippedLines(t)) >= count(s.skipped, "r")
+		return int(itest.TopicEnd(topic)) >= count(s.published, "r") && len(side.SkippedLines(t)) >= count(s.skipped, "r") &&
+			backfilled(p.Out.String(), "public."+pgSpecialTable)
 	}
 	b.check = func(t *testing.T) {
 		itest.WaitOrDump(t, p, 120*time.Second, "the side pipeline's changes", func() bool {

@@ -99,7 +99,14 @@ func runDiffPostgres(t *testing.T, seed uint64, size diffSize, known diffKnown) 
 	for _, sql := range append(special.ddl, special.snapshot...) {
 		e.Exec(sql)
 	}
+	// What a small max_message_bytes and tables without columns do, in a
+	// pipeline of its own (diffEdges).
+	edges := g.diffEdges(size.rows, size.ops/6, false)
+	for _, sql := range append(edges.ddl, edges.snapshot...) {
+		e.Exec(sql)
+	}
 	special.interleave(g, w)
+	edges.interleave(g, w)
 	var tables []string
 	for _, tb := range w.tables {
 		tables = append(tables, "public."+tb.name)
@@ -136,7 +143,7 @@ func runDiffPostgres(t *testing.T, seed uint64, size diffSize, known diffKnown) 
 		debezium: func(out string) *itest.DebeziumProc {
 			return itest.StartDebezium(t, e, out, 0, dbzProps)
 		},
-		beside: special.beside(e),
+		beside: []*diffBeside{special.beside(e), edges.pgBeside(e)},
 	}.Run(t)
 }
 
@@ -156,6 +163,13 @@ func runDiffMariaDB(t *testing.T, seed uint64, size diffSize, known diffKnown) {
 	for _, sql := range append(w.ddl(), append(inet.ddl, stmt.ddl...)...) {
 		e.Exec(sql)
 	}
+	// Keys near a small max_message_bytes, in a pipeline of its own
+	// (diffEdges).
+	edges := g.diffEdges(size.rows, size.ops/6, true)
+	for _, sql := range append(edges.ddl, edges.snapshot...) {
+		e.Exec(sql)
+	}
+	edges.interleave(g, w)
 	e.Exec(`CREATE TABLE zz_sentinel (id INT PRIMARY KEY)`)
 	var tables []string
 	for _, tb := range w.tables {
@@ -163,9 +177,9 @@ func runDiffMariaDB(t *testing.T, seed uint64, size diffSize, known diffKnown) {
 	}
 	src := "  tables: [" + strings.Join(append(tables, e.DB+".zz_sentinel", e.DB+".zz_inet", e.DB+".zz_stmt"), ", ") + "]\n"
 	// Debezium's DDL parser has no INET4/INET6: it skips zz_inet's DDL
-	// (StartMariaDBDebezium), and captures neither side table.
+	// (StartMariaDBDebezium), and captures no side table.
 	dbzProps := "harness.max.runtime.ms=900000\n" +
-		fmt.Sprintf("table.exclude.list=%[1]s.tributary_signal,%[1]s.zz_inet,%[1]s.zz_stmt\n", e.DB)
+		fmt.Sprintf("table.exclude.list=%[1]s.tributary_signal,%[1]s.zz_inet,%[1]s.zz_stmt,%[1]s.%[2]s\n", e.DB, edgesTable)
 	if g.unknown {
 		// MariaDB 10.11 ships no type Debezium's MariaDB connector lacks a
 		// converter for (its VECTOR is 11.7's; UUID, INET4 and INET6 fail
@@ -214,6 +228,7 @@ func runDiffMariaDB(t *testing.T, seed uint64, size diffSize, known diffKnown) {
 		debezium: func(out string) *itest.DebeziumProc {
 			return itest.StartMariaDBDebezium(t, e, out, 0, dbzProps)
 		},
+		beside: []*diffBeside{edges.myBeside(t, e)},
 	}.Run(t)
 }
 
@@ -231,17 +246,30 @@ type diffRound struct {
 	// side, when set, checks the tables Debezium does not capture against
 	// the database: the differences (none once Tributary has caught up).
 	side func() []string
-	// beside, when set, is a pipeline checked apart, on what Debezium
-	// cannot read (pgSpecial).
-	beside *diffBeside
+	// beside are pipelines checked apart, on what Debezium cannot read
+	// (pgSpecial) or what the compared pipeline cannot have (diffEdges).
+	beside []*diffBeside
 }
 
-// diffBeside is a pipeline run beside a round's: started with it, its
-// snapshot awaited before the stream, and checked after the round.
+// diffBeside is a pipeline run beside a round's: started before it, its
+// snapshot awaited before Debezium starts, and checked after the round.
 type diffBeside struct {
 	start func(t *testing.T)
 	ready func(t *testing.T) bool
 	check func(t *testing.T)
+}
+
+// backfilled says whether a pipeline's log out says it is done with the
+// snapshot of every table of tables: it writes no more watermarks.
+func backfilled(out string, tables ...string) bool {
+	for _, tb := range tables {
+		if !slices.ContainsFunc(strings.Split(out, "\n"), func(line string) bool {
+			return strings.Contains(line, `"backfill: table done"`) && strings.Contains(line, `"table":"`+tb+`"`)
+		}) {
+			return false
+		}
+	}
+	return true
 }
 
 func (r diffRound) Run(t *testing.T) {
@@ -263,13 +291,21 @@ func (r diffRound) Run(t *testing.T) {
 			fail("snapshot row: %s: %v", sql, err)
 		}
 	}
+	// The pipelines beside start first and are done with their snapshots
+	// before Debezium's slot exists: their watermarks (transactions of a
+	// logical decoding message) are not in its stream, where they would
+	// move its last commit (source.sequence) and not Tributary's, which
+	// does not have them in its publication's stream either.
+	for _, b := range r.beside {
+		b.start(t)
+	}
+	itest.WaitFor(t, 180*time.Second, "the snapshots of the pipelines beside", func() bool {
+		return !slices.ContainsFunc(r.beside, func(b *diffBeside) bool { return !b.ready(t) })
+	})
 	itest.OneTableAtATime(t, r.config)
 	dbzOut := filepath.Join(r.e.Dir, "debezium.jsonl")
 	dbz := r.debezium(dbzOut)
 	p := r.e.Start("run", "--config", r.config)
-	if r.beside != nil {
-		r.beside.start(t)
-	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("tributary output:\n%s", p.Out)
@@ -295,8 +331,7 @@ func (r diffRound) Run(t *testing.T) {
 	snap := len(r.w.snapshot)
 	itest.WaitFor(t, 180*time.Second, "both snapshots", func() bool {
 		alive()
-		return itest.CountLines(dbzOut) >= snap && itest.TopicsEnd(append(order, sentinel)) >= int64(snap) &&
-			(r.beside == nil || r.beside.ready(t))
+		return itest.CountLines(dbzOut) >= snap && itest.TopicsEnd(append(order, sentinel)) >= int64(snap)
 	})
 	for _, tx := range r.w.stream {
 		if err := r.exec(tx); err != nil {
@@ -348,8 +383,8 @@ func (r diffRound) Run(t *testing.T) {
 	if len(side) > 0 {
 		t.Errorf("the tables Debezium does not capture differ from the database (%d difference(s)):\n%s", len(side), strings.Join(side, "\n"))
 	}
-	if r.beside != nil {
-		r.beside.check(t)
+	for _, b := range r.beside {
+		b.check(t)
 	}
 
 	// Both read the same WAL: streamed PostgreSQL messages agree on
