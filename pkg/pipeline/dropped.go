@@ -30,13 +30,9 @@ func (p *Pipeline) reportDropped(t *change.Table) {
 // added later makes a new shape, whose rows are published.
 func (p *Pipeline) reportNoColumns(t *change.Table) {
 	id := t.ID.String()
-	if p.noColumns[id] {
+	if !p.noColumns.first(id) {
 		return
 	}
-	if p.noColumns == nil {
-		p.noColumns = map[string]bool{}
-	}
-	p.noColumns[id] = true
 	p.Log.Warn("table has no columns to publish (it has none, or source.exclude_columns leaves out every one): its rows are not published", "table", id)
 }
 
@@ -70,13 +66,24 @@ func oldRowAsKey(ev *change.Event) *change.Event {
 // ±Infinity in a NOT NULL numeric under decimal_handling precise).
 func (p *Pipeline) reportBareUpdate(t *change.Table) {
 	id := t.ID.String()
-	if p.bareUpdates[id] {
+	if !p.bareUpdates.first(id) {
 		return
 	}
-	if p.bareUpdates == nil {
-		p.bareUpdates = map[string]bool{}
-	}
-	p.bareUpdates[id] = true
 	p.Log.Warn("an update or delete is published with the old row of the default replica identity (an update's before null, a delete's before its key): its old row holds NaN or Infinity in a NOT NULL numeric, which decimal_handling precise cannot write (string or double can)",
 		"table", id)
+}
+
+// tableSet remembers tables, for what is reported once per table.
+type tableSet map[string]bool
+
+// first reports whether id is not in s yet, and adds it.
+func (s *tableSet) first(id string) bool {
+	if (*s)[id] {
+		return false
+	}
+	if *s == nil {
+		*s = tableSet{}
+	}
+	(*s)[id] = true
+	return true
 }

@@ -65,8 +65,8 @@ type Pipeline struct {
 	partitionIdx map[*change.Table]int  // partition column index per table version
 	partition    rowPartition           // for the row being emitted
 	reported     map[*change.Table]bool // table versions whose dropped columns were reported
-	noColumns    map[string]bool        // tables without columns, reported once (reportNoColumns)
-	bareUpdates  map[string]bool        // tables with an update sent without its old row (reportBareUpdate)
+	noColumns    tableSet               // tables without columns, reported once (reportNoColumns)
+	bareUpdates  tableSet               // tables with an update sent without its old row (reportBareUpdate)
 	fail         func(error)
 	finish       func() // ends the run gracefully (stop.go)
 	produceCtx   context.Context

@@ -109,18 +109,29 @@ func (s *Source) identified(rels []*relation, atStart bool) ([]*relation, error)
 	return ok, nil
 }
 
+// checkedTables are the tables the checks look at: those the selection
+// picks, split into those with a replica identity (captured) and those
+// without.
+func (s *Source) checkedTables(ctx context.Context, conn *pgx.Conn) (ok, without []*relation, err error) {
+	rels, _, err := listTables(ctx, conn, s.sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	ok, without = withIdentity(rels)
+	return ok, without, nil
+}
+
 // identityCheck is test-connection's "replica identity" line: failed
 // when a table of source.tables has none, or destination.key_columns
 // names columns its old row images lack (run refuses both); without a
 // list, the tables left out for want of one are named.
 func (s *Source) identityCheck(ctx context.Context, conn *pgx.Conn) source.Check {
 	c := source.Check{Name: "replica identity"}
-	rels, _, err := listTables(ctx, conn, s.sel)
+	ok, without, err := s.checkedTables(ctx, conn)
 	if err != nil {
 		c.Detail = err.Error()
 		return c
 	}
-	ok, without := withIdentity(rels)
 	for _, r := range ok {
 		if _, keyed := s.opts.KeyColumns[r.fullName()]; keyed {
 			if err := describe(ctx, conn, r); err != nil {

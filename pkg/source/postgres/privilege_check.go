@@ -16,12 +16,11 @@ import (
 // every one of its columns, will do.
 func (s *Source) readCheck(ctx context.Context, conn *pgx.Conn) source.Check {
 	c := source.Check{Name: "table privileges"}
-	rels, _, err := listTables(ctx, conn, s.sel)
+	captured, _, err := s.checkedTables(ctx, conn)
 	if err != nil {
 		c.Detail = err.Error()
 		return c
 	}
-	captured, _ := withIdentity(rels)
 	var unreadable []string
 	for _, r := range captured {
 		var ok bool

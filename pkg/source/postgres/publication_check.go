@@ -19,12 +19,11 @@ import (
 // nothing to change.
 func (s *Source) publicationCheck(ctx context.Context, conn *pgx.Conn) source.Check {
 	c := source.Check{Name: "publication"}
-	all, _, err := listTables(ctx, conn, s.sel)
+	rels, _, err := s.checkedTables(ctx, conn) // those without are refused by the replica identity line
 	if err != nil {
 		c.Detail = err.Error()
 		return c
 	}
-	rels, _ := withIdentity(all) // those without are refused by the replica identity line
 	before, err := readPublication(ctx, conn, s.pub)
 	if err != nil {
 		c.Detail = err.Error()
