@@ -65,16 +65,7 @@ func shopDatabase(t *testing.T) string {
 // where the report shows brokers, and loopback (the Lambda runtime API).
 // No response or log line shows a planted secret.
 func TestReplaySampleRequests(t *testing.T) {
-	client := ssm.NewFromConfig(awstest.Env(t))
-	root := "/" + awstest.Name("ct-") + "/"
-	prefix := root + "pipelines/"
-	put := func(name, value string, typ ssmtypes.ParameterType) {
-		t.Helper()
-		if _, err := client.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(name),
-			Value: aws.String(value), Type: typ, Overwrite: aws.Bool(true)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	client, root, prefix, put := ssmRoot(t, "ct-")
 	secret := func(name string) string { return root + name + "/secret" }
 	doc := func(name, dest string) string {
 		put(secret(name), canary, ssmtypes.ParameterTypeSecureString)
@@ -263,16 +254,7 @@ func TestReplaySampleRequests(t *testing.T) {
 // each field and rule; neither the answer nor a log line holds the URL,
 // its password or any part the reference read.
 func TestInvalidDocumentAnswerHoldsNoSecret(t *testing.T) {
-	client := ssm.NewFromConfig(awstest.Env(t))
-	root := "/" + awstest.Name("ct-") + "/"
-	prefix := root + "pipelines/"
-	put := func(name, value string, typ ssmtypes.ParameterType) {
-		t.Helper()
-		if _, err := client.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(name),
-			Value: aws.String(value), Type: typ, Overwrite: aws.Bool(true)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	client, root, prefix, put := ssmRoot(t, "ct-")
 	const password = "s3cretDBpassw0rdCANARY"
 	put(root+"shop/source-url", "postgres://tributary:"+password+"@db.example.com:5432/shop", ssmtypes.ParameterTypeSecureString)
 	ref := "'${ssm:" + root + "shop/source-url}'"
@@ -345,4 +327,20 @@ func TestReservedPipelineName(t *testing.T) {
 	if res.StatusCode != 400 || !strings.Contains(res.Body, "name: pipelines is reserved") || strings.Contains(res.Body+logs.String(), "CANARY") {
 		t.Fatalf("%d %s\nlogs: %s", res.StatusCode, res.Body, logs.String())
 	}
+}
+
+// ssmRoot makes a parameter root of its own in the emulator for one test:
+// the client, the root ("/<name><unique>/"), the documents' prefix under
+// it, and put, which writes a parameter there.
+func ssmRoot(t *testing.T, name string) (client *ssm.Client, root, prefix string, put func(name, value string, typ ssmtypes.ParameterType)) {
+	client = ssm.NewFromConfig(awstest.Env(t))
+	root = "/" + awstest.Name(name) + "/"
+	put = func(name, value string, typ ssmtypes.ParameterType) {
+		t.Helper()
+		if _, err := client.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(name),
+			Value: aws.String(value), Type: typ, Overwrite: aws.Bool(true)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return client, root, root + "pipelines/", put
 }

@@ -7,13 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/tributary-cdc/tributary/functions/internal/dialguard"
 	"github.com/tributary-cdc/tributary/functions/internal/pipelines"
-	"github.com/tributary-cdc/tributary/integration/awstest"
 )
 
 // TestSourceLogsScrubbed: what the source logs while it is tested (the
@@ -22,16 +19,7 @@ import (
 // else: a table name read through a reference shows as REDACTED, also in
 // CloudWatch.
 func TestSourceLogsScrubbed(t *testing.T) {
-	client := ssm.NewFromConfig(awstest.Env(t))
-	root := "/" + awstest.Name("ct-srclog-") + "/"
-	prefix := root + "pipelines/"
-	put := func(name, value string, typ ssmtypes.ParameterType) {
-		t.Helper()
-		if _, err := client.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(name),
-			Value: aws.String(value), Type: typ, Overwrite: aws.Bool(true)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	client, root, prefix, put := ssmRoot(t, "ct-srclog-")
 	put(root+"maria/table", "tblCANARY78", ssmtypes.ParameterTypeSecureString)
 	put(root+"maria/db", "root", ssmtypes.ParameterTypeSecureString)
 	put(prefix+"maria", "name: maria\nsource: {type: mysql, url: \"mysql://root:${ssm:"+root+"maria/db}@127.0.0.1:3306\", "+
@@ -70,16 +58,7 @@ func TestSourceLogsScrubbed(t *testing.T) {
 // database name, which the servers' errors quote ("database \"…\" does
 // not exist"), for PostgreSQL and MySQL alike.
 func TestWholeURLReferenceHidesDatabase(t *testing.T) {
-	client := ssm.NewFromConfig(awstest.Env(t))
-	root := "/" + awstest.Name("ct-wholeurl-") + "/"
-	prefix := root + "pipelines/"
-	put := func(name, value string, typ ssmtypes.ParameterType) {
-		t.Helper()
-		if _, err := client.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(name),
-			Value: aws.String(value), Type: typ, Overwrite: aws.Bool(true)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	client, root, prefix, put := ssmRoot(t, "ct-wholeurl-")
 	urls := map[string]string{
 		"pg": "postgres://postgres:postgres@127.0.0.1:5432/dbCANARY55",
 		"my": "mysql://root:root@127.0.0.1:3306/dbCANARY56",

@@ -13,13 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/tributary-cdc/tributary/functions/internal/dialguard"
 	"github.com/tributary-cdc/tributary/functions/internal/pipelines"
-	"github.com/tributary-cdc/tributary/integration/awstest"
 )
 
 // listener records every byte anyone sends to it on loopback; answer, if
@@ -118,16 +115,7 @@ func fakePostgres(t *testing.T) *listener {
 // hosts the stack does not allow. Each is refused with a status naming
 // the field, and the planted secret never reaches the listener.
 func TestSecretsOnlyOverTLSAndOnlyWhereBound(t *testing.T) {
-	client := ssm.NewFromConfig(awstest.Env(t))
-	root := "/" + awstest.Name("ct-tls-") + "/"
-	prefix := root + "pipelines/"
-	put := func(name, value string, typ ssmtypes.ParameterType) {
-		t.Helper()
-		if _, err := client.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String(name),
-			Value: aws.String(value), Type: typ, Overwrite: aws.Bool(true)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	client, root, prefix, put := ssmRoot(t, "ct-tls-")
 	pg := fakePostgres(t)
 	kafka := listen(t, nil) // a broker that would record a SASL PLAIN password
 	db := listen(t, nil)    // a MySQL server that would record the password
