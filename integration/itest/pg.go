@@ -3,6 +3,9 @@ package itest
 import (
 	"context"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Published returns the tables publication pub lists, as schema.table.
@@ -67,3 +70,35 @@ func (e *Env) OneRowAndSentinel() (cfg, topic string) {
 // (Debezium drops it too) and box (one Debezium maps to a Geometry that
 // Tributary does not build yet).
 const UnknownTypesTable = `CREATE TABLE odd (id integer PRIMARY KEY, q tsquery, b box, note text)`
+
+// ReplicationRole creates user, a login role with REPLICATION and the
+// password 'pw' and nothing else, dropped with what it owns in e's
+// database when the test ends (after the cleanups registered later, such
+// as a pipeline's).
+func (e *Env) ReplicationRole(t *testing.T, user string) {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, PGAdminURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "CREATE ROLE "+user+" LOGIN REPLICATION PASSWORD 'pw'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(ctx, e.PGURL()); err == nil {
+			c.Exec(ctx, "DROP OWNED BY "+user)
+			c.Close(ctx)
+		}
+		if a, err := pgx.Connect(ctx, PGAdminURL); err == nil {
+			for range 20 {
+				if _, err := a.Exec(ctx, "DROP ROLE IF EXISTS "+user); err == nil {
+					break
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+			a.Close(ctx)
+		}
+	})
+}

@@ -1,12 +1,9 @@
 package postgres_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary-cdc/tributary/integration/itest"
 )
@@ -23,30 +20,7 @@ func TestPGLeastPrivilegeTestConnectionAgreesWithRun(t *testing.T) {
 	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY)`)
 	e.Exec(`INSERT INTO orders VALUES (1), (2)`)
 	user := "it_" + itest.UniqueID("lp")
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, itest.PGAdminURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, "CREATE ROLE "+user+" LOGIN REPLICATION PASSWORD 'pw'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(ctx, e.PGURL()); err == nil {
-			c.Exec(ctx, "DROP OWNED BY "+user)
-			c.Close(ctx)
-		}
-		if a, err := pgx.Connect(ctx, itest.PGAdminURL); err == nil {
-			for range 20 {
-				if _, err := a.Exec(ctx, "DROP ROLE IF EXISTS "+user); err == nil {
-					break
-				}
-				time.Sleep(500 * time.Millisecond)
-			}
-			a.Close(ctx)
-		}
-	})
+	e.ReplicationRole(t, user)
 	e.Exec("GRANT SELECT ON orders TO " + user)
 	e.Exec("GRANT CREATE ON DATABASE " + e.DB + " TO " + user) // what the old fix line said
 	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "postgres", URL: "postgres://" + user + ":pw@127.0.0.1:5432/" + e.DB,
@@ -90,30 +64,7 @@ func TestPGLeastPrivilegeSelect(t *testing.T) {
 	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY)`)
 	e.Exec(`INSERT INTO orders VALUES (1), (2)`)
 	user := "it_" + itest.UniqueID("lps")
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, itest.PGAdminURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, "CREATE ROLE "+user+" LOGIN REPLICATION PASSWORD 'pw'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(ctx, e.PGURL()); err == nil {
-			c.Exec(ctx, "DROP OWNED BY "+user)
-			c.Close(ctx)
-		}
-		if a, err := pgx.Connect(ctx, itest.PGAdminURL); err == nil {
-			for range 20 {
-				if _, err := a.Exec(ctx, "DROP ROLE IF EXISTS "+user); err == nil {
-					break
-				}
-				time.Sleep(500 * time.Millisecond)
-			}
-			a.Close(ctx)
-		}
-	})
+	e.ReplicationRole(t, user)
 	e.Exec(`CREATE PUBLICATION "tributary_` + e.Name + `" FOR TABLE "public"."orders" WITH (publish_via_partition_root = true)`)
 	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "postgres", URL: "postgres://" + user + ":pw@127.0.0.1:5432/" + e.DB,
 		Source: "  tables: [public.orders]\n"})

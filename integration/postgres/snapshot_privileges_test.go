@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/tributary-cdc/tributary/integration/itest"
 
 	"github.com/go-mysql-org/go-mysql/client"
-	"github.com/jackc/pgx/v5"
 )
 
 // TestSnapshotRestrictedUser, on every source: a pipeline whose database
@@ -28,32 +26,7 @@ func TestSnapshotRestrictedUser(t *testing.T) {
 		var cfg string
 		switch bk := b.(type) {
 		case *itest.PGBackend:
-			admin, err := pgx.Connect(context.Background(), itest.PGAdminURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer admin.Close(context.Background())
-			if _, err := admin.Exec(context.Background(), "CREATE ROLE "+user+" LOGIN REPLICATION PASSWORD 'pw'"); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				// After the pipeline (its cleanup ran first): the grants
-				// in the test database, then the role.
-				ctx := context.Background()
-				if c, err := pgx.Connect(ctx, e.PGURL()); err == nil {
-					c.Exec(ctx, "DROP OWNED BY "+user)
-					c.Close(ctx)
-				}
-				if a, err := pgx.Connect(ctx, itest.PGAdminURL); err == nil {
-					for range 20 {
-						if _, err := a.Exec(ctx, "DROP ROLE IF EXISTS "+user); err == nil {
-							break
-						}
-						time.Sleep(500 * time.Millisecond)
-					}
-					a.Close(ctx)
-				}
-			})
+			e.ReplicationRole(t, user)
 			e.Exec("GRANT SELECT ON ALL TABLES IN SCHEMA public TO " + user)
 			e.Exec("CREATE PUBLICATION pub_" + user + " FOR TABLE items WITH (publish_via_partition_root = true)")
 			cfg = e.WritePipeline(itest.PipelineConfig{Typ: "postgres", URL: "postgres://" + user + ":pw@127.0.0.1:5432/" + e.DB,
