@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -194,7 +193,7 @@ func (c *Capture) run(ctx context.Context, from change.Position, emit func(conte
 		}
 		engine.Restore(state)
 		if len(added) > 0 && backfill {
-			slog.Info("snapshotting tables added since the last run", "tables", strings.Join(added, ", "))
+			c.opts.Log().Info("snapshotting tables added since the last run", "tables", strings.Join(added, ", "))
 			engine.Queue(added, false)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -167,16 +166,16 @@ func (s *Source) follows(ctx context.Context, oid uint32, schema, name string) (
 // leaves the publication); otherwise it is captured under its new name.
 func (s *Source) renamed(ctx context.Context, oid uint32, from, to string) bool {
 	if !s.sel.Wants(to, true) {
-		slog.Warn("a captured table was renamed to a name the list does not hold (source.tables does not select it, or source.exclude_tables leaves it out); its changes are no longer published",
+		s.opts.Log().Warn("a captured table was renamed to a name the list does not hold (source.tables does not select it, or source.exclude_tables leaves it out); its changes are no longer published",
 			"table", from, "renamed_to", to)
 		delete(s.captured, oid)
 		s.capturedChanged()
 		if _, err := s.conn.Exec(ctx, "ALTER PUBLICATION "+pgx.Identifier{s.pub}.Sanitize()+" DROP TABLE "+quoteName(to)); err != nil {
-			slog.Warn("could not drop the renamed table from the publication; its changes are filtered out", "table", to, "publication", s.pub, "err", err)
+			s.opts.Log().Warn("could not drop the renamed table from the publication; its changes are filtered out", "table", to, "publication", s.pub, "err", err)
 		}
 		return false
 	}
-	slog.Info("a captured table was renamed; its changes now go to the topic of its new name", "table", from, "renamed_to", to)
+	s.opts.Log().Info("a captured table was renamed; its changes now go to the topic of its new name", "table", from, "renamed_to", to)
 	s.captured[oid] = to
 	s.capturedChanged()
 	return true
@@ -223,18 +222,18 @@ func (s *Source) discover(ctx context.Context, emit func(context.Context, *chang
 			// Still there under its name, but no longer selected: it lost
 			// its primary key (no list) or its replica identity, or became
 			// a partition.
-			slog.Warn("a captured table is no longer selected (no primary key or replica identity, or now a partition); its changes are no longer published", "table", was)
+			s.opts.Log().Warn("a captured table is no longer selected (no primary key or replica identity, or now a partition); its changes are no longer published", "table", was)
 			delete(s.captured, oid)
 			s.capturedChanged()
 			if _, err := s.conn.Exec(ctx, "ALTER PUBLICATION "+pgx.Identifier{s.pub}.Sanitize()+" DROP TABLE "+quoteName(was)); err != nil {
-				slog.Warn("could not drop the table from the publication", "table", was, "err", err)
+				s.opts.Log().Warn("could not drop the table from the publication", "table", was, "err", err)
 			}
 		}
 	}
 	for _, t := range missing {
 		if !s.missing[t] {
 			s.missing[t] = true
-			slog.Warn("source.tables: table not found (dropped or renamed?); it is captured again if it appears", "table", t)
+			s.opts.Log().Warn("source.tables: table not found (dropped or renamed?); it is captured again if it appears", "table", t)
 		}
 	}
 	for _, r := range cur {
@@ -263,7 +262,7 @@ func (s *Source) addTables(ctx context.Context, rels []*relation, emit func(cont
 		if p := columnProblems(r, s.sel); len(p) > 0 {
 			if key := "columns:" + r.fullName(); !s.missing[key] {
 				s.missing[key] = true
-				slog.Warn("a new table is not captured: the column rules leave out or mask its key", "table", r.fullName(), "problem", strings.Join(p, "; "))
+				s.opts.Log().Warn("a new table is not captured: the column rules leave out or mask its key", "table", r.fullName(), "problem", strings.Join(p, "; "))
 			}
 			continue
 		}
@@ -277,12 +276,12 @@ func (s *Source) addTables(ctx context.Context, rels []*relation, emit func(cont
 		key := strings.Join(list, ", ")
 		if !s.missing["add:"+key] {
 			s.missing["add:"+key] = true
-			slog.Warn("a new table cannot be captured: adding it to the publication failed (the user must own the table, or its owner can run the ALTER PUBLICATION)",
+			s.opts.Log().Warn("a new table cannot be captured: adding it to the publication failed (the user must own the table, or its owner can run the ALTER PUBLICATION)",
 				"tables", key, "publication", s.pub, "err", err)
 		}
 		return nil
 	}
-	slog.Info("capturing new tables", "tables", strings.Join(names(rels), ", "))
+	s.opts.Log().Info("capturing new tables", "tables", strings.Join(names(rels), ", "))
 	for _, r := range rels {
 		s.capture(r)
 	}

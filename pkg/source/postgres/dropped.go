@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 
@@ -110,7 +109,7 @@ func (s *Source) tableDropped(ctx context.Context, oid uint32, name string) erro
 		s.engine.Drop(name) // no snapshot of it can finish; one of a new table of that name goes on
 	}
 	s.capturedChanged()
-	slog.Warn("a captured table was dropped; the changes written to it before the drop are still published, then its topic gets no more",
+	s.opts.Log().Warn("a captured table was dropped; the changes written to it before the drop are still published, then its topic gets no more",
 		"table", name, "until_lsn", lsn)
 	return nil
 }

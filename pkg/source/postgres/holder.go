@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -63,10 +62,10 @@ func (s *Source) takeSlot(ctx context.Context, slot string) error {
 	if s.opts.Leased {
 		var ok bool
 		if err := s.conn.QueryRow(ctx, `SELECT pg_terminate_backend($1)`, h.pid).Scan(&ok); err != nil || !ok {
-			slog.Warn("replication slot is in use by another connection; waiting for it to end", "slot", slot, "pid", h.pid, "err", err)
+			s.opts.Log().Warn("replication slot is in use by another connection; waiting for it to end", "slot", slot, "pid", h.pid, "err", err)
 			return nil
 		}
-		slog.Warn("ended the stale connection that held the replication slot", "slot", slot, "pid", h.pid, "client", h.client)
+		s.opts.Log().Warn("ended the stale connection that held the replication slot", "slot", slot, "pid", h.pid, "client", h.client)
 		return nil
 	}
 	return s.awaitSlot(ctx, slot, h)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 
@@ -72,7 +71,7 @@ func (s *Source) identified(rels []*relation, atStart bool) ([]*relation, error)
 		for _, r := range without {
 			if key := "identity:" + r.noIdentity; !s.missing[key] {
 				s.missing[key] = true
-				slog.Warn("a table without a replica identity is not captured: in the publication, its UPDATE and DELETE would fail in the application",
+				s.opts.Log().Warn("a table without a replica identity is not captured: in the publication, its UPDATE and DELETE would fail in the application",
 					"table", r.fullName(), "problem", r.noIdentity, "fix", fix)
 			}
 		}
@@ -97,7 +96,7 @@ func (s *Source) identified(rels []*relation, atStart bool) ([]*relation, error)
 			default:
 				if key := "columns:" + r.fullName(); !s.missing[key] {
 					s.missing[key] = true
-					slog.Warn("a table is not captured: the column rules leave out or mask its key", "table", r.fullName(), "problem", strings.Join(cp, "; "))
+					s.opts.Log().Warn("a table is not captured: the column rules leave out or mask its key", "table", r.fullName(), "problem", strings.Join(cp, "; "))
 				}
 			}
 		}

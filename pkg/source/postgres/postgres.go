@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -196,14 +195,14 @@ func (s *Source) Discover(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	for _, p := range s.sel.Unmatched(names(rels)) {
-		slog.Warn("source.tables: the regular expression matches no table; tables that match it are captured when they are created", "pattern", p)
+		s.opts.Log().Warn("source.tables: the regular expression matches no table; tables that match it are captured when they are created", "pattern", p)
 	}
 	for _, t := range missing {
 		// As Debezium treats include-list entries that match nothing: a
 		// warning, so a dropped or renamed table does not block every
 		// restart. It is captured (and backfilled) if it appears.
 		s.missing[t] = true
-		slog.Warn("source.tables: table not found (dropped or renamed?); it is captured if it appears", "table", t)
+		s.opts.Log().Warn("source.tables: table not found (dropped or renamed?); it is captured if it appears", "table", t)
 	}
 	s.reportMissing()
 	if len(rels) == 0 && len(missing) > 0 && !s.slotState.exists {
@@ -216,7 +215,7 @@ func (s *Source) Discover(ctx context.Context) ([]string, error) {
 	if rels, err = s.identified(rels, true); err != nil {
 		return nil, err
 	}
-	if s.pubState, err = reconcilePublication(ctx, s.conn, s.opts.Pipeline, s.pub, rels); err != nil {
+	if s.pubState, err = reconcilePublication(ctx, s.conn, s.opts.Log(), s.opts.Pipeline, s.pub, rels); err != nil {
 		return nil, err
 	}
 	s.selected = rels
@@ -252,7 +251,7 @@ func (s *Source) Legacy(_ context.Context, _ []string) (snapshot.State, bool, er
 	if pos.Backfill == nil || !slot.exists || slot.lost || slot.confirmedLSN > s.start {
 		return snapshot.State{}, false, nil
 	}
-	slog.Info("resuming the backfill", "slot", s.slot, "lsn", formatLSN(s.start), "table", pos.Backfill.Table, "rows", pos.Backfill.Rows)
+	s.opts.Log().Info("resuming the backfill", "slot", s.slot, "lsn", formatLSN(s.start), "table", pos.Backfill.Table, "rows", pos.Backfill.Rows)
 	s.setCaptured(s.selected)
 	s.raiseAcked(slot.confirmedLSN)
 	return legacyState(pos.Backfill, s.selected), true, nil
@@ -270,7 +269,7 @@ func (s *Source) Fresh(ctx context.Context, checkpointed bool) error {
 		// now, which would lose what changed since) and backfill every
 		// table again.
 		s.start = slot.confirmedLSN
-		slog.Info("no checkpoint, but the replication slot exists: streaming from its confirmed position and backfilling every table",
+		s.opts.Log().Info("no checkpoint, but the replication slot exists: streaming from its confirmed position and backfilling every table",
 			"slot", s.slot, "lsn", formatLSN(s.start))
 		s.setCaptured(s.selected)
 		s.raiseAcked(slot.confirmedLSN)
@@ -364,10 +363,10 @@ func (s *Source) dropAbandoned(ctx context.Context, old string) {
 	}
 	switch {
 	case err != nil:
-		slog.Warn("source.snapshot_mode when_needed: could not drop the replication slot the checkpoint streamed from; it holds WAL until dropped",
+		s.opts.Log().Warn("source.snapshot_mode when_needed: could not drop the replication slot the checkpoint streamed from; it holds WAL until dropped",
 			"slot", old, "err", err, "fix", "SELECT pg_drop_replication_slot('"+old+"')")
 	case tag.RowsAffected() > 0:
-		slog.Warn("source.snapshot_mode when_needed: dropped the replication slot the checkpoint streamed from (source.slot names another)", "slot", old)
+		s.opts.Log().Warn("source.snapshot_mode when_needed: dropped the replication slot the checkpoint streamed from (source.slot names another)", "slot", old)
 	}
 }
 

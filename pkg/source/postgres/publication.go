@@ -226,7 +226,7 @@ func createStatement(name string, rels []*relation) string {
 // and adds and drops tables (planPublication). Each change is logged. A
 // publication it creates carries pipeline's marker (publicationMarker).
 // It returns the publication as it was before.
-func reconcilePublication(ctx context.Context, conn *pgx.Conn, pipeline, name string, rels []*relation) (publicationState, error) {
+func reconcilePublication(ctx context.Context, conn *pgx.Conn, log *slog.Logger, pipeline, name string, rels []*relation) (publicationState, error) {
 	before, err := readPublication(ctx, conn, name)
 	if err != nil {
 		return before, err
@@ -247,12 +247,12 @@ func reconcilePublication(ctx context.Context, conn *pgx.Conn, pipeline, name st
 		if err := inTx(ctx, conn, create, "COMMENT ON PUBLICATION "+ident+" IS "+quoteLiteral(publicationMarker(pipeline))); err != nil {
 			return before, publicationError(name, "create it", err)
 		}
-		slog.Info("created the publication", "publication", name, "tables", len(rels))
+		log.Info("created the publication", "publication", name, "tables", len(rels))
 		return before, nil
 	case plan.replace:
 		// One transaction: logical decoding looks the publication up by
 		// name as of each change, and must never find it missing.
-		slog.Warn("the publication covers more than the captured tables: UPDATE and DELETE fail on tables without a primary key or replica identity; replacing it with one that lists the captured tables",
+		log.Warn("the publication covers more than the captured tables: UPDATE and DELETE fail on tables without a primary key or replica identity; replacing it with one that lists the captured tables",
 			"publication", name, "all_tables", before.allTables)
 		if err := inTx(ctx, conn, "DROP PUBLICATION "+ident, create); err != nil {
 			return before, publicationError(name, "replace it", err)
@@ -260,7 +260,7 @@ func reconcilePublication(ctx context.Context, conn *pgx.Conn, pipeline, name st
 		return before, nil
 	}
 	if plan.viaRoot {
-		slog.Warn("the publication lacks publish_via_partition_root; setting it, so that partitioned tables publish under their own name", "publication", name)
+		log.Warn("the publication lacks publish_via_partition_root; setting it, so that partitioned tables publish under their own name", "publication", name)
 		if _, err := conn.Exec(ctx, "ALTER PUBLICATION "+ident+" SET (publish_via_partition_root = true)"); err != nil {
 			return before, publicationError(name, "set publish_via_partition_root = true", err)
 		}
@@ -269,13 +269,13 @@ func reconcilePublication(ctx context.Context, conn *pgx.Conn, pipeline, name st
 		if _, err := conn.Exec(ctx, "ALTER PUBLICATION "+ident+" ADD TABLE "+strings.Join(plan.add, ", ")); err != nil {
 			return before, publicationError(name, "add "+strings.Join(plan.add, ", "), err)
 		}
-		slog.Info("added tables to the publication", "publication", name, "tables", strings.Join(plan.add, ", "))
+		log.Info("added tables to the publication", "publication", name, "tables", strings.Join(plan.add, ", "))
 	}
 	if len(plan.drop) > 0 {
 		if _, err := conn.Exec(ctx, "ALTER PUBLICATION "+ident+" DROP TABLE "+strings.Join(plan.drop, ", ")); err != nil {
 			return before, publicationError(name, "drop "+strings.Join(plan.drop, ", "), err)
 		}
-		slog.Info("dropped tables that are no longer captured from the publication", "publication", name, "tables", strings.Join(plan.drop, ", "))
+		log.Info("dropped tables that are no longer captured from the publication", "publication", name, "tables", strings.Join(plan.drop, ", "))
 	}
 	return before, nil
 }
