@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/metrics"
 )
 
@@ -38,7 +40,7 @@ func emfEnabled() bool {
 // addr is run's --http-addr: where GET /metrics serves the Prometheus text
 // format; "" serves nothing.
 // routes adds the status page and its JSON to the same listener.
-func startMetrics(reg *metrics.Registry, m *metrics.Pipeline, log *slog.Logger, stdout io.Writer, addr string, routes func(*http.ServeMux)) (stop func(runErr error) error, err error) {
+func startMetrics(reg *metrics.Registry, m *metrics.Pipeline, scrub *config.Scrubber, log *slog.Logger, stdout io.Writer, addr string, routes func(*http.ServeMux)) (stop func(runErr error) error, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	if emfEnabled() {
@@ -55,7 +57,7 @@ func startMetrics(reg *metrics.Registry, m *metrics.Pipeline, log *slog.Logger, 
 			return nil, fmt.Errorf("--http-addr: %w", err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", reg.Handler())
+		mux.Handle("/metrics", scrubbed(reg.Handler(), scrub))
 		routes(mux)
 		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		wg.Add(1)
@@ -82,3 +84,25 @@ func startMetrics(reg *metrics.Registry, m *metrics.Pipeline, log *slog.Logger, 
 	}
 	return stop, nil
 }
+
+// scrubbed serves h's answer with scrub's secrets taken out: a label
+// (a topic, a table) may hold a value read through a reference.
+func scrubbed(h http.Handler, scrub *config.Scrubber) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		rec := &bufferedResponse{header: w.Header(), code: http.StatusOK}
+		h.ServeHTTP(rec, req)
+		w.WriteHeader(rec.code)
+		io.WriteString(w, scrub.String(rec.body.String()))
+	})
+}
+
+// bufferedResponse holds an answer until it is scrubbed whole.
+type bufferedResponse struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header         { return b.header }
+func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
+func (b *bufferedResponse) WriteHeader(code int)        { b.code = code }

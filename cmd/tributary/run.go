@@ -75,7 +75,7 @@ func runPipeline(ctx context.Context, inv *invocation) error {
 	m := metrics.NewPipeline(reg, inv.cfg.Name)
 	rec := status.NewRecorder(m, b.Version)
 	// Metrics first, so that a failure to start counts as an error too.
-	stopMetrics, err := startMetrics(reg, m, inv.log, inv.stdout, inv.httpAddr, func(mux *http.ServeMux) {
+	stopMetrics, err := startMetrics(reg, m, inv.cfg.Scrubber(), inv.log, inv.stdout, inv.httpAddr, func(mux *http.ServeMux) {
 		statusRoutes(mux, inv.cfg, rec)
 	})
 	if err != nil {
