@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +26,9 @@ import (
 )
 
 // Pipeline wires one source to one producer and one checkpoint store.
+// Its exported fields are the settings a caller fills in before Run;
+// Counters are what the run has published so far; runState (state.go) is
+// the run's own bookkeeping, reset by every Run.
 type Pipeline struct {
 	Name     string
 	Source   source.Source
@@ -35,6 +37,8 @@ type Pipeline struct {
 	Store    checkpoint.Store
 	Log      *slog.Logger
 
+	// SourceType names the source in messages (source.type).
+	SourceType string
 	// DeleteMode is record (default), tombstone or record_and_tombstone.
 	DeleteMode string
 	// Notifier records row.skipped events durably; the pipeline does not
@@ -58,43 +62,24 @@ type Pipeline struct {
 	// table is queued or being read by its snapshots
 	// (source.snapshot_mode initial_only; see stop.go).
 	StopWhenBackfilled bool
-
-	tracker      tracker
-	topics       map[string]bool
-	sizeHint     map[*change.Table]int  // last key+value size per table version
-	partitionIdx map[*change.Table]int  // partition column index per table version
-	partition    rowPartition           // for the row being emitted
-	reported     map[*change.Table]bool // table versions whose dropped columns were reported
-	noColumns    tableSet               // tables without columns, reported once (reportNoColumns)
-	bareUpdates  tableSet               // tables with an update sent without its old row (reportBareUpdate)
-	fail         func(error)
-	finish       func() // ends the run gracefully (stop.go)
-	produceCtx   context.Context
-	commitMu     sync.Mutex // serialises checkpoint saves: the commit loop, saveStart, the stop
-	saved        change.Position
-	savedMark    atomic.Uint64 // tracker mark of saved (backfillrequests.go)
-	startSaved   bool          // the run's first position was saved (saveStart; source goroutine)
-	backfills    backfills
-
-	// SourceType names the source in messages (source.type).
-	SourceType string
-
-	// Counters, for logs and status.
-	Published atomic.Int64 // c/u/d rows acknowledged (billable)
-	Read      atomic.Int64 // r rows acknowledged (backfill, not billable)
-	Skipped   atomic.Int64 // rows over max_message_bytes, recorded as row.skipped
-
 	// Transactions, when set, publishes exactly once (exactlyonce.go);
 	// nil: at least once.
 	Transactions *Transactions
-	txn          *txnState
-
 	// Metrics, when set, counts acknowledged rows per table and op, the
 	// source-to-publish latency, the source lag and publish errors; nil
 	// records nothing.
 	Metrics *metrics.Pipeline
-	// tableMetrics resolves each table's counters once (source goroutine only).
-	tableMetrics map[*change.Table]*metrics.Rows
+
+	Counters
+	runState
+}
+
+// Counters are the rows a run has had acknowledged, for logs and status;
+// safe to read from any goroutine.
+type Counters struct {
+	Published atomic.Int64 // c/u/d rows acknowledged (billable)
+	Read      atomic.Int64 // r rows acknowledged (backfill, not billable)
+	Skipped   atomic.Int64 // rows over max_message_bytes, recorded as row.skipped
 }
 
 // errPublish marks a failure of the producer, as opposed to a shutdown.
