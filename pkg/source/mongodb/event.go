@@ -52,7 +52,8 @@ type Event struct {
 	// Token is the event's resume token (its _id).
 	Token bson.Raw
 	// Split is set on a fragment of an event the server split
-	// ($changeStreamSplitLargeEvent): fragment Split.Fragment of Split.Of.
+	// ($changeStreamSplitLargeEvent); the reader joins the fragments
+	// before decoding, so a decoded event never has it.
 	Split *Split
 }
 
@@ -170,11 +171,6 @@ func decodeEvent(raw bson.Raw, db, coll string) (Event, error) {
 		ev.Split = &Split{Fragment: int32(f), Of: int32(o)}
 	}
 	if !ev.IsData() {
-		return ev, nil
-	}
-	if ev.Split != nil && ev.Split.Fragment > 1 {
-		// Later fragments carry only the fields that did not fit in the
-		// first; the key is on the first.
 		return ev, nil
 	}
 	if ev.DB == "" || ev.Collection == "" {
