@@ -96,6 +96,9 @@ type Driver struct {
 	watchDB  string
 	watchCol string
 	acked    Cursor
+	// modernTypesOnly: the server rejected the deprecated BSON types in
+	// $type, so chunk filters leave them out.
+	modernTypesOnly bool
 }
 
 // New checks the configuration; every problem is reported at once.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -51,18 +52,16 @@ var idBrackets = [][]bson.Type{
 	{bson.TypeMaxKey},
 }
 
-// typeAlias is the $type name of a BSON type.
-var typeAlias = map[bson.Type]string{
-	bson.TypeMinKey: "minKey", bson.TypeNull: "null", bson.TypeInt32: "int", bson.TypeInt64: "long",
-	bson.TypeDouble: "double", bson.TypeDecimal128: "decimal", bson.TypeSymbol: "symbol", bson.TypeString: "string",
-	bson.TypeEmbeddedDocument: "object", bson.TypeBinary: "binData", bson.TypeObjectID: "objectId",
-	bson.TypeBoolean: "bool", bson.TypeDateTime: "date", bson.TypeTimestamp: "timestamp",
-	bson.TypeDBPointer: "dbPointer", bson.TypeJavaScript: "javascript", bson.TypeCodeWithScope: "javascriptWithScope",
-	bson.TypeMaxKey: "maxKey",
-}
+// deprecatedTypes are _id types a server may not know in $type
+// (mongo-java-server knows neither symbol, dbPointer, JavaScript code nor
+// code with scope).
+var deprecatedTypes = []bson.Type{bson.TypeSymbol, bson.TypeDBPointer, bson.TypeJavaScript, bson.TypeCodeWithScope}
 
-// laterTypes are the $type aliases of every bracket after t's.
-func laterTypes(t bson.Type) (bson.A, error) {
+// laterTypes are the $type numbers of every bracket after t's (numbers,
+// not aliases: mongo-java-server knows no alias for the deprecated types).
+func laterTypes(t bson.Type) (bson.A, error) { return laterTypesOf(t, false) }
+
+func laterTypesOf(t bson.Type, modernOnly bool) (bson.A, error) {
 	for i, br := range idBrackets {
 		for _, bt := range br {
 			if bt != t {
@@ -71,7 +70,10 @@ func laterTypes(t bson.Type) (bson.A, error) {
 			var out bson.A
 			for _, later := range idBrackets[i+1:] {
 				for _, lt := range later {
-					out = append(out, typeAlias[lt])
+					if modernOnly && slices.Contains(deprecatedTypes, lt) {
+						continue
+					}
+					out = append(out, int32(lt))
 				}
 			}
 			return out, nil
@@ -83,11 +85,13 @@ func laterTypes(t bson.Type) (bson.A, error) {
 // chunkFilter selects the documents after the _id after in MongoDB's
 // order: the later ones of its own bracket ($gt) and every one of a later
 // bracket ($type).
-func chunkFilter(after bson.RawValue) (bson.D, error) {
+func chunkFilter(after bson.RawValue) (bson.D, error) { return chunkFilterOf(after, false) }
+
+func chunkFilterOf(after bson.RawValue, modernOnly bool) (bson.D, error) {
 	if after.Type == 0 {
 		return bson.D{}, nil
 	}
-	later, err := laterTypes(after.Type)
+	later, err := laterTypesOf(after.Type, modernOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -108,12 +112,24 @@ func (s *Snapshots) ReadChunk(ctx context.Context, ns string, after bson.RawValu
 	if limit <= 0 {
 		return Chunk{}, fmt.Errorf("mongodb: chunk size %d: want at least 1", limit)
 	}
-	filter, err := chunkFilter(after)
+	filter, err := chunkFilterOf(after, s.d.modernTypesOnly)
 	if err != nil {
 		return Chunk{}, fmt.Errorf("mongodb: %s: %w", ns, err)
 	}
-	cur, err := s.d.client.Database(db).Collection(coll).Find(ctx, filter,
-		options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetBatchSize(int32(min(limit, 10000))))
+	find := func() (*mongo.Cursor, error) {
+		return s.d.client.Database(db).Collection(coll).Find(ctx, filter,
+			options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetBatchSize(int32(min(limit, 10000))))
+	}
+	cur, err := find()
+	if err != nil && !s.d.modernTypesOnly && strings.Contains(err.Error(), "Unknown type") {
+		// A server that does not know the deprecated types cannot hold
+		// an _id of one either: page without them from now on.
+		s.d.modernTypesOnly = true
+		s.d.log.Warn("the server knows no symbol, dbPointer or code type in $type; paging without them")
+		if filter, err = chunkFilterOf(after, true); err == nil {
+			cur, err = find()
+		}
+	}
 	if err != nil {
 		return Chunk{}, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
 	}
