@@ -3,6 +3,7 @@ package mongodb
 import (
 	"fmt"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -278,10 +279,12 @@ const valueSchemaHead = `{"schema":{"type":"struct","fields":[` +
 	`{"type":"struct","fields":[{"type":"string","optional":false,"field":"id"},{"type":"int64","optional":false,"field":"total_order"},{"type":"int64","optional":false,"field":"data_collection_order"}],"optional":true,"name":"event.block","version":1,"field":"transaction"}],` +
 	`"optional":false,"name":`
 
-// appendJackson appends s as a JSON string the way Jackson (the
+// appendJackson appends s as a JSON string the way Jackson 2.21 (the
 // JsonConverter's writer) escapes it: '"' and '\\', the short escapes
-// \b \t \n \f \r, other control characters as \u00XX (upper-case hex),
-// everything else raw; invalid UTF-8 as \ufffd per byte.
+// \b \t \n \f \r, other control characters as \u00XX, a character
+// outside the Basic Multilingual Plane as its escaped surrogate pair
+// (\uD83D\uDE00, upper-case hex), everything else raw; invalid UTF-8 as
+// \ufffd per byte.
 func appendJackson(b []byte, s string) []byte {
 	const hex = "0123456789ABCDEF"
 	b = append(b, '"')
@@ -289,9 +292,15 @@ func appendJackson(b []byte, s string) []byte {
 		c := s[i]
 		if c >= utf8.RuneSelf {
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
+			switch {
+			case r == utf8.RuneError && size == 1:
 				b = append(b, `\ufffd`...)
-			} else {
+			case r > 0xffff:
+				hi, lo := utf16.EncodeRune(r)
+				for _, u := range []rune{hi, lo} {
+					b = append(b, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
+				}
+			default:
 				b = append(b, s[i:i+size]...)
 			}
 			i += size
@@ -320,4 +329,14 @@ func appendJackson(b []byte, s string) []byte {
 		i++
 	}
 	return append(b, '"')
+}
+
+// EncodeRawChange decodes a raw change-stream event (one that names its
+// namespace) and encodes its message.
+func EncodeRawChange(raw bson.Raw, opt MessageOptions, nowMS int64) (Message, error) {
+	ev, err := decodeEvent(raw, "", "")
+	if err != nil {
+		return Message{}, err
+	}
+	return EncodeChange(ev, opt, nowMS)
 }

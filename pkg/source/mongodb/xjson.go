@@ -120,7 +120,7 @@ func (w xjsonWriter) appendValue(b []byte, v bson.RawValue) ([]byte, error) {
 	case bson.TypeBinary:
 		sub, data := v.Binary()
 		enc := base64.StdEncoding.EncodeToString(data)
-		hex := fmt.Sprintf("%02x", sub)
+		hex := fmt.Sprintf("%02X", sub)
 		b = append(b, '{')
 		if w.mode == modeStrict {
 			b = w.member(b, true, "$binary")
@@ -285,7 +285,8 @@ func (w xjsonWriter) appendDate(b []byte, ms int64) []byte {
 		t := time.UnixMilli(ms).UTC()
 		s := t.Format("2006-01-02T15:04:05")
 		if frac := ms % 1000; frac != 0 {
-			s += fmt.Sprintf(".%03d", frac)
+			// The Java driver's formatter prints the fewest digits (".68").
+			s += strings.TrimRight(fmt.Sprintf(".%03d", frac), "0")
 		}
 		b = appendJavaString(b, s+"Z")
 	default:
@@ -317,6 +318,16 @@ func appendJavaDouble(b []byte, f float64) []byte {
 		return append(b, s...)
 	}
 	s := strconv.FormatFloat(f, 'e', -1, 64) // e.g. -1.2345e+21, 1e-05
+	if len(strings.TrimPrefix(s[:strings.IndexByte(s, 'e')], "-")) == 1 && abs < 0x1p-1022 {
+		// Among subnormals Java prefers the two-digit decimal closest to
+		// the value over a one-digit one further away (Double.MIN_VALUE
+		// is 4.9E-324, not 5.0E-324).
+		if s2 := strconv.FormatFloat(f, 'e', 1, 64); s2[len(s2)-len("e-324")-1] != '0' {
+			if g, err := strconv.ParseFloat(s2, 64); err == nil && g == f {
+				s = s2
+			}
+		}
+	}
 	mant, exp, _ := strings.Cut(s, "e")
 	if !strings.Contains(mant, ".") {
 		mant += ".0"
