@@ -1,10 +1,14 @@
 package mongodb
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // ext parses canonical-or-relaxed Extended JSON into a document.
@@ -251,5 +255,30 @@ func TestIDRoundTripAndChunkFilter(t *testing.T) {
 	f, _ = chunkFilter(doc.Lookup("a"))
 	if f[0].Key != "$or" {
 		t.Errorf("after a number: %v", f)
+	}
+}
+
+// Reopening the stream is worth trying after network errors, timeouts and
+// errors the server labels resumable; never after a lost resume point.
+func TestRetriable(t *testing.T) {
+	d := &Driver{}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{mongo.CommandError{Code: 286, Name: "ChangeStreamHistoryLost", Labels: []string{"ResumableChangeStreamError"}}, false},
+		{mongo.CommandError{Code: 136, Name: "CappedPositionLost"}, false},
+		{mongo.CommandError{Code: 280, Name: "ChangeStreamFatalError"}, false},
+		{mongo.CommandError{Code: 91, Name: "ShutdownInProgress", Labels: []string{"ResumableChangeStreamError"}}, true},
+		{mongo.CommandError{Code: 10107, Name: "NotWritablePrimary", Labels: []string{"RetryableError"}}, true},
+		{mongo.CommandError{Code: 13, Name: "Unauthorized"}, false},
+		{&scrubbed{msg: "x", err: mongo.CommandError{Code: 91, Labels: []string{"ResumableChangeStreamError"}}}, true},
+		{fmt.Errorf("wrapped: %w", ErrHistoryLost), false},
+		{context.DeadlineExceeded, true},
+		{errors.New("decode"), false},
+	} {
+		if got := d.Retriable(c.err); got != c.want {
+			t.Errorf("Retriable(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
