@@ -437,3 +437,36 @@ func TestWatermarkRoundTrip(t *testing.T) {
 		t.Error("a repeated watermark id: no error")
 	}
 }
+
+// After a resume token the server alone decides what follows: events
+// whose clusterTime is not after the cursor's time still arrive (the
+// events of one transaction share a clusterTime, so a cursor cut inside
+// a transaction must not drop the rest of it).
+func TestResumeTokenWinsOverTime(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("c")
+	ctx := context.Background()
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	ns := db.Name() + ".c"
+	r := start(t, ns, mongodb.Cursor{}, "")
+	var cursors []mongodb.Cursor
+	for i := 1; i <= 4; i++ {
+		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: i}}); err != nil {
+			t.Fatal(err)
+		}
+		r.next(t, "change")
+		cursors = append(cursors, r.next(t, "commit").cur)
+	}
+	r.stop()
+	// The token of event 2 with the time of event 4.
+	cut := mongodb.Cursor{Token: cursors[1].Token, OperationTime: cursors[3].OperationTime}
+	r2 := start(t, ns, cut, "")
+	for i := 3; i <= 4; i++ {
+		if ev := r2.next(t, "change").ev; ev.Key.Int32() != int32(i) {
+			t.Fatalf("after the token: _id %s, want %d", ev.Key, i)
+		}
+	}
+}

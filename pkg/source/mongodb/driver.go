@@ -241,7 +241,14 @@ func (d *Driver) Resume(c Cursor, captured []string) error {
 	}
 	d.cursor = c
 	d.captured = slices.Clone(captured)
-	d.skipTo = c.OperationTime
+	d.skipTo = bson.Timestamp{}
+	if c.Token == nil {
+		// Only a bare time needs the filter: after a token the server
+		// itself resumes past the event, and the events of one
+		// transaction share its clusterTime, so filtering by time there
+		// would drop the rest of a transaction cut at a batch boundary.
+		d.skipTo = c.OperationTime
+	}
 	return nil
 }
 
