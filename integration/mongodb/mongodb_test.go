@@ -16,7 +16,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,10 +44,21 @@ func scope() string {
 	return mongodb.ScopeCollection
 }
 
-// client is a plain driver client for the test's own writes.
+var startServer sync.Once
+
+// client is a plain driver client for the test's own writes. Without
+// MONGODB_URI it starts the local mongo-java-server when none answers
+// (integration/services/mongo.sh up; `make services-up` starts it too).
 func client(t *testing.T) *mongo.Client {
 	t.Helper()
 	itest.SkipShort(t)
+	if os.Getenv("MONGODB_URI") == "" {
+		startServer.Do(func() {
+			if out, err := exec.Command("bash", "services/mongo.sh", "up").CombinedOutput(); err != nil {
+				t.Logf("integration/services/mongo.sh up: %v\n%s", err, out)
+			}
+		})
+	}
 	c, err := mongo.Connect(options.Client().ApplyURI(uri()))
 	if err != nil {
 		t.Fatal(err)

@@ -187,10 +187,10 @@ func randomEvent(r *rand.Rand, i int) bson.D {
 // sets the number of events (default 400), MONGODB_ORACLE_SEED the seed.
 func TestRandomEventsMatchDebezium(t *testing.T) {
 	itest.SkipShort(t)
-	if b, err := exec.Command("bash", "../debezium/build.sh", "mongodb").CombinedOutput(); err != nil {
+	if b, err := exec.Command("bash", "debezium/build.sh", "mongodb").CombinedOutput(); err != nil {
 		t.Fatalf("integration/debezium/build.sh mongodb: %v\n%s", err, b)
 	}
-	home, err := filepath.Abs("../../.services/debezium/mongodb")
+	home, err := filepath.Abs("../.services/debezium/mongodb")
 	if err != nil {
 		t.Fatal(err)
 	}
