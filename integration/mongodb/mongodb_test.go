@@ -14,6 +14,7 @@ package mongodb_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -165,6 +166,7 @@ func (r *running) next(t *testing.T, kind string) item {
 				return it
 			}
 		case err := <-r.done:
+			r.done <- err // for stop
 			t.Fatalf("stream ended waiting for a %s: %v", kind, err)
 		case <-timeout:
 			t.Fatalf("no %s within 20s", kind)
@@ -480,6 +482,48 @@ func TestResumeTokenWinsOverTime(t *testing.T) {
 	for i := 3; i <= 4; i++ {
 		if ev := r2.next(t, "change").ev; ev.Key.Int32() != int32(i) {
 			t.Fatalf("after the token: _id %s, want %d", ev.Key, i)
+		}
+	}
+}
+
+// A dropped collection's drop event is not a change. (A real server then
+// invalidates a collection stream, which Stream returns as
+// mongodb.ErrInvalidated; mongo-java-server streams on, so here the
+// next insert still arrives.)
+func TestDropIsNotAChange(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("c")
+	ctx := context.Background()
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, db.Name()+".c", mongodb.Cursor{}, "")
+	if err := coll.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 9}}); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case it := <-r.sink:
+			if it.kind != "change" {
+				continue
+			}
+			if it.ev.Op != mongodb.OpInsert || it.ev.Key.Int32() != 9 {
+				t.Fatalf("first change after the drop: %s %s", it.ev.Op, it.ev.Key)
+			}
+			return
+		case err := <-r.done:
+			r.done <- err // for stop
+			if !errors.Is(err, mongodb.ErrInvalidated) {
+				t.Fatalf("stream ended: %v", err)
+			}
+			return
+		case <-timeout:
+			t.Fatal("nothing within 20s")
 		}
 	}
 }

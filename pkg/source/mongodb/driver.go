@@ -82,6 +82,11 @@ type Config struct {
 // collections must be snapshot again.
 var ErrHistoryLost = errors.New("mongodb: the resume point is no longer in the oplog; a new snapshot is required")
 
+// ErrInvalidated means the server ended the change stream with an
+// invalidate event (the watched collection or database was dropped or
+// renamed): the stream cannot go on past it.
+var ErrInvalidated = errors.New("mongodb: the change stream was invalidated (its collection or database was dropped or renamed)")
+
 // Driver is one connection to a MongoDB deployment.
 type Driver struct {
 	cfg    Config
@@ -342,6 +347,9 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if d.stream.ID() == 0 {
+				return errors.New("mongodb: the server closed the change stream")
+			}
 			if tok := d.stream.ResumeToken(); tok != nil && !bytesEqual(tok, lastBeat.Token) {
 				lastBeat = Cursor{Token: slices.Clone(tok)}
 				if err := sink.Heartbeat(ctx, lastBeat); err != nil {
@@ -386,7 +394,9 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 			if ev.TxnNumber != nil && d.stream.RemainingBatchLength() > 0 {
 				continue
 			}
-		case ev.Op == OpDrop || ev.Op == OpRename || ev.Op == OpDropDatabase || ev.Op == OpInvalidate:
+		case ev.Op == OpInvalidate:
+			return fmt.Errorf("%w (resume token %s)", ErrInvalidated, ev.Token)
+		case ev.Op == OpDrop || ev.Op == OpRename || ev.Op == OpDropDatabase:
 			d.log.Warn("collection event", "op", string(ev.Op), "namespace", ev.Namespace())
 		}
 		lastBeat = cur
