@@ -1,0 +1,449 @@
+// Package mongodb reads a MongoDB replica set or sharded cluster: change
+// streams for the log, find in _id order for snapshots, and the message in
+// Debezium's MongoDB connector format. Its public surface has the shape of
+// the capture seam (Connect, Discover, Fresh, Resume, Start, Stream with a
+// Sink, Acknowledge, Retriable, Snapshots, Close); it is not wired into
+// the capture loop yet.
+package mongodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// Sink receives what the stream reads, in order.
+type Sink interface {
+	// Change is one document change on a captured collection.
+	Change(ctx context.Context, ev Event) error
+	// Commit says every change handed over so far is complete: the stream
+	// resumes from c. A transaction's changes end with one Commit.
+	Commit(ctx context.Context, c Cursor) error
+	// Watermark is a snapshot watermark written by Snapshots().WriteWatermark
+	// read back at its place in the stream.
+	Watermark(ctx context.Context, id string) error
+	// Heartbeat reports progress while no captured change arrives.
+	Heartbeat(ctx context.Context, c Cursor) error
+}
+
+// Capture modes, as Debezium's capture.mode names them.
+const (
+	ModeUpdateFull             = "change_streams_update_full"
+	ModeUpdateFullWithPreImage = "change_streams_update_full_with_pre_image"
+	ModeChangeStreams          = "change_streams"
+	ModeChangeStreamsPreImage  = "change_streams_with_pre_image"
+)
+
+// Scopes: what one change stream watches.
+const (
+	// ScopeCluster watches the whole deployment and filters by
+	// namespace: later-created collections are captured and watermarks
+	// travel in the same stream. The default.
+	ScopeCluster = "cluster"
+	// ScopeCollection watches one collection: for servers without
+	// cluster-wide change streams (mongo-java-server). No watermarks.
+	ScopeCollection = "collection"
+)
+
+// Config is the driver's configuration.
+type Config struct {
+	Settings Settings
+	// Include and Exclude are collection.include.list /
+	// collection.exclude.list regexes on "db.collection".
+	Include, Exclude []string
+	// CaptureMode is Debezium's capture.mode; empty is ModeUpdateFull.
+	CaptureMode string
+	// Scope is ScopeCluster (default) or ScopeCollection.
+	Scope string
+	// SignalCollection, "db.collection", is where watermarks are written;
+	// empty disables them.
+	SignalCollection string
+	// BatchSize of the change stream's getMore; 0 is the server's.
+	BatchSize int32
+	// MaxAwait is how long the server holds an empty getMore (default 1s);
+	// IdlePause the least time between two empty polls (default 100ms), for
+	// servers that answer an empty getMore at once.
+	MaxAwait, IdlePause time.Duration
+	// SplitLargeEvents adds $changeStreamSplitLargeEvent (MongoDB 7.0+).
+	SplitLargeEvents bool
+	Logger           *slog.Logger
+}
+
+// ErrHistoryLost means the resume point is gone from the oplog (server
+// error 286 ChangeStreamHistoryLost, or 136 CappedPositionLost): the
+// collections must be snapshot again.
+var ErrHistoryLost = errors.New("mongodb: the resume point is no longer in the oplog; a new snapshot is required")
+
+// ErrInvalidated means the server ended the change stream with an
+// invalidate event (the watched collection or database was dropped or
+// renamed): the stream cannot go on past it.
+var ErrInvalidated = errors.New("mongodb: the change stream was invalidated (its collection or database was dropped or renamed)")
+
+// Driver is one connection to a MongoDB deployment.
+type Driver struct {
+	cfg    Config
+	filter *Filter
+	log    *slog.Logger
+	client *mongo.Client
+
+	cursor   Cursor
+	skipTo   bson.Timestamp // events at or before it are already read
+	captured []string
+	stream   *mongo.ChangeStream
+	watchDB  string
+	watchCol string
+	acked    Cursor
+	// modernTypesOnly: the server rejected the deprecated BSON types in
+	// $type, so chunk filters leave them out.
+	modernTypesOnly bool
+}
+
+// New checks the configuration; every problem is reported at once.
+func New(cfg Config) (*Driver, error) {
+	var errs []error
+	s, err := ParseSettings(cfg.Settings)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	cfg.Settings = s
+	f, err := NewFilter(cfg.Include, cfg.Exclude)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	switch cfg.CaptureMode {
+	case "":
+		cfg.CaptureMode = ModeUpdateFull
+	case ModeUpdateFull, ModeUpdateFullWithPreImage, ModeChangeStreams, ModeChangeStreamsPreImage:
+	default:
+		errs = append(errs, fmt.Errorf("source.capture_mode %q: want one of %s, %s, %s, %s", cfg.CaptureMode,
+			ModeChangeStreams, ModeUpdateFull, ModeChangeStreamsPreImage, ModeUpdateFullWithPreImage))
+	}
+	switch cfg.Scope {
+	case "":
+		cfg.Scope = ScopeCluster
+	case ScopeCluster, ScopeCollection:
+	default:
+		errs = append(errs, fmt.Errorf("source.scope %q: want %s or %s", cfg.Scope, ScopeCluster, ScopeCollection))
+	}
+	if cfg.SignalCollection != "" {
+		db, coll, ok := strings.Cut(cfg.SignalCollection, ".")
+		if !ok || db == "" || coll == "" {
+			errs = append(errs, fmt.Errorf("source.signal_collection %q: want database.collection", cfg.SignalCollection))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if f != nil {
+		f.signal = cfg.SignalCollection
+	}
+	if cfg.MaxAwait <= 0 {
+		cfg.MaxAwait = time.Second
+	}
+	if cfg.IdlePause <= 0 {
+		cfg.IdlePause = 100 * time.Millisecond
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Driver{cfg: cfg, filter: f, log: log.With("source", "mongodb")}, nil
+}
+
+// Connect opens the client and checks the server answers.
+func (d *Driver) Connect(ctx context.Context) error {
+	o, err := d.cfg.Settings.clientOptions()
+	if err != nil {
+		return err
+	}
+	c, err := mongo.Connect(o)
+	if err != nil {
+		return fmt.Errorf("mongodb %s: %s", d.cfg.Settings.Redacted(), d.scrub(err))
+	}
+	if err := c.Ping(ctx, nil); err != nil {
+		_ = c.Disconnect(context.WithoutCancel(ctx))
+		return fmt.Errorf("mongodb %s: %s", d.cfg.Settings.Redacted(), d.scrub(err))
+	}
+	d.client = c
+	d.log.Info("connected", "url", d.cfg.Settings.Redacted())
+	return nil
+}
+
+// scrub is err's message with the password hidden.
+func (d *Driver) scrub(err error) string {
+	return scrub(err.Error(), d.cfg.Settings.URI, d.cfg.Settings.Password)
+}
+
+// Discover lists the captured collections, "db.collection", sorted.
+func (d *Driver) Discover(ctx context.Context) ([]string, error) {
+	dbs, err := d.client.ListDatabaseNames(ctx, bson.D{})
+	if err != nil {
+		return nil, fmt.Errorf("mongodb: listing databases: %s", d.scrub(err))
+	}
+	var out []string
+	for _, db := range dbs {
+		if systemDatabase(db) {
+			continue
+		}
+		colls, err := d.client.Database(db).ListCollectionNames(ctx, bson.D{})
+		if err != nil {
+			return nil, fmt.Errorf("mongodb: listing collections of %s: %s", db, d.scrub(err))
+		}
+		for _, c := range colls {
+			if d.filter.Match(db, c) {
+				out = append(out, db+"."+c)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Fresh returns a cursor at the server's current operation time, taken
+// before a snapshot starts: the stream then replays everything after it.
+// The time comes from a session's operationTime, or, where the server has
+// no sessions (mongo-java-server), from the newest oplog entry.
+func (d *Driver) Fresh(ctx context.Context) (Cursor, error) {
+	if sess, err := d.client.StartSession(); err == nil {
+		defer sess.EndSession(context.WithoutCancel(ctx))
+		err := mongo.WithSession(ctx, sess, func(sc context.Context) error {
+			return d.client.Database("admin").RunCommand(sc, bson.D{{Key: "ping", Value: 1}}).Err()
+		})
+		if err == nil {
+			if t := sess.OperationTime(); t != nil && !t.IsZero() {
+				return Cursor{OperationTime: *t}, nil
+			}
+		}
+	}
+	var last struct {
+		TS bson.Timestamp `bson:"ts"`
+	}
+	err := d.client.Database("local").Collection("oplog.rs").
+		FindOne(ctx, bson.D{}, options.FindOne().SetSort(bson.D{{Key: "$natural", Value: -1}})).Decode(&last)
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		// An empty oplog: every event to come is after time zero.
+		return Cursor{OperationTime: bson.Timestamp{T: 0, I: 1}}, nil
+	case err != nil:
+		return Cursor{}, fmt.Errorf("mongodb: reading the current operation time: %s (the server answers no operationTime and the oplog is not readable)", d.scrub(err))
+	}
+	return Cursor{OperationTime: last.TS}, nil
+}
+
+// Resume sets where Start opens the stream, and the set of collections
+// the checkpoint recorded as captured.
+func (d *Driver) Resume(c Cursor, captured []string) error {
+	if c.IsZero() {
+		return errors.New("mongodb: resume from an empty cursor; start fresh instead")
+	}
+	d.cursor = c
+	d.captured = slices.Clone(captured)
+	d.skipTo = bson.Timestamp{}
+	if c.Token == nil {
+		// Only a bare time needs the filter: after a token the server
+		// itself resumes past the event, and the events of one
+		// transaction share its clusterTime, so filtering by time there
+		// would drop the rest of a transaction cut at a batch boundary.
+		d.skipTo = c.OperationTime
+	}
+	return nil
+}
+
+// Start opens the change stream at the cursor given to Resume.
+func (d *Driver) Start(ctx context.Context) error {
+	if d.cursor.IsZero() {
+		return errors.New("mongodb: Start before Resume")
+	}
+	o := options.ChangeStream().SetMaxAwaitTime(d.cfg.MaxAwait)
+	if d.cfg.BatchSize > 0 {
+		o.SetBatchSize(d.cfg.BatchSize)
+	}
+	switch d.cfg.CaptureMode {
+	case ModeUpdateFull, ModeUpdateFullWithPreImage:
+		o.SetFullDocument(options.UpdateLookup)
+	}
+	switch d.cfg.CaptureMode {
+	case ModeUpdateFullWithPreImage, ModeChangeStreamsPreImage:
+		o.SetFullDocumentBeforeChange(options.WhenAvailable)
+	}
+	if d.cursor.Token != nil {
+		o.SetResumeAfter(d.cursor.Token)
+	} else {
+		// Inclusive: the events at this very time are dropped by Stream
+		// (skipTo), as the cursor's time is already read.
+		t := d.cursor.OperationTime
+		o.SetStartAtOperationTime(&t)
+	}
+	pipeline := mongo.Pipeline{}
+	var err error
+	switch d.cfg.Scope {
+	case ScopeCollection:
+		if len(d.captured) != 1 {
+			return fmt.Errorf("mongodb: source.scope collection watches one collection; %d are captured (%s)", len(d.captured), strings.Join(d.captured, ", "))
+		}
+		db, coll, _ := strings.Cut(d.captured[0], ".")
+		d.watchDB, d.watchCol = db, coll
+		if d.cfg.SplitLargeEvents {
+			pipeline = append(pipeline, bson.D{{Key: "$changeStreamSplitLargeEvent", Value: bson.D{}}})
+		}
+		d.stream, err = d.client.Database(db).Collection(coll).Watch(ctx, pipeline, o)
+	default:
+		pipeline = append(pipeline, bson.D{{Key: "$match", Value: bson.D{{Key: "ns.db", Value: bson.D{{Key: "$nin", Value: bson.A{"admin", "config", "local"}}}}}}})
+		if d.cfg.SplitLargeEvents {
+			pipeline = append(pipeline, bson.D{{Key: "$changeStreamSplitLargeEvent", Value: bson.D{}}})
+		}
+		d.stream, err = d.client.Watch(ctx, pipeline, o)
+	}
+	if err != nil {
+		return d.streamError("opening the change stream", err)
+	}
+	return nil
+}
+
+// streamError wraps a change-stream error; a lost resume point becomes
+// ErrHistoryLost.
+func (d *Driver) streamError(what string, err error) error {
+	var se mongo.ServerError
+	if errors.As(err, &se) && (se.HasErrorCode(286) || se.HasErrorCode(136)) {
+		return fmt.Errorf("%w (%s: %s)", ErrHistoryLost, what, d.scrub(err))
+	}
+	return &scrubbed{msg: "mongodb: " + what + ": " + d.scrub(err), err: err}
+}
+
+// scrubbed is an error whose message has the password hidden while the
+// chain below stays inspectable (errors.As finds the server error).
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// Stream reads the change stream into sink until ctx ends or an error.
+// Each data event on a captured collection is a Change followed by a
+// Commit at its resume token (a transaction's events are grouped when
+// they arrive in one batch); an insert into the signal collection is a
+// Watermark; an idle stream sends a Heartbeat when its token moves.
+func (d *Driver) Stream(ctx context.Context, sink Sink) error {
+	if d.stream == nil {
+		return errors.New("mongodb: Stream before Start")
+	}
+	var j joiner
+	lastBeat := d.cursor
+	for {
+		if !d.stream.TryNext(ctx) {
+			if err := d.stream.Err(); err != nil {
+				return d.streamError("reading the change stream", err)
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if d.stream.ID() == 0 {
+				return errors.New("mongodb: the server closed the change stream")
+			}
+			if tok := d.stream.ResumeToken(); tok != nil && !bytesEqual(tok, lastBeat.Token) {
+				lastBeat = Cursor{Token: slices.Clone(tok)}
+				if err := sink.Heartbeat(ctx, lastBeat); err != nil {
+					return err
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(d.cfg.IdlePause):
+			}
+			continue
+		}
+		raw, err := j.add(d.stream.Current)
+		if err != nil {
+			return err
+		}
+		if raw == nil {
+			continue
+		}
+		ev, err := decodeEvent(raw, d.watchDB, d.watchCol)
+		if err != nil {
+			return err
+		}
+		if !d.skipTo.IsZero() && !ev.ClusterTime.IsZero() && !ev.ClusterTime.After(d.skipTo) {
+			continue
+		}
+		cur := Cursor{Token: slices.Clone(ev.Token), OperationTime: ev.ClusterTime}
+		switch {
+		case ev.Namespace() == d.cfg.SignalCollection && ev.Op == OpInsert:
+			id, ok := ev.Key.StringValueOK()
+			if !ok {
+				return fmt.Errorf("mongodb: watermark in %s with a non-string _id", d.cfg.SignalCollection)
+			}
+			if err := sink.Watermark(ctx, id); err != nil {
+				return err
+			}
+		case ev.IsData() && d.filter.Match(ev.DB, ev.Collection):
+			if err := sink.Change(ctx, ev); err != nil {
+				return err
+			}
+			if ev.TxnNumber != nil && d.stream.RemainingBatchLength() > 0 {
+				continue
+			}
+		case ev.Op == OpInvalidate:
+			return fmt.Errorf("%w (resume token %s)", ErrInvalidated, ev.Token)
+		case ev.Op == OpDrop || ev.Op == OpRename || ev.Op == OpDropDatabase:
+			d.log.Warn("collection event", "op", string(ev.Op), "namespace", ev.Namespace())
+		}
+		lastBeat = cur
+		if err := sink.Commit(ctx, cur); err != nil {
+			return err
+		}
+	}
+}
+
+func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
+
+// Acknowledge records that everything up to c is durably delivered.
+// MongoDB keeps no per-reader position on the server (the oplog window is
+// time-based), so nothing is sent.
+func (d *Driver) Acknowledge(c Cursor) { d.acked = c }
+
+// Retriable reports whether reopening the stream from the last cursor may
+// succeed: network errors, timeouts, and server errors labelled
+// ResumableChangeStreamError or RetryableError; never a lost resume point.
+func (d *Driver) Retriable(err error) bool {
+	if err == nil || errors.Is(err, ErrHistoryLost) {
+		return false
+	}
+	if mongo.IsNetworkError(err) || mongo.IsTimeout(err) {
+		return true
+	}
+	var se mongo.ServerError
+	if errors.As(err, &se) {
+		if se.HasErrorCode(286) || se.HasErrorCode(136) || se.HasErrorCode(280) {
+			return false
+		}
+		return se.HasErrorLabel("ResumableChangeStreamError") || se.HasErrorLabel("RetryableError") ||
+			se.HasErrorLabel("RetryableWriteError")
+	}
+	return false
+}
+
+// Close ends the stream and the client.
+func (d *Driver) Close(ctx context.Context) error {
+	var errs []error
+	if d.stream != nil {
+		errs = append(errs, d.stream.Close(ctx))
+		d.stream = nil
+	}
+	if d.client != nil {
+		errs = append(errs, d.client.Disconnect(ctx))
+		d.client = nil
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,342 @@
+package mongodb
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// The message: Debezium 3.x's MongoDB connector format as Kafka Connect's
+// JsonConverter writes it. The key is {"id": <_id as relaxed Extended
+// JSON>}; the value an envelope whose before and after are documents as
+// strings (Extended JSON v1 strict mode, io.debezium.data.Json), with
+// updateDescription on updates and the connector's source block. Its
+// shape was checked against the connector's own classes (see
+// docs/sources/mongodb.md).
+
+// MessageOptions are what the message needs beyond the event.
+type MessageOptions struct {
+	// Name is the logical server name: source.name and the topic prefix.
+	Name string
+	// Version is source.version (Debezium's release).
+	Version string
+	// Schemas writes {"schema":…,"payload":…} (the JsonConverter's
+	// schemas.enable); false writes the payload alone.
+	Schemas bool
+}
+
+// Message is one record: its topic, key and value.
+type Message struct {
+	Topic string
+	Key   []byte
+	Value []byte
+}
+
+// DefaultVersion is the Debezium release whose MongoDB format this matches.
+const DefaultVersion = "3.6.1.Final"
+
+// Topic is the default topic of a collection: <name>.<db>.<collection>.
+func Topic(name, db, coll string) string { return name + "." + db + "." + coll }
+
+var (
+	docWriter    = xjsonWriter{mode: modeStrict, style: styleCompact}
+	keyWriter    = xjsonWriter{mode: modeRelaxed, style: styleCompact}
+	updateWriter = xjsonWriter{mode: modeRelaxed, style: styleDefault}
+)
+
+// EncodeChange builds the message of a data event (insert, update,
+// replace, delete); nowMS is the envelope's ts_ms (when the event was
+// processed, as Debezium writes it).
+func EncodeChange(ev Event, opt MessageOptions, nowMS int64) (Message, error) {
+	var op byte
+	switch ev.Op {
+	case OpInsert:
+		op = 'c'
+	case OpUpdate, OpReplace:
+		op = 'u'
+	case OpDelete:
+		op = 'd'
+	default:
+		return Message{}, fmt.Errorf("no message for a %s event", ev.Op)
+	}
+	var p payload
+	p.op = op
+	var err error
+	switch op {
+	case 'c':
+		p.after = ev.After
+	case 'u':
+		p.before, p.after, p.update = ev.Before, ev.After, ev.Update
+	case 'd':
+		p.before = ev.Before
+	}
+	ts := ev.WallTimeMS
+	if ts == 0 {
+		ts = int64(ev.ClusterTime.T) * 1000
+	}
+	p.src = sourceBlock{
+		name: opt.Name, version: opt.Version, tsMS: ts, snapshot: "false",
+		db: ev.DB, coll: ev.Collection, ord: int32(ev.ClusterTime.I),
+		lsid: ev.LSID, txn: ev.TxnNumber, wallMS: ev.WallTimeMS,
+	}
+	return encode(ev.DB, ev.Collection, ev.Key, p, opt, nowMS, err)
+}
+
+// EncodeRead builds the snapshot read (op "r") of doc. at is the
+// operation time the snapshot started from (source.ts_ms and ord) and
+// snapshot the source.snapshot value ("true", "first", "last", …).
+func EncodeRead(db, coll string, doc bson.Raw, at bson.Timestamp, snapshot string, opt MessageOptions, nowMS int64) (Message, error) {
+	id, err := doc.LookupErr("_id")
+	if err != nil {
+		return Message{}, fmt.Errorf("snapshot of %s.%s: a document without _id", db, coll)
+	}
+	p := payload{op: 'r', after: doc}
+	p.src = sourceBlock{
+		name: opt.Name, version: opt.Version, tsMS: int64(at.T) * 1000, snapshot: snapshot,
+		db: db, coll: coll, ord: int32(at.I),
+	}
+	return encode(db, coll, id, p, opt, nowMS, nil)
+}
+
+type payload struct {
+	op            byte
+	before, after bson.Raw
+	update        *UpdateDescription
+	src           sourceBlock
+}
+
+type sourceBlock struct {
+	name, version, snapshot, db, coll string
+	tsMS, wallMS                      int64
+	ord                               int32
+	lsid                              bson.Raw
+	txn                               *int64
+}
+
+func encode(db, coll string, id bson.RawValue, p payload, opt MessageOptions, nowMS int64, err error) (Message, error) {
+	if err != nil {
+		return Message{}, err
+	}
+	topic := Topic(opt.Name, db, coll)
+	idJSON, err := keyWriter.appendValue(nil, id)
+	if err != nil {
+		return Message{}, fmt.Errorf("%s.%s key: %w", db, coll, err)
+	}
+	var key []byte
+	if opt.Schemas {
+		key = append(key, `{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"id"}],"optional":false,"name":`...)
+		key = appendJackson(key, topic+".Key")
+		key = append(key, `},"payload":`...)
+	}
+	key = append(key, `{"id":`...)
+	key = appendJackson(key, string(idJSON))
+	key = append(key, '}')
+	if opt.Schemas {
+		key = append(key, '}')
+	}
+
+	var v []byte
+	if opt.Schemas {
+		v = append(v, valueSchemaHead...)
+		v = appendJackson(v, topic+".Envelope")
+		v = append(v, `},"payload":`...)
+	}
+	if v, err = appendPayload(v, p, nowMS); err != nil {
+		return Message{}, fmt.Errorf("%s.%s: %w", db, coll, err)
+	}
+	if opt.Schemas {
+		v = append(v, '}')
+	}
+	return Message{Topic: topic, Key: key, Value: v}, nil
+}
+
+func appendDocString(b []byte, w xjsonWriter, doc bson.Raw) ([]byte, error) {
+	if doc == nil {
+		return append(b, "null"...), nil
+	}
+	s, err := w.appendDocument(nil, doc)
+	if err != nil {
+		return b, err
+	}
+	return appendJackson(b, string(s)), nil
+}
+
+func appendPayload(b []byte, p payload, nowMS int64) ([]byte, error) {
+	var err error
+	b = append(b, `{"before":`...)
+	if b, err = appendDocString(b, docWriter, p.before); err != nil {
+		return b, fmt.Errorf("before: %w", err)
+	}
+	b = append(b, `,"after":`...)
+	if b, err = appendDocString(b, docWriter, p.after); err != nil {
+		return b, fmt.Errorf("after: %w", err)
+	}
+	b = append(b, `,"updateDescription":`...)
+	if u := p.update; u == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `{"removedFields":`...)
+		if len(u.RemovedFields) == 0 {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i, f := range u.RemovedFields {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendJackson(b, f)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, `,"updatedFields":`...)
+		if b, err = appendDocString(b, updateWriter, u.UpdatedFields); err != nil {
+			return b, fmt.Errorf("updatedFields: %w", err)
+		}
+		b = append(b, `,"truncatedArrays":`...)
+		if len(u.TruncatedArrays) == 0 {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i, t := range u.TruncatedArrays {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `{"field":`...)
+				b = appendJackson(b, t.Field)
+				b = append(b, `,"size":`...)
+				b = strconv.AppendInt(b, int64(t.NewSize), 10)
+				b = append(b, '}')
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	}
+	s := p.src
+	b = append(b, `,"source":{"version":`...)
+	b = appendJackson(b, s.version)
+	b = append(b, `,"connector":"mongodb","name":`...)
+	b = appendJackson(b, s.name)
+	b = append(b, `,"ts_ms":`...)
+	b = strconv.AppendInt(b, s.tsMS, 10)
+	b = append(b, `,"snapshot":`...)
+	b = appendJackson(b, s.snapshot)
+	b = append(b, `,"db":`...)
+	b = appendJackson(b, s.db)
+	b = append(b, `,"sequence":null,"ts_us":`...)
+	b = strconv.AppendInt(b, s.tsMS*1000, 10)
+	b = append(b, `,"ts_ns":`...)
+	b = strconv.AppendInt(b, s.tsMS*1000000, 10)
+	b = append(b, `,"collection":`...)
+	b = appendJackson(b, s.coll)
+	b = append(b, `,"ord":`...)
+	b = strconv.AppendInt(b, int64(s.ord), 10)
+	b = append(b, `,"lsid":`...)
+	if b, err = appendDocString(b, docWriter, s.lsid); err != nil {
+		return b, fmt.Errorf("lsid: %w", err)
+	}
+	b = append(b, `,"txnNumber":`...)
+	if s.txn == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, *s.txn, 10)
+	}
+	b = append(b, `,"wallTime":`...)
+	if s.wallMS == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, s.wallMS, 10)
+	}
+	b = append(b, `},"op":"`...)
+	b = append(b, p.op)
+	b = append(b, `","ts_ms":`...)
+	b = strconv.AppendInt(b, nowMS, 10)
+	b = append(b, `,"transaction":null}`...)
+	return b, nil
+}
+
+// valueSchemaHead is the value schema up to its name: the envelope of
+// MongoDbSchema (before, after, updateDescription, source, op, ts_ms,
+// transaction) with MongoDbSourceInfoStructMaker's source block.
+const valueSchemaHead = `{"schema":{"type":"struct","fields":[` +
+	`{"type":"string","optional":true,"name":"io.debezium.data.Json","version":1,"field":"before"},` +
+	`{"type":"string","optional":true,"name":"io.debezium.data.Json","version":1,"field":"after"},` +
+	`{"type":"struct","fields":[{"type":"array","items":{"type":"string","optional":false},"optional":true,"field":"removedFields"},` +
+	`{"type":"string","optional":true,"name":"io.debezium.data.Json","version":1,"field":"updatedFields"},` +
+	`{"type":"array","items":{"type":"struct","fields":[{"type":"string","optional":false,"field":"field"},{"type":"int32","optional":false,"field":"size"}],"optional":false,"name":"io.debezium.connector.mongodb.changestream.truncatedarray","version":1},"optional":true,"field":"truncatedArrays"}],` +
+	`"optional":true,"name":"io.debezium.connector.mongodb.changestream.updatedescription","version":1,"field":"updateDescription"},` +
+	`{"type":"struct","fields":[{"type":"string","optional":false,"field":"version"},{"type":"string","optional":false,"field":"connector"},` +
+	`{"type":"string","optional":false,"field":"name"},{"type":"int64","optional":false,"field":"ts_ms"},` +
+	`{"type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,"parameters":{"allowed":"true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"},"default":"false","field":"snapshot"},` +
+	`{"type":"string","optional":false,"field":"db"},{"type":"string","optional":true,"field":"sequence"},` +
+	`{"type":"int64","optional":true,"field":"ts_us"},{"type":"int64","optional":true,"field":"ts_ns"},` +
+	`{"type":"string","optional":false,"field":"collection"},{"type":"int32","optional":false,"field":"ord"},` +
+	`{"type":"string","optional":true,"field":"lsid"},{"type":"int64","optional":true,"field":"txnNumber"},` +
+	`{"type":"int64","optional":true,"field":"wallTime"}],"optional":false,"name":"io.debezium.connector.mongo.Source","version":1,"field":"source"},` +
+	`{"type":"string","optional":true,"field":"op"},{"type":"int64","optional":true,"field":"ts_ms"},` +
+	`{"type":"struct","fields":[{"type":"string","optional":false,"field":"id"},{"type":"int64","optional":false,"field":"total_order"},{"type":"int64","optional":false,"field":"data_collection_order"}],"optional":true,"name":"event.block","version":1,"field":"transaction"}],` +
+	`"optional":false,"name":`
+
+// appendJackson appends s as a JSON string the way Jackson 2.21 (the
+// JsonConverter's writer) escapes it: '"' and '\\', the short escapes
+// \b \t \n \f \r, other control characters as \u00XX, a character
+// outside the Basic Multilingual Plane as its escaped surrogate pair
+// (\uD83D\uDE00, upper-case hex), everything else raw; invalid UTF-8 as
+// \ufffd per byte.
+func appendJackson(b []byte, s string) []byte {
+	const hex = "0123456789ABCDEF"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				b = append(b, `\ufffd`...)
+			case r > 0xffff:
+				hi, lo := utf16.EncodeRune(r)
+				for _, u := range []rune{hi, lo} {
+					b = append(b, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
+				}
+			default:
+				b = append(b, s[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\r':
+			b = append(b, '\\', 'r')
+		default:
+			if c < 0x20 {
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			} else {
+				b = append(b, c)
+			}
+		}
+		i++
+	}
+	return append(b, '"')
+}
+
+// EncodeRawChange decodes a raw change-stream event (one that names its
+// namespace) and encodes its message.
+func EncodeRawChange(raw bson.Raw, opt MessageOptions, nowMS int64) (Message, error) {
+	ev, err := decodeEvent(raw, "", "")
+	if err != nil {
+		return Message{}, err
+	}
+	return EncodeChange(ev, opt, nowMS)
+}

@@ -1,0 +1,209 @@
+package mongodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// Snapshots reads collections in _id order, chunk by chunk, and writes the
+// watermarks that place a chunk in the stream.
+type Snapshots struct{ d *Driver }
+
+// Snapshots returns the driver's snapshot reader.
+func (d *Driver) Snapshots() *Snapshots { return &Snapshots{d: d} }
+
+// Chunk is one read of a collection.
+type Chunk struct {
+	Docs []bson.Raw
+	// Last is the _id of the last document, where the next chunk starts
+	// (exclusive); its zero value when Docs is empty.
+	Last bson.RawValue
+	// Done is true when no document follows Last.
+	Done bool
+}
+
+// idBrackets lists BSON types in MongoDB's sort order, grouped into the
+// brackets whose members compare with each other ($gt on a number finds
+// every later number, whatever its type, but nothing of another bracket).
+// Arrays, undefined and regexes cannot be an _id and are left out.
+var idBrackets = [][]bson.Type{
+	{bson.TypeMinKey},
+	{bson.TypeNull},
+	{bson.TypeInt32, bson.TypeInt64, bson.TypeDouble, bson.TypeDecimal128},
+	{bson.TypeSymbol, bson.TypeString},
+	{bson.TypeEmbeddedDocument},
+	{bson.TypeBinary},
+	{bson.TypeObjectID},
+	{bson.TypeBoolean},
+	{bson.TypeDateTime},
+	{bson.TypeTimestamp},
+	{bson.TypeDBPointer},
+	{bson.TypeJavaScript},
+	{bson.TypeCodeWithScope},
+	{bson.TypeMaxKey},
+}
+
+// deprecatedTypes are _id types a server may not know in $type
+// (mongo-java-server knows neither symbol, dbPointer, JavaScript code nor
+// code with scope).
+var deprecatedTypes = []bson.Type{bson.TypeSymbol, bson.TypeDBPointer, bson.TypeJavaScript, bson.TypeCodeWithScope}
+
+// laterTypes are the $type numbers of every bracket after t's (numbers,
+// not aliases: mongo-java-server knows no alias for the deprecated types).
+func laterTypes(t bson.Type) (bson.A, error) { return laterTypesOf(t, false) }
+
+func laterTypesOf(t bson.Type, modernOnly bool) (bson.A, error) {
+	for i, br := range idBrackets {
+		for _, bt := range br {
+			if bt != t {
+				continue
+			}
+			var out bson.A
+			for _, later := range idBrackets[i+1:] {
+				for _, lt := range later {
+					if modernOnly && slices.Contains(deprecatedTypes, lt) {
+						continue
+					}
+					out = append(out, int32(lt))
+				}
+			}
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("an _id of BSON type %s cannot be paged", t)
+}
+
+// chunkFilter selects the documents after the _id after in MongoDB's
+// order: the later ones of its own bracket ($gt) and every one of a later
+// bracket ($type).
+func chunkFilter(after bson.RawValue) (bson.D, error) { return chunkFilterOf(after, false) }
+
+func chunkFilterOf(after bson.RawValue, modernOnly bool) (bson.D, error) {
+	if after.Type == 0 {
+		return bson.D{}, nil
+	}
+	later, err := laterTypesOf(after.Type, modernOnly)
+	if err != nil {
+		return nil, err
+	}
+	gt := bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}}}
+	if len(later) == 0 {
+		return gt, nil
+	}
+	return bson.D{{Key: "$or", Value: bson.A{gt, bson.D{{Key: "_id", Value: bson.D{{Key: "$type", Value: later}}}}}}}, nil
+}
+
+// ReadChunk reads up to limit documents of ns ("db.collection") whose _id
+// follows after (the zero value: from the start), in _id order.
+func (s *Snapshots) ReadChunk(ctx context.Context, ns string, after bson.RawValue, limit int) (Chunk, error) {
+	db, coll, ok := strings.Cut(ns, ".")
+	if !ok {
+		return Chunk{}, fmt.Errorf("mongodb: collection %q: want database.collection", ns)
+	}
+	if limit <= 0 {
+		return Chunk{}, fmt.Errorf("mongodb: chunk size %d: want at least 1", limit)
+	}
+	filter, err := chunkFilterOf(after, s.d.modernTypesOnly)
+	if err != nil {
+		return Chunk{}, fmt.Errorf("mongodb: %s: %w", ns, err)
+	}
+	find := func() (*mongo.Cursor, error) {
+		return s.d.client.Database(db).Collection(coll).Find(ctx, filter,
+			options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetBatchSize(int32(min(limit, 10000))))
+	}
+	cur, err := find()
+	if err != nil && !s.d.modernTypesOnly && strings.Contains(err.Error(), "Unknown type") {
+		// A server that does not know the deprecated types cannot hold
+		// an _id of one either: page without them from now on.
+		s.d.modernTypesOnly = true
+		s.d.log.Warn("the server knows no symbol, dbPointer or code type in $type; paging without them")
+		if filter, err = chunkFilterOf(after, true); err == nil {
+			cur, err = find()
+		}
+	}
+	if err != nil {
+		return Chunk{}, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
+	}
+	defer cur.Close(context.WithoutCancel(ctx))
+	var ch Chunk
+	for cur.Next(ctx) {
+		doc := make(bson.Raw, len(cur.Current))
+		copy(doc, cur.Current)
+		ch.Docs = append(ch.Docs, doc)
+	}
+	if err := cur.Err(); err != nil {
+		return Chunk{}, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
+	}
+	if n := len(ch.Docs); n > 0 {
+		ch.Last = ch.Docs[n-1].Lookup("_id")
+	}
+	ch.Done = len(ch.Docs) < limit
+	return ch, nil
+}
+
+// WriteWatermark inserts {_id: id} into the signal collection; the stream
+// reads it back as a Watermark at its place among the changes (cluster
+// scope only: a collection-scoped stream does not see the signal
+// collection).
+func (s *Snapshots) WriteWatermark(ctx context.Context, id string) error {
+	ns := s.d.cfg.SignalCollection
+	if ns == "" {
+		return errors.New("mongodb: no source.signal_collection for watermarks")
+	}
+	db, coll, _ := strings.Cut(ns, ".")
+	_, err := s.d.client.Database(db).Collection(coll).InsertOne(ctx,
+		bson.D{{Key: "_id", Value: id}, {Key: "at", Value: bson.NewDateTimeFromTime(time.Now())}})
+	if err != nil {
+		var we mongo.WriteException
+		if errors.As(err, &we) && we.HasErrorCode(11000) {
+			return fmt.Errorf("mongodb: watermark %q already in %s", id, ns)
+		}
+		return fmt.Errorf("mongodb: writing watermark to %s: %s", ns, s.d.scrub(err))
+	}
+	return nil
+}
+
+// EncodeID writes an _id as canonical Extended JSON, the form a snapshot
+// position is stored in.
+func EncodeID(id bson.RawValue) (string, error) {
+	b, err := bson.MarshalExtJSON(bson.D{{Key: "_id", Value: id}}, true, false)
+	if err != nil {
+		return "", fmt.Errorf("mongodb: _id: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeID reads what EncodeID writes.
+func DecodeID(s string) (bson.RawValue, error) {
+	if len(s) > 16<<20 {
+		return bson.RawValue{}, errors.New("mongodb: stored _id over 16 MB")
+	}
+	if !utf8.ValidString(s) {
+		return bson.RawValue{}, errors.New("mongodb: stored _id: not UTF-8")
+	}
+	var doc bson.Raw
+	if err := bson.UnmarshalExtJSON([]byte(s), true, &doc); err != nil {
+		return bson.RawValue{}, fmt.Errorf("mongodb: stored _id: %w", err)
+	}
+	if err := doc.Validate(); err != nil {
+		return bson.RawValue{}, fmt.Errorf("mongodb: stored _id: %w", err)
+	}
+	elems, err := doc.Elements()
+	if err != nil || len(elems) != 1 || elems[0].Key() != "_id" {
+		return bson.RawValue{}, errors.New(`mongodb: stored _id: want {"_id": value}`)
+	}
+	v := elems[0].Value()
+	if _, err := laterTypes(v.Type); err != nil {
+		return bson.RawValue{}, fmt.Errorf("mongodb: stored _id: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,173 @@
+package mongodb
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
+)
+
+// Settings is a validated connection to a MongoDB deployment.
+type Settings struct {
+	// URI is the connection string as given; it may hold a password and is
+	// never written to logs or errors (Redacted is).
+	URI string
+	// Password, when set (e.g. from SSM), replaces the URI's password.
+	Password string
+	// CAFile is a PEM bundle that verifies the server (TLS on); empty uses
+	// the system roots.
+	CAFile string
+	// CAPEM is the same bundle as bytes (from SSM); CAFile wins when both
+	// are set.
+	CAPEM []byte
+
+	parsed *connstring.ConnString
+}
+
+// Redacted is the URI with its password replaced by "xxxxx", for logs.
+func (s Settings) Redacted() string { return redactURI(s.URI) }
+
+// redactURI hides the password of a mongodb:// or mongodb+srv:// URI even
+// when the rest does not parse.
+func redactURI(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return "<not a mongodb:// URI>"
+	}
+	hostPart, tail := rest, ""
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		hostPart, tail = rest[:i], rest[i:]
+	}
+	if at := strings.LastIndex(hostPart, "@"); at >= 0 {
+		user := hostPart[:at]
+		if name, _, hasPass := strings.Cut(user, ":"); hasPass {
+			user = name + ":xxxxx"
+		}
+		hostPart = user + hostPart[at:]
+	}
+	return scheme + "://" + hostPart + tail
+}
+
+// ParseSettings checks a connection URI: its scheme (mongodb:// or
+// mongodb+srv://), its syntax, and that it does not turn TLS verification
+// off. Errors name the problem and show the URI with its password hidden.
+func ParseSettings(s Settings) (Settings, error) {
+	if !strings.HasPrefix(s.URI, "mongodb://") && !strings.HasPrefix(s.URI, "mongodb+srv://") {
+		return s, fmt.Errorf("source.url %s: want a mongodb:// or mongodb+srv:// URI", redactURI(s.URI))
+	}
+	cs, err := connstring.Parse(s.URI)
+	if err != nil {
+		return s, fmt.Errorf("source.url %s: %s", redactURI(s.URI), scrub(err.Error(), s.URI, s.Password))
+	}
+	if cs.SSLInsecure {
+		return s, fmt.Errorf("source.url %s: tlsInsecure/tlsAllowInvalidCertificates turns TLS verification off, which Tributary never does; give the CA instead (source.tls.ca)", redactURI(s.URI))
+	}
+	q := lowerQuery(s.URI)
+	for _, k := range []string{"tlsallowinvalidcertificates", "tlsallowinvalidhostnames", "tlsinsecure", "sslallowinvalidcertificates", "sslallowinvalidhostnames"} {
+		if v, ok := q[k]; ok && strings.EqualFold(v, "true") {
+			return s, fmt.Errorf("source.url %s: %s=true turns TLS verification off, which Tributary never does; give the CA instead (source.tls.ca)", redactURI(s.URI), k)
+		}
+	}
+	if cs.SSLCaFileSet && (s.CAFile != "" || s.CAPEM != nil) {
+		return s, fmt.Errorf("source.url %s: tlsCAFile in the URI and source.tls.ca both name a CA; keep one", redactURI(s.URI))
+	}
+	s.parsed = cs
+	return s, nil
+}
+
+// lowerQuery returns the URI's query options with lower-cased names.
+func lowerQuery(raw string) map[string]string {
+	out := map[string]string{}
+	_, q, ok := strings.Cut(raw, "?")
+	if !ok {
+		return out
+	}
+	vals, err := url.ParseQuery(q)
+	if err != nil {
+		return out
+	}
+	for k, v := range vals {
+		if len(v) > 0 {
+			out[strings.ToLower(k)] = v[len(v)-1]
+		}
+	}
+	return out
+}
+
+// scrub removes the password (from the URI or given) from a message.
+func scrub(msg, uri, password string) string {
+	for _, p := range []string{password, uriPassword(uri)} {
+		if p == "" {
+			continue
+		}
+		msg = strings.ReplaceAll(msg, p, "xxxxx")
+		if esc := url.QueryEscape(p); esc != p {
+			msg = strings.ReplaceAll(msg, esc, "xxxxx")
+		}
+	}
+	if uri != "" {
+		msg = strings.ReplaceAll(msg, uri, redactURI(uri))
+	}
+	return msg
+}
+
+func uriPassword(uri string) string {
+	_, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		rest = rest[:i]
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return ""
+	}
+	_, pass, ok := strings.Cut(rest[:at], ":")
+	if !ok {
+		return ""
+	}
+	if un, err := url.PathUnescape(pass); err == nil {
+		return un
+	}
+	return pass
+}
+
+// clientOptions builds the driver's options: the URI, the password from
+// outside it, and TLS with the given CA (verification always on).
+func (s Settings) clientOptions() (*options.ClientOptions, error) {
+	if s.parsed == nil {
+		return nil, errors.New("mongodb: settings not parsed (call ParseSettings)")
+	}
+	o := options.Client().ApplyURI(s.URI).SetAppName("tributary")
+	if s.Password != "" {
+		cred := options.Credential{Username: s.parsed.Username, Password: s.Password, PasswordSet: true,
+			AuthSource: s.parsed.AuthSource, AuthMechanism: s.parsed.AuthMechanism}
+		if cred.Username == "" {
+			return nil, fmt.Errorf("source.url %s: a password is given but the URI names no user", s.Redacted())
+		}
+		o.SetAuth(cred)
+	}
+	pem := s.CAPEM
+	if s.CAFile != "" {
+		b, err := os.ReadFile(s.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("source.tls.ca %s: %w", s.CAFile, err)
+		}
+		pem = b
+	}
+	if pem != nil {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, errors.New("source.tls.ca: no PEM certificate in it")
+		}
+		o.SetTLSConfig(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+	}
+	return o, nil
+}

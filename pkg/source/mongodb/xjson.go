@@ -1,0 +1,404 @@
+package mongodb
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// A MongoDB Extended JSON writer that reproduces, byte for byte, what the
+// MongoDB Java driver's JsonWriter produces for the settings Debezium's
+// MongoDB connector uses: documents in Extended JSON v1 "strict" mode, keys
+// and update descriptions in v2 "relaxed" mode. The Go driver's own
+// bson.MarshalExtJSON writes another spacing, other number forms and other
+// string escapes, so it cannot be used for messages that must match
+// Debezium's.
+
+// jsonMode is the Extended JSON dialect.
+type jsonMode uint8
+
+const (
+	// modeStrict is Extended JSON v1 strict mode (JsonMode.STRICT).
+	modeStrict jsonMode = iota
+	// modeRelaxed is Extended JSON v2 relaxed mode (JsonMode.RELAXED).
+	modeRelaxed
+)
+
+// jsonStyle is the writer's separators.
+type jsonStyle uint8
+
+const (
+	// styleCompact is indent on with empty indent and newline strings, as
+	// Debezium configures: members separated by "," alone.
+	styleCompact jsonStyle = iota
+	// styleDefault is the driver's default settings (BsonDocument.toJson()):
+	// members separated by ", ".
+	styleDefault
+)
+
+type xjsonWriter struct {
+	mode  jsonMode
+	style jsonStyle
+}
+
+// sep is what goes between two members or elements.
+func (w xjsonWriter) sep() string {
+	if w.style == styleCompact {
+		return ","
+	}
+	return ", "
+}
+
+// appendDocument appends doc as an Extended JSON object.
+func (w xjsonWriter) appendDocument(b []byte, doc bson.Raw) ([]byte, error) {
+	elems, err := doc.Elements()
+	if err != nil {
+		return b, fmt.Errorf("document: %w", err)
+	}
+	b = append(b, '{')
+	for i, e := range elems {
+		if i > 0 {
+			b = append(b, w.sep()...)
+		}
+		b = appendJavaString(b, e.Key())
+		b = append(b, ':', ' ')
+		if b, err = w.appendValue(b, e.Value()); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+func (w xjsonWriter) appendArray(b []byte, arr bson.RawArray) ([]byte, error) {
+	vals, err := arr.Values()
+	if err != nil {
+		return b, fmt.Errorf("array: %w", err)
+	}
+	b = append(b, '[')
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, w.sep()...)
+		}
+		if b, err = w.appendValue(b, v); err != nil {
+			return b, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// member appends `"name": ` preceded by the separator unless first.
+func (w xjsonWriter) member(b []byte, first bool, name string) []byte {
+	if !first {
+		b = append(b, w.sep()...)
+	}
+	b = appendJavaString(b, name)
+	return append(b, ':', ' ')
+}
+
+// appendValue appends one BSON value.
+func (w xjsonWriter) appendValue(b []byte, v bson.RawValue) ([]byte, error) {
+	if err := v.Validate(); err != nil {
+		return b, fmt.Errorf("bson value of type %s: %w", v.Type, err)
+	}
+	switch v.Type {
+	case bson.TypeDouble:
+		return w.appendDouble(b, v.Double()), nil
+	case bson.TypeString:
+		return appendJavaString(b, v.StringValue()), nil
+	case bson.TypeEmbeddedDocument:
+		return w.appendDocument(b, v.Document())
+	case bson.TypeArray:
+		return w.appendArray(b, v.Array())
+	case bson.TypeBinary:
+		sub, data := v.Binary()
+		enc := base64.StdEncoding.EncodeToString(data)
+		hex := fmt.Sprintf("%02X", sub)
+		b = append(b, '{')
+		if w.mode == modeStrict {
+			b = w.member(b, true, "$binary")
+			b = appendJavaString(b, enc)
+			b = w.member(b, false, "$type")
+			b = appendJavaString(b, hex)
+			return append(b, '}'), nil
+		}
+		b = w.member(b, true, "$binary")
+		b = append(b, '{')
+		b = w.member(b, true, "base64")
+		b = appendJavaString(b, enc)
+		b = w.member(b, false, "subType")
+		b = appendJavaString(b, hex)
+		return append(b, '}', '}'), nil
+	case bson.TypeUndefined:
+		b = append(b, '{')
+		b = w.member(b, true, "$undefined")
+		return append(b, "true}"...), nil
+	case bson.TypeObjectID:
+		b = append(b, '{')
+		b = w.member(b, true, "$oid")
+		b = appendJavaString(b, v.ObjectID().Hex())
+		return append(b, '}'), nil
+	case bson.TypeBoolean:
+		return strconv.AppendBool(b, v.Boolean()), nil
+	case bson.TypeDateTime:
+		return w.appendDate(b, v.DateTime()), nil
+	case bson.TypeNull:
+		return append(b, "null"...), nil
+	case bson.TypeRegex:
+		pattern, options := v.Regex()
+		b = append(b, '{')
+		if w.mode == modeStrict {
+			b = w.member(b, true, "$regex")
+			b = appendJavaString(b, pattern)
+			b = w.member(b, false, "$options")
+			b = appendJavaString(b, options)
+			return append(b, '}'), nil
+		}
+		b = w.member(b, true, "$regularExpression")
+		b = append(b, '{')
+		b = w.member(b, true, "pattern")
+		b = appendJavaString(b, pattern)
+		b = w.member(b, false, "options")
+		b = appendJavaString(b, options)
+		return append(b, '}', '}'), nil
+	case bson.TypeDBPointer:
+		ns, oid := v.DBPointer()
+		b = append(b, '{')
+		if w.mode == modeStrict {
+			b = w.member(b, true, "$ref")
+			b = appendJavaString(b, ns)
+			b = w.member(b, false, "$id")
+			b = append(b, '{')
+			b = w.member(b, true, "$oid")
+			b = appendJavaString(b, oid.Hex())
+			return append(b, '}', '}'), nil
+		}
+		b = w.member(b, true, "$dbPointer")
+		b = append(b, '{')
+		b = w.member(b, true, "$ref")
+		b = appendJavaString(b, ns)
+		b = w.member(b, false, "$id")
+		b = append(b, '{')
+		b = w.member(b, true, "$oid")
+		b = appendJavaString(b, oid.Hex())
+		return append(b, '}', '}', '}'), nil
+	case bson.TypeJavaScript:
+		b = append(b, '{')
+		b = w.member(b, true, "$code")
+		b = appendJavaString(b, v.JavaScript())
+		return append(b, '}'), nil
+	case bson.TypeSymbol:
+		b = append(b, '{')
+		b = w.member(b, true, "$symbol")
+		b = appendJavaString(b, v.Symbol())
+		return append(b, '}'), nil
+	case bson.TypeCodeWithScope:
+		code, scope := v.CodeWithScope()
+		b = append(b, '{')
+		b = w.member(b, true, "$code")
+		b = appendJavaString(b, code)
+		b = w.member(b, false, "$scope")
+		var err error
+		if b, err = w.appendDocument(b, scope); err != nil {
+			return b, err
+		}
+		return append(b, '}'), nil
+	case bson.TypeInt32:
+		return strconv.AppendInt(b, int64(v.Int32()), 10), nil
+	case bson.TypeTimestamp:
+		t, i := v.Timestamp()
+		b = append(b, '{')
+		b = w.member(b, true, "$timestamp")
+		b = append(b, '{')
+		b = w.member(b, true, "t")
+		b = strconv.AppendUint(b, uint64(t), 10)
+		b = w.member(b, false, "i")
+		b = strconv.AppendUint(b, uint64(i), 10)
+		return append(b, '}', '}'), nil
+	case bson.TypeInt64:
+		n := v.Int64()
+		if w.mode == modeRelaxed {
+			return strconv.AppendInt(b, n, 10), nil
+		}
+		b = append(b, '{')
+		b = w.member(b, true, "$numberLong")
+		b = append(b, '"')
+		b = strconv.AppendInt(b, n, 10)
+		return append(b, '"', '}'), nil
+	case bson.TypeDecimal128:
+		b = append(b, '{')
+		b = w.member(b, true, "$numberDecimal")
+		b = appendJavaString(b, v.Decimal128().String())
+		return append(b, '}'), nil
+	case bson.TypeMinKey:
+		b = append(b, '{')
+		b = w.member(b, true, "$minKey")
+		return append(b, "1}"...), nil
+	case bson.TypeMaxKey:
+		b = append(b, '{')
+		b = w.member(b, true, "$maxKey")
+		return append(b, "1}"...), nil
+	}
+	return b, fmt.Errorf("unsupported bson type %s", v.Type)
+}
+
+// appendDouble: strict mode writes Java's Double.toString, NaN and the
+// infinities bare (not valid JSON, but what the Java driver writes);
+// relaxed mode wraps those three in $numberDouble.
+func (w xjsonWriter) appendDouble(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		s := "NaN"
+		if math.IsInf(f, 1) {
+			s = "Infinity"
+		} else if math.IsInf(f, -1) {
+			s = "-Infinity"
+		}
+		if w.mode == modeStrict {
+			return append(b, s...)
+		}
+		b = append(b, '{')
+		b = w.member(b, true, "$numberDouble")
+		b = appendJavaString(b, s)
+		return append(b, '}')
+	}
+	return appendJavaDouble(b, f)
+}
+
+// maxISODate is 9999-12-31T23:59:59.999Z: relaxed mode writes dates from
+// 1970 up to it as ISO-8601 strings, others as $numberLong.
+const maxISODate = 253402300799999
+
+func (w xjsonWriter) appendDate(b []byte, ms int64) []byte {
+	b = append(b, '{')
+	b = w.member(b, true, "$date")
+	switch {
+	case w.mode == modeStrict:
+		b = strconv.AppendInt(b, ms, 10)
+	case ms >= 0 && ms <= maxISODate:
+		t := time.UnixMilli(ms).UTC()
+		s := t.Format("2006-01-02T15:04:05")
+		if frac := ms % 1000; frac != 0 {
+			// The Java driver's formatter prints the fewest digits (".68").
+			s += strings.TrimRight(fmt.Sprintf(".%03d", frac), "0")
+		}
+		b = appendJavaString(b, s+"Z")
+	default:
+		b = append(b, '{')
+		b = w.member(b, true, "$numberLong")
+		b = append(b, '"')
+		b = strconv.AppendInt(b, ms, 10)
+		b = append(b, '"', '}')
+	}
+	return append(b, '}')
+}
+
+// appendJavaDouble appends Double.toString(f) for a finite f: plain decimal
+// with at least one fraction digit for 1e-3 <= |f| < 1e7, else
+// d.dddE±n, from the shortest digits that round-trip.
+func appendJavaDouble(b []byte, f float64) []byte {
+	if f == 0 {
+		if math.Signbit(f) {
+			return append(b, "-0.0"...)
+		}
+		return append(b, "0.0"...)
+	}
+	abs := math.Abs(f)
+	if abs >= 1e-3 && abs < 1e7 {
+		s := strconv.FormatFloat(f, 'f', -1, 64)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return append(b, s...)
+	}
+	s := strconv.FormatFloat(f, 'e', -1, 64) // e.g. -1.2345e+21, 1e-05
+	if len(strings.TrimPrefix(s[:strings.IndexByte(s, 'e')], "-")) == 1 && abs < 0x1p-1022 {
+		// Among subnormals Java prefers the two-digit decimal closest to
+		// the value over a one-digit one further away (Double.MIN_VALUE
+		// is 4.9E-324, not 5.0E-324).
+		if s2 := strconv.FormatFloat(f, 'e', 1, 64); s2[len(s2)-len("e-324")-1] != '0' {
+			if g, err := strconv.ParseFloat(s2, 64); err == nil && g == f {
+				s = s2
+			}
+		}
+	}
+	mant, exp, _ := strings.Cut(s, "e")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	n, _ := strconv.Atoi(exp)
+	b = append(b, mant...)
+	b = append(b, 'E')
+	return strconv.AppendInt(b, int64(n), 10)
+}
+
+// appendJavaString appends s quoted as the Java driver's JSON writer does:
+// the short escapes for '"', '\\' and \b \f \n \r \t; letters, digits,
+// punctuation, symbols and space separators raw; every other UTF-16 code
+// unit (controls, format and private-use characters, unassigned code
+// points, combining marks, and both halves of a surrogate pair) as \uxxxx
+// with lower-case hex. Invalid UTF-8 becomes U+FFFD, as in a Java String.
+func appendJavaString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b = append(b, '\\', '"')
+			continue
+		case '\\':
+			b = append(b, '\\', '\\')
+			continue
+		case '\b':
+			b = append(b, '\\', 'b')
+			continue
+		case '\f':
+			b = append(b, '\\', 'f')
+			continue
+		case '\n':
+			b = append(b, '\\', 'n')
+			continue
+		case '\r':
+			b = append(b, '\\', 'r')
+			continue
+		case '\t':
+			b = append(b, '\\', 't')
+			continue
+		}
+		if r >= 0x10000 {
+			hi, lo := utf16.EncodeRune(r)
+			b = appendU(b, hi)
+			b = appendU(b, lo)
+			continue
+		}
+		if javaRaw(r) {
+			b = utf8.AppendRune(b, r)
+			continue
+		}
+		b = appendU(b, r)
+	}
+	return append(b, '"')
+}
+
+func appendU(b []byte, r rune) []byte {
+	const hex = "0123456789abcdef"
+	return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+}
+
+// javaRaw reports whether the Java writer writes a BMP rune unescaped: the
+// Unicode general categories Lu Ll Lt Lo Nd Nl No Zs Pc Pd Ps Pe Pi Pf Po
+// Sm Sc Sk So (Lm, the marks, Zl, Zp and C* are escaped).
+func javaRaw(r rune) bool {
+	if r < 0x80 {
+		return r >= 0x20 && r < 0x7f
+	}
+	return unicode.In(r, unicode.Lu, unicode.Ll, unicode.Lt, unicode.Lo,
+		unicode.Nd, unicode.Nl, unicode.No, unicode.Zs,
+		unicode.Pc, unicode.Pd, unicode.Ps, unicode.Pe, unicode.Pi, unicode.Pf, unicode.Po,
+		unicode.Sm, unicode.Sc, unicode.Sk, unicode.So)
+}
