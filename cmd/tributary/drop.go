@@ -55,8 +55,9 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		inv.log.Warn("cannot read the checkpoint: a replication slot it would name is kept", "err", err)
 	}
-	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
-		Leased: leasedStore(cfg), Checkpointed: cp.Position})
+	opts := source.OptionsFor(cfg)
+	opts.Logger, opts.Leased, opts.Checkpointed = inv.log, leasedStore(cfg), cp.Position
+	src, err := capture.New(ctx, opts)
 	if err != nil {
 		return &usageError{err.Error()}
 	}

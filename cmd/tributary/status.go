@@ -56,7 +56,7 @@ func unsetIn(unset []string, prefix string) string {
 // lagBytes asks the source how much log lies after the checkpoint; the
 // source is a few seconds away at most, or the answer is "unknown".
 func lagBytes(ctx context.Context, cfg *config.Config, pos []byte) (*int64, string) {
-	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source})
+	src, err := capture.New(ctx, source.OptionsFor(cfg))
 	if err != nil {
 		return nil, err.Error()
 	}

@@ -56,8 +56,9 @@ func listTables(ctx context.Context, inv *invocation) error {
 // inventory asks the source what it would capture and words it.
 func inventory(ctx context.Context, cfg *config.Config, inv *invocation) (conntest.TablesReport, error) {
 	var r conntest.TablesReport
-	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
-		KeyColumns: cfg.Destination.KeyColumns})
+	opts := source.OptionsFor(cfg)
+	opts.Logger = inv.log
+	src, err := capture.New(ctx, opts)
 	if err != nil {
 		return r, &usageError{err.Error()}
 	}
