@@ -62,7 +62,11 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 		return &usageError{err.Error()}
 	}
 	defer src.Close()
-	leftovers, err := src.Leftovers(ctx)
+	dropper, err := src.Dropper()
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	leftovers, err := dropper.Leftovers(ctx)
 	if err != nil {
 		return fmt.Errorf("%s source: %w", cfg.Source.Type, err)
 	}
@@ -104,7 +108,7 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 		}
 	}
 
-	if _, err := src.Drop(ctx); err != nil {
+	if _, err := dropper.Drop(ctx); err != nil {
 		return fmt.Errorf("%s source: %w (nothing else was dropped; run drop again once fixed)", cfg.Source.Type, err)
 	}
 	if offsets {

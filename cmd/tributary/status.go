@@ -61,9 +61,13 @@ func lagBytes(ctx context.Context, cfg *config.Config, pos []byte) (*int64, stri
 		return nil, err.Error()
 	}
 	defer src.Close()
+	lagger, err := src.Lagger()
+	if err != nil {
+		return nil, err.Error()
+	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	n, err := src.LagBytes(ctx, pos)
+	n, err := lagger.LagBytes(ctx, pos)
 	if err != nil {
 		return nil, err.Error()
 	}

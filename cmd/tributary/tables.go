@@ -63,9 +63,13 @@ func inventory(ctx context.Context, cfg *config.Config, inv *invocation) (connte
 		return r, &usageError{err.Error()}
 	}
 	defer src.Close()
+	lister, err := src.Lister()
+	if err != nil {
+		return r, &usageError{err.Error()}
+	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	found, err := src.Tables(ctx)
+	found, err := lister.Tables(ctx)
 	if err != nil {
 		return r, err
 	}
