@@ -25,7 +25,7 @@ func showStatus(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	r := status.Build(inv.cfg.Name, cp, found, live, time.Now())
+	r := status.Build(inv.cfg.Name, cp, found, live, time.Now(), positionWords(inv.cfg))
 	r.BackfillRequested = pendingBackfill(ctx, inv.cfg)
 	if found {
 		if u := unsetIn(inv.unset, "source."); u != "" {
@@ -51,6 +51,13 @@ func unsetIn(unset []string, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// positionWords puts a checkpoint's position in its source type's words
+// (source.Kind.Summary); nil for a type without a driver.
+func positionWords(cfg *config.Config) func(pos []byte) string {
+	k, _ := capture.KindOf(cfg.Source.Type)
+	return k.Summary
 }
 
 // lagBytes asks the source how much log lies after the checkpoint; the
@@ -121,7 +128,7 @@ func statusRoutes(mux *http.ServeMux, cfg *config.Config, rec *status.Recorder) 
 			return
 		}
 		live := rec.Snapshot()
-		r := status.Build(cfg.Name, cp, found, &live, time.Now())
+		r := status.Build(cfg.Name, cp, found, &live, time.Now(), positionWords(cfg))
 		b, err := json.Marshal(r)
 		if err != nil {
 			http.Error(w, "the status cannot be encoded", http.StatusInternalServerError)

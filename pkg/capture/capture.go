@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -28,8 +27,6 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/snapshot"
 	"github.com/tributary-cdc/tributary/pkg/source"
-	"github.com/tributary-cdc/tributary/pkg/source/mysql"
-	"github.com/tributary-cdc/tributary/pkg/source/postgres"
 )
 
 // Database is a driver: what the capture loop asks a database. The loop
@@ -97,15 +94,6 @@ type Database interface {
 	Captured() json.RawMessage
 	CapturedNames() []string
 }
-
-// drivers make each source.type's Database.
-var drivers = map[string]func(context.Context, source.Options) (Database, error){
-	config.SourcePostgres: func(ctx context.Context, o source.Options) (Database, error) { return postgres.New(ctx, o) },
-	config.SourceMySQL:    func(ctx context.Context, o source.Options) (Database, error) { return mysql.New(ctx, o) },
-}
-
-// Types lists the source types there is a driver for.
-func Types() []string { return slices.Sorted(maps.Keys(drivers)) }
 
 // Capture runs one database through the capture loop. It implements
 // source.Source and the capabilities the pipeline asks of a source

@@ -45,3 +45,25 @@ func TestMissingCapabilityNamesTheSourceType(t *testing.T) {
 		t.Fatal("Lister of a driver without Tables")
 	}
 }
+
+// TestKindsDeclareTheirRules: each driver built in registers one Kind
+// with every hook the configuration, the commands and the functions ask
+// of it, and mariadb reads as mysql.
+func TestKindsDeclareTheirRules(t *testing.T) {
+	if got := Types(); len(got) != 2 || got[0] != "mysql" || got[1] != "postgres" {
+		t.Fatalf("types %v", got)
+	}
+	for _, typ := range Types() {
+		k, ok := KindOf(typ)
+		if !ok || k.Type != typ {
+			t.Fatalf("%s: kind %+v", typ, k)
+		}
+		if k.Defaults == nil || k.Validate == nil || k.Warn == nil || k.URLTLS == nil || k.CheckTLS == nil || k.Endpoint == nil || k.Summary == nil {
+			t.Errorf("%s: a hook is missing: %+v", typ, k)
+		}
+	}
+	cfg, err := config.Parse([]byte("name: shop\nsource: {type: MariaDB, url: 'mysql://u@db/shop'}\ndestination: {bootstrap_servers: 'k:9092', topic_prefix: shop}\n"))
+	if err != nil || cfg.Source.Type != "mysql" || cfg.Source.ServerID == 0 {
+		t.Fatalf("mariadb: %+v, %v", cfg, err)
+	}
+}

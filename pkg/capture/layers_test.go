@@ -48,6 +48,10 @@ func TestLayers(t *testing.T) {
 		"pkg/source/mysql":    {"pkg/capture", "pkg/pipeline", "pkg/debezium", "pkg/kafka", drivers[0]},
 		"pkg/capture":         {"pkg/pipeline", "pkg/kafka", "pkg/debezium"},
 		"pkg/pipeline":        drivers,
+		// The configuration and the status report know a database only
+		// through the hooks of its Kind (drivers.go registers them).
+		"pkg/config": {"pkg/source", "pkg/capture", drivers[0], drivers[1]},
+		"pkg/status": {"pkg/capture", drivers[0], drivers[1]},
 	}
 	for pkg, banned := range above {
 		for _, imp := range imports(t, pkg) {

@@ -3,6 +3,7 @@ package source_test
 import (
 	"testing"
 
+	_ "github.com/tributary-cdc/tributary/pkg/capture" // the source types' rules
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
