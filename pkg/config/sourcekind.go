@@ -16,6 +16,12 @@ type SourceKind struct {
 	// for it (mariadb for mysql), in any case.
 	Type    string
 	Aliases []string
+	// TimePrecisions are the format.time_precision modes its Debezium
+	// connector has, its default first; nil: adaptive (the default),
+	// adaptive_time_microseconds and connect. Connectors names the
+	// connector in messages ("Debezium's MySQL and MariaDB connectors").
+	TimePrecisions []string
+	Connectors     string
 	// Defaults fills the source's own settings the document leaves out
 	// (a slot name, a server id); name is the pipeline's name, valid.
 	Defaults func(s *Source, name string)

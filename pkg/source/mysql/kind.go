@@ -18,13 +18,16 @@ const Type = "mysql"
 // a MySQL / MariaDB source (pkg/capture/drivers.go registers it).
 var Kind = source.Kind{
 	SourceKind: config.SourceKind{
-		Type:     Type,
-		Aliases:  []string{"mariadb"},
-		Defaults: defaults,
-		Validate: validate,
-		Warn:     warn,
-		URLTLS:   urlTLS,
-		CheckTLS: checkTLS,
+		Type:    Type,
+		Aliases: []string{"mariadb"},
+		// Debezium's binlog connectors have no plain adaptive mode.
+		TimePrecisions: []string{config.TimeAdaptiveMicroseconds, config.TimeConnect},
+		Connectors:     "Debezium's MySQL and MariaDB connectors",
+		Defaults:       defaults,
+		Validate:       validate,
+		Warn:           warn,
+		URLTLS:         urlTLS,
+		CheckTLS:       checkTLS,
 	},
 	Endpoint: endpoint,
 	Summary:  summary,
