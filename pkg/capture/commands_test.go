@@ -58,7 +58,7 @@ func TestKindsDeclareTheirRules(t *testing.T) {
 		if !ok || k.Type != typ {
 			t.Fatalf("%s: kind %+v", typ, k)
 		}
-		if k.Defaults == nil || k.Validate == nil || k.Warn == nil || k.URLTLS == nil || k.CheckTLS == nil || k.Endpoint == nil || k.Summary == nil {
+		if k.Defaults == nil || k.ValidateURL == nil || k.Validate == nil || k.Warn == nil || k.URLTLS == nil || k.CheckTLS == nil || k.Endpoint == nil || k.Summary == nil {
 			t.Errorf("%s: a hook is missing: %+v", typ, k)
 		}
 	}

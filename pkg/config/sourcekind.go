@@ -25,8 +25,11 @@ type SourceKind struct {
 	// Defaults fills the source's own settings the document leaves out
 	// (a slot name, a server id); name is the pipeline's name, valid.
 	Defaults func(s *Source, name string)
-	// Validate reports what is wrong with source.url and the source's own
-	// settings (source.slot, source.signal_table, …), by field.
+	// ValidateURL reports what is wrong with source.url (set); the
+	// message never quotes it (it may hold a password).
+	ValidateURL func(url string, r Report)
+	// Validate reports what is wrong with the source's own settings
+	// (source.slot, source.signal_table, …), by field.
 	Validate func(s *Source, name string, r Report)
 	// Warn reports settings of a valid document that have no effect on
 	// this source (a slot on a mysql source).

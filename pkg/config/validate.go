@@ -118,15 +118,15 @@ func (v validator) source(c *Config) {
 	case s.URL == "":
 		v.add("source.url", "required")
 	case known:
+		if kind.ValidateURL != nil {
+			kind.ValidateURL(s.URL, Report{v})
+		}
 	default:
 		if u, err := url.Parse(s.URL); err != nil {
 			v.add("source.url", "%s", BadURL)
 		} else if u.Scheme == "" || u.Opaque != "" {
 			v.add("source.url", "must be a URL such as %s://user@host/database", urlScheme(s.Type))
 		}
-	}
-	if known && kind.Validate != nil {
-		kind.Validate(s, c.Name, Report{v})
 	}
 
 	if s.OutageWindow != "" {
@@ -139,6 +139,9 @@ func (v validator) source(c *Config) {
 	}
 
 	s.selection(v)
+	if known && kind.Validate != nil {
+		kind.Validate(s, c.Name, Report{v})
+	}
 }
 
 // BadURL is what a source.url that does not parse as a URL is told: the
@@ -149,6 +152,9 @@ const BadURL = "is not a valid URL (value not shown: it may hold a password); pe
 // rules of its own.
 func urlScheme(sourceType string) string {
 	if sourceType == "" {
+		if types := SourceTypes(); len(types) > 0 {
+			return types[0]
+		}
 		return "scheme"
 	}
 	return sourceType

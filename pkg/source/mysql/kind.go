@@ -24,6 +24,7 @@ var Kind = source.Kind{
 		TimePrecisions: []string{config.TimeAdaptiveMicroseconds, config.TimeConnect},
 		Connectors:     "Debezium's MySQL and MariaDB connectors",
 		Defaults:       defaults,
+		ValidateURL:    validateURL,
 		Validate:       validate,
 		Warn:           warn,
 		URLTLS:         urlTLS,
@@ -39,12 +40,13 @@ func defaults(s *config.Source, name string) {
 	}
 }
 
-func validate(s *config.Source, _ string, r config.Report) {
-	if s.URL != "" {
-		if _, err := ParseURL(s.URL); err != nil {
-			r.Add("source.url", "%s", err)
-		}
+func validateURL(url string, r config.Report) {
+	if _, err := ParseURL(url); err != nil {
+		r.Add("source.url", "%s", err)
 	}
+}
+
+func validate(s *config.Source, _ string, r config.Report) {
 	if t := s.SignalTable; t != "" {
 		if db, name, ok := strings.Cut(t, "."); !ok || db == "" || name == "" || strings.Contains(name, ".") {
 			r.Add("source.signal_table", "must be db.table, not %s", r.Quote("source.signal_table", t))

@@ -19,12 +19,13 @@ const Type = "postgres"
 // a PostgreSQL source (pkg/capture/drivers.go registers it).
 var Kind = source.Kind{
 	SourceKind: config.SourceKind{
-		Type:     Type,
-		Defaults: defaults,
-		Validate: validate,
-		Warn:     warn,
-		URLTLS:   urlTLS,
-		CheckTLS: checkTLS,
+		Type:        Type,
+		Defaults:    defaults,
+		ValidateURL: validateURL,
+		Validate:    validate,
+		Warn:        warn,
+		URLTLS:      urlTLS,
+		CheckTLS:    checkTLS,
 	},
 	Endpoint: endpoint,
 	Summary:  summary,
@@ -50,18 +51,19 @@ func isIdentifierChar(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_'
 }
 
-func validate(s *config.Source, name string, r config.Report) {
-	if s.URL != "" {
-		// url.Parse errors quote the whole URL, which may hold a
-		// password: the messages describe it instead.
-		if u, err := url.Parse(s.URL); err != nil {
-			r.Add("source.url", "%s", config.BadURL)
-		} else if u.Scheme == "" || u.Opaque != "" {
-			r.Add("source.url", "must be a URL such as postgres://user@host/database")
-		} else if u.Scheme != "postgres" && u.Scheme != "postgresql" {
-			r.Add("source.url", "must start with postgres:// or postgresql:// for a postgres source")
-		}
+// validateURL: url.Parse errors quote the whole URL, which may hold a
+// password: the messages describe it instead.
+func validateURL(raw string, r config.Report) {
+	if u, err := url.Parse(raw); err != nil {
+		r.Add("source.url", "%s", config.BadURL)
+	} else if u.Scheme == "" || u.Opaque != "" {
+		r.Add("source.url", "must be a URL such as postgres://user@host/database")
+	} else if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		r.Add("source.url", "must start with postgres:// or postgresql:// for a postgres source")
 	}
+}
+
+func validate(s *config.Source, name string, r config.Report) {
 	if s.SignalTable != "" {
 		if db, table, ok := strings.Cut(s.SignalTable, "."); !ok || db == "" || table == "" || strings.Contains(table, ".") {
 			r.Add("source.signal_table", "must be db.table, not %s", r.Quote("source.signal_table", s.SignalTable))
