@@ -41,7 +41,7 @@ func requestBackfill(ctx context.Context, inv *invocation) error {
 		fmt.Fprintf(inv.stdout, "pipeline state unknown: %v\n", err)
 		return nil
 	}
-	r := status.Build(inv.cfg.Name, cp, found, live, time.Now())
+	r := status.Build(inv.cfg.Name, cp, found, live, time.Now(), positionWords(inv.cfg))
 	if r.State == status.StateRunning {
 		owner := r.Owner
 		if r.Epoch > 0 {

@@ -55,13 +55,18 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		inv.log.Warn("cannot read the checkpoint: a replication slot it would name is kept", "err", err)
 	}
-	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
-		Leased: leasedStore(cfg), Checkpointed: cp.Position})
+	opts := source.OptionsFor(cfg)
+	opts.Logger, opts.Leased, opts.Checkpointed = inv.log, leasedStore(cfg), cp.Position
+	src, err := capture.New(ctx, opts)
 	if err != nil {
 		return &usageError{err.Error()}
 	}
 	defer src.Close()
-	leftovers, err := src.Leftovers(ctx)
+	dropper, err := src.Dropper()
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	leftovers, err := dropper.Leftovers(ctx)
 	if err != nil {
 		return fmt.Errorf("%s source: %w", cfg.Source.Type, err)
 	}
@@ -103,7 +108,7 @@ func dropPipeline(ctx context.Context, inv *invocation) error {
 		}
 	}
 
-	if _, err := src.Drop(ctx); err != nil {
+	if _, err := dropper.Drop(ctx); err != nil {
 		return fmt.Errorf("%s source: %w (nothing else was dropped; run drop again once fixed)", cfg.Source.Type, err)
 	}
 	if offsets {

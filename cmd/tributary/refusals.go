@@ -33,7 +33,7 @@ func refuseUnbuilt(cfg *config.Config) error {
 // and returns the first refusal in run's own words, so that validate
 // refuses what run would refuse at configuration time.
 func refuseUnusable(ctx context.Context, cfg *config.Config) error {
-	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source})
+	src, err := capture.New(ctx, source.OptionsFor(cfg))
 	if err != nil {
 		return err
 	}

@@ -104,12 +104,11 @@ func publish(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metri
 // checked on the first run only: a run after a stall starts while brokers
 // may still be down.
 func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metrics.Pipeline, rec *status.Recorder, store checkpoint.Store, first bool) error {
-	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: log,
-		Leased:          leasedStore(cfg),
-		KeyColumns:      cfg.Destination.KeyColumns,
-		MissingTables:   func(t []string) { m.TablesMissing(t); rec.TablesMissing(t) },
-		SnapshotBacklog: m.SnapshotBacklog,
-		StatementChange: m.StatementChange})
+	opts := source.OptionsFor(cfg)
+	opts.Logger, opts.Leased = log, leasedStore(cfg)
+	opts.MissingTables = func(t []string) { m.TablesMissing(t); rec.TablesMissing(t) }
+	opts.SnapshotBacklog, opts.StatementChange = m.SnapshotBacklog, m.StatementChange
+	src, err := capture.New(ctx, opts)
 	if err != nil {
 		return &usageError{err.Error()}
 	}

@@ -25,7 +25,7 @@ func showStatus(ctx context.Context, inv *invocation) error {
 	if err != nil {
 		return err
 	}
-	r := status.Build(inv.cfg.Name, cp, found, live, time.Now())
+	r := status.Build(inv.cfg.Name, cp, found, live, time.Now(), positionWords(inv.cfg))
 	r.BackfillRequested = pendingBackfill(ctx, inv.cfg)
 	if found {
 		if u := unsetIn(inv.unset, "source."); u != "" {
@@ -53,17 +53,28 @@ func unsetIn(unset []string, prefix string) string {
 	return ""
 }
 
+// positionWords puts a checkpoint's position in its source type's words
+// (source.Kind.Summary); nil for a type without a driver.
+func positionWords(cfg *config.Config) func(pos []byte) string {
+	k, _ := capture.KindOf(cfg.Source.Type)
+	return k.Summary
+}
+
 // lagBytes asks the source how much log lies after the checkpoint; the
 // source is a few seconds away at most, or the answer is "unknown".
 func lagBytes(ctx context.Context, cfg *config.Config, pos []byte) (*int64, string) {
-	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source})
+	src, err := capture.New(ctx, source.OptionsFor(cfg))
 	if err != nil {
 		return nil, err.Error()
 	}
 	defer src.Close()
+	lagger, err := src.Lagger()
+	if err != nil {
+		return nil, err.Error()
+	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	n, err := src.LagBytes(ctx, pos)
+	n, err := lagger.LagBytes(ctx, pos)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -117,7 +128,7 @@ func statusRoutes(mux *http.ServeMux, cfg *config.Config, rec *status.Recorder) 
 			return
 		}
 		live := rec.Snapshot()
-		r := status.Build(cfg.Name, cp, found, &live, time.Now())
+		r := status.Build(cfg.Name, cp, found, &live, time.Now(), positionWords(cfg))
 		b, err := json.Marshal(r)
 		if err != nil {
 			http.Error(w, "the status cannot be encoded", http.StatusInternalServerError)

@@ -56,15 +56,20 @@ func listTables(ctx context.Context, inv *invocation) error {
 // inventory asks the source what it would capture and words it.
 func inventory(ctx context.Context, cfg *config.Config, inv *invocation) (conntest.TablesReport, error) {
 	var r conntest.TablesReport
-	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
-		KeyColumns: cfg.Destination.KeyColumns})
+	opts := source.OptionsFor(cfg)
+	opts.Logger = inv.log
+	src, err := capture.New(ctx, opts)
 	if err != nil {
 		return r, &usageError{err.Error()}
 	}
 	defer src.Close()
+	lister, err := src.Lister()
+	if err != nil {
+		return r, &usageError{err.Error()}
+	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	found, err := src.Tables(ctx)
+	found, err := lister.Tables(ctx)
 	if err != nil {
 		return r, err
 	}

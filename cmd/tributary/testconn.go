@@ -28,8 +28,9 @@ type connectionReport struct {
 // the configuration is unusable.
 func testConnection(ctx context.Context, inv *invocation) error {
 	cfg, stdout := inv.cfg, inv.stdout
-	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.LogicalName(), Config: cfg.Source, Logger: inv.log,
-		KeyColumns: cfg.Destination.KeyColumns})
+	opts := source.OptionsFor(cfg)
+	opts.Logger = inv.log
+	src, err := capture.New(ctx, opts)
 	if err != nil {
 		return &usageError{err.Error()}
 	}

@@ -22,6 +22,14 @@ type response struct {
 	Source []source.Check `json:"source"`
 }
 
+// sourceOptions are the source's options as every command makes them
+// (source.OptionsFor), with the function's guarded dialer and logger.
+func sourceOptions(cfg *config.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error), log *slog.Logger) source.Options {
+	opts := source.OptionsFor(cfg)
+	opts.Dial, opts.Logger = dial, log
+	return opts
+}
+
 // sourceChecks runs the source's checks within budget, as
 // `tributary test-connection` does (pkg/conntest: with the "listed
 // tables" and "column types" lines), every connection through dial (the
@@ -29,8 +37,7 @@ type response struct {
 // cannot be set up answers one failed line instead. What the source logs
 // goes to log (scrubHandler).
 func sourceChecks(ctx context.Context, cfg *config.Config, dial func(ctx context.Context, network, addr string) (net.Conn, error), budget time.Duration, log *slog.Logger) []source.Check {
-	src, err := capture.New(ctx, source.Options{Pipeline: cfg.Name, TopicPrefix: cfg.Destination.TopicPrefix,
-		Config: cfg.Source, Dial: dial, KeyColumns: cfg.Destination.KeyColumns, Logger: log})
+	src, err := capture.New(ctx, sourceOptions(cfg, dial, log))
 	if err != nil {
 		return []source.Check{{Name: "source connection", Detail: err.Error()}}
 	}

@@ -9,8 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
+	"github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
@@ -115,37 +114,24 @@ func (t targets) refusals(name string, cfg *config.Config) (int, []string) {
 }
 
 // sourcePlaintext says why the source's password could leave without TLS,
-// or "": a PostgreSQL URL whose sslmode lets the driver fall back to
-// plaintext (prefer, the default, allow, disable) or a MySQL URL without
-// TLS, with a password to send.
+// or "": a URL that sends a password and lets it go in clear text (its
+// source type's Endpoint says when: a PostgreSQL sslmode of prefer, the
+// default, allow or disable; a MySQL URL without tls=true), with no
+// certificate field set.
 func (t targets) sourcePlaintext(s *config.Source) string {
 	tls, err := config.SourceTLSSettings(s)
 	if err != nil || tls.Enabled {
 		return "" // a certificate field or verify-full/verify-ca: TLS required
 	}
-	switch s.Type {
-	case config.SourcePostgres:
-		pc, err := pgconn.ParseConfig(s.URL)
-		if err != nil {
-			return "" // the source cannot be set up: nothing is dialled
-		}
-		plaintext := pc.TLSConfig == nil
-		for _, fb := range pc.Fallbacks {
-			plaintext = plaintext || fb.TLSConfig == nil
-		}
-		if pc.Password == "" || !plaintext || t.loopbackExempt(pc.Host) {
-			return ""
-		}
-		return "source.url: the connection test sends the database password only over TLS, and this URL lets it go without " +
-			"(sslmode prefer, the default, allow or disable); set sslmode=verify-full (or require, verify-ca), or source.ca_certificate"
-	case config.SourceMySQL:
-		c, err := config.ParseMySQLURL(s.URL)
-		if err != nil || c.Password == "" || t.loopbackExempt(c.Host) {
-			return ""
-		}
-		return "source.url: the connection test sends the database password only over TLS; add tls=true to the URL, or set source.ca_certificate"
+	kind, ok := capture.KindOf(s.Type)
+	if !ok || kind.Endpoint == nil {
+		return ""
 	}
-	return ""
+	e, err := kind.Endpoint(s)
+	if err != nil || !e.Password || !e.Plaintext || len(e.Hosts) == 0 || t.loopbackExempt(e.Hosts[0]) {
+		return "" // an unusable URL: the source cannot be set up, nothing is dialled
+	}
+	return "source.url: the connection test sends the database password only over TLS" + e.RequireTLS
 }
 
 func (t targets) loopbackExempt(host string) bool {
@@ -158,25 +144,15 @@ func (t targets) loopbackExempt(host string) bool {
 
 // sourceHosts are the hosts the source's URL connects to.
 func sourceHosts(s *config.Source) ([]string, error) {
-	switch s.Type {
-	case config.SourcePostgres:
-		pc, err := pgconn.ParseConfig(s.URL)
-		if err != nil {
-			return nil, err
-		}
-		hosts := []string{pc.Host}
-		for _, fb := range pc.Fallbacks {
-			hosts = append(hosts, fb.Host)
-		}
-		return hosts, nil
-	case config.SourceMySQL:
-		c, err := config.ParseMySQLURL(s.URL)
-		if err != nil {
-			return nil, err
-		}
-		return []string{c.Host}, nil
+	kind, ok := capture.KindOf(s.Type)
+	if !ok || kind.Endpoint == nil {
+		return nil, fmt.Errorf("source type %s", s.Type)
 	}
-	return nil, fmt.Errorf("source type %s", s.Type)
+	e, err := kind.Endpoint(s)
+	if err != nil {
+		return nil, err
+	}
+	return e.Hosts, nil
 }
 
 // hostAllowed reports whether host matches one of patterns: the same

@@ -17,6 +17,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/snapshot"
 	"github.com/tributary-cdc/tributary/pkg/source"
+	"github.com/tributary-cdc/tributary/pkg/source/mysql"
 )
 
 // capture is a source run in the test's process, its events collected
@@ -45,7 +46,7 @@ func startCapture(t *testing.T, b itest.Backend) *capture {
 	case *itest.PGBackend:
 		cfg = config.Source{Type: "postgres", URL: e.PGURL(), Slot: "tributary_" + e.Name, Publication: "tributary_" + e.Name}
 	case *itest.MariaBackend:
-		cfg = config.Source{Type: "mysql", URL: bk.E.URL(), ServerID: config.DefaultServerID(e.Name)}
+		cfg = config.Source{Type: "mysql", URL: bk.E.URL(), ServerID: mysql.DefaultServerID(e.Name)}
 	}
 	src, err := capturepkg.New(context.Background(), source.Options{Pipeline: e.Name, TopicPrefix: e.Prefix, Config: cfg})
 	if err != nil {

@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -28,8 +27,6 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/snapshot"
 	"github.com/tributary-cdc/tributary/pkg/source"
-	"github.com/tributary-cdc/tributary/pkg/source/mysql"
-	"github.com/tributary-cdc/tributary/pkg/source/postgres"
 )
 
 // Database is a driver: what the capture loop asks a database. The loop
@@ -96,31 +93,13 @@ type Database interface {
 	// Discover.
 	Captured() json.RawMessage
 	CapturedNames() []string
-
-	// What the commands ask without capturing: each connects, reads and
-	// disconnects (docs/operations.md).
-	Check(ctx context.Context) []source.Check
-	Describe(ctx context.Context) ([]*change.Table, error)
-	Tables(ctx context.Context) (source.Inventory, error)
-	LagBytes(ctx context.Context, pos []byte) (int64, error)
-	Leftovers(ctx context.Context) ([]source.Leftover, error)
-	Drop(ctx context.Context) ([]source.Leftover, error)
 }
-
-// drivers make each source.type's Database.
-var drivers = map[string]func(context.Context, source.Options) (Database, error){
-	config.SourcePostgres: func(ctx context.Context, o source.Options) (Database, error) { return postgres.New(ctx, o) },
-	config.SourceMySQL:    func(ctx context.Context, o source.Options) (Database, error) { return mysql.New(ctx, o) },
-}
-
-// Types lists the source types there is a driver for.
-func Types() []string { return slices.Sorted(maps.Keys(drivers)) }
 
 // Capture runs one database through the capture loop. It implements
-// source.Source and every capability the pipeline and the commands ask of
-// a source (source.Checker, Lister, Describer, Lagger, Dropper,
-// Snapshotter, Progresser), and reports its connection (State,
-// Connected, Reconnects, Resnapshots).
+// source.Source and the capabilities the pipeline asks of a source
+// (source.Snapshotter, Progresser, Reconnecting, Resnapshotting), and
+// reports its connection (State). What the commands ask a driver without
+// capturing is asked of it through commands.go.
 type Capture struct {
 	reconnector
 	db   Database
@@ -327,28 +306,6 @@ func (c *Capture) snapshot(tables []string) error {
 
 // SnapshotProgress implements source.Progresser.
 func (c *Capture) SnapshotProgress() []snapshot.TableProgress { return c.db.Engine().Progress() }
-
-// Check implements source.Checker.
-func (c *Capture) Check(ctx context.Context) []source.Check { return c.db.Check(ctx) }
-
-// Describe implements source.Describer.
-func (c *Capture) Describe(ctx context.Context) ([]*change.Table, error) { return c.db.Describe(ctx) }
-
-// Tables implements source.Lister.
-func (c *Capture) Tables(ctx context.Context) (source.Inventory, error) { return c.db.Tables(ctx) }
-
-// LagBytes implements source.Lagger.
-func (c *Capture) LagBytes(ctx context.Context, pos []byte) (int64, error) {
-	return c.db.LagBytes(ctx, pos)
-}
-
-// Leftovers implements source.Dropper.
-func (c *Capture) Leftovers(ctx context.Context) ([]source.Leftover, error) {
-	return c.db.Leftovers(ctx)
-}
-
-// Drop implements source.Dropper.
-func (c *Capture) Drop(ctx context.Context) ([]source.Leftover, error) { return c.db.Drop(ctx) }
 
 // FinishBackfilled implements source.Finisher for a driver that does.
 func (c *Capture) FinishBackfilled(ctx context.Context) error {

@@ -1,7 +1,5 @@
 package config
 
-import "strings"
-
 // Values the fields take when a document leaves them out (docs/configuration.md).
 const (
 	DefaultAuthentication     = AuthNone
@@ -58,13 +56,8 @@ func (c *Config) ApplyDefaults() {
 	}
 	// Without a valid name there is no sensible default; Validate reports
 	// the name instead of a slot derived from it.
-	if c.Source.Type == SourceMySQL && c.Source.ServerID == 0 && validName.MatchString(c.Name) {
-		c.Source.ServerID = DefaultServerID(c.Name)
-	}
-	if c.Source.Type == SourcePostgres && validName.MatchString(c.Name) {
-		derived := "tributary_" + strings.ReplaceAll(c.Name, "-", "_")
-		setDefault(&c.Source.Slot, derived)
-		setDefault(&c.Source.Publication, derived)
+	if k, ok := sourceKind(c.Source.Type); ok && k.Defaults != nil && validName.MatchString(c.Name) {
+		k.Defaults(&c.Source, c.Name)
 	}
 }
 

@@ -6,20 +6,13 @@ import "strings"
 // connectors parse theirs (decimal.handling.mode=STRING is string): a
 // value that differs from an accepted one only in case is rewritten to
 // it before the rules run, so every later comparison sees one spelling.
-// source.type also takes mariadb, the name of the server it reads.
-
-// SourceMariaDB is accepted for source.type as SourceMySQL: one driver
-// reads both servers, and picks the connector name of the server it
-// finds.
-const SourceMariaDB = "mariadb"
+// source.type also takes the aliases its kind registers (SourceKind).
 
 // canonicalEnums rewrites the enumerated fields to their accepted
 // spelling; values that match none are left for the rules to refuse.
 func (c *Config) canonicalEnums() {
-	canonical(&c.Source.Type, SourcePostgres, SourceMySQL, SourceSQLServer, SourceMongoDB)
-	if strings.EqualFold(c.Source.Type, SourceMariaDB) {
-		c.Source.Type = SourceMySQL
-	}
+	canonicalSourceType(&c.Source.Type)
+	canonical(&c.Source.Type, SourceSQLServer, SourceMongoDB)
 	canonical(&c.Source.SnapshotMode, SnapshotInitial, SnapshotInitialOnly, SnapshotNoData, SnapshotNever, SnapshotWhenNeeded)
 	d := &c.Destination
 	canonical(&d.Authentication, AuthNone, AuthPlain, AuthSCRAMSHA256, AuthSCRAMSHA512, AuthAWSMSKIAM)

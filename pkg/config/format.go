@@ -76,10 +76,16 @@ func (f Format) SchemasEnabled() bool { return f.Schemas == nil || *f.Schemas }
 // DefaultTimePrecision is the time.precision.mode default of a source
 // type's Debezium connector.
 func DefaultTimePrecision(sourceType string) string {
-	if sourceType == SourceMySQL {
-		return TimeAdaptiveMicroseconds
+	return timePrecisions(sourceType)[0]
+}
+
+// timePrecisions are the time.precision.mode values of a source type's
+// connector, its default first (SourceKind.TimePrecisions).
+func timePrecisions(sourceType string) []string {
+	if k, ok := sourceKind(sourceType); ok && len(k.TimePrecisions) > 0 {
+		return k.TimePrecisions
 	}
-	return TimeAdaptive
+	return []string{TimeAdaptive, TimeAdaptiveMicroseconds, TimeConnect}
 }
 
 // Effective returns f with every key left out set to its default for a
@@ -133,15 +139,11 @@ func (v validator) format(c *Config) {
 	if !slices.Contains(binaryHandlings, f.BinaryHandling) {
 		v.add("format.binary_handling", "must be %s", oneOf(binaryHandlings))
 	}
-	times := []string{TimeAdaptive, TimeAdaptiveMicroseconds, TimeConnect}
-	if c.Source.Type == SourceMySQL {
-		// Debezium's binlog connectors have no plain adaptive mode.
-		times = times[1:]
-	}
+	times := timePrecisions(c.Source.Type)
 	if !slices.Contains(times, f.TimePrecision) {
 		msg := "must be " + oneOf(times)
-		if f.TimePrecision == TimeAdaptive {
-			msg = "adaptive is not a mode of Debezium's MySQL and MariaDB connectors; " + msg
+		if k, _ := sourceKind(c.Source.Type); f.TimePrecision == TimeAdaptive && k.Connectors != "" {
+			msg = "adaptive is not a mode of " + k.Connectors + "; " + msg
 		}
 		v.add("format.time_precision", "%s", msg)
 	}

@@ -51,7 +51,7 @@ func (c Config) Redacted() Config {
 // (password='…'), and the values of query parameters or keywords whose
 // names mention a password, secret, token or key. Everything else is kept
 // as written, so the result still shows user, host and database. Where the
-// readers of the string (pgx, ParseMySQLURL, net/url) would disagree on
+// readers of the string (pgx, mysql.ParseURL, net/url) would disagree on
 // where a password ends, the wider reading is masked; a URL with an '@'
 // after its host part (a password with an unescaped '/') is replaced whole.
 // Empty passwords stay empty.
@@ -127,7 +127,7 @@ func queryValues(s string, from int) [][2]int {
 
 // dsnSecrets returns the span of the password in a go-sql-driver DSN,
 // user:password@protocol(address)/dbname?params, read as go-sql-driver and
-// ParseMySQLURL read it: from the first ':' to the last '@' before the last
+// mysql.ParseURL read it: from the first ':' to the last '@' before the last
 // '/' (the whole string when there is no '/'), and the spans of secret
 // parameters.
 func dsnSecrets(s string) [][2]int {

@@ -3,7 +3,7 @@ package config
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"net/url"
+	"strings"
 )
 
 // SourceTLS is what source.ca_certificate / client_certificate / client_key
@@ -29,27 +29,8 @@ func SourceTLSSettings(s *Source) (SourceTLS, error) {
 	t := SourceTLS{HostName: true}
 	if s.CACertificate != "" || s.ClientCertificate != "" {
 		t.Enabled = true
-	} else {
-		switch s.Type {
-		case SourcePostgres:
-			// verify-full / verify-ca: we verify ourselves, so the error
-			// says what failed in words. require / prefer / allow keep
-			// the driver's behaviour (no verification, as libpq).
-			// An sslrootcert file in the URL is the driver's to read.
-			mode, rootFile := pgSSL(s.URL)
-			switch {
-			case rootFile != "":
-			case mode == "verify-full":
-				t.Enabled = true
-			case mode == "verify-ca":
-				t.Enabled, t.HostName = true, false
-			}
-		case SourceMySQL:
-			if c, err := ParseMySQLURL(s.URL); err == nil {
-				v := c.Params["tls"]
-				t.Enabled = v == "true" || v == "preferred"
-			}
-		}
+	} else if k, ok := sourceKind(s.Type); ok && k.URLTLS != nil {
+		t.Enabled, t.HostName = k.URLTLS(s.URL)
 	}
 	if s.CACertificate != "" {
 		t.Roots = x509.NewCertPool()
@@ -65,18 +46,22 @@ func SourceTLSSettings(s *Source) (SourceTLS, error) {
 	return t, nil
 }
 
-var errSourceClientKey = &Errors{Problems: []Problem{{Field: "source.client_key", Message: "does not parse or does not match client_certificate"}}}
-
-// pgSSL returns the sslmode and sslrootcert of a postgres:// URL (neither
-// is secret; the rest of the URL may be).
-func pgSSL(raw string) (mode, rootFile string) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", ""
+// tlsTypesText words the registered types that take TLS settings for a
+// message: "postgres and mysql".
+func tlsTypesText() string {
+	var types []string
+	for _, t := range SourceTypes() {
+		if k, _ := sourceKind(t); k.URLTLS != nil {
+			types = append(types, t)
+		}
 	}
-	q := u.Query()
-	return q.Get("sslmode"), q.Get("sslrootcert")
+	if len(types) < 2 {
+		return strings.Join(types, "")
+	}
+	return strings.Join(types[:len(types)-1], ", ") + " and " + types[len(types)-1]
 }
+
+var errSourceClientKey = &Errors{Problems: []Problem{{Field: "source.client_key", Message: "does not parse or does not match client_certificate"}}}
 
 // sourceTLS checks the source's certificate fields with the destination's
 // rules (PEM text, never a file path; certificate and key together) and
@@ -96,47 +81,17 @@ func (v validator) sourceTLS(s *Source) {
 	if !set {
 		return
 	}
-	switch s.Type {
-	case SourcePostgres:
-		u, err := url.Parse(s.URL)
-		if err != nil {
-			break // source.url reports it
-		}
-		q := u.Query()
-		if q.Get("sslmode") == "disable" {
-			for _, f := range fields {
-				if f.value != "" {
-					v.add(f.field, "needs TLS, but source.url has sslmode=disable; remove one of the two")
-				}
-			}
-		}
-		if q.Get("sslrootcert") != "" {
-			// With any certificate field, the sources verify against
-			// ca_certificate (or the system roots), never a file.
-			v.add("source.ca_certificate", "is where the authority goes with the source's certificate fields; move the PEM of sslrootcert (in source.url) here and remove sslrootcert")
-		}
-		if s.ClientCertificate != "" && (q.Get("sslcert") != "" || q.Get("sslkey") != "") {
-			v.add("source.client_certificate", "and sslcert/sslkey in source.url both give a client certificate; remove sslcert and sslkey")
-		}
-	case SourceMySQL:
-		c, err := ParseMySQLURL(s.URL)
-		if err != nil {
-			break // source.url reports it
-		}
-		if c.Params["tls"] == "false" {
-			for _, f := range fields {
-				if f.value != "" {
-					v.add(f.field, "needs TLS, but source.url has tls=false; remove one of the two")
-				}
-			}
-		}
-	default:
+	k, ok := sourceKind(s.Type)
+	if !ok || k.URLTLS == nil {
 		for _, f := range fields {
 			if f.value != "" {
-				v.add(f.field, "is supported for postgres and mysql sources only")
+				v.add(f.field, "is supported for %s sources only", tlsTypesText())
 			}
 		}
 		return
+	}
+	if k.CheckTLS != nil {
+		k.CheckTLS(s, Report{v})
 	}
 
 	if s.CACertificate != "" {

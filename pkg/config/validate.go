@@ -20,7 +20,6 @@ import (
 
 var (
 	validName       = regexp.MustCompile(`^[a-z0-9_-]+$`)
-	validIdentifier = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
 	validTable      = regexp.MustCompile(`^[^.\s]+\.[^.\s]+$`)
 	validRoleARN    = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]{1,512}$`)
 	validExternalID = regexp.MustCompile(`^[\w+=,.@:/-]+$`)
@@ -101,30 +100,33 @@ func (v validator) name(c *Config) {
 
 func (v validator) source(c *Config) {
 	s := &c.Source
-	switch s.Type {
-	case "":
-		v.add("source.type", "required: postgres or mysql")
-	case SourcePostgres, SourceMySQL:
-	case SourceSQLServer, SourceMongoDB:
-		v.add("source.type", "%s is not built in this release; use postgres or mysql", s.Type)
+	kind, known := sourceKind(s.Type)
+	switch {
+	case s.Type == "":
+		v.add("source.type", "required: %s", sourceTypesText())
+	case known:
+	case s.Type == SourceSQLServer || s.Type == SourceMongoDB:
+		v.add("source.type", "%s is not built in this release; use %s", s.Type, sourceTypesText())
 	default:
-		v.add("source.type", "must be postgres or mysql")
+		v.add("source.type", "must be %s", sourceTypesText())
 	}
 
 	// The URL may hold a password: messages describe it, never quote it
-	// (url.Parse errors quote the whole URL).
-	if s.URL == "" {
+	// (url.Parse errors quote the whole URL). A kind checks its own URL
+	// (and its own settings); any other type's must at least be a URL.
+	switch {
+	case s.URL == "":
 		v.add("source.url", "required")
-	} else if s.Type == SourceMySQL {
-		if _, err := ParseMySQLURL(s.URL); err != nil {
-			v.add("source.url", "%s", err)
+	case known:
+		if kind.ValidateURL != nil {
+			kind.ValidateURL(s.URL, Report{v})
 		}
-	} else if u, err := url.Parse(s.URL); err != nil {
-		v.add("source.url", "is not a valid URL (value not shown: it may hold a password); percent-encode special characters in the user name and password")
-	} else if u.Scheme == "" || u.Opaque != "" {
-		v.add("source.url", "must be a URL such as %s://user@host/database", urlScheme(s.Type))
-	} else if s.Type == SourcePostgres && u.Scheme != "postgres" && u.Scheme != "postgresql" {
-		v.add("source.url", "must start with postgres:// or postgresql:// for a postgres source")
+	default:
+		if u, err := url.Parse(s.URL); err != nil {
+			v.add("source.url", "%s", BadURL)
+		} else if u.Scheme == "" || u.Opaque != "" {
+			v.add("source.url", "must be a URL such as %s://user@host/database", urlScheme(s.Type))
+		}
 	}
 
 	if s.OutageWindow != "" {
@@ -132,42 +134,30 @@ func (v validator) source(c *Config) {
 			v.add("source.outage_window", "must be a duration from 1s to 24h, such as 5m or 90s")
 		}
 	}
-	if t := s.SignalTable; t != "" {
-		if db, name, ok := strings.Cut(t, "."); !ok || db == "" || name == "" || strings.Contains(name, ".") {
-			v.add("source.signal_table", "must be db.table, not %s", v.quote("source.signal_table", t))
-		} else if s.Type != SourceMySQL {
-			v.add("source.signal_table", "is for mysql sources only (PostgreSQL writes its watermarks with pg_logical_emit_message)")
-		}
-	}
 	if n := s.SnapshotParallelism; n < 0 || n > 64 {
 		v.add("source.snapshot_parallelism", "must be from 1 to 64 (tables read at once; default 2), not %d", n)
 	}
 
 	s.selection(v)
-
-	derived := "tributary_" + strings.ReplaceAll(c.Name, "-", "_")
-	for _, id := range []struct{ field, value string }{
-		{"source.slot", s.Slot},
-		{"source.publication", s.Publication},
-	} {
-		switch {
-		case id.value == "" || validIdentifier.MatchString(id.value):
-		case id.value == derived && len(derived) > 63:
-			v.add(id.field, "the default tributary_<name> is longer than 63 characters; set %s or shorten name", id.field)
-		case len(id.value) > 63:
-			v.add(id.field, "is longer than 63 characters (a Postgres identifier limit)")
-		default:
-			v.add(id.field, "%s; use lower-case letters, digits and '_' (a Postgres identifier)", v.badCharacter(id.field, id.value, isIdentifierChar))
-		}
+	if known && kind.Validate != nil {
+		kind.Validate(s, c.Name, Report{v})
 	}
 }
 
+// BadURL is what a source.url that does not parse as a URL is told: the
+// value is never quoted (it may hold a password).
+const BadURL = "is not a valid URL (value not shown: it may hold a password); percent-encode special characters in the user name and password"
+
+// urlScheme is the scheme a message shows for a source type without
+// rules of its own.
 func urlScheme(sourceType string) string {
-	switch sourceType {
-	case SourceMySQL, SourceSQLServer, SourceMongoDB:
-		return sourceType
+	if sourceType == "" {
+		if types := SourceTypes(); len(types) > 0 {
+			return types[0]
+		}
+		return "scheme"
 	}
-	return "postgres"
+	return sourceType
 }
 
 func (v validator) destination(d *Destination) {
@@ -412,10 +402,6 @@ func checkHTTPURL(s string) string {
 
 func isNameChar(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-'
-}
-
-func isIdentifierChar(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_'
 }
 
 func isTopicChar(r rune) bool {

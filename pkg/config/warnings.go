@@ -29,16 +29,9 @@ func (c *Config) Warnings() []Problem {
 		}
 	}
 
-	s := c.Source
-	if s.Type == SourceMySQL {
-		for _, f := range []struct{ field, value string }{{"source.slot", s.Slot}, {"source.publication", s.Publication}} {
-			if f.value != "" {
-				warn(f.field, "has no effect on a mysql source (PostgreSQL only)")
-			}
-		}
-	}
-	if s.Type == SourcePostgres && s.ServerID != 0 {
-		warn("source.server_id", "has no effect on a postgres source (MySQL only)")
+	if k, ok := sourceKind(c.Source.Type); ok && k.Warn != nil {
+		s := c.Source
+		k.Warn(&s, func(field, message string) { warn(field, "%s", message) })
 	}
 
 	cp := c.Checkpoint

@@ -18,24 +18,33 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
+// Source is what the connection test asks of a source: its driver's
+// capabilities (pkg/capture's Capture), each an error when the driver
+// lacks it.
+type Source interface {
+	Checker() (source.Checker, error)
+	Lister() (source.Lister, error)
+	Describer() (source.Describer, error)
+}
+
 // SourceChecks runs the source's own checks within budget, so a source
 // that does not answer cannot hold the Kafka checks back for long: nil
 // when the source has none.
 // After a successful sign-in, sources that can list and describe their
 // tables add the "listed tables" and "column types" lines.
-func SourceChecks(ctx context.Context, src source.Source, cfg *config.Config, budget time.Duration) []source.Check {
-	checker, ok := src.(source.Checker)
-	if !ok {
+func SourceChecks(ctx context.Context, src Source, cfg *config.Config, budget time.Duration) []source.Check {
+	checker, err := src.Checker()
+	if err != nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	checks := checker.Check(ctx)
 	signedIn := len(checks) > 0 && checks[0].Name == "source connection" && checks[0].OK
-	if l, ok := src.(source.Lister); ok && signedIn {
+	if l, err := src.Lister(); err == nil && signedIn {
 		checks = append(checks, tablesCheck(ctx, l, cfg))
 	}
-	if d, ok := src.(source.Describer); ok && signedIn {
+	if d, err := src.Describer(); err == nil && signedIn {
 		checks = append(checks, columnTypesCheck(ctx, d, cfg.Source))
 	}
 	return checks

@@ -130,13 +130,10 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		go p.commitDue(runCtx)
 	}
 
-	if w, ok := p.Source.(interface {
-		Connected() bool
-		Reconnects() int64
-	}); ok {
+	if w, ok := p.Source.(source.Reconnecting); ok {
 		p.Metrics.WatchSource(w.Connected, w.Reconnects) // a reconnecting source (pkg/capture)
 	}
-	if w, ok := p.Source.(interface{ Resnapshots() int64 }); ok {
+	if w, ok := p.Source.(source.Resnapshotting); ok {
 		p.Metrics.WatchResnapshots(w.Resnapshots)
 	}
 	stopBackfills := p.startBackfills(runCtx) // hands a pending request over first

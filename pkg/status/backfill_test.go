@@ -33,7 +33,7 @@ func TestBackfillProgressInStatus(t *testing.T) {
 	if len(live.Backfills) != 3 || live.Backfills[0].Estimated != 100_000 || live.Backfills[0].ETASeconds != 30 {
 		t.Fatalf("backfills after the round trip: %+v", live.Backfills)
 	}
-	r := Build("shop", checkpoint.Checkpoint{}, false, live, time.Now())
+	r := Build("shop", checkpoint.Checkpoint{}, false, live, time.Now(), nil)
 	r.BackfillRequested = &checkpoint.Request{Tables: []string{"public.refunds"}}
 	var out bytes.Buffer
 	Print(&out, r)

@@ -18,7 +18,7 @@ func TestMissingTablesShown(t *testing.T) {
 	print := func() string {
 		live := rec.Snapshot()
 		var out bytes.Buffer
-		Print(&out, Build("shop", checkpoint.Checkpoint{}, false, &live, time.Now()))
+		Print(&out, Build("shop", checkpoint.Checkpoint{}, false, &live, time.Now(), nil))
 		return out.String()
 	}
 	if strings.Contains(print(), "missing tables") {

@@ -125,14 +125,15 @@ type Failure struct {
 }
 
 // Build joins what a reader found: the checkpoint (found false: none) and
-// the Live snapshot (nil: none), as of now.
-func Build(pipeline string, cp checkpoint.Checkpoint, found bool, live *Live, now time.Time) Report {
+// the Live snapshot (nil: none), as of now. words puts the checkpoint's
+// position in words (its source type's source.Kind.Summary; nil: none).
+func Build(pipeline string, cp checkpoint.Checkpoint, found bool, live *Live, now time.Time, words func(pos []byte) string) Report {
 	r := Report{Pipeline: pipeline, State: StateNew, Live: live, Owner: cp.Owner, Epoch: cp.Epoch}
 	if found {
 		r.State = StateStopped
 		r.Checkpoint = &Checkpoint{
 			Position:   json.RawMessage(cp.Position),
-			Summary:    positionSummary(cp.Position),
+			Summary:    positionSummary(cp.Position, words),
 			SavedAt:    cp.UpdatedAt,
 			AgeSeconds: now.Sub(cp.UpdatedAt).Seconds(),
 		}

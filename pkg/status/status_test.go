@@ -31,12 +31,12 @@ func TestBuildStates(t *testing.T) {
 		{"stale snapshot", true, &Live{UpdatedAt: now.Add(-time.Minute)}, StateStopped},
 		{"stopped snapshot", true, &Live{UpdatedAt: now, Stopped: true}, StateStopped},
 	} {
-		r := Build("shop", cp, tc.found, tc.live, now)
+		r := Build("shop", cp, tc.found, tc.live, now, nil)
 		if r.State != tc.want {
 			t.Errorf("%s: state %q, want %q", tc.name, r.State, tc.want)
 		}
 	}
-	r := Build("shop", cp, true, fresh, now)
+	r := Build("shop", cp, true, fresh, now, nil)
 	if r.Owner != "7@h" || r.Backfill == nil || r.Backfill.Table != "public.b" || r.Backfill.Rows != 42 || r.Backfill.TablesDone[0] != "public.a" {
 		t.Errorf("report %+v backfill %+v", r, r.Backfill)
 	}
@@ -70,7 +70,7 @@ func TestRecorderAndPrint(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	Print(&out, Build("shop", checkpoint.Checkpoint{}, false, &live, time.Now()))
+	Print(&out, Build("shop", checkpoint.Checkpoint{}, false, &live, time.Now(), nil))
 	for _, want := range []string{"state", "running", "no checkpoint yet", "skipped rows      25", "broker gone", "public.orders", "v9"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
@@ -127,7 +127,7 @@ func FuzzDecode(f *testing.F) {
 		l, err := Decode(snapshot)
 		if err == nil && l != nil {
 			var out bytes.Buffer
-			Print(&out, Build("p", checkpoint.Checkpoint{Position: position}, true, l, time.Now()))
+			Print(&out, Build("p", checkpoint.Checkpoint{Position: position}, true, l, time.Now(), nil))
 		}
 		backfillOf(position)
 	})
@@ -144,7 +144,7 @@ func TestPrintReconnecting(t *testing.T) {
 	})
 	live := rec.Snapshot()
 	var out bytes.Buffer
-	Print(&out, Build("shop", checkpoint.Checkpoint{}, false, &live, time.Now()))
+	Print(&out, Build("shop", checkpoint.Checkpoint{}, false, &live, time.Now(), nil))
 	for _, want := range []string{"RECONNECTING since", "(42s)", "7 failed attempts", "outage window 5m0s", "i/o timeout (retriable)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

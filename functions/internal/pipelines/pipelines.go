@@ -17,6 +17,10 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	// The source types' rules (source.url, their own settings) are the
+	// drivers', registered by pkg/capture: a document validates here as
+	// it does in the CLI.
+	_ "github.com/tributary-cdc/tributary/pkg/capture"
 	"github.com/tributary-cdc/tributary/pkg/config"
 )
 

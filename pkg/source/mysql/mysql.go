@@ -80,7 +80,7 @@ const (
 // Source reads one MySQL or MariaDB server.
 type Source struct {
 	opts     source.Options
-	conn     config.MySQLConn
+	conn     Conn
 	serverID uint32
 	log      *slog.Logger
 	sel      *config.Selection // source.tables, exclude_tables, exclude_columns, mask_columns
@@ -125,7 +125,7 @@ type Source struct {
 
 // New parses the connection settings; it does not connect yet.
 func New(_ context.Context, opts source.Options) (*Source, error) {
-	c, err := config.ParseMySQLURL(opts.Config.URL)
+	c, err := ParseURL(opts.Config.URL)
 	if err != nil {
 		return nil, fmt.Errorf("source.url: %w", err)
 	}
@@ -135,7 +135,7 @@ func New(_ context.Context, opts source.Options) (*Source, error) {
 	}
 	id := opts.Config.ServerID
 	if id == 0 {
-		id = config.DefaultServerID(opts.Pipeline)
+		id = DefaultServerID(opts.Pipeline)
 	}
 	s := &Source{
 		opts:     opts,

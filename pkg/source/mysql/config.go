@@ -1,4 +1,4 @@
-package config
+package mysql
 
 import (
 	"errors"
@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// MySQLConn is a MySQL / MariaDB source.url, parsed. Password is a secret.
-type MySQLConn struct {
+// Conn is a MySQL / MariaDB source.url, parsed. Password is a secret.
+type Conn struct {
 	User     string
 	Password string
 	Host     string
@@ -22,9 +22,9 @@ type MySQLConn struct {
 }
 
 // Addr returns host:port.
-func (c MySQLConn) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port))) }
+func (c Conn) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port))) }
 
-// ParseMySQLURL reads source.url for a mysql source in either form:
+// ParseURL reads source.url for a mysql source in either form:
 //
 //	mysql://user:password@host:3306/database?param=value   (mariadb:// too)
 //	user:password@tcp(host:3306)/database?param=value      (go-sql-driver DSN)
@@ -32,8 +32,8 @@ func (c MySQLConn) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(
 // User name and password in the URL form are percent-decoded; in the DSN form
 // the password runs to the last '@', as go-sql-driver reads it. Errors
 // describe the problem without quoting the value, which may hold a password.
-func ParseMySQLURL(s string) (MySQLConn, error) {
-	c := MySQLConn{Port: 3306, Params: map[string]string{}}
+func ParseURL(s string) (Conn, error) {
+	c := Conn{Port: 3306, Params: map[string]string{}}
 	if strings.HasPrefix(s, "mysql://") || strings.HasPrefix(s, "mariadb://") {
 		u, err := url.Parse(s)
 		if err != nil {
@@ -115,7 +115,7 @@ func ParseMySQLURL(s string) (MySQLConn, error) {
 	return c, c.check()
 }
 
-func (c MySQLConn) check() error {
+func (c Conn) check() error {
 	switch {
 	case c.Host == "":
 		return errors.New("has no host")
