@@ -174,8 +174,23 @@ func columnSchema(c *change.Column) (s connectSchema, enc colEnc, ok bool) {
 		}
 		s.typ, enc = "array", encArray
 		s.items = &items
+	case change.KindYear:
+		s.typ, enc = "int32", encInt32
+		s.name, s.version = "io.debezium.time.Year", 1
+	case change.KindEnum:
+		s.typ, enc = "string", encString
+		s.name, s.version = "io.debezium.data.Enum", 1
+		s.params = []param{{"allowed", t.Values}}
+	case change.KindSet:
+		s.typ, enc = "string", encString
+		s.name, s.version = "io.debezium.data.EnumSet", 1
+		s.params = []param{{"allowed", t.Values}}
+	case change.KindBits:
+		s.typ, enc = "bytes", encBytes
+		s.name, s.version = "io.debezium.data.Bits", 1
+		s.params = []param{{"length", strconv.Itoa(t.Length)}}
 	default:
-		return binlogColumnSchema(c)
+		return s, 0, false
 	}
 	return s, enc, true
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // pgSource is a minimal PostgreSQL source block for tests.
-var pgSource = change.Source{Connector: "postgresql", Name: "shop", DB: "shop", CommitMicros: 1_700_000_000_000_000, LSN: 1, TxID: 2}
+var pgSource = with(change.Source{Block: blocks["postgresql"], Name: "shop", DB: "shop", CommitMicros: 1_700_000_000_000_000}, "lsn", 1, "txId", 2)
 
 // oneColumn encodes an insert into public.t (id int4 key, c <typ>) and
 // returns the value message.
