@@ -51,6 +51,9 @@ type SourceBlock struct {
 	// value read through JDBC), where streamed changes and the schema's
 	// default keep the column's precision.
 	SnapshotZonedTrimmed bool
+	// KeyMissingHint is what the encoder's error adds when a change's row
+	// image lacks a key column: how to make this database log it.
+	KeyMissingHint string
 }
 
 // SourceField is one field of a source block.

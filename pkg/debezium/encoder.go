@@ -167,8 +167,11 @@ func (e *Encoder) AppendKey(dst []byte, ev *change.Event) (out []byte, ok bool, 
 			// or placeholder would key another row.
 			p := &c.key[i]
 			if v := &row[p.idx]; v.Kind == change.Unavailable || v.Kind == change.Null && !p.optional {
-				return dst, false, &EncodeError{Table: tableName(ev.Table), Column: p.name, Kind: p.kind, ValueKind: v.Kind, Err: ErrKeyMissing,
-					Detail: "the row image of this change (op " + ev.Op.String() + ") does not carry the key column (with PostgreSQL: key the table by its replica identity, or set REPLICA IDENTITY FULL; see docs/postgresql.md)"}
+				detail := "the row image of this change (op " + ev.Op.String() + ") does not carry the key column"
+				if b := ev.Source.Block; b != nil && b.KeyMissingHint != "" {
+					detail += " (" + b.KeyMissingHint + ")"
+				}
+				return dst, false, &EncodeError{Table: tableName(ev.Table), Column: p.name, Kind: p.kind, ValueKind: v.Kind, Err: ErrKeyMissing, Detail: detail}
 			}
 		}
 	}

@@ -21,6 +21,7 @@ var SourceBlock = &change.SourceBlock{
 		{Name: "origin", Type: change.SourceString, Optional: true, From: change.FromNull},
 		{Name: "origin_lsn", Type: change.SourceInt64, Optional: true, From: change.FromNull},
 	},
+	KeyMissingHint: "key the table by its replica identity, or set REPLICA IDENTITY FULL; see docs/postgresql.md",
 }
 
 // The slots of SourceBlock's fields in change.Source.Ints.
