@@ -76,12 +76,23 @@ type blockPlan struct {
 type fieldPlan struct {
 	// pre is the constant text before the value: the always-null fields
 	// since the previous field with a value, then `,"<name>":`.
-	pre      []byte
-	typ      change.SourceType
-	from     change.SourceFrom
-	slot     int
-	nullZero bool // an optional field: zero is written as null
+	pre  []byte
+	op   fieldOp
+	slot int
 }
+
+// fieldOp is how a field's value is written, decided once from its
+// declaration so that a row takes one branch per field.
+type fieldOp uint8
+
+const (
+	fieldString       fieldOp = iota // Source.Strings[slot]
+	fieldStringOrNull                // Source.Strings[slot], "" as null
+	fieldInt                         // Source.Ints[slot]
+	fieldIntOrNull                   // Source.Ints[slot], 0 as null
+	fieldSchema                      // Source.Schema or the table's
+	fieldTable                       // Source.Table or the table's
+)
 
 // planFor returns the plan of decl, building it on its first use.
 func (e *Encoder) planFor(decl *change.SourceBlock) *blockPlan {
@@ -118,7 +129,22 @@ func (e *Encoder) newBlockPlan(decl *change.SourceBlock) *blockPlan {
 			pre = append(pre, "null"...)
 			continue
 		}
-		p.fields = append(p.fields, fieldPlan{pre: pre, typ: f.Type, from: f.From, slot: f.Slot, nullZero: f.Optional})
+		fp := fieldPlan{pre: pre, slot: f.Slot}
+		switch {
+		case f.From == change.FromSchema:
+			fp.op = fieldSchema
+		case f.From == change.FromTable:
+			fp.op = fieldTable
+		case f.Type == change.SourceString && f.Optional:
+			fp.op = fieldStringOrNull
+		case f.Type == change.SourceString:
+			fp.op = fieldString
+		case f.Optional:
+			fp.op = fieldIntOrNull
+		default:
+			fp.op = fieldInt
+		}
+		p.fields = append(p.fields, fp)
 		pre = nil
 	}
 	p.tail = append(pre, '}')
@@ -181,22 +207,26 @@ func (e *Encoder) appendSource(dst []byte, p *blockPlan, t *change.Table, s *cha
 	for i := range p.fields {
 		f := &p.fields[i]
 		dst = append(dst, f.pre...)
-		switch f.from {
-		case change.FromSlot:
-			if f.typ == change.SourceString {
-				if v := s.Strings[f.slot]; v == "" && f.nullZero {
-					dst = append(dst, "null"...)
-				} else {
-					dst = appendString(dst, v)
-				}
-			} else if v := s.Ints[f.slot]; v == 0 && f.nullZero {
-				dst = append(dst, "null"...)
+		switch f.op {
+		case fieldString:
+			dst = appendString(dst, s.Strings[f.slot])
+		case fieldStringOrNull:
+			if v := s.Strings[f.slot]; v != "" {
+				dst = appendString(dst, v)
 			} else {
-				dst = strconv.AppendInt(dst, v, 10)
+				dst = append(dst, "null"...)
 			}
-		case change.FromSchema:
+		case fieldInt:
+			dst = strconv.AppendInt(dst, s.Ints[f.slot], 10)
+		case fieldIntOrNull:
+			if v := s.Ints[f.slot]; v != 0 {
+				dst = strconv.AppendInt(dst, v, 10)
+			} else {
+				dst = append(dst, "null"...)
+			}
+		case fieldSchema:
 			dst = appendString(dst, orDefault(s.Schema, t.ID.Schema))
-		case change.FromTable:
+		case fieldTable:
 			dst = appendString(dst, orDefault(s.Table, t.ID.Name))
 		}
 	}
