@@ -59,33 +59,6 @@ type Event struct {
 	ID string
 }
 
-// Source describes where a change came from. Fields that a connector does
-// not have stay zero; the encoder writes the block its connector expects.
-type Source struct {
-	Connector string // "postgresql", "mysql", ...
-	Name      string // topic prefix (Debezium's logical server name)
-	DB        string
-	Schema    string
-	Table     string
-	// CommitMicros is the commit time in the source, µs since the epoch.
-	CommitMicros int64
-	// Snapshot is Debezium's enum: "" (streaming, written as "false"),
-	// "true", "first", "last", "first_in_data_collection", "last_in_data_collection".
-	Snapshot string
-	TxID     int64 // 0 when unknown
-	LSN      int64 // Postgres: the change's LSN; 0 when unknown
-	Sequence string
-
-	// MySQL / MariaDB (binlog connectors); zero values mean unknown.
-	ServerID int64  // server_id of the server that wrote the event
-	GTID     string // the transaction's GTID ("uuid:n" or "domain-server-seq")
-	File     string // binlog file name
-	Pos      int64  // position of the event in File
-	Row      int32  // row number within the rows event
-	Thread   int64  // id of the thread that made the change; 0 when unknown
-	Query    string // the statement, when the server logs it
-}
-
 // Row holds one value per column of its Table, in column order.
 type Row []Value
 

@@ -62,6 +62,22 @@ type Type struct {
 	Length    int    // for character types; bits for KindBits; -1 when unspecified
 	Values    string // KindEnum, KindSet: the allowed values in declaration order, joined by ","
 	Elem      *Type  // KindArray: the element type; nil otherwise
+
+	// What the connector writes for this type beyond what Kind says; the
+	// driver sets them from its connector's converters.
+
+	// Zero, when set, is the text of the type's zero value where it is
+	// not the kind's own (""): what a NOT NULL column without a value or
+	// an evaluable default is written as (a map type's "{}").
+	Zero string
+	// JavaDoubles: a KindUnknown value's text (published as bytes with
+	// include_unknown_types) has every number written as Java's
+	// Double.toString, as the connector's JDBC driver prints the type.
+	JavaDoubles bool
+	// NullUnavailableArray, on an array's element type: an Unavailable
+	// value of the array is written as null, not as a placeholder (the
+	// connector's placeholder does not convert to such an array).
+	NullUnavailableArray bool
 }
 
 // Column is one column of a table.

@@ -50,8 +50,8 @@ func benchEvent() *change.Event {
 			change.IntValue(1_700_000_360_000_000),
 			{}, // NULL
 		},
-		Source: change.Source{Connector: "postgresql", Name: "shop", DB: "shop", Schema: "public", Table: "orders",
-			CommitMicros: 1_700_000_000_200_000, TxID: 4242, LSN: 123_456_789, Sequence: `["123456000","123456789"]`},
+		Source: with(change.Source{Block: blocks["postgresql"], Name: "shop", DB: "shop", Schema: "public", Table: "orders",
+			CommitMicros: 1_700_000_000_200_000, Sequence: `["123456000","123456789"]`}, "txId", 4242, "lsn", 123_456_789),
 	}
 }
 
@@ -62,7 +62,8 @@ func BenchmarkEncode10Col(b *testing.B) { benchmarkEncode(b, benchEvent()) }
 func BenchmarkEncode10ColRead(b *testing.B) {
 	ev := benchEvent()
 	ev.Op = change.OpRead
-	ev.Source.Snapshot, ev.Source.TxID, ev.Source.Sequence = "true", 0, ""
+	ev.Source.Snapshot, ev.Source.Sequence = "true", ""
+	ev.Source = with(ev.Source, "txId", 0)
 	benchmarkEncode(b, ev)
 }
 
@@ -173,7 +174,7 @@ func newJSONBaseline(t *change.Table, cached bool) *jsonBaseline {
 		s, _, _ := columnSchema(&t.Columns[i])
 		value.fields = append(value.fields, connectField{t.Columns[i].Name, s})
 	}
-	env := envelopeSchema(topic, value, postgresSourceSchema())
+	env := envelopeSchema(topic, value, NewEncoder(Options{}).planFor(blocks["postgresql"]).schema)
 	bl := &jsonBaseline{
 		keySchema:   jsonSchema{Type: "struct", Fields: keyFields, Name: topic + ".Key"},
 		valueSchema: toJSONSchema(&env, ""),
@@ -222,10 +223,10 @@ func (bl *jsonBaseline) encode(ev *change.Event, nowMicros int64) (key, value []
 		return nil, nil, err
 	}
 	s := &ev.Source
-	seq, tx, lsn := s.Sequence, s.TxID, s.LSN
+	seq, tx, lsn := s.Sequence, s.Ints[s.Block.Slot("txId")], s.Ints[s.Block.Slot("lsn")]
 	env := jsonEnvelope{
 		After: after,
-		Source: jsonSource{Version: Version, Connector: s.Connector, Name: s.Name, TsMs: s.CommitMicros / 1000, Snapshot: "false",
+		Source: jsonSource{Version: Version, Connector: s.Block.Connector, Name: s.Name, TsMs: s.CommitMicros / 1000, Snapshot: "false",
 			DB: s.DB, Sequence: &seq, TsUs: s.CommitMicros, TsNs: s.CommitMicros * 1000, Schema: s.Schema, Table: s.Table, TxID: &tx, LSN: &lsn},
 		Op:   ev.Op.String(),
 		TsMs: nowMicros / 1000, TsUs: nowMicros, TsNs: nowMicros * 1000,

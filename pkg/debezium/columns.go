@@ -63,17 +63,20 @@ type colPlan struct {
 	// when it has none: a null value is written as it, as Kafka Connect's
 	// JsonConverter does (replace.null.with.default, true by default).
 	dflt []byte
-	// hstore: an hstore column (KindJSON), whose fallback is "{}".
-	hstore bool
-	// pgObject: a geometric type published as unknown, in PGobject's text
-	// (pgobject.go).
-	pgObject bool
+	// zero is the JSON string of change.Type.Zero, the type's own zero
+	// value; nil: the kind's.
+	zero []byte
+	// javaDoubles: an unknown type's text with its numbers as Java's
+	// Double.toString (change.Type.JavaDoubles, javadoubles.go).
+	javaDoubles bool
 }
 
-// columnSchema maps a column to the Connect schema Debezium's PostgreSQL
-// connector gives it in the default modes, and to the encoding of its
-// values. ok is false for KindUnknown: Debezium drops columns of types it
-// does not know (include.unknown.datatypes=false).
+// columnSchema maps a column to the Connect schema Debezium's connectors
+// give its kind in the default modes (YEAR, ENUM, SET and BIT(n>1) as
+// BinlogValueConverters writes them, the others as the PostgreSQL
+// connector does), and to the encoding of its values. ok is false for
+// KindUnknown: Debezium drops columns of types it does not know
+// (include.unknown.datatypes=false).
 func columnSchema(c *change.Column) (s connectSchema, enc colEnc, ok bool) {
 	s.optional = c.Optional
 	t := &c.Type
@@ -174,8 +177,23 @@ func columnSchema(c *change.Column) (s connectSchema, enc colEnc, ok bool) {
 		}
 		s.typ, enc = "array", encArray
 		s.items = &items
+	case change.KindYear:
+		s.typ, enc = "int32", encInt32
+		s.name, s.version = "io.debezium.time.Year", 1
+	case change.KindEnum:
+		s.typ, enc = "string", encString
+		s.name, s.version = "io.debezium.data.Enum", 1
+		s.params = []param{{"allowed", t.Values}}
+	case change.KindSet:
+		s.typ, enc = "string", encString
+		s.name, s.version = "io.debezium.data.EnumSet", 1
+		s.params = []param{{"allowed", t.Values}}
+	case change.KindBits:
+		s.typ, enc = "bytes", encBytes
+		s.name, s.version = "io.debezium.data.Bits", 1
+		s.params = []param{{"length", strconv.Itoa(t.Length)}}
 	default:
-		return binlogColumnSchema(c)
+		return s, 0, false
 	}
 	return s, enc, true
 }
@@ -184,8 +202,10 @@ func columnSchema(c *change.Column) (s connectSchema, enc colEnc, ok bool) {
 // the default modes) chooses its array elements' encoding.
 func newColPlan(i int, col *change.Column, enc colEnc, f *Format) colPlan {
 	p := colPlan{idx: i, name: col.Name, kind: col.Type.Kind, enc: enc, optional: col.Optional, scale: col.Type.Scale,
-		hstore:   col.Type.Kind == change.KindJSON && col.Type.Name == "hstore",
-		pgObject: col.Type.Kind == change.KindUnknown && pgObjectTypes[col.Type.Name]}
+		javaDoubles: col.Type.Kind == change.KindUnknown && col.Type.JavaDoubles}
+	if col.Type.Zero != "" {
+		p.zero = appendString(nil, col.Type.Zero)
+	}
 	if enc == encZoned {
 		p.width = precision(&col.Type)
 	}
@@ -196,7 +216,7 @@ func newColPlan(i int, col *change.Column, enc colEnc, f *Format) colPlan {
 		e := newColPlan(i, &ec, eenc, f)
 		e.inArray = true
 		p.elem = &e
-		if u, ok := unavailableArrays[col.Type.Elem.Kind]; ok && !noArrayPlaceholder(col.Type.Elem) {
+		if u, ok := unavailableArrays[col.Type.Elem.Kind]; ok && !col.Type.Elem.NullUnavailableArray {
 			p.unavailable = []byte(u)
 		}
 	}
@@ -249,16 +269,4 @@ func precision(t *change.Type) int {
 		return defaultTimePrecision
 	}
 	return t.Precision
-}
-
-// noArrayPlaceholder: arrays of citext, ranges, ltree and tsvector are
-// string arrays for Debezium, but its unchanged-TOAST placeholder for them
-// is a plain string that fails to convert ("Invalid Java object for
-// schema with type ARRAY"), so the field is null (verified side by side).
-func noArrayPlaceholder(elem *change.Type) bool {
-	switch elem.Name {
-	case "citext", "int4range", "int8range", "numrange", "tsrange", "tstzrange", "daterange", "ltree", "tsvector":
-		return true
-	}
-	return false
 }

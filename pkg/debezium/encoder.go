@@ -43,10 +43,10 @@ type Options struct {
 // what makes per-row encoding cheap; sources make a new *Table only when a
 // table's shape changes.
 type Encoder struct {
-	prefix       string
-	version      string // source.version
-	sourceSchema connectSchema
-	tables       sync.Map // *change.Table → *tableCodec
+	prefix  string
+	version string   // source.version
+	blocks  sync.Map // *change.SourceBlock → *blockPlan (source.go)
+	tables  sync.Map // *change.Table → *tableCodec
 	// last is the codec found last: an event's topic, key and value ask
 	// for the same table, and most events follow one of that table.
 	last   atomic.Pointer[tableCodec]
@@ -68,8 +68,8 @@ type tableCodec struct {
 	cols     []colPlan // encodable columns, in column order
 	key      []colPlan // encodable key columns, in key order
 	// readCols and readKey are cols and key for the snapshot reads (op
-	// r) of a binlog connector, nil when no column differs there: see
-	// binlogReadPlans.
+	// r) of a connector whose source block says they trim zoned
+	// timestamps, nil when no column differs there: see trimmedReadPlans.
 	readCols, readKey []colPlan
 	// fields are the Value struct's fields (c.cols' schemas), which every
 	// connector's envelope embeds.
@@ -79,9 +79,9 @@ type tableCodec struct {
 	keyHead []byte
 	// keyTail closes a key: "}" after keyHead's payload, "" without schemas.
 	keyTail string
-	// valueHead is `{"schema":<Envelope schema>,"payload":{"before":`
-	// (`{"before":` without schemas). The envelope embeds the PostgreSQL
-	// source block's schema; binlogValueHead has the binlog connectors'.
+	// valueHead is `{"before":` without schemas, and empty with them:
+	// the envelope then embeds the source block's schema, and each
+	// source block has its own head (sourceBlockFor, source.go).
 	valueHead []byte
 	// valueTail closes a value after the envelope's payload: "}", or ""
 	// without schemas.
@@ -101,7 +101,7 @@ func NewEncoder(opts Options) *Encoder {
 	if version == "" {
 		version = Version
 	}
-	return &Encoder{prefix: opts.TopicPrefix, version: version, sourceSchema: postgresSourceSchema(), includeUnknown: opts.IncludeUnknownTypes,
+	return &Encoder{prefix: opts.TopicPrefix, version: version, includeUnknown: opts.IncludeUnknownTypes,
 		routing: routing{topic: opts.Topic, keyColumns: opts.KeyColumns}, format: opts.Format}
 }
 
@@ -167,8 +167,11 @@ func (e *Encoder) AppendKey(dst []byte, ev *change.Event) (out []byte, ok bool, 
 			// or placeholder would key another row.
 			p := &c.key[i]
 			if v := &row[p.idx]; v.Kind == change.Unavailable || v.Kind == change.Null && !p.optional {
-				return dst, false, &EncodeError{Table: tableName(ev.Table), Column: p.name, Kind: p.kind, ValueKind: v.Kind, Err: ErrKeyMissing,
-					Detail: "the row image of this change (op " + ev.Op.String() + ") does not carry the key column (with PostgreSQL: key the table by its replica identity, or set REPLICA IDENTITY FULL; see docs/postgresql.md)"}
+				detail := "the row image of this change (op " + ev.Op.String() + ") does not carry the key column"
+				if b := ev.Source.Block; b != nil && b.KeyMissingHint != "" {
+					detail += " (" + b.KeyMissingHint + ")"
+				}
+				return dst, false, &EncodeError{Table: tableName(ev.Table), Column: p.name, Kind: p.kind, ValueKind: v.Kind, Err: ErrKeyMissing, Detail: detail}
 			}
 		}
 	}
@@ -322,7 +325,7 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 		keyFields = append(keyFields, fields[j])
 	}
 
-	c.readCols, c.readKey = binlogReadPlans(c.cols), binlogReadPlans(c.key)
+	c.readCols, c.readKey = trimmedReadPlans(c.cols), trimmedReadPlans(c.key)
 	c.fields = fields
 	value := connectSchema{typ: "struct", fields: fields, optional: true, name: c.schema + ".Value"}
 	if e.format.Unwrap {
@@ -337,11 +340,6 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 	c.keyHead = key.appendJSON(c.keyHead, "")
 	c.keyHead = append(c.keyHead, `,"payload":`...)
 	c.keyTail = "}"
-
-	env := envelopeSchema(c.schema, value, e.sourceSchema)
-	c.valueHead = append(c.valueHead, `{"schema":`...)
-	c.valueHead = env.appendJSON(c.valueHead, "")
-	c.valueHead = append(c.valueHead, `,"payload":{"before":`...)
 	c.valueTail = "}"
 	return c
 }
@@ -353,14 +351,13 @@ func (c *tableCodec) appendRowOrNull(b []byte, t *change.Table, row change.Row, 
 	return c.appendRow(b, t, row, plans)
 }
 
-// binlogReadPlans are plans as Debezium's binlog connectors write the rows
-// of their snapshot, which they read through JDBC: a TIMESTAMP(n) there
-// is a ZonedTimestamp with the fraction's trailing zeros dropped
-// ("2000-02-29T12:00:00Z", "…00.12Z"), where the binlog's rows and the
-// schema's default have n digits ("2000-02-29T12:00:00.000Z" for
-// TIMESTAMP(3); side by side: TestDebeziumFidelityMySQLTimestampFraction).
+// trimmedReadPlans are plans as the connectors whose source block says
+// SnapshotZonedTrimmed write the rows of their snapshot: a ZonedTimestamp
+// with the fraction's trailing zeros dropped ("2000-02-29T12:00:00Z",
+// "…00.12Z"), where streamed rows and the schema's default have the
+// column's digits ("2000-02-29T12:00:00.000Z" for a precision of 3).
 // nil when plans has no such column.
-func binlogReadPlans(plans []colPlan) []colPlan {
+func trimmedReadPlans(plans []colPlan) []colPlan {
 	var out []colPlan
 	for i := range plans {
 		if plans[i].enc == encZoned {
@@ -373,14 +370,15 @@ func binlogReadPlans(plans []colPlan) []colPlan {
 	return out
 }
 
-// binlogRead tells whether ev is a snapshot read of a binlog connector.
-func binlogRead(ev *change.Event) bool {
-	return ev.Op == change.OpRead && (ev.Source.Connector == connectorMySQL || ev.Source.Connector == connectorMariaDB)
+// trimmedRead tells whether ev is a snapshot read whose zoned timestamps
+// are trimmed (change.SourceBlock.SnapshotZonedTrimmed).
+func trimmedRead(ev *change.Event) bool {
+	return ev.Op == change.OpRead && ev.Source.Block != nil && ev.Source.Block.SnapshotZonedTrimmed
 }
 
 // valuePlans are the plans of ev's row images.
 func (c *tableCodec) valuePlans(ev *change.Event) []colPlan {
-	if c.readCols != nil && binlogRead(ev) {
+	if c.readCols != nil && trimmedRead(ev) {
 		return c.readCols
 	}
 	return c.cols
@@ -388,7 +386,7 @@ func (c *tableCodec) valuePlans(ev *change.Event) []colPlan {
 
 // keyPlans are the plans of ev's key.
 func (c *tableCodec) keyPlans(ev *change.Event) []colPlan {
-	if c.readKey != nil && binlogRead(ev) {
+	if c.readKey != nil && trimmedRead(ev) {
 		return c.readKey
 	}
 	return c.key

@@ -65,17 +65,15 @@ func goldenUpdateEvent() *change.Event {
 		Op:     change.OpUpdate,
 		Before: customerRow(1006, "Liam", "Han", "liam2@example.com"),
 		After:  customerRow(1006, "Liam", "Han", "liam3@example.com"),
-		Source: change.Source{
-			Connector:    "postgresql",
+		Source: with(change.Source{
+			Block:        blocks["postgresql"],
 			Name:         "dbserver1",
 			DB:           "postgres",
 			Schema:       "inventory",
 			Table:        "customers",
 			CommitMicros: 1766925059528750,
-			TxID:         779,
-			LSN:          34389336,
 			Sequence:     `["34389280","34389336"]`,
-		},
+		}, "txId", 779, "lsn", 34389336),
 	}
 }
 
@@ -227,7 +225,7 @@ func TestDeleteAndSnapshotRead(t *testing.T) {
 		Table:  customers(),
 		Op:     change.OpDelete,
 		Before: change.Row{change.IntValue(7), {}, {}, {}},
-		Source: change.Source{Connector: "postgresql", CommitMicros: 2_000_000, TxID: 5, LSN: 99},
+		Source: with(change.Source{Block: blocks["postgresql"], CommitMicros: 2_000_000}, "txId", 5, "lsn", 99),
 	}
 	key, ok, err := e.AppendKey(nil, del)
 	if err != nil || !ok || !strings.HasSuffix(string(key), `"payload":{"id":7}}`) {
@@ -257,7 +255,7 @@ func TestDeleteAndSnapshotRead(t *testing.T) {
 		Table:  customers(),
 		Op:     change.OpRead,
 		After:  customerRow(1, "Sally", "Thomas", "sally.thomas@acme.com"),
-		Source: change.Source{Connector: "postgresql", Snapshot: "last", CommitMicros: -1500}, // before 1970: floor
+		Source: change.Source{Block: blocks["postgresql"], Snapshot: "last", CommitMicros: -1500}, // before 1970: floor
 	}
 	value, err = e.AppendValue(nil, read, 0)
 	if err != nil {
@@ -387,8 +385,8 @@ func TestEventErrors(t *testing.T) {
 		}, ErrRowLength, false},
 		{"no op", func(ev *change.Event) { ev.Op = change.OpNone }, ErrOp, false},
 		{"truncate op", func(ev *change.Event) { ev.Op = 't' }, ErrOp, false},
-		{"sqlserver source", func(ev *change.Event) { ev.Source.Connector = "sqlserver" }, ErrConnector, false},
-		{"empty connector", func(ev *change.Event) { ev.Source.Connector = "" }, ErrConnector, false},
+		{"source block without a connector", func(ev *change.Event) { ev.Source.Block = &change.SourceBlock{SchemaName: "x.Source"} }, ErrConnector, false},
+		{"no source block", func(ev *change.Event) { ev.Source.Block = nil }, ErrConnector, false},
 		{"no rows", func(ev *change.Event) { ev.After = nil }, ErrNoRow, true},
 		{"bad key index", func(ev *change.Event) { ev.Table.Key = []int{9} }, ErrTable, true},
 		{"bad value", func(ev *change.Event) { ev.After[0] = change.TextValue("1") }, ErrValueKind, true},

@@ -31,7 +31,8 @@ var (
 	// ErrUnavailable: the source sent "unavailable" (unchanged TOAST) for a
 	// column whose type has no Debezium placeholder.
 	ErrUnavailable = errors.New("no unavailable-value placeholder for the column type")
-	// ErrConnector: the event's Source.Connector has no source block here.
+	// ErrConnector: the event's source names no source block, or one
+	// whose declaration is unusable (change.SourceBlock.Validate).
 	ErrConnector = errors.New("unsupported connector for the source block")
 	// ErrOp: the event has no publishable op (OpNone or an unknown letter).
 	ErrOp = errors.New("event has no publishable op")
@@ -57,7 +58,7 @@ type EncodeError struct {
 	Column    string           // "" when no single column is at fault
 	Kind      change.Kind      // the column's kind, when Column is set
 	ValueKind change.ValueKind // the offending value's kind, when Column is set
-	Detail    string           // extra context, e.g. `connector "mysql"`
+	Detail    string           // extra context, e.g. `op "x"`
 	Err       error            // one of the sentinels above
 }
 

@@ -131,7 +131,7 @@ func TestFormatModes(t *testing.T) {
 	}
 	row := change.Row{change.IntValue(1), change.TextValue("99.00"), change.Value{Kind: change.Null}, change.BinaryValue([]byte{0, 0xff, 0x10}),
 		change.IntValue(36672123456), change.IntValue(1709287872123456), change.IntValue(19783)}
-	ev := &change.Event{Table: table, Op: change.OpCreate, After: row, Source: change.Source{Connector: "postgresql"}}
+	ev := &change.Event{Table: table, Op: change.OpCreate, After: row, Source: change.Source{Block: blocks["postgresql"]}}
 	for _, c := range []struct {
 		f      Format
 		fields []string // of the after payload
@@ -200,7 +200,7 @@ func FuzzFormats(f *testing.F) {
 			Key: []int{0},
 		}
 		row := change.Row{change.TextValue(text), change.BinaryValue(raw), change.Value{Kind: change.Null}}
-		ev := &change.Event{Table: tbl, Op: o, After: row, Source: change.Source{Connector: "postgresql", Table: text}}
+		ev := &change.Event{Table: tbl, Op: o, After: row, Source: change.Source{Block: blocks["postgresql"], Table: text}}
 		if o == change.OpDelete {
 			ev.Before, ev.After = row, nil
 		}
@@ -294,7 +294,7 @@ func TestFormatUnknownTypeBinary(t *testing.T) {
 		Key: []int{0},
 	}
 	ev := &change.Event{Table: table, Op: change.OpCreate, After: change.Row{change.IntValue(1), change.BinaryValue([]byte("'a'"))},
-		Source: change.Source{Connector: "postgresql"}}
+		Source: change.Source{Block: blocks["postgresql"]}}
 	for binary, want := range map[string][]string{
 		"":       {`{"type":"bytes","optional":true,"field":"q"}`, `"q":"J2En"`},
 		"base64": {`{"type":"string","optional":true,"field":"q"}`, `"q":"J2En"`},
@@ -326,7 +326,7 @@ func TestFormatNegativeTimeConnect(t *testing.T) {
 		Key: []int{0},
 	}
 	ev := &change.Event{Table: table, Op: change.OpCreate, After: change.Row{change.IntValue(1), change.IntValue(-3_600_000_000)},
-		Source: change.Source{Connector: "mariadb"}}
+		Source: change.Source{Block: blocks["mariadb"]}}
 	e := NewEncoder(Options{TopicPrefix: "p", Format: Format{Time: "connect"}})
 	for _, micros := range []int64{-3_600_000_000, 25 * 3_600_000_000} {
 		ev.After[1] = change.IntValue(micros)

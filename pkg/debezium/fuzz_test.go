@@ -48,7 +48,7 @@ func FuzzAppendValue(f *testing.F) {
 			Op:    change.OpUpdate,
 			After: change.Row{change.IntValue(n), change.TextValue(text), change.TextValue(text), change.BinaryValue(raw),
 				change.FloatValue(fl), change.FloatValue(fl), change.IntValue(n), change.IntValue(n), change.TextValue(text)},
-			Source: change.Source{Connector: "postgresql", Name: text, Sequence: text, Snapshot: text, CommitMicros: n / 1000},
+			Source: change.Source{Block: blocks["postgresql"], Name: text, Sequence: text, Snapshot: text, CommitMicros: n / 1000},
 		}
 		e := NewEncoder(Options{TopicPrefix: "fz"})
 		value, err := e.AppendValue(nil, ev, n/1000)

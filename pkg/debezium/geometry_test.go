@@ -115,7 +115,7 @@ func FuzzSpatialValue(f *testing.F) {
 // writes null; a plain text[] keeps its placeholder list.
 func TestUnavailableNewTypes(t *testing.T) {
 	unavailable := change.Value{Kind: change.Unavailable}
-	citext := change.Type{Kind: change.KindString, Name: "citext", Precision: -1, Scale: -1, Length: -1}
+	citext := change.Type{Kind: change.KindString, Name: "citext", Precision: -1, Scale: -1, Length: -1, NullUnavailableArray: true}
 	text := change.Type{Kind: change.KindString, Name: "text", Precision: -1, Scale: -1, Length: -1}
 	for _, tc := range []struct {
 		name string

@@ -26,7 +26,12 @@ func TestValueHead(t *testing.T) {
 		return change.Row{change.IntValue(id), change.TextValue(note)}
 	}
 	events := func(connector string) []*change.Event {
-		src := change.Source{Connector: connector, Name: "p", CommitMicros: 1_700_000_000_000_000, TxID: 7, LSN: 99, File: "bin.000001", Pos: 4}
+		src := change.Source{Block: blocks[connector], Name: "p", CommitMicros: 1_700_000_000_000_000}
+		if connector == "postgresql" {
+			src = with(src, "txId", 7, "lsn", 99)
+		} else {
+			src = with(src, "file", "bin.000001", "pos", 4)
+		}
 		return []*change.Event{
 			{Table: table, Op: change.OpCreate, After: row(1, "a"), Source: src},
 			{Table: table, Op: change.OpUpdate, Before: row(2, "b"), After: row(2, "bb"), Source: src},
@@ -88,7 +93,7 @@ func TestValueHead(t *testing.T) {
 		t.Errorf("unwrapped delete: head %+v, %v", h, err)
 	}
 	// A failed encoding has none either.
-	bad := &change.Event{Table: table, Op: change.OpCreate, After: change.Row{change.IntValue(1)}, Source: change.Source{Connector: "postgresql"}}
+	bad := &change.Event{Table: table, Op: change.OpCreate, After: change.Row{change.IntValue(1)}, Source: change.Source{Block: blocks["postgresql"]}}
 	for _, f := range []Format{{}, {Unwrap: true}} {
 		e := NewEncoder(Options{TopicPrefix: "p", Format: f})
 		if _, h, err := e.AppendValueHead(nil, bad, 0); err == nil || h != (Head{}) {

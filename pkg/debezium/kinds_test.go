@@ -11,7 +11,7 @@ import (
 )
 
 // pgSource is a minimal PostgreSQL source block for tests.
-var pgSource = change.Source{Connector: "postgresql", Name: "shop", DB: "shop", CommitMicros: 1_700_000_000_000_000, LSN: 1, TxID: 2}
+var pgSource = with(change.Source{Block: blocks["postgresql"], Name: "shop", DB: "shop", CommitMicros: 1_700_000_000_000_000}, "lsn", 1, "txId", 2)
 
 // oneColumn encodes an insert into public.t (id int4 key, c <typ>) and
 // returns the value message.
@@ -127,7 +127,7 @@ func TestKinds(t *testing.T) {
 		{"required null string", typ(change.KindString, -1, -1), false, change.Value{}, `{"type":"string","optional":false,"field":"c"}`, `""`},
 		// hstore's converter falls back to an empty object (found by the
 		// differential oracle: hstore NOT NULL, a delete's key-only old row).
-		{"required null hstore", change.Type{Kind: change.KindJSON, Name: "hstore", Precision: -1, Scale: -1, Length: -1}, false, change.Value{}, `{"type":"string","optional":false,"name":"io.debezium.data.Json","version":1,"field":"c"}`, `"{}"`},
+		{"required null hstore", change.Type{Kind: change.KindJSON, Name: "hstore", Precision: -1, Scale: -1, Length: -1, Zero: "{}"}, false, change.Value{}, `{"type":"string","optional":false,"name":"io.debezium.data.Json","version":1,"field":"c"}`, `"{}"`},
 		{"required null bytes", typ(change.KindBytes, -1, -1), false, change.Value{}, `{"type":"bytes","optional":false,"field":"c"}`, `""`},
 		{"required null timestamptz", typ(change.KindTimestampTZ, -1, -1), false, change.Value{}, `{"type":"string","optional":false,"name":"io.debezium.time.ZonedTimestamp","version":1,"field":"c"}`, `"1970-01-01T00:00:00Z"`}, // Debezium's fallback: no fraction, whatever the precision (side by side: timestamptz, (3), (6) NOT NULL without a default)
 		{"required null timestamp", typ(change.KindTimestamp, -1, -1), false, change.Value{}, `{"type":"int64","optional":false,"name":"io.debezium.time.MicroTimestamp","version":1,"field":"c"}`, `0`},

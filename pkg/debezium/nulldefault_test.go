@@ -29,7 +29,10 @@ func TestNullWritesDefault(t *testing.T) {
 	}
 	row := change.Row{change.IntValue(1), {}, {}, change.TextValue("NaN")}
 	for _, connector := range []string{"postgresql", "mariadb"} {
-		src := change.Source{Connector: connector, Name: "p", DB: "shop", Schema: "public", Table: "t", File: "bin.000001"}
+		src := change.Source{Block: blocks[connector], Name: "p", DB: "shop", Schema: "public", Table: "t"}
+		if connector == "mariadb" {
+			src = with(src, "file", "bin.000001")
+		}
 		ev := &change.Event{Table: tbl, Op: change.OpUpdate, Before: row, After: row, Source: src}
 		b, err := NewEncoder(Options{TopicPrefix: "p"}).AppendValue(nil, ev, 0)
 		if err != nil {

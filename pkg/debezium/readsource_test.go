@@ -54,11 +54,11 @@ func TestReadSourceAsWritten(t *testing.T) {
 			ev.Op = change.OpCreate
 		}
 		ev.Source = change.Source{
-			Connector: pick("postgresql", "mariadb"), Name: pick("", "other"), DB: pick("shop", ""),
+			Block: blocks[pick("postgresql", "mariadb")], Name: pick("", "other"), DB: pick("shop", ""),
 			Schema: pick("public", "s2"), Table: pick("", "t2"), CommitMicros: num(1_700_000_000_200_000, 1_700_000_000_300_000),
-			Snapshot: pick("true", "last"), TxID: num(0, 7), LSN: num(123_456_789, 0), Sequence: pick("", `["1","2"]`),
-			ServerID: num(0, 1), GTID: pick("", "0-1-2"), File: pick("mysql-bin.000001", "mysql-bin.000002"), Pos: num(4, 1234),
-			Row: int32(num(0, 1)), Thread: num(0, 9), Query: pick("", "INSERT"),
+			Snapshot: pick("true", "last"), Sequence: pick("", `["1","2"]`),
+			Ints:    [change.SourceSlots]int64{num(0, 7), num(123_456_789, 0), num(0, 1), num(0, 9)},
+			Strings: [change.SourceSlots]string{pick("", "0-1-2"), pick("mysql-bin.000001", "mysql-bin.000002"), pick("", "INSERT")},
 		}
 		if r := e.codec(ev.Table).readSource.Load(); r != nil && r.src == ev.Source && ev.Op == change.OpRead {
 			hits++

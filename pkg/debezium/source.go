@@ -14,33 +14,9 @@ import (
 // overrides it.
 const Version = "3.6.1.Final"
 
-// connectorPostgres is change.Source.Connector for PostgreSQL, and the value
-// Debezium writes in source.connector.
-const connectorPostgres = "postgresql"
-
 // snapshotAllowed lists Debezium's SnapshotRecord values, lower-cased, in
 // declaration order: the "allowed" parameter of the source.snapshot enum.
 const snapshotAllowed = "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"
-
-// postgresSourceSchema is io.debezium.connector.postgresql.Source: the
-// common source fields (SchemaFactory.sourceInfoSchemaBuilder, which also
-// sets version 1) followed by PostgresSourceInfoStructMaker's own.
-func postgresSourceSchema() connectSchema {
-	return connectSchema{
-		typ: "struct",
-		fields: append(commonSourceFields(), []connectField{
-			{"schema", stringSchema},
-			{"table", stringSchema},
-			{"txId", optionalInt64Schema},
-			{"lsn", optionalInt64Schema},
-			{"xmin", optionalInt64Schema},
-			{"origin", optionalStringSchema},
-			{"origin_lsn", optionalInt64Schema},
-		}...),
-		name:    "io.debezium.connector.postgresql.Source",
-		version: 1,
-	}
-}
 
 // transactionSchema is the envelope's "transaction" block (event.block);
 // we do not emit transaction metadata, so its value is always null.
@@ -81,55 +57,180 @@ func envelopeSchema(topic string, value, source connectSchema) connectSchema {
 // castagnoli is CRC32C, the receipts' CRC, for a value's Head.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// sourceBlock is one connector's source block for one table version: the
-// value head whose envelope embeds the connector's Source schema, the
-// block's constant start, and the writer of its connector's fields. It is
-// chosen when the table's first event is encoded (sourceBlockFor), so
-// that no row asks which database it came from.
-type sourceBlock struct {
-	connector    string
-	valueHead    []byte
-	valueHeadCRC uint32 // valueHead's CRC32C, for the value's Head
+// blockPlan is what an Encoder precomputes for one declared source block
+// (change.SourceBlock), once: its Connect schema, the constant start of
+// its JSON, and how each of its own fields is written.
+type blockPlan struct {
+	decl   *change.SourceBlock
+	schema connectSchema // io.debezium.connector.<connector>.Source
 	// head is `,"source":{"version":…,"connector":"<connector>","name":`.
 	head   []byte
-	fields func(b []byte, t *change.Table, s *change.Source) []byte // after name: ts_ms, …
-	err    error                                                    // the connector has no source block here
+	fields []fieldPlan
+	// tail is the constant text after the last field with a value (the
+	// always-null fields after it) and the closing '}'.
+	tail []byte
+	err  error // the declaration is unusable (change.SourceBlock.Validate)
+}
+
+// fieldPlan writes one field of a source block that has a value.
+type fieldPlan struct {
+	// pre is the constant text before the value: the always-null fields
+	// since the previous field with a value, then `,"<name>":`.
+	pre  []byte
+	op   fieldOp
+	slot int
+}
+
+// fieldOp is how a field's value is written, decided once from its
+// declaration so that a row takes one branch per field.
+type fieldOp uint8
+
+const (
+	fieldString       fieldOp = iota // Source.Strings[slot]
+	fieldStringOrNull                // Source.Strings[slot], "" as null
+	fieldInt                         // Source.Ints[slot]
+	fieldIntOrNull                   // Source.Ints[slot], 0 as null
+	fieldSchema                      // Source.Schema or the table's
+	fieldTable                       // Source.Table or the table's
+)
+
+// planFor returns the plan of decl, building it on its first use.
+func (e *Encoder) planFor(decl *change.SourceBlock) *blockPlan {
+	if p, ok := e.blocks.Load(decl); ok {
+		return p.(*blockPlan)
+	}
+	p, _ := e.blocks.LoadOrStore(decl, e.newBlockPlan(decl))
+	return p.(*blockPlan)
+}
+
+func (e *Encoder) newBlockPlan(decl *change.SourceBlock) *blockPlan {
+	p := &blockPlan{decl: decl}
+	if err := decl.Validate(); err != nil {
+		p.err = err
+		return p
+	}
+	fields := commonSourceFields()
+	var pre []byte
+	for _, f := range decl.Fields {
+		s := connectSchema{optional: f.Optional}
+		switch f.Type {
+		case change.SourceString:
+			s.typ = "string"
+		case change.SourceInt32:
+			s.typ = "int32"
+		case change.SourceInt64:
+			s.typ = "int64"
+		}
+		fields = append(fields, connectField{f.Name, s})
+		pre = append(pre, ',')
+		pre = appendString(pre, f.Name)
+		pre = append(pre, ':')
+		if f.From == change.FromNull {
+			pre = append(pre, "null"...)
+			continue
+		}
+		fp := fieldPlan{pre: pre, slot: f.Slot}
+		switch {
+		case f.From == change.FromSchema:
+			fp.op = fieldSchema
+		case f.From == change.FromTable:
+			fp.op = fieldTable
+		case f.Type == change.SourceString && f.Optional:
+			fp.op = fieldStringOrNull
+		case f.Type == change.SourceString:
+			fp.op = fieldString
+		case f.Optional:
+			fp.op = fieldIntOrNull
+		default:
+			fp.op = fieldInt
+		}
+		p.fields = append(p.fields, fp)
+		pre = nil
+	}
+	p.tail = append(pre, '}')
+	p.schema = connectSchema{typ: "struct", fields: fields, name: decl.SchemaName, version: 1}
+	p.head = append(p.head, `,"source":{"version":`...)
+	p.head = appendString(p.head, e.version)
+	p.head = append(p.head, `,"connector":`...)
+	p.head = appendString(p.head, decl.Connector)
+	p.head = append(p.head, `,"name":`...)
+	return p
+}
+
+// sourceBlock is a source block for one table version: the block's plan
+// and the value head whose envelope embeds its schema. It is chosen when
+// the table's first event is encoded (sourceBlockFor), so that no row
+// asks which database it came from.
+type sourceBlock struct {
+	plan         *blockPlan
+	valueHead    []byte
+	valueHeadCRC uint32 // valueHead's CRC32C, for the value's Head
+	err          error  // the event has no usable source block
 }
 
 // sourceBlockFor returns the table codec's source block for ev's
-// connector, building it with the first event (and again only if a table
-// version's events changed connector, which no source does).
+// declared block, building it with the first event (and again only if a
+// table version's events changed block, which no source does).
 func (e *Encoder) sourceBlockFor(c *tableCodec, ev *change.Event) *sourceBlock {
-	if b := c.block.Load(); b != nil && b.connector == ev.Source.Connector {
+	decl := ev.Source.Block
+	if b := c.block.Load(); b != nil && b.plan.decl == decl {
 		return b
 	}
-	connector := ev.Source.Connector
-	b := &sourceBlock{connector: connector}
-	switch connector {
-	case connectorPostgres:
-		b.valueHead, b.fields = c.valueHead, appendPostgresFields
-	case connectorMySQL, connectorMariaDB:
-		b.valueHead, b.fields = e.binlogValueHead(c, connector), appendBinlogFields
-	default:
-		b.err = &EncodeError{Table: tableName(ev.Table), Err: ErrConnector, Detail: "connector " + strconv.Quote(connector)}
-		return b // not kept: the table's next event may well be fine
+	if decl == nil {
+		// Not kept: the table's next event may well be fine.
+		return &sourceBlock{err: &EncodeError{Table: tableName(ev.Table), Err: ErrConnector, Detail: "the event declares no source block"}}
+	}
+	p := e.planFor(decl)
+	if p.err != nil {
+		return &sourceBlock{err: &EncodeError{Table: tableName(ev.Table), Err: ErrConnector, Detail: p.err.Error()}}
+	}
+	b := &sourceBlock{plan: p, valueHead: c.valueHead}
+	if !e.format.NoSchemas {
+		value := connectSchema{typ: "struct", fields: c.fields, optional: true, name: c.schema + ".Value"}
+		env := envelopeSchema(c.schema, value, p.schema)
+		b.valueHead = []byte(`{"schema":`)
+		b.valueHead = env.appendJSON(b.valueHead, "")
+		b.valueHead = append(b.valueHead, `,"payload":{"before":`...)
 	}
 	b.valueHeadCRC = crc32.Checksum(b.valueHead, castagnoli)
-	b.head = append(b.head, `,"source":{"version":`...)
-	b.head = appendString(b.head, e.version)
-	b.head = append(b.head, `,"connector":`...)
-	b.head = appendString(b.head, connector)
-	b.head = append(b.head, `,"name":`...)
 	c.block.Store(b)
 	return b
 }
 
-// appendSource appends `,"source":{…}` with block b. An empty Name falls
-// back to the encoder's prefix.
-func (e *Encoder) appendSource(dst []byte, b *sourceBlock, t *change.Table, s *change.Source) []byte {
-	dst = append(dst, b.head...)
+// appendSource appends `,"source":{…}` with block p. An empty Name falls
+// back to the encoder's prefix; empty DB, Schema and Table to the table's
+// ID.
+func (e *Encoder) appendSource(dst []byte, p *blockPlan, t *change.Table, s *change.Source) []byte {
+	dst = append(dst, p.head...)
 	dst = appendString(dst, orDefault(s.Name, e.prefix))
-	return b.fields(dst, t, s)
+	dst = appendSourceCommon(dst, t, s)
+	for i := range p.fields {
+		f := &p.fields[i]
+		dst = append(dst, f.pre...)
+		switch f.op {
+		case fieldString:
+			dst = appendString(dst, s.Strings[f.slot])
+		case fieldStringOrNull:
+			if v := s.Strings[f.slot]; v != "" {
+				dst = appendString(dst, v)
+			} else {
+				dst = append(dst, "null"...)
+			}
+		case fieldInt:
+			dst = strconv.AppendInt(dst, s.Ints[f.slot], 10)
+		case fieldIntOrNull:
+			if v := s.Ints[f.slot]; v != 0 {
+				dst = strconv.AppendInt(dst, v, 10)
+			} else {
+				dst = append(dst, "null"...)
+			}
+		case fieldSchema:
+			dst = appendString(dst, orDefault(s.Schema, t.ID.Schema))
+		case fieldTable:
+			dst = appendString(dst, orDefault(s.Table, t.ID.Name))
+		}
+	}
+	return append(dst, p.tail...)
 }
 
 // readSource is a source block as written for a snapshot read: the
@@ -151,36 +252,15 @@ type readSource struct {
 // db, schema and table) and the source.
 func (e *Encoder) appendEventSource(dst []byte, c *tableCodec, b *sourceBlock, ev *change.Event) []byte {
 	if ev.Op != change.OpRead {
-		return e.appendSource(dst, b, ev.Table, &ev.Source)
+		return e.appendSource(dst, b.plan, ev.Table, &ev.Source)
 	}
 	if r := c.readSource.Load(); r != nil && r.block == b && r.src == ev.Source {
 		return append(dst, r.text...)
 	}
 	n := len(dst)
-	dst = e.appendSource(dst, b, ev.Table, &ev.Source)
+	dst = e.appendSource(dst, b.plan, ev.Table, &ev.Source)
 	c.readSource.Store(&readSource{block: b, src: ev.Source, text: bytes.Clone(dst[n:])})
 	return dst
-}
-
-// appendPostgresFields appends a PostgreSQL source block's fields after
-// name, and closes it. Empty DB/Schema/Table fall back to the table's ID.
-// Zero TxID and LSN (unknown) are written as null, as Debezium does when
-// it has no value; xmin is always null (Debezium fills it only with
-// xmin.fetch.interval.ms set, which we do not offer); origin and
-// origin_lsn (Debezium 3.6: the replication origin of a change applied by
-// logical replication) are null, as Debezium writes them for pgoutput
-// without origin messages.
-func appendPostgresFields(b []byte, t *change.Table, s *change.Source) []byte {
-	b = appendSourceCommon(b, t, s)
-	b = append(b, `,"schema":`...)
-	b = appendString(b, orDefault(s.Schema, t.ID.Schema))
-	b = append(b, `,"table":`...)
-	b = appendString(b, orDefault(s.Table, t.ID.Name))
-	b = append(b, `,"txId":`...)
-	b = appendIntOrNull(b, s.TxID)
-	b = append(b, `,"lsn":`...)
-	b = appendIntOrNull(b, s.LSN)
-	return append(b, `,"xmin":null,"origin":null,"origin_lsn":null}`...)
 }
 
 func orDefault(s, def string) string {
@@ -188,13 +268,6 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-func appendIntOrNull(b []byte, v int64) []byte {
-	if v == 0 {
-		return append(b, "null"...)
-	}
-	return strconv.AppendInt(b, v, 10)
 }
 
 // floorDiv divides rounding towards negative infinity, as Java's
@@ -286,7 +359,7 @@ func (t timeText) appendNanos(b []byte) []byte {
 
 // commonSourceFields are the source fields every connector starts with
 // (SchemaFactory.sourceInfoSchemaBuilder): version … ts_ns. Each call
-// returns a new slice, so callers may append their own.
+// returns a new slice, so callers may append a block's own.
 func commonSourceFields() []connectField {
 	return []connectField{
 		{"version", stringSchema},

@@ -23,7 +23,7 @@ func TestBinlogValue(t *testing.T) {
 	for _, connector := range []string{"mysql", "mariadb"} {
 		ev := &change.Event{Table: tbl, Op: change.OpCreate,
 			After:  change.Row{change.IntValue(7), change.IntValue(2024), change.TextValue("b"), change.BinaryValue([]byte{1, 8})},
-			Source: change.Source{Connector: connector, CommitMicros: 1_700_000_000_000_000, ServerID: 1, GTID: "0-1-5", File: "bin.000001", Pos: 42, Row: 1}}
+			Source: with(change.Source{Block: blocks[connector], CommitMicros: 1_700_000_000_000_000}, "server_id", 1, "gtid", "0-1-5", "file", "bin.000001", "pos", 42, "row", 1)}
 		b, err := enc.AppendValue(nil, ev, 1_700_000_000_500_000)
 		if err != nil {
 			t.Fatal(err)
@@ -65,7 +65,7 @@ func TestBinlogUnknownIncluded(t *testing.T) {
 	for _, connector := range []string{"mysql", "mariadb"} {
 		ev := &change.Event{Table: tbl, Op: change.OpCreate,
 			After:  change.Row{change.IntValue(1), change.BinaryValue([]byte{1, 2})},
-			Source: change.Source{Connector: connector, CommitMicros: 1_700_000_000_000_000, File: "bin.000001", Pos: 4}}
+			Source: with(change.Source{Block: blocks[connector], CommitMicros: 1_700_000_000_000_000}, "file", "bin.000001", "pos", 4)}
 		b, err := enc.AppendValue(nil, ev, 1_700_000_000_500_000)
 		if err != nil {
 			t.Fatal(err)
@@ -101,8 +101,11 @@ func TestBinlogSnapshotTimestampFraction(t *testing.T) {
 		{"mysql", change.OpUpdate, 951825600_120000, `"2000-02-29T12:00:00.120Z"`},
 		{"postgresql", change.OpRead, 951825600_120000, `"2000-02-29T12:00:00.120Z"`},
 	} {
-		ev := &change.Event{Table: tbl, Op: c.op, After: change.Row{change.IntValue(c.micros)},
-			Source: change.Source{Connector: c.connector, CommitMicros: 1, File: "f", Pos: 4}}
+		src := change.Source{Block: blocks[c.connector], CommitMicros: 1}
+		if c.connector != "postgresql" {
+			src = with(src, "file", "f", "pos", 4)
+		}
+		ev := &change.Event{Table: tbl, Op: c.op, After: change.Row{change.IntValue(c.micros)}, Source: src}
 		if c.op == change.OpUpdate {
 			ev.Before = ev.After
 		}

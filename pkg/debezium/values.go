@@ -189,8 +189,8 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 		if v.Kind != change.Binary {
 			return b, ErrValueKind
 		}
-		if p.pgObject {
-			return appendHex(b, appendPGobjectText(nil, v.Bytes)), nil // not in v: the row stays the source's
+		if p.javaDoubles {
+			return appendHex(b, appendJavaDoublesText(nil, v.Bytes)), nil // not in v: the row stays the source's
 		}
 		return appendHex(b, v.Bytes), nil
 	case encBytes, encBytesBase64:
@@ -198,8 +198,8 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 			return b, ErrValueKind
 		}
 		raw := v.Bytes
-		if p.pgObject {
-			raw = appendPGobjectText(nil, raw) // not in v: the row stays the source's
+		if p.javaDoubles {
+			raw = appendJavaDoublesText(nil, raw) // not in v: the row stays the source's
 		}
 		b = append(b, '"')
 		b = base64.StdEncoding.AppendEncode(b, raw)
@@ -299,8 +299,8 @@ func (p *colPlan) appendFallback(b []byte) []byte {
 	case encVarDecimal:
 		return append(b, `{"scale":0,"value":"AA=="}`...)
 	case encString, encBytes, encBytesBase64, encBytesHex:
-		if p.hstore {
-			return append(b, `"{}"`...) // Debezium's hstore converter
+		if p.zero != nil {
+			return append(b, p.zero...)
 		}
 		return append(b, `""`...)
 	case encZoned:

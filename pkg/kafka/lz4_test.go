@@ -18,6 +18,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
+	"github.com/tributary-cdc/tributary/pkg/source/postgres"
 )
 
 // envelopeBatch is the uncompressed records of a batch of about size bytes
@@ -66,8 +67,10 @@ func encodedBatch(size int) []byte {
 			change.TextValue(fmt.Sprintf("%d.%02d", id%100000/100, id%100)), change.IntValue(1_704_067_200_000_000 + id*1_000_000),
 			change.TextValue(strings.Repeat(hex.EncodeToString(sum[:]), 4))}
 		ev := &change.Event{Table: table, Op: change.OpCreate, After: row,
-			Source: change.Source{Connector: "postgresql", Name: "bench", DB: "bench", Schema: "public", Table: "bench",
-				CommitMicros: 1_764_000_000_000_000 + id, TxID: 1000 + id/100, LSN: 1<<30 + id*300}}
+			Source: change.Source{Block: postgres.SourceBlock, Name: "bench", DB: "bench", Schema: "public", Table: "bench",
+				CommitMicros: 1_764_000_000_000_000 + id}}
+		ev.Source.Ints[postgres.SourceBlock.Slot("txId")] = 1000 + id/100
+		ev.Source.Ints[postgres.SourceBlock.Slot("lsn")] = 1<<30 + id*300
 		if id%3 == 1 {
 			ev.Op, ev.Before = change.OpUpdate, row
 		}

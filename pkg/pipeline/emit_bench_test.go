@@ -21,6 +21,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/debezium"
 	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
+	"github.com/tributary-cdc/tributary/pkg/source/postgres"
 )
 
 // The hot path of a running pipeline, from a decoded change.Event onwards: emit encodes the
@@ -69,11 +70,13 @@ func emitBenchEvents(t *change.Table, n int) []*change.Event {
 		}
 		ev := &change.Event{
 			Table: t,
-			Source: change.Source{Connector: "postgresql", Name: "bench", DB: "bench", Schema: "public", Table: "bench",
-				CommitMicros: 1_704_067_200_000_000 + int64(i), TxID: int64(1000 + i/100), LSN: int64(0x1000000 + i*300),
-				Sequence: fmt.Sprintf(`[null,"%d"]`, 0x1000000+i*300)},
+			Source: change.Source{Block: postgres.SourceBlock, Name: "bench", DB: "bench", Schema: "public", Table: "bench",
+				CommitMicros: 1_704_067_200_000_000 + int64(i),
+				Sequence:     fmt.Sprintf(`[null,"%d"]`, 0x1000000+i*300)},
 			ID: fmt.Sprintf("0/%X:%d", 0x1000000+i*300, i%100),
 		}
+		ev.Source.Ints[postgres.SourceBlock.Slot("txId")] = int64(1000 + i/100)
+		ev.Source.Ints[postgres.SourceBlock.Slot("lsn")] = int64(0x1000000 + i*300)
 		switch k := i % 100; {
 		case k < 60:
 			ev.Op, ev.After = change.OpCreate, row

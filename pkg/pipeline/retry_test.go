@@ -22,6 +22,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/debezium"
 	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
+	"github.com/tributary-cdc/tributary/pkg/source/postgres"
 )
 
 // The retry contract end to end (docs/delivery.md): a publish that
@@ -170,7 +171,7 @@ func newRetryHarness(t *testing.T) *retryHarness {
 		ev := &change.Event{
 			Table: table, Op: change.OpCreate,
 			After: change.Row{change.IntValue(id), change.TextValue(fmt.Sprintf("order %d", id))},
-			Source: change.Source{Connector: "postgresql", Name: "retry", DB: "shop", Schema: "public", Table: "orders",
+			Source: change.Source{Block: postgres.SourceBlock, Name: "retry", DB: "shop", Schema: "public", Table: "orders",
 				CommitMicros: 1_704_067_200_000_000 + id},
 		}
 		key, _, err := h.enc.AppendKey(nil, ev)

@@ -20,7 +20,7 @@ func handoffEvents(rng *rand.Rand, n int) []*change.Event {
 		if rng.IntN(8) == 0 {
 			ev = &change.Event{Position: []byte{byte(i)}}
 		}
-		ev.Source.Pos = int64(i)
+		ev.Source.CommitMicros = int64(i)
 		evs[i] = ev
 	}
 	return evs
@@ -43,9 +43,9 @@ func TestHandoffOrder(t *testing.T) {
 			if inside.Add(1) != 1 {
 				t.Error("emit called on two goroutines at once")
 			}
-			got = append(got, ev.Source.Pos)
+			got = append(got, ev.Source.CommitMicros)
 			emitted.Add(1)
-			if ev.Source.Pos%97 == 0 {
+			if ev.Source.CommitMicros%97 == 0 {
 				time.Sleep(50 * time.Microsecond) // a slow produce now and then
 			}
 			inside.Add(-1)
@@ -100,20 +100,20 @@ func TestHandoffEmitFails(t *testing.T) {
 	var last atomic.Int64
 	last.Store(-1)
 	emit := func(ctx context.Context, ev *change.Event) error {
-		if ev.Source.Pos == 40 {
+		if ev.Source.CommitMicros == 40 {
 			return boom
 		}
-		if ev.Source.Pos > 40 {
-			t.Errorf("event %d emitted after the failure", ev.Source.Pos)
+		if ev.Source.CommitMicros > 40 {
+			t.Errorf("event %d emitted after the failure", ev.Source.CommitMicros)
 		}
-		last.Store(ev.Source.Pos)
+		last.Store(ev.Source.CommitMicros)
 		return nil
 	}
 	h := NewHandoff(context.Background(), emit, nil)
 	var err error
 	for i := 0; err == nil && i < 100000; i++ {
 		ev := &change.Event{Op: change.OpCreate}
-		ev.Source.Pos = int64(i)
+		ev.Source.CommitMicros = int64(i)
 		err = h.Emit(h.Context(), ev)
 	}
 	if !errors.Is(err, boom) {

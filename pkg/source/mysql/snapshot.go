@@ -552,7 +552,7 @@ func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
 		Op:    change.OpRead,
 		After: row,
 		Source: change.Source{
-			Connector:    rd.s.flavor,
+			Block:        sourceBlockOf(rd.s.flavor),
 			Name:         rd.s.opts.TopicPrefix,
 			DB:           t.db,
 			Table:        t.name,
@@ -561,7 +561,7 @@ func (rd *chunkReader) row(fields []gomysql.FieldValue) error {
 		},
 	}
 	if rd.start != nil {
-		ev.Source.File, ev.Source.Pos = rd.start.File, int64(rd.start.Pos)
+		ev.Source.Strings[slotFile], ev.Source.Ints[slotPos] = rd.start.File, int64(rd.start.Pos)
 	}
 	rd.out = append(rd.out, snapshot.Row{Key: key, Event: ev})
 	rd.fill.Keep(rd.out[len(rd.out)-1])

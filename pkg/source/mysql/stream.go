@@ -477,16 +477,13 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 		return st.refuseXA(t, pos)
 	}
 	src := change.Source{
-		Connector:    st.src.flavor,
+		Block:        sourceBlockOf(st.src.flavor),
 		Name:         st.src.opts.TopicPrefix,
 		DB:           db,
 		Table:        name,
 		CommitMicros: st.tx.commitMicros,
-		ServerID:     int64(h.ServerID),
-		GTID:         st.tx.gtid,
-		File:         st.file,
-		Pos:          pos,
-		Thread:       st.tx.thread,
+		Ints:         [change.SourceSlots]int64{slotServerID: int64(h.ServerID), slotPos: pos, slotThread: st.tx.thread},
+		Strings:      [change.SourceSlots]string{slotGTID: st.tx.gtid, slotFile: st.file},
 	}
 	if src.CommitMicros == 0 || st.src.flavor == flavorMariaDB {
 		// Debezium's MariaDB connector takes every event's own time
@@ -521,7 +518,7 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 	for r := 0; images.more(); r++ {
 		ev := st.slabs.Event()
 		*ev = change.Event{Table: pub.table(t.t), Op: op, Source: src, ID: st.eventID(pos, r)}
-		ev.Source.Row = int32(r)
+		ev.Source.Ints[slotRow] = int64(r)
 		first, err := images.image(t, pub, st.slabs.Row(width), &st.slabs)
 		if err != nil {
 			return fmt.Errorf("%s at %s:%d: %w", t.id(), st.file, pos, err)

@@ -165,11 +165,11 @@ func TestSavepointsAreNotCommits(t *testing.T) {
 				t.Fatalf("positions at %v of %d events, want only the last (the XID)", got, len(r.events))
 			}
 			for _, e := range r.events[:len(r.events)-1] {
-				if e.Source.GTID != wantGTID {
-					t.Errorf("row %s has GTID %q, want the transaction's %q", e.ID, e.Source.GTID, wantGTID)
+				if e.Source.Strings[slotGTID] != wantGTID {
+					t.Errorf("row %s has GTID %q, want the transaction's %q", e.ID, e.Source.Strings[slotGTID], wantGTID)
 				}
-				if flavor == flavorMySQL && e.Source.Thread != 42 {
-					t.Errorf("row %s has thread %d, want the transaction's 42", e.ID, e.Source.Thread)
+				if flavor == flavorMySQL && e.Source.Ints[slotThread] != 42 {
+					t.Errorf("row %s has thread %d, want the transaction's 42", e.ID, e.Source.Ints[slotThread])
 				}
 			}
 			p, err := decodePosition(r.events[len(r.events)-1].Position)
@@ -283,8 +283,8 @@ func TestAnonymousGTIDsResumeByFile(t *testing.T) {
 	if p.File != "bin.000001" || p.Pos != r.logPos {
 		t.Fatalf("position %+v, want bin.000001:%d", p, r.logPos)
 	}
-	if r.events[0].Source.GTID != "" {
-		t.Fatalf("row GTID %q, want none", r.events[0].Source.GTID)
+	if r.events[0].Source.Strings[slotGTID] != "" {
+		t.Fatalf("row GTID %q, want none", r.events[0].Source.Strings[slotGTID])
 	}
 
 	// A stream started by file while GTIDs start to appear (gtid_mode

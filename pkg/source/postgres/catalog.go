@@ -94,7 +94,7 @@ func (c *catalogColumn) changeType() change.Type {
 func scalarType(oid uint32, typmod int32, name, typType, labels string) change.Type {
 	t := columnType(oid, typmod, name)
 	if t.Kind != change.KindUnknown {
-		return t
+		return withEncoding(t)
 	}
 	switch {
 	case typType == "e":
@@ -102,7 +102,7 @@ func scalarType(oid uint32, typmod int32, name, typType, labels string) change.T
 	case name == "hstore":
 		t.Kind = change.KindJSON
 	}
-	return t
+	return withEncoding(t)
 }
 
 // columnDefault evaluates a default expression the way Debezium's

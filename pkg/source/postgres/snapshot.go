@@ -393,13 +393,13 @@ func (s *Source) readEvent(rel *relation, t *change.Table, vals [][]byte, now, l
 		Op:    change.OpRead,
 		After: row,
 		Source: change.Source{
-			Connector:    "postgresql",
+			Block:        SourceBlock,
 			Name:         s.opts.TopicPrefix,
 			DB:           s.connCfg.Database,
 			Schema:       rel.schema,
 			Table:        rel.name,
 			CommitMicros: now,
-			LSN:          lsn,
+			Ints:         [change.SourceSlots]int64{slotLSN: lsn},
 		},
 	}
 	return ev, key, nil

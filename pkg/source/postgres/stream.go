@@ -388,15 +388,14 @@ func (s *Source) row(ctx context.Context, tx *txState, walStart uint64, msg []by
 		Table: t,
 		Op:    op,
 		Source: change.Source{
-			Connector:    "postgresql",
+			Block:        SourceBlock,
 			Name:         s.opts.TopicPrefix,
 			DB:           s.connCfg.Database,
 			Schema:       rel.schema,
 			Table:        rel.name,
 			CommitMicros: tx.commitMicros,
-			TxID:         int64(tx.xid),
-			LSN:          int64(walStart),
 			Sequence:     s.streamSlabs.String(appendSequence(seqBuf[:0], s.lastCommit, walStart)),
+			Ints:         [change.SourceSlots]int64{slotTxID: int64(tx.xid), slotLSN: int64(walStart)},
 		},
 		ID: s.streamSlabs.String(appendEventID(idBuf[:0], tx.finalLSN, walStart, at)),
 	}

@@ -5,18 +5,13 @@ import (
 	"strconv"
 )
 
-// pgObjectTypes are the PostgreSQL geometric types Debezium has no
-// converter for: with include.unknown.datatypes it publishes the text its
-// JDBC driver's PGobject class prints (PGbox, PGcircle, PGline, PGlseg,
-// PGpath, PGpolygon), which is PostgreSQL's text with every number as
-// Java's Double.toString (docs/types.md).
-var pgObjectTypes = map[string]bool{"box": true, "circle": true, "line": true, "lseg": true, "path": true, "polygon": true}
-
-// appendPGobjectText appends src, PostgreSQL's text of a geometric value,
-// with each number written as Java's Double.toString ("3" → "3.0",
-// "1e+300" → "1.0E300"); the punctuation, and NaN and ±Infinity (the
+// appendJavaDoublesText appends src, the text of a value made of numbers
+// and punctuation (a geometric value), with each number written as
+// Java's Double.toString ("3" → "3.0", "1e+300" → "1.0E300"), as a
+// connector whose JDBC driver parses the text into doubles prints it
+// (change.Type.JavaDoubles); the punctuation, and NaN and ±Infinity (the
 // same in both), are kept.
-func appendPGobjectText(b, src []byte) []byte {
+func appendJavaDoublesText(b, src []byte) []byte {
 	for i := 0; i < len(src); {
 		if !numberByte(src[i]) {
 			b = append(b, src[i])
