@@ -9,8 +9,9 @@ source "$SERVICES_DIR/postgres.sh"
 source "$SERVICES_DIR/mariadb.sh"
 source "$SERVICES_DIR/moto.sh"
 source "$SERVICES_DIR/dynalite.sh"
+source "$SERVICES_DIR/apicurio.sh"
 
-ALL=(kafka postgres mariadb moto dynalite tls-sources)
+ALL=(kafka postgres mariadb moto dynalite apicurio tls-sources)
 services=("$@")
 ((${#services[@]})) || services=("${ALL[@]}")
 for s in "${services[@]}"; do
@@ -31,6 +32,7 @@ for s in "${services[@]}"; do
   mariadb) mariadb_down ;;
   moto) moto_down ;;
   dynalite) dynalite_down ;;
+  apicurio) apicurio_down ;;
   tls-sources) "$SERVICES_DIR/tls-sources.sh" down ;; # started only by the tests that need them
   esac
 done

@@ -6,6 +6,7 @@
 #   mariadb   MariaDB, 127.0.0.1:3306, binlog ROW/FULL with GTIDs, root/root
 #   moto      AWS emulator (DynamoDB, SSM, SQS, STS, …), http://127.0.0.1:5000
 #   dynalite  a second DynamoDB engine for the checkpoint store's tests, http://127.0.0.1:4567
+#   apicurio  a Confluent-compatible schema registry (Avro tests), http://127.0.0.1:8081
 # With no SERVICE, starts them all. Also installs kcat and jq. Services that already run and
 # answer are left alone, so running it again is cheap. State: <repo>/.services (see README.md).
 
@@ -15,8 +16,9 @@ source "$SERVICES_DIR/postgres.sh"
 source "$SERVICES_DIR/mariadb.sh"
 source "$SERVICES_DIR/moto.sh"
 source "$SERVICES_DIR/dynalite.sh"
+source "$SERVICES_DIR/apicurio.sh"
 
-ALL=(postgres mariadb kafka moto dynalite)
+ALL=(postgres mariadb kafka moto dynalite apicurio)
 services=("$@")
 ((${#services[@]})) || services=("${ALL[@]}")
 for s in "${services[@]}"; do
@@ -36,6 +38,7 @@ for s in "${services[@]}"; do
   mariadb) mapfile -t -O "${#packages[@]}" packages < <(mariadb_packages) ;;
   moto) mapfile -t -O "${#packages[@]}" packages < <(moto_packages) ;;
   dynalite) mapfile -t -O "${#packages[@]}" packages < <(dynalite_packages) ;;
+  apicurio) mapfile -t -O "${#packages[@]}" packages < <(apicurio_packages) ;;
   esac
 done
 ((${#packages[@]} == 0)) || apt_install "${packages[@]}"
@@ -47,6 +50,7 @@ for s in "${services[@]}"; do
   mariadb) mariadb_up ;;
   moto) moto_up ;;
   dynalite) dynalite_up ;;
+  apicurio) apicurio_up ;;
   esac
 done
 # Debezium (embedded engine + connectors) for the side-by-side tests and the benchmark: jars
