@@ -88,6 +88,11 @@ func (r *Recoder) recode(ctx context.Context, subject string, msg []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
+	if string(payload) == "null" {
+		// A null value (ExtractNewRecordState's delete): Kafka Connect's
+		// Avro converters write no bytes for it.
+		return nil, nil
+	}
 	r.mu.Lock()
 	e := r.entries[subject][string(schemaJSON)] // no copy of the schema per record
 	r.mu.Unlock()
