@@ -44,10 +44,25 @@ func Compare(payload []byte, s hamba.Schema, decoded any) error {
 	if err := d.Decode(&j); err != nil {
 		return fmt.Errorf("payload: %w", err)
 	}
-	return compare("$", j, s, decoded)
+	return compare("$", j, s, decoded, func(string) bool { return false })
 }
 
-func compare(path string, j any, s hamba.Schema, a any) error {
+// CompareExcept is Compare leaving out the fields whose path ("$.ts_ms",
+// "$.source.name") skip returns true for.
+func CompareExcept(payload []byte, s hamba.Schema, decoded any, skip func(path string) bool) error {
+	d := json.NewDecoder(bytes.NewReader(payload))
+	d.UseNumber()
+	var j any
+	if err := d.Decode(&j); err != nil {
+		return fmt.Errorf("payload: %w", err)
+	}
+	return compare("$", j, s, decoded, skip)
+}
+
+func compare(path string, j any, s hamba.Schema, a any, skip func(string) bool) error {
+	if skip(path) {
+		return nil
+	}
 	if u, ok := s.(*hamba.UnionSchema); ok {
 		if j == nil {
 			if a != nil {
@@ -70,7 +85,7 @@ func compare(path string, j any, s hamba.Schema, a any) error {
 						a = v
 					}
 				}
-				return compare(path, j, t, a)
+				return compare(path, j, t, a, skip)
 			}
 		}
 	}
@@ -108,7 +123,7 @@ func compare(path string, j any, s hamba.Schema, a any) error {
 			if !ok {
 				return fmt.Errorf("%s: Avro field %s not in the JSON", path, f.Name())
 			}
-			if err := compare(path+"."+f.Name(), jv, f.Type(), am[f.Name()]); err != nil {
+			if err := compare(path+"."+f.Name(), jv, f.Type(), am[f.Name()], skip); err != nil {
 				return err
 			}
 		}
@@ -120,7 +135,7 @@ func compare(path string, j any, s hamba.Schema, a any) error {
 			return fmt.Errorf("%s: arrays differ: JSON %v, Avro %v", path, j, a)
 		}
 		for i := range ja {
-			if err := compare(fmt.Sprintf("%s[%d]", path, i), ja[i], s.Items(), aa[i]); err != nil {
+			if err := compare(fmt.Sprintf("%s[%d]", path, i), ja[i], s.Items(), aa[i], skip); err != nil {
 				return err
 			}
 		}
@@ -132,7 +147,7 @@ func compare(path string, j any, s hamba.Schema, a any) error {
 			return fmt.Errorf("%s: maps differ: JSON %v, Avro %v", path, j, a)
 		}
 		for k := range jm {
-			if err := compare(path+"."+k, jm[k], s.Values(), am[k]); err != nil {
+			if err := compare(path+"."+k, jm[k], s.Values(), am[k], skip); err != nil {
 				return err
 			}
 		}
