@@ -181,7 +181,7 @@ func TestSchemaAsDebeziumAvroConverter(t *testing.T) {
 		`{"type":"record","name":"Envelope","namespace":"dbserver1.public.w","fields":[{"name":"before","type":["null",{"type":"record","name":"Value","fields":[{"name":"id","type":"long"},`,
 		`{"name":"i16","type":[{"type":"int","connect.default":7,"connect.type":"int16"},"null"],"default":7}`,
 		// 1.50 is the unscaled 150: bytes 00 96, as ISO-8859-1 characters.
-		strings.ReplaceAll(`{"name":"dec","type":{"type":"bytes","connect.version":1,"connect.parameters":{"scale":"2","connect.decimal.precision":"10"},"connect.default":"\u0000<96>","connect.name":"org.apache.kafka.connect.data.Decimal","logicalType":"decimal","precision":10,"scale":2},"default":"\u0000<96>"}`, "<96>", "\u0096"),
+		strings.ReplaceAll(`{"name":"dec","type":{"type":"bytes","scale":2,"precision":10,"connect.version":1,"connect.parameters":{"scale":"2","connect.decimal.precision":"10"},"connect.default":"\u0000<96>","connect.name":"org.apache.kafka.connect.data.Decimal","logicalType":"decimal"},"default":"\u0000<96>"}`, "<96>", "\u0096"),
 		`{"name":"vdec","type":["null",{"type":"record","name":"VariableScaleDecimal","namespace":"io.debezium.data","fields":[{"name":"scale","type":"int"},{"name":"value","type":"bytes"}],"connect.doc":"Variable scaled decimal","connect.version":1,"connect.name":"io.debezium.data.VariableScaleDecimal"}],"default":null}`,
 		`{"name":"d","type":["null",{"type":"int","connect.version":1,"connect.name":"io.debezium.time.Date"}],"default":null}`,
 		`{"name":"arr","type":["null",{"type":"array","items":["null","int"]}],"default":null}`,

@@ -213,10 +213,20 @@ func (b *builder) schema(w *jsonWriter, cs *connectSchema, ignoreOptional bool, 
 			w.raw(defaultJSON)
 		})
 	}
+	connectName := cs.Name
+	if n.kind == kRecord && cs.Name != "" {
+		// Debezium's schema.name.adjustment.mode=avro adjusts the Connect
+		// name itself, so connect.name is the record's Avro name.
+		if ns, name := splitName(cs.Name); ns != "" {
+			connectName = ns + "." + name
+		} else {
+			connectName = name
+		}
+	}
 	props = append(props, func() {
-		if cs.Name != "" {
+		if connectName != "" {
 			w.key("connect.name")
-			w.str(cs.Name)
+			w.str(connectName)
 		}
 		if connectType != "" {
 			w.key("connect.type")
@@ -235,13 +245,18 @@ func (b *builder) schema(w *jsonWriter, cs *connectSchema, ignoreOptional bool, 
 		// Avro refuses such a decimal; AvroData then leaves the logical
 		// type out and keeps the bytes.
 		if precision > 0 && scale >= 0 && scale <= precision {
+			// Avro 1.12 writes a decimal's scale and precision first and
+			// its logicalType last (as the converters' registered text has
+			// them).
+			props = append([]func(){func() {
+				w.key("scale")
+				w.raw(strconv.Itoa(scale))
+				w.key("precision")
+				w.raw(strconv.Itoa(precision))
+			}}, props...)
 			props = append(props, func() {
 				w.key("logicalType")
 				w.str("decimal")
-				w.key("precision")
-				w.raw(strconv.Itoa(precision))
-				w.key("scale")
-				w.raw(strconv.Itoa(scale))
 			})
 		}
 	} else if logical != "" {
