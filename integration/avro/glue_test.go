@@ -191,4 +191,3 @@ func glueSerdePython(t *testing.T) string {
 	}
 	return python
 }
-
