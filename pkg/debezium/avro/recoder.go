@@ -145,7 +145,7 @@ func (r *Recoder) register(ctx context.Context, subject string, connectJSON []by
 			lastLog = time.Now()
 			var refused *RefusedError
 			if errors.As(err, &refused) {
-				r.Log.Error("schema registry refused a schema; the pipeline waits and retries: no row of this table is published or skipped until it is registered",
+				r.Log.Error("schema registry refused a schema; the pipeline waits and retries: no row is published or skipped until it is registered",
 					"registry", r.Registry.Kind(), "subject", subject, "reason", refused.Reason,
 					"fix", "make the registry accept it: set the subject's compatibility to one the change keeps (e.g. NONE, or BACKWARD when the change only adds optional columns), or remove the subject's conflicting versions")
 			} else {
