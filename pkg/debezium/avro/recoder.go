@@ -1,6 +1,7 @@
 package avro
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -50,6 +51,7 @@ type Recoder struct {
 
 	mu      sync.Mutex
 	entries map[string]map[string]*entry // subject → Connect schema JSON → entry
+	last    map[string]*entry            // subject → the entry of its last record
 	// Registrations counts the calls to the registry that succeeded.
 	registrations int
 }
@@ -57,6 +59,7 @@ type Recoder struct {
 type entry struct {
 	schema *Schema
 	header []byte
+	prefix []byte // {"schema":<Connect schema>,"payload":
 }
 
 // Registrations returns how many schemas this Recoder has registered.
@@ -84,14 +87,17 @@ func (r *Recoder) RecodeValue(ctx context.Context, topic string, msg []byte) ([]
 }
 
 func (r *Recoder) recode(ctx context.Context, subject string, msg []byte) ([]byte, error) {
+	// Most records are of the schema of the subject's last one: comparing
+	// that prefix is much cheaper than scanning the schema's JSON.
+	r.mu.Lock()
+	last := r.last[subject]
+	r.mu.Unlock()
+	if last != nil && len(msg) > len(last.prefix) && bytes.HasPrefix(msg, last.prefix) && msg[len(msg)-1] == '}' {
+		return r.encode(last, msg[len(last.prefix):len(msg)-1])
+	}
 	schemaJSON, payload, err := Split(msg)
 	if err != nil {
 		return nil, err
-	}
-	if string(payload) == "null" {
-		// A null value (ExtractNewRecordState's delete): Kafka Connect's
-		// Avro converters write no bytes for it.
-		return nil, nil
 	}
 	r.mu.Lock()
 	e := r.entries[subject][string(schemaJSON)] // no copy of the schema per record
@@ -100,6 +106,21 @@ func (r *Recoder) recode(ctx context.Context, subject string, msg []byte) ([]byt
 		if e, err = r.register(ctx, subject, schemaJSON); err != nil {
 			return nil, err
 		}
+	}
+	r.mu.Lock()
+	if r.last == nil {
+		r.last = map[string]*entry{}
+	}
+	r.last[subject] = e
+	r.mu.Unlock()
+	return r.encode(e, payload)
+}
+
+func (r *Recoder) encode(e *entry, payload []byte) ([]byte, error) {
+	if string(payload) == "null" {
+		// A null value (ExtractNewRecordState's delete): Kafka Connect's
+		// Avro converters write no bytes for it.
+		return nil, nil
 	}
 	out := make([]byte, 0, len(e.header)+len(payload)/2)
 	out = append(out, e.header...)
@@ -125,7 +146,8 @@ func (r *Recoder) register(ctx context.Context, subject string, connectJSON []by
 	for {
 		header, err := r.Registry.Register(ctx, subject, s.JSON)
 		if err == nil {
-			e := &entry{schema: s, header: header}
+			e := &entry{schema: s, header: header,
+				prefix: append(append([]byte(`{"schema":`), connectJSON...), `,"payload":`...)}
 			r.mu.Lock()
 			if r.entries == nil {
 				r.entries = map[string]map[string]*entry{}
