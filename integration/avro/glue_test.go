@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/glue"
+	gluetypes "github.com/aws/aws-sdk-go-v2/service/glue/types"
 
 	"github.com/tributary-cdc/tributary/integration/itest"
 	"github.com/tributary-cdc/tributary/pkg/debezium/avro"
@@ -38,21 +39,9 @@ var motoEnv = []string{"AWS_ENDPOINT_URL=http://127.0.0.1:5000", "AWS_REGION=us-
 // mid-stream is a second version of the value schema.
 func TestAvroGlueAWSDeserializer(t *testing.T) {
 	python := glueSerdePython(t)
-	for _, kv := range motoEnv {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
-	ctx := context.Background()
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gc := glue.NewFromConfig(awsCfg)
 	e := itest.NewEnv(t, "avroglue")
 	registryName := e.DB
-	if _, err := gc.CreateRegistry(ctx, &glue.CreateRegistryInput{RegistryName: aws.String(registryName)}); err != nil {
-		t.Fatalf("creating a Glue registry on moto: %v", err)
-	}
+	motoRegistry(t, registryName)
 	e.Exec(`CREATE TABLE t (id int PRIMARY KEY, name text, price numeric(10,2) NOT NULL DEFAULT 1.50, amount numeric,
 		at timestamptz, d date, data bytea, tags int[], flag bool, f float8, small smallint)`)
 	e.Exec(`CREATE TABLE warm (id int PRIMARY KEY)`)
@@ -157,6 +146,29 @@ func TestAvroGlueAWSDeserializer(t *testing.T) {
 	if len(versions) != 2 {
 		t.Errorf("%d value schema versions, want 2 (the column added)", len(versions))
 	}
+}
+
+// motoRegistry points the AWS SDK of the test (and the processes it starts
+// with motoEnv) at moto and creates a Glue registry there for the test.
+func motoRegistry(t *testing.T, name string) {
+	t.Helper()
+	for _, kv := range motoEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	ctx := context.Background()
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := glue.NewFromConfig(awsCfg)
+	if _, err := gc.CreateRegistry(ctx, &glue.CreateRegistryInput{RegistryName: aws.String(name)}); err != nil {
+		t.Fatalf("creating a Glue registry on moto: %v", err)
+	}
+	// moto keeps at most 10 registries.
+	t.Cleanup(func() {
+		gc.DeleteRegistry(context.Background(), &glue.DeleteRegistryInput{RegistryId: &gluetypes.RegistryId{RegistryName: aws.String(name)}})
+	})
 }
 
 // decodeNumbers unmarshals JSON with numbers as json.Number, normalised so

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/glue"
+	gluetypes "github.com/aws/aws-sdk-go-v2/service/glue/types"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
@@ -30,9 +31,14 @@ func motoGlue(t *testing.T) string {
 		t.Fatal(err)
 	}
 	name := fmt.Sprintf("avrotest%d", time.Now().UnixNano())
-	if _, err := glue.NewFromConfig(cfg).CreateRegistry(ctx, &glue.CreateRegistryInput{RegistryName: aws.String(name)}); err != nil {
+	gc := glue.NewFromConfig(cfg)
+	if _, err := gc.CreateRegistry(ctx, &glue.CreateRegistryInput{RegistryName: aws.String(name)}); err != nil {
 		t.Fatalf("creating a Glue registry on moto (127.0.0.1:5000): %v", err)
 	}
+	// moto keeps at most 10 registries.
+	t.Cleanup(func() {
+		gc.DeleteRegistry(context.Background(), &glue.DeleteRegistryInput{RegistryId: &gluetypes.RegistryId{RegistryName: aws.String(name)}})
+	})
 	return name
 }
 
