@@ -12,8 +12,9 @@ import (
 // TestAvroRefusedSchemaStalls: a column retyped so that the new value
 // schema breaks the subject's BACKWARD rule is refused by the registry. The
 // pipeline then waits, logging the registry's reason and the fix, and
-// publishes nothing past the change (no row skipped); once the subject's
-// rule allows the schema, the row goes out by itself.
+// publishes nothing past the change (no row skipped); stopped meanwhile, it
+// stops cleanly, and once the subject's rule allows the schema the row goes
+// out.
 func TestAvroRefusedSchemaStalls(t *testing.T) {
 	e := itest.NewEnv(t, "avrorefused")
 	e.Exec(`CREATE TABLE t (id int PRIMARY KEY, v int)`)
@@ -47,7 +48,12 @@ func TestAvroRefusedSchemaStalls(t *testing.T) {
 		t.Fatalf("while refused: %d records on %s (want 1), exited %v", n, topic, p.Exited())
 	}
 
+	// Stopped while it waits, it stops cleanly; the row is still to come.
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("stopped while waiting: exit %d:\n%s", code, p.Out)
+	}
 	setCompat(t, topic+"-value", "NONE")
+	p = e.Start("run", "--config", cfg)
 	itest.WaitFor(t, 60*time.Second, "the row after the fix", func() bool { return itest.TopicEnd(topic) >= 2 || p.Exited() })
 	if code := p.Stop(t); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, p.Out)
