@@ -66,6 +66,16 @@ func TestAvroAgainstDebezium(t *testing.T) {
 	}
 	dbz.Stop()
 
+	compareWithDebezium(t, dbzOut, topic, changes, func(src map[string]any) string { return fmt.Sprint(src["lsn"]) }, nil)
+}
+
+// compareWithDebezium compares the records of topic that the Avro harness
+// wrote to dbzOut with Tributary's on the topic: changes of each, matched
+// by the source position positionOf gives; the key and value schemas the
+// same text, the values the same but the envelope's processing times (and
+// what mask removes from both).
+func compareWithDebezium(t *testing.T, dbzOut, topic string, changes int, positionOf func(source map[string]any) string, mask func(value map[string]any)) {
+	t.Helper()
 	reg, err := avro.NewConfluent(avro.ConfluentOptions{URL: registry})
 	if err != nil {
 		t.Fatal(err)
@@ -80,8 +90,6 @@ func TestAvroAgainstDebezium(t *testing.T) {
 	if len(theirs) != changes || len(ours) != changes {
 		t.Fatalf("Debezium %d changes, Tributary %d; want %d each", len(theirs), len(ours), changes)
 	}
-	// Tributary's topic has 3 partitions: its records in the changes' order
-	// are found by their source.lsn.
 	type decoded struct {
 		schema, keySchema string
 		value             map[string]any
@@ -95,20 +103,22 @@ func TestAvroAgainstDebezium(t *testing.T) {
 		d.value, _ = vv.(map[string]any)
 		return d
 	}
-	lsnOf := func(d decoded) any {
+	posOf := func(d decoded) string {
 		src, _ := d.value["source"].(map[string]any)
-		return src["lsn"]
+		return positionOf(src)
 	}
-	byLSN := map[any]decoded{}
+	// Tributary's topic has 3 partitions: its records in the changes'
+	// order are found by their source position.
+	byPos := map[string]decoded{}
 	for _, r := range ours {
 		d := decode(r.Key, r.Value)
-		byLSN[fmt.Sprint(lsnOf(d))] = d
+		byPos[posOf(d)] = d
 	}
 	for i, r := range theirs {
 		want := decode(r.Key, r.Value)
-		got, ok := byLSN[fmt.Sprint(lsnOf(want))]
+		got, ok := byPos[posOf(want)]
 		if !ok {
-			t.Fatalf("change %d (lsn %v): Tributary has no record", i, lsnOf(want))
+			t.Fatalf("change %d (position %s): Tributary has no record", i, posOf(want))
 		}
 		// Byte for byte: the registered text is what consumers fetch.
 		for _, pair := range [][3]string{{"value", want.schema, got.schema}, {"key", want.keySchema, got.keySchema}} {
@@ -116,9 +126,13 @@ func TestAvroAgainstDebezium(t *testing.T) {
 				t.Errorf("change %d: %s schemas differ: %s\nDebezium:  %s\nTributary: %s", i, pair[0], sameSchema(pair[1], pair[2]), pair[1], pair[2])
 			}
 		}
-		for _, f := range []string{"ts_ms", "ts_us", "ts_ns"} {
-			delete(want.value, f)
-			delete(got.value, f)
+		for _, v := range []map[string]any{want.value, got.value} {
+			for _, f := range []string{"ts_ms", "ts_us", "ts_ns"} {
+				delete(v, f)
+			}
+			if mask != nil {
+				mask(v)
+			}
 		}
 		// Printed, not reflect.DeepEqual: NaN is not equal to itself.
 		if fmt.Sprint(want.key, want.value) != fmt.Sprint(got.key, got.value) {
@@ -217,18 +231,28 @@ func readAvroHarness(t *testing.T, path string) []avroRecord {
 	return out
 }
 
+// avroConverterProps are the converter settings of the Debezium oracle:
+// Apicurio's AvroConverter against the test registry with Confluent's
+// framing, its artifacts in a group of their own; and Debezium's name
+// adjustment for Avro.
+func avroConverterProps(group string) string {
+	return `schema.name.adjustment.mode=avro
+field.name.adjustment.mode=avro
+converter.apicurio.registry.url=` + registryV2 + `
+converter.apicurio.registry.auto-register=true
+converter.apicurio.registry.as-confluent=true
+converter.apicurio.registry.id-handler=io.apicurio.registry.serde.Legacy4ByteIdHandler
+converter.apicurio.registry.headers.enabled=false
+converter.apicurio.registry.use-id=contentId
+converter.apicurio.registry.artifact.group-id=debezium-` + group + `
+harness.max.runtime.ms=170000
+`
+}
+
 // startAvroDebezium runs integration/debezium/avro/AvroHarness on e's
 // database with its own slot and publication.
 func startAvroDebezium(t *testing.T, e *itest.Env, out string) *harnessProc {
 	t.Helper()
-	root, err := filepath.Abs(".") // itest.Main runs the tests in integration/
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, err := exec.Command("bash", filepath.Join(root, "debezium", "build.sh"), "avro").CombinedOutput(); err != nil {
-		t.Fatalf("integration/debezium/build.sh avro: %v\n%s", err, b)
-	}
-	home := filepath.Join(root, "..", ".services", "debezium")
 	props := fmt.Sprintf(`connector.class=io.debezium.connector.postgresql.PostgresConnector
 database.hostname=127.0.0.1
 database.port=5432
@@ -241,27 +265,31 @@ slot.name=dbz_%s
 publication.name=dbz_%s
 publication.autocreate.mode=all_tables
 message.prefix.exclude.list=tributary
-schema.name.adjustment.mode=avro
-field.name.adjustment.mode=avro
-converter.apicurio.registry.url=%s
-converter.apicurio.registry.auto-register=true
-converter.apicurio.registry.as-confluent=true
-converter.apicurio.registry.id-handler=io.apicurio.registry.serde.Legacy4ByteIdHandler
-converter.apicurio.registry.headers.enabled=false
-converter.apicurio.registry.use-id=contentId
-converter.apicurio.registry.artifact.group-id=debezium-%s
-harness.max.runtime.ms=170000
-`, e.DB, e.Prefix, e.DB, e.DB, registryV2, e.DB)
+`, e.DB, e.Prefix, e.DB, e.DB)
+	return runAvroHarness(t, e, "avro", props+avroConverterProps(e.DB), out)
+}
+
+// runAvroHarness runs AvroHarness (compiled with the avro jar set) on the
+// jar set jars with the connector properties props.
+func runAvroHarness(t *testing.T, e *itest.Env, jars, props, out string) *harnessProc {
+	t.Helper()
+	root, err := filepath.Abs(".") // itest.Main runs the tests in integration/
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("bash", filepath.Join(root, "debezium", "build.sh"), "avro", jars).CombinedOutput(); err != nil {
+		t.Fatalf("integration/debezium/build.sh avro %s: %v\n%s", jars, err, b)
+	}
+	home := filepath.Join(root, "..", ".services", "debezium")
 	propsFile := filepath.Join(e.Dir, "debezium-avro.properties")
 	if err := os.WriteFile(propsFile, []byte(props), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	h := &harnessProc{cmd: exec.Command("java", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-		"-cp", filepath.Join(home, "avro", "classes")+":"+filepath.Join(home, "avro", "lib", "*"), "AvroHarness", propsFile, out),
+		"-cp", filepath.Join(home, "avro", "classes")+":"+filepath.Join(home, jars, "lib", "*"), "AvroHarness", propsFile, out),
 		done: make(chan struct{})}
-	h.cmd.Stdout, h.cmd.Stderr = &h.out, &h.out // both written by the child's two pipes
-
+	h.cmd.Stdout, h.cmd.Stderr = &h.out, &h.out
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -301,4 +329,62 @@ func (h *harnessProc) Stop() {
 		h.cmd.Process.Kill()
 		<-h.done
 	}
+}
+
+// TestAvroMariaDBAgainstDebezium is TestAvroAgainstDebezium on MariaDB:
+// Debezium's MariaDB connector (3.5.0.Final, the newest on Maven Central;
+// integration/debezium/avro-mariadb) with Apicurio's AvroConverter beside a
+// Tributary pipeline on the same changes. source.version, which says the
+// connector's release, is the one value left out.
+func TestAvroMariaDBAgainstDebezium(t *testing.T) {
+	e := itest.NewMyEnv(t, "avromydbz")
+	e.Exec(`CREATE TABLE t (id int PRIMARY KEY, name varchar(50), price decimal(10,2) NOT NULL DEFAULT 1.50, f double,
+		d date, ts timestamp(3) NULL, dt datetime(6), b varbinary(10), e enum('a','b'), j json, tiny tinyint,
+		u tinyint unsigned, big bigint unsigned)`)
+	e.Exec(`CREATE TABLE warm (id int PRIMARY KEY)`)
+	cfg := e.WriteConfig("")
+	itest.AppendConfig(t, cfg, "format:\n  key: avro\n  value: avro\n  schema_registry:\n    type: confluent\n    url: "+registry+"\n")
+	dbzOut := filepath.Join(e.Dir, "debezium-avro.jsonl")
+	props := fmt.Sprintf(`connector.class=io.debezium.connector.mariadb.MariaDbConnector
+database.hostname=127.0.0.1
+database.port=3306
+database.user=root
+database.password=root
+database.server.id=%d
+database.include.list=%s
+schema.history.internal.store.only.captured.databases.ddl=true
+schema.history.internal.skip.unparseable.ddl=true
+table.exclude.list=%s.tributary_signal
+topic.prefix=%s
+include.schema.changes=false
+schema.history.internal=io.debezium.storage.file.history.FileSchemaHistory
+schema.history.internal.file.filename=%s
+`, 5_600_000+time.Now().Nanosecond()%100_000, e.DB, e.DB, e.Prefix, filepath.Join(e.Dir, "debezium-history.dat"))
+	dbz := runAvroHarness(t, e.Env, "avro-mariadb", props+avroConverterProps(e.DB), dbzOut)
+	p := e.Start("run", "--config", cfg)
+	topic := e.Prefix + "." + e.DB + ".t"
+	e.Exec(`INSERT INTO warm VALUES (1)`)
+	itest.WaitFor(t, 120*time.Second, "both streaming", func() bool {
+		return itest.TopicEnd(e.Prefix+"."+e.DB+".warm") >= 1 && itest.CountLines(dbzOut) >= 1 || p.Exited() || dbz.Exited()
+	})
+	e.Exec(`INSERT INTO t VALUES (1, 'héllo ☃', -128.00, -0.5, '1999-12-31', '2024-02-29 12:34:56.789', '2001-02-03 04:05:06.123456',
+		x'00ff', 'b', '{"a": [1, "x"]}', -128, 255, 18446744073709551615)`)
+	e.Exec(`INSERT INTO t (id, name) VALUES (2, NULL)`)
+	e.Exec(`UPDATE t SET name = 'second' WHERE id = 1`)
+	e.Exec(`DELETE FROM t WHERE id = 2`)
+	const changes = 4
+	itest.WaitFor(t, 120*time.Second, "the changes from both", func() bool {
+		return itest.TopicEnd(topic) >= changes && itest.CountLines(dbzOut) >= 1+changes+1 || p.Exited() || dbz.Exited()
+	})
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("tributary exit %d:\n%s", code, p.Out)
+	}
+	dbz.Stop()
+	compareWithDebezium(t, dbzOut, topic, changes,
+		func(src map[string]any) string { return fmt.Sprint(src["file"], src["pos"], src["row"]) },
+		func(v map[string]any) {
+			if src, ok := v["source"].(map[string]any); ok {
+				delete(src, "version")
+			}
+		})
 }
