@@ -544,8 +544,7 @@ func avroDefault(cs *connectSchema, d json.RawMessage) (string, error) {
 
 // jsonWriter builds the schema's text.
 type jsonWriter struct {
-	b     []byte
-	comma bool
+	b []byte
 }
 
 func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
