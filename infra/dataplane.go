@@ -39,6 +39,9 @@ type Pipeline struct {
 	// webhooks to private addresses when its document asks for it
 	// (context privateWebhooks): the stack decides, not the document.
 	PrivateWebhook bool
+	// Glue, when set, is the Glue schema registry of its Avro schemas
+	// (context glueRegistries, glue.go).
+	Glue *GlueRegistry
 }
 
 // DataPlaneProps configures the data-plane stack. Asset paths are props so
@@ -487,8 +490,11 @@ func (s *DataPlaneStack) newPipelineService(stack awscdk.Stack, cluster awsecs.C
 	if p.CustomerRoleARN != "" {
 		role.AddToPolicy(assumeCustomerRole(p.CustomerRoleARN))
 	}
+	if p.Glue != nil {
+		grantGlue(stack, role, p)
+	}
 	suppress(role, "AwsSolutions-IAM5",
-		"SSM access is limited to this pipeline's document and its secrets under "+s.root+"/"+p.Name+"/*; MSK topic access (if any) to its prefix "+p.Name+".*.")
+		"SSM access is limited to this pipeline's document and its secrets under "+s.root+"/"+p.Name+"/*; MSK topic access (if any) to its prefix "+p.Name+".*; Glue access (if any) to the schemas of its own registry.")
 
 	task := awsecs.NewFargateTaskDefinition(stack, jsii.String(id+"-Task"), &awsecs.FargateTaskDefinitionProps{
 		Cpu:            jsii.Number(float64(cpu)),

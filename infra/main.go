@@ -38,6 +38,10 @@
 //	privateWebhooks  <pipeline>,…: the pipelines whose row-skipped webhook
 //	                 receivers may be at private addresses (with
 //	                 webhooks.allow_private_network in the document)
+//	glueRegistries   {"<pipeline>":"<registry>" or {"name","create"},…}: the
+//	                 AWS Glue schema registry of a pipeline writing Avro; its
+//	                 task role may register and read schemas there, and
+//	                 "create": true makes the stack create it (optional)
 //	apiThrottleRate  the API's steady requests per second, per route, all
 //	                 callers together (default 5)
 //	apiThrottleBurst the API's burst per route (default 10)
@@ -182,6 +186,13 @@ func build(app awscdk.App, root string) error {
 		if !found {
 			return fmt.Errorf("context connectionTestHosts: %q is not one of the pipelines (%s)", name, names)
 		}
+	}
+	glue, err := c.object("glueRegistries")
+	if err != nil {
+		return err
+	}
+	if err := glueRegistries(glue, pipelines, names); err != nil {
+		return err
 	}
 	for n := range strings.SplitSeq(c.str("privateWebhooks"), ",") {
 		if n = strings.TrimSpace(n); n == "" {

@@ -56,7 +56,8 @@ func stacks(t *testing.T) {
 		}
 		app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(out)})
 		dataPlane = NewDataPlaneStack(app, "Tributary", &DataPlaneProps{
-			Pipelines:          []Pipeline{{Name: "shop", CustomerRoleARN: testCustomerRole}, {Name: "billing", PrivateWebhook: true}},
+			Pipelines: []Pipeline{{Name: "shop", CustomerRoleARN: testCustomerRole},
+				{Name: "billing", PrivateWebhook: true, Glue: &GlueRegistry{Name: "billing-schemas", Create: true}}},
 			ImageDir:           filepath.Join(dir, "image"),
 			ConnectionTestCode: filepath.Join(dir, "connection-test"),
 			RowSkippedCode:     filepath.Join(dir, "row-skipped"),

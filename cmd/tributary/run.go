@@ -128,8 +128,13 @@ func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 			return err
 		}
 	}
+	recoder, err := avroRecoder(ctx, cfg, log)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
 	p := &pipeline.Pipeline{
 		Name:       cfg.Name,
+		Recoder:    recoder,
 		Source:     src,
 		SourceType: cfg.Source.Type,
 		Encoder: debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), IncludeUnknownTypes: cfg.Source.IncludeUnknownTypes,

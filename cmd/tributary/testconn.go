@@ -20,6 +20,8 @@ type connectionReport struct {
 	kafka.Report
 	OK     bool           `json:"ok"`
 	Source []source.Check `json:"source"`
+	// Registry: format.schema_registry's check, with Avro only.
+	Registry []source.Check `json:"schema_registry,omitempty"`
 }
 
 // testConnection runs the connection test of the source and of the
@@ -37,8 +39,9 @@ func testConnection(ctx context.Context, inv *invocation) error {
 	defer src.Close()
 	r := connectionReport{Source: conntest.SourceChecks(ctx, src, cfg, 30*time.Second)}
 	r.Report = kafka.TestConnection(ctx, destination.Kafka(cfg.Destination), cfg.LogicalName(), destination.TestOptions(cfg)...)
+	r.Registry = registryChecks(ctx, cfg)
 	r.OK = r.Report.OK
-	for _, c := range r.Source {
+	for _, c := range append(r.Source, r.Registry...) {
 		r.OK = r.OK && c.OK
 	}
 	if inv.json {
@@ -63,7 +66,7 @@ func testConnection(ctx context.Context, inv *invocation) error {
 }
 
 func printReport(w io.Writer, r connectionReport) {
-	for _, c := range r.Source {
+	for _, c := range append(r.Source, r.Registry...) {
 		mark := "ok  "
 		if !c.OK {
 			mark = "FAIL"

@@ -10,8 +10,9 @@ source "$SERVICES_DIR/mariadb.sh"
 source "$SERVICES_DIR/moto.sh"
 source "$SERVICES_DIR/dynalite.sh"
 source "$SERVICES_DIR/mongo.sh"
+source "$SERVICES_DIR/apicurio.sh"
 
-ALL=(kafka postgres mariadb moto dynalite mongo tls-sources)
+ALL=(kafka postgres mariadb moto dynalite mongo apicurio tls-sources)
 services=("$@")
 ((${#services[@]})) || services=("${ALL[@]}")
 for s in "${services[@]}"; do
@@ -33,6 +34,7 @@ for s in "${services[@]}"; do
   moto) moto_down ;;
   dynalite) dynalite_down ;;
   mongo) mongo_down ;;
+  apicurio) apicurio_down ;;
   tls-sources) "$SERVICES_DIR/tls-sources.sh" down ;; # started only by the tests that need them
   esac
 done

@@ -7,6 +7,7 @@
 #   moto      AWS emulator (DynamoDB, SSM, SQS, STS, …), http://127.0.0.1:5000
 #   dynalite  a second DynamoDB engine for the checkpoint store's tests, http://127.0.0.1:4567
 #   mongo     mongo-java-server (wire-compatible MongoDB, in memory), 127.0.0.1:27017
+#   apicurio  a Confluent-compatible schema registry (Avro tests), http://127.0.0.1:8081
 # With no SERVICE, starts them all. Also installs kcat and jq. Services that already run and
 # answer are left alone, so running it again is cheap. State: <repo>/.services (see README.md).
 
@@ -17,8 +18,9 @@ source "$SERVICES_DIR/mariadb.sh"
 source "$SERVICES_DIR/moto.sh"
 source "$SERVICES_DIR/dynalite.sh"
 source "$SERVICES_DIR/mongo.sh"
+source "$SERVICES_DIR/apicurio.sh"
 
-ALL=(postgres mariadb kafka moto dynalite mongo)
+ALL=(postgres mariadb kafka moto dynalite mongo apicurio)
 services=("$@")
 ((${#services[@]})) || services=("${ALL[@]}")
 for s in "${services[@]}"; do
@@ -39,6 +41,7 @@ for s in "${services[@]}"; do
   moto) mapfile -t -O "${#packages[@]}" packages < <(moto_packages) ;;
   dynalite) mapfile -t -O "${#packages[@]}" packages < <(dynalite_packages) ;;
   mongo) mapfile -t -O "${#packages[@]}" packages < <(mongo_packages) ;;
+  apicurio) mapfile -t -O "${#packages[@]}" packages < <(apicurio_packages) ;;
   esac
 done
 ((${#packages[@]} == 0)) || apt_install "${packages[@]}"
@@ -51,6 +54,7 @@ for s in "${services[@]}"; do
   moto) moto_up ;;
   dynalite) dynalite_up ;;
   mongo) mongo_up ;;
+  apicurio) apicurio_up ;;
   esac
 done
 # Debezium (embedded engine + connectors) for the side-by-side tests and the benchmark: jars

@@ -36,6 +36,12 @@ type Format struct {
 	// BinaryHandling is the connector's binary.handling.mode: bytes
 	// (default), base64 or hex.
 	BinaryHandling string `yaml:"binary_handling" json:"binary_handling"`
+	// Key and Value are the encoding of the keys and of the values: json
+	// (default) or avro, the latter with its schemas registered in
+	// SchemaRegistry (schemaregistry.go).
+	Key            string         `yaml:"key" json:"key"`
+	Value          string         `yaml:"value" json:"value"`
+	SchemaRegistry SchemaRegistry `yaml:"schema_registry" json:"schema_registry"`
 }
 
 // Values of the format keys.
@@ -147,6 +153,7 @@ func (v validator) format(c *Config) {
 		}
 		v.add("format.time_precision", "%s", msg)
 	}
+	v.schemaRegistry(c)
 }
 
 // oneOf lists values as "a, b or c".

@@ -41,6 +41,7 @@ func (c Config) Redacted() Config {
 		d.PrivateLink = RedactedValue
 	}
 	r.Webhooks.RowSkippedURL = RedactURL(c.Webhooks.RowSkippedURL)
+	r.Format.redactRegistry()
 	return r
 }
 

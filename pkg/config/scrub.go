@@ -186,6 +186,7 @@ func (c *Config) Secrets() []string {
 			out = append(out, s)
 		}
 	}
+	out = append(out, c.Format.registrySecrets()...)
 	for _, m := range c.Source.MaskColumns {
 		if m.Salt != "" {
 			out = append(out, m.Salt)

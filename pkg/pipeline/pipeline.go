@@ -69,6 +69,9 @@ type Pipeline struct {
 	// source-to-publish latency, the source lag and publish errors; nil
 	// records nothing.
 	Metrics *metrics.Pipeline
+	// Recoder, when set, rewrites the encoded JSON keys and values
+	// (format.key, format.value: avro) before they are published.
+	Recoder Recoder
 
 	Counters
 	runState
@@ -346,6 +349,12 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	if hasKey {
 		key = buf[:len(buf):len(buf)]
 	}
+	vstart := len(buf) // the value follows the JSON key in buf
+	if p.Recoder != nil && key != nil {
+		if key, err = p.Recoder.RecodeKey(ctx, topic, key); err != nil {
+			return fmt.Errorf("encode key of %s: %w", ev.Table.ID, err)
+		}
+	}
 	if reason, err := p.choosePartition(ev); err != nil {
 		return err
 	} else if reason != "" {
@@ -406,7 +415,14 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	}
 	if sendValue {
 		p.sizeHint[ev.Table] = len(buf)
-		refused, err := p.produce(topic, key, buf[len(key):], head, ev, rb, now, fate, tombBig)
+		value := buf[vstart:]
+		if p.Recoder != nil {
+			if value, err = p.Recoder.RecodeValue(ctx, topic, value); err != nil {
+				return fmt.Errorf("encode value of %s: %w", ev.Table.ID, err)
+			}
+			head = debezium.Head{} // the receipt hashes the whole value
+		}
+		refused, err := p.produce(topic, key, value, head, ev, rb, now, fate, tombBig)
 		if err != nil {
 			return err
 		}

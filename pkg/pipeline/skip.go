@@ -55,7 +55,7 @@ func (p *Pipeline) skip(ctx context.Context, row skippedRow, reason string) erro
 		Pipeline:   p.Name,
 		Topic:      row.topic,
 		Table:      row.table,
-		PrimaryKey: keyPayload(row.key, p.Encoder.SchemasEnabled()),
+		PrimaryKey: p.primaryKey(row.key),
 		SizeBytes:  row.size,
 		LimitBytes: cmp.Or(row.limit, p.Producer.MaxMessageBytes()),
 		Reason:     reason,

@@ -1,0 +1,248 @@
+package avro_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/debezium"
+	"github.com/tributary-cdc/tributary/pkg/debezium/avro"
+	"github.com/tributary-cdc/tributary/pkg/debezium/avro/avrotest"
+	"github.com/tributary-cdc/tributary/pkg/source/postgres"
+)
+
+// registryURL is the Confluent API of the test registry (make services-up).
+func registryURL(t *testing.T) string {
+	t.Helper()
+	u := os.Getenv("TRIBUTARY_TEST_SCHEMA_REGISTRY")
+	if u == "" {
+		u = "http://127.0.0.1:8081/apis/ccompat/v7"
+	}
+	resp, err := http.Get(u + "/subjects")
+	if err != nil {
+		t.Fatalf("the test schema registry does not answer at %s (make services-up starts it): %v", u, err)
+	}
+	resp.Body.Close()
+	return u
+}
+
+func typ(k change.Kind, precision, scale int) change.Type {
+	return change.Type{Kind: k, Precision: precision, Scale: scale, Length: -1}
+}
+
+// wide is a table with a column of each kind the PostgreSQL source maps,
+// nullable and not, with defaults.
+func wide(name string) *change.Table {
+	elem := typ(change.KindInt32, -1, -1)
+	dflt := change.IntValue(7)
+	ddec := change.TextValue("1.50")
+	return &change.Table{
+		ID: change.TableID{DB: "shop", Schema: "public", Name: name},
+		Columns: []change.Column{
+			{Name: "id", Type: typ(change.KindInt64, -1, -1)},
+			{Name: "b", Type: typ(change.KindBool, -1, -1), Optional: true},
+			{Name: "i16", Type: typ(change.KindInt16, -1, -1), Optional: true, Default: &dflt},
+			{Name: "i32", Type: typ(change.KindInt32, -1, -1)},
+			{Name: "f32", Type: typ(change.KindFloat32, -1, -1), Optional: true},
+			{Name: "f64", Type: typ(change.KindFloat64, -1, -1)},
+			{Name: "dec", Type: typ(change.KindDecimal, 10, 2), Default: &ddec},
+			{Name: "vdec", Type: typ(change.KindDecimal, -1, -1), Optional: true},
+			{Name: "s", Type: typ(change.KindString, -1, -1), Optional: true},
+			{Name: "j", Type: typ(change.KindJSON, -1, -1), Optional: true},
+			{Name: "u", Type: typ(change.KindUUID, -1, -1), Optional: true},
+			{Name: "by", Type: typ(change.KindBytes, -1, -1), Optional: true},
+			{Name: "d", Type: typ(change.KindDate, -1, -1), Optional: true},
+			{Name: "t", Type: typ(change.KindTime, 6, -1), Optional: true},
+			{Name: "ts", Type: typ(change.KindTimestamp, 3, -1), Optional: true},
+			{Name: "tstz", Type: typ(change.KindTimestampTZ, 6, -1), Optional: true},
+			{Name: "arr", Type: change.Type{Kind: change.KindArray, Precision: -1, Scale: -1, Length: -1, Elem: &elem}, Optional: true},
+			{Name: "odd name-1", Type: typ(change.KindString, -1, -1), Optional: true},
+		},
+		Key: []int{0},
+	}
+}
+
+func wideRow(id int64, nulls bool) change.Row {
+	if nulls {
+		return change.Row{change.IntValue(id), {}, {}, change.IntValue(-5), {}, change.FloatValue(math.Inf(-1)), change.TextValue("-0.01"),
+			{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}
+	}
+	return change.Row{change.IntValue(id), change.IntValue(1), change.IntValue(-32768), change.IntValue(math.MaxInt32), change.FloatValue(1.1),
+		change.FloatValue(math.NaN()), change.TextValue("12345678.99"), change.TextValue("-3.14159"), change.TextValue("héllo \"q\" \u2603"),
+		change.TextValue(`{"a":1}`), change.TextValue("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), change.BinaryValue([]byte{0, 1, 255}),
+		change.IntValue(19675), change.IntValue(45296000001), change.IntValue(1700000000123000), change.IntValue(1700000000123456),
+		{Kind: change.Array, Elems: []change.Value{change.IntValue(1), {}, change.IntValue(-3)}}, change.TextValue("x")}
+}
+
+// TestRecodeDecodesLikeJSON encodes changes of every kind as Debezium JSON,
+// recodes them as Avro against the test registry, and decodes each record
+// with the registered schema (fetched by id, as a consumer does) with an
+// independent Avro library: every field equals the JSON payload's.
+func TestRecodeDecodesLikeJSON(t *testing.T) {
+	url := registryURL(t)
+	reg, err := avro.NewConfluent(avro.ConfluentOptions{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &avro.Recoder{Registry: reg, Key: true, Value: true}
+	prefix := fmt.Sprintf("avrounit%d", time.Now().UnixNano())
+	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: prefix})
+	tbl := wide("wide")
+	src := change.Source{Block: postgres.SourceBlock, Name: prefix, DB: "shop", CommitMicros: 1_700_000_000_000_000}
+	src.Ints[postgres.SourceBlock.Slot("lsn")] = 1
+	src.Ints[postgres.SourceBlock.Slot("txId")] = 2
+	events := []*change.Event{
+		{Table: tbl, Op: change.OpCreate, After: wideRow(1, false), Source: src},
+		{Table: tbl, Op: change.OpCreate, After: wideRow(2, true), Source: src},
+		{Table: tbl, Op: change.OpUpdate, Before: wideRow(1, false), After: wideRow(1, true), Source: src},
+		{Table: tbl, Op: change.OpDelete, Before: wideRow(2, true), Source: src},
+	}
+	ctx := context.Background()
+	topic := enc.Topic(tbl)
+	for i, ev := range events {
+		key, ok, err := enc.AppendKey(nil, ev)
+		if err != nil || !ok {
+			t.Fatalf("event %d: key: %v %v", i, ok, err)
+		}
+		value, err := enc.AppendValue(nil, ev, 1_700_000_000_500_000)
+		if err != nil {
+			t.Fatalf("event %d: value: %v", i, err)
+		}
+		for _, m := range []struct {
+			what string
+			json []byte
+			fn   func(context.Context, string, []byte) ([]byte, error)
+		}{{"key", key, rec.RecodeKey}, {"value", value, rec.RecodeValue}} {
+			out, err := m.fn(ctx, topic, m.json)
+			if err != nil {
+				t.Fatalf("event %d %s: %v", i, m.what, err)
+			}
+			checkRecord(t, reg, m.json, out, fmt.Sprintf("event %d %s", i, m.what))
+		}
+	}
+	if n := rec.Registrations(); n != 2 {
+		t.Errorf("%d registrations for one key and one value schema, want 2 (no registry call per record)", n)
+	}
+}
+
+func checkRecord(t *testing.T, reg *avro.Confluent, jsonMsg, rec []byte, what string) {
+	t.Helper()
+	id, body, err := avro.ParseConfluent(rec)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	schema, err := reg.SchemaByID(context.Background(), id)
+	if err != nil {
+		t.Fatalf("%s: schema %d: %v", what, id, err)
+	}
+	decoded, s, err := avrotest.Decode(schema, body)
+	if err != nil {
+		t.Fatalf("%s: %v\nschema: %s", what, err, schema)
+	}
+	_, payload, err := avro.Split(jsonMsg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := avrotest.Compare(payload, s, decoded); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// TestSchemaAsDebeziumAvroConverter checks the derived schema of the
+// envelope against what Kafka Connect's AvroData makes of the same Connect
+// schema: record names, connect.* properties, unions and defaults.
+func TestSchemaAsDebeziumAvroConverter(t *testing.T) {
+	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: "dbserver1"})
+	tbl := wide("w")
+	ev := &change.Event{Table: tbl, Op: change.OpCreate, After: wideRow(1, false),
+		Source: change.Source{Block: postgres.SourceBlock, Name: "dbserver1", DB: "shop"}}
+	value, err := enc.AppendValue(nil, ev, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _, err := avro.Split(value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := avro.FromConnect(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(s.JSON), &doc); err != nil {
+		t.Fatalf("schema is not JSON: %v\n%s", err, s.JSON)
+	}
+	for _, want := range []string{
+		`{"type":"record","name":"Envelope","namespace":"dbserver1.public.w","fields":[{"name":"before","type":["null",{"type":"record","name":"Value","fields":[{"name":"id","type":"long"},`,
+		`{"name":"i16","type":[{"type":"int","connect.default":7,"connect.type":"int16"},"null"],"default":7}`,
+		// 1.50 is the unscaled 150: bytes 00 96, as ISO-8859-1 characters.
+		strings.ReplaceAll(`{"name":"dec","type":{"type":"bytes","scale":2,"precision":10,"connect.version":1,"connect.parameters":{"scale":"2","connect.decimal.precision":"10"},"connect.default":"\u0000<96>","connect.name":"org.apache.kafka.connect.data.Decimal","logicalType":"decimal"},"default":"\u0000<96>"}`, "<96>", "\u0096"),
+		`{"name":"vdec","type":["null",{"type":"record","name":"VariableScaleDecimal","namespace":"io.debezium.data","fields":[{"name":"scale","type":"int"},{"name":"value","type":"bytes"}],"connect.doc":"Variable scaled decimal","connect.version":1,"connect.name":"io.debezium.data.VariableScaleDecimal"}],"default":null}`,
+		`{"name":"d","type":["null",{"type":"int","connect.version":1,"connect.name":"io.debezium.time.Date"}],"default":null}`,
+		`{"name":"arr","type":["null",{"type":"array","items":["null","int"]}],"default":null}`,
+		`{"name":"odd_name_1","type":["null","string"],"default":null}`,
+		`"connect.name":"dbserver1.public.w.Value"}],"default":null},{"name":"after","type":["null","Value"],"default":null},{"name":"source","type":{"type":"record","name":"Source","namespace":"io.debezium.connector.postgresql"`,
+		`{"name":"snapshot","type":[{"type":"string","connect.version":1,"connect.parameters":{"allowed":"true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"},"connect.default":"false","connect.name":"io.debezium.data.Enum"},"null"],"default":"false"}`,
+		`{"name":"transaction","type":["null",{"type":"record","name":"block","namespace":"event","fields":[{"name":"id","type":"string"},{"name":"total_order","type":"long"},{"name":"data_collection_order","type":"long"}],"connect.version":1,"connect.name":"event.block"}],"default":null}`,
+		`"connect.version":2,"connect.name":"dbserver1.public.w.Envelope"}`,
+	} {
+		if !strings.Contains(s.JSON, want) {
+			t.Errorf("schema lacks\n%s\nschema:\n%s", want, s.JSON)
+		}
+	}
+}
+
+// TestRefusedSchemaWaits: a schema the registry refuses (incompatible with
+// the subject's compatibility rule) is not skipped: RecodeValue waits,
+// logging the registry's reason, until the registry takes it.
+func TestRefusedSchemaWaits(t *testing.T) {
+	url := registryURL(t)
+	reg, err := avro.NewConfluent(avro.ConfluentOptions{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := fmt.Sprintf("avrorefused%d-value", time.Now().UnixNano())
+	ctx := context.Background()
+	if _, err := reg.Register(ctx, subject, `{"type":"record","name":"r","fields":[{"name":"a","type":"int"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	setCompatibility(t, url, subject, "BACKWARD")
+	_, err = reg.Register(ctx, subject, `{"type":"record","name":"r","fields":[{"name":"a","type":"string"}]}`)
+	var refused *avro.RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "ncompatible") {
+		t.Fatalf("incompatible schema: got %v, want a RefusedError with the registry's reason", err)
+	}
+	// Through the Recoder: it waits until ctx ends, and says so.
+	rec := &avro.Recoder{Registry: reg, Value: true, RetryEvery: 50 * time.Millisecond}
+	msg := `{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"a"}],"optional":false,"name":"r"},"payload":{"a":"x"}}`
+	wctx, cancel := context.WithTimeout(ctx, 400*time.Millisecond)
+	defer cancel()
+	topic := strings.TrimSuffix(subject, "-value")
+	if out, err := rec.RecodeValue(wctx, topic, []byte(msg)); err == nil || !errors.As(err, &refused) {
+		t.Fatalf("RecodeValue = %x, %v; want it to wait and end with the refusal", out, err)
+	}
+	// Once the rule allows it, the same record goes through.
+	setCompatibility(t, url, subject, "NONE")
+	if _, err := rec.RecodeValue(ctx, topic, []byte(msg)); err != nil {
+		t.Fatalf("after NONE: %v", err)
+	}
+}
+
+func setCompatibility(t *testing.T, url, subject, level string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPut, url+"/config/"+subject, strings.NewReader(`{"compatibility":"`+level+`"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("setting compatibility: %v %v", err, resp)
+	}
+	resp.Body.Close()
+}

@@ -1,0 +1,52 @@
+package avro_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/debezium"
+	"github.com/tributary-cdc/tributary/pkg/debezium/avro"
+	"github.com/tributary-cdc/tributary/pkg/source/postgres"
+)
+
+// fixedRegistry registers nothing: the benchmark measures the per-record
+// cost after the schema is cached.
+type fixedRegistry struct{}
+
+func (fixedRegistry) Register(context.Context, string, string) ([]byte, error) {
+	return avro.ConfluentHeader(1), nil
+}
+func (fixedRegistry) Kind() string { return "confluent" }
+
+// BenchmarkEncode compares, per change of the wide table, the JSON value
+// alone with the JSON value rewritten as Avro (what format.value: avro
+// costs on top).
+func BenchmarkEncode(b *testing.B) {
+	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: "bench"})
+	tbl := wide("w")
+	ev := &change.Event{Table: tbl, Op: change.OpUpdate, Before: wideRow(1, false), After: wideRow(1, false),
+		Source: change.Source{Block: postgres.SourceBlock, Name: "bench", DB: "shop", CommitMicros: 1_700_000_000_000_000}}
+	rec := &avro.Recoder{Registry: fixedRegistry{}, Value: true}
+	ctx := context.Background()
+	var buf []byte
+	b.Run("json", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			buf, _ = enc.AppendValue(buf[:0], ev, 1)
+		}
+		b.ReportMetric(float64(len(buf)), "bytes/msg")
+	})
+	b.Run("avro", func(b *testing.B) {
+		b.ReportAllocs()
+		var out []byte
+		for i := 0; i < b.N; i++ {
+			buf, _ = enc.AppendValue(buf[:0], ev, 1)
+			var err error
+			if out, err = rec.RecodeValue(ctx, "bench.public.w", buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(out)), "bytes/msg")
+	})
+}
