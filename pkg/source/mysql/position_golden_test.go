@@ -44,9 +44,3 @@ func TestPositionGolden(t *testing.T) {
 		t.Fatalf("legacy state: %+v", st)
 	}
 }
-
-// cursorOf is the driver's part of a checkpoint's position.
-func cursorOf(t *testing.T, doc string) string {
-	t.Helper()
-	return doc
-}

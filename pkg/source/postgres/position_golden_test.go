@@ -21,7 +21,7 @@ const (
 func TestPositionGolden(t *testing.T) {
 	s := &Source{slot: "tributary_shop", lastCommit: 0x1A2B300,
 		dropped: map[uint32]string{16401: "public.old"}, fullKeys: map[uint32][]string{16390: {"id"}}}
-	if got := string(s.marker(0x1A2B3C8).Position); got != goldenCursor {
+	if got := string(s.cursor(0x1A2B3C8)); got != goldenCursor {
 		t.Fatalf("cursor\n %s\nwant\n %s", got, goldenCursor)
 	}
 	for _, doc := range []string{goldenCursor, cursorOf(t, goldenSealed)} {
