@@ -210,6 +210,13 @@ func (c *Capture) run(ctx context.Context, from change.Position, emit func(conte
 		if err != nil {
 			return err
 		}
+		// An added table is not the one the checkpoint recorded under its
+		// name: a snapshot of that name the state holds was of the table
+		// it replaced (dropped and created again while down), and its
+		// last key is not this table's.
+		for _, t := range added {
+			engine.Drop(t)
+		}
 		if len(added) > 0 && backfill {
 			c.opts.Log().Info("snapshotting tables added since the last run", "tables", strings.Join(added, ", "))
 			engine.Queue(added, false)

@@ -12,9 +12,8 @@ import (
 )
 
 // droppedWhileDown is a driver whose checkpoint snapshots public.t, which
-// was dropped while the pipeline was down and created again (another
-// table of that name, not in the recorded captured set): resuming, it
-// finds the old table gone and the new one added.
+// was dropped while the pipeline was down: resuming, it finds the table
+// gone.
 type droppedWhileDown struct {
 	source.CapturedSet
 }
@@ -23,16 +22,16 @@ var errStopped = errors.New("stopped")
 
 func (f *droppedWhileDown) Connect(context.Context) error { return nil }
 func (f *droppedWhileDown) Discover(context.Context) ([]string, error) {
-	f.SetCaptured(json.RawMessage(`{"public.t":2}`), []string{"public.t"})
-	return []string{"public.t"}, nil
+	f.SetCaptured(json.RawMessage(`{}`), nil)
+	return nil, nil
 }
 func (f *droppedWhileDown) Resume(_ context.Context, from source.Checkpoint, st source.Stream) ([]string, error) {
 	f.TellCaptured(st)
 	if string(from.Captured) != `{"public.t":1}` || string(from.Cursor) != `{"lsn":"0/1"}` {
 		return nil, errors.New("checkpoint " + string(from.Cursor) + " " + string(from.Captured))
 	}
-	f.CapturedGone("public.t")       // table 1
-	return []string{"public.t"}, nil // table 2
+	f.CapturedGone("public.t")
+	return nil, nil
 }
 func (f *droppedWhileDown) Fresh(context.Context, bool) error { return errors.New("not a fresh start") }
 func (f *droppedWhileDown) Start(ctx context.Context, st source.Stream) error {
@@ -60,9 +59,11 @@ type noSessions struct{}
 func (noSessions) Session(context.Context) (snapshot.Session, error) { return nil, errStopped }
 
 // A table dropped while the pipeline was down, in the middle of its
-// snapshot, and created again: the new table is snapshotted from its first
-// row, not from the old one's last key (which would skip every row of the
-// new table up to it).
+// snapshot: the driver finds it gone while resuming, and the snapshot
+// ends there, not put back by the checkpoint's state afterwards (to be
+// read on from its last key, under its name, by whatever table has it
+// next). The case of a table created again under the name is
+// TestPGTableRecreatedWhileStoppedMidSnapshot (integration/postgres).
 func TestResumeDropsSnapshotOfTableGoneWhileDown(t *testing.T) {
 	c := newCapture(&droppedWhileDown{}, source.Options{})
 	from := change.Position(`{"lsn":"0/1","backfilled":true,"tables":{"public.t":1},` +
@@ -81,7 +82,7 @@ func TestResumeDropsSnapshotOfTableGoneWhileDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(env.Tables) != `{"public.t":2}` || len(st.Tables) != 1 || st.Tables[0].Table != "public.t" || len(st.Tables[0].Key) != 0 {
-		t.Fatalf("start position %s: want public.t (the new table) snapshotted from its first row", first.Position)
+	if string(env.Tables) != `{}` || len(st.Tables) != 0 {
+		t.Fatalf("start position %s: want no snapshot of public.t under way", first.Position)
 	}
 }
