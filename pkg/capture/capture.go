@@ -15,7 +15,6 @@ package capture
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -30,11 +29,15 @@ import (
 )
 
 // Database is a driver: what the capture loop asks a database. The loop
-// (Capture.Run) calls, on every start and reconnect: Connect, Discover,
-// then for a checkpoint Resume, then one of Fresh, Legacy or Continue,
-// then Start and Stream; Close ends the attempt. Positions a driver hands
-// on are its cursor, a JSON object of its own fields (slot and LSN; binlog
-// file, pos and GTID set): the loop seals them (envelope.go).
+// (Capture.run) calls, on every start and reconnect: Connect, Discover,
+// then for a checkpoint Resume (or, for a checkpoint of an earlier release
+// whose backfill did not finish, Legacy), else Fresh; then Start and
+// Stream; Close ends the attempt. A driver reads its log into the loop's
+// source.Stream: changes, and at each commit its cursor, a JSON object of
+// its own fields (slot and LSN; binlog file, pos and GTID set). The loop
+// owns the rest: the snapshot engine over the driver's Snapshots, the
+// split of key changes, and the checkpoint's envelope (envelope.go), which
+// a driver never sees.
 type Database interface {
 	// Connect opens the driver's connections (closing those of an earlier
 	// attempt), checks the server's prerequisites, and makes sure no other
@@ -47,52 +50,51 @@ type Database interface {
 	// stream them (a publication, a signal table), and returns their names
 	// as source.tables writes them.
 	Discover(ctx context.Context) ([]string, error)
-	// Resume checks that the checkpoint's position can still be streamed
-	// from on this server (the same slot, the same flavour, the log still
-	// there): source.ErrResnapshotRequired when it cannot.
-	Resume(ctx context.Context, from change.Position) error
+	// Resume checks that the checkpoint can still be streamed from on
+	// this server (the same slot, the same flavour, the log still there:
+	// source.ErrResnapshotRequired when it cannot) and returns the
+	// discovered tables its recorded captured set lacks, added while the
+	// pipeline was down, which the loop snapshots. A captured table found
+	// gone is told to st (Gone), whose snapshot state is the
+	// checkpoint's.
+	Resume(ctx context.Context, from source.Checkpoint, st source.Stream) (added []string, err error)
 	// Fresh picks where a pipeline without a usable checkpoint streams
 	// from (a new slot's consistent point, the binlog's end now); every
 	// discovered table is then snapshotted while streaming. checkpointed
 	// says a checkpoint exists (one without a stream position: an
 	// unfinished start).
 	Fresh(ctx context.Context, checkpointed bool) error
-	// Legacy reads a checkpoint of an earlier release whose backfill, run
-	// before streaming, did not finish into the snapshot state to go on
-	// with while streaming from its start; ok false: it cannot be gone on
-	// with, and the loop starts fresh.
-	Legacy(ctx context.Context, tables []string) (st snapshot.State, ok bool, err error)
-	// Continue streams on from the checkpoint, whose captured set was
-	// recorded (the envelope's tables; nil in positions older than the
-	// record): it returns the discovered tables the record lacks, added
-	// while the pipeline was down, which the loop snapshots.
-	Continue(ctx context.Context, recorded json.RawMessage) (added []string, err error)
-	// Start hands on the position streaming starts from, the first event
-	// of every attempt.
-	Start(ctx context.Context, emit func(context.Context, *change.Event) error) error
-	// Stream reads the database's log until ctx ends or it fails, handing
-	// on each change (after Engine().Observe) and a position at each
-	// commit, and feeding watermarks to Engine().Watermark.
-	Stream(ctx context.Context, emit func(context.Context, *change.Event) error) error
-	// Acknowledge tells the driver that everything up to pos is durably
+	// Start tells st the captured set (Captured) and hands on the
+	// position streaming starts from (Heartbeat), the first event of every
+	// attempt.
+	Start(ctx context.Context, st source.Stream) error
+	// Stream reads the database's log into st until ctx ends or it fails:
+	// each change, a cursor at each commit, the snapshots' watermarks, and
+	// the captured set as it changes.
+	Stream(ctx context.Context, st source.Stream) error
+	// Acknowledge tells the driver that everything up to cursor is durably
 	// checkpointed (a PostgreSQL slot may release WAL). It does not block.
-	Acknowledge(pos change.Position)
-	// Close releases the connections of the current attempt.
-	Close() error
+	Acknowledge(cursor change.Position)
 	// Retriable says whether an error of the loop is a lost connection
 	// that reconnecting may cure: the driver's server codes on top of
 	// source.NetworkRetriable.
 	Retriable(err error) bool
+	// Snapshots is the driver's side of the snapshot engine, which the
+	// loop makes once: its chunk reads and watermark writes, and the
+	// engine's settings that are the database's (event ID prefix, table
+	// names).
+	Snapshots() (snapshot.Database, snapshot.Config)
+	// Close releases the connections of the current attempt.
+	Close() error
+}
 
-	// Engine is the snapshot engine over the driver's chunk reads and
-	// watermarks (snapshot.Database), made once by the driver.
-	Engine() *snapshot.Engine
-	// Captured is the captured set as the checkpoint records it (the
-	// envelope's tables); CapturedNames its names, for on-demand
-	// snapshots. Both are safe from any goroutine; nil before the first
-	// Discover.
-	Captured() json.RawMessage
-	CapturedNames() []string
+// Legacy is implemented by a driver whose earlier releases backfilled
+// before streaming: it reads such a checkpoint, whose backfill did not
+// finish, into the snapshot state to go on with while streaming from its
+// start, after the checks of Resume; ok false: it cannot be gone on with,
+// and the loop starts fresh.
+type Legacy interface {
+	Legacy(ctx context.Context, cursor change.Position, tables []string) (st snapshot.State, ok bool, err error)
 }
 
 // Capture runs one database through the capture loop. It implements
@@ -104,6 +106,10 @@ type Capture struct {
 	reconnector
 	db   Database
 	opts source.Options
+	// engine runs the snapshots over the driver's Snapshots; d is the
+	// loop's side of the driver's stream, over engine.
+	engine *snapshot.Engine
+	d      *dispatcher
 
 	// started says a run reached Start (the captured set is known); all
 	// that Snapshot(nil) came before, to be queued then.
@@ -125,16 +131,29 @@ func New(ctx context.Context, opts source.Options) (*Capture, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Capture{db: db, opts: opts}
+	return newCapture(db, opts), nil
+}
+
+// newCapture runs db under the loop.
+func newCapture(db Database, opts source.Options) *Capture {
+	sdb, cfg := db.Snapshots()
+	cfg.Parallelism = opts.Config.SnapshotParallelism
+	cfg.Backlog = opts.SnapshotBacklog
+	if cfg.Log == nil {
+		cfg.Log = opts.Log()
+	}
+	engine := snapshot.New(sdb, cfg)
+	c := &Capture{db: db, opts: opts, engine: engine,
+		d: &dispatcher{engine: engine, backfill: opts.Config.BackfillEnabled()}}
 	c.reconnector = reconnector{run: c.run, retriable: db.Retriable, Window: opts.Config.OutageWindowDuration(),
 		Resnapshot: opts.Config.Snapshot() == config.SnapshotWhenNeeded}
-	return c, nil
+	return c
 }
 
 // run is one attempt of the loop: from the last position handed on (nil:
 // a fresh start) until ctx ends or something fails.
 func (c *Capture) run(ctx context.Context, from change.Position, emit func(context.Context, *change.Event) error) error {
-	db := c.db
+	db, engine := c.db, c.engine
 	defer db.Close()
 	if err := db.Connect(ctx); err != nil {
 		return err
@@ -143,34 +162,40 @@ func (c *Capture) run(ctx context.Context, from change.Position, emit func(conte
 	if err != nil {
 		return err
 	}
-	if from != nil {
-		if err := db.Resume(ctx, from); err != nil {
-			return err
-		}
-	}
-	env, state, err := openEnvelope(from)
+	env, state, cursor, err := openEnvelope(from)
 	if err != nil {
 		return err
 	}
-	engine := db.Engine()
 	backfill := c.opts.Config.BackfillEnabled()
 	fresh := from == nil
 	switch {
 	case from == nil:
 	case !env.Backfilled:
-		legacy, ok, err := db.Legacy(ctx, tables)
-		if err != nil {
-			return err
-		}
-		if fresh = !ok; ok {
-			engine.Restore(legacy)
+		fresh = true
+		if lg, ok := db.(Legacy); ok {
+			legacy, ok, err := lg.Legacy(ctx, cursor, tables)
+			if err != nil {
+				return err
+			}
+			if fresh = !ok; ok {
+				engine.Restore(legacy)
+			}
 		}
 	default:
-		added, err := db.Continue(ctx, env.Tables)
+		// The state first: a driver resuming may find captured tables
+		// gone (source.Stream's Gone), whose snapshots end.
+		engine.Restore(state)
+		added, err := db.Resume(ctx, source.Checkpoint{Cursor: cursor, Captured: env.Tables, SnapshotsDone: !state.Pending()}, c.d)
 		if err != nil {
 			return err
 		}
-		engine.Restore(state)
+		// An added table is not the one the checkpoint recorded under its
+		// name: a snapshot of that name the state holds was of the table
+		// it replaced (dropped and created again while down), and its
+		// last key is not this table's.
+		for _, t := range added {
+			engine.Drop(t)
+		}
 		if len(added) > 0 && backfill {
 			c.opts.Log().Info("snapshotting tables added since the last run", "tables", strings.Join(added, ", "))
 			engine.Queue(added, false)
@@ -188,35 +213,27 @@ func (c *Capture) run(ctx context.Context, from change.Position, emit func(conte
 			engine.Queue(tables, true)
 		}
 	}
-	// sealing seals each position handed to next with the captured set and
-	// the snapshot state at that point.
-	sealing := func(next func(context.Context, *change.Event) error) func(context.Context, *change.Event) error {
-		return func(ctx context.Context, ev *change.Event) error {
-			if ev.Position != nil {
-				ev.Position = seal(ev.Position, db.Captured(), engine.State())
-			}
-			return next(ctx, ev)
+	// Once Start told the captured set, a Snapshot(nil) that came before
+	// is queued: the start position already carries it.
+	d := c.d
+	d.out, d.first = emit, func() {
+		c.mu.Lock()
+		c.started = true
+		all := c.all
+		c.all = false
+		c.mu.Unlock()
+		if all {
+			engine.Queue(d.capturedNames(), false)
 		}
 	}
-	sealed := sealing(emit)
-	// The captured set is known: a Snapshot(nil) that came before is
-	// queued now, so the start position already carries it.
-	c.mu.Lock()
-	c.started = true
-	all := c.all
-	c.all = false
-	c.mu.Unlock()
-	if all {
-		engine.Queue(db.CapturedNames(), false)
-	}
-	if err := db.Start(ctx, sealed); err != nil {
+	if err := db.Start(ctx, d); err != nil {
 		return err
 	}
 	// The snapshot workers live as long as this stream; one that fails
 	// ends it (and the reconnect loop decides).
 	sctx, cancel := context.WithCancelCause(ctx)
 	wait := engine.Start(sctx, cancel)
-	err = c.stream(sctx, db, engine, emit, sealing)
+	err = c.stream(sctx, db, emit)
 	cancel(err)
 	wait()
 	if cause := context.Cause(sctx); ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) && (err == nil || errors.Is(err, context.Canceled)) {
@@ -226,7 +243,11 @@ func (c *Capture) run(ctx context.Context, from change.Position, emit func(conte
 }
 
 // Ack implements source.Source.
-func (c *Capture) Ack(pos change.Position) { c.db.Acknowledge(pos) }
+func (c *Capture) Ack(pos change.Position) {
+	if cursor, err := cursorOf(pos); err == nil {
+		c.db.Acknowledge(cursor)
+	}
+}
 
 // Close implements source.Source.
 func (c *Capture) Close() error { return c.db.Close() }
@@ -256,21 +277,23 @@ type handsOff interface {
 	HandsOff() bool
 }
 
-// stream runs db.Stream, emitting through sealing(emit), or, for a
-// database that hands off (above), through sealing(a handoff's Emit): each
-// position is sealed on the stream's goroutine as it is handed over (the
-// captured set and snapshot state are the stream's at that point, not the
-// handoff's later). While the snapshot engine is busy the handoff emits
-// directly: the pipeline reads the engine's progress after each position
-// (source.Handoff).
-func (c *Capture) stream(ctx context.Context, db Database, engine *snapshot.Engine, emit func(context.Context, *change.Event) error,
-	sealing func(func(context.Context, *change.Event) error) func(context.Context, *change.Event) error) error {
+// stream runs db.Stream into the dispatcher, which hands events on to
+// emit, or, for a database that hands off (above), to a handoff's Emit:
+// each position is sealed on the stream's goroutine as it is handed over
+// (the captured set and snapshot state are the stream's at that point,
+// not the handoff's later). While the snapshot engine is busy the handoff
+// emits directly: the pipeline reads the engine's progress after each
+// position (source.Handoff).
+func (c *Capture) stream(ctx context.Context, db Database, emit func(context.Context, *change.Event) error) error {
+	d := c.d
 	if ho, ok := db.(handsOff); !ok || !ho.HandsOff() {
-		return db.Stream(ctx, sealing(emit))
+		d.out = emit
+		return db.Stream(ctx, d)
 	}
-	h := source.NewHandoff(ctx, emit, engine.Busy)
+	h := source.NewHandoff(ctx, emit, c.engine.Busy)
 	c.handoff.Store(h)
-	err := db.Stream(h.Context(), sealing(h.Emit))
+	d.out = h.Emit
+	err := db.Stream(h.Context(), d)
 	if herr := h.Close(); herr != nil {
 		err = herr // the stream stopped because emit failed
 	}
@@ -285,15 +308,15 @@ func (c *Capture) snapshot(tables []string) error {
 		c.all = true // queued once the first run knows the tables
 	}
 	c.mu.Unlock()
-	engine := c.db.Engine()
+	engine := c.engine
 	if tables == nil {
 		if started {
-			engine.Queue(c.db.CapturedNames(), false)
+			engine.Queue(c.d.capturedNames(), false)
 		}
 		return nil
 	}
 	if started {
-		known := c.db.CapturedNames()
+		known := c.d.capturedNames()
 		for _, t := range tables {
 			if !slices.Contains(known, t) {
 				return fmt.Errorf("snapshot: table %q is not captured by this pipeline (source.tables, and tables with a primary key)", t)
@@ -305,7 +328,7 @@ func (c *Capture) snapshot(tables []string) error {
 }
 
 // SnapshotProgress implements source.Progresser.
-func (c *Capture) SnapshotProgress() []snapshot.TableProgress { return c.db.Engine().Progress() }
+func (c *Capture) SnapshotProgress() []snapshot.TableProgress { return c.engine.Progress() }
 
 // FinishBackfilled implements source.Finisher for a driver that does.
 func (c *Capture) FinishBackfilled(ctx context.Context) error {

@@ -2,8 +2,9 @@
 // source: it re-publishes whole tables (op r) while the source streams,
 // with DBLog-style watermarks, several tables at once, resumable from each
 // table's last key. It knows no database: a source plugs in through
-// Database (read a chunk after a key, write a watermark to its own log)
-// and feeds its stream through Observe and Watermark.
+// Database (read a chunk after a key, write a watermark to its own log);
+// the capture loop (pkg/capture) makes the engine and feeds it the
+// source's stream through Observe and Watermark.
 //
 // The window: for each chunk a worker writes a low watermark to the
 // database's log, reads the chunk (a short query, no long transaction),
@@ -132,7 +133,7 @@ type Session interface {
 	Split(ctx context.Context, table string, after Key, rows int64, parts int) ([]Key, error)
 	// WriteWatermark writes mark to the database's log, committed, so
 	// that the stream meets it after every change committed before it;
-	// the source hands it back to Engine.Watermark.
+	// the source hands it back (source.Stream's Watermark).
 	WriteWatermark(ctx context.Context, mark string) error
 	// Estimate is the table's row count from the database's statistics;
 	// 0 when unknown.

@@ -84,28 +84,48 @@ func (o Options) Log() *slog.Logger {
 	return slog.Default()
 }
 
-// CapturedSet is a driver's captured set as the capture loop asks for it
-// (capture.Database's Captured and CapturedNames): its record in the
-// checkpoint's position and its names. A driver embeds it and sets it
-// whenever the set changes; it is safe from any goroutine.
+// CapturedSet is a driver's captured set, which the capture loop records
+// in each position (Stream.Captured): a driver embeds it, sets it whenever
+// the set changes, and hands it the loop's Stream (TellCaptured: at Resume
+// and Start), from which on each change is told at once. It is safe from
+// any goroutine.
 type CapturedSet struct {
 	mu     sync.Mutex
 	record json.RawMessage
 	names  []string
+	to     Stream
 }
 
 // SetCaptured replaces the set: its record (JSON) and its names, sorted.
 func (c *CapturedSet) SetCaptured(record json.RawMessage, names []string) {
 	c.mu.Lock()
 	c.record, c.names = record, names
+	to := c.to
 	c.mu.Unlock()
+	if to != nil {
+		to.Captured(record, names)
+	}
 }
 
-// Captured is the set's record; nil before the first SetCaptured.
-func (c *CapturedSet) Captured() json.RawMessage {
+// TellCaptured tells st the set, and every change from here on.
+func (c *CapturedSet) TellCaptured(st Stream) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.record
+	c.to = st
+	record, names := c.record, c.names
+	c.mu.Unlock()
+	st.Captured(record, names)
+}
+
+// CapturedGone tells the loop that a captured table no longer exists
+// (Stream.Gone); before the loop's Stream is known (a fresh start) there
+// is no snapshot of it to end.
+func (c *CapturedSet) CapturedGone(name string) {
+	c.mu.Lock()
+	to := c.to
+	c.mu.Unlock()
+	if to != nil {
+		to.Gone(name)
+	}
 }
 
 // CapturedNames are the set's names.

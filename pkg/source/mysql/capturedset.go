@@ -24,8 +24,7 @@ func (s *Source) capturedChangedLocked() {
 // encode is the cursor at p, with the schema history; the capture loop
 // seals it with the captured set and the snapshots' state.
 func (s *Source) encode(p position) change.Position {
-	p.Backfilled, p.Tables, p.Snapshot = false, nil, nil // the loop's fields
-	p.Shapes = nil                                       // the history's own encoding is spliced in (history.attach)
+	p.Shapes = nil // the history's own encoding is spliced in (history.attach)
 	return s.hist.attach(p.encode())
 }
 

@@ -37,7 +37,7 @@ const (
 func TestCompressedRowsEvents(t *testing.T) {
 	bs := newStreamOf(t, compressedFormat, compressedTable)
 	var got []string
-	bs.st.emit = func(_ context.Context, ev *change.Event) error {
+	bs.st.out = funcStream(func(_ context.Context, ev *change.Event) error {
 		var b strings.Builder
 		b.WriteString(ev.Op.String())
 		for _, row := range []change.Row{ev.Before, ev.After} {
@@ -51,7 +51,7 @@ func TestCompressedRowsEvents(t *testing.T) {
 		}
 		got = append(got, b.String())
 		return nil
-	}
+	})
 	for _, rows := range []string{compressedWrite, compressedUpdate, compressedDelete} {
 		bs.statement(t, rows)()
 	}

@@ -181,7 +181,7 @@ func TestHistoryRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.seedAt, h.seedF, h.seedP = "bin.000002:10", "bin.000002", 10
-	pos := h.attach(position{Flavor: flavorMariaDB, File: "bin.000002", Pos: 11, Backfilled: true}.encode())
+	pos := h.attach(position{Flavor: flavorMariaDB, File: "bin.000002", Pos: 11}.encode())
 	p, err := decodePosition(pos)
 	if err != nil {
 		t.Fatal(err)

@@ -98,7 +98,7 @@ func newStreamOf(tb testing.TB, format, tableMap string) *benchStream {
 	}
 	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: "shop"})
 	bs := &benchStream{tableMap: tableMap}
-	bs.st = &streamer{src: src, file: "mariadb-bin.000001", emit: func(_ context.Context, ev *change.Event) error {
+	bs.st = &streamer{src: src, file: "mariadb-bin.000001", out: funcStream(func(_ context.Context, ev *change.Event) error {
 		var err error
 		if bs.key, _, err = enc.AppendKey(bs.key[:0], ev); err != nil {
 			return err
@@ -106,7 +106,7 @@ func newStreamOf(tb testing.TB, format, tableMap string) *benchStream {
 		bs.value, err = enc.AppendValue(bs.value[:0], ev, 1_709_287_200_000_000)
 		bs.emitted++
 		return err
-	}, parser: src.newParser(), inPlace: true}
+	}), parser: src.newParser(), inPlace: true}
 	// The format description the stream sees first.
 	if err := bs.handle(benchBytes(tb, format)); err != nil {
 		tb.Fatal(err)

@@ -84,9 +84,7 @@ func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
 			return nil
 		}
 		s.log.Info("table renamed into the captured set: captured from its first row, and its rows snapshotted", "table", id, "statement", trimStmt(stmt))
-		if s.opts.Config.BackfillEnabled() {
-			s.engine.Queue([]string{id}, false)
-		}
+		s.out.Added([]string{id})
 		return nil
 	}
 	s.mu.Lock() // snapshot workers copy the table under mu
@@ -94,7 +92,7 @@ func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
 	s.mu.Unlock()
 	if err != nil {
 		if strings.Contains(err.Error(), "table not found") {
-			s.engine.Drop(id)
+			s.CapturedGone(id)
 			s.mu.Lock()
 			delete(s.tables, id)
 			s.capturedChangedLocked()

@@ -301,7 +301,7 @@ func (s *Source) historyScope() string {
 // startHistory sets s.hist for a stream from pos: a history without FULL
 // metadata, and after a switch to FULL while the checkpoint carries one
 // (it still decodes the rows logged before, which carry no names).
-func (s *Source) startHistory(ctx context.Context, srv server, pos position, emit func(context.Context, *change.Event) error) error {
+func (s *Source) startHistory(ctx context.Context, srv server, pos position, st source.Stream) error {
 	s.hist = nil
 	if srv.fullMetadata && len(pos.Shapes) == 0 {
 		return nil
@@ -318,7 +318,7 @@ func (s *Source) startHistory(ctx context.Context, srv server, pos position, emi
 		// A history read from the catalog is checkpointed at once: a
 		// restart before the next commit would read the catalog again,
 		// later, and need the binlog up to it to be replayable.
-		return emit(ctx, &change.Event{Position: s.encode(pos)})
+		return st.Heartbeat(ctx, s.encode(pos))
 	}
 	return nil
 }

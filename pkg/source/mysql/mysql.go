@@ -46,7 +46,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -100,12 +99,13 @@ type Source struct {
 	// sets, for the table map's column charsets (selectTables reads it).
 	collations map[uint64]string
 
-	// engine runs the snapshots; streamStart is where the stream started
-	// (the file and pos of read rows). CapturedSet is the captured set's
-	// names for the positions (capturedChangedLocked).
-	engine      *snapshot.Engine
+	// streamStart is where the stream started (the file and pos of read
+	// rows). CapturedSet is the captured set's names for the positions
+	// (capturedChangedLocked); out the capture loop's side of the stream,
+	// from Start on.
 	streamStart atomic.Pointer[position]
 	source.CapturedSet
+	out source.Stream
 
 	// What the current attempt of the capture loop found: the server's
 	// settings and the binlog's end before discovery (Connect), the
@@ -145,14 +145,17 @@ func New(_ context.Context, opts source.Options) (*Source, error) {
 		log:      opts.Log().With("source", "mysql"),
 		tables:   map[string]*table{},
 	}
-	s.engine = snapshot.New(mySnapshots{s}, snapshot.Config{
-		Parallelism: opts.Config.SnapshotParallelism,
-		Backlog:     opts.SnapshotBacklog,
-		IDPrefix:    "my",
-		TableName:   func(id change.TableID) string { return id.DB + "." + id.Name },
-		Log:         s.log,
-	})
 	return s, nil
+}
+
+// Snapshots implements capture.Database: chunk reads, and watermarks in
+// the signal table (snapshot.go).
+func (s *Source) Snapshots() (snapshot.Database, snapshot.Config) {
+	return mySnapshots{s}, snapshot.Config{
+		IDPrefix:  "my",
+		TableName: func(id change.TableID) string { return id.DB + "." + id.Name },
+		Log:       s.log,
+	}
 }
 
 // connect opens a session with the settings the decoders expect: UTC for
@@ -294,8 +297,18 @@ func (s *Source) Discover(_ context.Context) ([]string, error) {
 }
 
 // Resume implements capture.Database: the checkpoint must be of this
-// flavour, and the server must still hold its binlog.
-func (s *Source) Resume(_ context.Context, from change.Position) error {
+// flavour, and the server must still hold its binlog; the tables its
+// captured set lacks were added while the pipeline was down.
+func (s *Source) Resume(_ context.Context, from source.Checkpoint, st source.Stream) ([]string, error) {
+	s.TellCaptured(st)
+	if err := s.resume(from.Cursor); err != nil {
+		return nil, err
+	}
+	return addedTables(from.Captured, s.CapturedNames()), nil
+}
+
+// resume reads the checkpoint's cursor.
+func (s *Source) resume(from change.Position) error {
 	pos, err := decodePosition(from)
 	if err != nil {
 		return err
@@ -319,25 +332,25 @@ func (s *Source) Fresh(_ context.Context, _ bool) error {
 	return nil
 }
 
-// Legacy implements capture.Database: a backfill of an earlier release,
+// Legacy implements capture.Legacy: a backfill of an earlier release,
 // unfinished, is read on after its last key while streaming from its
 // start.
-func (s *Source) Legacy(_ context.Context, tables []string) (snapshot.State, bool, error) {
+func (s *Source) Legacy(_ context.Context, cursor change.Position, tables []string) (snapshot.State, bool, error) {
+	if err := s.resume(cursor); err != nil {
+		return snapshot.State{}, false, err
+	}
 	return legacyState(s.from, tables), true, nil
 }
 
-// Continue implements capture.Database.
-func (s *Source) Continue(_ context.Context, recorded json.RawMessage) ([]string, error) {
-	return addedTables(recorded, s.CapturedNames()), nil
-}
-
-// Start implements capture.Database: the schema history for the stream,
-// then the position it starts from.
-func (s *Source) Start(ctx context.Context, emit func(context.Context, *change.Event) error) error {
+// Start implements capture.Database: the captured set, the schema
+// history for the stream, then the position it starts from.
+func (s *Source) Start(ctx context.Context, st source.Stream) error {
 	pos := s.start
-	pos.Backfilled, pos.Table, pos.After = false, "", nil // the loop's field, and those of a legacy backfill
+	pos.Table, pos.After = "", nil // those of a legacy backfill
 	s.start = pos
-	if err := s.startHistory(ctx, s.srv, pos, emit); err != nil {
+	s.out = st
+	s.TellCaptured(st)
+	if err := s.startHistory(ctx, s.srv, pos, st); err != nil {
 		if s.fresh && errors.Is(err, source.ErrResnapshotRequired) {
 			// A table was altered after rows were written to it between
 			// the start position (Connect) and the catalog's read: those
@@ -350,7 +363,7 @@ func (s *Source) Start(ctx context.Context, emit func(context.Context, *change.E
 	}
 	start := pos
 	s.streamStart.Store(&start)
-	if err := emit(ctx, &change.Event{Position: s.encode(pos)}); err != nil {
+	if err := st.Heartbeat(ctx, s.encode(pos)); err != nil {
 		return err
 	}
 	s.log.Info("streaming binlog", "flavor", s.flavor, "file", pos.File, "pos", pos.Pos, "gtid", pos.GTID, "row_metadata_full", s.srv.fullMetadata)
@@ -358,12 +371,10 @@ func (s *Source) Start(ctx context.Context, emit func(context.Context, *change.E
 }
 
 // Stream implements capture.Database.
-func (s *Source) Stream(ctx context.Context, emit func(context.Context, *change.Event) error) error {
-	return s.stream(ctx, s.srv, s.start, emit)
+func (s *Source) Stream(ctx context.Context, st source.Stream) error {
+	s.out = st
+	return s.stream(ctx, s.srv, s.start, st)
 }
-
-// Engine implements capture.Database.
-func (s *Source) Engine() *snapshot.Engine { return s.engine }
 
 // legacyState turns an unfinished backfill of an earlier release (tables
 // in name order; those before pos.Table done, pos.After the hex key of
@@ -427,9 +438,9 @@ func (s *Source) binlogNow(conn *client.Conn, srv server) (position, error) {
 // Acknowledge implements capture.Database. The server expires binlog on
 // its own schedule (binlog_expire_logs_seconds), so there is nothing to
 // release; the position is kept for Close's log line.
-func (s *Source) Acknowledge(pos change.Position) {
+func (s *Source) Acknowledge(cursor change.Position) {
 	s.mu.Lock()
-	s.acked = pos
+	s.acked = cursor
 	s.mu.Unlock()
 }
 

@@ -10,31 +10,27 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/change"
 )
 
-// position is this source's resumable point: the binlog coordinates just
-// after the last transaction whose changes are all published, as a GTID
-// set (in the flavour's format) when the server has GTIDs, and always as a
-// file and position. Backfilled says the initial backfill finished; until
-// it has (positions of earlier releases, which backfilled before
-// streaming), Table and After say how far it got (tables before Table are
-// done; After is the primary key, hex, of the last row published of
-// Table), and File/Pos/GTID are where streaming starts.
+// position is this source's cursor, its fields of the checkpoint's
+// position (the capture loop keeps its own beside them,
+// pkg/capture/envelope.go): the binlog coordinates just after the last
+// transaction whose changes are all published, as a GTID set (in the
+// flavour's format) when the server has GTIDs, and always as a file and
+// position. In a checkpoint of an earlier release whose backfill, run
+// before streaming, did not finish (capture.Legacy), Table and After say
+// how far it got (tables before Table are done; After is the primary key,
+// hex, of the last row published of Table), and File/Pos/GTID are where
+// streaming starts.
 type position struct {
-	Flavor     string   `json:"flavor"`
-	GTID       string   `json:"gtid,omitempty"`
-	File       string   `json:"file"`
-	Pos        uint32   `json:"pos"`
-	Backfilled bool     `json:"backfilled,omitempty"`
-	Table      string   `json:"table,omitempty"`
-	After      []string `json:"after,omitempty"`
+	Flavor string   `json:"flavor"`
+	GTID   string   `json:"gtid,omitempty"`
+	File   string   `json:"file"`
+	Pos    uint32   `json:"pos"`
+	Table  string   `json:"table,omitempty"`
+	After  []string `json:"after,omitempty"`
 	// Shapes is the schema history at this position when the server does
 	// not log binlog_row_metadata = FULL (history.go); written by
 	// history.attach, never by encode.
 	Shapes json.RawMessage `json:"shapes,omitempty"`
-	// Backfilled, Tables (the captured tables' names) and Snapshot (the
-	// snapshot engine's state) are the capture loop's fields
-	// (pkg/capture/envelope.go): read here, written by the loop.
-	Tables   json.RawMessage `json:"tables,omitempty"`
-	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 }
 
 func (p position) encode() change.Position {

@@ -387,14 +387,8 @@ func (s *Source) statementChange(db, name, stmt string) error {
 	}
 	s.log.Warn("a captured table was changed by a statement logged as text: backfilling the table again, which publishes its rows as they are now (rows the statement deleted stay in the topic: a backfill cannot see them); "+fix,
 		"table", id, "statement", trimStmt(stmt), "why", why)
-	for _, p := range s.engine.Progress() {
-		if p.Table == id && !p.Done && !p.Started.IsZero() {
-			// A backfill of the table is under way: it has read past rows
-			// this statement may have changed. It starts again from the
-			// first row (rows read twice are published twice, as reads).
-			s.engine.Drop(id)
-		}
-	}
-	s.engine.Queue([]string{id}, false)
+	// A backfill of the table under way has read past rows this
+	// statement may have changed: it starts again from the first row.
+	s.out.Again(id)
 	return nil
 }

@@ -32,7 +32,7 @@ type txState struct {
 type streamer struct {
 	src  *Source
 	srv  server
-	emit func(context.Context, *change.Event) error
+	out  source.Stream   // the capture loop's
 	file string          // current binlog file
 	gset gomysql.GTIDSet // executed GTIDs up to the last commit; nil without GTIDs
 	tx   txState
@@ -49,7 +49,7 @@ type streamer struct {
 	maps map[uint64]*mapShape
 	// slabs hands out the events, rows and event IDs of streamed rows:
 	// rows are never reused (pkg/change/change.go), an event struct is
-	// only the consumer's while emit runs.
+	// only the consumer's while the loop's Change runs.
 	slabs snapshot.Slabs
 	// postHeader is the format description's post-header length of each
 	// event type (rowsBody reads a rows event's header with it).
@@ -70,7 +70,7 @@ type streamer struct {
 
 // stream reads the binlog from pos until ctx is done or an error occurs,
 // emitting row changes of captured tables and a position after each commit.
-func (s *Source) stream(ctx context.Context, srv server, pos position, emit func(context.Context, *change.Event) error) error {
+func (s *Source) stream(ctx context.Context, srv server, pos position, out source.Stream) error {
 	cfg, err := s.syncerConfig(s.serverID)
 	if err != nil {
 		return err
@@ -80,7 +80,7 @@ func (s *Source) stream(ctx context.Context, srv server, pos position, emit func
 	if err := s.checkReader(ctx, s.db); err != nil {
 		return err
 	}
-	st := &streamer{src: s, srv: srv, emit: emit, file: pos.File, hist: s.hist, parser: s.newParser(), inPlace: s.flavor == flavorMariaDB}
+	st := &streamer{src: s, srv: srv, out: out, file: pos.File, hist: s.hist, parser: s.newParser(), inPlace: s.flavor == flavorMariaDB}
 	var gset gomysql.GTIDSet // where the dump starts: a copy, st.gset grows as the stream reads
 	if pos.GTID != "" {
 		if st.gset, err = parseGTIDSet(s.flavor, pos.GTID); err != nil {
@@ -304,13 +304,13 @@ func (st *streamer) handle(ctx context.Context, ev *replication.BinlogEvent) err
 // length before the commit; exactly-once's transactions space their
 // commits by how old the last commit is (pipeline.behind).
 func (st *streamer) commit(ctx context.Context, h *replication.EventHeader) error {
-	p := position{Flavor: st.src.flavor, File: st.file, Pos: h.LogPos, Backfilled: true}
+	p := position{Flavor: st.src.flavor, File: st.file, Pos: h.LogPos}
 	if st.gset != nil {
 		p.GTID = st.gset.String()
 	}
 	st.tx = txState{}
 	st.hist.passed(st.file, h.LogPos)
-	return st.emit(ctx, &change.Event{Position: st.src.encode(p), Source: change.Source{CommitMicros: int64(h.Timestamp) * 1e6}})
+	return st.out.Commit(ctx, st.src.encode(p), int64(h.Timestamp)*1e6)
 }
 
 // ddlTable finds the table names a DDL statement touches: ALTER / RENAME /
@@ -457,7 +457,7 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 			step, after = 2, 1
 		}
 		for i := after; op != change.OpDelete && i < len(e.Rows); i += step {
-			if _, err := st.src.engine.Watermark(ctx, signalMark(e.Rows[i]), st.emit); err != nil {
+			if err := st.out.Watermark(ctx, signalMark(e.Rows[i])); err != nil {
 				return err
 			}
 		}
@@ -533,24 +533,8 @@ func (st *streamer) rows(ctx context.Context, h *replication.EventHeader, e *rep
 			if ev.After, err = images.image(t, pub, st.slabs.Row(width), &st.slabs); err != nil {
 				return fmt.Errorf("%s at %s:%d: %w", t.id(), st.file, pos, err)
 			}
-			if keyChanged(ev.Table.Key, ev.Before, ev.After) {
-				// Like Debezium: a delete of the old key, then a create of the new one.
-				del := st.slabs.Event()
-				*del = *ev
-				del.Op, del.After, del.ID = change.OpDelete, nil, ev.ID+":old"
-				if err := st.src.engine.Observe(ctx, del, st.emit); err != nil {
-					return err
-				}
-				if err := st.emit(ctx, del); err != nil {
-					return err
-				}
-				ev.Op, ev.Before = change.OpCreate, nil
-			}
 		}
-		if err := st.src.engine.Observe(ctx, ev, st.emit); err != nil {
-			return err
-		}
-		if err := st.emit(ctx, ev); err != nil {
+		if err := st.out.Change(ctx, ev); err != nil {
 			return err
 		}
 	}
@@ -620,16 +604,6 @@ func unloggedColumn(logged []byte, t *table, pub *projected) string {
 		}
 	}
 	return ""
-}
-
-func keyChanged(key []int, a, b change.Row) bool {
-	for _, k := range key {
-		x, y := a[k], b[k]
-		if x.Kind != y.Kind || x.Int != y.Int || x.Float != y.Float || string(x.Bytes) != string(y.Bytes) {
-			return true
-		}
-	}
-	return false
 }
 
 func dotOutsideQuotes(s string) int {

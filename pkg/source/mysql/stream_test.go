@@ -43,10 +43,10 @@ func newRecorder(t *testing.T, flavor string, gset gomysql.GTIDSet) *recorder {
 		t.Fatal(err)
 	}
 	r := &recorder{}
-	r.st = &streamer{src: src, file: "bin.000001", gset: gset, emit: func(_ context.Context, e *change.Event) error {
+	r.st = &streamer{src: src, file: "bin.000001", gset: gset, out: funcStream(func(_ context.Context, e *change.Event) error {
 		r.events = append(r.events, e)
 		return nil
-	}}
+	})}
 	return r
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // discoverEvery is how often the stream looks for tables to start or stop
@@ -38,7 +39,8 @@ func (s *Source) capture(r *relation) {
 }
 
 // capturedChanged re-encodes the captured set for the positions (by name
-// and OID) and names it for on-demand snapshots (source.CapturedSet).
+// and OID) and names it for on-demand snapshots (source.CapturedSet),
+// which tells the loop.
 func (s *Source) capturedChanged() {
 	m := make(map[string]uint32, len(s.captured))
 	known := make(map[string]bool, len(s.captured))
@@ -79,16 +81,16 @@ func (s *Source) fullKeysChanged() {
 	}
 }
 
-// marker is a resumable position at lsn: the cursor, which the capture
-// loop seals with the captured set and the snapshots' progress.
-func (s *Source) marker(lsn uint64) *change.Event {
+// cursor is the resumable position at lsn, which the capture loop seals
+// with the captured set and the snapshots' progress.
+func (s *Source) cursor(lsn uint64) change.Position {
 	s.forgetDropped(lsn)
 	s.streamLSN.Store(lsn)
 	pos := position{Slot: s.slot, LSN: formatLSN(lsn), Dropped: s.dropped, FullKeys: s.fullKeys, InitialOnly: s.initialOnlySlot}
 	if s.lastCommit != lsn { // 0/0 when none is known yet: null
 		pos.Commit = formatLSN(s.lastCommit)
 	}
-	return &change.Event{Position: pos.encode()}
+	return pos.encode()
 }
 
 // capturedBefore is the set of tables a streaming checkpoint says are
@@ -186,7 +188,7 @@ func (s *Source) renamed(ctx context.Context, oid uint32, from, to string) bool 
 // adds the tables that should now be captured (new tables when no list is
 // configured, listed tables that appeared) to the publication and
 // backfills them, before the stream goes on. Called between transactions.
-func (s *Source) discover(ctx context.Context, emit func(context.Context, *change.Event) error) error {
+func (s *Source) discover(ctx context.Context, st source.Stream) error {
 	cur, missing, err := listTables(ctx, s.conn, s.sel)
 	if err != nil {
 		return err
@@ -243,7 +245,7 @@ func (s *Source) discover(ctx context.Context, emit func(context.Context, *chang
 	if len(added) == 0 {
 		return nil
 	}
-	return s.addTables(ctx, added, emit)
+	return s.addTables(ctx, added, st)
 }
 
 // addTables starts capturing rels while streaming: into the publication
@@ -252,7 +254,7 @@ func (s *Source) discover(ctx context.Context, emit func(context.Context, *chang
 // log: every row written before is read, and a change in a chunk's window
 // wins over the chunk's copy. The queued snapshot rides on the positions,
 // so an interrupted one resumes after a restart.
-func (s *Source) addTables(ctx context.Context, rels []*relation, emit func(context.Context, *change.Event) error) error {
+func (s *Source) addTables(ctx context.Context, rels []*relation, st source.Stream) error {
 	var list []string
 	keep := rels[:0:0]
 	for _, r := range rels {
@@ -286,10 +288,8 @@ func (s *Source) addTables(ctx context.Context, rels []*relation, emit func(cont
 		s.capture(r)
 	}
 	s.capturedChanged()
-	if s.opts.Config.BackfillEnabled() {
-		s.engine.Queue(names(rels), false)
-	}
-	return emit(ctx, s.marker(s.marked))
+	st.Added(names(rels))
+	return st.Heartbeat(ctx, s.cursor(s.marked))
 }
 
 // quoteName quotes a schema.table name as the catalog spells it (the

@@ -578,18 +578,3 @@ func isKey(t *change.Table, col int) bool {
 	}
 	return false
 }
-
-// keyChanged reports whether an update changed the primary key (visible
-// when the old image is full: REPLICA IDENTITY FULL).
-func keyChanged(t *change.Table, before, after change.Row) bool {
-	if before == nil || after == nil {
-		return false
-	}
-	for _, k := range t.Key {
-		a, b := &before[k], &after[k]
-		if a.Kind != b.Kind || a.Int != b.Int || a.Float != b.Float || string(a.Bytes) != string(b.Bytes) {
-			return true
-		}
-	}
-	return false
-}

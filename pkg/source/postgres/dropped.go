@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,11 +30,11 @@ import (
 // the checkpoint was written: pos.Dropped), so that the changes the WAL
 // holds for them are published, under the key pos.FullKeys records for a
 // table under REPLICA IDENTITY FULL.
-func (s *Source) followDropped(ctx context.Context, pos position) error {
+func (s *Source) followDropped(ctx context.Context, pos position, recorded json.RawMessage) error {
 	s.restoredKeys = pos.FullKeys
 	follow := map[uint32]string{}
-	if pos.Tables != nil {
-		m, _ := decodeTables(pos.Tables) // checked by decodePosition
+	if recorded != nil {
+		m, _ := decodeTables(recorded) // checked by Resume
 		for name, oid := range m {
 			follow[oid] = name
 		}
@@ -106,7 +107,7 @@ func (s *Source) tableDropped(ctx context.Context, oid uint32, name string) erro
 		live = live || n == name && o != oid
 	}
 	if !live {
-		s.engine.Drop(name) // no snapshot of it can finish; one of a new table of that name goes on
+		s.CapturedGone(name) // no snapshot of it can finish; one of a new table of that name goes on
 	}
 	s.capturedChanged()
 	s.opts.Log().Warn("a captured table was dropped; the changes written to it before the drop are still published, then its topic gets no more",

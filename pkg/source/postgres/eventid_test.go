@@ -50,7 +50,7 @@ func TestEventIDIndependentOfCapturedSet(t *testing.T) {
 		state := txState{finalLSN: 0x500}
 		for _, c := range tx {
 			xld := pglogrepl.XLogData{WALStart: pglogrepl.LSN(c.lsn), WALData: insertMessage(c.rel.oid, strconv.Itoa(c.k))}
-			if err := s.handle(context.Background(), &state, xld, emit); err != nil {
+			if err := s.handle(context.Background(), &state, xld, funcStream(emit)); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -9,14 +9,13 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/change"
 )
 
-// position is this source's resumable point. LSN is the end of the last
-// transaction whose changes are all published (the slot's confirmed flush
-// point). Backfilled, Tables and Snapshot are the capture loop's fields
-// (pkg/capture/envelope.go), read here and written by the loop: a
-// position this driver encodes leaves them out. Backfilled says the
-// stream position is usable; in positions of earlier releases without
-// it, LSN is the slot's consistent point and Backfill says how far the
-// backfill run before streaming got.
+// position is this source's cursor, its fields of the checkpoint's
+// position (the capture loop keeps its own beside them,
+// pkg/capture/envelope.go). LSN is the end of the last transaction whose
+// changes are all published (the slot's confirmed flush point). In a
+// checkpoint of an earlier release whose backfill, run before streaming,
+// did not finish (capture.Legacy), LSN is the slot's consistent point and
+// Backfill says how far the backfill got.
 type position struct {
 	Slot string `json:"slot"`
 	LSN  string `json:"lsn"`
@@ -24,19 +23,8 @@ type position struct {
 	// is not LSN (transactions of logical decoding messages alone came
 	// after it; 0/0: none yet): the first element of source.sequence
 	// after a restart.
-	Commit     string            `json:"commit,omitempty"`
-	Backfilled bool              `json:"backfilled,omitempty"`
-	Backfill   *backfillProgress `json:"backfill,omitempty"`
-	// Tables maps each captured table (schema.table) whose rows are all
-	// published (backfilled, or captured from its creation) to its OID, so
-	// that a restart backfills exactly the tables added since, and a table
-	// dropped and created again under the same name is seen as new. Kept
-	// encoded: it rides on every commit's position. Absent in positions
-	// written before it existed (see capturedFromLegacy).
-	Tables json.RawMessage `json:"tables,omitempty"`
-	// Snapshot is the capture engine's state (snapshot.State): the tables
-	// it still snapshots while streaming, each with its last key.
-	Snapshot json.RawMessage `json:"snapshot,omitempty"`
+	Commit   string            `json:"commit,omitempty"`
+	Backfill *backfillProgress `json:"backfill,omitempty"`
 	// Dropped maps the OID of each captured table that was dropped while
 	// changes to it may still be in the slot to its schema.table name
 	// (Tables names a table created since under that name by its own
@@ -89,14 +77,9 @@ func decodePosition(b change.Position) (position, uint64, error) {
 	if err != nil {
 		return p, 0, fmt.Errorf("postgres position: %w", err)
 	}
-	if p.Backfill != nil && (p.Backfilled || p.Backfill.Rows < 0 ||
+	if p.Backfill != nil && (p.Backfill.Rows < 0 ||
 		((len(p.Backfill.After) > 0 || len(p.Backfill.Key) > 0) && p.Backfill.Table == "")) {
 		return p, 0, fmt.Errorf("postgres position: inconsistent backfill progress")
-	}
-	if p.Tables != nil {
-		if _, err := decodeTables(p.Tables); err != nil {
-			return p, 0, fmt.Errorf("postgres position: tables: %w", err)
-		}
 	}
 	return p, lsn, nil
 }
@@ -113,7 +96,9 @@ func (b *backfillProgress) resumeKey() [][]byte {
 	return key
 }
 
-// encodeTables encodes a captured-table map for position.Tables; nil
+// encodeTables encodes a captured-table map, the captured set's record
+// (each table by schema.table to its OID, so that a table dropped and
+// created again under the same name is seen as new); nil
 // encodes as {} so that "none captured" differs from "not recorded".
 func encodeTables(m map[string]uint32) json.RawMessage {
 	if m == nil {

@@ -74,10 +74,9 @@ type Source struct {
 	fullKeys     map[uint32][]string
 	restoredKeys map[uint32][]string
 
-	// engine runs the snapshots; snapTables is what its workers read of
-	// the tables (see snapshotTable); streamLSN the last position the
-	// stream emitted, for the lsn of read rows.
-	engine     *snapshot.Engine
+	// snapTables is what the snapshot workers read of the tables (see
+	// snapshotTable); streamLSN the last position the stream emitted, for
+	// the lsn of read rows.
 	snapMu     sync.Mutex
 	snapTables map[string]snapTable
 	streamLSN  atomic.Uint64
@@ -134,14 +133,17 @@ func New(_ context.Context, opts source.Options) (*Source, error) {
 
 		snapTables: map[string]snapTable{},
 	}
-	s.engine = snapshot.New(pgSnapshots{s}, snapshot.Config{
-		Parallelism: opts.Config.SnapshotParallelism,
-		Backlog:     opts.SnapshotBacklog,
-		IDPrefix:    "pg",
-		TableName:   func(id change.TableID) string { return id.Schema + "." + id.Name },
-		Log:         opts.Log(),
-	})
 	return s, nil
+}
+
+// Snapshots implements capture.Database: chunk reads and watermarks in
+// the WAL (snapshot.go).
+func (s *Source) Snapshots() (snapshot.Database, snapshot.Config) {
+	return pgSnapshots{s}, snapshot.Config{
+		IDPrefix:  "pg",
+		TableName: func(id change.TableID) string { return id.Schema + "." + id.Name },
+		Log:       s.opts.Log(),
+	}
 }
 
 // Connect implements capture.Database: the catalog connection, the
@@ -222,9 +224,9 @@ func (s *Source) Discover(ctx context.Context) ([]string, error) {
 	return names(rels), nil
 }
 
-// Resume implements capture.Database: the checkpoint must stream from the
-// slot the config names.
-func (s *Source) Resume(ctx context.Context, from change.Position) error {
+// resume reads the checkpoint's cursor, which must stream from the slot
+// the config names.
+func (s *Source) resume(ctx context.Context, from change.Position) error {
 	pos, start, err := decodePosition(from)
 	if err != nil {
 		return err
@@ -243,10 +245,13 @@ func (s *Source) Resume(ctx context.Context, from change.Position) error {
 	return nil
 }
 
-// Legacy implements capture.Database: a backfill of an earlier release,
+// Legacy implements capture.Legacy: a backfill of an earlier release,
 // unfinished, whose slot still starts at its consistent point, is read on
 // from its last key while streaming from there.
-func (s *Source) Legacy(_ context.Context, _ []string) (snapshot.State, bool, error) {
+func (s *Source) Legacy(ctx context.Context, cursor change.Position, _ []string) (snapshot.State, bool, error) {
+	if err := s.resume(ctx, cursor); err != nil {
+		return snapshot.State{}, false, err
+	}
 	slot, pos := s.slotState, s.from
 	if pos.Backfill == nil || !slot.exists || slot.lost || slot.confirmedLSN > s.start {
 		return snapshot.State{}, false, nil
@@ -290,13 +295,23 @@ func (s *Source) Fresh(ctx context.Context, checkpointed bool) error {
 	return nil
 }
 
-// Continue implements capture.Database: the slot must still hold the
-// checkpoint's changes; tables selected since are added, and captured
-// tables dropped while stopped are followed.
-func (s *Source) Continue(ctx context.Context, recorded json.RawMessage) ([]string, error) {
+// Resume implements capture.Database: the checkpoint must stream from the
+// slot the config names, which must still hold its changes; tables
+// selected since are added, and captured tables dropped while stopped are
+// followed.
+func (s *Source) Resume(ctx context.Context, from source.Checkpoint, st source.Stream) ([]string, error) {
+	s.TellCaptured(st)
+	if err := s.resume(ctx, from.Cursor); err != nil {
+		return nil, err
+	}
+	if from.Captured != nil {
+		if _, err := decodeTables(from.Captured); err != nil {
+			return nil, fmt.Errorf("postgres position: tables: %w", err)
+		}
+	}
 	slot, pos := s.slotState, s.from
 	switch {
-	case !slot.exists && s.opts.Config.Snapshot() == config.SnapshotInitialOnly && backfillFinished(pos):
+	case !slot.exists && s.opts.Config.Snapshot() == config.SnapshotInitialOnly && from.SnapshotsDone:
 		// The slot a finished initial_only run dropped (FinishBackfilled):
 		// this run stops at its first position, streaming nothing.
 		return nil, nil
@@ -313,8 +328,8 @@ func (s *Source) Continue(ctx context.Context, recorded json.RawMessage) ([]stri
 		return nil, fmt.Errorf("replication slot %s confirmed %s, beyond the checkpoint %s: %w",
 			s.slot, formatLSN(slot.confirmedLSN), formatLSN(s.start), source.ErrResnapshotRequired)
 	}
-	added := s.addedSince(recorded)
-	if err := s.followDropped(ctx, pos); err != nil {
+	added := s.addedSince(from.Captured)
+	if err := s.followDropped(ctx, pos, from.Captured); err != nil {
 		return nil, err
 	}
 	// The LSN reported as flushed starts at what is known checkpointed:
@@ -329,19 +344,17 @@ func (s *Source) Continue(ctx context.Context, recorded json.RawMessage) ([]stri
 }
 
 // Start implements capture.Database.
-func (s *Source) Start(ctx context.Context, emit func(context.Context, *change.Event) error) error {
+func (s *Source) Start(ctx context.Context, st source.Stream) error {
 	s.marked = s.start
 	s.streamLSN.Store(s.start)
-	return emit(ctx, s.marker(s.start))
+	s.TellCaptured(st)
+	return st.Heartbeat(ctx, s.cursor(s.start))
 }
 
 // Stream implements capture.Database.
-func (s *Source) Stream(ctx context.Context, emit func(context.Context, *change.Event) error) error {
-	return s.stream(ctx, s.start, emit)
+func (s *Source) Stream(ctx context.Context, st source.Stream) error {
+	return s.stream(ctx, s.start, st)
 }
-
-// Engine implements capture.Database.
-func (s *Source) Engine() *snapshot.Engine { return s.engine }
 
 // dropAbandoned drops the replication slot a checkpoint streamed from
 // when the config names another one and source.snapshot_mode when_needed
@@ -418,9 +431,9 @@ func (s *Source) addedSince(recorded json.RawMessage) []string {
 }
 
 // Acknowledge implements capture.Database: the slot may release WAL up to
-// pos.
-func (s *Source) Acknowledge(pos change.Position) {
-	if _, lsn, err := decodePosition(pos); err == nil {
+// cursor.
+func (s *Source) Acknowledge(cursor change.Position) {
+	if _, lsn, err := decodePosition(cursor); err == nil {
 		s.raiseAcked(lsn)
 	}
 }
@@ -468,13 +481,6 @@ func retryActive(ctx context.Context, f func() error) error {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-}
-
-// backfillFinished says a checkpoint's position records every table
-// backfilled: no snapshot queued or under way.
-func backfillFinished(pos position) bool {
-	st, err := snapshot.DecodeState(pos.Snapshot)
-	return err == nil && pos.Backfilled && !st.Pending()
 }
 
 // nothingToCapture is the error of a first start whose source.tables

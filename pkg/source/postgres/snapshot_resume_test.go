@@ -46,12 +46,14 @@ func TestSnapshotResumeNonUTF8Key(t *testing.T) {
 		t.Fatalf("first chunk: %d rows, %v", len(first), err)
 	}
 	raw, _ := json.Marshal(snapshot.State{Tables: []snapshot.TableState{{Table: "public.t", Key: first[chunk-1].Key, Rows: chunk}}})
-	marker := position{Slot: "s", LSN: "0/1000", Backfilled: true, Snapshot: raw}.encode()
-	pos, _, err := decodePosition(marker)
-	if err != nil {
+	marker, _ := json.Marshal(map[string]json.RawMessage{"slot": json.RawMessage(`"s"`), "lsn": json.RawMessage(`"0/1000"`), "snapshot": raw})
+	var env struct {
+		Snapshot json.RawMessage `json:"snapshot"`
+	}
+	if err := json.Unmarshal(marker, &env); err != nil {
 		t.Fatal(err)
 	}
-	st, err := snapshot.DecodeState(pos.Snapshot)
+	st, err := snapshot.DecodeState(env.Snapshot)
 	if err != nil {
 		t.Fatal(err)
 	}

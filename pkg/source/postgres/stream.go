@@ -37,9 +37,9 @@ type txState struct {
 	changed bool
 }
 
-// stream starts logical replication at start and emits every change of a
-// published table, then a position marker at each commit.
-func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Context, *change.Event) error) error {
+// stream starts logical replication at start and hands st every change of
+// a published table, then the cursor at each commit.
+func (s *Source) stream(ctx context.Context, start uint64, st source.Stream) error {
 	// messages: the snapshot watermarks (pg_logical_emit_message).
 	args := []string{"proto_version '1'", "publication_names " + quoteLiteral(s.pub), "messages 'true'"}
 	if err := retryActive(ctx, func() error {
@@ -90,7 +90,7 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 			heard, received = now, false
 		}
 		if tx.finalLSN == 0 && now.After(s.nextDiscover) {
-			if err := s.discover(ctx, emit); err != nil {
+			if err := s.discover(ctx, st); err != nil {
 				return err
 			}
 			now = time.Now()
@@ -142,7 +142,7 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 				if ka.ReplyRequested {
 					next = time.Time{}
 				}
-				if err := s.heartbeat(ctx, &tx, uint64(ka.ServerWALEnd), emit); err != nil {
+				if err := s.heartbeat(ctx, &tx, uint64(ka.ServerWALEnd), st); err != nil {
 					return err
 				}
 			case pglogrepl.XLogDataByteID:
@@ -150,7 +150,7 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 				if err != nil {
 					return fmt.Errorf("replication stream: %w", err)
 				}
-				if err := s.handle(ctx, &tx, xld, emit); err != nil {
+				if err := s.handle(ctx, &tx, xld, st); err != nil {
 					return err
 				}
 			}
@@ -158,20 +158,20 @@ func (s *Source) stream(ctx context.Context, start uint64, emit func(context.Con
 	}
 }
 
-// heartbeat emits a position marker at walEnd, the end of what the
+// heartbeat hands on the cursor at walEnd, the end of what the
 // walsender has decoded (a keepalive carries its sent pointer), when that
-// is past the last marker and no transaction is open: every transaction
+// is past the last one and no transaction is open: every transaction
 // that committed before it has been received, so nothing before it is
-// left to publish. The marker is checkpointed once everything handed over
+// left to publish. It is checkpointed once everything handed over
 // before it is acknowledged, and then reported as flushed, so that while
 // the selected tables are idle and the server writes WAL for other tables
 // or databases the slot moves on instead of pinning that WAL.
-func (s *Source) heartbeat(ctx context.Context, tx *txState, walEnd uint64, emit func(context.Context, *change.Event) error) error {
+func (s *Source) heartbeat(ctx context.Context, tx *txState, walEnd uint64, st source.Stream) error {
 	if tx.finalLSN != 0 || walEnd <= s.marked {
 		return nil
 	}
 	s.marked = walEnd
-	return emit(ctx, s.marker(walEnd))
+	return st.Heartbeat(ctx, s.cursor(walEnd))
 }
 
 // sendStatus reports the acknowledged LSN as written, flushed and applied:
@@ -190,7 +190,7 @@ func (s *Source) sendStatus(ctx context.Context, ping bool) error {
 
 // handle decodes one pgoutput message. A transaction's messages and its
 // rows are parsed in place (pgoutput.go); the rare others by pglogrepl.
-func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData, emit func(context.Context, *change.Event) error) error {
+func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData, st source.Stream) error {
 	if len(xld.WALData) == 0 {
 		return fmt.Errorf("decode pgoutput message at %s: empty message", xld.WALStart)
 	}
@@ -210,10 +210,10 @@ func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData
 				s.lastCommit = uint64(xld.WALStart)
 			}
 			s.marked = max(s.marked, pm.endLSN)
-			return emit(ctx, s.marker(pm.endLSN))
+			return st.Commit(ctx, s.cursor(pm.endLSN), 0) // the commit time is on the rows
 		}
 		tx.changed = true
-		return s.row(ctx, tx, uint64(xld.WALStart), xld.WALData, &pm, emit)
+		return s.row(ctx, tx, uint64(xld.WALStart), xld.WALData, &pm, st)
 	}
 	m, err := pglogrepl.Parse(xld.WALData)
 	if err != nil {
@@ -244,8 +244,7 @@ func (s *Source) handle(ctx context.Context, tx *txState, xld pglogrepl.XLogData
 		s.typeNames[m.DataType] = m.Name
 	case *pglogrepl.LogicalDecodingMessage:
 		if m.Prefix == watermarkPrefix {
-			_, err := s.engine.Watermark(ctx, string(m.Content), emit)
-			return err
+			return st.Watermark(ctx, string(m.Content))
 		}
 	}
 	// Truncate, Type, Origin and other logical messages publish nothing
@@ -350,8 +349,7 @@ var rowOps = [256]change.Op{'I': change.OpCreate, 'U': change.OpUpdate, 'D': cha
 
 // row emits the change of an Insert, Update or Delete message m, parsed
 // from msg, which was written at walStart.
-func (s *Source) row(ctx context.Context, tx *txState, walStart uint64, msg []byte, m *pgoutputMessage,
-	emit func(context.Context, *change.Event) error) error {
+func (s *Source) row(ctx context.Context, tx *txState, walStart uint64, msg []byte, m *pgoutputMessage, st source.Stream) error {
 	// The event ID names the change by its own LSN, not by its rank among
 	// the published changes of its transaction: the rank shifts when a
 	// replay after a restart publishes another set of tables (one removed
@@ -414,29 +412,14 @@ func (s *Source) row(ctx context.Context, tx *txState, walStart uint64, msg []by
 	completeImages(t, m.oldKind == 'K', ev.Before, ev.After)
 	maskUnavailable(t, &rel.proj, ev.Before)
 	maskUnavailable(t, &rel.proj, ev.After)
-	// The old tuple says whether the key changed, not its type: pgoutput
-	// marks an old row with the published relation's tuple type, so a
-	// partition with REPLICA IDENTITY FULL under a root with DEFAULT sends
-	// the whole old row as an old key on every update (docs/postgresql.md).
-	// An old tuple of either type is the update's before, as Debezium
-	// publishes it, even one whose columns outside the key are all null.
-	if op == change.OpUpdate && ev.Before != nil && keyChanged(t, ev.Before, ev.After) {
-		// The primary key changed: like Debezium, a delete of the old key
-		// and a create of the new one.
-		del := *ev
-		del.Op, del.After, del.ID = change.OpDelete, nil, ev.ID+":old"
-		if err := s.engine.Observe(ctx, &del, emit); err != nil {
-			return err
-		}
-		if err := emit(ctx, &del); err != nil {
-			return err
-		}
-		ev.Op, ev.Before = change.OpCreate, nil
-	}
-	if err := s.engine.Observe(ctx, ev, emit); err != nil {
-		return err
-	}
-	return emit(ctx, ev)
+	// The old tuple's values say whether the key changed (the loop splits
+	// such an update), not its type: pgoutput marks an old row with the
+	// published relation's tuple type, so a partition with REPLICA
+	// IDENTITY FULL under a root with DEFAULT sends the whole old row as an
+	// old key on every update (docs/postgresql.md). An old tuple of either
+	// type is the update's before, as Debezium publishes it, even one whose
+	// columns outside the key are all null.
+	return st.Change(ctx, ev)
 }
 
 // appendEventID appends the ID of the change at lsn in the transaction
@@ -537,7 +520,7 @@ func sameColumns(cols []catalogColumn, msg []*pglogrepl.RelationMessageColumn) b
 // event, or memory an event points to, once it emitted it (events and rows
 // are cut from streamSlabs, values alias the stream's copy of a message,
 // never written again; row), and what a position must say of the moment it
-// was handed over is in it before (marker encodes the dropped tables and
+// was handed over is in it before (cursor encodes the dropped tables and
 // FULL keys then, the capture loop seals the captured set and the
 // snapshots' state), so the capture loop may emit them on a goroutine of
 // its own (source.Handoff). While a snapshot is queued or running (its

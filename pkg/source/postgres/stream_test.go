@@ -26,7 +26,7 @@ func TestStreamedEventAllocations(t *testing.T) {
 		allocs := testing.AllocsPerRun(2000, func() {
 			xld.WALStart += 0x100
 			if err == nil {
-				err = s.handle(ctx, &tx, xld, emit)
+				err = s.handle(ctx, &tx, xld, funcStream(emit))
 			}
 		})
 		if err != nil {
@@ -61,7 +61,7 @@ func TestStreamedValuesOutliveTheMessage(t *testing.T) {
 	tx := txState{finalLSN: 0x16B3748, xid: 4242}
 	buf := benchMessage('I')
 	sent := bytes.Clone(buf)
-	if err := s.handle(ctx, &tx, pglogrepl.XLogData{WALStart: 0x16B3700, WALData: buf}, emit); err != nil {
+	if err := s.handle(ctx, &tx, pglogrepl.XLogData{WALStart: 0x16B3700, WALData: buf}, funcStream(emit)); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(buf, sent) {
@@ -94,7 +94,7 @@ func TestStreamedEmptyTextIsNotNull(t *testing.T) {
 	}
 	texts[2], texts[7] = "", "" // note text, status varchar
 	tx := txState{finalLSN: 0x16B3748}
-	if err := s.handle(context.Background(), &tx, pglogrepl.XLogData{WALStart: 0x16B3700, WALData: insertMessage(16384, texts...)}, emit); err != nil {
+	if err := s.handle(context.Background(), &tx, pglogrepl.XLogData{WALStart: 0x16B3700, WALData: insertMessage(16384, texts...)}, funcStream(emit)); err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range []int{2, 7} {
