@@ -1,9 +1,9 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -206,7 +206,7 @@ func strictDecode(data []byte, typ string, cfg *Config) error {
 	keys := settingsKeys(typ)
 	t, common := strictType(keys)
 	doc := reflect.New(t)
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(doc.Interface()); err != nil {
 		return err
