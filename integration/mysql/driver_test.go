@@ -23,7 +23,7 @@ import (
 func newDriver(t *testing.T, e *itest.MyEnv) *mysql.Source {
 	t.Helper()
 	db, err := mysql.New(context.Background(), source.Options{Pipeline: e.Name, TopicPrefix: e.Prefix,
-		Config: config.Source{Type: "mysql", URL: e.URL(), ServerID: mysql.DefaultServerID(e.Name)}})
+		Config: config.Source{Type: "mysql", URL: e.URL(), Settings: mysql.Settings{ServerID: mysql.DefaultServerID(e.Name)}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/snapshot"
 	"github.com/tributary-cdc/tributary/pkg/source"
 	"github.com/tributary-cdc/tributary/pkg/source/mysql"
+	"github.com/tributary-cdc/tributary/pkg/source/postgres"
 )
 
 // capture is a source run in the test's process, its events collected
@@ -44,9 +45,9 @@ func startCapture(t *testing.T, b itest.Backend) *capture {
 	var cfg config.Source
 	switch bk := b.(type) {
 	case *itest.PGBackend:
-		cfg = config.Source{Type: "postgres", URL: e.PGURL(), Slot: "tributary_" + e.Name, Publication: "tributary_" + e.Name}
+		cfg = config.Source{Type: "postgres", URL: e.PGURL(), Settings: postgres.Settings{Slot: "tributary_" + e.Name, Publication: "tributary_" + e.Name}}
 	case *itest.MariaBackend:
-		cfg = config.Source{Type: "mysql", URL: bk.E.URL(), ServerID: mysql.DefaultServerID(e.Name)}
+		cfg = config.Source{Type: "mysql", URL: bk.E.URL(), Settings: mysql.Settings{ServerID: mysql.DefaultServerID(e.Name)}}
 	}
 	src, err := capturepkg.New(context.Background(), source.Options{Pipeline: e.Name, TopicPrefix: e.Prefix, Config: cfg})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/source"
+	"github.com/tributary-cdc/tributary/pkg/source/mysql"
 )
 
 // TestDriversAnswerTheCommands: every driver built in answers what the
@@ -58,12 +59,12 @@ func TestKindsDeclareTheirRules(t *testing.T) {
 		if !ok || k.Type != typ {
 			t.Fatalf("%s: kind %+v", typ, k)
 		}
-		if k.Defaults == nil || k.ValidateURL == nil || k.Validate == nil || k.Warn == nil || k.URLTLS == nil || k.CheckTLS == nil || k.Endpoint == nil || k.Summary == nil {
+		if k.Defaults == nil || k.ValidateURL == nil || k.Validate == nil || k.Settings == nil || k.Database == "" || k.URLTLS == nil || k.CheckTLS == nil || k.Endpoint == nil || k.Summary == nil {
 			t.Errorf("%s: a hook is missing: %+v", typ, k)
 		}
 	}
 	cfg, err := config.Parse([]byte("name: shop\nsource: {type: MariaDB, url: 'mysql://u@db/shop'}\ndestination: {bootstrap_servers: 'k:9092', topic_prefix: shop}\n"))
-	if err != nil || cfg.Source.Type != "mysql" || cfg.Source.ServerID == 0 {
+	if err != nil || cfg.Source.Type != "mysql" || config.SettingsOf[mysql.Settings](cfg.Source).ServerID == 0 {
 		t.Fatalf("mariadb: %+v, %v", cfg, err)
 	}
 }

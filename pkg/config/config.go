@@ -38,8 +38,9 @@ type Config struct {
 
 // Source says which database to read and what of it.
 type Source struct {
-	// Type is postgres | mysql. Required. (sqlserver and mongodb are
-	// recognised and refused: not built in this release.)
+	// Type is a registered source type (postgres, mysql). Required.
+	// (sqlserver and mongodb are recognised and refused: not built in
+	// this release.)
 	Type string `yaml:"type" json:"type"`
 	// URL is the connection URL. Required. May hold a secret: never log it.
 	URL string `yaml:"url" json:"url"`
@@ -66,17 +67,6 @@ type Source struct {
 	// SnapshotParallelism is how many tables a snapshot reads at once.
 	// Default 2 (snapshot.DefaultParallelism).
 	SnapshotParallelism int `yaml:"snapshot_parallelism" json:"snapshot_parallelism"`
-	// SignalTable ("db.table") is where a MySQL/MariaDB source writes its
-	// snapshot watermarks; created if missing. Default
-	// <URL database>.tributary_signal (else the first listed table's
-	// database, else tributary).
-	SignalTable string `yaml:"signal_table" json:"signal_table"`
-	// Slot is the Postgres replication slot. Default tributary_<name>.
-	Slot string `yaml:"slot" json:"slot"`
-	// Publication is the Postgres publication, created if missing. Default tributary_<name>.
-	Publication string `yaml:"publication" json:"publication"`
-	// ServerID is the MySQL replica server id. Default derived from the name.
-	ServerID uint32 `yaml:"server_id" json:"server_id"`
 	// IncludeUnknownTypes publishes columns of types Tributary cannot
 	// encode as bytes of their text form (Debezium's
 	// include.unknown.datatypes=true). Default false: such columns are left
@@ -94,6 +84,17 @@ type Source struct {
 	// its connection before the pipeline exits 1 (a Go duration: "5m",
 	// "90s"). Default 5m.
 	OutageWindow string `yaml:"outage_window" json:"outage_window"`
+
+	// Settings are the source type's own (source.slot of a postgres
+	// source, source.server_id of a mysql one): a value of the struct its
+	// SourceKind declares, whose keys sit in this section beside the
+	// ones above (settings.go). Parse sets it to that type always.
+	Settings SourceSettings `yaml:"-" json:"-"`
+
+	// foreign are the settings a document gave that belong to other
+	// source types: each a value of another kind's settings struct, for
+	// Warnings (no effect) and the kinds' refusals.
+	foreign []SourceSettings
 }
 
 // Destination is the Kafka or MSK cluster.

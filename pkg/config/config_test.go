@@ -89,12 +89,11 @@ func TestParseValid(t *testing.T) {
 	want := Config{
 		Name: "shop-eu",
 		Source: Source{
-			Type:        "postgres",
-			URL:         "postgres://tributary:pgCANARY7Q@db.internal:5432/shop?sslmode=verify-full",
-			Tables:      []string{"public.orders", "public.customers"},
-			Backfill:    cfg.Source.Backfill,
-			Slot:        "tributary_shop_eu",
-			Publication: "tributary_shop_eu",
+			Type:     "postgres",
+			URL:      "postgres://tributary:pgCANARY7Q@db.internal:5432/shop?sslmode=verify-full",
+			Tables:   []string{"public.orders", "public.customers"},
+			Backfill: cfg.Source.Backfill,
+			Settings: cfg.Source.Settings,
 		},
 		Destination: Destination{
 			BootstrapServers:   "b-1.kafka.example.com:9096, b-2.kafka.example.com:9096",
@@ -116,6 +115,9 @@ func TestParseValid(t *testing.T) {
 	if !reflect.DeepEqual(*cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", *cfg, want)
 	}
+	if setting(cfg, "slot") != "tributary_shop_eu" || setting(cfg, "publication") != "tributary_shop_eu" {
+		t.Fatalf("settings %+v", cfg.Source.Settings)
+	}
 	if !cfg.Source.BackfillEnabled() {
 		t.Error("backfill should default to true")
 	}
@@ -136,8 +138,8 @@ destination: {bootstrap_servers: "k:9092", topic_prefix: a}
 		{cfg.Checkpoint.Store, "file"},
 		{cfg.Checkpoint.Path, ".tributary"},
 		{cfg.Checkpoint.Table, "tributary-checkpoints"},
-		{cfg.Source.Slot, "tributary_a"},
-		{cfg.Source.Publication, "tributary_a"},
+		{setting(cfg, "slot"), "tributary_a"},
+		{setting(cfg, "publication"), "tributary_a"},
 		{cfg.Source.BackfillEnabled(), false},
 	} {
 		if c.got != c.want {
@@ -151,8 +153,8 @@ name: b
 source: {type: mysql, url: "mysql://h/db"}
 destination: {bootstrap_servers: "k:9092", topic_prefix: b}
 `)
-	if cfg.Source.Slot != "" || cfg.Source.Publication != "" {
-		t.Errorf("mysql got slot %q publication %q", cfg.Source.Slot, cfg.Source.Publication)
+	if setting(cfg, "slot") != nil || setting(cfg, "publication") != nil {
+		t.Errorf("mysql got slot %q publication %q", setting(cfg, "slot"), setting(cfg, "publication"))
 	}
 	cfg = mustParse(t, `
 name: c
@@ -160,7 +162,7 @@ source: {type: postgres, url: "postgres://h/db", slot: s1, publication: p1}
 destination: {bootstrap_servers: "k:9092", topic_prefix: c, max_message_bytes: 2048, delete_mode: tombstone}
 checkpoint: {store: dynamodb, table: my-table}
 `)
-	if cfg.Source.Slot != "s1" || cfg.Source.Publication != "p1" || cfg.Destination.MaxMessageBytes != 2048 ||
+	if setting(cfg, "slot") != "s1" || setting(cfg, "publication") != "p1" || cfg.Destination.MaxMessageBytes != 2048 ||
 		cfg.Destination.DeleteMode != "tombstone" || cfg.Checkpoint.Table != "my-table" {
 		t.Errorf("explicit values overridden: %+v", cfg)
 	}
@@ -387,9 +389,9 @@ func TestValidateRules(t *testing.T) {
 		}, "source.mask_columns[0]", "choose one"},
 		{"mask no columns", func(c *Config) { c.Source.MaskColumns = []MaskColumns{{Chars: 3}} }, "source.mask_columns[0].columns", "at least one"},
 		{"table duplicate", func(c *Config) { c.Source.Tables = []string{"a.b", "a.b"} }, "source.tables[1]", "repeats source.tables[0]"},
-		{"slot chars", func(c *Config) { c.Source.Slot = "Slot" }, "source.slot", `character 'S'`},
-		{"slot length", func(c *Config) { c.Source.Slot = strings.Repeat("s", 64) }, "source.slot", "longer than 63"},
-		{"publication chars", func(c *Config) { c.Source.Publication = "pub-1" }, "source.publication", `character '-'`},
+		{"slot chars", func(c *Config) { setSetting(c, "slot", "Slot") }, "source.slot", `character 'S'`},
+		{"slot length", func(c *Config) { setSetting(c, "slot", strings.Repeat("s", 64)) }, "source.slot", "longer than 63"},
+		{"publication chars", func(c *Config) { setSetting(c, "publication", "pub-1") }, "source.publication", `character '-'`},
 		{"bootstrap required", func(c *Config) { c.Destination.BootstrapServers = " " }, "destination.bootstrap_servers", "required"},
 		{"bootstrap no port", func(c *Config) { c.Destination.BootstrapServers = "k:9092,broker" }, "destination.bootstrap_servers", "entry 2 of 2 must be host:port"},
 		{"bootstrap port", func(c *Config) { c.Destination.BootstrapServers = "k:x" }, "destination.bootstrap_servers", "numeric port"},

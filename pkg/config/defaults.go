@@ -54,9 +54,14 @@ func (c *Config) ApplyDefaults() {
 		on := true
 		c.Source.Backfill = &on
 	}
+	k, ok := sourceKind(c.Source.Type)
+	if !ok {
+		return
+	}
+	c.Source.settle(k)
 	// Without a valid name there is no sensible default; Validate reports
 	// the name instead of a slot derived from it.
-	if k, ok := sourceKind(c.Source.Type); ok && k.Defaults != nil && validName.MatchString(c.Name) {
+	if k.Defaults != nil && validName.MatchString(c.Name) {
 		k.Defaults(&c.Source, c.Name)
 	}
 }

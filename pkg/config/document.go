@@ -51,7 +51,7 @@ func decodeDocument(data []byte, cfg *Config, errs *Errors) map[string]Position 
 		return nil
 	}
 
-	w := walker{errs: errs, merged: map[mergeVisit]bool{}, positions: map[string]Position{}}
+	w := walker{errs: errs, merged: map[mergeVisit]bool{}, positions: map[string]Position{}, sourceType: documentSourceType(data)}
 	before := len(errs.Problems)
 	node := &root
 	if node.Kind == yaml.DocumentNode {
@@ -65,10 +65,7 @@ func decodeDocument(data []byte, cfg *Config, errs *Errors) map[string]Position 
 		return w.positions
 	}
 
-	strict := yaml.NewDecoder(bytes.NewReader(data))
-	strict.KnownFields(true)
-	var clean Config
-	if err := strict.Decode(&clean); err != nil {
+	if err := strictDecode(data, w.sourceType, cfg); err != nil {
 		// The walker should have caught everything yaml.v3 rejects; if it
 		// did not, report yaml.v3's words rather than nothing.
 		for _, line := range strings.Split(yamlMessage(err, data), "\n") {
@@ -78,7 +75,6 @@ func decodeDocument(data []byte, cfg *Config, errs *Errors) map[string]Position 
 		}
 		return w.positions
 	}
-	*cfg = clean
 	return w.positions
 }
 
@@ -117,6 +113,11 @@ type walker struct {
 	steps     int
 	halted    bool
 	merged    map[mergeVisit]bool
+	// sourceType is the document's source.type, which routes the keys
+	// of the source mapping that are a kind's settings; settings holds
+	// their values while that mapping is read (settings.go).
+	sourceType string
+	settings   *settingsTarget
 }
 
 func (w *walker) step() bool {
@@ -156,6 +157,13 @@ func (w *walker) walk(n *yaml.Node, out reflect.Value, path string) {
 		if n.Kind != yaml.MappingNode {
 			w.errs.add(fieldOrRoot(path), "must be a mapping of keys to values")
 			return
+		}
+		if out.Type() == sourceType {
+			w.settings = newSettingsTarget(w.sourceType)
+			defer func() {
+				w.settings.store(out.Addr().Interface().(*Source))
+				w.settings = nil
+			}()
 		}
 		w.mapping(n, out, path, map[string]bool{})
 	case reflect.Slice:
@@ -223,7 +231,7 @@ func (w *walker) mapping(n *yaml.Node, out reflect.Value, path string, seen map[
 		if _, dup := w.positions[field]; !dup {
 			w.positions[field] = Position{k.Line, k.Column}
 		}
-		f, ok := fieldByKey(out.Type(), k.Value)
+		f, ok := w.field(out, k.Value)
 		if !ok {
 			w.errs.add(field, "unknown key"+didYouMean(out.Type(), k.Value))
 			continue
@@ -233,7 +241,7 @@ func (w *walker) mapping(n *yaml.Node, out reflect.Value, path string, seen map[
 			continue
 		}
 		seen[k.Value] = true
-		w.walk(v, out.FieldByIndex(f.Index), field)
+		w.walk(v, f, field)
 	}
 	for _, m := range merges {
 		w.merge(m, out, path, seen)
@@ -295,13 +303,13 @@ func (w *walker) mappingMerged(n *yaml.Node, out reflect.Value, path string, see
 		if _, dup := w.positions[field]; !dup {
 			w.positions[field] = Position{k.Line, k.Column}
 		}
-		f, ok := fieldByKey(out.Type(), k.Value)
+		f, ok := w.field(out, k.Value)
 		if !ok {
 			w.errs.add(field, "unknown key"+didYouMean(out.Type(), k.Value))
 			continue
 		}
 		seen[k.Value] = true
-		w.walk(v, out.FieldByIndex(f.Index), field)
+		w.walk(v, f, field)
 	}
 	for _, m := range merges {
 		w.merge(m, out, path, seen)
@@ -312,7 +320,7 @@ func (w *walker) mappingMerged(n *yaml.Node, out reflect.Value, path string, see
 func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if f.IsExported() && yamlName(f) == key {
+		if keyed(f) && yamlName(f) == key {
 			return f, true
 		}
 	}

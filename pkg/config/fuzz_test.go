@@ -18,6 +18,8 @@ func FuzzParse(f *testing.F) {
 		"destination: {password: '${env:SECRET}', client_key: '${env:SECRET}', bootstrap_servers: '${env:SECRET}'}\n",
 		"webhooks: {row_skipped_url: '${env:SECRET}', signing_secret: '${ssm:/x}'}\n",
 		"destination: {ssh_tunnel: {key: '${env:SECRET}'}, <<: {private_link: true}}\n",
+		"name: a\nsource: {type: mysql, url: 'mysql://h/d', slot: '${env:SECRET}', server_id: 3, signal_table: '${env:SECRET}'}\n",
+		"name: a\nsource: {<<: [{type: postgres, server_id: x}], url: 'postgres://h/d', slot: '${env:SECRET}'}\n",
 		"a: &a {name: x}\nname: *a\n",
 		"name: a\nname: b\n---\n",
 		"{\"name\": \"\\ud83d\\ude00\\/\"}",

@@ -14,12 +14,9 @@ import (
 // keyPaths lists every key of the document, dotted, from the Config type.
 func keyPaths(t reflect.Type, prefix string) []string {
 	var out []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		path := prefix + yamlName(f)
+	for _, key := range keysOf(t) {
+		f, _ := keyField(t, key)
+		path := prefix + key
 		out = append(out, path)
 		if f.Type.Kind() == reflect.Struct {
 			out = append(out, keyPaths(f.Type, path+".")...)
@@ -116,7 +113,7 @@ func fieldAt(path string) (reflect.StructField, bool) {
 	var f reflect.StructField
 	for _, key := range strings.Split(path, ".") {
 		var ok bool
-		if f, ok = fieldByKey(t, key); !ok {
+		if f, ok = keyField(t, key); !ok {
 			return f, false
 		}
 		t = f.Type
@@ -130,12 +127,8 @@ func compareSchema(t *testing.T, node map[string]any, typ reflect.Type, prefix s
 		t.Errorf("schema %s: additionalProperties must be false (unknown keys are errors)", strings.TrimSuffix(prefix, "."))
 	}
 	props, _ := node["properties"].(map[string]any)
-	var want, got []string
-	for i := 0; i < typ.NumField(); i++ {
-		if f := typ.Field(i); f.IsExported() {
-			want = append(want, yamlName(f))
-		}
-	}
+	var got []string
+	want := keysOf(typ)
 	for k := range props {
 		got = append(got, k)
 	}
@@ -145,7 +138,7 @@ func compareSchema(t *testing.T, node map[string]any, typ reflect.Type, prefix s
 		t.Errorf("schema %s: keys %v, the code has %v", strings.TrimSuffix(prefix, "."), got, want)
 	}
 	for _, key := range want {
-		f, _ := fieldByKey(typ, key)
+		f, _ := keyField(typ, key)
 		p, _ := props[key].(map[string]any)
 		if f.Type.Kind() == reflect.Struct {
 			compareSchema(t, p, f.Type, prefix+key+".")
@@ -160,4 +153,18 @@ func compareSchema(t *testing.T, node map[string]any, typ reflect.Type, prefix s
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// keyField is the field a key of a mapping read into t decodes to: t's
+// own or, in the source section, a registered kind's setting.
+func keyField(t reflect.Type, key string) (reflect.StructField, bool) {
+	if f, ok := fieldByKey(t, key); ok || t != sourceType {
+		return f, ok
+	}
+	for _, sk := range settingsKeys("") {
+		if sk.key == key {
+			return sk.field, true
+		}
+	}
+	return reflect.StructField{}, false
 }

@@ -48,12 +48,18 @@ func (r references) fromReference(field string) bool { return r.fields[field] }
 // the variable, never a value.
 func resolveReferences(cfg *Config, l lookups, errs *Errors) {
 	refs := references{fields: map[string]bool{}}
-	eachString(reflect.ValueOf(cfg).Elem(), "", func(field string, s *string) {
+	each := func(field string, s *string) {
 		*s = resolve(field, *s, l, errs, func(v string) {
 			refs.fields[field] = true
 			refs.values = append(refs.values, v)
 		})
-	})
+	}
+	eachString(reflect.ValueOf(cfg).Elem(), "", each)
+	// Other source types' settings are resolved too: Warnings reports
+	// them, and a reference that fails is a problem wherever it is.
+	for i := range cfg.Source.foreign {
+		eachString(reflect.ValueOf(cfg.Source.foreign).Index(i), "source", each)
+	}
 	cfg.references = refs
 }
 
@@ -141,10 +147,22 @@ func eachString(v reflect.Value, path string, fn func(field string, s *string)) 
 	case reflect.Struct:
 		t := v.Type()
 		for i := 0; i < t.NumField(); i++ {
-			if f := t.Field(i); f.IsExported() {
+			switch f := t.Field(i); {
+			case f.Type == settingsType:
+				// A kind's settings: its keys are the section's own.
+				eachString(v.Field(i), path, fn)
+			case keyed(f):
 				eachString(v.Field(i), join(path, yamlName(f)), fn)
 			}
 		}
+	case reflect.Interface:
+		if v.IsNil() {
+			return
+		}
+		c := reflect.New(v.Elem().Type()).Elem()
+		c.Set(v.Elem())
+		eachString(c, path, fn)
+		v.Set(c)
 	case reflect.Slice:
 		for i := 0; i < v.Len(); i++ {
 			eachString(v.Index(i), fmt.Sprintf("%s[%d]", path, i), fn)

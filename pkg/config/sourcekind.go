@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -8,7 +10,7 @@ import (
 
 // SourceKind is what the configuration knows of one source.type: its
 // name and aliases and the rules of its own settings. The drivers declare
-// theirs (pkg/source/<driver>/config.go) and pkg/capture registers them
+// theirs (pkg/source/<driver>/kind.go) and pkg/capture registers them
 // (RegisterSource), so that this package names no database's rules: a
 // new database brings its own. Every hook may be nil.
 type SourceKind struct {
@@ -22,8 +24,27 @@ type SourceKind struct {
 	// connector in messages ("Debezium's MySQL and MariaDB connectors").
 	TimePrecisions []string
 	Connectors     string
+	// Database names the database in messages ("PostgreSQL"): a key of
+	// its Settings on another type's source "has no effect on a mysql
+	// source (PostgreSQL only)".
+	Database string
+	// Settings is the zero value of the kind's own settings struct
+	// (postgres.Settings{}), or nil for none. Its exported fields, by
+	// their yaml tags, are keys of the source mapping beside Source's
+	// own (source.slot); Parse decodes them into a value of this type in
+	// Source.Settings (SettingsOf reads it), resolving references and
+	// reporting every problem by field as for any other key. A key of
+	// one kind set on another's source is decoded and checked by its own
+	// type, then warned about (Warnings), unless Refuses names it.
+	Settings any
+	// Refuses are other kinds' settings keys that are errors on this
+	// kind's source rather than warnings, each with the reason ("source.
+	// signal_table: is for mysql sources only (<reason>)"); the owning
+	// kind's Validate judges the value first.
+	Refuses map[string]string
 	// Defaults fills the source's own settings the document leaves out
 	// (a slot name, a server id); name is the pipeline's name, valid.
+	// Source.Settings holds the kind's type (zero when none was given).
 	Defaults func(s *Source, name string)
 	// ValidateURL reports what is wrong with source.url (set); the
 	// message never quotes it (it may hold a password).
@@ -52,7 +73,21 @@ var sourceKinds struct {
 
 // RegisterSource adds a source type's rules; pkg/capture registers every
 // driver it builds in. A second registration of a type replaces the first.
+// It panics on Settings that are not a struct, or whose keys are Source's.
 func RegisterSource(k SourceKind) {
+	if k.Settings != nil {
+		t := reflect.TypeOf(k.Settings)
+		if t.Kind() != reflect.Struct {
+			panic(fmt.Sprintf("config: source type %s: Settings must be a struct, not %s", k.Type, t))
+		}
+		for i := 0; i < t.NumField(); i++ {
+			if f := t.Field(i); keyed(f) {
+				if _, clash := fieldByKey(sourceType, yamlName(f)); clash {
+					panic(fmt.Sprintf("config: source type %s: setting %s is a key every source has", k.Type, yamlName(f)))
+				}
+			}
+		}
+	}
 	sourceKinds.Lock()
 	defer sourceKinds.Unlock()
 	sourceKinds.list = slices.DeleteFunc(sourceKinds.list, func(o SourceKind) bool { return o.Type == k.Type })
@@ -68,6 +103,20 @@ func SourceTypes() []string {
 		out[i] = k.Type
 	}
 	return out
+}
+
+// UnregisterSource removes a source type's rules (a test's own kind).
+func UnregisterSource(typ string) {
+	sourceKinds.Lock()
+	defer sourceKinds.Unlock()
+	sourceKinds.list = slices.DeleteFunc(sourceKinds.list, func(o SourceKind) bool { return o.Type == typ })
+}
+
+// registeredKinds are the registered kinds, in registration order.
+func registeredKinds() []SourceKind {
+	sourceKinds.RLock()
+	defer sourceKinds.RUnlock()
+	return slices.Clone(sourceKinds.list)
 }
 
 // sourceKind is the registered kind of typ (canonical spelling).

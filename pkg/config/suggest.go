@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -11,12 +12,7 @@ import (
 func didYouMean(t reflect.Type, key string) string {
 	norm := normalizeKey(key)
 	best, bestDist := "", 0
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name := yamlName(f)
+	for _, name := range keysOf(t) {
 		d := editDistance(norm, name)
 		if best == "" || d < bestDist {
 			best, bestDist = name, d
@@ -47,7 +43,7 @@ func sectionOf(t reflect.Type, key string) string {
 		if !f.IsExported() || f.Type.Kind() != reflect.Struct || f.Type == t {
 			continue
 		}
-		if _, ok := fieldByKey(f.Type, key); ok {
+		if slices.Contains(keysOf(f.Type), key) {
 			return yamlName(f)
 		}
 	}

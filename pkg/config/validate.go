@@ -139,6 +139,9 @@ func (v validator) source(c *Config) {
 	}
 
 	s.selection(v)
+	if known {
+		v.foreignSources(s, kind, c.Name)
+	}
 	if known && kind.Validate != nil {
 		kind.Validate(s, c.Name, Report{v})
 	}

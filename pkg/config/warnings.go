@@ -29,9 +29,16 @@ func (c *Config) Warnings() []Problem {
 		}
 	}
 
-	if k, ok := sourceKind(c.Source.Type); ok && k.Warn != nil {
-		s := c.Source
-		k.Warn(&s, func(field, message string) { warn(field, "%s", message) })
+	if k, ok := sourceKind(c.Source.Type); ok {
+		c.Source.foreignSettings(func(key string, owner SourceKind, _ SourceSettings) {
+			if _, refused := k.Refuses[key]; !refused {
+				warn("source."+key, "has no effect on a %s source (%s only)", k.Type, owner.Database)
+			}
+		})
+		if k.Warn != nil {
+			s := c.Source
+			k.Warn(&s, func(field, message string) { warn(field, "%s", message) })
+		}
 	}
 
 	cp := c.Checkpoint

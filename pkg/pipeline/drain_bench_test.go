@@ -19,6 +19,7 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 	"github.com/tributary-cdc/tributary/pkg/source"
+	"github.com/tributary-cdc/tributary/pkg/source/postgres"
 )
 
 // BenchmarkDrain is the whole hot path in one process: the PostgreSQL source decodes
@@ -76,7 +77,7 @@ func BenchmarkDrain(b *testing.B) {
 	b.Cleanup(func() { deleteBenchTopic("127.0.0.1:9092", prefix+".public.bench") })
 	run := func(until func(p *Pipeline) bool) {
 		src, err := capture.New(ctx, source.Options{Pipeline: name, TopicPrefix: prefix, Config: config.Source{
-			Type: "postgres", URL: url, Tables: []string{"public.bench"}, Slot: name, Publication: name}})
+			Type: "postgres", URL: url, Tables: []string{"public.bench"}, Settings: postgres.Settings{Slot: name, Publication: name}}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -8,9 +8,10 @@ import "github.com/tributary-cdc/tributary/pkg/config"
 // The configuration, the commands and the functions ask it instead of
 // switching on source.type.
 type Kind struct {
-	// SourceKind is the source.type, its aliases and the rules of its
-	// settings (default settings, URL and settings validation, warnings,
-	// TLS from the URL), given to pkg/config when registered.
+	// SourceKind is the source.type, its aliases, its own settings
+	// struct and their rules (default settings, URL and settings
+	// validation, warnings, TLS from the URL), given to pkg/config when
+	// registered.
 	config.SourceKind
 	// Endpoint reads where source.url connects and whether it may send
 	// a password in clear text, for the connection-test function's

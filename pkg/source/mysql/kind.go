@@ -23,10 +23,11 @@ var Kind = source.Kind{
 		// Debezium's binlog connectors have no plain adaptive mode.
 		TimePrecisions: []string{config.TimeAdaptiveMicroseconds, config.TimeConnect},
 		Connectors:     "Debezium's MySQL and MariaDB connectors",
+		Database:       "MySQL",
+		Settings:       Settings{},
 		Defaults:       defaults,
 		ValidateURL:    validateURL,
 		Validate:       validate,
-		Warn:           warn,
 		URLTLS:         urlTLS,
 		CheckTLS:       checkTLS,
 	},
@@ -34,10 +35,28 @@ var Kind = source.Kind{
 	Summary:  summary,
 }
 
+// Settings are a mysql source's own keys of the source section
+// (docs/configuration.md).
+type Settings struct {
+	// ServerID is the replica server id. Default derived from the
+	// pipeline's name (DefaultServerID).
+	ServerID uint32 `yaml:"server_id" json:"server_id"`
+	// SignalTable ("db.table") is where snapshots write their
+	// watermarks; created if missing. Default <URL database>.
+	// tributary_signal (else the first listed table's database, else
+	// tributary).
+	SignalTable string `yaml:"signal_table" json:"signal_table"`
+}
+
+// settingsOf are the Settings a driver is given.
+func settingsOf(o source.Options) Settings { return config.SettingsOf[Settings](o.Config) }
+
 func defaults(s *config.Source, name string) {
-	if s.ServerID == 0 {
-		s.ServerID = DefaultServerID(name)
+	st := config.SettingsOf[Settings](*s)
+	if st.ServerID == 0 {
+		st.ServerID = DefaultServerID(name)
 	}
+	s.Settings = st
 }
 
 func validateURL(url string, r config.Report) {
@@ -47,17 +66,9 @@ func validateURL(url string, r config.Report) {
 }
 
 func validate(s *config.Source, _ string, r config.Report) {
-	if t := s.SignalTable; t != "" {
+	if t := config.SettingsOf[Settings](*s).SignalTable; t != "" {
 		if db, name, ok := strings.Cut(t, "."); !ok || db == "" || name == "" || strings.Contains(name, ".") {
 			r.Add("source.signal_table", "must be db.table, not %s", r.Quote("source.signal_table", t))
-		}
-	}
-}
-
-func warn(s *config.Source, warn func(field, message string)) {
-	for _, f := range []struct{ field, value string }{{"source.slot", s.Slot}, {"source.publication", s.Publication}} {
-		if f.value != "" {
-			warn(f.field, "has no effect on a mysql source (PostgreSQL only)")
 		}
 	}
 }

@@ -133,7 +133,7 @@ func New(_ context.Context, opts source.Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	id := opts.Config.ServerID
+	id := settingsOf(opts).ServerID
 	if id == 0 {
 		id = DefaultServerID(opts.Pipeline)
 	}

@@ -35,7 +35,7 @@ const signalDDL = "CREATE TABLE IF NOT EXISTS %s (id VARCHAR(64) NOT NULL PRIMAR
 // signalTable is source.signal_table or its default: the URL's database,
 // else that of the first listed table, else "tributary".
 func (s *Source) signalTable() (db, name string) {
-	if t := s.opts.Config.SignalTable; t != "" {
+	if t := settingsOf(s.opts).SignalTable; t != "" {
 		db, name, _ = strings.Cut(t, ".")
 		return db, name
 	}

@@ -19,11 +19,15 @@ const Type = "postgres"
 // a PostgreSQL source (pkg/capture/drivers.go registers it).
 var Kind = source.Kind{
 	SourceKind: config.SourceKind{
-		Type:        Type,
+		Type:     Type,
+		Database: "PostgreSQL",
+		Settings: Settings{},
+		Refuses: map[string]string{
+			"signal_table": "PostgreSQL writes its watermarks with pg_logical_emit_message",
+		},
 		Defaults:    defaults,
 		ValidateURL: validateURL,
 		Validate:    validate,
-		Warn:        warn,
 		URLTLS:      urlTLS,
 		CheckTLS:    checkTLS,
 	},
@@ -31,18 +35,33 @@ var Kind = source.Kind{
 	Summary:  summary,
 }
 
+// Settings are a postgres source's own keys of the source section
+// (docs/configuration.md).
+type Settings struct {
+	// Slot is the replication slot. Default tributary_<name>.
+	Slot string `yaml:"slot" json:"slot"`
+	// Publication is the publication, created if missing. Default
+	// tributary_<name>.
+	Publication string `yaml:"publication" json:"publication"`
+}
+
+// settingsOf are the Settings a driver is given.
+func settingsOf(o source.Options) Settings { return config.SettingsOf[Settings](o.Config) }
+
 // derivedName is the default slot and publication of a pipeline.
 func derivedName(pipeline string) string {
 	return "tributary_" + strings.ReplaceAll(pipeline, "-", "_")
 }
 
 func defaults(s *config.Source, name string) {
-	if s.Slot == "" {
-		s.Slot = derivedName(name)
+	st := config.SettingsOf[Settings](*s)
+	if st.Slot == "" {
+		st.Slot = derivedName(name)
 	}
-	if s.Publication == "" {
-		s.Publication = derivedName(name)
+	if st.Publication == "" {
+		st.Publication = derivedName(name)
 	}
+	s.Settings = st
 }
 
 var validIdentifier = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
@@ -64,17 +83,11 @@ func validateURL(raw string, r config.Report) {
 }
 
 func validate(s *config.Source, name string, r config.Report) {
-	if s.SignalTable != "" {
-		if db, table, ok := strings.Cut(s.SignalTable, "."); !ok || db == "" || table == "" || strings.Contains(table, ".") {
-			r.Add("source.signal_table", "must be db.table, not %s", r.Quote("source.signal_table", s.SignalTable))
-		} else {
-			r.Add("source.signal_table", "is for mysql sources only (PostgreSQL writes its watermarks with pg_logical_emit_message)")
-		}
-	}
+	st := config.SettingsOf[Settings](*s)
 	derived := derivedName(name)
 	for _, id := range []struct{ field, value string }{
-		{"source.slot", s.Slot},
-		{"source.publication", s.Publication},
+		{"source.slot", st.Slot},
+		{"source.publication", st.Publication},
 	} {
 		switch {
 		case id.value == "" || validIdentifier.MatchString(id.value):
@@ -85,12 +98,6 @@ func validate(s *config.Source, name string, r config.Report) {
 		default:
 			r.Add(id.field, "%s; use lower-case letters, digits and '_' (a Postgres identifier)", r.BadCharacter(id.field, id.value, isIdentifierChar))
 		}
-	}
-}
-
-func warn(s *config.Source, warn func(field, message string)) {
-	if s.ServerID != 0 {
-		warn("source.server_id", "has no effect on a postgres source (MySQL only)")
 	}
 }
 

@@ -53,7 +53,7 @@ func testDB(t *testing.T, options string) (*pgx.Conn, string) {
 func snapshotSession(t *testing.T, conn *pgx.Conn, url string) snapshot.Session {
 	t.Helper()
 	ctx := context.Background()
-	s, err := New(ctx, source.Options{Pipeline: "p", TopicPrefix: "p", Config: config.Source{Type: "postgres", URL: url, Slot: "s"}})
+	s, err := New(ctx, source.Options{Pipeline: "p", TopicPrefix: "p", Config: config.Source{Type: "postgres", URL: url, Settings: Settings{Slot: "s"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,8 +123,8 @@ func New(_ context.Context, opts source.Options) (*Source, error) {
 	s := &Source{
 		opts:     opts,
 		connCfg:  cfg,
-		slot:     opts.Config.Slot,
-		pub:      opts.Config.Publication,
+		slot:     settingsOf(opts).Slot,
+		pub:      settingsOf(opts).Publication,
 		tables:   map[uint32]*change.Table{},
 		rels:     map[uint32]*relation{},
 		captured: map[uint32]string{},
