@@ -25,10 +25,10 @@ func TestAppendString(t *testing.T) {
 		{"/", `"/"`},
 		{"héllo wörld", `"héllo wörld"`},
 		{"日本語", `"日本語"`},
-		{"emoji 😀", `"emoji \uD83D\uDE00"`},           // Jackson: surrogate pair, escaped
+		{"emoji 😀", `"emoji \uD83D\uDE00"`},                    // Jackson: surrogate pair, escaped
 		{"\U00010348\U0001F4A9", `"\uD800\uDF48\uD83D\uDCA9"`}, // upper-case hex
-		{"\U00010000", `"\uD800\uDC00"`},                // first outside the BMP
-		{"\U0010FFFF", `"\uDBFF\uDFFF"`},                // last code point
+		{"\U00010000", `"\uD800\uDC00"`},                       // first outside the BMP
+		{"\U0010FFFF", `"\uDBFF\uDFFF"`},                       // last code point
 		{"a\U0001F600b\U0001F600", `"a\uD83D\uDE00b\uD83D\uDE00"`},
 		{"\uFFFF", "\"\uFFFF\""}, // last of the BMP: raw
 		{"é 中", `"é 中"`},
