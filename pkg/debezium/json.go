@@ -16,8 +16,12 @@ import (
 //     UTF-8 generator escapes each surrogate code unit of a Java String
 //     rather than combining the pair; everything else, including '<', '>',
 //     '&', DEL, U+2028/U+2029 and U+FFFD, written raw. Invalid UTF-8
-//     (which a Java String cannot hold) becomes \ufffd, one per invalid
-//     byte, as encoding/json does.
+//     (which a Java String cannot hold) becomes U+FFFD, one per invalid
+//     byte as encoding/json counts them, written raw as Jackson writes
+//     the replacement character of a Java String (never "\ufffd", which
+//     Jackson does not write). Java's decoder may replace a malformed
+//     multi-byte sequence (an encoded surrogate, a sequence cut short)
+//     with one U+FFFD where this writes one per byte.
 //   - doubles and floats: Java's Double.toString / Float.toString (JDK 19+
 //     shortest-digit algorithm); NaN and ±Infinity as the strings "NaN",
 //     "Infinity", "-Infinity" (Jackson's QUOTE_NON_NUMERIC_NUMBERS default).
@@ -85,7 +89,7 @@ func appendStringBody[S ~string | ~[]byte](b []byte, s S) []byte {
 			b = appendSurrogates(b, r)
 		case r == utf8.RuneError && size == 1:
 			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
+			b = append(b, "\uFFFD"...)
 		default:
 			i += size
 			continue

@@ -34,13 +34,13 @@ func TestAppendString(t *testing.T) {
 		{"é 中", `"é 中"`},
 		{"\u2028\u2029", "\"\u2028\u2029\""}, // raw, as Jackson writes them
 		{"\ufffd", "\"\ufffd\""},             // a real U+FFFD stays raw
-		{"bad \xff byte", `"bad \ufffd byte"`},
-		{"\xc3", `"\ufffd"`},                               // truncated sequence
-		{"\xc3\x28", `"\ufffd("`},                          // bad continuation
-		{"\xe0\x80\x80", `"\ufffd\ufffd\ufffd"`},           // overlong
-		{"\xed\xa0\x80", `"\ufffd\ufffd\ufffd"`},           // surrogate
-		{"\xf4\x90\x80\x80", `"\ufffd\ufffd\ufffd\ufffd"`}, // above U+10FFFF
-		{"\xf0\x9f\x98", `"\ufffd\ufffd\ufffd"`},           // truncated 4-byte
+		{"bad \xff byte", "\"bad \uFFFD byte\""},
+		{"\xc3", "\"\uFFFD\""},                               // truncated sequence
+		{"\xc3\x28", "\"\uFFFD(\""},                          // bad continuation
+		{"\xe0\x80\x80", "\"\uFFFD\uFFFD\uFFFD\""},           // overlong
+		{"\xed\xa0\x80", "\"\uFFFD\uFFFD\uFFFD\""},           // surrogate
+		{"\xf4\x90\x80\x80", "\"\uFFFD\uFFFD\uFFFD\uFFFD\""}, // above U+10FFFF
+		{"\xf0\x9f\x98", "\"\uFFFD\uFFFD\uFFFD\""},           // truncated 4-byte
 	}
 	for _, tt := range tests {
 		got := string(appendString(nil, tt.in))
@@ -180,7 +180,7 @@ func TestAppendJavaFloatRoundTrip(t *testing.T) {
 // mostly from the ones either path must notice (the seed is printed), are
 // escaped as one rune at a time would be: an ASCII byte by its escape, a
 // rune outside the BMP as its escaped surrogate pair, another valid
-// sequence raw, an invalid byte as \ufffd.
+// sequence raw, an invalid byte as a raw U+FFFD.
 func TestAppendStringEightAtATime(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -200,7 +200,7 @@ func TestAppendStringEightAtATime(t *testing.T) {
 			r, size := utf8.DecodeRuneInString(s)
 			switch {
 			case r == utf8.RuneError && size == 1:
-				want = append(want, `\ufffd`...)
+				want = append(want, "\uFFFD"...)
 			case r > 0xFFFF:
 				hi, lo := utf16.EncodeRune(r)
 				want = append(want, fmt.Sprintf(`\u%04X\u%04X`, hi, lo)...)
