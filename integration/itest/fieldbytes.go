@@ -9,16 +9,18 @@ import (
 // for comparing two writers byte for byte where decoding would hide a
 // difference (an escape against the raw character): the key's payload
 // fields ("key.<name>"), the after image's fields ("after.<name>") and
-// both schemas ("key.schema", "value.schema"). Key is the decoded key
-// payload, to pair the two writers' records.
+// both schemas ("key.schema", "value.schema"; none when the records
+// have no schemas). Key is the decoded key payload, to pair the two
+// writers' records.
 type FieldBytes struct {
 	Key    string
 	Fields map[string]string
 }
 
-// RecordFieldBytes splits a record's key and value (with schemas) into
-// FieldBytes.
-func RecordFieldBytes(t *testing.T, key, value []byte) FieldBytes {
+// RecordFieldBytes splits a record's key and value into FieldBytes;
+// schemas tells whether they are {"schema":…,"payload":…} envelopes
+// (JsonConverter's schemas.enable).
+func RecordFieldBytes(t *testing.T, key, value []byte, schemas bool) FieldBytes {
 	t.Helper()
 	var k struct {
 		Schema  json.RawMessage
@@ -28,13 +30,20 @@ func RecordFieldBytes(t *testing.T, key, value []byte) FieldBytes {
 		Schema  json.RawMessage
 		Payload struct{ After map[string]json.RawMessage }
 	}
-	if err := json.Unmarshal(key, &k); err != nil {
+	kp, vp := any(&k), any(&v)
+	if !schemas {
+		kp, vp = &k.Payload, &v.Payload
+	}
+	if err := json.Unmarshal(key, kp); err != nil {
 		t.Fatalf("key %s: %v", key, err)
 	}
-	if err := json.Unmarshal(value, &v); err != nil {
+	if err := json.Unmarshal(value, vp); err != nil {
 		t.Fatalf("value %s: %v", value, err)
 	}
-	f := FieldBytes{Fields: map[string]string{"key.schema": string(k.Schema), "value.schema": string(v.Schema)}}
+	f := FieldBytes{Fields: map[string]string{}}
+	if schemas {
+		f.Fields["key.schema"], f.Fields["value.schema"] = string(k.Schema), string(v.Schema)
+	}
 	decoded := map[string]any{}
 	for name, raw := range k.Payload {
 		f.Fields["key."+name] = string(raw)
@@ -52,12 +61,12 @@ func RecordFieldBytes(t *testing.T, key, value []byte) FieldBytes {
 
 // DebeziumRecordBytes is FieldBytes of each record the Debezium harness
 // wrote to path (tombstones left out).
-func DebeziumRecordBytes(t *testing.T, path string) []FieldBytes {
+func DebeziumRecordBytes(t *testing.T, path string, schemas bool) []FieldBytes {
 	t.Helper()
 	var out []FieldBytes
 	EachDebeziumLine(t, path, func(l DebeziumLine) {
 		if !l.Tombstone {
-			out = append(out, RecordFieldBytes(t, l.Key, l.Value))
+			out = append(out, RecordFieldBytes(t, l.Key, l.Value, schemas))
 		}
 	})
 	return out
@@ -65,12 +74,12 @@ func DebeziumRecordBytes(t *testing.T, path string) []FieldBytes {
 
 // TopicRecordBytes is FieldBytes of each record of topic (tombstones left
 // out).
-func TopicRecordBytes(t *testing.T, topic string) []FieldBytes {
+func TopicRecordBytes(t *testing.T, topic string, schemas bool) []FieldBytes {
 	t.Helper()
 	var out []FieldBytes
 	for _, r := range ReadRaw(t, topic) {
 		if r.Value != nil {
-			out = append(out, RecordFieldBytes(t, r.Key, r.Value))
+			out = append(out, RecordFieldBytes(t, r.Key, r.Value, schemas))
 		}
 	}
 	return out

@@ -16,15 +16,31 @@ import (
 // text raw. A consumer decodes raw UTF-8 and the escapes alike, so the
 // differential tests comparing decoded JSON could not see the difference;
 // this one compares each field's JSON text, in the snapshot and in the
-// stream.
+// stream, with schemas and without (JsonConverter's schemas.enable=false,
+// Tributary's format.schemas: false).
 func TestPGNonBMPBytesAgainstDebezium(t *testing.T) {
+	for _, schemas := range []bool{true, false} {
+		name := map[bool]string{true: "schemas", false: "no_schemas"}[schemas]
+		t.Run(name, func(t *testing.T) { testPGNonBMPBytes(t, schemas) })
+	}
+}
+
+func testPGNonBMPBytes(t *testing.T, schemas bool) {
 	e := itest.NewEnv(t, "pgnonbmp")
 	e.Exec("CREATE TABLE t (k text PRIMARY KEY, v text, \"n\U0001F600\" text)")
 	e.Exec(`INSERT INTO t VALUES ($1, $2, $3)`, nonBMPKey1, nonBMPValue, "x\U0001F4A9")
 	out := filepath.Join(e.Dir, "debezium.jsonl")
-	dbz := itest.StartDebezium(t, e, out, 0, "table.include.list=public.t\n", "publication.autocreate.mode=filtered\n")
+	extra := []string{"table.include.list=public.t\n", "publication.autocreate.mode=filtered\n"}
+	if !schemas {
+		extra = append(extra, "converter.schemas.enable=false\n")
+	}
+	dbz := itest.StartDebezium(t, e, out, 0, extra...)
 	defer dbz.Stop()
-	p := e.Start("run", "--config", e.WritePipeline(itest.PipelineConfig{Source: "  tables: [public.t]\n"}))
+	cfg := e.WritePipeline(itest.PipelineConfig{Source: "  tables: [public.t]\n"})
+	if !schemas {
+		itest.AppendConfig(t, cfg, "format:\n  schemas: false\n")
+	}
+	p := e.Start("run", "--config", cfg)
 	topic := e.Prefix + ".public.t"
 	itest.WaitOrDump(t, p, 120*time.Second, "the snapshot row from each", func() bool {
 		return itest.CountLines(out) >= 1 && itest.TopicEnd(topic) >= 1
@@ -36,7 +52,7 @@ func TestPGNonBMPBytesAgainstDebezium(t *testing.T) {
 	if code := p.Stop(t); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, p.Out)
 	}
-	itest.CompareFieldBytes(t, itest.DebeziumRecordBytes(t, out), itest.TopicRecordBytes(t, topic), 2)
+	itest.CompareFieldBytes(t, itest.DebeziumRecordBytes(t, out, schemas), itest.TopicRecordBytes(t, topic, schemas), 2)
 }
 
 // The rows' text: supplementary characters (U+1F600, U+10348, U+1F4A9)
