@@ -341,3 +341,47 @@ func TestFormatNegativeTimeConnect(t *testing.T) {
 		t.Error("a negative TIME in a NOT NULL column is written")
 	}
 }
+
+// TestFormatNonBMPEscaped: every string of a message — key and value
+// columns, a column name, the source block's names — writes a character
+// outside the BMP as Jackson does, an escaped surrogate pair with
+// upper-case hex, with and without schemas and unwrapped; no raw 4-byte
+// UTF-8 sequence is left.
+func TestFormatNonBMPEscaped(t *testing.T) {
+	const smile, smileEsc = "\U0001F600", `\uD83D\uDE00`
+	tbl := &change.Table{
+		ID: change.TableID{DB: "db" + smile, Schema: "s" + smile, Name: "t" + smile},
+		Columns: []change.Column{
+			{Name: "k", Type: change.Type{Kind: change.KindString, Precision: -1, Scale: -1, Length: -1}},
+			{Name: "n" + smile, Type: change.Type{Kind: change.KindString, Precision: -1, Scale: -1, Length: -1}, Optional: true},
+		},
+		Key: []int{0},
+	}
+	ev := &change.Event{
+		Table: tbl, Op: change.OpCreate,
+		After: change.Row{change.TextValue("k" + smile), change.TextValue("\U00010348 é 中 \U0001F4A9")},
+		Source: change.Source{Block: blocks["postgresql"], Name: "srv" + smile, DB: "db" + smile,
+			Schema: "s" + smile, Table: "t" + smile, CommitMicros: 1766925059528750},
+	}
+	const after = `{"k":"k` + smileEsc + `","n` + smileEsc + `":"\uD800\uDF48 é 中 \uD83D\uDCA9"}`
+	for _, f := range []Format{{}, {NoSchemas: true}, {NoSchemas: true, Unwrap: true}} {
+		key, value := appendBoth(t, f, ev)
+		if bytes.ContainsFunc([]byte(key+value), func(r rune) bool { return r > 0xFFFF }) {
+			t.Errorf("%+v: a raw character outside the BMP in\n%s\n%s", f, key, value)
+		}
+		if !strings.Contains(key, `{"k":"k`+smileEsc+`"}`) {
+			t.Errorf("%+v: key %s", f, key)
+		}
+		if !strings.Contains(value, after) {
+			t.Errorf("%+v: value %s, want the row %s", f, value, after)
+		}
+		if !f.Unwrap && !strings.Contains(value, `"name":"srv`+smileEsc+`",`) ||
+			!f.Unwrap && !strings.Contains(value, `"db":"db`+smileEsc+`","sequence":null,`) ||
+			!f.Unwrap && !strings.Contains(value, `"schema":"s`+smileEsc+`","table":"t`+smileEsc+`"`) {
+			t.Errorf("%+v: source block in %s", f, value)
+		}
+		if !f.NoSchemas && !strings.Contains(value, `"field":"n`+smileEsc+`"`) {
+			t.Errorf("%+v: column name in the schema of %s", f, value)
+		}
+	}
+}

@@ -10,10 +10,18 @@ import (
 // from Jackson's default generator, so output can be compared byte for byte:
 //   - strings: '"' and '\\' escaped; \b \t \n \f \r short escapes; other
 //     control characters as \u00XX with upper-case hex digits, as Jackson
-//     writes them; everything else, including '<', '>',
-//     '&', DEL and U+2028/U+2029, written raw. Invalid UTF-8 (which a Java
-//     String cannot hold) becomes \ufffd, one per invalid byte, as
-//     encoding/json does.
+//     writes them; a character outside the Basic Multilingual Plane
+//     (U+10000 and above, an emoji) as its UTF-16 surrogate pair, both
+//     halves escaped with upper-case hex ("\uD83D\uDE00"), since Jackson's
+//     UTF-8 generator escapes each surrogate code unit of a Java String
+//     rather than combining the pair; everything else, including '<', '>',
+//     '&', DEL, U+2028/U+2029 and U+FFFD, written raw. Invalid UTF-8
+//     (which a Java String cannot hold) becomes U+FFFD, one per invalid
+//     byte as encoding/json counts them, written raw as Jackson writes
+//     the replacement character of a Java String (never "\ufffd", which
+//     Jackson does not write). Java's decoder may replace a malformed
+//     multi-byte sequence (an encoded surrogate, a sequence cut short)
+//     with one U+FFFD where this writes one per byte.
 //   - doubles and floats: Java's Double.toString / Float.toString (JDK 19+
 //     shortest-digit algorithm); NaN and ±Infinity as the strings "NaN",
 //     "Infinity", "-Infinity" (Jackson's QUOTE_NON_NUMERIC_NUMBERS default).
@@ -75,16 +83,32 @@ func appendStringBody[S ~string | ~[]byte](b []byte, s S) []byte {
 			continue
 		}
 		r, size := decodeRune(s, i)
-		if r == utf8.RuneError && size == 1 {
+		switch {
+		case size == 4: // U+10000 and above: a UTF-16 surrogate pair in Java
 			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
+			b = appendSurrogates(b, r)
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, "\uFFFD"...)
+		default:
+			i += size
 			continue
 		}
 		i += size
+		start = i
 	}
 	return append(b, s[start:]...)
+}
+
+// appendSurrogates appends r (U+10000 to U+10FFFF) as Jackson's UTF-8
+// generator writes the two UTF-16 code units Java holds for it: each
+// escaped, upper-case hex ("\uD83D\uDE00" for U+1F600).
+func appendSurrogates(b []byte, r rune) []byte {
+	r -= 0x10000
+	hi, lo := 0xD800+r>>10, 0xDC00+r&0x3FF
+	return append(b,
+		'\\', 'u', 'D', hexUpper[hi>>8&0xF], hexUpper[hi>>4&0xF], hexUpper[hi&0xF],
+		'\\', 'u', 'D', hexUpper[lo>>8&0xF], hexUpper[lo>>4&0xF], hexUpper[lo&0xF])
 }
 
 // plain8 reports whether the eight bytes of x are all safeASCII: none

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -24,16 +25,22 @@ func TestAppendString(t *testing.T) {
 		{"/", `"/"`},
 		{"héllo wörld", `"héllo wörld"`},
 		{"日本語", `"日本語"`},
-		{"emoji 😀", `"emoji 😀"`},
+		{"emoji 😀", `"emoji \uD83D\uDE00"`},                    // Jackson: surrogate pair, escaped
+		{"\U00010348\U0001F4A9", `"\uD800\uDF48\uD83D\uDCA9"`}, // upper-case hex
+		{"\U00010000", `"\uD800\uDC00"`},                       // first outside the BMP
+		{"\U0010FFFF", `"\uDBFF\uDFFF"`},                       // last code point
+		{"a\U0001F600b\U0001F600", `"a\uD83D\uDE00b\uD83D\uDE00"`},
+		{"\uFFFF", "\"\uFFFF\""}, // last of the BMP: raw
+		{"é 中", `"é 中"`},
 		{"\u2028\u2029", "\"\u2028\u2029\""}, // raw, as Jackson writes them
 		{"\ufffd", "\"\ufffd\""},             // a real U+FFFD stays raw
-		{"bad \xff byte", `"bad \ufffd byte"`},
-		{"\xc3", `"\ufffd"`},                               // truncated sequence
-		{"\xc3\x28", `"\ufffd("`},                          // bad continuation
-		{"\xe0\x80\x80", `"\ufffd\ufffd\ufffd"`},           // overlong
-		{"\xed\xa0\x80", `"\ufffd\ufffd\ufffd"`},           // surrogate
-		{"\xf4\x90\x80\x80", `"\ufffd\ufffd\ufffd\ufffd"`}, // above U+10FFFF
-		{"\xf0\x9f\x98", `"\ufffd\ufffd\ufffd"`},           // truncated 4-byte
+		{"bad \xff byte", "\"bad \uFFFD byte\""},
+		{"\xc3", "\"\uFFFD\""},                               // truncated sequence
+		{"\xc3\x28", "\"\uFFFD(\""},                          // bad continuation
+		{"\xe0\x80\x80", "\"\uFFFD\uFFFD\uFFFD\""},           // overlong
+		{"\xed\xa0\x80", "\"\uFFFD\uFFFD\uFFFD\""},           // surrogate
+		{"\xf4\x90\x80\x80", "\"\uFFFD\uFFFD\uFFFD\uFFFD\""}, // above U+10FFFF
+		{"\xf0\x9f\x98", "\"\uFFFD\uFFFD\uFFFD\""},           // truncated 4-byte
 	}
 	for _, tt := range tests {
 		got := string(appendString(nil, tt.in))
@@ -172,12 +179,13 @@ func TestAppendJavaFloatRoundTrip(t *testing.T) {
 // one by one; random strings of every length up to 80, of bytes drawn
 // mostly from the ones either path must notice (the seed is printed), are
 // escaped as one rune at a time would be: an ASCII byte by its escape, a
-// valid sequence raw, an invalid byte as \ufffd.
+// rune outside the BMP as its escaped surrogate pair, another valid
+// sequence raw, an invalid byte as a raw U+FFFD.
 func TestAppendStringEightAtATime(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	alphabet := []string{"a", "Z", " ", "~", "\x7f", "\x1f", "\x00", "\x20", "\x21", "\x23", "\x5b", "\x5d", `"`, `\`, "\n", "é", "日", "😀", "\xff", "\xc3", "\x80", "\u2028"}
+	alphabet := []string{"a", "Z", " ", "~", "\x7f", "\x1f", "\x00", "\x20", "\x21", "\x23", "\x5b", "\x5d", `"`, `\`, "\n", "é", "日", "😀", "\xff", "\xc3", "\x80", "\u2028", "\U00010348", "\xf0\x9f", "\U0010FFFF"}
 	for range 200_000 {
 		var in []byte
 		for n := rng.IntN(80); len(in) < n; {
@@ -192,7 +200,10 @@ func TestAppendStringEightAtATime(t *testing.T) {
 			r, size := utf8.DecodeRuneInString(s)
 			switch {
 			case r == utf8.RuneError && size == 1:
-				want = append(want, `\ufffd`...)
+				want = append(want, "\uFFFD"...)
+			case r > 0xFFFF:
+				hi, lo := utf16.EncodeRune(r)
+				want = append(want, fmt.Sprintf(`\u%04X\u%04X`, hi, lo)...)
 			case r == '"' || r == '\\':
 				want = append(want, '\\', byte(r))
 			case r < 0x20:
