@@ -31,6 +31,16 @@ func Kafka(d config.Destination) kafka.Options {
 		PublishTimeout:      d.PublishTimeoutDuration(),
 		MaxInFlight:         d.InFlightRecords(),
 		MaxInFlightBytes:    d.InFlightBytes(),
+		TopicSpec:           topicSpec(d.TopicCreation),
+	}
+}
+
+// topicSpec is destination.topic_creation as kafka.Options.TopicSpec.
+func topicSpec(tc config.TopicCreation) func(string) kafka.TopicSpec {
+	rule := tc.Rule()
+	return func(topic string) kafka.TopicSpec {
+		s := rule.For(topic)
+		return kafka.TopicSpec{Field: s.Field, Partitions: s.Partitions, ReplicationFactor: s.ReplicationFactor, Configs: s.Configs}
 	}
 }
 
