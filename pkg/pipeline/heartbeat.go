@@ -123,4 +123,3 @@ func (p *Pipeline) beat(ctx context.Context, now time.Time) error {
 	}
 	return nil
 }
-
