@@ -51,18 +51,29 @@ func (c *Config) HeartbeatTopic() string {
 // does not; else Default. Existing topics are never altered.
 type TopicCreation struct {
 	// Default is topic.creation.default.*.
-	Default TopicGroup `yaml:"default" json:"default"`
+	Default TopicDefault `yaml:"default" json:"default"`
 	// Groups are topic.creation.groups with topic.creation.<name>.*,
 	// in the order they are tried.
 	Groups []TopicGroup `yaml:"groups" json:"groups"`
 }
 
-// TopicGroup is one group of topic.creation.*.
+// TopicDefault is topic.creation.default.*: how a topic no group takes
+// is created.
+type TopicDefault struct {
+	// Partitions and ReplicationFactor: -1 (or 0, left out) is the
+	// cluster's default.
+	Partitions        int `yaml:"partitions" json:"partitions"`
+	ReplicationFactor int `yaml:"replication_factor" json:"replication_factor"`
+	// Config is passed to the broker as the new topic's configs.
+	Config map[string]string `yaml:"config" json:"config"`
+}
+
+// TopicGroup is one group of topic.creation.groups.
 type TopicGroup struct {
-	// Name is the group's alias (topic.creation.groups); not for Default.
+	// Name is the group's alias (topic.creation.groups).
 	Name string `yaml:"name" json:"name"`
-	// Include and Exclude are Java-style regular expressions matched
-	// against the whole topic name (not for Default); exclude wins.
+	// Include and Exclude are regular expressions matched against the
+	// whole topic name; exclude wins.
 	Include []string `yaml:"include" json:"include"`
 	Exclude []string `yaml:"exclude" json:"exclude"`
 	// Partitions and ReplicationFactor: -1 is the cluster's default; 0
@@ -184,7 +195,7 @@ func (v validator) topicCreation(c *Config) {
 	if set && !c.Destination.CreateMissingTopics {
 		v.add("destination.topic_creation", "applies only to topics Tributary creates: set destination.create_missing_topics: true, or remove it")
 	}
-	v.topicGroup("destination.topic_creation.default", tc.Default, true)
+	v.topicGroup("destination.topic_creation.default", TopicGroup{Partitions: tc.Default.Partitions, ReplicationFactor: tc.Default.ReplicationFactor, Config: tc.Default.Config}, true)
 	names := map[string]bool{}
 	for i, g := range tc.Groups {
 		field := fmt.Sprintf("destination.topic_creation.groups[%d]", i)
@@ -197,13 +208,7 @@ func (v validator) topicCreation(c *Config) {
 }
 
 func (v validator) topicGroup(field string, g TopicGroup, isDefault bool) {
-	if isDefault {
-		for k, set := range map[string]bool{"name": g.Name != "", "include": len(g.Include) > 0, "exclude": len(g.Exclude) > 0} {
-			if set {
-				v.add(field+"."+k, "not for the default group: it takes every topic no group takes")
-			}
-		}
-	} else {
+	if !isDefault {
 		switch {
 		case g.Name == "":
 			v.add(field+".name", "required: the group's name (Kafka Connect's alias in topic.creation.groups)")

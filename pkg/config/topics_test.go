@@ -98,7 +98,7 @@ func TestTopicSettingsRules(t *testing.T) {
 		"  create_missing_topics: true\n", "",
 		"interval: 5s", "interval: soon",
 		"topic_prefix: __hb", "topic_prefix: 'h b'",
-		"partitions: 6", "partitions: 0\n      name: x",
+		"partitions: 6", "partitions: 0",
 		"replication_factor: 3", "replication_factor: -2",
 		"['shop\\.public\\.orders.*']", "['shop\\.(orders']",
 		"partitions: 12", "partitions: -5",
@@ -110,7 +110,6 @@ func TestTopicSettingsRules(t *testing.T) {
 		"destination.topic_creation",
 		"destination.heartbeat.interval",
 		"destination.heartbeat.topic_prefix",
-		"destination.topic_creation.default.name",
 		"destination.topic_creation.default.replication_factor",
 		"destination.topic_creation.groups[0].include[0]",
 		"destination.topic_creation.groups[0].partitions",
@@ -122,7 +121,7 @@ func TestTopicSettingsRules(t *testing.T) {
 		}
 	}
 	for _, rule := range []string{"set destination.create_missing_topics: true", "not a valid regular expression: missing closing )",
-		"must be 1 or more, or -1", "names must be unique", "not for the default group"} {
+		"must be 1 or more, or -1", "names must be unique"} {
 		if !strings.Contains(err.Error(), rule) {
 			t.Errorf("no %q in\n%v", rule, err)
 		}
