@@ -79,3 +79,38 @@ func countCommitted(t *testing.T, seed, topic string, n int) int {
 	}
 	return got
 }
+
+// TestHeartbeatsAtLeastOnce: at least once, heartbeats every millisecond
+// beside the rows leave the rows and the checkpoint as they were: every
+// row published once, the checkpoint at the last row, heartbeats on
+// their topic. With -race, the two goroutines publishing at once.
+func TestHeartbeatsAtLeastOnce(t *testing.T) {
+	h := newRetryHarness(t)
+	const hbTopic = "__debezium-heartbeat.retry"
+	if err := h.cluster.CreateTopic(hbTopic, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := h.pipeline(t)
+	p.Heartbeat = Heartbeat{Every: time.Millisecond, Topic: hbTopic, ServerName: "retry"}
+	ctx, cancel := context.WithTimeout(context.Background(), retryTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	ids := h.consumeEventIDs(t, len(h.positions))
+	for i := range h.positions {
+		if n := ids[eventID(i)]; n != 1 {
+			t.Errorf("row %d published %d times, want 1", i, n)
+		}
+	}
+	beats := countCommitted(t, h.cluster.ListenAddrs()[0], hbTopic, 20)
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	if beats < 20 {
+		t.Errorf("%d heartbeats, want 20 or more", beats)
+	}
+	if got, want := h.reload(t), h.positions[len(h.positions)-1]; string(got) != string(want) {
+		t.Errorf("checkpoint %s, want the last row's %s", got, want)
+	}
+}
