@@ -89,8 +89,11 @@ func (p *Pipeline) beat(ctx context.Context, now time.Time) error {
 	}
 	m := kafka.Message{Topic: p.Heartbeat.Topic, Key: key, Value: value, Time: now, NotRow: true}
 	if p.txn == nil {
-		return p.Producer.Publish(p.produceCtx, m, func(err error) {
-			if err != nil && p.produceCtx.Err() == nil {
+		// Under ctx, which a stop ends: a beat waiting for room in the
+		// producer's buffer (backpressure, a broker away) gives up then
+		// rather than hold the stop's flush up.
+		return p.Producer.Publish(ctx, m, func(err error) {
+			if err != nil && ctx.Err() == nil {
 				p.Log.Warn("heartbeat not acknowledged", "topic", m.Topic, "err", err)
 			}
 		})
