@@ -142,3 +142,34 @@ func TestKafkaTopicCreationRefused(t *testing.T) {
 		t.Errorf("%d records published", n)
 	}
 }
+
+// TestKafkaTopicCreationConnTest: test-connection validates every
+// topic_creation group with the cluster (validate only: nothing is
+// created): groups the broker takes pass, and a replication factor it
+// cannot give fails the create check, naming the group's field with the
+// broker's reason, before any pipeline runs.
+func TestKafkaTopicCreationConnTest(t *testing.T) {
+	e := itest.NewEnv(t, "topicconntest")
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY)`)
+	good := e.WritePipeline(itest.PipelineConfig{File: "good.yaml", Destination: `  topic_creation:
+    default:
+      partitions: 2
+      config: {cleanup.policy: compact}
+    groups:
+      - {name: orders, include: ['.*orders'], replication_factor: 1, config: {retention.ms: 1000}}
+`})
+	out, code := e.Run("test-connection", "--config", good)
+	if code != 0 || !strings.Contains(out, "2 group(s) validated") {
+		t.Fatalf("test-connection with groups the cluster takes: exit %d\n%s", code, out)
+	}
+	bad := e.WritePipeline(itest.PipelineConfig{File: "bad.yaml", Destination: `  topic_creation:
+    groups:
+      - {name: orders, include: ['.*orders'], replication_factor: 3}
+      - {name: odd, include: ['.*odd'], config: {cleanup.policy: sometimes}}
+`})
+	out, code = e.Run("test-connection", "--config", bad)
+	if code != 1 || !strings.Contains(out, "destination.topic_creation.groups[0] (orders)") || !strings.Contains(out, "INVALID_REPLICATION_FACTOR") ||
+		!strings.Contains(out, "destination.topic_creation.groups[1] (odd)") || !strings.Contains(out, "INVALID_CONFIG") {
+		t.Fatalf("test-connection with an RF over the brokers and a bad config: exit %d; want 1 naming both groups and the broker's reasons\n%s", code, out)
+	}
+}

@@ -155,6 +155,19 @@ func (r *TopicRule) For(topic string) TopicSettings {
 	return r.def
 }
 
+// All are the settings of every group that is set, the default group
+// first (when set): what a connection test validates.
+func (r *TopicRule) All() []TopicSettings {
+	var out []TopicSettings
+	if r.def.Field != "" {
+		out = append(out, r.def)
+	}
+	for _, g := range r.groups {
+		out = append(out, g.settings)
+	}
+	return out
+}
+
 func matchAny(res []*regexp.Regexp, s string) bool {
 	return slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(s) })
 }

@@ -41,6 +41,9 @@ type Options struct {
 	// (destination.topic_creation); nil: the cluster's default partitions
 	// and replication factor, no topic configs.
 	TopicSpec func(topic string) TopicSpec
+	// TopicSpecs are every group's TopicSpec, which the connection test
+	// validates with the cluster (nothing is created).
+	TopicSpecs []TopicSpec
 	// MessageCompression "gzip" gzips values of GzipThreshold bytes or
 	// more before the size check (Publish); anything else sends them as
 	// they are.

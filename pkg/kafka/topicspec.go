@@ -1,10 +1,13 @@
 package kafka
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TopicSpec is how EnsureTopic creates a topic: Kafka Connect's
@@ -52,4 +55,26 @@ func (s TopicSpec) describe() string {
 		parts = append(parts, k+"="+s.Configs[k])
 	}
 	return fmt.Sprintf(" as %s says (%s)", s.Field, strings.Join(parts, ", "))
+}
+
+// topicSpecsProbe validates, without creating anything, the probe topic
+// with each spec (destination.topic_creation's groups): a replication
+// factor the cluster cannot give or a topic config it refuses shows in
+// the connection test, with the group's field and the broker's reason,
+// rather than at the first topic the pipeline creates. detail is the
+// default probe's, kept when every spec passes.
+func topicSpecsProbe(ctx context.Context, cl *kgo.Client, probe string, specs []TopicSpec, detail string) (bool, string) {
+	var refused []string
+	for _, s := range specs {
+		if ok, why := createProbeWith(ctx, cl, probe, s); !ok {
+			refused = append(refused, s.Field+": "+why)
+		}
+	}
+	if len(refused) > 0 {
+		return false, "the cluster refuses topics as destination.topic_creation says: " + strings.Join(refused, "; ")
+	}
+	if len(specs) > 0 {
+		detail += fmt.Sprintf("; destination.topic_creation's %d group(s) validated", len(specs))
+	}
+	return true, detail
 }
