@@ -1,8 +1,10 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"time"
@@ -239,12 +241,19 @@ func (v validator) topicGroup(field string, g TopicGroup, isDefault bool) {
 		exprs []string
 	}{{"include", g.Include}, {"exclude", g.Exclude}} {
 		for j, expr := range list.exprs {
-			if _, err := wholeName(expr); err != nil {
-				msg := err.Error()
-				if _, after, ok := strings.Cut(msg, ": "); ok {
-					msg = after
+			if _, err := regexp.Compile(expr); err != nil {
+				// The rule, not the text: the expression may come from a
+				// reference, whose value is never quoted back.
+				msg := "does not parse"
+				var se *syntax.Error
+				if errors.As(err, &se) {
+					msg = se.Code.String()
 				}
-				v.add(fmt.Sprintf("%s.%s[%d]", field, list.key, j), "not a valid regular expression: %s", msg)
+				v.add(fmt.Sprintf("%s.%s[%d]", field, list.key, j), "not a valid regular expression: %s (RE2 syntax: no lookarounds or backreferences)", msg)
+			} else if _, err := wholeName(expr); err != nil {
+				// An expression that only parses alone, such as one ending in
+				// an escape, cannot be matched against a whole name.
+				v.add(fmt.Sprintf("%s.%s[%d]", field, list.key, j), "not a valid regular expression for a whole topic name")
 			}
 		}
 	}
