@@ -151,6 +151,8 @@ func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		Notifier:     rec.Notifier(rowSkippedNotifier(cfg, log)),
 		Metrics:      m,
 		Transactions: transactions(cfg),
+		Heartbeat: pipeline.Heartbeat{Every: cfg.Destination.Heartbeat.IntervalDuration(),
+			Topic: cfg.HeartbeatTopic(), ServerName: cfg.LogicalName()},
 	}
 	log.Info("starting", "source", cfg.Source.Type, "bootstrap_servers", cfg.Destination.BootstrapServers, "topic_prefix", cfg.Destination.TopicPrefix)
 	wctx, stopWatch := context.WithCancel(ctx)

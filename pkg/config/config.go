@@ -126,6 +126,11 @@ type Destination struct {
 	MaxInFlightBytes int64               `yaml:"max_in_flight_bytes" json:"max_in_flight_bytes"` // bytes buffered; <= 1 GiB
 	ClientID         string              `yaml:"client_id" json:"client_id"`                     // default tributary-<name>
 
+	// Heartbeat and TopicCreation are Debezium's heartbeat topic and
+	// topic.creation.* groups (topics.go).
+	Heartbeat     Heartbeat     `yaml:"heartbeat" json:"heartbeat"`
+	TopicCreation TopicCreation `yaml:"topic_creation" json:"topic_creation"`
+
 	// SSHTunnel and PrivateLink are recognised only to be refused with a
 	// clear message: Tributary connects to Kafka directly (docs/configuration.md).
 	SSHTunnel   any `yaml:"ssh_tunnel,omitempty" json:"ssh_tunnel,omitempty"`

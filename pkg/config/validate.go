@@ -48,6 +48,8 @@ func (c *Config) validate(errs *Errors) {
 	v.sourceTLS(&c.Source)
 	v.destination(&c.Destination)
 	v.sink(c)
+	v.heartbeat(c)
+	v.topicCreation(c)
 	v.checkpoint(&c.Checkpoint)
 	v.webhooks(&c.Webhooks)
 	v.delivery(c)

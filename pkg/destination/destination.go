@@ -31,6 +31,17 @@ func Kafka(d config.Destination) kafka.Options {
 		PublishTimeout:      d.PublishTimeoutDuration(),
 		MaxInFlight:         d.InFlightRecords(),
 		MaxInFlightBytes:    d.InFlightBytes(),
+		TopicSpec:           topicSpec(d.TopicCreation),
+		TopicSpecs:          topicSpecs(d.TopicCreation),
+	}
+}
+
+// topicSpec is destination.topic_creation as kafka.Options.TopicSpec.
+func topicSpec(tc config.TopicCreation) func(string) kafka.TopicSpec {
+	rule := tc.Rule()
+	return func(topic string) kafka.TopicSpec {
+		s := rule.For(topic)
+		return kafka.TopicSpec{Field: s.Field, Partitions: s.Partitions, ReplicationFactor: s.ReplicationFactor, Configs: s.Configs}
 	}
 }
 
@@ -50,4 +61,14 @@ func TestOptions(cfg *config.Config, more ...kafka.TestOption) []kafka.TestOptio
 		opts = append(opts, kafka.WithTransactions())
 	}
 	return append(opts, more...)
+}
+
+// topicSpecs are destination.topic_creation's groups, the default group
+// first, when it is set.
+func topicSpecs(tc config.TopicCreation) []kafka.TopicSpec {
+	var out []kafka.TopicSpec
+	for _, s := range tc.Rule().All() {
+		out = append(out, kafka.TopicSpec{Field: s.Field, Partitions: s.Partitions, ReplicationFactor: s.ReplicationFactor, Configs: s.Configs})
+	}
+	return out
 }

@@ -29,7 +29,11 @@ func TestKafkaCarriesEverySetting(t *testing.T) {
 		}
 	}
 	d.PublishTimeout = "7s"
+	d.TopicCreation = config.TopicCreation{Default: config.TopicDefault{Partitions: 3}}
 	o := Kafka(d)
+	if s := o.TopicSpec("shop.public.orders"); s.Partitions != 3 || s.ReplicationFactor != -1 || s.Field != "destination.topic_creation.default" {
+		t.Errorf("TopicSpec %+v, want destination.topic_creation.default's 3 partitions", s)
+	}
 	ov := reflect.ValueOf(o)
 	for i := range ot.NumField() {
 		name, got := ot.Field(i).Name, ov.Field(i)

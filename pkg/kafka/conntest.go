@@ -233,6 +233,8 @@ func TestConnection(ctx context.Context, d Options, topicPrefix string, opts ...
 		detail += " (needed only with destination.create_missing_topics)"
 	} else if !ok && strings.Contains(detail, "AUTHORIZATION_FAILED") {
 		detail += aclFix(d, topicPrefix, "Create")
+	} else if ok {
+		ok, detail = topicSpecsProbe(ctx, cl, probe, d.TopicSpecs, detail)
 	}
 	add(CheckCreate, d.CreateMissingTopics, ok, detail)
 	if o.transactions {
@@ -324,13 +326,24 @@ func writeProbe(ctx context.Context, cl *kgo.Client, broker int32, probe string)
 // createProbe asks the controller to validate, not perform, creating the
 // probe topic with the cluster's defaults.
 func createProbe(ctx context.Context, cl *kgo.Client, probe string) (bool, string) {
+	return createProbeWith(ctx, cl, probe, TopicSpec{Partitions: -1, ReplicationFactor: -1})
+}
+
+// createProbeWith is createProbe with spec's partitions, replication
+// factor and configs.
+func createProbeWith(ctx context.Context, cl *kgo.Client, probe string, spec TopicSpec) (bool, string) {
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.ValidateOnly = true
 	req.TimeoutMillis = 10000
 	t := kmsg.NewCreateTopicsRequestTopic()
 	t.Topic = probe
-	t.NumPartitions = -1
-	t.ReplicationFactor = -1
+	t.NumPartitions = spec.Partitions
+	t.ReplicationFactor = spec.ReplicationFactor
+	for k, v := range spec.configs() {
+		c := kmsg.NewCreateTopicsRequestTopicConfig()
+		c.Name, c.Value = k, v
+		t.Configs = append(t.Configs, c)
+	}
 	req.Topics = []kmsg.CreateTopicsRequestTopic{t}
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {

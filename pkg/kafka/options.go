@@ -37,6 +37,13 @@ type Options struct {
 	// CreateMissingTopics creates a topic that does not exist with the
 	// cluster's defaults (EnsureTopic).
 	CreateMissingTopics bool
+	// TopicSpec, when set, says how EnsureTopic creates a topic
+	// (destination.topic_creation); nil: the cluster's default partitions
+	// and replication factor, no topic configs.
+	TopicSpec func(topic string) TopicSpec
+	// TopicSpecs are every group's TopicSpec, which the connection test
+	// validates with the cluster (nothing is created).
+	TopicSpecs []TopicSpec
 	// MessageCompression "gzip" gzips values of GzipThreshold bytes or
 	// more before the size check (Publish); anything else sends them as
 	// they are.

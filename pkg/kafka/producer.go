@@ -186,12 +186,13 @@ func (p *Producer) EnsureTopic(ctx context.Context, topic string) error {
 		return &TopicMissingError{Topic: topic}
 	}
 	if !exists && p.opts.CreateMissingTopics {
-		resp, err := p.adm.CreateTopic(ctx, -1, -1, nil, topic)
+		spec := p.topicSpec(topic)
+		resp, err := p.adm.CreateTopic(ctx, spec.Partitions, spec.ReplicationFactor, spec.configs(), topic)
 		if resp.Err != nil { // CreateTopic returns resp.Err as err too, without the message
 			err = withMessage(resp.Err, resp.ErrMessage)
 		}
 		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-			return fmt.Errorf("create topic %s: %w", topic, err)
+			return fmt.Errorf("create topic %s%s: %w", topic, spec.describe(), err)
 		}
 	}
 	p.learnLimit(ctx, topic)

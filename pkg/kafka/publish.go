@@ -33,6 +33,10 @@ type Message struct {
 	// rest of Value (all of it when gzipped). HeadLen 0: none.
 	HeadLen int
 	HeadCRC uint32
+	// NotRow marks a record that carries no row (Debezium's heartbeat): it
+	// gets the content-type header only, no tributary-op or
+	// tributary-event-id.
+	NotRow bool
 }
 
 // PublishError is a record that every attempt failed to deliver. A record
@@ -179,6 +183,9 @@ func readOnlyBytes(s string) []byte {
 // headers appends Tributary's headers for m, its value gzipped or not, to
 // hs.
 func (m Message) headers(hs []kgo.RecordHeader, gzipped bool) []kgo.RecordHeader {
+	if m.NotRow {
+		return append(hs, kgo.RecordHeader{Key: "content-type", Value: contentType})
+	}
 	hs = append(hs,
 		kgo.RecordHeader{Key: "content-type", Value: contentType},
 		kgo.RecordHeader{Key: "tributary-op", Value: readOnlyBytes(m.Op)},

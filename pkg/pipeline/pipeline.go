@@ -72,6 +72,9 @@ type Pipeline struct {
 	// Recoder, when set, rewrites the encoded JSON keys and values
 	// (format.key, format.value: avro) before they are published.
 	Recoder Recoder
+	// Heartbeat, when its Every is set, publishes Debezium's heartbeat
+	// records (heartbeat.go).
+	Heartbeat Heartbeat
 
 	Counters
 	runState
@@ -132,6 +135,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	if p.txn != nil {
 		go p.commitDue(runCtx)
 	}
+	heartbeatsDone := p.startHeartbeats(runCtx)
 
 	if w, ok := p.Source.(source.Reconnecting); ok {
 		p.Metrics.WatchSource(w.Connected, w.Reconnects) // a reconnecting source (pkg/capture)
@@ -145,8 +149,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	close(done)
 	commitErr := <-committerDone
 	cause := context.Cause(runCtx)
-	stopRun(nil) // ends watchLease
+	stopRun(nil) // ends watchLease and the heartbeats
 	<-leaseDone
+	<-heartbeatsDone
 	if (ctx.Err() != nil || errors.Is(cause, errBackfilled)) && !errors.Is(cause, errPublish) && !errors.Is(cause, checkpoint.ErrLeaseLost) && commitErr == nil {
 		// Graceful stop: wait for what is in flight, then checkpoint it.
 		if p.txn != nil {
