@@ -138,7 +138,7 @@ func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 		Source:     src,
 		SourceType: cfg.Source.Type,
 		Encoder: debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), IncludeUnknownTypes: cfg.Source.IncludeUnknownTypes,
-			Topic: cfg.Destination.Topic, KeyColumns: cfg.Destination.KeyColumns, Format: messageFormat(cfg)}),
+			Topic: cfg.Destination.Topic, KeyColumns: cfg.Destination.KeyColumns, Format: messageFormat(cfg), Routes: cfg.TopicRoutes()}),
 		PartitionColumns: cfg.Destination.PartitionColumn,
 		Producer:         prod,
 		Store:            store,
