@@ -341,6 +341,13 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 		keyFields = append(keyFields, fields[j])
 	}
 	if routed.KeyField != "" && len(c.key) > 0 {
+		for _, f := range keyFields {
+			if f.name == routed.KeyField {
+				c.err = &EncodeError{Table: tableName(t), Column: f.name, Err: ErrTable,
+					Detail: "the key already has a column " + strconv.Quote(f.name) + ", the field transforms.reroute adds to it; set transforms.reroute.key_field_name to another name"}
+				return c
+			}
+		}
 		keyFields = append(keyFields, connectField{routed.KeyField, connectSchema{typ: "string"}})
 		c.keyExtra = append(appendString(append(c.keyExtra, ','), routed.KeyField), ':')
 		c.keyExtra = append(appendString(c.keyExtra, routed.KeyValue), '}')
