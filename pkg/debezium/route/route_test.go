@@ -18,7 +18,7 @@ func TestRenameJavaReplacement(t *testing.T) {
 		{`(.*)\.orders_\d+`, `$1.orders`, "shop.public.orders_7x", "shop.public.orders_7x", false}, // a whole-topic match only
 		{`orders`, `x`, "shop.public.orders", "shop.public.orders", false},
 		{`(?<head>.*)\.t_(\d+)`, `${head}.t-$2`, "p.s.t_12", "p.s.t-12", true},
-		{`(a)(b)`, `$12`, "ab", "a2", true},                 // $1 then a literal 2: there is no group 12
+		{`(a)(b)`, `$12`, "ab", "a2", true}, // $1 then a literal 2: there is no group 12
 		{`(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)`, `$11`, "abcdefghijk", "k", true},
 		{`(.*)`, `\$1-\\`, "x", `$1-\`, true},
 		{`(a)|(b)`, `[$1$2]`, "b", "[b]", true}, // a group outside the match adds nothing
