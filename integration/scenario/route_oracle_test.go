@@ -46,6 +46,11 @@ type routeTransforms struct {
 	// firstKey is the key of the first shard's insert on the merged
 	// topic: its id and the field the router adds.
 	firstKey string
+	// format is Tributary's format section's lines, if any.
+	format string
+	// records are the records of the merged and of the renamed topic
+	// (snapshot rows included); zero: the envelope's 7 and 5.
+	records [2]int
 }
 
 func runRouteOracle(t *testing.T, src routeSource, tr routeTransforms) {
@@ -66,11 +71,18 @@ func runRouteOracle(t *testing.T, src routeSource, tr routeTransforms) {
 		fmt.Sprintf(`UPDATE %s SET id = 3 WHERE id = 2`, src.other), // a key change: delete, tombstone, create
 	}
 	want := map[string]int{src.merged: 2 + 5, src.renamed: 1 + 4}
+	if tr.records[0] > 0 {
+		want = map[string]int{src.merged: tr.records[0], src.renamed: tr.records[1]}
+	}
 	max := want[src.merged] + want[src.renamed]
 
 	out := filepath.Join(t.TempDir(), "debezium.jsonl")
 	dbz := src.debezium(out, max, tables, tr.debezium)
-	p := src.start("run", "--config", src.pipeline(tables, "transforms:\n"+tr.tributary))
+	top := "transforms:\n" + tr.tributary
+	if tr.format != "" {
+		top += "format:\n" + tr.format
+	}
+	p := src.start("run", "--config", src.pipeline(tables, top))
 	itest.WaitFor(t, 120*time.Second, "every snapshot row", func() bool {
 		if dbz.Exited() {
 			t.Fatalf("debezium exited early:\n%s", dbz.Out)
@@ -130,11 +142,12 @@ func runRouteOracle(t *testing.T, src routeSource, tr routeTransforms) {
 	t.Logf("compared %d records byte for byte", compared)
 }
 
-// streamed are the records of rs that are not snapshot reads.
+// streamed are the records of rs that are not snapshot reads (the
+// envelope's op r, or the unwrapped row of the snapshot, 'snap').
 func streamed(rs []rawKV) []rawKV {
 	var out []rawKV
 	for _, r := range rs {
-		if !bytes.Contains(r.value, []byte(`"op":"r"`)) {
+		if !bytes.Contains(r.value, []byte(`"op":"r"`)) && !bytes.Contains(r.value, []byte(`"v":"snap"`)) {
 			out = append(out, r)
 		}
 	}
@@ -178,6 +191,54 @@ func TestRouteOraclePostgres(t *testing.T) {
 			`transforms.route.regex=(.*)\\.rx_(.*)`,
 			"transforms.route.replacement=$1.renamed_$2"},
 		firstKey: `"payload":{"id":2,"__dbz__physicalTableIdentifier":"` + e.Prefix + `.public.ro_1"}}`,
+	})
+}
+
+// TestRouteOracleUnwrapPostgres: format.unwrap with the routers is
+// Debezium's transforms=reroute,route,unwrap: the row's schema is named
+// after the merged topic; key_enforce_uniqueness false leaves the keys
+// alone but for their name.
+func TestRouteOracleUnwrapPostgres(t *testing.T) {
+	e := itest.NewEnv(t, "routeuw")
+	src := routeSource{
+		exec:   func(sql string) { e.Exec(sql) },
+		create: `CREATE TABLE %s (id int PRIMARY KEY, v text)`,
+		shards: [2]string{"uo_1", "uo_2"},
+		other:  "ux_a",
+		debezium: func(out string, max int, tables []string, extra []string) *itest.DebeziumProc {
+			extra = append(extra, "table.include.list="+tableList("public", tables))
+			return itest.StartDebezium(t, e, out, max, strings.Join(extra, "\n")+"\n")
+		},
+		pipeline: func(tables []string, top string) string {
+			var ids []string
+			for _, tb := range tables {
+				ids = append(ids, "public."+tb)
+			}
+			return e.WritePipeline(itest.PipelineConfig{Source: "  tables: [" + strings.Join(ids, ", ") + "]\n  snapshot_parallelism: 1\n",
+				Destination: "  delete_mode: record_and_tombstone\n", Checkpoint: "  path: " + filepath.Join(e.Dir, "checkpoints") + "\n" + top})
+		},
+		start:   e.Start,
+		merged:  e.Prefix + ".public.uo_all",
+		renamed: e.Prefix + ".public.unwrapped_a",
+	}
+	runRouteOracle(t, src, routeTransforms{
+		tributary: "  reroute:\n    topic_regex: '(.*)\\.uo_\\d+'\n    topic_replacement: '$1.uo_all'\n    key_enforce_uniqueness: false\n" +
+			"  route:\n    regex: '(.*)\\.ux_(.*)'\n    replacement: '$1.unwrapped_$2'\n",
+		format: "  unwrap: true\n  delete_handling: rewrite\n  add_fields: [op, table]\n",
+		debezium: []string{"transforms=reroute,route,unwrap",
+			"transforms.reroute.type=io.debezium.transforms.ByLogicalTableRouter",
+			`transforms.reroute.topic.regex=(.*)\\.uo_\\d+`,
+			"transforms.reroute.topic.replacement=$1.uo_all",
+			"transforms.reroute.key.enforce.uniqueness=false",
+			"transforms.route.type=org.apache.kafka.connect.transforms.RegexRouter",
+			`transforms.route.regex=(.*)\\.ux_(.*)`,
+			"transforms.route.replacement=$1.unwrapped_$2",
+			"transforms.unwrap.type=io.debezium.transforms.ExtractNewRecordState",
+			"transforms.unwrap.delete.tombstone.handling.mode=rewrite",
+			"transforms.unwrap.add.fields=op,table"},
+		firstKey: `"name":"` + e.Prefix + `.public.uo_all.Key"},"payload":{"id":2}}`,
+		// rewrite: a delete is one record, no tombstone.
+		records: [2]int{2 + 4, 1 + 3},
 	})
 }
 
