@@ -64,7 +64,8 @@ func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Produ
 			log.Warn("connection test: "+c.Name+" failed", "detail", c.Detail)
 		}
 	}
-	if d.CreateMissingTopics || len(cfg.Source.Tables) == 0 {
+	if d.CreateMissingTopics || len(cfg.Source.Tables) == 0 || cfg.Transforms.Outbox.Enabled {
+		// The outbox router's topics come from the rows.
 		return nil
 	}
 	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), Topic: d.Topic, Routes: cfg.TopicRoutes()})

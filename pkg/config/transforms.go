@@ -18,6 +18,9 @@ type Transforms struct {
 	// Route is org.apache.kafka.connect.transforms.RegexRouter: topics
 	// renamed, keys and values unchanged. Default none.
 	Route Route `yaml:"route" json:"route"`
+	// Outbox is io.debezium.transforms.outbox.EventRouter (outbox.go).
+	// Default none.
+	Outbox Outbox `yaml:"outbox" json:"outbox"`
 }
 
 // Reroute is ByLogicalTableRouter's options.
@@ -52,6 +55,8 @@ type Route struct {
 
 func (r Route) set() bool { return r != Route{} }
 
+func asRouteError(err error, target **route.Error) bool { return errors.As(err, target) }
+
 // Routes compiles the routing transforms; nil when there are none. Call
 // it on a validated Config: errors are Validate's.
 func (t Transforms) Routes() (*route.Routes, error) {
@@ -76,6 +81,7 @@ func (v validator) transforms(c *Config) {
 		v.add("transforms", "renames topics, and destination.topic sends every table to one topic: use one or the other")
 	}
 	v.routes(t)
+	v.outbox(c)
 }
 
 // routes compiles t's routing transforms, adding a problem for each

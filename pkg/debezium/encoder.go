@@ -40,6 +40,9 @@ type Options struct {
 	// ByLogicalTableRouter do (transforms.route, transforms.reroute);
 	// never with Topic. nil: none.
 	Routes *route.Routes
+	// Outbox routes every table's rows as outbox events (outbox.go,
+	// transforms.outbox); nil: none.
+	Outbox *Outbox
 }
 
 // Encoder turns change events into Debezium JSON keys and values. It is safe
@@ -60,6 +63,7 @@ type Encoder struct {
 	includeUnknown bool
 	routing        routing // Options.Topic and KeyColumns
 	format         Format  // Options.Format
+	outbox         *Outbox // Options.Outbox
 }
 
 // tableCodec is everything precomputed for one table version.
@@ -101,6 +105,10 @@ type tableCodec struct {
 	// readSource is the source block written last for a snapshot read
 	// (appendEventSource, source.go).
 	readSource atomic.Pointer[readSource]
+	// outbox is the table's outbox plan, built with its first event
+	// (outbox.go).
+	outboxOnce sync.Once
+	outbox     *outboxPlan
 }
 
 // NewEncoder returns an Encoder for opts.
@@ -110,7 +118,7 @@ func NewEncoder(opts Options) *Encoder {
 		version = Version
 	}
 	return &Encoder{prefix: opts.TopicPrefix, version: version, includeUnknown: opts.IncludeUnknownTypes,
-		routing: routing{topic: opts.Topic, keyColumns: opts.KeyColumns, routes: opts.Routes}, format: opts.Format}
+		routing: routing{topic: opts.Topic, keyColumns: opts.KeyColumns, routes: opts.Routes}, format: opts.Format, outbox: opts.Outbox}
 }
 
 // Topic returns the topic for a table: <prefix>.<schema>.<table>
