@@ -190,3 +190,30 @@ func TestOutboxOracleMySQL(t *testing.T) {
 		},
 	})
 }
+
+// TestOutboxUpdateFatal: with table_op_invalid_behavior fatal an update of
+// the outbox table stops the pipeline, saying why, after the events before
+// it are published.
+func TestOutboxUpdateFatal(t *testing.T) {
+	e := itest.NewEnv(t, "outboxfatal")
+	e.Exec(`CREATE TABLE outbox (id text PRIMARY KEY, aggregatetype text NOT NULL, aggregateid text NOT NULL, payload text)`)
+	topic := "outbox.event." + e.Prefix + "-a"
+	itest.CreateSinglePartitionTopics(t, topic)
+	cfg := e.WritePipeline(itest.PipelineConfig{Source: "  tables: [public.outbox]\n",
+		Checkpoint: "  path: " + filepath.Join(e.Dir, "checkpoints") + "\n" +
+			"transforms:\n  outbox:\n    enabled: true\n    table_op_invalid_behavior: fatal\n"})
+	p := e.Start("run", "--config", cfg)
+	e.Exec(fmt.Sprintf(`INSERT INTO outbox VALUES ('e1', '%s-a', 'k', 'one')`, e.Prefix))
+	itest.WaitOrDump(t, p, 60*time.Second, "the event", func() bool { return itest.TopicEnd(topic) >= 1 })
+	e.Exec(`UPDATE outbox SET payload = 'two' WHERE id = 'e1'`)
+	itest.WaitOrDump(t, p, 60*time.Second, "the stop", func() bool {
+		return strings.Contains(p.Out.String(), "table_op_invalid_behavior: fatal")
+	})
+	itest.WaitFor(t, 30*time.Second, "the process to exit", p.Exited)
+	if !strings.Contains(p.Out.String(), "until table_op_invalid_behavior is warn or error") {
+		t.Errorf("the error gives no fix:\n%s", p.Out)
+	}
+	if n := itest.TopicEnd(topic); n != 1 {
+		t.Errorf("%d records on %s, want the insert's alone", n, topic)
+	}
+}

@@ -29,7 +29,7 @@ func (p *Pipeline) emitOutbox(ctx context.Context, ev *change.Event) error {
 		msg := "an update of an outbox table is not an event and is not published; outbox rows are only inserted"
 		switch p.OutboxInvalidOp {
 		case OutboxInvalidFatal:
-			return fmt.Errorf("%s (transforms.outbox.table_op_invalid_behavior: fatal): table %s, event %s", msg, ev.Table.ID, ev.ID)
+			return fmt.Errorf("%s (transforms.outbox.table_op_invalid_behavior: fatal): table %s, event %s; the pipeline stops here again at every start until table_op_invalid_behavior is warn or error, which drop the update", msg, ev.Table.ID, ev.ID)
 		case OutboxInvalidError:
 			p.Log.Error(msg, "table", ev.Table.ID.String(), "event_id", ev.ID)
 		default:
