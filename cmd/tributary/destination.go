@@ -42,7 +42,7 @@ func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Produ
 	d := cfg.Destination
 	// Two listed tables that would share a topic are refused before
 	// anything connects; tables found later are checked as they appear.
-	claims := debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), Topic: d.Topic})
+	claims := debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), Topic: d.Topic, Routes: cfg.TopicRoutes()})
 	for _, name := range cfg.Source.Tables {
 		if _, err := claims.ClaimTopic(tableID(name)); err != nil {
 			return &startupError{"source.tables: " + err.Error()}
@@ -64,10 +64,11 @@ func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Produ
 			log.Warn("connection test: "+c.Name+" failed", "detail", c.Detail)
 		}
 	}
-	if d.CreateMissingTopics || len(cfg.Source.Tables) == 0 {
+	if d.CreateMissingTopics || len(cfg.Source.Tables) == 0 || cfg.Transforms.Outbox.Enabled {
+		// The outbox router's topics come from the rows.
 		return nil
 	}
-	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), Topic: d.Topic})
+	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), Topic: d.Topic, Routes: cfg.TopicRoutes()})
 	var topics []string
 	for _, name := range cfg.Source.Tables {
 		if t := enc.Topic(&change.Table{ID: tableID(name)}); !slices.Contains(topics, t) { // destination.topic: one for all

@@ -19,3 +19,18 @@ func messageFormat(cfg *config.Config) debezium.Format {
 		Binary:         f.BinaryHandling,
 	}
 }
+
+// outbox is the encoder's outbox router (transforms.outbox), nil when off.
+func outbox(cfg *config.Config) *debezium.Outbox {
+	o := cfg.Transforms.Outbox
+	if !o.Enabled {
+		return nil
+	}
+	e := o.Effective()
+	out := &debezium.Outbox{EventID: e.TableFieldEventID, EventKey: e.TableFieldEventKey, Payload: e.TableFieldEventPayload,
+		RouteBy: e.RouteByField, Topic: o.OutboxTopic(), TombstoneOnEmptyPayload: e.RouteTombstoneOnEmptyPayload}
+	for _, p := range o.Placements() {
+		out.Additional = append(out.Additional, debezium.OutboxField{Column: p.Column, Envelope: p.Envelope, Alias: p.Alias})
+	}
+	return out
+}

@@ -26,6 +26,8 @@ type Config struct {
 	LogFormat string `yaml:"log_format" json:"log_format"`
 	// Format is the shape of the messages (format.go); default Debezium's.
 	Format Format `yaml:"format" json:"format"`
+	// Transforms are the routing transforms (transforms.go); default none.
+	Transforms Transforms `yaml:"transforms" json:"transforms"`
 
 	// positions maps a field path to where the document set it, for
 	// messages that point at a line; nil for a Config built in code.

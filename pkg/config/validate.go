@@ -55,6 +55,7 @@ func (c *Config) validate(errs *Errors) {
 	v.delivery(c)
 	v.logging(c)
 	v.format(c)
+	v.transforms(c)
 }
 
 type validator struct {

@@ -73,7 +73,7 @@ type TablesReport struct {
 // nothing, with the closest table when one is close.
 func Tables(cfg *config.Config, found source.Inventory) TablesReport {
 	r := TablesReport{Tables: []TableRow{}, Warnings: tableWarnings(found)}
-	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), Topic: cfg.Destination.Topic, KeyColumns: cfg.Destination.KeyColumns})
+	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), Topic: cfg.Destination.Topic, KeyColumns: cfg.Destination.KeyColumns, Routes: cfg.TopicRoutes()})
 	for _, t := range found.Tables {
 		if len(t.Table.Columns) == 0 {
 			// Nothing of its rows can be published (pipeline.reportNoColumns).

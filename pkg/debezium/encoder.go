@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/debezium/route"
 )
 
 // Options configure an Encoder.
@@ -35,6 +36,13 @@ type Options struct {
 	// Format is the shape of the messages (format.go); the zero value is
 	// Debezium's defaults.
 	Format Format
+	// Routes rename topics as Kafka Connect's RegexRouter and Debezium's
+	// ByLogicalTableRouter do (transforms.route, transforms.reroute);
+	// never with Topic. nil: none.
+	Routes *route.Routes
+	// Outbox routes every table's rows as outbox events (outbox.go,
+	// transforms.outbox); nil: none.
+	Outbox *Outbox
 }
 
 // Encoder turns change events into Debezium JSON keys and values. It is safe
@@ -55,6 +63,7 @@ type Encoder struct {
 	includeUnknown bool
 	routing        routing // Options.Topic and KeyColumns
 	format         Format  // Options.Format
+	outbox         *Outbox // Options.Outbox
 }
 
 // tableCodec is everything precomputed for one table version.
@@ -79,6 +88,9 @@ type tableCodec struct {
 	keyHead []byte
 	// keyTail closes a key: "}" after keyHead's payload, "" without schemas.
 	keyTail string
+	// keyExtra, when set, replaces the key row's closing brace: the field
+	// ByLogicalTableRouter adds (`,"<field>":"<physical table>"}`).
+	keyExtra []byte
 	// valueHead is `{"before":` without schemas, and empty with them:
 	// the envelope then embeds the source block's schema, and each
 	// source block has its own head (sourceBlockFor, source.go).
@@ -93,6 +105,10 @@ type tableCodec struct {
 	// readSource is the source block written last for a snapshot read
 	// (appendEventSource, source.go).
 	readSource atomic.Pointer[readSource]
+	// outbox is the table's outbox plan, built with its first event
+	// (outbox.go).
+	outboxOnce sync.Once
+	outbox     *outboxPlan
 }
 
 // NewEncoder returns an Encoder for opts.
@@ -102,7 +118,7 @@ func NewEncoder(opts Options) *Encoder {
 		version = Version
 	}
 	return &Encoder{prefix: opts.TopicPrefix, version: version, includeUnknown: opts.IncludeUnknownTypes,
-		routing: routing{topic: opts.Topic, keyColumns: opts.KeyColumns}, format: opts.Format}
+		routing: routing{topic: opts.Topic, keyColumns: opts.KeyColumns, routes: opts.Routes}, format: opts.Format, outbox: opts.Outbox}
 }
 
 // Topic returns the topic for a table: <prefix>.<schema>.<table>
@@ -133,11 +149,11 @@ func (e *Encoder) TableTopic(t *change.Table) (string, error) {
 // publishes to it, as TableTopic does for a table first seen; start-up
 // checks use it on the configured tables before anything runs.
 func (e *Encoder) ClaimTopic(id change.TableID) (string, error) {
-	topic, _ := e.topicOf(id)
-	if e.routing.topic != "" {
-		return topic, nil // one topic for every table, by configuration
+	r := e.routeOf(id)
+	if e.routing.topic != "" || r.Changed {
+		return r.Topic, nil // tables share a topic by configuration
 	}
-	return topic, e.claims.claim(id, topic)
+	return r.Topic, e.claims.claim(id, r.Topic)
 }
 
 // AppendKey appends the key message ({"schema":…,"payload":{…}}) for ev to
@@ -180,6 +196,9 @@ func (e *Encoder) AppendKey(dst []byte, ev *change.Event) (out []byte, ok bool, 
 	dst, err = c.appendRow(dst, ev.Table, row, c.keyPlans(ev))
 	if err != nil {
 		return dst[:n], false, err
+	}
+	if c.keyExtra != nil {
+		dst = append(dst[:len(dst)-1], c.keyExtra...)
 	}
 	return append(dst, c.keyTail...), true, nil
 }
@@ -277,8 +296,13 @@ func (e *Encoder) codec(t *change.Table) *tableCodec {
 // build computes a table version's topic, column plans and schema JSON.
 func (e *Encoder) build(t *change.Table) *tableCodec {
 	c := &tableCodec{table: t, ncols: len(t.Columns)}
-	c.topic, c.schema = e.topicOf(t.ID)
+	routed := e.routeOf(t.ID)
+	c.topic, c.schema = routed.Topic, routed.SchemaBase
 	if _, err := e.ClaimTopic(t.ID); err != nil {
+		c.topicErr, c.err = err, err
+	} else if routed.Changed && !validTopic(routed.Topic) {
+		err := &EncodeError{Table: tableName(t), Err: ErrTable,
+			Detail: "transforms give it the topic " + strconv.Quote(routed.Topic) + ", which Kafka does not allow (1 to 249 of letters, digits, '.', '_', '-'; not . or ..); fix transforms.reroute.topic_replacement or transforms.route.replacement"}
 		c.topicErr, c.err = err, err
 	}
 	keyIdx, err := e.keyOf(t)
@@ -323,6 +347,18 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 		}
 		c.key = append(c.key, c.cols[j])
 		keyFields = append(keyFields, fields[j])
+	}
+	if routed.KeyField != "" && len(c.key) > 0 {
+		for _, f := range keyFields {
+			if f.name == routed.KeyField {
+				c.err = &EncodeError{Table: tableName(t), Column: f.name, Err: ErrTable,
+					Detail: "the key already has a column " + strconv.Quote(f.name) + ", the field transforms.reroute adds to it; set transforms.reroute.key_field_name to another name"}
+				return c
+			}
+		}
+		keyFields = append(keyFields, connectField{routed.KeyField, connectSchema{typ: "string"}})
+		c.keyExtra = append(appendString(append(c.keyExtra, ','), routed.KeyField), ':')
+		c.keyExtra = append(appendString(c.keyExtra, routed.KeyValue), '}')
 	}
 
 	c.readCols, c.readKey = trimmedReadPlans(c.cols), trimmedReadPlans(c.key)

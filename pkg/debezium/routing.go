@@ -2,6 +2,7 @@ package debezium
 
 import (
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/debezium/route"
 )
 
 // routing is where a table's messages go and what keys them, from the
@@ -15,15 +16,25 @@ type routing struct {
 	// keyColumns is, per table ("schema.table" or "db.table"), the columns
 	// of the message key instead of the primary key (message.key.columns).
 	keyColumns map[string][]string
+	// routes are the RegexRouter and ByLogicalTableRouter transforms
+	// (transforms.route, transforms.reroute); nil: none.
+	routes *route.Routes
 }
 
 // topicOf returns a table's topic and the base of its schema names.
 func (e *Encoder) topicOf(id change.TableID) (topic, schemaBase string) {
-	schemaBase = topicName(e.prefix, id)
+	r := e.routeOf(id)
+	return r.Topic, r.SchemaBase
+}
+
+// routeOf is where a table's records go: destination.topic, or the
+// default topic as the routing transforms rename it.
+func (e *Encoder) routeOf(id change.TableID) route.Routed {
+	base := topicName(e.prefix, id)
 	if e.routing.topic != "" {
-		return e.routing.topic, schemaBase
+		return route.Routed{Topic: e.routing.topic, SchemaBase: base}
 	}
-	return schemaBase, schemaBase
+	return e.routing.routes.Route(base)
 }
 
 // keyOf returns the indexes of the table's key columns: the configured

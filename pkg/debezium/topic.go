@@ -75,6 +75,19 @@ func sanitizeTopic(s string) string {
 	return string(b)
 }
 
+// validTopic tells whether Kafka accepts s as a topic name.
+func validTopic(s string) bool {
+	if s == "" || s == "." || s == ".." || len(s) > maxTopicLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !validTopicByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 func validTopicByte(c byte) bool {
 	return c == '.' || c == '_' || c == '-' ||
 		'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9'

@@ -37,6 +37,16 @@ type Message struct {
 	// gets the content-type header only, no tributary-op or
 	// tributary-event-id.
 	NotRow bool
+	// Headers are added after Tributary's (the outbox router's event id
+	// and fields). Default none.
+	Headers []Header
+}
+
+// Header is one record header of Message.Headers; a nil Value is a
+// header without a value.
+type Header struct {
+	Key   string
+	Value []byte
 }
 
 // PublishError is a record that every attempt failed to deliver. A record
@@ -193,6 +203,9 @@ func (m Message) headers(hs []kgo.RecordHeader, gzipped bool) []kgo.RecordHeader
 	)
 	if gzipped {
 		hs = append(hs, kgo.RecordHeader{Key: "tributary-compression", Value: gzipName})
+	}
+	for _, h := range m.Headers {
+		hs = append(hs, kgo.RecordHeader{Key: h.Key, Value: h.Value})
 	}
 	return hs
 }

@@ -45,6 +45,10 @@ type Pipeline struct {
 	// move past a skipped row until Notify returns nil. Required for
 	// skipping: without one, an oversized row stops the pipeline.
 	Notifier webhook.Notifier
+	// OutboxInvalidOp is what an update of an outbox table does (with
+	// the encoder's Outbox): OutboxInvalidWarn (default), …Error or
+	// …Fatal.
+	OutboxInvalidOp string
 	// TopicWaitLogEvery is how often a topic that does not exist (and may
 	// not be created) is reported while the pipeline waits for it;
 	// default 30 s.
@@ -330,6 +334,9 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 		return nil
 	}
 	p.reportDropped(ev.Table)
+	if p.Encoder.OutboxOn() {
+		return p.emitOutbox(ctx, ev) // outbox.go
+	}
 	topic, err := p.Encoder.TableTopic(ev.Table)
 	if err != nil {
 		// Refused before its topic is created or anything of it is sent.
@@ -572,7 +579,7 @@ func (p *Pipeline) produce(topic string, key, value []byte, head debezium.Head, 
 	rows, commit, tombstone, table, eventID := p.rowMetrics(ev.Table), ev.Source.CommitMicros, value == nil, ev.Table, ev.ID
 	seq := p.tracker.add()
 	m := kafka.Message{Topic: topic, Key: key, Value: value, Op: opNames[op], EventID: ev.ID,
-		Partition: p.partition.value, Partitioned: p.partition.set, Time: now, HeadLen: head.Len, HeadCRC: head.CRC}
+		Partition: p.partition.value, Partitioned: p.partition.set, Time: now, HeadLen: head.Len, HeadCRC: head.CRC, Headers: rb.headers}
 	rb.hold()
 	err = p.Producer.Publish(p.produceCtx, m, func(err error) {
 		defer rb.release() // after the producer's last use of the bytes, and skip's of the key

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
 
 // recordBuf is the buffer a row's key and value are encoded into
@@ -16,6 +18,9 @@ import (
 type recordBuf struct {
 	b    []byte
 	refs atomic.Int32
+	// headers are the record's own headers (an outbox event's), which
+	// the producer reads until the promise ran too; nil: none.
+	headers []kafka.Header
 }
 
 // maxPooledRecord bounds the buffers kept: a rare large row's buffer is

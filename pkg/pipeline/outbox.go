@@ -1,0 +1,64 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/debezium"
+	"github.com/tributary-cdc/tributary/pkg/kafka"
+)
+
+// Outbox invalid-operation behaviours (transforms.outbox.table_op_invalid_behavior).
+const (
+	OutboxInvalidWarn  = "warn"
+	OutboxInvalidError = "error"
+	OutboxInvalidFatal = "fatal"
+)
+
+// emitOutbox publishes ev as Debezium's outbox event router does: an
+// inserted (or snapshot) row is one event on the topic its route-by
+// column names; a delete is dropped, an update dropped with a warning
+// or an error logged, or it stops the pipeline (OutboxInvalidOp).
+func (p *Pipeline) emitOutbox(ctx context.Context, ev *change.Event) error {
+	switch ev.Op {
+	case change.OpDelete:
+		return nil
+	case change.OpUpdate:
+		msg := "an update of an outbox table is not an event and is not published; outbox rows are only inserted"
+		switch p.OutboxInvalidOp {
+		case OutboxInvalidFatal:
+			return fmt.Errorf("%s (transforms.outbox.table_op_invalid_behavior: fatal): table %s, event %s; the pipeline stops here again at every start until table_op_invalid_behavior is warn or error, which drop the update", msg, ev.Table.ID, ev.ID)
+		case OutboxInvalidError:
+			p.Log.Error(msg, "table", ev.Table.ID.String(), "event_id", ev.ID)
+		default:
+			p.Log.Warn(msg, "table", ev.Table.ID.String(), "event_id", ev.ID)
+		}
+		return nil
+	}
+	rb := newRecordBuf()
+	buf, rec, err := p.Encoder.AppendOutbox(rb.b[:0], ev)
+	defer func() { rb.b = buf; rb.headers = nil; rb.release() }()
+	if reason := unencodable(err); reason != "" {
+		return p.skip(ctx, skippedRow{table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID}, reason)
+	}
+	if err != nil {
+		return fmt.Errorf("encode outbox event of %s: %w", ev.Table.ID, err)
+	}
+	if err := p.ensureTopic(ctx, rec.Topic); err != nil {
+		return err
+	}
+	rb.headers = make([]kafka.Header, len(rec.Headers))
+	for i, h := range rec.Headers {
+		rb.headers[i] = kafka.Header{Key: h.Key, Value: h.Value}
+	}
+	refused, err := p.produce(rec.Topic, rec.Key, rec.Value, debezium.Head{}, ev, rb, time.Now(), tombNone, nil)
+	if err != nil {
+		return err
+	}
+	if refused != nil {
+		return p.skip(ctx, skippedRow{topic: rec.Topic, key: rec.Key, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID}, p.refusedReason(refused))
+	}
+	return nil
+}
