@@ -223,7 +223,7 @@ func TestRefusedSchemaWaits(t *testing.T) {
 	// Through the Recoder: it waits until ctx ends, and says so.
 	rec := &avro.Recoder{Registry: reg, Value: true, RetryEvery: 50 * time.Millisecond}
 	msg := `{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"a"}],"optional":false,"name":"r"},"payload":{"a":"x"}}`
-	wctx, cancel := context.WithTimeout(ctx, 400*time.Millisecond)
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	topic := strings.TrimSuffix(subject, "-value")
 	if out, err := rec.RecodeValue(wctx, topic, []byte(msg)); err == nil || !errors.As(err, &refused) {
