@@ -38,7 +38,7 @@ type Config struct {
 
 // Source says which database to read and what of it.
 type Source struct {
-	// Type is postgres | mysql. Required. (sqlserver and mongodb are
+	// Type is postgres | mysql | mongodb. Required. (sqlserver is
 	// recognised and refused: not built in this release.)
 	Type string `yaml:"type" json:"type"`
 	// URL is the connection URL. Required. May hold a secret: never log it.
