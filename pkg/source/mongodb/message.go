@@ -15,7 +15,7 @@ import (
 // strings (Extended JSON v1 strict mode, io.debezium.data.Json), with
 // updateDescription on updates and the connector's source block. Its
 // shape was checked against the connector's own classes (see
-// docs/sources/mongodb.md).
+// docs/mongodb.md).
 
 // MessageOptions are what the message needs beyond the event.
 type MessageOptions struct {
