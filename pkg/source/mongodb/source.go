@@ -127,7 +127,11 @@ func (s *Source) Fresh(ctx context.Context, _ bool) error {
 func (s *Source) Start(ctx context.Context, st source.Stream) error {
 	err := s.d.Start(ctx)
 	var se mongo.ServerError
-	if err != nil && s.d.cfg.Scope == ScopeCluster && len(s.d.captured) == 1 && errors.As(err, &se) && se.HasErrorCode(59) {
+	if err != nil && s.d.cfg.Scope == ScopeCluster && errors.As(err, &se) && se.HasErrorCode(59) {
+		if len(s.d.captured) != 1 {
+			return fmt.Errorf("mongodb: the server has no cluster-wide change streams (a standalone or test server), so a pipeline captures exactly one collection there; source.tables selects %d (%s)",
+				len(s.d.captured), strings.Join(s.d.captured, ", "))
+		}
 		s.opts.Log().Warn("the server has no cluster-wide change streams; watching the one captured collection", "collection", s.d.captured[0])
 		s.d.cfg.Scope = ScopeCollection
 		err = s.d.Start(ctx)
