@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -244,4 +245,123 @@ func TestCLIRunSnapshotStreamRestart(t *testing.T) {
 
 func bsoncoreInt32(i int32) []byte {
 	return []byte{byte(i), byte(i >> 8), byte(i >> 16), byte(i >> 24)}
+}
+
+// The snapshot interleaved with a writer: while tributary reads a
+// collection of 2,000 documents in _id chunks, a writer updates, inserts
+// and deletes; when all is published, the last message of every key is
+// the collection's final state (deleted keys end with a delete and its
+// tombstone), so the watermarks placed by operation time kept each
+// chunk's copies from overwriting newer changes.
+func TestCLISnapshotInterleavedWithWriter(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("items")
+	ctx := context.Background()
+	const n = 2000
+	var docs []any
+	for i := range n {
+		docs = append(docs, bson.D{{Key: "_id", Value: int32(i)}, {Key: "v", Value: int32(0)}})
+	}
+	if _, err := coll.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	e := itest.BareEnv(t, "mongoint")
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
+		Source:      "  tables: ['" + regexpQuote(db.Name()+".items") + "']\n",
+		Destination: "  delete_mode: record_and_tombstone\n"})
+	itest.AppendConfig(t, cfg, "format:\n  schemas: false\n")
+	topic := e.Prefix + "." + db.Name() + ".items"
+	p := e.Start("run", "--config", cfg)
+
+	// Write while the snapshot reads: every key's value goes up, some
+	// keys are deleted, new ones inserted.
+	deadline := time.Now().Add(4 * time.Second)
+	for w := 1; time.Now().Before(deadline); w++ {
+		id := int32((w * 7919) % n)
+		var err error
+		switch w % 10 {
+		case 0:
+			_, err = coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
+		case 1:
+			_, err = coll.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(n + w)}, {Key: "v", Value: int32(w)}})
+		default:
+			_, err = coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: bson.D{{Key: "v", Value: int32(w)}}}})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Exited() {
+			t.Fatalf("tributary exited:\n%s", p.Out)
+		}
+	}
+	// The final state, and the topic settled.
+	final := map[string]int{}
+	cur, err := coll.Find(ctx, bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cur.Next(ctx) {
+		id := cur.Current.Lookup("_id").Int32()
+		final[`{"id":"`+strconv.Itoa(int(id))+`"}`] = int(cur.Current.Lookup("v").Int32())
+	}
+	last, stable := int64(-1), 0
+	for stable < 6 {
+		time.Sleep(500 * time.Millisecond)
+		if end := itest.TopicEnd(topic); end == last {
+			stable++
+		} else {
+			last, stable = end, 0
+		}
+		if p.Exited() {
+			t.Fatalf("tributary exited:\n%s", p.Out)
+		}
+	}
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, p.Out)
+	}
+
+	state := map[string]int{}
+	reads := 0
+	for _, r := range readRecords(t, topic) {
+		k := string(r.key)
+		if r.value == nil {
+			delete(state, k)
+			continue
+		}
+		var v struct {
+			After *string `json:"after"`
+			Op    string  `json:"op"`
+		}
+		if err := json.Unmarshal(r.value, &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.Op == "r" {
+			reads++
+		}
+		if v.Op == "d" {
+			delete(state, k)
+			continue
+		}
+		var doc struct{ V int }
+		if v.After == nil || json.Unmarshal([]byte(*v.After), &doc) != nil {
+			t.Fatalf("%s: after %v", k, v.After)
+		}
+		state[k] = doc.V
+	}
+	if reads == 0 || reads > n {
+		t.Errorf("%d reads of %d documents", reads, n)
+	}
+	if len(state) != len(final) {
+		t.Errorf("%d keys on the topic, %d in the collection", len(state), len(final))
+	}
+	bad := 0
+	for k, v := range final {
+		if got, ok := state[k]; !ok || got != v {
+			if bad++; bad <= 10 {
+				t.Errorf("key %s: topic ends with %d (present %v), collection has %d", k, got, ok, v)
+			}
+		}
+	}
+	t.Logf("%d reads, %d keys, %d wrong", reads, len(final), bad)
 }
