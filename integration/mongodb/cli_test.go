@@ -365,3 +365,48 @@ func TestCLISnapshotInterleavedWithWriter(t *testing.T) {
 	}
 	t.Logf("%d reads, %d keys, %d wrong", reads, len(final), bad)
 }
+
+// snapshot_mode no_data publishes no existing document; `tributary
+// backfill --table db.collection` re-publishes them on request (op r),
+// while the stream goes on (an insert after it is op c).
+func TestCLIBackfillOnRequest(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("items")
+	ctx := context.Background()
+	for i := range 5 {
+		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(i)}, {Key: "v", Value: "x"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := itest.BareEnv(t, "mongobf")
+	ns := db.Name() + ".items"
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
+		Source: "  tables: ['" + regexpQuote(ns) + "']\n  snapshot_mode: no_data\n"})
+	itest.AppendConfig(t, cfg, "format:\n  schemas: false\n")
+	topic := e.Prefix + "." + ns
+	p := e.Start("run", "--config", cfg)
+	itest.ModeDB{E: e}.AwaitStarted(t, p)
+	if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", ns); code != 0 {
+		t.Fatalf("backfill: exit %d: %s", code, out)
+	}
+	p.WaitFor(t, 60*time.Second, "the requested backfill", func() bool { return itest.TopicEnd(topic) >= 5 })
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(9)}}); err != nil {
+		t.Fatal(err)
+	}
+	p.WaitFor(t, 60*time.Second, "the insert", func() bool { return itest.TopicEnd(topic) >= 6 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, p.Out)
+	}
+	ops := map[string]int{}
+	for _, r := range readRecords(t, topic) {
+		var v struct{ Op string }
+		if err := json.Unmarshal(r.value, &v); err != nil {
+			t.Fatal(err)
+		}
+		ops[v.Op]++
+	}
+	if ops["r"] != 5 || ops["c"] != 1 || len(ops) != 2 {
+		t.Fatalf("ops %v, want 5 r and 1 c", ops)
+	}
+}
