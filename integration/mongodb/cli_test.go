@@ -132,7 +132,7 @@ func TestCLIRunSnapshotStreamRestart(t *testing.T) {
 
 	e := itest.BareEnv(t, "mongocli")
 	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
-		Source:      "  tables: ['" + regexpQuote(db.Name()+".orders") + "']\n",
+		Source:      "  tables: ['" + regexpQuote(db.Name()+".orders") + "']\n  capture_mode: change_streams_update_full\n",
 		Destination: "  delete_mode: record_and_tombstone\n"})
 	itest.AppendConfig(t, cfg, itest.ExactlyOnceLines+"format:\n  schemas: false\n")
 	topic := e.Prefix + "." + db.Name() + ".orders"

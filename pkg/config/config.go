@@ -94,6 +94,8 @@ type Source struct {
 	// its connection before the pipeline exits 1 (a Go duration: "5m",
 	// "90s"). Default 5m.
 	OutageWindow string `yaml:"outage_window" json:"outage_window"`
+
+	CaptureMode string `yaml:"capture_mode" json:"capture_mode"` // mongodb: Debezium's capture.mode (docs/mongodb.md)
 }
 
 // Destination is the Kafka or MSK cluster.

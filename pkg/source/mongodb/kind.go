@@ -102,6 +102,11 @@ func validateURL(raw string, r config.Report) {
 }
 
 func validate(s *config.Source, _ string, r config.Report) {
+	switch s.CaptureMode {
+	case "", ModeUpdateFull, ModeUpdateFullWithPreImage, ModeChangeStreams, ModeChangeStreamsPreImage:
+	default:
+		r.Add("source.capture_mode", "must be %s, %s, %s or %s (Debezium's capture.mode)", ModeUpdateFull, ModeUpdateFullWithPreImage, ModeChangeStreams, ModeChangeStreamsPreImage)
+	}
 	if s.SignalTable != "" {
 		r.Add("source.signal_table", "is for mysql sources only (a mongodb source places its watermarks by operation time)")
 	}

@@ -39,7 +39,7 @@ func New(_ context.Context, opts source.Options) (*Source, error) {
 	c := opts.Config
 	cfg := Config{
 		Settings: Settings{URI: c.URL, CAPEM: pemOrNil(c.CACertificate)},
-		Include:  c.Tables, Exclude: c.ExcludeTables,
+		Include:  c.Tables, Exclude: c.ExcludeTables, CaptureMode: c.CaptureMode,
 		Logger: opts.Log(),
 	}
 	d, err := NewDriver(cfg)
