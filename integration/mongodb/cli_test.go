@@ -143,6 +143,7 @@ func TestCLIRunSnapshotStreamRestart(t *testing.T) {
 	}
 	t.Logf("tributary tables:\n%s", out)
 	code, out = itest.TestConnection(t, e, cfg)
+	t.Logf("tributary test-connection (exit %d):\n%s", code, out)
 	for _, line := range []string{"ok   source connection", "ok   collections", "ok   change streams"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("test-connection lacks %q (exit %d):\n%s", line, code, out)
