@@ -76,7 +76,7 @@ destination:
 // words, before anything connects.
 func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 	for _, tc := range []struct{ name, doc, field, words string }{
-		{"source not built", strings.Replace(goodConfig, "type: postgres", "type: mongodb", 1), "source.type", "mongodb is not built in this release"},
+		{"source not built", strings.Replace(goodConfig, "type: postgres", "type: sqlserver", 1), "source.type", "sqlserver is not built in this release"},
 		{"sqlserver", strings.Replace(goodConfig, "type: postgres", "type: sqlserver", 1), "source.type", "sqlserver is not built in this release"},
 		{"snapshot mode", strings.Replace(goodConfig, "type: postgres\n", "type: postgres\n  snapshot_mode: schema_only\n", 1), "source.snapshot_mode", "must be initial, initial_only, no_data (or never), or when_needed"},
 		{"whsec not base64", goodConfig + "webhooks:\n  row_skipped_url: https://h.example/x\n  signing_secret: whsec_!!!\n", "webhooks.signing_secret", "a whsec_ secret must be followed by base64"},

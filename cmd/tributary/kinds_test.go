@@ -29,7 +29,7 @@ func TestValidateListsEverySourceProblem(t *testing.T) {
 				"destination.delete_mode: must be record",
 			}},
 		{"  type: oracle\n  url: 'oracle://db/shop'\n",
-			[]string{"source.type: must be postgres or mysql", "destination.delete_mode: must be record"}},
+			[]string{"source.type: must be postgres, mysql or mongodb", "destination.delete_mode: must be record"}},
 	} {
 		cfg := writeFile(t, "name: shop\nsource:\n"+c.source+"destination:\n  bootstrap_servers: 127.0.0.1:9092\n  topic_prefix: shop\n  delete_mode: sometimes\n")
 		var stdout, stderr bytes.Buffer

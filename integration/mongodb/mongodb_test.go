@@ -117,8 +117,8 @@ type running struct {
 // streams.
 func start(t *testing.T, ns string, cur mongodb.Cursor, signal string) *running {
 	t.Helper()
-	d, err := mongodb.New(mongodb.Config{
-		Settings: mongodb.Settings{URI: uri()}, Include: []string{regexpQuote(ns)}, Scope: scope(),
+	d, err := mongodb.NewDriver(mongodb.Config{
+		Connection: mongodb.Connection{URI: uri()}, Include: []string{regexpQuote(ns)}, Scope: scope(),
 		SignalCollection: signal, IdlePause: 20 * time.Millisecond, MaxAwait: 200 * time.Millisecond,
 	})
 	if err != nil {
@@ -393,7 +393,7 @@ func TestBackfillChunksInIDOrder(t *testing.T) {
 	var got []string
 	stored := ""
 	for round := 0; round < 20; round++ {
-		d, err := mongodb.New(mongodb.Config{Settings: mongodb.Settings{URI: uri()}})
+		d, err := mongodb.NewDriver(mongodb.Config{Connection: mongodb.Connection{URI: uri()}})
 		if err != nil {
 			t.Fatal(err)
 		}

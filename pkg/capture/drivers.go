@@ -7,6 +7,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/source"
+	"github.com/tributary-cdc/tributary/pkg/source/mongodb"
 	"github.com/tributary-cdc/tributary/pkg/source/mysql"
 	"github.com/tributary-cdc/tributary/pkg/source/postgres"
 )
@@ -16,6 +17,7 @@ import (
 var drivers = registry(
 	driver(postgres.Kind, postgres.New),
 	driver(mysql.Kind, mysql.New),
+	driver(mongodb.Kind, mongodb.New),
 )
 
 // entry is one registered driver: its Kind and its constructor.

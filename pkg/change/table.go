@@ -129,4 +129,27 @@ type Table struct {
 	Columns []Column
 	Key     []int // indexes into Columns of the primary key, in key order; empty: no key
 	Version uint64
+	// Document, when set, makes this a document table: its rows carry
+	// whole documents in the driver's own encoding, and the driver writes
+	// their messages (its connector's document-shaped envelope) instead
+	// of the encoder's row envelope. Key still names the columns the
+	// snapshot engine tells rows apart by.
+	Document DocumentCodec
+}
+
+// DocumentCodec writes the key and value of a document table's events, as
+// its connector does; the encoder calls it with what it knows of the
+// message format.
+type DocumentCodec interface {
+	AppendDocumentKey(dst []byte, ev *Event, f DocumentFormat) ([]byte, error)
+	AppendDocumentValue(dst []byte, ev *Event, f DocumentFormat, nowMicros int64) ([]byte, error)
+}
+
+// DocumentFormat is the message format a DocumentCodec writes in.
+type DocumentFormat struct {
+	// Prefix is the topic prefix (source.name where the event's
+	// Source.Name is empty); Version is source.version.
+	Prefix, Version string
+	// Schemas writes {"schema":…,"payload":…}; false the payload alone.
+	Schemas bool
 }

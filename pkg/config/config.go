@@ -40,9 +40,9 @@ type Config struct {
 
 // Source says which database to read and what of it.
 type Source struct {
-	// Type is a registered source type (postgres, mysql). Required.
-	// (sqlserver and mongodb are recognised and refused: not built in
-	// this release.)
+	// Type is a registered source type (postgres, mysql, mongodb).
+	// Required. (sqlserver is recognised and refused: not built in this
+	// release.)
 	Type string `yaml:"type" json:"type"`
 	// URL is the connection URL. Required. May hold a secret: never log it.
 	URL string `yaml:"url" json:"url"`

@@ -123,6 +123,9 @@ func (v validator) format(c *Config) {
 			v.add("format.delete_handling", "must be %s", oneOf(deleteHandlings))
 		}
 	}
+	if f.Unwrap && c.Source.Type == SourceMongoDB {
+		v.add("format.unwrap", "is not built for mongodb sources yet (Debezium's ExtractNewDocumentState); remove it to publish the change-event envelope")
+	}
 	if f.Unwrap && c.Destination.DeleteMode == DeleteTombstone {
 		// The transform drops the tombstones the connector sends: every
 		// delete would vanish.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/source/mongodb"
 	"github.com/tributary-cdc/tributary/pkg/source/mysql"
 	"github.com/tributary-cdc/tributary/pkg/source/postgres"
 )
@@ -193,4 +194,21 @@ func TestRegisterSourceRefusesACommonKey(t *testing.T) {
 	config.RegisterSource(config.SourceKind{Type: "clash", Settings: struct {
 		Tables string `yaml:"tables"`
 	}{}})
+}
+
+// TestMongoDBCaptureMode: source.capture_mode, Debezium's capture.mode, is
+// the mongodb driver's own setting: it loads into its settings, and a mode
+// Debezium does not have is refused naming the field.
+func TestMongoDBCaptureMode(t *testing.T) {
+	cfg, err := config.Parse([]byte("name: shop\nsource: {type: mongodb, url: 'mongodb://h/db', capture_mode: change_streams_update_full_with_pre_image}\n" + destination))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := config.SettingsOf[mongodb.Settings](cfg.Source).CaptureMode; got != mongodb.ModeUpdateFullWithPreImage {
+		t.Errorf("capture_mode = %q", got)
+	}
+	_, err = config.Parse([]byte("name: shop\nsource: {type: mongodb, url: 'mongodb://h/db', capture_mode: oplog}\n" + destination))
+	if got := problems(t, err); len(got) != 1 || !strings.HasPrefix(got[0], "source.capture_mode: must be change_streams_update_full, ") {
+		t.Errorf("problems = %q", got)
+	}
 }

@@ -46,9 +46,9 @@ func TestSourceTLSRules(t *testing.T) {
 			c.Source.CACertificate = ca
 		}, "source.ca_certificate", "tls=false"},
 		{"other source type", func(c *Config) {
-			c.Source.Type, c.Source.URL = SourceMongoDB, "mongodb://db/shop"
+			c.Source.Type, c.Source.URL = SourceSQLServer, "sqlserver://db/shop"
 			c.Source.CACertificate = ca
-		}, "source.ca_certificate", "postgres and mysql sources only"},
+		}, "source.ca_certificate", "postgres, mysql and mongodb sources only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig(t)
@@ -59,7 +59,7 @@ func TestSourceTLSRules(t *testing.T) {
 				t.Fatalf("want problems, got: %v", err)
 			}
 			// One problem names the field; any other is the source type
-			// itself (mongodb: not built in this release).
+			// itself (sqlserver: not built in this release).
 			var mine []Problem
 			for _, p := range errs.Problems {
 				switch p.Field {

@@ -166,6 +166,9 @@ func (e *Encoder) AppendKey(dst []byte, ev *change.Event) (out []byte, ok bool, 
 	if err != nil {
 		return dst, false, err
 	}
+	if ev.Table.Document != nil {
+		return e.appendDocumentKey(dst, ev)
+	}
 	if len(c.key) == 0 {
 		return dst, false, nil
 	}
@@ -234,6 +237,9 @@ func (e *Encoder) AppendValueHead(dst []byte, ev *change.Event, nowMicros int64)
 	}
 	if err := checkChange(ev); err != nil {
 		return dst, Head{}, err
+	}
+	if ev.Table.Document != nil {
+		return e.appendDocumentValue(dst, ev, nowMicros)
 	}
 	b := e.sourceBlockFor(c, ev)
 	if b.err != nil {

@@ -143,6 +143,9 @@ func (r *Recoder) register(ctx context.Context, subject string, connectJSON []by
 		logEvery = 30 * time.Second
 	}
 	var lastLog time.Time
+	// refusal is the registry's last answer, which a wait that ends
+	// mid-request reports rather than the request's cancellation.
+	var refusal error
 	for {
 		header, err := r.Registry.Register(ctx, subject, s.JSON)
 		if err == nil {
@@ -161,8 +164,12 @@ func (r *Recoder) register(ctx context.Context, subject string, connectJSON []by
 			return e, nil
 		}
 		if ctx.Err() != nil {
+			if refusal != nil {
+				return nil, fmt.Errorf("registering the schema of %s: %w", subject, refusal)
+			}
 			return nil, err
 		}
+		refusal = err
 		if r.Log != nil && time.Since(lastLog) >= logEvery {
 			lastLog = time.Now()
 			var refused *RefusedError

@@ -1,9 +1,9 @@
 // Package mongodb reads a MongoDB replica set or sharded cluster: change
 // streams for the log, find in _id order for snapshots, and the message in
-// Debezium's MongoDB connector format. Its public surface has the shape of
-// the capture seam (Connect, Discover, Fresh, Resume, Start, Stream with a
-// Sink, Acknowledge, Retriable, Snapshots, Close); it is not wired into
-// the capture loop yet.
+// Debezium's MongoDB connector format. Driver reads the server (its stream
+// into a local Sink); Source (source.go) runs it under the capture loop,
+// and collections are document tables whose messages this package writes
+// (codec.go).
 package mongodb
 
 import (
@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -55,7 +56,7 @@ const (
 
 // Config is the driver's configuration.
 type Config struct {
-	Settings Settings
+	Connection Connection
 	// Include and Exclude are collection.include.list /
 	// collection.exclude.list regexes on "db.collection".
 	Include, Exclude []string
@@ -104,16 +105,30 @@ type Driver struct {
 	// modernTypesOnly: the server rejected the deprecated BSON types in
 	// $type, so chunk filters leave them out.
 	modernTypesOnly bool
+
+	// marks are the watermarks placed by operation time (MarkAt), not yet
+	// met by the stream; markSeq numbers them.
+	marksMu sync.Mutex
+	marks   []timedMark
+	markSeq uint64
 }
 
-// New checks the configuration; every problem is reported at once.
-func New(cfg Config) (*Driver, error) {
+// timedMark is a watermark placed at an operation time: every event at or
+// before at comes before it in the stream, every later one after.
+type timedMark struct {
+	id  string
+	at  bson.Timestamp
+	seq uint64
+}
+
+// NewDriver checks the configuration; every problem is reported at once.
+func NewDriver(cfg Config) (*Driver, error) {
 	var errs []error
-	s, err := ParseSettings(cfg.Settings)
+	s, err := ParseConnection(cfg.Connection)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	cfg.Settings = s
+	cfg.Connection = s
 	f, err := NewFilter(cfg.Include, cfg.Exclude)
 	if err != nil {
 		errs = append(errs, err)
@@ -160,26 +175,26 @@ func New(cfg Config) (*Driver, error) {
 
 // Connect opens the client and checks the server answers.
 func (d *Driver) Connect(ctx context.Context) error {
-	o, err := d.cfg.Settings.clientOptions()
+	o, err := d.cfg.Connection.clientOptions()
 	if err != nil {
 		return err
 	}
 	c, err := mongo.Connect(o)
 	if err != nil {
-		return fmt.Errorf("mongodb %s: %s", d.cfg.Settings.Redacted(), d.scrub(err))
+		return fmt.Errorf("mongodb %s: %s", d.cfg.Connection.Redacted(), d.scrub(err))
 	}
 	if err := c.Ping(ctx, nil); err != nil {
 		_ = c.Disconnect(context.WithoutCancel(ctx))
-		return fmt.Errorf("mongodb %s: %s", d.cfg.Settings.Redacted(), d.scrub(err))
+		return fmt.Errorf("mongodb %s: %s", d.cfg.Connection.Redacted(), d.scrub(err))
 	}
 	d.client = c
-	d.log.Info("connected", "url", d.cfg.Settings.Redacted())
+	d.log.Info("connected", "url", d.cfg.Connection.Redacted())
 	return nil
 }
 
 // scrub is err's message with the password hidden.
 func (d *Driver) scrub(err error) string {
-	return scrub(err.Error(), d.cfg.Settings.URI, d.cfg.Settings.Password)
+	return scrub(err.Error(), d.cfg.Connection.URI, d.cfg.Connection.Password)
 }
 
 // Discover lists the captured collections, "db.collection", sorted.
@@ -212,6 +227,16 @@ func (d *Driver) Discover(ctx context.Context) ([]string, error) {
 // The time comes from a session's operationTime, or, where the server has
 // no sessions (mongo-java-server), from the newest oplog entry.
 func (d *Driver) Fresh(ctx context.Context) (Cursor, error) {
+	t, err := d.operationTime(ctx)
+	if err != nil {
+		return Cursor{}, err
+	}
+	return Cursor{OperationTime: t}, nil
+}
+
+// operationTime is the server's current operation time: a session's
+// operationTime, else the newest oplog entry's.
+func (d *Driver) operationTime(ctx context.Context) (bson.Timestamp, error) {
 	if sess, err := d.client.StartSession(); err == nil {
 		defer sess.EndSession(context.WithoutCancel(ctx))
 		err := mongo.WithSession(ctx, sess, func(sc context.Context) error {
@@ -219,7 +244,7 @@ func (d *Driver) Fresh(ctx context.Context) (Cursor, error) {
 		})
 		if err == nil {
 			if t := sess.OperationTime(); t != nil && !t.IsZero() {
-				return Cursor{OperationTime: *t}, nil
+				return *t, nil
 			}
 		}
 	}
@@ -231,11 +256,11 @@ func (d *Driver) Fresh(ctx context.Context) (Cursor, error) {
 	switch {
 	case errors.Is(err, mongo.ErrNoDocuments):
 		// An empty oplog: every event to come is after time zero.
-		return Cursor{OperationTime: bson.Timestamp{T: 0, I: 1}}, nil
+		return bson.Timestamp{T: 0, I: 1}, nil
 	case err != nil:
-		return Cursor{}, fmt.Errorf("mongodb: reading the current operation time: %s (the server answers no operationTime and the oplog is not readable)", d.scrub(err))
+		return bson.Timestamp{}, fmt.Errorf("mongodb: reading the current operation time: %s (the server answers no operationTime and the oplog is not readable)", d.scrub(err))
 	}
-	return Cursor{OperationTime: last.TS}, nil
+	return last.TS, nil
 }
 
 // Resume sets where Start opens the stream, and the set of collections
@@ -340,11 +365,17 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 	var j joiner
 	lastBeat := d.cursor
 	for {
+		seq := d.markSeqNow()
 		if !d.stream.TryNext(ctx) {
 			if err := d.stream.Err(); err != nil {
 				return d.streamError("reading the change stream", err)
 			}
 			if err := ctx.Err(); err != nil {
+				return err
+			}
+			// The stream had nothing more: every event up to a mark
+			// placed before this read was read.
+			if err := d.flushMarks(ctx, sink, func(m timedMark) bool { return m.seq <= seq }); err != nil {
 				return err
 			}
 			if d.stream.ID() == 0 {
@@ -376,6 +407,11 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 		}
 		if !d.skipTo.IsZero() && !ev.ClusterTime.IsZero() && !ev.ClusterTime.After(d.skipTo) {
 			continue
+		}
+		if !ev.ClusterTime.IsZero() {
+			if err := d.flushMarks(ctx, sink, func(m timedMark) bool { return ev.ClusterTime.After(m.at) }); err != nil {
+				return err
+			}
 		}
 		cur := Cursor{Token: slices.Clone(ev.Token), OperationTime: ev.ClusterTime}
 		switch {
@@ -446,4 +482,49 @@ func (d *Driver) Close(ctx context.Context) error {
 		d.client = nil
 	}
 	return errors.Join(errs...)
+}
+
+// MarkAt places the watermark id at the server's current operation time:
+// the stream hands it to its sink's Watermark after every event at or
+// before that time, and before any later one. Unlike WriteWatermark it
+// writes nothing, so it works on a stream of one collection too.
+func (d *Driver) MarkAt(ctx context.Context, id string) error {
+	at, err := d.operationTime(ctx)
+	if err != nil {
+		return err
+	}
+	d.marksMu.Lock()
+	d.markSeq++
+	d.marks = append(d.marks, timedMark{id: id, at: at, seq: d.markSeq})
+	d.marksMu.Unlock()
+	return nil
+}
+
+func (d *Driver) markSeqNow() uint64 {
+	d.marksMu.Lock()
+	defer d.marksMu.Unlock()
+	return d.markSeq
+}
+
+// flushMarks hands the marks met (met true) to sink, in the order they
+// were placed.
+func (d *Driver) flushMarks(ctx context.Context, sink Sink, met func(timedMark) bool) error {
+	d.marksMu.Lock()
+	var due []timedMark
+	rest := d.marks[:0]
+	for _, m := range d.marks {
+		if met(m) {
+			due = append(due, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	d.marks = rest
+	d.marksMu.Unlock()
+	for _, m := range due {
+		if err := sink.Watermark(ctx, m.id); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -15,7 +15,7 @@ import (
 // strings (Extended JSON v1 strict mode, io.debezium.data.Json), with
 // updateDescription on updates and the connector's source block. Its
 // shape was checked against the connector's own classes (see
-// docs/sources/mongodb.md).
+// docs/mongodb.md).
 
 // MessageOptions are what the message needs beyond the event.
 type MessageOptions struct {
@@ -121,36 +121,53 @@ func encode(db, coll string, id bson.RawValue, p payload, opt MessageOptions, no
 		return Message{}, err
 	}
 	topic := Topic(opt.Name, db, coll)
-	idJSON, err := keyWriter.appendValue(nil, id)
+	key, err := appendKey(nil, topic, id, opt.Schemas)
 	if err != nil {
 		return Message{}, fmt.Errorf("%s.%s key: %w", db, coll, err)
 	}
-	var key []byte
-	if opt.Schemas {
-		key = append(key, `{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"id"}],"optional":false,"name":`...)
-		key = appendJackson(key, topic+".Key")
-		key = append(key, `},"payload":`...)
-	}
-	key = append(key, `{"id":`...)
-	key = appendJackson(key, string(idJSON))
-	key = append(key, '}')
-	if opt.Schemas {
-		key = append(key, '}')
-	}
-
-	var v []byte
-	if opt.Schemas {
-		v = append(v, valueSchemaHead...)
-		v = appendJackson(v, topic+".Envelope")
-		v = append(v, `},"payload":`...)
-	}
-	if v, err = appendPayload(v, p, nowMS); err != nil {
+	v, err := appendValue(nil, topic, p, opt.Schemas, nowMS)
+	if err != nil {
 		return Message{}, fmt.Errorf("%s.%s: %w", db, coll, err)
 	}
-	if opt.Schemas {
-		v = append(v, '}')
-	}
 	return Message{Topic: topic, Key: key, Value: v}, nil
+}
+
+// appendKey appends the key of the document id to b; topic names its
+// schema.
+func appendKey(b []byte, topic string, id bson.RawValue, schemas bool) ([]byte, error) {
+	idJSON, err := keyWriter.appendValue(nil, id)
+	if err != nil {
+		return b, err
+	}
+	if schemas {
+		b = append(b, `{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"id"}],"optional":false,"name":`...)
+		b = appendJackson(b, topic+".Key")
+		b = append(b, `},"payload":`...)
+	}
+	b = append(b, `{"id":`...)
+	b = appendJackson(b, string(idJSON))
+	b = append(b, '}')
+	if schemas {
+		b = append(b, '}')
+	}
+	return b, nil
+}
+
+// appendValue appends the value of p to b; topic names its schema.
+func appendValue(b []byte, topic string, p payload, schemas bool, nowMS int64) ([]byte, error) {
+	if schemas {
+		b = append(b, valueSchemaHead...)
+		b = appendJackson(b, topic+".Envelope")
+		b = append(b, `},"payload":`...)
+	}
+	b, err := appendPayload(b, p, nowMS)
+	if err != nil {
+		return b, err
+	}
+	if schemas {
+		b = append(b, '}')
+	}
+	return b, nil
 }
 
 func appendDocString(b []byte, w xjsonWriter, doc bson.Raw) ([]byte, error) {

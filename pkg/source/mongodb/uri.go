@@ -14,7 +14,7 @@ import (
 )
 
 // Settings is a validated connection to a MongoDB deployment.
-type Settings struct {
+type Connection struct {
 	// URI is the connection string as given; it may hold a password and is
 	// never written to logs or errors (Redacted is).
 	URI string
@@ -31,7 +31,7 @@ type Settings struct {
 }
 
 // Redacted is the URI with its password replaced by "xxxxx", for logs.
-func (s Settings) Redacted() string { return redactURI(s.URI) }
+func (s Connection) Redacted() string { return redactURI(s.URI) }
 
 // redactURI hides the password of a mongodb:// or mongodb+srv:// URI even
 // when the rest does not parse.
@@ -57,7 +57,7 @@ func redactURI(raw string) string {
 // ParseSettings checks a connection URI: its scheme (mongodb:// or
 // mongodb+srv://), its syntax, and that it does not turn TLS verification
 // off. Errors name the problem and show the URI with its password hidden.
-func ParseSettings(s Settings) (Settings, error) {
+func ParseConnection(s Connection) (Connection, error) {
 	if !strings.HasPrefix(s.URI, "mongodb://") && !strings.HasPrefix(s.URI, "mongodb+srv://") {
 		return s, fmt.Errorf("source.url %s: want a mongodb:// or mongodb+srv:// URI", redactURI(s.URI))
 	}
@@ -141,7 +141,7 @@ func uriPassword(uri string) string {
 
 // clientOptions builds the driver's options: the URI, the password from
 // outside it, and TLS with the given CA (verification always on).
-func (s Settings) clientOptions() (*options.ClientOptions, error) {
+func (s Connection) clientOptions() (*options.ClientOptions, error) {
 	if s.parsed == nil {
 		return nil, errors.New("mongodb: settings not parsed (call ParseSettings)")
 	}

@@ -17,7 +17,7 @@ func TestParseSettingsErrorsHideThePassword(t *testing.T) {
 		{"mongodb+srv://u:s3cr3t-pw@h1:27017,h2/db", "source.url mongodb+srv://u:xxxxx@"},
 		{"mongodb://u:s3cr3t-pw@h/db?maxPoolSize=abc", "source.url mongodb://u:xxxxx@h/db"},
 	} {
-		_, err := ParseSettings(Settings{URI: c.uri})
+		_, err := ParseConnection(Connection{URI: c.uri})
 		if err == nil {
 			t.Errorf("%s: no error", redactURI(c.uri))
 			continue
@@ -37,7 +37,7 @@ func TestParseSettingsAccepts(t *testing.T) {
 		"mongodb://user:p%40ss@h1:27017,h2:27017,h3:27017/admin?replicaSet=rs0&tls=true",
 		"mongodb://docdb.cluster-x.us-east-1.docdb.amazonaws.com:27017/?tls=true&replicaSet=rs0&readPreference=secondaryPreferred&retryWrites=false",
 	} {
-		s, err := ParseSettings(Settings{URI: uri})
+		s, err := ParseConnection(Connection{URI: uri})
 		if err != nil {
 			t.Errorf("%s: %v", redactURI(uri), err)
 			continue
@@ -65,14 +65,14 @@ func TestRedactURI(t *testing.T) {
 // A password given outside the URI (from SSM) needs a user in the URI;
 // a CA that is not PEM is refused.
 func TestClientOptions(t *testing.T) {
-	s, err := ParseSettings(Settings{URI: "mongodb://h/db", Password: "pw"})
+	s, err := ParseConnection(Connection{URI: "mongodb://h/db", Password: "pw"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.clientOptions(); err == nil || strings.Contains(err.Error(), "pw@") {
 		t.Errorf("password without user: %v", err)
 	}
-	s, err = ParseSettings(Settings{URI: "mongodb://u@h/db", Password: "pw", CAPEM: []byte("not pem")})
+	s, err = ParseConnection(Connection{URI: "mongodb://u@h/db", Password: "pw", CAPEM: []byte("not pem")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,478 @@
+package mongodb_test
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
+	"github.com/tributary-cdc/tributary/pkg/source/mongodb"
+)
+
+// record is one record of the topic, read read_committed: key and value
+// as written (a nil value is a tombstone).
+type record struct{ key, value []byte }
+
+func readRecords(t *testing.T, topic string) []record {
+	t.Helper()
+	var out []record
+	itest.EachRawRecordWithin(t, topic, 60*time.Second, []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords()},
+		func(r *kgo.Record) {
+			if r.Attrs.IsControl() {
+				return
+			}
+			out = append(out, record{key: r.Key, value: r.Value})
+		})
+	return out
+}
+
+// want is one message the topic must hold: the message writer's own
+// output for the same event (message.go, checked against Debezium's
+// classes), or a tombstone of key.
+type want struct {
+	key, value []byte
+}
+
+func wantChange(t *testing.T, name string, ev mongodb.Event) want {
+	t.Helper()
+	m, err := mongodb.EncodeChange(ev, mongodb.MessageOptions{Name: name, Version: mongodb.DefaultVersion}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want{key: m.Key, value: m.Value}
+}
+
+func wantRead(t *testing.T, name, db, coll string, doc bson.D) want {
+	t.Helper()
+	raw, _ := bson.Marshal(doc)
+	m, err := mongodb.EncodeRead(db, coll, raw, bson.Timestamp{}, "true", mongodb.MessageOptions{Name: name, Version: mongodb.DefaultVersion}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want{key: m.Key, value: m.Value}
+}
+
+func tombstone(w want) want { return want{key: w.key} }
+
+// sameMessage compares a record with what the writer gives for its event:
+// the key byte for byte, the value field by field with what only the
+// server and the clock know (source.ts_*, ord, wallTime, the envelope's
+// ts_ms, the snapshot marker of a read) taken from the record.
+func sameMessage(t *testing.T, i int, got record, w want) {
+	t.Helper()
+	if string(got.key) != string(w.key) {
+		t.Errorf("record %d: key %s, want %s", i, got.key, w.key)
+	}
+	if w.value == nil || got.value == nil {
+		if (w.value == nil) != (got.value == nil) {
+			t.Errorf("record %d: value %s, want %s", i, got.value, w.value)
+		}
+		return
+	}
+	var g, e map[string]any
+	if err := json.Unmarshal(got.value, &g); err != nil {
+		t.Fatalf("record %d: %v: %s", i, err, got.value)
+	}
+	if err := json.Unmarshal(w.value, &e); err != nil {
+		t.Fatal(err)
+	}
+	gs, es := g["source"].(map[string]any), e["source"].(map[string]any)
+	for _, f := range []string{"ts_ms", "ts_us", "ts_ns", "ord", "wallTime"} {
+		es[f] = gs[f]
+	}
+	if e["op"] == "r" {
+		es["snapshot"] = gs["snapshot"]
+		if s, _ := gs["snapshot"].(string); s == "false" || s == "" {
+			t.Errorf("record %d: a read with source.snapshot %q", i, s)
+		}
+	}
+	e["ts_ms"] = g["ts_ms"]
+	if !reflect.DeepEqual(g, e) {
+		t.Errorf("record %d:\n got %s\nwant %s", i, got.value, w.value)
+	}
+}
+
+func cli(t *testing.T, e *itest.Env, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(itest.Binary, args...)
+	cmd.Dir = e.Dir
+	out, _ := cmd.CombinedOutput()
+	return cmd.ProcessState.ExitCode(), string(out)
+}
+
+// The real CLI on a collection: documents there before the start are
+// snapshotted (op r) while the stream starts, inserts, an update and a
+// delete while streaming are published in order, and after SIGTERM the
+// changes made while it was down are published on restart, exactly once,
+// each message the message writer's for the same event, with Debezium's
+// tombstone after each delete.
+func TestCLIRunSnapshotStreamRestart(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("orders")
+	ctx := context.Background()
+	docs := []bson.D{
+		{{Key: "_id", Value: int32(1)}, {Key: "item", Value: "apple"}, {Key: "qty", Value: int64(5)}},
+		{{Key: "_id", Value: int32(2)}, {Key: "item", Value: "pear"}, {Key: "tags", Value: bson.A{"a", "b"}}},
+		{{Key: "_id", Value: int32(3)}, {Key: "item", Value: "fig"}, {Key: "at", Value: bson.NewDateTimeFromTime(time.UnixMilli(1700000000123))}},
+	}
+	for _, d := range docs {
+		if _, err := coll.InsertOne(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	e := itest.BareEnv(t, "mongocli")
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
+		Source:      "  tables: ['" + regexpQuote(db.Name()+".orders") + "']\n  capture_mode: change_streams_update_full\n",
+		Destination: "  delete_mode: record_and_tombstone\n"})
+	itest.AppendConfig(t, cfg, itest.ExactlyOnceLines+"format:\n  schemas: false\n")
+	topic := e.Prefix + "." + db.Name() + ".orders"
+
+	code, out := cli(t, e, "tables", "--config", cfg)
+	if code != 0 || !strings.Contains(out, db.Name()+".orders") || !strings.Contains(out, topic) || !strings.Contains(out, "1 tables would be captured") {
+		t.Fatalf("tables: exit %d\n%s", code, out)
+	}
+	t.Logf("tributary tables:\n%s", out)
+	code, out = itest.TestConnection(t, e, cfg)
+	t.Logf("tributary test-connection (exit %d):\n%s", code, out)
+	for _, line := range []string{"ok   source connection", "ok   collections", "ok   change streams"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("test-connection lacks %q (exit %d):\n%s", line, code, out)
+		}
+	}
+
+	p := e.Start("run", "--config", cfg)
+	p.WaitFor(t, 60*time.Second, "the snapshot's 3 reads", func() bool { return itest.TopicEnd(topic) >= 3 })
+
+	var ws []want
+	for _, d := range docs {
+		ws = append(ws, wantRead(t, e.Prefix, db.Name(), "orders", d))
+	}
+	raw := func(d bson.D) bson.Raw { b, _ := bson.Marshal(d); return b }
+	id := func(i int32) bson.RawValue { return bson.RawValue{Type: bson.TypeInt32, Value: bsoncoreInt32(i)} }
+	ev := func(op mongodb.Op, i int32, after bson.D) mongodb.Event {
+		e := mongodb.Event{Op: op, DB: db.Name(), Collection: "orders", Key: id(i)}
+		if after != nil {
+			e.After = raw(after)
+		}
+		return e
+	}
+	step := func(n int64, what string, do func() error) {
+		t.Helper()
+		if err := do(); err != nil {
+			t.Fatal(err)
+		}
+		p.WaitFor(t, 60*time.Second, what, func() bool { return itest.TopicEnd(topic) >= n })
+	}
+
+	d4 := bson.D{{Key: "_id", Value: int32(4)}, {Key: "item", Value: "kiwi"}, {Key: "price", Value: 1.5}}
+	ws = append(ws, wantChange(t, e.Prefix, ev(mongodb.OpInsert, 4, d4)))
+	step(4, "the insert", func() error { _, err := coll.InsertOne(ctx, d4); return err })
+
+	d1 := bson.D{{Key: "_id", Value: int32(1)}, {Key: "item", Value: "apple"}, {Key: "qty", Value: int64(6)}}
+	// mongo-java-server's update event has the looked-up document but no
+	// updateDescription (a real server sends one: the unit tests cover it).
+	ws = append(ws, wantChange(t, e.Prefix, ev(mongodb.OpUpdate, 1, d1)))
+	step(5, "the update", func() error {
+		_, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: int32(1)}}, bson.D{{Key: "$set", Value: bson.D{{Key: "qty", Value: int64(6)}}}})
+		return err
+	})
+
+	del3 := wantChange(t, e.Prefix, ev(mongodb.OpDelete, 3, nil))
+	ws = append(ws, del3, tombstone(del3))
+	step(7, "the delete and its tombstone", func() error {
+		_, err := coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: int32(3)}})
+		return err
+	})
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, p.Out)
+	}
+
+	// While it is down.
+	d5 := bson.D{{Key: "_id", Value: "five"}, {Key: "item", Value: "lime"}}
+	if _, err := coll.InsertOne(ctx, d5); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: int32(4)}}); err != nil {
+		t.Fatal(err)
+	}
+	e5 := ev(mongodb.OpInsert, 0, d5)
+	e5.Key = raw(d5).Lookup("_id")
+	del4 := wantChange(t, e.Prefix, ev(mongodb.OpDelete, 4, nil))
+	ws = append(ws, wantChange(t, e.Prefix, e5), del4, tombstone(del4))
+
+	p = e.Start("run", "--config", cfg)
+	p.WaitFor(t, 60*time.Second, "the changes made while down", func() bool { return itest.TopicEnd(topic) >= 10 })
+	time.Sleep(2 * time.Second) // a duplicate would come now
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, p.Out)
+	}
+
+	got := readRecords(t, topic)
+	if len(got) != len(ws) {
+		for i, r := range got {
+			t.Logf("%d: %s %s", i, r.key, r.value)
+		}
+		t.Fatalf("%d records, want %d (exactly once across the restart)", len(got), len(ws))
+	}
+	// Kafka orders a key's messages (one partition each), not the
+	// topic's: compare key by key.
+	byKey := map[string][]record{}
+	for _, r := range got {
+		byKey[string(r.key)] = append(byKey[string(r.key)], r)
+	}
+	for i, w := range ws {
+		rs := byKey[string(w.key)]
+		if len(rs) == 0 {
+			t.Errorf("message %d (key %s) missing", i, w.key)
+			continue
+		}
+		sameMessage(t, i, rs[0], w)
+		byKey[string(w.key)] = rs[1:]
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", p.Out)
+	}
+}
+
+func bsoncoreInt32(i int32) []byte {
+	return []byte{byte(i), byte(i >> 8), byte(i >> 16), byte(i >> 24)}
+}
+
+// The snapshot interleaved with a writer: while tributary reads a
+// collection of 2,000 documents in _id chunks, a writer updates, inserts
+// and deletes; when all is published, the last message of every key is
+// the collection's final state (deleted keys end with a delete and its
+// tombstone), so the watermarks placed by operation time kept each
+// chunk's copies from overwriting newer changes.
+func TestCLISnapshotInterleavedWithWriter(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("items")
+	ctx := context.Background()
+	const n = 2000
+	var docs []any
+	for i := range n {
+		docs = append(docs, bson.D{{Key: "_id", Value: int32(i)}, {Key: "v", Value: int32(0)}})
+	}
+	if _, err := coll.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	e := itest.BareEnv(t, "mongoint")
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
+		Source:      "  tables: ['" + regexpQuote(db.Name()+".items") + "']\n",
+		Destination: "  delete_mode: record_and_tombstone\n"})
+	itest.AppendConfig(t, cfg, "format:\n  schemas: false\n")
+	topic := e.Prefix + "." + db.Name() + ".items"
+	p := e.Start("run", "--config", cfg)
+
+	// Write while the snapshot reads: every key's value goes up, some
+	// keys are deleted, new ones inserted.
+	deadline := time.Now().Add(4 * time.Second)
+	for w := 1; time.Now().Before(deadline); w++ {
+		id := int32((w * 7919) % n)
+		var err error
+		switch w % 10 {
+		case 0:
+			_, err = coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
+		case 1:
+			_, err = coll.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(n + w)}, {Key: "v", Value: int32(w)}})
+		default:
+			_, err = coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: bson.D{{Key: "v", Value: int32(w)}}}})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Exited() {
+			t.Fatalf("tributary exited:\n%s", p.Out)
+		}
+	}
+	// The final state, and the topic settled.
+	final := map[string]int{}
+	cur, err := coll.Find(ctx, bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cur.Next(ctx) {
+		id := cur.Current.Lookup("_id").Int32()
+		final[`{"id":"`+strconv.Itoa(int(id))+`"}`] = int(cur.Current.Lookup("v").Int32())
+	}
+	last, stable := int64(-1), 0
+	for stable < 6 {
+		time.Sleep(500 * time.Millisecond)
+		if end := itest.TopicEnd(topic); end == last {
+			stable++
+		} else {
+			last, stable = end, 0
+		}
+		if p.Exited() {
+			t.Fatalf("tributary exited:\n%s", p.Out)
+		}
+	}
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, p.Out)
+	}
+
+	state := map[string]int{}
+	reads := 0
+	for _, r := range readRecords(t, topic) {
+		k := string(r.key)
+		if r.value == nil {
+			delete(state, k)
+			continue
+		}
+		var v struct {
+			After *string `json:"after"`
+			Op    string  `json:"op"`
+		}
+		if err := json.Unmarshal(r.value, &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.Op == "r" {
+			reads++
+		}
+		if v.Op == "d" {
+			delete(state, k)
+			continue
+		}
+		var doc struct{ V int }
+		if v.After == nil || json.Unmarshal([]byte(*v.After), &doc) != nil {
+			t.Fatalf("%s: after %v", k, v.After)
+		}
+		state[k] = doc.V
+	}
+	if reads == 0 || reads > n {
+		t.Errorf("%d reads of %d documents", reads, n)
+	}
+	if len(state) != len(final) {
+		t.Errorf("%d keys on the topic, %d in the collection", len(state), len(final))
+	}
+	bad := 0
+	for k, v := range final {
+		if got, ok := state[k]; !ok || got != v {
+			if bad++; bad <= 10 {
+				t.Errorf("key %s: topic ends with %d (present %v), collection has %d", k, got, ok, v)
+			}
+		}
+	}
+	t.Logf("%d reads, %d keys, %d wrong", reads, len(final), bad)
+}
+
+// snapshot_mode no_data publishes no existing document; `tributary
+// backfill --table db.collection` re-publishes them on request (op r),
+// while the stream goes on (an insert after it is op c).
+func TestCLIBackfillOnRequest(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("items")
+	ctx := context.Background()
+	for i := range 5 {
+		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(i)}, {Key: "v", Value: "x"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := itest.BareEnv(t, "mongobf")
+	ns := db.Name() + ".items"
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
+		Source: "  tables: ['" + regexpQuote(ns) + "']\n  snapshot_mode: no_data\n"})
+	itest.AppendConfig(t, cfg, "format:\n  schemas: false\n")
+	topic := e.Prefix + "." + ns
+	p := e.Start("run", "--config", cfg)
+	itest.ModeDB{E: e}.AwaitStarted(t, p)
+	if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", ns); code != 0 {
+		t.Fatalf("backfill: exit %d: %s", code, out)
+	}
+	p.WaitFor(t, 60*time.Second, "the requested backfill", func() bool { return itest.TopicEnd(topic) >= 5 })
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(9)}}); err != nil {
+		t.Fatal(err)
+	}
+	p.WaitFor(t, 60*time.Second, "the insert", func() bool { return itest.TopicEnd(topic) >= 6 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, p.Out)
+	}
+	ops := map[string]int{}
+	for _, r := range readRecords(t, topic) {
+		var v struct{ Op string }
+		if err := json.Unmarshal(r.value, &v); err != nil {
+			t.Fatal(err)
+		}
+		ops[v.Op]++
+	}
+	if ops["r"] != 5 || ops["c"] != 1 || len(ops) != 2 {
+		t.Fatalf("ops %v, want 5 r and 1 c", ops)
+	}
+}
+
+// SIGKILL in the middle of a stream of inserts, exactly_once: after the
+// restart every insert is on the topic once, none lost, none twice
+// (read_committed; what the killed task had not committed is aborted).
+func TestCLIKillExactlyOnce(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("events")
+	ctx := context.Background()
+	e := itest.BareEnv(t, "mongokill")
+	ns := db.Name() + ".events"
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(0)}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(), Source: "  tables: ['" + regexpQuote(ns) + "']\n"})
+	itest.AppendConfig(t, cfg, itest.ExactlyOnceLines+"format:\n  schemas: false\n")
+	topic := e.Prefix + "." + ns
+	p := e.Start("run", "--config", cfg)
+	p.WaitFor(t, 60*time.Second, "the snapshot", func() bool { return itest.TopicEnd(topic) >= 1 })
+
+	const n = 600
+	done := make(chan error, 1)
+	go func() {
+		for i := 1; i <= n; i++ {
+			if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(i)}}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	p.KillAtTopicEnd(t, 60*time.Second, topic, 150, nil)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	p = e.Start("run", "--config", cfg)
+	defer func() {
+		if t.Failed() {
+			t.Logf("output:\n%s", p.Out)
+		}
+	}()
+	seen := func() map[string]int {
+		m := map[string]int{}
+		for _, r := range readRecords(t, topic) {
+			m[string(r.key)]++
+		}
+		return m
+	}
+	// The killed task's open transaction holds read_committed readers
+	// back until the new task's producer fences it, at its start.
+	p.WaitFor(t, 60*time.Second, "the restart", func() bool { return strings.Contains(p.Out.String(), `"msg":"resuming from`) })
+	p.WaitFor(t, 90*time.Second, "every insert", func() bool { return itest.TopicEnd(topic) >= n+1 && len(seen()) >= n+1 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, p.Out)
+	}
+	m := seen()
+	for i := 0; i <= n; i++ {
+		if k := `{"id":"` + strconv.Itoa(i) + `"}`; m[k] != 1 {
+			t.Errorf("key %s on the topic %d times", k, m[k])
+		}
+	}
+	if len(m) != n+1 {
+		t.Errorf("%d keys, want %d", len(m), n+1)
+	}
+}

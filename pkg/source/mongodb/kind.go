@@ -1,0 +1,204 @@
+package mongodb
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/source"
+)
+
+// Type is the source.type of this driver.
+const Type = "mongodb"
+
+// Kind is what the configuration, the commands and the functions know of
+// a MongoDB source (pkg/capture/drivers.go registers it). Its checks read
+// the URI without the network: a mongodb+srv:// URI's hosts are looked up
+// only when the driver connects.
+var Kind = source.Kind{
+	SourceKind: config.SourceKind{
+		Type:       Type,
+		Database:   "MongoDB",
+		Connectors: "Debezium's MongoDB connector",
+		Settings:   Settings{},
+		Refuses: map[string]string{
+			"signal_table": "a mongodb source places its watermarks by operation time",
+		},
+		Defaults:    func(*config.Source, string) {},
+		ValidateURL: validateURL,
+		Validate:    validate,
+		URLTLS:      urlTLS,
+		CheckTLS:    checkTLS,
+	},
+	Endpoint: endpoint,
+	Summary:  summary,
+}
+
+// uriParts is what the checks read of a mongodb:// or mongodb+srv:// URI:
+// its hosts, whether it holds a password, and its options by lower-cased
+// name. The password is never kept.
+type uriParts struct {
+	srv      bool
+	hosts    []string
+	password bool
+	opts     map[string]string
+}
+
+// parseURI reads a URI's parts; its errors never quote the URI.
+func parseURI(raw string) (uriParts, error) {
+	var p uriParts
+	rest, ok := strings.CutPrefix(raw, "mongodb://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(raw, "mongodb+srv://"); !ok {
+			return p, fmt.Errorf("must be a mongodb:// or mongodb+srv:// URI")
+		}
+		p.srv = true
+	}
+	hostPart := rest
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		hostPart = rest[:i]
+	}
+	if at := strings.LastIndex(hostPart, "@"); at >= 0 {
+		_, pass, has := strings.Cut(hostPart[:at], ":")
+		p.password = has && pass != ""
+		hostPart = hostPart[at+1:]
+	}
+	if hostPart == "" {
+		return p, fmt.Errorf("names no host (mongodb://user@host:27017/?replicaSet=rs0)")
+	}
+	for _, h := range strings.Split(hostPart, ",") {
+		if h == "" {
+			return p, fmt.Errorf("has an empty host in its host list")
+		}
+		p.hosts = append(p.hosts, h)
+	}
+	if p.srv {
+		if len(p.hosts) != 1 || strings.Contains(p.hosts[0], ":") {
+			return p, fmt.Errorf("a mongodb+srv:// URI names one host name, without a port")
+		}
+	}
+	p.opts = lowerQuery(raw)
+	if _, q, has := strings.Cut(raw, "?"); has {
+		if _, err := url.ParseQuery(q); err != nil {
+			return p, fmt.Errorf("has options that are not name=value pairs (value not shown: it may hold a password)")
+		}
+	}
+	return p, nil
+}
+
+func validateURL(raw string, r config.Report) {
+	p, err := parseURI(raw)
+	if err != nil {
+		r.Add("source.url", "%s", err)
+		return
+	}
+	for _, k := range []string{"tlsallowinvalidcertificates", "tlsallowinvalidhostnames", "tlsinsecure", "sslallowinvalidcertificates", "sslallowinvalidhostnames"} {
+		if v, ok := p.opts[k]; ok && strings.EqualFold(v, "true") {
+			r.Add("source.url", "%s=true turns TLS verification off, which Tributary never does; remove it and give the authority in source.ca_certificate", k)
+		}
+	}
+	if _, ok := p.opts["tlscafile"]; ok {
+		r.Add("source.url", "tlsCAFile: give the authority's PEM in source.ca_certificate instead (a file is not there in AWS)")
+	}
+}
+
+// Settings are a mongodb source's own keys of the source section
+// (docs/configuration.md).
+type Settings struct {
+	// CaptureMode is Debezium's capture.mode (docs/mongodb.md); empty is
+	// change_streams_update_full.
+	CaptureMode string `yaml:"capture_mode" json:"capture_mode"`
+}
+
+func validate(s *config.Source, _ string, r config.Report) {
+	switch config.SettingsOf[Settings](*s).CaptureMode {
+	case "", ModeUpdateFull, ModeUpdateFullWithPreImage, ModeChangeStreams, ModeChangeStreamsPreImage:
+	default:
+		r.Add("source.capture_mode", "must be %s, %s, %s or %s (Debezium's capture.mode)", ModeUpdateFull, ModeUpdateFullWithPreImage, ModeChangeStreams, ModeChangeStreamsPreImage)
+	}
+	if s.ClientCertificate != "" || s.ClientKey != "" {
+		r.Add("source.client_certificate", "is not supported for a mongodb source yet; log in with a user and password")
+	}
+	if len(s.ExcludeColumns) > 0 {
+		r.Add("source.exclude_columns", "is not supported for a mongodb source yet (Debezium's field.exclude.list)")
+	}
+	if len(s.MaskColumns) > 0 {
+		r.Add("source.mask_columns", "is not supported for a mongodb source yet")
+	}
+}
+
+// urlTLS: tls=true (or ssl=true) turns TLS on, verified in full; a
+// mongodb+srv:// URI has TLS on unless it says tls=false, as the driver
+// has it.
+func urlTLS(raw string) (enabled, hostName bool) {
+	p, err := parseURI(raw)
+	if err != nil {
+		return false, true
+	}
+	return tlsOn(p), true
+}
+
+func tlsOn(p uriParts) bool {
+	for _, k := range []string{"tls", "ssl"} {
+		if v, ok := p.opts[k]; ok {
+			return strings.EqualFold(v, "true")
+		}
+	}
+	return p.srv
+}
+
+func checkTLS(s *config.Source, r config.Report) {
+	p, err := parseURI(s.URL)
+	if err != nil {
+		return // source.url reports it
+	}
+	for _, k := range []string{"tls", "ssl"} {
+		if v, ok := p.opts[k]; ok && strings.EqualFold(v, "false") && s.CACertificate != "" {
+			r.Add("source.ca_certificate", "needs TLS, but source.url has %s=false; remove one of the two", k)
+		}
+	}
+}
+
+func endpoint(s *config.Source) (source.Endpoint, error) {
+	p, err := parseURI(s.URL)
+	if err != nil {
+		return source.Endpoint{}, err
+	}
+	e := source.Endpoint{Password: p.password, Plaintext: !tlsOn(p) && s.CACertificate == "",
+		RequireTLS: "; add tls=true to the URL, or set source.ca_certificate"}
+	for _, h := range p.hosts {
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			if p.srv {
+				h = "_mongodb._tcp." + h // the SRV record the driver resolves
+			} else {
+				h = net.JoinHostPort(h, "27017")
+			}
+		}
+		e.Hosts = append(e.Hosts, h)
+	}
+	return e, nil
+}
+
+// summary words a checkpointed cursor: its resume token, else its
+// operation time.
+func summary(pos []byte) string {
+	var p struct {
+		Token *struct {
+			Data string `json:"_data"`
+		} `json:"resume_token"`
+		Time *opTimeJSON `json:"operation_time"`
+	}
+	if json.Unmarshal(pos, &p) != nil {
+		return ""
+	}
+	switch {
+	case p.Token != nil && p.Token.Data != "":
+		return "resume token " + p.Token.Data
+	case p.Time != nil:
+		return fmt.Sprintf("operation time %d.%d", p.Time.T, p.Time.I)
+	}
+	return ""
+}
