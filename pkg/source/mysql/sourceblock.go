@@ -1,6 +1,10 @@
 package mysql
 
-import "github.com/tributary-cdc/tributary/pkg/change"
+import (
+	"strconv"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
 
 // MySQLSourceBlock and MariaDBSourceBlock are the source blocks of
 // Debezium's MySQL and MariaDB connectors, which differ only in the
@@ -55,4 +59,18 @@ func sourceBlockOf(flavor string) *change.SourceBlock {
 		return MariaDBSourceBlock
 	}
 	return MySQLSourceBlock
+}
+
+func init() {
+	MySQLSourceBlock.TxID = txID
+	MariaDBSourceBlock.TxID = txID
+}
+
+// txID is Debezium's transaction id of a change: its transaction's GTID,
+// or without GTIDs the binlog file and position of the change.
+func txID(s *change.Source) string {
+	if g := s.Strings[slotGTID]; g != "" {
+		return g
+	}
+	return s.Strings[slotFile] + ":" + strconv.FormatInt(s.Ints[slotPos], 10)
 }
