@@ -199,4 +199,3 @@ func TestTransactionMetadataMySQL(t *testing.T) {
 		},
 	})
 }
-

@@ -12,8 +12,10 @@ import (
 // txBlock is a source block whose changes name their transaction from a
 // slot, and whose END is named from the cursor.
 var txBlock = &change.SourceBlock{Connector: "test", SchemaName: "test.Source",
-	TxID:    func(s *change.Source) string { return fmt.Sprintf("tx%d:%d", s.Ints[0], s.Ints[1]) },
-	TxEndID: func(first *change.Source, cursor change.Position) string { return fmt.Sprintf("tx%d:%s", first.Ints[0], cursor) },
+	TxID: func(s *change.Source) string { return fmt.Sprintf("tx%d:%d", s.Ints[0], s.Ints[1]) },
+	TxEndID: func(first *change.Source, cursor change.Position) string {
+		return fmt.Sprintf("tx%d:%s", first.Ints[0], cursor)
+	},
 }
 
 // With transaction metadata on, the loop frames each transaction's
