@@ -20,14 +20,18 @@ type txState struct {
 
 // txChange places a streamed change in its transaction, handing on the
 // transaction's BEGIN before its first change. A change whose source
-// gives no transaction id is left out of any.
+// gives no transaction id (none declared, or "") is left out of any.
 func (d *dispatcher) txChange(ctx context.Context, ev *change.Event) error {
 	b := ev.Source.Block
 	if ev.Op == change.OpRead || b == nil || b.TxID == nil {
 		return nil
 	}
 	if !d.tx.open {
-		d.tx = txState{open: true, first: ev.Source, id: b.TxID(&ev.Source), tables: d.tx.tables[:0]}
+		id := b.TxID(&ev.Source)
+		if id == "" {
+			return nil // the source cannot name this transaction
+		}
+		d.tx = txState{open: true, first: ev.Source, id: id, tables: d.tx.tables[:0]}
 		mark := &change.Event{Mark: &change.TxMark{ID: d.tx.id, CommitMicros: ev.Source.CommitMicros}}
 		if err := d.out(ctx, mark); err != nil {
 			return err

@@ -1,10 +1,6 @@
 package mysql
 
-import (
-	"strconv"
-
-	"github.com/tributary-cdc/tributary/pkg/change"
-)
+import "github.com/tributary-cdc/tributary/pkg/change"
 
 // MySQLSourceBlock and MariaDBSourceBlock are the source blocks of
 // Debezium's MySQL and MariaDB connectors, which differ only in the
@@ -66,11 +62,8 @@ func init() {
 	MariaDBSourceBlock.TxID = txID
 }
 
-// txID is Debezium's transaction id of a change: its transaction's GTID,
-// or without GTIDs the binlog file and position of the change.
-func txID(s *change.Source) string {
-	if g := s.Strings[slotGTID]; g != "" {
-		return g
-	}
-	return s.Strings[slotFile] + ":" + strconv.FormatInt(s.Ints[slotPos], 10)
-}
+// txID is Debezium's transaction id of a change: its transaction's GTID.
+// Without GTIDs (a MySQL server with gtid_mode OFF) it is "": the changes
+// are in no transaction, rather than named in a way Debezium's are not
+// known to be.
+func txID(s *change.Source) string { return s.Strings[slotGTID] }
