@@ -12,8 +12,8 @@ import (
 )
 
 // Transaction metadata (format.provide_transaction_metadata) side by side
-// with Debezium's provide.transaction.metadata=true, with and without
-// schemas: the change events (their transaction blocks) and the
+// with Debezium's provide.transaction.metadata=true, with schemas (at
+// least once) and without (exactly once): the change events (their transaction blocks) and the
 // transaction topic's BEGIN and END events, compared byte for byte after
 // the format oracle's masking (formatVolatile: times, log positions).
 
@@ -71,7 +71,8 @@ func runTxMetaOracle(t *testing.T, e *itest.Env, side txmetaSide) {
 		r.dbz = side.debezium(dir, e.Name+"_"+r.label, r.prefix, r.out, fmt.Sprintf("provide.transaction.metadata=true\nconverter.schemas.enable=%t\n", schemas))
 		format := "format:\n  provide_transaction_metadata: true\n"
 		if !schemas {
-			format += "  schemas: false\n"
+			// and exactly once: BEGIN and END in the rows' Kafka transactions.
+			format += "  schemas: false\n" + itest.ExactlyOnceLines
 		}
 		r.trib = e.Start("run", "--config", side.pipeline(dir, e.Name+"_"+r.label, r.prefix, format))
 		t.Cleanup(func() {
