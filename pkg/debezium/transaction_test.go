@@ -19,7 +19,7 @@ const (
 func TestTxMarkEnd(t *testing.T) {
 	e := NewEncoder(Options{TopicPrefix: "p"})
 	m := &change.TxMark{End: true, ID: "364507:11392568024", CommitMicros: 1796553774961123, Count: 4,
-		Tables: []change.TxTable{{"public.tx_a", 2}, {"public.tx_b", 2}}}
+		Tables: []change.TxTable{{Name: "public.tx_a", Count: 2}, {Name: "public.tx_b", Count: 2}}}
 	b, v := e.AppendTxMark([]byte("x"), m)
 	if got := string(b[1:v]); got != dbzEndKey {
 		t.Errorf("key\n got %s\nwant %s", got, dbzEndKey)
