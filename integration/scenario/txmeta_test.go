@@ -117,6 +117,11 @@ func runTxMetaOracle(t *testing.T, e *itest.Env, side txmetaSide) {
 		for tb, n := range txmetaWant {
 			topic := side.table(r.prefix, tb)
 			d, trib := dbz[topic], readTopicBytes(t, topic)
+			if tb == "transaction" {
+				var empty int
+				d, empty = withoutEmptyTransactions(t, d)
+				t.Logf("%s (%s): left out %d BEGIN/END of Debezium's for transactions without captured changes", topic, r.label, empty)
+			}
 			if len(d) != n || len(trib) != n {
 				t.Errorf("%s (%s): %d records from Debezium, %d from Tributary, %d expected", topic, r.label, len(d), len(trib), n)
 				continue
@@ -199,4 +204,37 @@ func TestTransactionMetadataMySQL(t *testing.T) {
 			return prefix + "." + e.DB + "." + table
 		},
 	})
+}
+
+// withoutEmptyTransactions leaves out of Debezium's transaction topic
+// what its binlog connectors write for a transaction that changed no
+// captured table (another database's, on the shared server): a BEGIN and
+// an END with event_count 0, or a BEGIN alone (a statement that ends
+// without a commit event); Tributary writes neither (docs/formats.md).
+func withoutEmptyTransactions(t *testing.T, recs []rawKV) (kept []rawKV, left int) {
+	t.Helper()
+	status := func(r rawKV) string {
+		switch {
+		case bytes.Contains(r.value, []byte(`"status":"BEGIN"`)):
+			return "BEGIN"
+		case bytes.Contains(r.value, []byte(`"event_count":0,`)):
+			return "END0"
+		}
+		return "END"
+	}
+	for i := 0; i < len(recs); i++ {
+		if status(recs[i]) == "BEGIN" {
+			if i+1 == len(recs) || status(recs[i+1]) == "BEGIN" {
+				left++
+				continue
+			}
+			if status(recs[i+1]) == "END0" {
+				left += 2
+				i++
+				continue
+			}
+		}
+		kept = append(kept, recs[i])
+	}
+	return kept, left
 }
