@@ -29,8 +29,25 @@ func TestTransactionMetadataCrashExactlyOnce(t *testing.T) {
 	itest.WaitFor(t, 60*time.Second, "the pipeline streaming", func() bool {
 		return strings.Contains(p.Out.String(), "streaming from the replication slot")
 	})
+	// confirmed waits until the slot confirms what is in the log now: the
+	// Kafka transaction with it committed and was checkpointed (a
+	// read_committed reader of a topic whose end is still open would
+	// wait on it).
+	confirmed := func(what string) {
+		t.Helper()
+		var lsn string
+		if err := e.Conn.QueryRow(context.Background(), `SELECT pg_current_wal_lsn()::text`).Scan(&lsn); err != nil {
+			t.Fatal(err)
+		}
+		itest.WaitFor(t, 90*time.Second, "the slot past "+what, func() bool {
+			var past bool
+			err := e.Conn.QueryRow(context.Background(), `SELECT coalesce(confirmed_flush_lsn >= $1::pg_lsn, false) FROM pg_replication_slots WHERE slot_name = $2`,
+				lsn, "tributary_"+e.Name).Scan(&past)
+			return err == nil && past
+		})
+	}
 	e.Exec(`INSERT INTO tx_a VALUES (1, 'one')`)
-	itest.WaitFor(t, 60*time.Second, "the first END", func() bool { return len(itest.ReadCommitted(t, txTopic)) >= 2 })
+	confirmed("the first transaction")
 	if code := p.Stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
@@ -48,18 +65,7 @@ func TestTransactionMetadataCrashExactlyOnce(t *testing.T) {
 	// A change committed now: the pipeline is not behind, and commits
 	// its Kafka transaction at once.
 	e.Exec(`INSERT INTO tx_b VALUES (99, 'z')`)
-	// Then the slot confirms it: the Kafka transaction with it committed
-	// and was checkpointed.
-	var lsn string
-	if err := e.Conn.QueryRow(context.Background(), `SELECT pg_current_wal_lsn()::text`).Scan(&lsn); err != nil {
-		t.Fatal(err)
-	}
-	itest.WaitFor(t, 90*time.Second, "the slot past the last insert", func() bool {
-		var past bool
-		err := e.Conn.QueryRow(context.Background(), `SELECT coalesce(confirmed_flush_lsn >= $1::pg_lsn, false) FROM pg_replication_slots WHERE slot_name = $2`,
-			lsn, "tributary_"+e.Name).Scan(&past)
-		return err == nil && past
-	})
+	confirmed("the last insert")
 	if code := p.Stop(t); code != 0 {
 		t.Fatalf("exit %d; output:\n%s", code, p.Out)
 	}
