@@ -39,15 +39,16 @@ type Format struct {
 	// Key and Value are the encoding of the keys and of the values: json
 	// (default) or avro, the latter with its schemas registered in
 	// SchemaRegistry (schemaregistry.go).
+	Key            string         `yaml:"key" json:"key"`
+	Value          string         `yaml:"value" json:"value"`
+	SchemaRegistry SchemaRegistry `yaml:"schema_registry" json:"schema_registry"`
+
 	// ProvideTransactionMetadata is the connector's
 	// provide.transaction.metadata: each streamed change carries its
 	// transaction block (id, total_order, data_collection_order) and each
 	// transaction's BEGIN and END go to <prefix>.transaction. Default
 	// false.
-	ProvideTransactionMetadata bool           `yaml:"provide_transaction_metadata" json:"provide_transaction_metadata"`
-	Key                        string         `yaml:"key" json:"key"`
-	Value                      string         `yaml:"value" json:"value"`
-	SchemaRegistry             SchemaRegistry `yaml:"schema_registry" json:"schema_registry"`
+	ProvideTransactionMetadata bool `yaml:"provide_transaction_metadata" json:"provide_transaction_metadata"`
 }
 
 // Values of the format keys.
