@@ -144,7 +144,7 @@ func newCapture(db Database, opts source.Options) *Capture {
 	}
 	engine := snapshot.New(sdb, cfg)
 	c := &Capture{db: db, opts: opts, engine: engine,
-		d: &dispatcher{engine: engine, backfill: opts.Config.BackfillEnabled()}}
+		d: &dispatcher{engine: engine, backfill: opts.Config.BackfillEnabled(), txmeta: opts.TransactionMetadata}}
 	c.reconnector = reconnector{run: c.run, retriable: db.Retriable, Window: opts.Config.OutageWindowDuration(),
 		Resnapshot: opts.Config.Snapshot() == config.SnapshotWhenNeeded}
 	return c
@@ -286,6 +286,9 @@ type handsOff interface {
 // position (source.Handoff).
 func (c *Capture) stream(ctx context.Context, db Database, emit func(context.Context, *change.Event) error) error {
 	d := c.d
+	// A transaction cut by the stream's end is read again whole from the
+	// last commit: its BEGIN again, its changes counted from 1.
+	d.tx.open = false
 	if ho, ok := db.(handsOff); !ok || !ho.HandsOff() {
 		d.out = emit
 		return db.Stream(ctx, d)

@@ -21,6 +21,10 @@ import (
 type dispatcher struct {
 	engine   *snapshot.Engine
 	backfill bool // source.backfill: tables added while streaming are snapshotted
+	// txmeta: transaction metadata is on (txmeta.go); tx is the open
+	// transaction's.
+	txmeta bool
+	tx     txState
 
 	// out hands an event on (the pipeline's emit, or a handoff's Emit);
 	// set by the loop before Start and before Stream. first, when set,
@@ -41,12 +45,21 @@ var _ source.Stream = (*dispatcher)(nil)
 
 // Change implements source.Stream.
 func (d *dispatcher) Change(ctx context.Context, ev *change.Event) error {
+	if d.txmeta {
+		if err := d.txChange(ctx, ev); err != nil {
+			return err
+		}
+	}
 	if ev.Op == change.OpUpdate && keyChanged(ev.Table, ev.Before, ev.After) {
 		// Like Debezium: a delete of the old key, then a create of the new
 		// one, each seen by the snapshot's windows.
 		del := d.slabs.Event()
 		*del = *ev
 		del.Op, del.After, del.ID = change.OpDelete, nil, ev.ID+":old"
+		if d.txmeta {
+			// Two changes of the transaction: the create comes second.
+			d.tx.next(ev)
+		}
 		if err := d.engine.Observe(ctx, del, d.out); err != nil {
 			return err
 		}
@@ -63,6 +76,11 @@ func (d *dispatcher) Change(ctx context.Context, ev *change.Event) error {
 
 // Commit implements source.Stream.
 func (d *dispatcher) Commit(ctx context.Context, cursor change.Position, commitMicros int64) error {
+	if d.tx.open {
+		if err := d.txEnd(ctx, cursor, commitMicros); err != nil {
+			return err
+		}
+	}
 	if d.first != nil {
 		f := d.first
 		d.first = nil

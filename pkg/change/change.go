@@ -57,6 +57,39 @@ type Event struct {
 	// ID identifies the source change, stable across retries and restarts,
 	// so consumers can deduplicate.
 	ID string
+	// Tx places a streamed change in its transaction when transaction
+	// metadata is on; the zero value is none (written as null).
+	Tx Tx
+	// Mark, on an event of Op OpNone, is a transaction's BEGIN or END for
+	// the transaction topic; nil on every other event.
+	Mark *TxMark
+}
+
+// Tx is a change's place in its transaction: Debezium's transaction
+// block (id, total_order, data_collection_order).
+type Tx struct {
+	ID    string // "": not part of a transaction
+	Total int64  // the change's order in the transaction, from 1
+	Table int64  // its order among the transaction's changes of its table, from 1
+}
+
+// TxMark is a transaction's BEGIN (End false) or END on the transaction
+// topic.
+type TxMark struct {
+	End          bool
+	ID           string
+	CommitMicros int64
+	// Count and Tables, at the END only: the transaction's changes, and
+	// per table (in the order each was first changed) their number.
+	Count  int64
+	Tables []TxTable
+}
+
+// TxTable is one table's changes in a transaction: Name as Debezium
+// names a data collection (TableID.String).
+type TxTable struct {
+	Name  string
+	Count int64
 }
 
 // Row holds one value per column of its Table, in column order.

@@ -54,6 +54,15 @@ type SourceBlock struct {
 	// KeyMissingHint is what the encoder's error adds when a change's row
 	// image lacks a key column: how to make this database log it.
 	KeyMissingHint string
+	// TxID, when set, is the connector's transaction id of a streamed
+	// change with source s (transaction metadata: the change's block and
+	// its transaction's BEGIN). nil: the source gives no transaction
+	// metadata.
+	TxID func(s *Source) string
+	// TxEndID is the id of a transaction's END, from the source of its
+	// first change and the cursor its commit was handed on with; nil: the
+	// same as TxID of that first change.
+	TxEndID func(first *Source, cursor Position) string
 }
 
 // SourceField is one field of a source block.

@@ -100,3 +100,20 @@ func TestFormatUnwrapTombstoneMode(t *testing.T) {
 		t.Fatalf("delete_mode tombstone with unwrap: %v", err)
 	}
 }
+
+// format.provide_transaction_metadata: off by default, read as Debezium
+// names it, and the encoder writes it in JSON only.
+func TestFormatTransactionMetadata(t *testing.T) {
+	if validConfig(t).Format.ProvideTransactionMetadata {
+		t.Fatal("on by default")
+	}
+	doc := strings.Replace(formatYAML, "format:\n", "format:\n  provide_transaction_metadata: true\n", 1)
+	if !mustParse(t, doc).Format.ProvideTransactionMetadata {
+		t.Fatal("provide_transaction_metadata: true not read")
+	}
+	doc = strings.Replace(doc, "format:\n", "format:\n  value: avro\n  schema_registry: {type: confluent, url: 'http://127.0.0.1:8080'}\n", 1)
+	_, err := parse([]byte(doc), testEnv)
+	if got := fields(t, err); !slices.Contains(got, "format.provide_transaction_metadata") {
+		t.Errorf("with avro: problems %v\n%v", got, err)
+	}
+}

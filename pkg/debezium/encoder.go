@@ -209,8 +209,8 @@ func (e *Encoder) AppendKey(dst []byte, ev *change.Event) (out []byte, ok bool, 
 // AppendValue appends the value message for ev to dst:
 // {"schema":<Envelope schema>,"payload":{"before","after","source",
 // "transaction","op","ts_ms","ts_us","ts_ns"}}. before and after are null
-// when ev has no such row; transaction is always null (no transaction
-// metadata); source.ts_* come from ev.Source.CommitMicros and the top-level
+// when ev has no such row; transaction is ev.Tx's block, null without
+// one (transaction.go); source.ts_* come from ev.Source.CommitMicros and the top-level
 // ts_* from nowMicros, the processing time in µs since the epoch (so ts_ns
 // always ends in 000, where Debezium has the JVM clock's nanoseconds). On
 // error dst is returned unchanged.
@@ -259,7 +259,7 @@ func (e *Encoder) AppendValueHead(dst []byte, ev *change.Event, nowMicros int64)
 		return dst[:n], Head{}, err
 	}
 	dst = e.appendEventSource(dst, c, b, ev)
-	return append(appendEnvelopeTail(dst, ev.Op, nowMicros), c.valueTail...), Head{len(b.valueHead), b.valueHeadCRC}, nil
+	return append(appendEnvelopeTail(dst, ev.Op, &ev.Tx, nowMicros), c.valueTail...), Head{len(b.valueHead), b.valueHeadCRC}, nil
 }
 
 // checkChange refuses an event that is no row change: an unknown op, or

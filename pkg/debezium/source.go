@@ -18,8 +18,8 @@ const Version = "3.6.1.Final"
 // declaration order: the "allowed" parameter of the source.snapshot enum.
 const snapshotAllowed = "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"
 
-// transactionSchema is the envelope's "transaction" block (event.block);
-// we do not emit transaction metadata, so its value is always null.
+// transactionSchema is the envelope's "transaction" block (event.block):
+// null but with transaction metadata on (change.Event.Tx).
 func transactionSchema() connectSchema {
 	return connectSchema{
 		typ: "struct",
@@ -309,12 +309,17 @@ func appendSourceCommon(b []byte, t *change.Table, s *change.Source) []byte {
 }
 
 // appendEnvelopeTail closes a value's payload: the transaction block
-// (null), op and the processing time; the caller closes the message
-// (tableCodec.valueTail).
-func appendEnvelopeTail(dst []byte, op change.Op, nowMicros int64) []byte {
+// (null without transaction metadata), op and the processing time; the
+// caller closes the message (tableCodec.valueTail).
+func appendEnvelopeTail(dst []byte, op change.Op, tx *change.Tx, nowMicros int64) []byte {
 	var digits [20]byte
 	now := epochText(digits[:0], nowMicros)
-	dst = append(dst, `,"transaction":null,"op":"`...)
+	if tx.ID == "" {
+		dst = append(dst, `,"transaction":null,"op":"`...)
+	} else {
+		dst = appendTxBlock(append(dst, `,"transaction":`...), tx)
+		dst = append(dst, `,"op":"`...)
+	}
 	dst = append(dst, byte(op))
 	dst = append(dst, `","ts_ms":`...)
 	dst = now.appendMillis(dst)

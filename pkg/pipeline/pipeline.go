@@ -316,6 +316,9 @@ func (p *Pipeline) commitWith(ctx context.Context, crash func(point string)) err
 // called by the source's goroutine only.
 func (p *Pipeline) emit(ctx context.Context, ev *change.Event) error {
 	if ev.Op == change.OpNone {
+		if ev.Mark != nil {
+			return p.emitTxMark(ctx, ev.Mark)
+		}
 		p.mark(ev.Position)
 		return p.saveStart(ctx)
 	}

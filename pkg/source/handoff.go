@@ -102,7 +102,7 @@ func (h *Handoff) run() {
 					h.fail(err)
 					break
 				}
-				if ev.Op == change.OpNone {
+				if isPosition(ev) {
 					h.emittedPositions.Add(1)
 				}
 			}
@@ -135,7 +135,7 @@ func (h *Handoff) Emit(ctx context.Context, ev *change.Event) error {
 	if err := h.failed(); err != nil {
 		return err
 	}
-	end := ev.Op == change.OpNone
+	end := isPosition(ev)
 	if h.direct {
 		if err := h.emit(ctx, ev); err != nil {
 			h.fail(err)
@@ -174,7 +174,7 @@ func (h *Handoff) send(ctx context.Context, ack bool) error {
 	case <-ctx.Done():
 		return h.stopped(ctx)
 	}
-	if h.batch[len(h.batch)-1].Op == change.OpNone { // a batch ends at its one position
+	if isPosition(h.batch[len(h.batch)-1]) { // a batch ends at its one position
 		h.sentPositions.Add(1)
 	}
 	h.batch = make([]*change.Event, 0, handoffBatchEvents)
@@ -227,3 +227,7 @@ func (h *Handoff) Close() error {
 	h.cancel(nil)
 	return h.failed()
 }
+
+// isPosition tells a position event from a row's and from a
+// transaction's BEGIN or END (change.TxMark), which carries none.
+func isPosition(ev *change.Event) bool { return ev.Op == change.OpNone && ev.Mark == nil }

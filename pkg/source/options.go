@@ -15,5 +15,7 @@ func OptionsFor(cfg *config.Config) Options {
 		TopicPrefix: cfg.LogicalName(),
 		Config:      cfg.Source,
 		KeyColumns:  cfg.Destination.KeyColumns,
+		// The loop marks transactions only for a format that writes them.
+		TransactionMetadata: cfg.Format.ProvideTransactionMetadata,
 	}
 }

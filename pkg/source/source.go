@@ -62,6 +62,10 @@ type Options struct {
 	// images may lack some of them refuses that table at start and in its
 	// checks, rather than publish keys it cannot know.
 	KeyColumns map[string][]string
+	// TransactionMetadata is format.provide_transaction_metadata: the
+	// capture loop places each streamed change in its transaction and
+	// hands on each transaction's BEGIN and END (change.TxMark).
+	TransactionMetadata bool
 	// Checkpointed is the position the pipeline's checkpoint holds (nil:
 	// none), for Dropper: a source drops only what it records as the
 	// pipeline's own (a replication slot is server-wide, and may be

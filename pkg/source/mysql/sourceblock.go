@@ -56,3 +56,14 @@ func sourceBlockOf(flavor string) *change.SourceBlock {
 	}
 	return MySQLSourceBlock
 }
+
+func init() {
+	MySQLSourceBlock.TxID = txID
+	MariaDBSourceBlock.TxID = txID
+}
+
+// txID is Debezium's transaction id of a change: its transaction's GTID.
+// Without GTIDs (a MySQL server with gtid_mode OFF) it is "": the changes
+// are in no transaction, rather than named in a way Debezium's are not
+// known to be.
+func txID(s *change.Source) string { return s.Strings[slotGTID] }

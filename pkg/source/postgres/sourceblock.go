@@ -1,6 +1,10 @@
 package postgres
 
-import "github.com/tributary-cdc/tributary/pkg/change"
+import (
+	"strconv"
+
+	"github.com/tributary-cdc/tributary/pkg/change"
+)
 
 // SourceBlock is the source block of Debezium's PostgreSQL connector,
 // io.debezium.connector.postgresql.Source: after the common fields,
@@ -29,3 +33,32 @@ const (
 	slotTxID = iota
 	slotLSN
 )
+
+func init() {
+	SourceBlock.TxID = txID
+	SourceBlock.TxEndID = txEndID
+}
+
+// txID is Debezium's transaction id of a change: its transaction's xid
+// and the change's own LSN ("<txId>:<lsn>"), so it differs from one
+// change of a transaction to the next.
+func txID(s *change.Source) string {
+	b := strconv.AppendInt(make([]byte, 0, 32), s.Ints[slotTxID], 10)
+	b = append(b, ':')
+	return string(strconv.AppendInt(b, s.Ints[slotLSN], 10))
+}
+
+// txEndID is the id of a transaction's END: its xid and where Debezium's
+// stream saw the commit (its last commit LSN, which the cursor records).
+func txEndID(first *change.Source, cursor change.Position) string {
+	pos, lsn, err := decodePosition(cursor)
+	if err == nil && pos.Commit != "" {
+		lsn, err = parseLSN(pos.Commit)
+	}
+	if err != nil {
+		return txID(first)
+	}
+	b := strconv.AppendInt(make([]byte, 0, 32), first.Ints[slotTxID], 10)
+	b = append(b, ':')
+	return string(strconv.AppendUint(b, lsn, 10))
+}
