@@ -182,6 +182,14 @@ func (c *Capture) run(ctx context.Context, from change.Position, emit func(conte
 			}
 		}
 	default:
+		// Snapshots queued before the state is restored were asked for
+		// (a backfill requested while the pipeline was stopped).
+		requested := map[string]bool{}
+		for _, p := range engine.Progress() {
+			if !p.Done {
+				requested[p.Table] = true
+			}
+		}
 		// The state first: a driver resuming may find captured tables
 		// gone (source.Stream's Gone), whose snapshots end.
 		engine.Restore(state)
@@ -192,9 +200,13 @@ func (c *Capture) run(ctx context.Context, from change.Position, emit func(conte
 		// An added table is not the one the checkpoint recorded under its
 		// name: a snapshot of that name the state holds was of the table
 		// it replaced (dropped and created again while down), and its
-		// last key is not this table's.
+		// last key is not this table's. One asked for is read again from
+		// its first row, whether or not source.backfill is on.
 		for _, t := range added {
 			engine.Drop(t)
+			if requested[t] && !backfill {
+				engine.Queue([]string{t}, false)
+			}
 		}
 		if len(added) > 0 && backfill {
 			c.opts.Log().Info("snapshotting tables added since the last run", "tables", strings.Join(added, ", "))

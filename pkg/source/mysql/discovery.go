@@ -38,11 +38,12 @@ func (s *Source) wants(db, name string) bool {
 }
 
 // refresh follows a DDL statement that names db.name: a captured table's
-// shape is re-read (or, gone, it is dropped from the set with a warning);
+// shape is re-read (or, gone, it is dropped from the set with a warning;
+// renamedTo, another table renamed onto its name, is snapshotted);
 // a table of the captured set that is not captured yet is added when it
 // exists (mayAdd: the name is a table the statement creates or renames
 // to, not a column).
-func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
+func (s *Source) refresh(db, name string, mayAdd, renamedTo bool, stmt string) error {
 	id := db + "." + name
 	s.mu.Lock()
 	t := s.tables[id]
@@ -107,6 +108,17 @@ func (s *Source) refresh(db, name string, mayAdd bool, stmt string) error {
 		// The key changed to take in a column the rules leave out or
 		// mask: stop rather than publish keys without it, or with it.
 		return err
+	}
+	if renamedTo {
+		// Renamed onto a captured table's name (RENAME TABLE t TO t_old,
+		// t_new TO t): another table holds the name now, with rows the
+		// binlog holds under another name. A snapshot of the one it
+		// replaced ends; its rows are snapshotted, as for any table
+		// renamed into the captured set.
+		s.CapturedGone(id)
+		s.log.Info("table renamed onto a captured table's name: its rows snapshotted", "table", id, "statement", trimStmt(stmt))
+		s.out.Added([]string{id})
+		return nil
 	}
 	s.log.Info("table shape re-read after DDL", "table", t.id(), "columns", len(t.cols), "version", t.t.Version)
 	return nil

@@ -401,7 +401,9 @@ func (st *streamer) ddl(ctx context.Context, h *replication.EventHeader, q, defa
 		name = unquote(name)
 		// ", name" is a table only in RENAME TABLE a TO b, c TO d.
 		mayAdd := renames || !strings.HasPrefix(m[0], ",")
-		if err := st.src.refresh(db, name, mayAdd, q); err != nil {
+		// "TO name" of a RENAME: the table now under name was another.
+		renamedTo := renames && len(m[0]) > 2 && strings.EqualFold(m[0][:2], "TO")
+		if err := st.src.refresh(db, name, mayAdd, renamedTo, q); err != nil {
 			return err
 		}
 		st.src.mu.Lock()
