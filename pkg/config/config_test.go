@@ -53,6 +53,24 @@ var testEnv = env(map[string]string{
 	"SECRET":              canary,
 })
 
+// wantProblems fails unless doc's problems name each of want's fields
+// and their text holds each of rules.
+func wantProblems(t *testing.T, doc string, want, rules []string) {
+	t.Helper()
+	_, err := parse([]byte(doc), testEnv)
+	got := fields(t, err)
+	for _, w := range want {
+		if !contains(got, w) {
+			t.Errorf("no problem for %s; got %v\n%v", w, got, err)
+		}
+	}
+	for _, rule := range rules {
+		if !strings.Contains(err.Error(), rule) {
+			t.Errorf("no %q in\n%v", rule, err)
+		}
+	}
+}
+
 // fields returns the field of every problem in err, failing unless err is
 // an *Errors.
 func fields(t *testing.T, err error) []string {
