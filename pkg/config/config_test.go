@@ -23,6 +23,18 @@ import (
 // characters that break URLs so it reaches the error paths.
 const canary = "hunter2%zz@CANARY7Q:x/y"
 
+// shopYAML is the least a configuration holds, up to the destination's
+// topic prefix: the rules tests add their section after it.
+const shopYAML = `
+name: shop
+source:
+  type: postgres
+  url: postgres://u@db/shop
+destination:
+  bootstrap_servers: 127.0.0.1:9092
+  topic_prefix: shop
+`
+
 const validYAML = `
 name: shop-eu
 source:

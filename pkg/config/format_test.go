@@ -6,15 +6,7 @@ import (
 	"testing"
 )
 
-const formatYAML = `
-name: shop
-source:
-  type: postgres
-  url: postgres://u@db/shop
-destination:
-  bootstrap_servers: 127.0.0.1:9092
-  topic_prefix: shop
-format:
+const formatYAML = shopYAML + `format:
   schemas: false
   unwrap: true
   delete_handling: rewrite

@@ -6,15 +6,7 @@ import (
 	"time"
 )
 
-const topicsYAML = `
-name: shop
-source:
-  type: postgres
-  url: postgres://u@db/shop
-destination:
-  bootstrap_servers: 127.0.0.1:9092
-  topic_prefix: shop
-  create_missing_topics: true
+const topicsYAML = shopYAML + `  create_missing_topics: true
   heartbeat:
     interval: 5s
     topic_prefix: __hb
