@@ -113,6 +113,20 @@ type running struct {
 	done   chan error
 }
 
+// startOn makes collection name in a new database, with one document
+// (_id 0) so that it exists, and starts a reader on it from now; it
+// returns the collection, its namespace and the reader.
+func startOn(t *testing.T, name string) (*mongo.Collection, string, *running) {
+	t.Helper()
+	db := newDB(t, client(t))
+	coll := db.Collection(name)
+	if _, err := coll.InsertOne(context.Background(), bson.D{{Key: "_id", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	ns := db.Name() + "." + name
+	return coll, ns, start(t, ns, mongodb.Cursor{}, "")
+}
+
 // start builds a driver on ns, resumes it from cur (Fresh when zero) and
 // streams.
 func start(t *testing.T, ns string, cur mongodb.Cursor, signal string) *running {
@@ -214,15 +228,8 @@ func message(t *testing.T, ev mongodb.Event) (key, value string) {
 // order, each followed by a commit at its resume token, and encode to
 // the messages a consumer of Debezium's format expects.
 func TestStreamInsertUpdateReplaceDelete(t *testing.T) {
-	c := client(t)
-	db := newDB(t, c)
-	coll := db.Collection("orders")
 	ctx := context.Background()
-	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 0}}); err != nil { // the collection exists
-		t.Fatal(err)
-	}
-	ns := db.Name() + ".orders"
-	r := start(t, ns, mongodb.Cursor{}, "")
+	coll, ns, r := startOn(t, "orders")
 
 	oid := bson.NewObjectID()
 	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: oid}, {Key: "n", Value: int64(1)}, {Key: "d", Value: dec(t, "1.5")}}); err != nil {
@@ -324,15 +331,8 @@ func TestFreshStartsAfterNow(t *testing.T) {
 // stop, exactly after the last committed event: the changes made while it
 // was down all arrive, once, in order.
 func TestResumeFromStoredCursorLosesNothing(t *testing.T) {
-	c := client(t)
-	db := newDB(t, c)
-	coll := db.Collection("c")
 	ctx := context.Background()
-	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 0}}); err != nil {
-		t.Fatal(err)
-	}
-	ns := db.Name() + ".c"
-	r := start(t, ns, mongodb.Cursor{}, "")
+	coll, ns, r := startOn(t, "c")
 	var stored []byte
 	for i := 1; i <= 5; i++ {
 		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: i}}); err != nil {
@@ -458,15 +458,8 @@ func TestWatermarkRoundTrip(t *testing.T) {
 // events of one transaction share a clusterTime, so a cursor cut inside
 // a transaction must not drop the rest of it).
 func TestResumeTokenWinsOverTime(t *testing.T) {
-	c := client(t)
-	db := newDB(t, c)
-	coll := db.Collection("c")
 	ctx := context.Background()
-	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 0}}); err != nil {
-		t.Fatal(err)
-	}
-	ns := db.Name() + ".c"
-	r := start(t, ns, mongodb.Cursor{}, "")
+	coll, ns, r := startOn(t, "c")
 	var cursors []mongodb.Cursor
 	for i := 1; i <= 4; i++ {
 		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: i}}); err != nil {

@@ -154,16 +154,14 @@ func streamed(rs []rawKV) []rawKV {
 	return out
 }
 
-// TestRouteOraclePostgres: ByLogicalTableRouter with its defaults (the
-// key gains __dbz__physicalTableIdentifier, the shard's topic) and
-// RegexRouter, against Debezium's PostgreSQL connector.
-func TestRouteOraclePostgres(t *testing.T) {
-	e := itest.NewEnv(t, "routepg")
-	src := routeSource{
+// postgresRouteSource is a routeSource of e's database: shards and other
+// in the public schema, merged and renamed the topics they go to.
+func postgresRouteSource(t *testing.T, e *itest.Env, shards [2]string, other, merged, renamed string) routeSource {
+	return routeSource{
 		exec:   func(sql string) { e.Exec(sql) },
 		create: `CREATE TABLE %s (id int PRIMARY KEY, v text)`,
-		shards: [2]string{"ro_1", "ro_2"},
-		other:  "rx_a",
+		shards: shards,
+		other:  other,
 		debezium: func(out string, max int, tables []string, extra []string) *itest.DebeziumProc {
 			extra = append(extra, "table.include.list="+tableList("public", tables))
 			return itest.StartDebezium(t, e, out, max, strings.Join(extra, "\n")+"\n")
@@ -177,9 +175,17 @@ func TestRouteOraclePostgres(t *testing.T) {
 				Destination: "  delete_mode: record_and_tombstone\n", Checkpoint: "  path: " + filepath.Join(e.Dir, "checkpoints") + "\n" + top})
 		},
 		start:   e.Start,
-		merged:  e.Prefix + ".public.ro_all",
-		renamed: e.Prefix + ".public.renamed_a",
+		merged:  e.Prefix + ".public." + merged,
+		renamed: e.Prefix + ".public." + renamed,
 	}
+}
+
+// TestRouteOraclePostgres: ByLogicalTableRouter with its defaults (the
+// key gains __dbz__physicalTableIdentifier, the shard's topic) and
+// RegexRouter, against Debezium's PostgreSQL connector.
+func TestRouteOraclePostgres(t *testing.T) {
+	e := itest.NewEnv(t, "routepg")
+	src := postgresRouteSource(t, e, [2]string{"ro_1", "ro_2"}, "rx_a", "ro_all", "renamed_a")
 	runRouteOracle(t, src, routeTransforms{
 		tributary: "  reroute:\n    topic_regex: '(.*)\\.ro_\\d+'\n    topic_replacement: '$1.ro_all'\n" +
 			"  route:\n    regex: '(.*)\\.rx_(.*)'\n    replacement: '$1.renamed_$2'\n",
@@ -200,27 +206,7 @@ func TestRouteOraclePostgres(t *testing.T) {
 // alone but for their name.
 func TestRouteOracleUnwrapPostgres(t *testing.T) {
 	e := itest.NewEnv(t, "routeuw")
-	src := routeSource{
-		exec:   func(sql string) { e.Exec(sql) },
-		create: `CREATE TABLE %s (id int PRIMARY KEY, v text)`,
-		shards: [2]string{"uo_1", "uo_2"},
-		other:  "ux_a",
-		debezium: func(out string, max int, tables []string, extra []string) *itest.DebeziumProc {
-			extra = append(extra, "table.include.list="+tableList("public", tables))
-			return itest.StartDebezium(t, e, out, max, strings.Join(extra, "\n")+"\n")
-		},
-		pipeline: func(tables []string, top string) string {
-			var ids []string
-			for _, tb := range tables {
-				ids = append(ids, "public."+tb)
-			}
-			return e.WritePipeline(itest.PipelineConfig{Source: "  tables: [" + strings.Join(ids, ", ") + "]\n  snapshot_parallelism: 1\n",
-				Destination: "  delete_mode: record_and_tombstone\n", Checkpoint: "  path: " + filepath.Join(e.Dir, "checkpoints") + "\n" + top})
-		},
-		start:   e.Start,
-		merged:  e.Prefix + ".public.uo_all",
-		renamed: e.Prefix + ".public.unwrapped_a",
-	}
+	src := postgresRouteSource(t, e, [2]string{"uo_1", "uo_2"}, "ux_a", "uo_all", "unwrapped_a")
 	runRouteOracle(t, src, routeTransforms{
 		tributary: "  reroute:\n    topic_regex: '(.*)\\.uo_\\d+'\n    topic_replacement: '$1.uo_all'\n    key_enforce_uniqueness: false\n" +
 			"  route:\n    regex: '(.*)\\.ux_(.*)'\n    replacement: '$1.unwrapped_$2'\n",

@@ -23,6 +23,18 @@ import (
 // characters that break URLs so it reaches the error paths.
 const canary = "hunter2%zz@CANARY7Q:x/y"
 
+// shopYAML is the least a configuration holds, up to the destination's
+// topic prefix: the rules tests add their section after it.
+const shopYAML = `
+name: shop
+source:
+  type: postgres
+  url: postgres://u@db/shop
+destination:
+  bootstrap_servers: 127.0.0.1:9092
+  topic_prefix: shop
+`
+
 const validYAML = `
 name: shop-eu
 source:
@@ -52,6 +64,24 @@ var testEnv = env(map[string]string{
 	"TEST_KAFKA_PASSWORD": "kafka-" + canary,
 	"SECRET":              canary,
 })
+
+// wantProblems fails unless doc's problems name each of want's fields
+// and their text holds each of rules.
+func wantProblems(t *testing.T, doc string, want, rules []string) {
+	t.Helper()
+	_, err := parse([]byte(doc), testEnv)
+	got := fields(t, err)
+	for _, w := range want {
+		if !contains(got, w) {
+			t.Errorf("no problem for %s; got %v\n%v", w, got, err)
+		}
+	}
+	for _, rule := range rules {
+		if !strings.Contains(err.Error(), rule) {
+			t.Errorf("no %q in\n%v", rule, err)
+		}
+	}
+}
 
 // fields returns the field of every problem in err, failing unless err is
 // an *Errors.

@@ -7,15 +7,7 @@ import (
 	"testing"
 )
 
-const avroYAML = `
-name: shop
-source:
-  type: postgres
-  url: postgres://u@db/shop
-destination:
-  bootstrap_servers: 127.0.0.1:9092
-  topic_prefix: shop
-format:
+const avroYAML = shopYAML + `format:
   key: avro
   value: avro
   schema_registry:

@@ -103,22 +103,25 @@ func (v validator) routes(t Transforms) *route.Routes {
 		bad = true
 		return nil
 	}
+	// required adds a problem for a setting left empty, and says whether
+	// it is set.
+	required := func(field, value, what string) bool {
+		if value == "" {
+			v.add(field, "required: %s", what)
+			bad = true
+		}
+		return value != ""
+	}
 	if r := t.Reroute; r.set() {
 		const f = "transforms.reroute."
-		if r.TopicRegex == "" {
-			v.add(f+"topic_regex", "required: the regular expression of the topics to merge, as ByLogicalTableRouter's topic.regex")
-			bad = true
-		}
-		if r.TopicReplacement == "" {
-			v.add(f+"topic_replacement", "required: the topic they go to, as ByLogicalTableRouter's topic.replacement")
-			bad = true
-		}
+		regex := required(f+"topic_regex", r.TopicRegex, "the regular expression of the topics to merge, as ByLogicalTableRouter's topic.regex")
+		replacement := required(f+"topic_replacement", r.TopicReplacement, "the topic they go to, as ByLogicalTableRouter's topic.replacement")
 		l := &route.Logical{EnforceUniqueness: r.KeyEnforceUniqueness == nil || *r.KeyEnforceUniqueness,
 			KeyFieldName: r.KeyFieldName}
 		if l.KeyFieldName == "" {
 			l.KeyFieldName = route.DefaultKeyFieldName
 		}
-		if r.TopicRegex != "" && r.TopicReplacement != "" {
+		if regex && replacement {
 			l.Topic = rename(f+"topic_", r.TopicRegex, r.TopicReplacement)
 		}
 		switch {
@@ -135,15 +138,9 @@ func (v validator) routes(t Transforms) *route.Routes {
 	}
 	if r := t.Route; r.set() {
 		const f = "transforms.route."
-		if r.Regex == "" {
-			v.add(f+"regex", "required: the regular expression of the topics to rename, as RegexRouter's regex")
-			bad = true
-		}
-		if r.Replacement == "" {
-			v.add(f+"replacement", "required: the new topic, as RegexRouter's replacement")
-			bad = true
-		}
-		if r.Regex != "" && r.Replacement != "" {
+		regex := required(f+"regex", r.Regex, "the regular expression of the topics to rename, as RegexRouter's regex")
+		replacement := required(f+"replacement", r.Replacement, "the new topic, as RegexRouter's replacement")
+		if regex && replacement {
 			out.Regex = rename(f, r.Regex, r.Replacement)
 		}
 	}

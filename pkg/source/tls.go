@@ -105,3 +105,18 @@ func ipStrings(c *x509.Certificate) []string {
 	}
 	return s
 }
+
+// CertificatesNeedTLS adds a problem for each certificate field s sets
+// when its URL turns TLS off; off is how the URL says so, as the user
+// wrote it ("tls=false").
+func CertificatesNeedTLS(s *config.Source, r config.Report, off string) {
+	for _, f := range []struct{ field, value string }{
+		{"source.ca_certificate", s.CACertificate},
+		{"source.client_certificate", s.ClientCertificate},
+		{"source.client_key", s.ClientKey},
+	} {
+		if f.value != "" {
+			r.Add(f.field, "needs TLS, but source.url has %s; remove one of the two", off)
+		}
+	}
+}

@@ -137,81 +137,61 @@ func (d *decoder) value(dst []byte, n *node) ([]byte, error) {
 		dst = binary.AppendVarint(dst, int64(k))
 		return append(dst, d.raw[:k]...), nil
 	case kArray:
-		if d.peek() != '[' {
-			return dst, d.errorf("expected an array")
-		}
-		d.pos++
-		if d.peek() == ']' {
-			d.pos++
-			return append(dst, 0), nil
-		}
-		// One block: the count first, so the items are written to tmp.
-		count := 0
-		var items []byte
-		for {
-			var err error
-			if items, err = d.value(items, n.items); err != nil {
-				return dst, err
-			}
-			count++
-			switch d.peek() {
-			case ',':
-				d.pos++
-				continue
-			case ']':
-				d.pos++
-			default:
-				return dst, d.errorf("expected , or ]")
-			}
-			break
-		}
-		dst = binary.AppendVarint(dst, int64(count))
-		dst = append(dst, items...)
-		return append(dst, 0), nil
+		return d.block(dst, n, '[', ']', "an array")
 	case kMap:
-		if d.peek() != '{' {
-			return dst, d.errorf("expected an object")
-		}
-		d.pos++
-		if d.peek() == '}' {
-			d.pos++
-			return append(dst, 0), nil
-		}
-		count := 0
-		var entries []byte
-		for {
-			k, err := d.str()
-			if err != nil {
-				return dst, err
-			}
-			entries = binary.AppendVarint(entries, int64(len(k)))
-			entries = append(entries, k...)
-			if d.peek() != ':' {
-				return dst, d.errorf("expected :")
-			}
-			d.pos++
-			if entries, err = d.value(entries, n.items); err != nil {
-				return dst, err
-			}
-			count++
-			switch d.peek() {
-			case ',':
-				d.pos++
-				continue
-			case '}':
-				d.pos++
-			default:
-				return dst, d.errorf("expected , or }")
-			}
-			break
-		}
-		dst = binary.AppendVarint(dst, int64(count))
-		dst = append(dst, entries...)
-		return append(dst, 0), nil
+		return d.block(dst, n, '{', '}', "an object")
 	case kRecord:
 		return d.record(dst, n)
 	}
 	return dst, d.errorf("unknown schema kind")
+}
+
+// block appends an array's items, or a map's entries (each key, then its
+// value), as one Avro block: the count first, so the items are written
+// aside until it is known.
+func (d *decoder) block(dst []byte, n *node, open, end byte, what string) ([]byte, error) {
+	if d.peek() != open {
+		return dst, d.errorf("expected %s", what)
+	}
+	d.pos++
+	if d.peek() == end {
+		d.pos++
+		return append(dst, 0), nil
+	}
+	count := 0
+	var items []byte
+	for {
+		if open == '{' {
+			k, err := d.str()
+			if err != nil {
+				return dst, err
+			}
+			items = binary.AppendVarint(items, int64(len(k)))
+			items = append(items, k...)
+			if d.peek() != ':' {
+				return dst, d.errorf("expected :")
+			}
+			d.pos++
+		}
+		var err error
+		if items, err = d.value(items, n.items); err != nil {
+			return dst, err
+		}
+		count++
+		switch d.peek() {
+		case ',':
+			d.pos++
+			continue
+		case end:
+			d.pos++
+		default:
+			return dst, d.errorf("expected , or %c", end)
+		}
+		break
+	}
+	dst = binary.AppendVarint(dst, int64(count))
+	dst = append(dst, items...)
+	return append(dst, 0), nil
 }
 
 // record appends a struct's fields in schema order. JsonConverter writes

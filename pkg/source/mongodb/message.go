@@ -196,39 +196,13 @@ func appendPayload(b []byte, p payload, nowMS int64) ([]byte, error) {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `{"removedFields":`...)
-		if len(u.RemovedFields) == 0 {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, '[')
-			for i, f := range u.RemovedFields {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = appendJackson(b, f)
-			}
-			b = append(b, ']')
-		}
+		b = appendList(b, u.RemovedFields, appendJackson)
 		b = append(b, `,"updatedFields":`...)
 		if b, err = appendDocString(b, updateWriter, u.UpdatedFields); err != nil {
 			return b, fmt.Errorf("updatedFields: %w", err)
 		}
 		b = append(b, `,"truncatedArrays":`...)
-		if len(u.TruncatedArrays) == 0 {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, '[')
-			for i, t := range u.TruncatedArrays {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, `{"field":`...)
-				b = appendJackson(b, t.Field)
-				b = append(b, `,"size":`...)
-				b = strconv.AppendInt(b, int64(t.NewSize), 10)
-				b = append(b, '}')
-			}
-			b = append(b, ']')
-		}
+		b = appendList(b, u.TruncatedArrays, appendTruncated)
 		b = append(b, '}')
 	}
 	s := p.src
@@ -295,6 +269,31 @@ const valueSchemaHead = `{"schema":{"type":"struct","fields":[` +
 	`{"type":"string","optional":true,"field":"op"},{"type":"int64","optional":true,"field":"ts_ms"},` +
 	`{"type":"struct","fields":[{"type":"string","optional":false,"field":"id"},{"type":"int64","optional":false,"field":"total_order"},{"type":"int64","optional":false,"field":"data_collection_order"}],"optional":true,"name":"event.block","version":1,"field":"transaction"}],` +
 	`"optional":false,"name":`
+
+// appendList appends items as a JSON array, or null when there are none,
+// as the update description's lists are written.
+func appendList[T any](b []byte, items []T, item func([]byte, T) []byte) []byte {
+	if len(items) == 0 {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = item(b, it)
+	}
+	return append(b, ']')
+}
+
+// appendTruncated appends one truncated array: its field and new size.
+func appendTruncated(b []byte, t TruncatedArray) []byte {
+	b = append(b, `{"field":`...)
+	b = appendJackson(b, t.Field)
+	b = append(b, `,"size":`...)
+	b = strconv.AppendInt(b, int64(t.NewSize), 10)
+	return append(b, '}')
+}
 
 // appendJackson appends s as a JSON string the way Jackson 2.21 (the
 // JsonConverter's writer) escapes it: '"' and '\\', the short escapes

@@ -103,6 +103,29 @@ func (w xjsonWriter) member(b []byte, first bool, name string) []byte {
 	return append(b, ':', ' ')
 }
 
+// open appends `{"name": `, an object's first member.
+func (w xjsonWriter) open(b []byte, name string) []byte {
+	return w.member(append(b, '{'), true, name)
+}
+
+// str appends `{"name": "value"}`.
+func (w xjsonWriter) str(b []byte, name, value string) []byte {
+	return append(appendJavaString(w.open(b, name), value), '}')
+}
+
+// pair appends `{"name1": "value1", "name2": "value2"}`.
+func (w xjsonWriter) pair(b []byte, name1, value1, name2, value2 string) []byte {
+	b = appendJavaString(w.open(b, name1), value1)
+	b = w.member(b, false, name2)
+	return append(appendJavaString(b, value2), '}')
+}
+
+// numberLong appends `{"$numberLong": "n"}`.
+func (w xjsonWriter) numberLong(b []byte, n int64) []byte {
+	b = append(w.open(b, "$numberLong"), '"')
+	return append(strconv.AppendInt(b, n, 10), '"', '}')
+}
+
 // appendValue appends one BSON value.
 func (w xjsonWriter) appendValue(b []byte, v bson.RawValue) ([]byte, error) {
 	if err := v.Validate(); err != nil {
@@ -121,30 +144,16 @@ func (w xjsonWriter) appendValue(b []byte, v bson.RawValue) ([]byte, error) {
 		sub, data := v.Binary()
 		enc := base64.StdEncoding.EncodeToString(data)
 		hex := fmt.Sprintf("%02X", sub)
-		b = append(b, '{')
 		if w.mode == modeStrict {
-			b = w.member(b, true, "$binary")
-			b = appendJavaString(b, enc)
-			b = w.member(b, false, "$type")
-			b = appendJavaString(b, hex)
-			return append(b, '}'), nil
+			return w.pair(b, "$binary", enc, "$type", hex), nil
 		}
-		b = w.member(b, true, "$binary")
-		b = append(b, '{')
-		b = w.member(b, true, "base64")
-		b = appendJavaString(b, enc)
-		b = w.member(b, false, "subType")
-		b = appendJavaString(b, hex)
-		return append(b, '}', '}'), nil
-	case bson.TypeUndefined:
-		b = append(b, '{')
-		b = w.member(b, true, "$undefined")
-		return append(b, "true}"...), nil
-	case bson.TypeObjectID:
-		b = append(b, '{')
-		b = w.member(b, true, "$oid")
-		b = appendJavaString(b, v.ObjectID().Hex())
+		b = w.open(b, "$binary")
+		b = w.pair(b, "base64", enc, "subType", hex)
 		return append(b, '}'), nil
+	case bson.TypeUndefined:
+		return append(w.open(b, "$undefined"), "true}"...), nil
+	case bson.TypeObjectID:
+		return w.str(b, "$oid", v.ObjectID().Hex()), nil
 	case bson.TypeBoolean:
 		return strconv.AppendBool(b, v.Boolean()), nil
 	case bson.TypeDateTime:
@@ -153,57 +162,33 @@ func (w xjsonWriter) appendValue(b []byte, v bson.RawValue) ([]byte, error) {
 		return append(b, "null"...), nil
 	case bson.TypeRegex:
 		pattern, options := v.Regex()
-		b = append(b, '{')
 		if w.mode == modeStrict {
-			b = w.member(b, true, "$regex")
-			b = appendJavaString(b, pattern)
-			b = w.member(b, false, "$options")
-			b = appendJavaString(b, options)
-			return append(b, '}'), nil
+			return w.pair(b, "$regex", pattern, "$options", options), nil
 		}
-		b = w.member(b, true, "$regularExpression")
-		b = append(b, '{')
-		b = w.member(b, true, "pattern")
-		b = appendJavaString(b, pattern)
-		b = w.member(b, false, "options")
-		b = appendJavaString(b, options)
-		return append(b, '}', '}'), nil
+		b = w.open(b, "$regularExpression")
+		b = w.pair(b, "pattern", pattern, "options", options)
+		return append(b, '}'), nil
 	case bson.TypeDBPointer:
 		ns, oid := v.DBPointer()
-		b = append(b, '{')
-		if w.mode == modeStrict {
-			b = w.member(b, true, "$ref")
-			b = appendJavaString(b, ns)
-			b = w.member(b, false, "$id")
-			b = append(b, '{')
-			b = w.member(b, true, "$oid")
-			b = appendJavaString(b, oid.Hex())
-			return append(b, '}', '}'), nil
+		// Relaxed mode wraps strict mode's {$ref, $id} in $dbPointer.
+		relaxed := w.mode != modeStrict
+		if relaxed {
+			b = w.open(b, "$dbPointer")
 		}
-		b = w.member(b, true, "$dbPointer")
-		b = append(b, '{')
-		b = w.member(b, true, "$ref")
-		b = appendJavaString(b, ns)
+		b = appendJavaString(w.open(b, "$ref"), ns)
 		b = w.member(b, false, "$id")
-		b = append(b, '{')
-		b = w.member(b, true, "$oid")
-		b = appendJavaString(b, oid.Hex())
-		return append(b, '}', '}', '}'), nil
+		b = append(w.str(b, "$oid", oid.Hex()), '}')
+		if relaxed {
+			b = append(b, '}')
+		}
+		return b, nil
 	case bson.TypeJavaScript:
-		b = append(b, '{')
-		b = w.member(b, true, "$code")
-		b = appendJavaString(b, v.JavaScript())
-		return append(b, '}'), nil
+		return w.str(b, "$code", v.JavaScript()), nil
 	case bson.TypeSymbol:
-		b = append(b, '{')
-		b = w.member(b, true, "$symbol")
-		b = appendJavaString(b, v.Symbol())
-		return append(b, '}'), nil
+		return w.str(b, "$symbol", v.Symbol()), nil
 	case bson.TypeCodeWithScope:
 		code, scope := v.CodeWithScope()
-		b = append(b, '{')
-		b = w.member(b, true, "$code")
-		b = appendJavaString(b, code)
+		b = appendJavaString(w.open(b, "$code"), code)
 		b = w.member(b, false, "$scope")
 		var err error
 		if b, err = w.appendDocument(b, scope); err != nil {
@@ -214,10 +199,7 @@ func (w xjsonWriter) appendValue(b []byte, v bson.RawValue) ([]byte, error) {
 		return strconv.AppendInt(b, int64(v.Int32()), 10), nil
 	case bson.TypeTimestamp:
 		t, i := v.Timestamp()
-		b = append(b, '{')
-		b = w.member(b, true, "$timestamp")
-		b = append(b, '{')
-		b = w.member(b, true, "t")
+		b = w.open(w.open(b, "$timestamp"), "t")
 		b = strconv.AppendUint(b, uint64(t), 10)
 		b = w.member(b, false, "i")
 		b = strconv.AppendUint(b, uint64(i), 10)
@@ -227,24 +209,13 @@ func (w xjsonWriter) appendValue(b []byte, v bson.RawValue) ([]byte, error) {
 		if w.mode == modeRelaxed {
 			return strconv.AppendInt(b, n, 10), nil
 		}
-		b = append(b, '{')
-		b = w.member(b, true, "$numberLong")
-		b = append(b, '"')
-		b = strconv.AppendInt(b, n, 10)
-		return append(b, '"', '}'), nil
+		return w.numberLong(b, n), nil
 	case bson.TypeDecimal128:
-		b = append(b, '{')
-		b = w.member(b, true, "$numberDecimal")
-		b = appendJavaString(b, v.Decimal128().String())
-		return append(b, '}'), nil
+		return w.str(b, "$numberDecimal", v.Decimal128().String()), nil
 	case bson.TypeMinKey:
-		b = append(b, '{')
-		b = w.member(b, true, "$minKey")
-		return append(b, "1}"...), nil
+		return append(w.open(b, "$minKey"), "1}"...), nil
 	case bson.TypeMaxKey:
-		b = append(b, '{')
-		b = w.member(b, true, "$maxKey")
-		return append(b, "1}"...), nil
+		return append(w.open(b, "$maxKey"), "1}"...), nil
 	}
 	return b, fmt.Errorf("unsupported bson type %s", v.Type)
 }
@@ -263,10 +234,7 @@ func (w xjsonWriter) appendDouble(b []byte, f float64) []byte {
 		if w.mode == modeStrict {
 			return append(b, s...)
 		}
-		b = append(b, '{')
-		b = w.member(b, true, "$numberDouble")
-		b = appendJavaString(b, s)
-		return append(b, '}')
+		return w.str(b, "$numberDouble", s)
 	}
 	return appendJavaDouble(b, f)
 }
@@ -276,8 +244,7 @@ func (w xjsonWriter) appendDouble(b []byte, f float64) []byte {
 const maxISODate = 253402300799999
 
 func (w xjsonWriter) appendDate(b []byte, ms int64) []byte {
-	b = append(b, '{')
-	b = w.member(b, true, "$date")
+	b = w.open(b, "$date")
 	switch {
 	case w.mode == modeStrict:
 		b = strconv.AppendInt(b, ms, 10)
@@ -290,11 +257,7 @@ func (w xjsonWriter) appendDate(b []byte, ms int64) []byte {
 		}
 		b = appendJavaString(b, s+"Z")
 	default:
-		b = append(b, '{')
-		b = w.member(b, true, "$numberLong")
-		b = append(b, '"')
-		b = strconv.AppendInt(b, ms, 10)
-		b = append(b, '"', '}')
+		b = w.numberLong(b, ms)
 	}
 	return append(b, '}')
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/source/sourcetest"
 )
 
 // A MariaDB 10.11 binlog with log_bin_compress = ON of
@@ -37,7 +38,7 @@ const (
 func TestCompressedRowsEvents(t *testing.T) {
 	bs := newStreamOf(t, compressedFormat, compressedTable)
 	var got []string
-	bs.st.out = funcStream(func(_ context.Context, ev *change.Event) error {
+	bs.st.out = sourcetest.FuncStream(func(_ context.Context, ev *change.Event) error {
 		var b strings.Builder
 		b.WriteString(ev.Op.String())
 		for _, row := range []change.Row{ev.Before, ev.After} {

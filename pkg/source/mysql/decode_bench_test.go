@@ -10,6 +10,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
+	"github.com/tributary-cdc/tributary/pkg/source/sourcetest"
 )
 
 // The streamed hot path of this source without the network: the stream
@@ -98,7 +99,7 @@ func newStreamOf(tb testing.TB, format, tableMap string) *benchStream {
 	}
 	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: "shop"})
 	bs := &benchStream{tableMap: tableMap}
-	bs.st = &streamer{src: src, file: "mariadb-bin.000001", out: funcStream(func(_ context.Context, ev *change.Event) error {
+	bs.st = &streamer{src: src, file: "mariadb-bin.000001", out: sourcetest.FuncStream(func(_ context.Context, ev *change.Event) error {
 		var err error
 		if bs.key, _, err = enc.AppendKey(bs.key[:0], ev); err != nil {
 			return err

@@ -90,15 +90,7 @@ func checkTLS(s *config.Source, r config.Report) {
 		return // source.url reports it
 	}
 	if c.Params["tls"] == "false" {
-		for _, f := range []struct{ field, value string }{
-			{"source.ca_certificate", s.CACertificate},
-			{"source.client_certificate", s.ClientCertificate},
-			{"source.client_key", s.ClientKey},
-		} {
-			if f.value != "" {
-				r.Add(f.field, "needs TLS, but source.url has tls=false; remove one of the two")
-			}
-		}
+		source.CertificatesNeedTLS(s, r, "tls=false")
 	}
 }
 

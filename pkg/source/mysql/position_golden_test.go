@@ -3,6 +3,8 @@ package mysql
 import (
 	"reflect"
 	"testing"
+
+	"github.com/tributary-cdc/tributary/pkg/source/sourcetest"
 )
 
 // The cursor this driver hands the capture loop at a commit, byte for
@@ -24,17 +26,17 @@ func TestPositionGolden(t *testing.T) {
 	if got := string(s.encode(position{Flavor: flavorMariaDB, GTID: "0-1-42", File: "mysql-bin.000003", Pos: 1234})); got != goldenCursor {
 		t.Fatalf("cursor\n %s\nwant\n %s", got, goldenCursor)
 	}
-	for _, doc := range []string{goldenCursor, cursorOf(t, goldenSealed)} {
+	for _, doc := range []string{goldenCursor, sourcetest.Cursor(t, goldenSealed)} {
 		p, err := decodePosition([]byte(doc))
 		if err != nil || p.Flavor != flavorMariaDB || p.GTID != "0-1-42" || p.File != "mysql-bin.000003" || p.Pos != 1234 {
 			t.Fatalf("decode %s: %+v %v", doc, p, err)
 		}
 	}
-	p, err := decodePosition([]byte(cursorOf(t, goldenSealed)))
+	p, err := decodePosition([]byte(sourcetest.Cursor(t, goldenSealed)))
 	if err != nil || string(p.Shapes) != `{"scope":"d","tables":[]}` {
 		t.Fatalf("shapes: %s %v", p.Shapes, err)
 	}
-	p, err = decodePosition([]byte(cursorOf(t, goldenLegacy)))
+	p, err = decodePosition([]byte(sourcetest.Cursor(t, goldenLegacy)))
 	if err != nil || p.File != "binlog.000002" || p.Pos != 157 {
 		t.Fatalf("legacy: %+v %v", p, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/source/sourcetest"
 )
 
 // recorder is a streamer over one captured table d.t (id INT primary
@@ -43,7 +44,7 @@ func newRecorder(t *testing.T, flavor string, gset gomysql.GTIDSet) *recorder {
 		t.Fatal(err)
 	}
 	r := &recorder{}
-	r.st = &streamer{src: src, file: "bin.000001", gset: gset, out: funcStream(func(_ context.Context, e *change.Event) error {
+	r.st = &streamer{src: src, file: "bin.000001", gset: gset, out: sourcetest.FuncStream(func(_ context.Context, e *change.Event) error {
 		r.events = append(r.events, e)
 		return nil
 	})}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/debezium"
+	"github.com/tributary-cdc/tributary/pkg/source/sourcetest"
 )
 
 // The streamed hot path of this source without the network: a pgoutput
@@ -91,7 +92,7 @@ func BenchmarkDecodeEncode(b *testing.B) {
 			ctx := context.Background()
 			tx := txState{finalLSN: 0x16B3748, xid: 4242, commitMicros: 1_709_287_200_123_456}
 			xld := pglogrepl.XLogData{WALStart: 0x16B3700, WALData: benchMessage(bm.op)}
-			if err := s.handle(ctx, &tx, xld, funcStream(emit)); err != nil {
+			if err := s.handle(ctx, &tx, xld, sourcetest.FuncStream(emit)); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
@@ -99,7 +100,7 @@ func BenchmarkDecodeEncode(b *testing.B) {
 				// Each change at an LSN of its own, as in a stream (changes
 				// sharing one are the rows of a multi-row insert).
 				xld.WALStart += 0x100
-				if err := s.handle(ctx, &tx, xld, funcStream(emit)); err != nil {
+				if err := s.handle(ctx, &tx, xld, sourcetest.FuncStream(emit)); err != nil {
 					b.Fatal(err)
 				}
 			}

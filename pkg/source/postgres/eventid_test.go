@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/source/sourcetest"
 )
 
 // TestEventIDIndependentOfCapturedSet replays one transaction that writes
@@ -50,7 +51,7 @@ func TestEventIDIndependentOfCapturedSet(t *testing.T) {
 		state := txState{finalLSN: 0x500}
 		for _, c := range tx {
 			xld := pglogrepl.XLogData{WALStart: pglogrepl.LSN(c.lsn), WALData: insertMessage(c.rel.oid, strconv.Itoa(c.k))}
-			if err := s.handle(context.Background(), &state, xld, funcStream(emit)); err != nil {
+			if err := s.handle(context.Background(), &state, xld, sourcetest.FuncStream(emit)); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -136,15 +136,7 @@ func checkTLS(s *config.Source, r config.Report) {
 	}
 	q := u.Query()
 	if q.Get("sslmode") == "disable" {
-		for _, f := range []struct{ field, value string }{
-			{"source.ca_certificate", s.CACertificate},
-			{"source.client_certificate", s.ClientCertificate},
-			{"source.client_key", s.ClientKey},
-		} {
-			if f.value != "" {
-				r.Add(f.field, "needs TLS, but source.url has sslmode=disable; remove one of the two")
-			}
-		}
+		source.CertificatesNeedTLS(s, r, "sslmode=disable")
 	}
 	if q.Get("sslrootcert") != "" {
 		// With any certificate field, the sources verify against

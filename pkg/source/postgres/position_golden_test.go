@@ -3,6 +3,8 @@ package postgres
 import (
 	"reflect"
 	"testing"
+
+	"github.com/tributary-cdc/tributary/pkg/source/sourcetest"
 )
 
 // The cursor this driver hands the capture loop at a commit, byte for
@@ -24,14 +26,14 @@ func TestPositionGolden(t *testing.T) {
 	if got := string(s.cursor(0x1A2B3C8)); got != goldenCursor {
 		t.Fatalf("cursor\n %s\nwant\n %s", got, goldenCursor)
 	}
-	for _, doc := range []string{goldenCursor, cursorOf(t, goldenSealed)} {
+	for _, doc := range []string{goldenCursor, sourcetest.Cursor(t, goldenSealed)} {
 		p, lsn, err := decodePosition([]byte(doc))
 		if err != nil || lsn != 0x1A2B3C8 || p.Slot != "tributary_shop" || p.Commit != "0/1A2B300" ||
 			!reflect.DeepEqual(p.Dropped, map[uint32]string{16401: "public.old"}) || !reflect.DeepEqual(p.FullKeys, map[uint32][]string{16390: {"id"}}) {
 			t.Fatalf("decode %s: %+v %x %v", doc, p, lsn, err)
 		}
 	}
-	p, lsn, err := decodePosition([]byte(cursorOf(t, goldenLegacy)))
+	p, lsn, err := decodePosition([]byte(sourcetest.Cursor(t, goldenLegacy)))
 	if err != nil || lsn != 0x16B3748 || p.Backfill == nil {
 		t.Fatalf("legacy: %+v %v", p, err)
 	}

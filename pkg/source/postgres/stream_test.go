@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pglogrepl"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/source/sourcetest"
 )
 
 // TestStreamedEventAllocations holds the streamed hot path to its budget
@@ -26,7 +27,7 @@ func TestStreamedEventAllocations(t *testing.T) {
 		allocs := testing.AllocsPerRun(2000, func() {
 			xld.WALStart += 0x100
 			if err == nil {
-				err = s.handle(ctx, &tx, xld, funcStream(emit))
+				err = s.handle(ctx, &tx, xld, sourcetest.FuncStream(emit))
 			}
 		})
 		if err != nil {
@@ -61,7 +62,7 @@ func TestStreamedValuesOutliveTheMessage(t *testing.T) {
 	tx := txState{finalLSN: 0x16B3748, xid: 4242}
 	buf := benchMessage('I')
 	sent := bytes.Clone(buf)
-	if err := s.handle(ctx, &tx, pglogrepl.XLogData{WALStart: 0x16B3700, WALData: buf}, funcStream(emit)); err != nil {
+	if err := s.handle(ctx, &tx, pglogrepl.XLogData{WALStart: 0x16B3700, WALData: buf}, sourcetest.FuncStream(emit)); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(buf, sent) {
@@ -94,7 +95,7 @@ func TestStreamedEmptyTextIsNotNull(t *testing.T) {
 	}
 	texts[2], texts[7] = "", "" // note text, status varchar
 	tx := txState{finalLSN: 0x16B3748}
-	if err := s.handle(context.Background(), &tx, pglogrepl.XLogData{WALStart: 0x16B3700, WALData: insertMessage(16384, texts...)}, funcStream(emit)); err != nil {
+	if err := s.handle(context.Background(), &tx, pglogrepl.XLogData{WALStart: 0x16B3700, WALData: insertMessage(16384, texts...)}, sourcetest.FuncStream(emit)); err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range []int{2, 7} {
