@@ -108,7 +108,7 @@ func (v validator) source(c *Config) {
 	case s.Type == "":
 		v.add("source.type", "required: %s", sourceTypesText())
 	case known:
-	case s.Type == SourceSQLServer || s.Type == SourceMongoDB:
+	case s.Type == SourceSQLServer:
 		v.add("source.type", "%s is not built in this release; use %s", s.Type, sourceTypesText())
 	default:
 		v.add("source.type", "must be %s", sourceTypesText())
