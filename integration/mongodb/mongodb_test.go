@@ -536,3 +536,39 @@ func TestDropLeavesCapturedSetAndStreamGoesOn(t *testing.T) {
 		}
 	}
 }
+
+// A cursor stored after an invalidate (start_after) opens the stream
+// with startAfter its token: the server takes it, and the events after
+// that token arrive, once. (mongo-java-server sends no invalidate; any
+// token stands in for one here.)
+func TestStartAfterCursorResumes(t *testing.T) {
+	ctx := context.Background()
+	coll, ns, r := startOn(t, "c")
+	var first mongodb.Cursor
+	for i := 1; i <= 3; i++ {
+		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: i}}); err != nil {
+			t.Fatal(err)
+		}
+		r.next(t, "change")
+		if c := r.next(t, "commit").cur; i == 1 {
+			first = c
+		}
+	}
+	r.stop()
+	first.StartAfter = true
+	b, err := first.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := mongodb.DecodeCursor(b)
+	if err != nil || !cur.StartAfter {
+		t.Fatalf("stored cursor %s: %+v, %v", b, cur, err)
+	}
+	r2 := start(t, ns, cur, "")
+	for i := 2; i <= 3; i++ {
+		if ev := r2.next(t, "change").ev; ev.Key.Int32() != int32(i) {
+			t.Fatalf("after startAfter: _id %s, want %d", ev.Key, i)
+		}
+	}
+	r2.quiet(t, 500*time.Millisecond)
+}
