@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 export GOFLAGS := -buildvcs=false
 
-.PHONY: build test unit integration race soak faults fuzz-debezium demo services-up services-down bench bench-quick bench-baseline bench-micro profile lint fuzz clean build-functions cdk-app synth cfn-lint
+.PHONY: build test unit integration test-mongodb race soak faults fuzz-debezium demo services-up services-down bench bench-quick bench-baseline bench-micro profile lint fuzz clean build-functions cdk-app synth cfn-lint
 
 # cfn-lint, pinned, in a venv under the git-ignored .services/; installed
 # once per version (the binary exists only after pip succeeded). `make
@@ -73,6 +73,19 @@ unit: ## unit tests only (no services)
 
 integration: services-up ## integration tests only
 	$(GO) test -count=1 -timeout 70m ./integration/...
+
+# The integration/mongodb suite against a real deployment (a replica set or sharded cluster:
+# Atlas, DocumentDB, a local mongod) instead of mongo-java-server: docs/mongodb.md. Each test
+# creates a database of its own (tributary-style unique name), works only there and drops it;
+# the user needs readWrite and dropDatabase on those and changeStream on the deployment. The
+# driver-layer tests watch as MONGODB_SCOPE says (cluster, the default here, or collection);
+# the CLI tests run `tributary run`, which watches the deployment. Kafka on 127.0.0.1:9092 is
+# started if missing. The URI (with its password) is passed in the environment, never echoed.
+test-mongodb: export MONGODB_SCOPE ?= cluster
+test-mongodb: ## integration/mongodb against a real deployment: make test-mongodb MONGODB_URI=mongodb://…
+	@if [ -z "$$MONGODB_URI" ]; then echo "usage: make test-mongodb MONGODB_URI=mongodb://USER:PASSWORD@HOST:27017/?replicaSet=NAME [MONGODB_SCOPE=cluster|collection]" >&2; exit 2; fi
+	bash integration/services/up.sh kafka
+	$(GO) test -count=1 -p 1 -timeout 40m -v ./integration/mongodb/
 
 # Under the race detector (not in `make test`, whose half hour it would outgrow): the packages'
 # tests, and the PostgreSQL and MariaDB integration tests (a connection closed from a context's

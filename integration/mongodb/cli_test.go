@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -180,8 +181,12 @@ func TestCLIRunSnapshotStreamRestart(t *testing.T) {
 
 	d1 := bson.D{{Key: "_id", Value: int32(1)}, {Key: "item", Value: "apple"}, {Key: "qty", Value: int64(6)}}
 	// mongo-java-server's update event has the looked-up document but no
-	// updateDescription (a real server sends one: the unit tests cover it).
-	ws = append(ws, wantChange(t, e.Prefix, ev(mongodb.OpUpdate, 1, d1)))
+	// updateDescription; a real server sends one.
+	upd := ev(mongodb.OpUpdate, 1, d1)
+	if realServer() {
+		upd.Update = &mongodb.UpdateDescription{UpdatedFields: raw(bson.D{{Key: "qty", Value: int64(6)}})}
+	}
+	ws = append(ws, wantChange(t, e.Prefix, upd))
 	step(5, "the update", func() error {
 		_, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: int32(1)}}, bson.D{{Key: "$set", Value: bson.D{{Key: "qty", Value: int64(6)}}}})
 		return err
@@ -474,5 +479,142 @@ func TestCLIKillExactlyOnce(t *testing.T) {
 	}
 	if len(m) != n+1 {
 		t.Errorf("%d keys, want %d", len(m), n+1)
+	}
+}
+
+// A document whose message is over destination.max_message_bytes is not
+// published and is recorded as row.skipped (by key, never its contents),
+// as for the other sources: one read by the snapshot and one inserted
+// while streaming; the documents around them, and the delete of the big
+// one (a small record) with its tombstone, are published.
+func TestCLIMaxMessageBytesSkips(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("docs")
+	ctx := context.Background()
+	big := strings.Repeat("x", 40<<10)
+	for _, d := range []bson.D{
+		{{Key: "_id", Value: int32(1)}, {Key: "v", Value: "small"}},
+		{{Key: "_id", Value: int32(2)}, {Key: "v", Value: big}},
+	} {
+		if _, err := coll.InsertOne(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := itest.BareEnv(t, "mongoskip")
+	ns := db.Name() + ".docs"
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
+		Source:      "  tables: ['" + regexpQuote(ns) + "']\n",
+		Destination: "  delete_mode: record_and_tombstone\n  max_message_bytes: 20000\n"})
+	itest.AppendConfig(t, cfg, "format:\n  schemas: false\n")
+	topic := e.Prefix + "." + ns
+	p := e.Start("run", "--config", cfg)
+	defer func() {
+		if t.Failed() {
+			t.Logf("output:\n%s", p.Out)
+		}
+	}()
+	p.WaitFor(t, 60*time.Second, "the snapshot's small read and the big one skipped", func() bool {
+		return itest.TopicEnd(topic) >= 1 && len(e.SkippedLines(t)) >= 1
+	})
+	for _, d := range []bson.D{
+		{{Key: "_id", Value: int32(3)}, {Key: "v", Value: big}},
+		{{Key: "_id", Value: int32(4)}, {Key: "v", Value: "small"}},
+	} {
+		if _, err := coll.InsertOne(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: int32(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	p.WaitFor(t, 60*time.Second, "the small insert, the delete and its tombstone", func() bool { return itest.TopicEnd(topic) >= 4 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d", code)
+	}
+
+	var got []string
+	for _, r := range readRecords(t, topic) {
+		op := "tombstone"
+		if r.value != nil {
+			var v struct{ Op string }
+			if err := json.Unmarshal(r.value, &v); err != nil {
+				t.Fatal(err)
+			}
+			op = v.Op
+		}
+		got = append(got, string(r.key)+" "+op)
+	}
+	slices.Sort(got)
+	if want := []string{`{"id":"1"} r`, `{"id":"2"} d`, `{"id":"2"} tombstone`, `{"id":"4"} c`}; !slices.Equal(got, want) {
+		t.Errorf("topic holds %v, want %v", got, want)
+	}
+	skipped := e.SkippedLines(t)
+	ops := map[string]string{}
+	for _, s := range skipped {
+		op, _ := s.Extra["op"].(string)
+		id, _ := s.PrimaryKey["id"].(string)
+		ops[id] = op
+		if s.Topic != topic || s.Table != ns || s.LimitBytes != 20000 || s.SizeBytes <= 20000 ||
+			!strings.Contains(s.Reason, "max_message_bytes") {
+			t.Errorf("row.skipped %+v", s)
+		}
+	}
+	if len(skipped) != 2 || ops["2"] != "r" || ops["3"] != "c" {
+		t.Errorf("row.skipped for %v (id: op), want 2: r and 3: c", ops)
+	}
+	if b, _ := json.Marshal(skipped); strings.Contains(string(b), big[:100]) {
+		t.Error("a row.skipped event holds the document")
+	}
+}
+
+// A captured collection dropped while tributary runs: the pipeline goes
+// on (no error, exit 0 at SIGTERM), the collection created anew is
+// captured from its first document, and after a restart nothing is
+// published again (the checkpoint's captured set holds it: it is not
+// snapshotted as a collection selected since).
+func TestCLIDropAndRecreate(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("items")
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := itest.BareEnv(t, "mongodrop")
+	ns := db.Name() + ".items"
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(), Source: "  tables: ['" + regexpQuote(ns) + "']\n"})
+	itest.AppendConfig(t, cfg, "format:\n  schemas: false\n")
+	topic := e.Prefix + "." + ns
+	p := e.Start("run", "--config", cfg)
+	defer func() {
+		if t.Failed() {
+			t.Logf("output:\n%s", p.Out)
+		}
+	}()
+	p.WaitFor(t, 60*time.Second, "the snapshot", func() bool { return itest.TopicEnd(topic) >= 3 })
+	if err := coll.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.WaitFor(t, 30*time.Second, "the drop", func() bool {
+		return strings.Contains(p.Out.String(), "captured collection dropped or renamed away")
+	})
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(10)}}); err != nil {
+		t.Fatal(err)
+	}
+	p.WaitFor(t, 60*time.Second, "the insert into the collection created anew", func() bool { return itest.TopicEnd(topic) >= 4 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d", code)
+	}
+	p = e.Start("run", "--config", cfg)
+	itest.ModeDB{E: e}.AwaitStarted(t, p)
+	time.Sleep(3 * time.Second) // a snapshot of it as new would come now
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d", code)
+	}
+	if end := itest.TopicEnd(topic); end != 4 {
+		t.Errorf("%d records, want 4 (3 reads, the insert after the drop, nothing again after the restart)", end)
 	}
 }

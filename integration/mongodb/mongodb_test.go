@@ -14,7 +14,6 @@ package mongodb_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,6 +36,14 @@ func uri() string {
 	}
 	return "mongodb://127.0.0.1:27017/?directConnection=true"
 }
+
+// realServer says the tests run against a deployment given as
+// MONGODB_URI rather than the local mongo-java-server: each test then
+// works only in the database it creates (newDB) and drops it at its end.
+func realServer() bool { return os.Getenv("MONGODB_URI") != "" }
+
+// shownURI is uri() as a message may show it: without its password.
+func shownURI() string { return mongodb.Connection{URI: uri()}.Redacted() }
 
 func scope() string {
 	if s := os.Getenv("MONGODB_SCOPE"); s != "" {
@@ -62,12 +69,12 @@ func client(t *testing.T) *mongo.Client {
 	}
 	c, err := mongo.Connect(options.Client().ApplyURI(uri()))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("MongoDB at %s: %s", shownURI(), mongodb.Connection{URI: uri()}.Scrub(err))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := c.Ping(ctx, nil); err != nil {
-		t.Fatalf("no MongoDB at %s (integration/services/mongo.sh up): %v", uri(), err)
+		t.Fatalf("no MongoDB at %s (integration/services/mongo.sh up, or MONGODB_URI): %s", shownURI(), mongodb.Connection{URI: uri()}.Scrub(err))
 	}
 	t.Cleanup(func() { _ = c.Disconnect(context.Background()) })
 	return c
@@ -83,10 +90,12 @@ func newDB(t *testing.T, c *mongo.Client) *mongo.Database {
 
 // item is one call the driver made on the sink.
 type item struct {
-	kind string // change, commit, watermark, heartbeat
+	kind string // change, commit, watermark, heartbeat, captured
 	ev   mongodb.Event
 	cur  mongodb.Cursor
 	id   string
+	// set, added, gone: a change of the captured set.
+	set, added, gone []string
 }
 
 type chanSink chan item
@@ -104,6 +113,10 @@ func (s chanSink) Watermark(ctx context.Context, id string) error {
 	return nil
 }
 func (s chanSink) Heartbeat(ctx context.Context, c mongodb.Cursor) error { return nil }
+func (s chanSink) Captured(ctx context.Context, set, added, gone []string) error {
+	s <- item{kind: "captured", set: set, added: added, gone: gone}
+	return nil
+}
 
 // running is a driver streaming into a sink until stopped.
 type running struct {
@@ -479,44 +492,83 @@ func TestResumeTokenWinsOverTime(t *testing.T) {
 	}
 }
 
-// A dropped collection's drop event is not a change. (A real server then
-// invalidates a collection stream, which Stream returns as
-// mongodb.ErrInvalidated; mongo-java-server streams on, so here the
-// next insert still arrives.)
-func TestDropIsNotAChange(t *testing.T) {
-	c := client(t)
-	db := newDB(t, c)
-	coll := db.Collection("c")
+// A dropped collection leaves the captured set at its drop event, which
+// is not a change, and the stream goes on: the collection created anew
+// joins the set with its first document, which is published. (A real
+// server invalidates a collection stream after the drop; the reader
+// opens a new one after the invalidate. mongo-java-server sends a drop
+// without ns and streams on. Both end the same way here.)
+func TestDropLeavesCapturedSetAndStreamGoesOn(t *testing.T) {
 	ctx := context.Background()
-	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 0}}); err != nil {
-		t.Fatal(err)
-	}
-	r := start(t, db.Name()+".c", mongodb.Cursor{}, "")
+	coll, ns, r := startOn(t, "c")
 	if err := coll.Drop(ctx); err != nil {
 		t.Fatal(err)
+	}
+	it := r.next(t, "captured")
+	if !slices.Equal(it.gone, []string{ns}) || slices.Contains(it.set, ns) || len(it.added) != 0 {
+		t.Fatalf("after the drop: set %v, added %v, gone %v; want %s gone", it.set, it.added, it.gone, ns)
 	}
 	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 9}}); err != nil {
 		t.Fatal(err)
 	}
 	timeout := time.After(20 * time.Second)
+	joined := false
 	for {
 		select {
 		case it := <-r.sink:
-			if it.kind != "change" {
-				continue
+			switch it.kind {
+			case "captured":
+				joined = slices.Contains(it.set, ns) && len(it.gone) == 0 && len(it.added) == 0
+			case "change":
+				if it.ev.Op != mongodb.OpInsert || it.ev.Key.Int32() != 9 {
+					t.Fatalf("first change after the drop: %s %s", it.ev.Op, it.ev.Key)
+				}
+				if !joined {
+					t.Fatalf("the insert into the collection created anew came before it joined the captured set")
+				}
+				return
 			}
-			if it.ev.Op != mongodb.OpInsert || it.ev.Key.Int32() != 9 {
-				t.Fatalf("first change after the drop: %s %s", it.ev.Op, it.ev.Key)
-			}
-			return
 		case err := <-r.done:
 			r.done <- err // for stop
-			if !errors.Is(err, mongodb.ErrInvalidated) {
-				t.Fatalf("stream ended: %v", err)
-			}
-			return
+			t.Fatalf("stream ended: %v", err)
 		case <-timeout:
 			t.Fatal("nothing within 20s")
 		}
 	}
+}
+
+// A cursor stored after an invalidate (start_after) opens the stream
+// with startAfter its token: the server takes it, and the events after
+// that token arrive, once. (mongo-java-server sends no invalidate; any
+// token stands in for one here.)
+func TestStartAfterCursorResumes(t *testing.T) {
+	ctx := context.Background()
+	coll, ns, r := startOn(t, "c")
+	var first mongodb.Cursor
+	for i := 1; i <= 3; i++ {
+		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: i}}); err != nil {
+			t.Fatal(err)
+		}
+		r.next(t, "change")
+		if c := r.next(t, "commit").cur; i == 1 {
+			first = c
+		}
+	}
+	r.stop()
+	first.StartAfter = true
+	b, err := first.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := mongodb.DecodeCursor(b)
+	if err != nil || !cur.StartAfter {
+		t.Fatalf("stored cursor %s: %+v, %v", b, cur, err)
+	}
+	r2 := start(t, ns, cur, "")
+	for i := 2; i <= 3; i++ {
+		if ev := r2.next(t, "change").ev; ev.Key.Int32() != int32(i) {
+			t.Fatalf("after startAfter: _id %s, want %d", ev.Key, i)
+		}
+	}
+	r2.quiet(t, 500*time.Millisecond)
 }

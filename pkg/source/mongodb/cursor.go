@@ -21,6 +21,9 @@ type Cursor struct {
 	// OperationTime is the cluster time the stream starts after when
 	// there is no token yet (a fresh start, before the first event).
 	OperationTime bson.Timestamp
+	// StartAfter says Token is an invalidate event's: a stream is opened
+	// after it with startAfter, as resumeAfter refuses such a token.
+	StartAfter bool
 }
 
 // IsZero reports a cursor with neither token nor time.
@@ -29,6 +32,7 @@ func (c Cursor) IsZero() bool { return c.Token == nil && c.OperationTime.IsZero(
 type cursorJSON struct {
 	Token         json.RawMessage `json:"resume_token,omitempty"`
 	OperationTime *opTimeJSON     `json:"operation_time,omitempty"`
+	StartAfter    bool            `json:"start_after,omitempty"`
 }
 
 type opTimeJSON struct {
@@ -36,8 +40,8 @@ type opTimeJSON struct {
 	I uint32 `json:"i"`
 }
 
-// MarshalJSON writes {"resume_token": {…}, "operation_time": {"t","i"}},
-// each present when set.
+// MarshalJSON writes {"resume_token": {…}, "operation_time": {"t","i"},
+// "start_after": true}, each present when set.
 func (c Cursor) MarshalJSON() ([]byte, error) {
 	var out cursorJSON
 	if c.Token != nil {
@@ -50,6 +54,7 @@ func (c Cursor) MarshalJSON() ([]byte, error) {
 	if !c.OperationTime.IsZero() {
 		out.OperationTime = &opTimeJSON{T: c.OperationTime.T, I: c.OperationTime.I}
 	}
+	out.StartAfter = c.StartAfter && c.Token != nil
 	return json.Marshal(out)
 }
 
@@ -85,6 +90,7 @@ func (c *Cursor) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("mongodb cursor: resume_token: %w", err)
 		}
 		c.Token = tok
+		c.StartAfter = in.StartAfter
 	}
 	if in.OperationTime != nil {
 		c.OperationTime = bson.Timestamp{T: in.OperationTime.T, I: in.OperationTime.I}

@@ -33,6 +33,13 @@ type Sink interface {
 	Watermark(ctx context.Context, id string) error
 	// Heartbeat reports progress while no captured change arrives.
 	Heartbeat(ctx context.Context, c Cursor) error
+	// Captured says the captured set changed at this point of the stream,
+	// before the Commit of the event that changed it: set is the whole
+	// set now (sorted), gone the collections that left it (dropped,
+	// renamed away, their database dropped), added those that joined it
+	// with documents the stream never carried (renamed into it). A
+	// collection in both was replaced by a rename onto its name.
+	Captured(ctx context.Context, set, added, gone []string) error
 }
 
 // Capture modes, as Debezium's capture.mode names them.
@@ -83,11 +90,6 @@ type Config struct {
 // collections must be snapshot again.
 var ErrHistoryLost = errors.New("mongodb: the resume point is no longer in the oplog; a new snapshot is required")
 
-// ErrInvalidated means the server ended the change stream with an
-// invalidate event (the watched collection or database was dropped or
-// renamed): the stream cannot go on past it.
-var ErrInvalidated = errors.New("mongodb: the change stream was invalidated (its collection or database was dropped or renamed)")
-
 // Driver is one connection to a MongoDB deployment.
 type Driver struct {
 	cfg    Config
@@ -97,8 +99,11 @@ type Driver struct {
 
 	cursor   Cursor
 	skipTo   bson.Timestamp // events at or before it are already read
-	captured []string
-	stream   *mongo.ChangeStream
+	captured []string       // sorted
+	stream   changeStream
+	// open opens a change stream at a cursor (Start sets it; tests give
+	// their own).
+	open     func(ctx context.Context, c Cursor) (changeStream, error)
 	watchDB  string
 	watchCol string
 	acked    Cursor
@@ -271,6 +276,7 @@ func (d *Driver) Resume(c Cursor, captured []string) error {
 	}
 	d.cursor = c
 	d.captured = slices.Clone(captured)
+	slices.Sort(d.captured)
 	d.skipTo = bson.Timestamp{}
 	if c.Token == nil {
 		// Only a bare time needs the filter: after a token the server
@@ -287,6 +293,25 @@ func (d *Driver) Start(ctx context.Context) error {
 	if d.cursor.IsZero() {
 		return errors.New("mongodb: Start before Resume")
 	}
+	if d.cfg.Scope == ScopeCollection {
+		if len(d.captured) != 1 {
+			return fmt.Errorf("mongodb: source.scope collection watches one collection; %d are captured (%s)", len(d.captured), strings.Join(d.captured, ", "))
+		}
+		d.watchDB, d.watchCol, _ = strings.Cut(d.captured[0], ".")
+	}
+	d.open = d.openStream
+	s, err := d.open(ctx, d.cursor)
+	if err != nil {
+		return d.streamError("opening the change stream", err)
+	}
+	d.stream = s
+	return nil
+}
+
+// openStream opens the server's change stream after c: startAfter an
+// invalidate's token, resumeAfter any other token, else at c's operation
+// time.
+func (d *Driver) openStream(ctx context.Context, c Cursor) (changeStream, error) {
 	o := options.ChangeStream().SetMaxAwaitTime(d.cfg.MaxAwait)
 	if d.cfg.BatchSize > 0 {
 		o.SetBatchSize(d.cfg.BatchSize)
@@ -299,39 +324,56 @@ func (d *Driver) Start(ctx context.Context) error {
 	case ModeUpdateFullWithPreImage, ModeChangeStreamsPreImage:
 		o.SetFullDocumentBeforeChange(options.WhenAvailable)
 	}
-	if d.cursor.Token != nil {
-		o.SetResumeAfter(d.cursor.Token)
-	} else {
+	switch {
+	case c.Token != nil && c.StartAfter:
+		o.SetStartAfter(c.Token)
+	case c.Token != nil:
+		o.SetResumeAfter(c.Token)
+	default:
 		// Inclusive: the events at this very time are dropped by Stream
 		// (skipTo), as the cursor's time is already read.
-		t := d.cursor.OperationTime
+		t := c.OperationTime
 		o.SetStartAtOperationTime(&t)
 	}
 	pipeline := mongo.Pipeline{}
-	var err error
+	var (
+		cs  *mongo.ChangeStream
+		err error
+	)
 	switch d.cfg.Scope {
 	case ScopeCollection:
-		if len(d.captured) != 1 {
-			return fmt.Errorf("mongodb: source.scope collection watches one collection; %d are captured (%s)", len(d.captured), strings.Join(d.captured, ", "))
-		}
-		db, coll, _ := strings.Cut(d.captured[0], ".")
-		d.watchDB, d.watchCol = db, coll
 		if d.cfg.SplitLargeEvents {
 			pipeline = append(pipeline, bson.D{{Key: "$changeStreamSplitLargeEvent", Value: bson.D{}}})
 		}
-		d.stream, err = d.client.Database(db).Collection(coll).Watch(ctx, pipeline, o)
+		cs, err = d.client.Database(d.watchDB).Collection(d.watchCol).Watch(ctx, pipeline, o)
 	default:
 		pipeline = append(pipeline, bson.D{{Key: "$match", Value: bson.D{{Key: "ns.db", Value: bson.D{{Key: "$nin", Value: bson.A{"admin", "config", "local"}}}}}}})
 		if d.cfg.SplitLargeEvents {
 			pipeline = append(pipeline, bson.D{{Key: "$changeStreamSplitLargeEvent", Value: bson.D{}}})
 		}
-		d.stream, err = d.client.Watch(ctx, pipeline, o)
+		cs, err = d.client.Watch(ctx, pipeline, o)
 	}
 	if err != nil {
-		return d.streamError("opening the change stream", err)
+		return nil, err
 	}
-	return nil
+	return serverStream{cs}, nil
 }
+
+// changeStream is what Stream reads: the server's change stream
+// (serverStream), or a test's sequence of events.
+type changeStream interface {
+	TryNext(ctx context.Context) bool
+	Err() error
+	ID() int64
+	ResumeToken() bson.Raw
+	RemainingBatchLength() int
+	Close(ctx context.Context) error
+	current() bson.Raw
+}
+
+type serverStream struct{ *mongo.ChangeStream }
+
+func (s serverStream) current() bson.Raw { return s.Current }
 
 // streamError wraps a change-stream error; a lost resume point becomes
 // ErrHistoryLost.
@@ -394,7 +436,7 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 			}
 			continue
 		}
-		raw, err := j.add(d.stream.Current)
+		raw, err := j.add(d.stream.current())
 		if err != nil {
 			return err
 		}
@@ -424,22 +466,140 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 				return err
 			}
 		case ev.IsData() && d.filter.Match(ev.DB, ev.Collection):
+			// A collection not in the captured set was created while
+			// streaming, or dropped and created again: captured from its
+			// first document, which the stream carries.
+			if err := d.join(ctx, sink, ev.Namespace()); err != nil {
+				return err
+			}
 			if err := sink.Change(ctx, ev); err != nil {
 				return err
 			}
 			if ev.TxnNumber != nil && d.stream.RemainingBatchLength() > 0 {
 				continue
 			}
-		case ev.Op == OpInvalidate:
-			return fmt.Errorf("%w (resume token %s)", ErrInvalidated, ev.Token)
 		case ev.Op == OpDrop || ev.Op == OpRename || ev.Op == OpDropDatabase:
-			d.log.Warn("collection event", "op", string(ev.Op), "namespace", ev.Namespace())
+			if err := d.collectionEvent(ctx, sink, ev); err != nil {
+				return err
+			}
+		case ev.Op == OpInvalidate:
+			// The server ends the stream after this: a collection stream
+			// after its collection was dropped or renamed, a database
+			// stream after its database was dropped. The drop or rename
+			// before it was handled; a new stream opens after it
+			// (startAfter), which on a collection stream carries that
+			// collection again once it is created anew.
+			if d.cfg.Scope == ScopeCollection {
+				if err := d.leave(ctx, sink, []string{d.watchDB + "." + d.watchCol}, nil); err != nil {
+					return err
+				}
+			}
+			cur.StartAfter = true
+			if err := sink.Commit(ctx, cur); err != nil {
+				return err
+			}
+			lastBeat = cur
+			d.log.Info("change stream invalidated (its collection or database was dropped or renamed); opening a new one after it", "resume_token", ev.Token.String())
+			if err := d.reopen(ctx, cur); err != nil {
+				return err
+			}
+			j = joiner{}
+			continue
 		}
 		lastBeat = cur
 		if err := sink.Commit(ctx, cur); err != nil {
 			return err
 		}
 	}
+}
+
+// join adds ns to the captured set when it is not there yet.
+func (d *Driver) join(ctx context.Context, sink Sink, ns string) error {
+	i, found := slices.BinarySearch(d.captured, ns)
+	if found {
+		return nil
+	}
+	d.captured = slices.Insert(d.captured, i, ns)
+	d.log.Info("collection joined the captured set: captured from its first document", "collection", ns)
+	return sink.Captured(ctx, slices.Clone(d.captured), nil, nil)
+}
+
+// leave takes gone out of the captured set and puts added in (documents
+// the stream never carried under that name, to be snapshotted), telling
+// sink when the set changed.
+func (d *Driver) leave(ctx context.Context, sink Sink, gone, added []string) error {
+	var left []string
+	for _, ns := range gone {
+		if i, found := slices.BinarySearch(d.captured, ns); found {
+			d.captured = slices.Delete(d.captured, i, i+1)
+			left = append(left, ns)
+		}
+	}
+	for _, ns := range added {
+		if i, found := slices.BinarySearch(d.captured, ns); !found {
+			d.captured = slices.Insert(d.captured, i, ns)
+		}
+	}
+	if len(left) == 0 && len(added) == 0 {
+		return nil
+	}
+	return sink.Captured(ctx, slices.Clone(d.captured), added, left)
+}
+
+// collectionEvent handles a drop, rename or dropDatabase as the
+// relational sources handle a dropped or renamed table: a captured
+// collection dropped, renamed away or in a dropped database leaves the
+// captured set (its snapshot, if one is under way, ends); a collection
+// renamed onto a captured name joins it, and its documents, which the
+// stream carried under the old name, are snapshotted.
+func (d *Driver) collectionEvent(ctx context.Context, sink Sink, ev Event) error {
+	var gone, added []string
+	switch ev.Op {
+	case OpDrop:
+		gone = []string{ev.Namespace()}
+	case OpDropDatabase:
+		db := ev.DB
+		if db == "" {
+			db = d.watchDB
+		}
+		for _, ns := range d.captured {
+			if strings.HasPrefix(ns, db+".") {
+				gone = append(gone, ns)
+			}
+		}
+	case OpRename:
+		gone = []string{ev.Namespace()}
+		if ev.ToDB != "" && ev.ToCollection != "" {
+			to := ev.ToDB + "." + ev.ToCollection
+			if d.filter.Match(ev.ToDB, ev.ToCollection) {
+				// dropTarget: a captured collection of that name is
+				// replaced, and a snapshot of it ends.
+				gone = append(gone, to)
+				added = []string{to}
+			}
+		}
+	}
+	for _, ns := range gone {
+		if slices.Contains(d.captured, ns) {
+			d.log.Warn("captured collection dropped or renamed away: no longer published", "op", string(ev.Op), "collection", ns)
+		}
+	}
+	for _, ns := range added {
+		d.log.Info("collection renamed into the captured set: its documents are snapshotted", "collection", ns, "from", ev.Namespace())
+	}
+	return d.leave(ctx, sink, gone, added)
+}
+
+// reopen closes the stream and opens a new one after c.
+func (d *Driver) reopen(ctx context.Context, c Cursor) error {
+	_ = d.stream.Close(ctx)
+	d.stream = nil
+	s, err := d.open(ctx, c)
+	if err != nil {
+		return d.streamError("opening the change stream after an invalidate", err)
+	}
+	d.stream, d.cursor = s, c
+	return nil
 }
 
 func bytesEqual(a, b []byte) bool { return string(a) == string(b) }

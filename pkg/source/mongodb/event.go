@@ -51,6 +51,9 @@ type Event struct {
 	TxnNumber *int64
 	// Token is the event's resume token (its _id).
 	Token bson.Raw
+	// ToDB and ToCollection name where a rename event moved the
+	// collection (its "to").
+	ToDB, ToCollection string
 	// Split is set on a fragment of an event the server split
 	// ($changeStreamSplitLargeEvent); the reader joins the fragments
 	// before decoding, so a decoded event never has it.
@@ -117,6 +120,14 @@ func decodeEvent(raw bson.Raw, db, coll string) (Event, error) {
 		if c, ok := nsDoc.Lookup("coll").StringValueOK(); ok {
 			ev.Collection = c
 		}
+	}
+	if to := raw.Lookup("to"); to.Type != 0 && to.Type != bson.TypeNull {
+		toDoc, ok := to.DocumentOK()
+		if !ok {
+			return Event{}, fmt.Errorf("change event: to is %s, want a document", to.Type)
+		}
+		ev.ToDB, _ = toDoc.Lookup("db").StringValueOK()
+		ev.ToCollection, _ = toDoc.Lookup("coll").StringValueOK()
 	}
 	if ct := raw.Lookup("clusterTime"); ct.Type != 0 {
 		t, i, ok := ct.TimestampOK()

@@ -140,19 +140,28 @@ func (s *Source) Start(ctx context.Context, st source.Stream) error {
 	if err != nil {
 		return s.lost(err)
 	}
-	record, err := json.Marshal(s.d.captured)
+	if err := captured(st, s.d.captured); err != nil {
+		return err
+	}
+	cur, err := json.Marshal(s.d.cursor)
+	if err != nil {
+		return err
+	}
+	return st.Heartbeat(ctx, cur)
+}
+
+// captured tells st the captured set, as the checkpoint records it (a
+// JSON array of "db.collection", never null).
+func captured(st source.Stream, set []string) error {
+	record, err := json.Marshal(set)
 	if err != nil {
 		return err
 	}
 	if record == nil || string(record) == "null" {
 		record = []byte("[]")
 	}
-	st.Captured(record, slices.Clone(s.d.captured))
-	cur, err := json.Marshal(s.d.cursor)
-	if err != nil {
-		return err
-	}
-	return st.Heartbeat(ctx, cur)
+	st.Captured(record, slices.Clone(set))
+	return nil
 }
 
 // lost is err, marked as needing a new snapshot when the resume point is
@@ -187,6 +196,23 @@ func (k *sink) Commit(ctx context.Context, c Cursor) error {
 		return err
 	}
 	return k.st.Commit(ctx, cur, int64(c.OperationTime.T)*1000000)
+}
+
+// Captured tells the loop: a gone collection's snapshot ends, the new
+// set is recorded with the next cursor, and the added collections'
+// documents are snapshotted (after the end of any snapshot of the one
+// of that name that was gone).
+func (k *sink) Captured(_ context.Context, set, added, gone []string) error {
+	for _, ns := range gone {
+		k.st.Gone(ns)
+	}
+	if err := captured(k.st, set); err != nil {
+		return err
+	}
+	if len(added) > 0 {
+		k.st.Added(slices.Clone(added))
+	}
+	return nil
 }
 
 func (k *sink) Watermark(ctx context.Context, id string) error { return k.st.Watermark(ctx, id) }

@@ -33,6 +33,9 @@ type Connection struct {
 // Redacted is the URI with its password replaced by "xxxxx", for logs.
 func (s Connection) Redacted() string { return redactURI(s.URI) }
 
+// Scrub is err's message with the connection's password hidden.
+func (s Connection) Scrub(err error) string { return scrub(err.Error(), s.URI, s.Password) }
+
 // redactURI hides the password of a mongodb:// or mongodb+srv:// URI even
 // when the rest does not parse.
 func redactURI(raw string) string {
