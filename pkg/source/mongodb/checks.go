@@ -232,8 +232,12 @@ func preImagesCheck(mode string, colls []string, options map[string]bson.Raw, li
 		c.OK, c.Detail = true, fmt.Sprintf("on for the %d captured collections (capture_mode %s)", len(colls), mode)
 		return c
 	}
-	c.Detail = fmt.Sprintf("capture_mode %s asks for pre-images, but %s keep none: their updates' and deletes' before would be null",
-		mode, listNames(off))
+	verb := "keep"
+	if len(off) == 1 {
+		verb = "keeps"
+	}
+	c.Detail = fmt.Sprintf("capture_mode %s asks for pre-images, but %s %s none: their updates' and deletes' before would be null",
+		mode, listNames(off), verb)
 	fixes := make([]string, 0, len(off))
 	for i, ns := range off {
 		if i == 3 {
