@@ -145,10 +145,17 @@ func TestCLIRunSnapshotStreamRestart(t *testing.T) {
 	t.Logf("tributary tables:\n%s", out)
 	code, out = itest.TestConnection(t, e, cfg)
 	t.Logf("tributary test-connection (exit %d):\n%s", code, out)
-	for _, line := range []string{"ok   source connection", "ok   collections", "ok   change streams"} {
+	// mongo-java-server is a standalone server: the deployment line
+	// fails (with the conversion to a replica set as its fix), though the
+	// server opens change streams on a collection, which run uses.
+	for _, line := range []string{"ok   source connection", "FAIL deployment", "fix: convert it to a one-node replica set", "rs.initiate()",
+		"ok   collections", "ok   privileges", "ok   change streams", "ok   oplog window"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("test-connection lacks %q (exit %d):\n%s", line, code, out)
 		}
+	}
+	if code != 1 {
+		t.Errorf("test-connection exit %d with a failed deployment line, want 1", code)
 	}
 
 	p := e.Start("run", "--config", cfg)
@@ -616,5 +623,44 @@ func TestCLIDropAndRecreate(t *testing.T) {
 	}
 	if end := itest.TopicEnd(topic); end != 4 {
 		t.Errorf("%d records, want 4 (3 reads, the insert after the drop, nothing again after the restart)", end)
+	}
+}
+
+// With a capture_mode that asks for pre-images, `tributary tables` warns
+// about each selected collection that keeps none, and test-connection's
+// pre-images line fails, each with the collMod command that turns them on.
+// (mongo-java-server accepts changeStreamPreAndPostImages at create but
+// does not keep it, so no collection of it has pre-images on.)
+func TestCLIPreImageChecks(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	ctx := context.Background()
+	for _, coll := range []string{"carts", "orders"} {
+		if _, err := db.Collection(coll).InsertOne(ctx, bson.D{{Key: "_id", Value: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := itest.BareEnv(t, "mongopre")
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
+		Source: "  tables: ['" + regexpQuote(db.Name()) + "\\..*']\n  capture_mode: change_streams_update_full_with_pre_image\n"})
+	fix := func(coll string) string {
+		return `db.getSiblingDB("` + db.Name() + `").runCommand({collMod: "` + coll + `", changeStreamPreAndPostImages: {enabled: true}})`
+	}
+
+	code, out := cli(t, e, "tables", "--config", cfg)
+	t.Logf("tributary tables (exit %d):\n%s", code, out)
+	if code != 0 || !strings.Contains(out, "2 tables would be captured") {
+		t.Errorf("tables: exit %d\n%s", code, out)
+	}
+	for _, coll := range []string{"carts", "orders"} {
+		if want := "warning: " + db.Name() + "." + coll + ": pre-images are off, so capture_mode change_streams_update_full_with_pre_image publishes its updates' and deletes' before as null; fix (MongoDB 6.0+): " + fix(coll); !strings.Contains(out, want) {
+			t.Errorf("tables lacks %q", want)
+		}
+	}
+	code, out = itest.TestConnection(t, e, cfg)
+	t.Logf("tributary test-connection (exit %d):\n%s", code, out)
+	if code != 1 || !strings.Contains(out, "FAIL pre-images") || !strings.Contains(out, "but "+db.Name()+".carts, "+db.Name()+".orders keep none") ||
+		!strings.Contains(out, "fix: MongoDB 6.0 or later: "+fix("carts")+"; "+fix("orders")) {
+		t.Errorf("test-connection: exit %d\n%s", code, out)
 	}
 }

@@ -11,6 +11,7 @@ import (
 func TestSourceTLSRules(t *testing.T) {
 	ca, cert, key, otherKey := testPKI(t)
 	mysql := func(c *Config, url string) { c.Source.Type = SourceMySQL; c.Source.URL = url }
+	mongo := func(c *Config, url string) { c.Source.Type = SourceMongoDB; c.Source.URL = url }
 	for _, tc := range []struct {
 		name   string
 		change func(c *Config)
@@ -45,6 +46,29 @@ func TestSourceTLSRules(t *testing.T) {
 			mysql(c, "mysql://u@db:3306/shop?tls=false")
 			c.Source.CACertificate = ca
 		}, "source.ca_certificate", "tls=false"},
+		{"mongodb cert without key", func(c *Config) {
+			mongo(c, "mongodb://db:27017/?tls=true&authMechanism=MONGODB-X509")
+			c.Source.ClientCertificate = cert
+		}, "source.client_key", "required with client_certificate"},
+		{"mongodb key without cert", func(c *Config) {
+			mongo(c, "mongodb://u@db:27017/?tls=true")
+			c.Source.ClientKey = key
+		}, "source.client_certificate", "required with client_key"},
+		{"mongodb x509 without a certificate", func(c *Config) {
+			mongo(c, "mongodb://db:27017/?tls=true&authMechanism=MONGODB-X509")
+		}, "source.client_certificate", "required by authMechanism=MONGODB-X509"},
+		{"mongodb x509 with a password", func(c *Config) {
+			mongo(c, "mongodb://u:pw@db:27017/?tls=true&authMechanism=MONGODB-X509")
+			c.Source.ClientCertificate, c.Source.ClientKey = cert, key
+		}, "source.url", "remove the password"},
+		{"mongodb tls false", func(c *Config) {
+			mongo(c, "mongodb://u@db:27017/?tls=false")
+			c.Source.ClientCertificate, c.Source.ClientKey = cert, key
+		}, "source.client_certificate", "tls=false"},
+		{"mongodb key file in the url", func(c *Config) {
+			mongo(c, "mongodb://db:27017/?tls=true&authMechanism=MONGODB-X509&tlsCertificateKeyFile=/c.pem")
+			c.Source.ClientCertificate, c.Source.ClientKey = cert, key
+		}, "source.url", "source.client_certificate and source.client_key instead"},
 		{"other source type", func(c *Config) {
 			c.Source.Type, c.Source.URL = SourceSQLServer, "sqlserver://db/shop"
 			c.Source.CACertificate = ca
@@ -82,6 +106,25 @@ func TestSourceTLSRules(t *testing.T) {
 	}
 }
 
+// A mongodb source signs in by its client certificate (X.509): with the
+// certificate, its key and the CA, the document is valid.
+func TestMongoDBClientCertificateAccepted(t *testing.T) {
+	ca, cert, key, _ := testPKI(t)
+	c := validConfig(t)
+	c.Source.Type, c.Source.URL = SourceMongoDB, "mongodb://db1:27017,db2:27017/?replicaSet=rs0&tls=true&authMechanism=MONGODB-X509"
+	c.Source.CACertificate, c.Source.ClientCertificate, c.Source.ClientKey = ca, cert, key
+	var errs *Errors
+	if err := c.Validate(); errors.As(err, &errs) {
+		for _, p := range errs.Problems {
+			if strings.HasPrefix(p.Field, "source.") {
+				t.Errorf("problem %s", p)
+			}
+		}
+	} else if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestSourceTLSSettings(t *testing.T) {
 	ca, cert, key, _ := testPKI(t)
 	for _, tc := range []struct {
@@ -101,6 +144,7 @@ func TestSourceTLSSettings(t *testing.T) {
 		{"mysql plain", SourceMySQL, "mysql://u@db/shop", "", false, false, true},
 		{"mysql tls=true", SourceMySQL, "mysql://u@db/shop?tls=true", "", false, true, true},
 		{"mysql ca", SourceMySQL, "mysql://u@db/shop", ca, false, true, true},
+		{"mongodb client cert", SourceMongoDB, "mongodb://db:27017/?authMechanism=MONGODB-X509", ca, true, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Source{Type: tc.typ, URL: tc.url, CACertificate: tc.ca}

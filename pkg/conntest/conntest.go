@@ -108,7 +108,7 @@ func tableWarnings(found source.Inventory) []string {
 	for _, p := range found.Unmatched {
 		w = append(w, "source.tables: the regular expression "+p+" matches no table (tables that match it are captured when they are created)")
 	}
-	return append(w, found.LeftOut...)
+	return append(append(w, found.LeftOut...), found.Warnings...)
 }
 
 func nonNil(s []string) []string {

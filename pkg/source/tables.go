@@ -29,6 +29,9 @@ type Inventory struct {
 	// LeftOut are tables the selection matches that run leaves out, each
 	// with why ("public.log: no replica identity …").
 	LeftOut []string
+	// Warnings are what run does differently than the configuration
+	// asks, without refusing a table ("shop.orders: pre-images are off …").
+	Warnings []string
 	// Existing are the names of the tables the database has (within the
 	// source's scope), for suggestions.
 	Existing []string

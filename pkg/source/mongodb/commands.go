@@ -2,12 +2,14 @@ package mongodb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
@@ -26,63 +28,144 @@ var (
 
 // Check implements source.Checker: the connection, the deployment
 // (change streams need a replica set or a sharded cluster), the
-// collections selected, and that a change stream opens on them (the
-// user's changeStream action).
+// collections selected, the user's privileges on them, that a change
+// stream opens on one of them, the oplog's window, and, where
+// capture_mode asks for them, the collections' pre-images. Every failed
+// line has its fix (checks.go words them).
 func (s *Source) Check(ctx context.Context) []source.Check {
-	if err := s.d.Connect(ctx); err != nil {
+	if err := s.d.connect(ctx, true); err != nil {
 		return []source.Check{{Name: "source connection", Detail: err.Error(),
 			Fix: "check source.url (hosts, user, password, tls) and that this host can reach the server"}}
 	}
 	defer s.d.Close(context.WithoutCancel(ctx))
 	out := []source.Check{{Name: "source connection", OK: true, Detail: s.d.cfg.Connection.Redacted()}}
 
-	var hello bson.M
-	err := s.d.client.Database("admin").RunCommand(ctx, bson.D{{Key: "isMaster", Value: 1}}).Decode(&hello)
-	deployment := "standalone server"
-	replicated := false
-	switch {
-	case err != nil:
-		deployment = "unknown (isMaster: " + s.d.scrub(err) + ")"
-	case hello["setName"] != nil:
-		deployment, replicated = fmt.Sprintf("replica set %v", hello["setName"]), true
-	case hello["msg"] == "isdbgrid":
-		deployment, replicated = "sharded cluster (mongos)", true
+	var hello helloReply
+	var helloErr string
+	if err := s.d.client.Database("admin").RunCommand(ctx, bson.D{{Key: "isMaster", Value: 1}}).Decode(&hello); err != nil {
+		helloErr = s.d.scrub(err)
 	}
+	deployment, replicated := deploymentCheck(hello, helloErr)
+	out = append(out, deployment)
+	at := len(out) - 1
 
 	found, err := s.d.Discover(ctx)
 	if err != nil {
-		return append(out, source.Check{Name: "collections", Detail: err.Error(), Fix: "grant the user listDatabases and listCollections"})
+		return append(out, source.Check{Name: "collections", Detail: err.Error(), Fix: "grant the user listDatabases and listCollections (the readAnyDatabase role has both)"})
 	}
 	if len(found) == 0 {
 		out = append(out, source.Check{Name: "collections", Detail: "no collection matches source.tables",
 			Fix: "list collections as database.collection regular expressions in source.tables"})
 	} else {
-		out = append(out, source.Check{Name: "collections", OK: true, Detail: fmt.Sprintf("%d: %s", len(found), strings.Join(found, ", "))})
+		out = append(out, source.Check{Name: "collections", OK: true, Detail: fmt.Sprintf("%d: %s", len(found), listNames(found))})
 	}
 
-	// A change stream on one selected collection, opened and closed: the
-	// changeStream action, and a server that has change streams at all.
-	stream := source.Check{Name: "change streams", OK: true, Detail: deployment}
+	st, stErr := s.d.connectionStatus(ctx)
+	out = append(out, privilegesCheck(st, stErr, found, s.d.cfg.Scope))
+
+	// A change stream on one selected collection, opened and closed: a
+	// server that has change streams at all, and the user's changeStream
+	// action there.
 	if len(found) > 0 {
+		stream := source.Check{Name: "change streams", OK: true, Detail: "a change stream opens on " + found[0]}
 		db, coll, _ := strings.Cut(found[0], ".")
 		cs, err := s.d.client.Database(db).Collection(coll).Watch(ctx, []bson.D{}, options.ChangeStream().SetMaxAwaitTime(1))
 		if err != nil {
 			stream.OK = false
-			stream.Detail = fmt.Sprintf("%s: opening a change stream on %s: %s", deployment, found[0], s.d.scrub(err))
-			stream.Fix = "change streams need a replica set or a sharded cluster (mongod --replSet), and the user needs the changeStream and find actions on the captured collections (the read role)"
+			stream.Detail = "opening a change stream on " + found[0] + ": " + s.d.scrub(err)
+			stream.Fix = fixPrivileges
+			if !replicated {
+				stream.Fix = "change streams need a replica set or a sharded cluster: " + fixReplicaSet
+			}
 		} else {
 			_ = cs.Close(ctx)
-			if !replicated {
-				stream.Detail += " that opens change streams (a test server: MongoDB itself needs a replica set)"
+			if !replicated && helloErr == "" {
+				// mongod has no change streams without a replica set: this
+				// is a test server (mongo-java-server), which run can read
+				// but no production deployment is.
+				out[at].Detail += "; this one opened a change stream all the same, which mongod does not: a test server " +
+					"(such as mongo-java-server, on which run captures one collection per pipeline), not a production deployment"
 			}
 		}
+		out = append(out, stream)
 	}
-	return append(out, stream)
+
+	first, last, oplogErr := s.d.oplogSpan(ctx)
+	out = append(out, oplogCheck(first, last, oplogErr))
+
+	if mode := s.d.cfg.CaptureMode; wantsPreImages(mode) && len(found) > 0 {
+		opts, err := s.d.collectionOptions(ctx, found)
+		var listErr string
+		if err != nil {
+			listErr = s.d.scrub(err)
+		}
+		out = append(out, preImagesCheck(mode, found, opts, listErr))
+	}
+	return out
 }
 
-// Tables implements source.Lister.
+// connectionStatus reads the signed-in users and their privileges; the
+// error is scrubbed ("" when read).
+func (d *Driver) connectionStatus(ctx context.Context) (connectionStatus, string) {
+	var st connectionStatus
+	err := d.client.Database("admin").RunCommand(ctx, bson.D{{Key: "connectionStatus", Value: 1}, {Key: "showPrivileges", Value: true}}).Decode(&st)
+	if err != nil {
+		return st, d.scrub(err)
+	}
+	return st, ""
+}
+
+// oplogSpan reads the times of the oplog's first and newest entries; the
+// error is scrubbed ("" when read).
+func (d *Driver) oplogSpan(ctx context.Context) (first, last bson.Timestamp, errText string) {
+	var e struct {
+		TS bson.Timestamp `bson:"ts"`
+	}
+	oplog := d.client.Database("local").Collection("oplog.rs")
+	for i, dir := range []int{1, -1} {
+		err := oplog.FindOne(ctx, bson.D{}, options.FindOne().SetSort(bson.D{{Key: "$natural", Value: dir}}).SetProjection(bson.D{{Key: "ts", Value: 1}})).Decode(&e)
+		switch {
+		case errors.Is(err, mongo.ErrNoDocuments):
+			return first, last, "it has no entry"
+		case err != nil:
+			return first, last, d.scrub(err)
+		}
+		if i == 0 {
+			first = e.TS
+		} else {
+			last = e.TS
+		}
+	}
+	return first, last, ""
+}
+
+// collectionOptions reads the listCollections options of the collections
+// named "db.collection", by name.
+func (d *Driver) collectionOptions(ctx context.Context, colls []string) (map[string]bson.Raw, error) {
+	byDB := map[string][]string{}
+	for _, ns := range colls {
+		db, coll, _ := strings.Cut(ns, ".")
+		byDB[db] = append(byDB[db], coll)
+	}
+	out := map[string]bson.Raw{}
+	for db, names := range byDB {
+		specs, err := d.client.Database(db).ListCollectionSpecifications(ctx, bson.D{{Key: "name", Value: bson.D{{Key: "$in", Value: names}}}})
+		if err != nil {
+			return nil, err
+		}
+		for _, sp := range specs {
+			out[db+"."+sp.Name] = sp.Options
+		}
+	}
+	return out, nil
+}
+
+// Tables implements source.Lister. Each collection's problems are the
+// privileges run would miss on it (find for its snapshot, changeStream
+// for its stream); a collection without the pre-images capture_mode asks
+// for is a warning (run publishes its before as null).
 func (s *Source) Tables(ctx context.Context) (source.Inventory, error) {
-	if err := s.d.Connect(ctx); err != nil {
+	if err := s.d.connect(ctx, true); err != nil {
 		return source.Inventory{}, err
 	}
 	defer s.d.Close(context.WithoutCancel(ctx))
@@ -91,15 +174,18 @@ func (s *Source) Tables(ctx context.Context) (source.Inventory, error) {
 	if err != nil {
 		return inv, fmt.Errorf("mongodb: listing databases: %s", s.d.scrub(err))
 	}
+	st, stErr := s.d.connectionStatus(ctx)
+	var preImagesOff []string
 	for _, db := range dbs {
 		if systemDatabase(db) {
 			continue
 		}
-		colls, err := s.d.client.Database(db).ListCollectionNames(ctx, bson.D{})
+		specs, err := s.d.client.Database(db).ListCollectionSpecifications(ctx, bson.D{})
 		if err != nil {
 			return inv, fmt.Errorf("mongodb: listing collections of %s: %s", db, s.d.scrub(err))
 		}
-		for _, c := range colls {
+		for _, sp := range specs {
+			c := sp.Name
 			if strings.HasPrefix(c, "system.") {
 				continue
 			}
@@ -111,13 +197,28 @@ func (s *Source) Tables(ctx context.Context) (source.Inventory, error) {
 			if err != nil {
 				n = -1
 			}
-			inv.Tables = append(inv.Tables, source.TableInfo{Table: newTable(db, c), RowEstimate: n})
+			info := source.TableInfo{Table: newTable(db, c), RowEstimate: n}
+			if stErr == "" {
+				if missing, _ := missingPrivileges(st, []string{db + "." + c}, s.d.cfg.Scope); len(missing) > 0 {
+					info.Problems = append(info.Problems, "the user lacks "+strings.Join(missing, "; ")+
+						"; fix: grant readAnyDatabase, or a role with find and changeStream on {db: \"\", collection: \"\"} (test-connection prints the commands)")
+				}
+			}
+			if wantsPreImages(s.d.cfg.CaptureMode) && !preImagesOn(sp.Options) {
+				preImagesOff = append(preImagesOff, db+"."+c)
+			}
+			inv.Tables = append(inv.Tables, info)
 		}
 	}
 	slices.Sort(inv.Existing)
 	slices.SortFunc(inv.Tables, func(a, b source.TableInfo) int {
 		return strings.Compare(a.Table.ID.String(), b.Table.ID.String())
 	})
+	slices.Sort(preImagesOff)
+	for _, ns := range preImagesOff {
+		inv.Warnings = append(inv.Warnings, fmt.Sprintf("%s: pre-images are off, so capture_mode %s publishes its updates' and deletes' before as null; fix (MongoDB 6.0+): %s",
+			ns, s.d.cfg.CaptureMode, preImageFix(ns)))
+	}
 	for _, p := range s.d.cfg.Include {
 		re, err := regexp.Compile("(?i)^(?:" + p + ")$")
 		if err != nil {

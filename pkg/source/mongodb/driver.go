@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 )
 
 // Sink receives what the stream reads, in order.
@@ -179,22 +181,65 @@ func NewDriver(cfg Config) (*Driver, error) {
 }
 
 // Connect opens the client and checks the server answers.
-func (d *Driver) Connect(ctx context.Context) error {
+func (d *Driver) Connect(ctx context.Context) error { return d.connect(ctx, false) }
+
+// connect opens the client and pings. With failFast (the commands:
+// test-connection, tables), once every host of the URI has refused a
+// dial the ping ends with that error instead of waiting out the driver's
+// server selection (30 s): a dialer that refuses an address (the
+// connection-test function's guard) refuses it every time. run keeps the
+// driver's patience, which rides out a member's restart.
+func (d *Driver) connect(ctx context.Context, failFast bool) error {
 	o, err := d.cfg.Connection.clientOptions()
 	if err != nil {
 		return err
+	}
+	pingCtx := ctx
+	if p := d.cfg.Connection.parsed; failFast && p != nil && p.Scheme == connstring.SchemeMongoDB && len(p.Hosts) > 0 {
+		var cancel context.CancelCauseFunc
+		pingCtx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		o.SetDialer(refusals(o.Dialer, len(p.Hosts), cancel))
 	}
 	c, err := mongo.Connect(o)
 	if err != nil {
 		return fmt.Errorf("mongodb %s: %s", d.cfg.Connection.Redacted(), d.scrub(err))
 	}
-	if err := c.Ping(ctx, nil); err != nil {
+	if err := c.Ping(pingCtx, nil); err != nil {
+		if cause := context.Cause(pingCtx); ctx.Err() == nil && cause != nil && cause != pingCtx.Err() {
+			err = cause
+		}
 		_ = c.Disconnect(context.WithoutCancel(ctx))
 		return fmt.Errorf("mongodb %s: %s", d.cfg.Connection.Redacted(), d.scrub(err))
 	}
 	d.client = c
 	d.log.Info("connected", "url", d.cfg.Connection.Redacted())
 	return nil
+}
+
+// refusals wraps base (a direct dialer when nil): once hosts distinct
+// addresses have failed to dial, with no success since, it cancels with
+// the last error.
+func refusals(base options.ContextDialer, hosts int, cancel context.CancelCauseFunc) dialFunc {
+	if base == nil {
+		base = &net.Dialer{Timeout: 10 * time.Second}
+	}
+	var mu sync.Mutex
+	failed := map[string]bool{}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := base.DialContext(ctx, network, addr)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			failed[addr] = true
+			if len(failed) >= hosts {
+				cancel(fmt.Errorf("no host of source.url could be dialled: %w", err))
+			}
+		} else {
+			clear(failed)
+		}
+		return c, err
+	}
 }
 
 // scrub is err's message with the password hidden.

@@ -103,6 +103,11 @@ func validateURL(raw string, r config.Report) {
 	if _, ok := p.opts["tlscafile"]; ok {
 		r.Add("source.url", "tlsCAFile: give the authority's PEM in source.ca_certificate instead (a file is not there in AWS)")
 	}
+	for _, k := range []string{"tlscertificatekeyfile", "sslpemkeyfile"} {
+		if _, ok := p.opts[k]; ok {
+			r.Add("source.url", "%s: give the certificate and its key as PEM in source.client_certificate and source.client_key instead (a file is not there in AWS)", k)
+		}
+	}
 }
 
 // Settings are a mongodb source's own keys of the source section
@@ -119,8 +124,14 @@ func validate(s *config.Source, _ string, r config.Report) {
 	default:
 		r.Add("source.capture_mode", "must be %s, %s, %s or %s (Debezium's capture.mode)", ModeUpdateFull, ModeUpdateFullWithPreImage, ModeChangeStreams, ModeChangeStreamsPreImage)
 	}
-	if s.ClientCertificate != "" || s.ClientKey != "" {
-		r.Add("source.client_certificate", "is not supported for a mongodb source yet; log in with a user and password")
+	if p, err := parseURI(s.URL); err == nil && strings.EqualFold(p.opts["authmechanism"], "MONGODB-X509") {
+		// The server signs the user in by the certificate's subject.
+		if s.ClientCertificate == "" {
+			r.Add("source.client_certificate", "required by authMechanism=MONGODB-X509 in source.url (the server signs the user in by this certificate)")
+		}
+		if p.password {
+			r.Add("source.url", "authMechanism=MONGODB-X509 signs in by the client certificate: remove the password from the URL")
+		}
 	}
 	if len(s.ExcludeColumns) > 0 {
 		r.Add("source.exclude_columns", "is not supported for a mongodb source yet (Debezium's field.exclude.list)")
@@ -156,8 +167,13 @@ func checkTLS(s *config.Source, r config.Report) {
 		return // source.url reports it
 	}
 	for _, k := range []string{"tls", "ssl"} {
-		if v, ok := p.opts[k]; ok && strings.EqualFold(v, "false") && s.CACertificate != "" {
-			r.Add("source.ca_certificate", "needs TLS, but source.url has %s=false; remove one of the two", k)
+		if v, ok := p.opts[k]; ok && strings.EqualFold(v, "false") {
+			if s.CACertificate != "" {
+				r.Add("source.ca_certificate", "needs TLS, but source.url has %s=false; remove one of the two", k)
+			}
+			if s.ClientCertificate != "" {
+				r.Add("source.client_certificate", "needs TLS, but source.url has %s=false; remove one of the two", k)
+			}
 		}
 	}
 }
@@ -167,7 +183,7 @@ func endpoint(s *config.Source) (source.Endpoint, error) {
 	if err != nil {
 		return source.Endpoint{}, err
 	}
-	e := source.Endpoint{Password: p.password, Plaintext: !tlsOn(p) && s.CACertificate == "",
+	e := source.Endpoint{Password: p.password, Plaintext: !tlsOn(p) && s.CACertificate == "" && s.ClientCertificate == "",
 		RequireTLS: "; add tls=true to the URL, or set source.ca_certificate"}
 	for _, h := range p.hosts {
 		if _, _, err := net.SplitHostPort(h); err != nil {

@@ -39,8 +39,9 @@ type Source struct {
 func New(_ context.Context, opts source.Options) (*Source, error) {
 	c := opts.Config
 	cfg := Config{
-		Connection: Connection{URI: c.URL, CAPEM: pemOrNil(c.CACertificate)},
-		Include:    c.Tables, Exclude: c.ExcludeTables, CaptureMode: config.SettingsOf[Settings](c).CaptureMode,
+		Connection: Connection{URI: c.URL, CAPEM: pemOrNil(c.CACertificate),
+			CertPEM: pemOrNil(c.ClientCertificate), KeyPEM: pemOrNil(c.ClientKey), Dial: source.Dial(opts.Dial)},
+		Include: c.Tables, Exclude: c.ExcludeTables, CaptureMode: config.SettingsOf[Settings](c).CaptureMode,
 		Logger: opts.Log(),
 	}
 	d, err := NewDriver(cfg)

@@ -1,10 +1,12 @@
 package mongodb
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -26,6 +28,13 @@ type Connection struct {
 	// CAPEM is the same bundle as bytes (from SSM); CAFile wins when both
 	// are set.
 	CAPEM []byte
+	// CertPEM and KeyPEM are the client certificate and its key (from
+	// SSM), presented in the TLS handshake: for X.509 authentication
+	// (authMechanism=MONGODB-X509) or a server that requires one.
+	CertPEM, KeyPEM []byte
+	// Dial, when set, makes every connection to the servers (the
+	// connection-test function's guarded dialer); nil dials directly.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	parsed *connstring.ConnString
 }
@@ -157,6 +166,32 @@ func (s Connection) clientOptions() (*options.ClientOptions, error) {
 		}
 		o.SetAuth(cred)
 	}
+	tc, err := s.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	if tc != nil {
+		o.SetTLSConfig(tc)
+	}
+	if s.Dial != nil {
+		o.SetDialer(dialFunc(s.Dial))
+	}
+	return o, nil
+}
+
+// dialFunc is a dial function as the driver's ContextDialer.
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+func (f dialFunc) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return f(ctx, network, addr)
+}
+
+// tlsConfig is the TLS the connection asks for beyond the URI's: the CA
+// that verifies the servers (the system roots without one) and the
+// client certificate to present; nil when neither is given (the URI's
+// tls=true then uses the system roots). Verification is never off: the
+// driver checks each server's certificate and host name.
+func (s Connection) tlsConfig() (*tls.Config, error) {
 	pem := s.CAPEM
 	if s.CAFile != "" {
 		b, err := os.ReadFile(s.CAFile)
@@ -165,12 +200,29 @@ func (s Connection) clientOptions() (*options.ClientOptions, error) {
 		}
 		pem = b
 	}
+	if pem == nil && s.CertPEM == nil && s.KeyPEM == nil {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if pem != nil {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, errors.New("source.tls.ca: no PEM certificate in it")
+			return nil, errors.New("source.ca_certificate: no PEM certificate in it")
 		}
-		o.SetTLSConfig(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+		tc.RootCAs = pool
 	}
-	return o, nil
+	switch {
+	case s.CertPEM != nil && s.KeyPEM == nil:
+		return nil, errors.New("source.client_key: required with source.client_certificate (a certificate login needs both)")
+	case s.KeyPEM != nil && s.CertPEM == nil:
+		return nil, errors.New("source.client_certificate: required with source.client_key (a certificate login needs both)")
+	case s.CertPEM != nil:
+		cert, err := tls.X509KeyPair(s.CertPEM, s.KeyPEM)
+		if err != nil {
+			// The key's bytes are a secret: the parser's message is not shown.
+			return nil, errors.New("source.client_key: does not parse or does not match source.client_certificate")
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
 }

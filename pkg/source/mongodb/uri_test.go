@@ -63,7 +63,7 @@ func TestRedactURI(t *testing.T) {
 }
 
 // A password given outside the URI (from SSM) needs a user in the URI;
-// a CA that is not PEM is refused.
+// a CA that is not PEM is refused, naming source.ca_certificate.
 func TestClientOptions(t *testing.T) {
 	s, err := ParseConnection(Connection{URI: "mongodb://h/db", Password: "pw"})
 	if err != nil {
@@ -76,7 +76,7 @@ func TestClientOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.clientOptions(); err == nil || !strings.Contains(err.Error(), "source.tls.ca") {
+	if _, err := s.clientOptions(); err == nil || !strings.Contains(err.Error(), "source.ca_certificate") {
 		t.Errorf("bad CA: %v", err)
 	}
 }
