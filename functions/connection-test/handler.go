@@ -50,8 +50,9 @@ type errorBody struct {
 }
 
 // Handle answers 200 with the source's checks, the kafka.Report and, with
-// Avro, the schema registry's check (ok only when every one passed), 400 for a bad request or a
-// pipeline whose configuration does not load, 404 for an unknown pipeline.
+// Avro, the schema registry's check (ok only when every one passed), 400
+// for a bad request or a pipeline whose configuration does not load, 404
+// for an unknown pipeline.
 // Responses and logs carry no secret: configuration problems name fields,
 // the report's details come from kafka.TestConnection and the source's
 // Check, which promise the same, and scrub takes every value a reference resolved to out of it (a
