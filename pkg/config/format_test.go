@@ -94,6 +94,7 @@ func TestFormatTransactionMetadata(t *testing.T) {
 		t.Fatal("provide_transaction_metadata: true not read")
 	}
 	doc = strings.Replace(doc, "format:\n", "format:\n  value: avro\n  schema_registry: {type: confluent, url: 'http://127.0.0.1:8080'}\n", 1)
+	doc = strings.Replace(doc, "  schemas: false\n", "", 1) // Avro is written with its schema
 	if c, err := parse([]byte(doc), testEnv); err != nil || !c.Format.ProvideTransactionMetadata || !c.Format.AvroValue() {
 		t.Errorf("with avro: %v", err)
 	}
