@@ -324,6 +324,9 @@ func NewDataPlaneStack(scope constructs.Construct, id string, props *DataPlanePr
 			// The connection test signs in to MSK the way the task does.
 			connTest.AddToRolePolicy(assumeCustomerRole(p.CustomerRoleARN))
 		}
+		if p.Glue != nil {
+			grantGlueCheck(stack, connTest, p)
+		}
 		if props.MSKClusterARN != "" {
 			grantMSK(role, props.MSKClusterARN, p.Name, true)
 			grantMSK(connTest.Role(), props.MSKClusterARN, p.Name, false)

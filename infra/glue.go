@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsglue"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
 )
 
@@ -80,5 +81,14 @@ func grantGlue(stack awscdk.Stack, role awsiam.Role, p Pipeline) {
 		Actions: jsii.Strings("glue:GetRegistry", "glue:GetSchemaByDefinition", "glue:CreateSchema", "glue:RegisterSchemaVersion",
 			"glue:GetSchemaVersion"),
 		Resources: &[]*string{arn("registry/" + g.Name), arn("schema/" + g.Name + "/*")},
+	}))
+}
+
+// grantGlueCheck lets the connection test read a pipeline's registry
+// (GetRegistry only: its "schema registry" line registers nothing).
+func grantGlueCheck(stack awscdk.Stack, fn awslambda.Function, p Pipeline) {
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("glue:GetRegistry"),
+		Resources: &[]*string{awscdk.Fn_Sub(jsii.String("arn:${AWS::Partition}:glue:${AWS::Region}:${AWS::AccountId}:registry/"+p.Glue.Name), nil)},
 	}))
 }

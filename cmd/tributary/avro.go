@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/conntest"
 	"github.com/tributary-cdc/tributary/pkg/debezium/avro"
 	"github.com/tributary-cdc/tributary/pkg/pipeline"
 )
@@ -16,19 +17,9 @@ func avroRecoder(ctx context.Context, cfg *config.Config, log *slog.Logger) (pip
 	if !f.AvroKey() && !f.AvroValue() {
 		return nil, nil
 	}
-	reg, err := schemaRegistry(ctx, cfg)
+	reg, err := conntest.SchemaRegistry(ctx, cfg, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &avro.Recoder{Registry: reg, Key: f.AvroKey(), Value: f.AvroValue(), Log: log}, nil
-}
-
-// schemaRegistry is the client of format.schema_registry.
-func schemaRegistry(ctx context.Context, cfg *config.Config) (avro.Registry, error) {
-	r := cfg.Format.SchemaRegistry
-	if r.Type == config.RegistryGlue {
-		return avro.NewGlue(ctx, avro.GlueOptions{RegistryName: r.RegistryName, Region: r.Region, RoleARN: r.RoleARN,
-			ExternalID: r.ExternalID, Compatibility: r.Compatibility})
-	}
-	return avro.NewConfluent(avro.ConfluentOptions{URL: r.URL, Username: r.Username, Password: r.Password, CAPEM: []byte(r.CACertificate)})
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -14,6 +15,7 @@ import (
 	"github.com/tributary-cdc/tributary/functions/internal/dialguard"
 	"github.com/tributary-cdc/tributary/functions/internal/pipelines"
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/conntest"
 	"github.com/tributary-cdc/tributary/pkg/destination"
 	"github.com/tributary-cdc/tributary/pkg/kafka"
 )
@@ -47,9 +49,10 @@ type errorBody struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
-// Handle answers 200 with the source's checks and the kafka.Report (ok
-// only when both passed), 400 for a bad request or a
-// pipeline whose configuration does not load, 404 for an unknown pipeline.
+// Handle answers 200 with the source's checks, the kafka.Report and, with
+// Avro, the schema registry's check (ok only when every one passed), 400
+// for a bad request or a pipeline whose configuration does not load, 404
+// for an unknown pipeline.
 // Responses and logs carry no secret: configuration problems name fields,
 // the report's details come from kafka.TestConnection and the source's
 // Check, which promise the same, and scrub takes every value a reference resolved to out of it (a
@@ -92,23 +95,30 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		log.Error("no time left for the connection test after reading the configuration")
 		return respond(http.StatusGatewayTimeout, errorBody{Error: "reading the pipeline configuration took too long; try again"}), nil
 	}
-	// The source and Kafka are tested side by side, so each has the whole
-	// budget; both dial only through h.dial.
+	// The source, Kafka and the schema registry are tested side by side,
+	// so each has the whole budget; all dial only through h.dial.
 	var r response
-	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
 	go func() {
-		defer close(done)
+		defer wg.Done()
 		r.Source = sourceChecks(ctx, cfg, h.dial, budget, slog.New(scrubHandler{Handler: log.Handler(), text: scrubber(resolved)}))
+	}()
+	go func() {
+		defer wg.Done()
+		rctx, cancel := context.WithTimeout(ctx, budget)
+		defer cancel()
+		r.Registry = conntest.RegistryChecks(rctx, cfg, h.dial)
 	}()
 	r.Report = kafka.TestConnection(ctx, destination.Kafka(cfg.Destination), cfg.Destination.TopicPrefix,
 		destination.TestOptions(cfg, kafka.WithDialer(h.dial), kafka.WithTimeout(budget))...)
-	<-done
+	wg.Wait()
 	r.OK = r.Report.OK
-	for _, c := range r.Source {
+	for _, c := range append(r.Source, r.Registry...) {
 		r.OK = r.OK && c.OK
 	}
 	scrub(&r, resolved)
-	log.Info("connection test", "ok", r.OK, "kafka_ok", r.Report.OK, "source_checks", len(r.Source), "brokers", len(r.Report.Brokers))
+	log.Info("connection test", "ok", r.OK, "kafka_ok", r.Report.OK, "source_checks", len(r.Source), "registry_checks", len(r.Registry), "brokers", len(r.Report.Brokers))
 	return respond(http.StatusOK, r), nil
 }
 

@@ -10,9 +10,11 @@ import (
 	"strings"
 
 	"github.com/tributary-cdc/tributary/pkg/config"
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
-// scrub takes out of r (Kafka's report and the source's checks) every value that a reference in the pipeline's
+// scrub takes out of r (Kafka's report, the source's and the schema
+// registry's checks) every value that a reference in the pipeline's
 // document resolved to: the caller of the API may start a test, not read
 // the pipeline's secrets back. A value used as a broker list (e.g.
 // bootstrap_servers: ${ssm:/tributary/shop/brokers}) is taken out entry by
@@ -26,9 +28,11 @@ func scrub(r *response, resolved []string) {
 	for i := range r.Checks {
 		r.Checks[i].Detail = whole(r.Checks[i].Detail)
 	}
-	for i := range r.Source {
-		c := &r.Source[i]
-		c.Detail, c.Fix = whole(c.Detail), whole(c.Fix)
+	for _, checks := range [][]source.Check{r.Source, r.Registry} {
+		for i := range checks {
+			c := &checks[i]
+			c.Detail, c.Fix = whole(c.Detail), whole(c.Fix)
+		}
 	}
 }
 

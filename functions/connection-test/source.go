@@ -13,13 +13,15 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
-// response is Kafka's report with the source's checks beside it, the
-// shape `tributary test-connection --json` prints; OK only when both
-// passed.
+// response is Kafka's report with the source's checks beside it, and the
+// schema registry's with Avro, the shape `tributary test-connection
+// --json` prints; OK only when every one passed.
 type response struct {
 	kafka.Report
 	OK     bool           `json:"ok"`
 	Source []source.Check `json:"source"`
+	// Registry: format.schema_registry's check (pkg/conntest), with Avro only.
+	Registry []source.Check `json:"schema_registry,omitempty"`
 }
 
 // sourceOptions are the source's options as every command makes them

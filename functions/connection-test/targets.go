@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"strings"
 
@@ -26,13 +27,14 @@ type targets struct {
 	// writers is pipeline → the only writer role its test may assume;
 	// a pipeline not in it assumes none.
 	writers map[string]string
-	// hosts is pipeline → the brokers and database hosts its test may
-	// connect to (host names, *.domain, IP addresses, CIDR ranges); a
-	// pipeline not in it may connect to any host.
+	// hosts is pipeline → the brokers, database and schema registry
+	// hosts its test may connect to (host names, *.domain, IP addresses,
+	// CIDR ranges); a pipeline not in it may connect to any host.
 	hosts map[string][]string
-	// plaintextLoopback lets a database password go to a loopback address
-	// without TLS: for the tests, whose databases listen on 127.0.0.1
-	// without TLS. The function's dialer refuses loopback anyway.
+	// plaintextLoopback lets a database or registry password go to a
+	// loopback address without TLS: for the tests, whose databases and
+	// registry listen on 127.0.0.1 without TLS. The function's dialer
+	// refuses loopback anyway.
 	plaintextLoopback bool
 }
 
@@ -75,6 +77,31 @@ func (t targets) refusals(name string, cfg *config.Config) (int, []string) {
 			forbidden = append(forbidden, "destination.aws_role_arn: not the writer role this stack gives pipeline "+name+
 				" ("+bound+"); the connection test signs in with no other")
 		}
+	}
+	reg := &cfg.Format.SchemaRegistry
+	avro := cfg.Format.AvroKey() || cfg.Format.AvroValue()
+	if avro && reg.Type == config.RegistryGlue && reg.RoleARN != "" {
+		// Glue's calls are signed with the assumed role, as Kafka's are.
+		switch bound, ok := t.writers[name]; {
+		case !ok:
+			forbidden = append(forbidden, "format.schema_registry.role_arn: this stack gives pipeline "+name+
+				" no writer role (context customerRoles), and the connection test signs in with no role a document names")
+		case reg.RoleARN != bound:
+			forbidden = append(forbidden, "format.schema_registry.role_arn: not the writer role this stack gives pipeline "+name+
+				" ("+bound+"); the connection test signs in with no other")
+		}
+	}
+	// A Confluent-compatible registry is a host the document names; Glue's
+	// is AWS's endpoint of the region.
+	var registryURL *url.URL
+	if avro && reg.Type != config.RegistryGlue {
+		registryURL, _ = url.Parse(reg.URL)
+	}
+	if allowed, ok := t.hosts[name]; ok && registryURL != nil && !hostAllowed(registryURL.Hostname(), allowed) {
+		forbidden = append(forbidden, "format.schema_registry.url: the registry host is not among the hosts this stack allows pipeline "+name+" (context connectionTestHosts)")
+	}
+	if registryURL != nil && registryURL.Scheme != "https" && (reg.Username != "" || reg.Password != "") && !t.loopbackExempt(registryURL.Hostname()) {
+		bad = append(bad, "format.schema_registry.url: the connection test sends the registry's username and password only over TLS; use the registry's https:// URL")
 	}
 	if allowed, ok := t.hosts[name]; ok {
 		for i, hp := range strings.Split(d.BootstrapServers, ",") {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,8 +251,9 @@ harness.max.runtime.ms=170000
 }
 
 // startAvroDebezium runs integration/debezium/avro/AvroHarness on e's
-// database with its own slot and publication.
-func startAvroDebezium(t *testing.T, e *itest.Env, out string) *harnessProc {
+// database with its own slot and publication; extra lines are added to
+// the connector's properties.
+func startAvroDebezium(t *testing.T, e *itest.Env, out string, extra ...string) *harnessProc {
 	t.Helper()
 	props := fmt.Sprintf(`connector.class=io.debezium.connector.postgresql.PostgresConnector
 database.hostname=127.0.0.1
@@ -266,7 +268,7 @@ publication.name=dbz_%s
 publication.autocreate.mode=all_tables
 message.prefix.exclude.list=tributary
 `, e.DB, e.Prefix, e.DB, e.DB)
-	return runAvroHarness(t, e, "avro", props+avroConverterProps(e.DB), out)
+	return runAvroHarness(t, e, "avro", props+avroConverterProps(e.DB)+strings.Join(extra, ""), out)
 }
 
 // runAvroHarness runs AvroHarness (compiled with the avro jar set) on the

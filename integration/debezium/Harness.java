@@ -1,6 +1,7 @@
 // Harness runs one Debezium connector in Debezium's embedded engine and writes every record it
-// emits, key and value as Kafka Connect's JsonConverter makes them (schemas.enable=true), to a
-// file as JSON lines. Tributary's side-by-side tests and benchmarks compare that file with
+// emits, key and value as Kafka Connect's JsonConverter makes them (schemas.enable=true) and
+// headers as a Connect worker's default header converter (SimpleHeaderConverter) makes them,
+// to a file as JSON lines. Tributary's side-by-side tests and benchmarks compare that file with
 // what Tributary publishes. It knows no connector: the connector class and all its settings
 // come from a properties file. See README.md beside this file.
 //
@@ -12,12 +13,16 @@
 //   harness.max.runtime.ms   exit after this long in any case (default 0: never)
 // Every other property goes to DebeziumEngine unchanged. Defaults filled in when absent:
 //   name=harness, offset.storage=MemoryOffsetBackingStore, offset.flush.interval.ms=0,
-//   converter.schemas.enable=true.
+//   converter.schemas.enable=true,
+//   header.converter.class=org.apache.kafka.connect.storage.SimpleHeaderConverter (the
+//   embedded engine's own default is the JsonConverter; a Connect worker's is this one).
 //
 // Output: one line per record, flushed as it is written:
 //   {"destination":"<topic>","key":<key JSON or null>,"value":<value JSON or null>}
 // with ,"tombstone":true added when the record has no value (a Kafka tombstone); without it a
-// "value":null is the converter's JSON text null. Converter and transforms settings
+// "value":null is the converter's JSON text null. A record with headers (the outbox
+// EventRouter's id, ...) also has ,"headers":[{"key":"<name>","value":"<bytes as UTF-8 text>"
+// or null},...] in the record's order. Converter and transforms settings
 // (converter.schemas.enable=false, transforms=unwrap with
 // transforms.unwrap.type=io.debezium.transforms.ExtractNewRecordState, ...) pass through to the
 // engine like any other property. The process exits 0 after a limit is reached or on SIGTERM,
@@ -25,6 +30,7 @@
 
 import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.Header;
 import io.debezium.engine.format.Json;
 
 import java.io.BufferedWriter;
@@ -34,6 +40,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStreamWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -59,6 +66,7 @@ public final class Harness {
         props.putIfAbsent("offset.storage", "org.apache.kafka.connect.storage.MemoryOffsetBackingStore");
         props.putIfAbsent("offset.flush.interval.ms", "0");
         props.putIfAbsent("converter.schemas.enable", "true");
+        props.putIfAbsent("header.converter.class", "org.apache.kafka.connect.storage.SimpleHeaderConverter");
 
         BufferedWriter out = new BufferedWriter(new OutputStreamWriter(new FileOutputStream(args[1]), StandardCharsets.UTF_8));
         AtomicLong count = new AtomicLong();
@@ -66,7 +74,8 @@ public final class Harness {
         CountDownLatch done = new CountDownLatch(1);
         AtomicReference<Throwable> failure = new AtomicReference<>();
 
-        DebeziumEngine<ChangeEvent<String, String>> engine = DebeziumEngine.create(Json.class)
+        // With a header format the engine converts headers too (without one it drops them).
+        DebeziumEngine<ChangeEvent<String, String>> engine = DebeziumEngine.create(Json.class, Json.class, Json.class)
                 .using(props)
                 .notifying(record -> {
                     // A converter may write the JSON text "null" (JsonConverter with
@@ -76,7 +85,7 @@ public final class Harness {
                     String line = "{\"destination\":" + quote(record.destination())
                             + ",\"key\":" + (record.key() == null ? "null" : record.key())
                             + ",\"value\":" + (record.value() == null ? "null" : record.value())
-                            + (record.value() == null ? ",\"tombstone\":true" : "") + "}\n";
+                            + (record.value() == null ? ",\"tombstone\":true" : "") + headers(record) + "}\n";
                     synchronized (out) {
                         try {
                             out.write(line);
@@ -130,6 +139,22 @@ public final class Harness {
         }
         System.err.println("harness: " + count.get() + " records written to " + args[1]);
         System.exit(0);
+    }
+
+    // headers is ,"headers":[…] for a record with headers, else "": the header format Json
+    // gives each header's bytes from the header converter as UTF-8 text.
+    private static String headers(ChangeEvent<String, String> record) {
+        List<Header<String>> hs = record.headers();
+        if (hs == null || hs.isEmpty()) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder(",\"headers\":[");
+        for (int i = 0; i < hs.size(); i++) {
+            Header<String> h = hs.get(i);
+            b.append(i == 0 ? "" : ",").append("{\"key\":").append(quote(h.getKey()))
+                    .append(",\"value\":").append(quote(h.getValue())).append('}');
+        }
+        return b.append(']').toString();
     }
 
     private static long take(Properties props, String key) {

@@ -3,8 +3,8 @@
 # Harness.java against them. Idempotent: nothing is done again while pom.xml and Harness.java
 # are unchanged. Called by integration/services/up.sh; safe to run by hand.
 #
-# Result: <repo>/.services/debezium/{lib/*.jar,classes/Harness.class}; run the harness with
-#   java -Xmx384m -cp "<repo>/.services/debezium/classes:<repo>/.services/debezium/lib/*" Harness ...
+# Result: <repo>/.services/debezium/{lib/*.jar,harness/<hash>/Harness.class}, <hash> the sha256
+# of Harness.java and lib/.pom.sha256; run the harness with run.sh, which finds that directory.
 # (see README.md beside this file, or run.sh which does exactly that).
 #
 # Usage: build.sh [set...] — also builds the named extra jar sets (<set>/pom.xml beside this
@@ -75,14 +75,18 @@ for set in "${sets[@]}"; do
   fi
 done
 
-# The harness class: again only when its source or the jars changed.
+# The harness class: again only when its source or the jars changed, into a directory named
+# by their hash (run.sh finds it the same way): checkouts with different Harness.java sharing
+# one DEBEZIUM_HOME each get their own, and none is removed under a running JVM.
 src_sum=$(cat "$HERE/Harness.java" "$DEBEZIUM_HOME/lib/.pom.sha256" | sha256sum | cut -d' ' -f1)
-if [[ ! -f $DEBEZIUM_HOME/classes/.src.sha256 || $(<"$DEBEZIUM_HOME/classes/.src.sha256") != "$src_sum" ]]; then
+classes=$DEBEZIUM_HOME/harness/$src_sum
+if [[ ! -f $classes/Harness.class ]]; then
   say "compiling Harness.java"
-  rm -rf "$DEBEZIUM_HOME/classes"
-  mkdir -p "$DEBEZIUM_HOME/classes"
-  javac -nowarn -d "$DEBEZIUM_HOME/classes" -cp "$DEBEZIUM_HOME/lib/*" "$HERE/Harness.java" ||
+  rm -rf "$classes.tmp"
+  mkdir -p "$classes.tmp"
+  javac -nowarn -d "$classes.tmp" -cp "$DEBEZIUM_HOME/lib/*" "$HERE/Harness.java" ||
     die "javac Harness.java failed"
-  printf '%s\n' "$src_sum" >"$DEBEZIUM_HOME/classes/.src.sha256"
+  rm -rf "$classes"
+  mv "$classes.tmp" "$classes"
 fi
 say "ready: $DEBEZIUM_HOME"

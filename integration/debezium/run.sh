@@ -7,8 +7,14 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO_ROOT=$(cd "$HERE/../.." && pwd -P)
 DEBEZIUM_HOME=${DEBEZIUM_HOME:-$REPO_ROOT/.services/debezium}
-[[ -f $DEBEZIUM_HOME/classes/Harness.class ]] || {
+# The classes of this Harness.java (build.sh names their directory by its hash).
+[[ -f $DEBEZIUM_HOME/lib/.pom.sha256 ]] || {
   echo "[debezium] not built: run integration/debezium/build.sh" >&2
+  exit 2
+}
+CLASSES=$DEBEZIUM_HOME/harness/$(cat "$HERE/Harness.java" "$DEBEZIUM_HOME/lib/.pom.sha256" | sha256sum | cut -d' ' -f1)
+[[ -f $CLASSES/Harness.class ]] || {
+  echo "[debezium] Harness.java changed since the last build: run integration/debezium/build.sh" >&2
   exit 2
 }
 LIB=$DEBEZIUM_HOME/lib
@@ -25,4 +31,4 @@ exec java -Xms64m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k \
   -Dorg.slf4j.simpleLogger.defaultLogLevel="${DEBEZIUM_LOG_LEVEL:-warn}" \
   -Dorg.slf4j.simpleLogger.logFile=System.err \
   ${DEBEZIUM_JAVA_OPTS:-} \
-  -cp "$DEBEZIUM_HOME/classes:$LIB/*" Harness "$@"
+  -cp "$CLASSES:$LIB/*" Harness "$@"

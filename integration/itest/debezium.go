@@ -145,13 +145,22 @@ func decodeJSON(b []byte) (any, error) {
 }
 
 // DebeziumLine is one record the Debezium harness wrote (Harness.java):
-// its topic, key and value as JSON text ("null" for none), and whether it
-// is a Kafka tombstone.
+// its topic, key and value as JSON text ("null" for none), whether it is a
+// Kafka tombstone, and its headers in order, as a Connect worker's default
+// header converter (SimpleHeaderConverter) writes them.
 type DebeziumLine struct {
-	Destination string          `json:"destination"`
-	Key         json.RawMessage `json:"key"`
-	Value       json.RawMessage `json:"value"`
-	Tombstone   bool            `json:"tombstone"`
+	Destination string           `json:"destination"`
+	Key         json.RawMessage  `json:"key"`
+	Value       json.RawMessage  `json:"value"`
+	Tombstone   bool             `json:"tombstone"`
+	Headers     []DebeziumHeader `json:"headers"`
+}
+
+// DebeziumHeader is one header of a DebeziumLine: its bytes as UTF-8
+// text, nil for a header without a value.
+type DebeziumHeader struct {
+	Key   string  `json:"key"`
+	Value *string `json:"value"`
 }
 
 // EachDebeziumLine calls fn with every record of the harness's output file.

@@ -89,7 +89,9 @@ func maskFormatVolatile(b []byte) []byte {
 // rawKV is one record as bytes; value nil is a tombstone.
 type rawKV struct {
 	key, value []byte
-	headers    map[string]string // Tributary's records only
+	// headers by name: Tributary's all, Debezium's those the harness
+	// recorded (a header without a value is "").
+	headers map[string]string
 }
 
 func (r rawKV) String() string {
@@ -104,7 +106,14 @@ func readDebeziumRaw(t *testing.T, path string) map[string][]rawKV {
 	t.Helper()
 	out := map[string][]rawKV{}
 	itest.EachDebeziumLine(t, path, func(line itest.DebeziumLine) {
-		r := rawKV{key: []byte(line.Key), value: []byte(line.Value)}
+		r := rawKV{key: []byte(line.Key), value: []byte(line.Value), headers: map[string]string{}}
+		for _, h := range line.Headers {
+			if h.Value != nil {
+				r.headers[h.Key] = *h.Value
+			} else {
+				r.headers[h.Key] = ""
+			}
+		}
 		if string(line.Key) == "null" {
 			r.key = nil // no key (a table without one): the harness writes null
 		}

@@ -14,9 +14,11 @@ import (
 // The outbox router (docs/configuration.md, "transforms.outbox") side by
 // side with Debezium's io.debezium.transforms.outbox.EventRouter on the
 // same outbox rows: the same topics (outbox.event.<aggregatetype>), and
-// each topic's records equal byte for byte (key and value); an update and
-// a delete publish nothing on either side. The harness does not keep
-// headers: Tributary's "id" header (and the header fields) are checked
+// each topic's records equal byte for byte (key and value, and every
+// header the EventRouter writes: "id" and the column:header placements, as
+// a Connect worker's SimpleHeaderConverter writes them; not the
+// connector's __debezium.context.* headers); an update and a delete
+// publish nothing on either side. The headers are also checked
 // against the rows.
 
 // outboxSource is what the outbox comparison needs of a database.
@@ -111,6 +113,21 @@ func runOutboxOracle(t *testing.T, src outboxSource, prefix string, c outboxCase
 			compared++
 			if !bytes.Equal(ds[i].key, ts[i].key) || !bytes.Equal(ds[i].value, ts[i].value) || (ds[i].value == nil) != (ts[i].value == nil) {
 				t.Errorf("%s record %d differs:\n  debezium:  %s\n  tributary: %s", topic, i, ds[i], ts[i])
+			}
+		}
+		for i := 0; i < len(ds) && i < len(ts); i++ {
+			if _, ok := ds[i].headers["id"]; !ok {
+				t.Errorf("%s record %d: Debezium's record has no id header (the harness did not record headers?): %v", topic, i, ds[i].headers)
+			}
+			for k, v := range ds[i].headers {
+				if strings.HasPrefix(k, "__debezium.context.") {
+					// The connector's context (extended.headers.enabled,
+					// on by default), which Tributary does not write.
+					continue
+				}
+				if got, ok := ts[i].headers[k]; !ok || got != v {
+					t.Errorf("%s record %d: header %s: Debezium %q, Tributary %q (present %v)", topic, i, k, v, got, ok)
+				}
 			}
 		}
 		for i := 0; i < len(ts) && i < len(ids[topic]); i++ {

@@ -138,9 +138,6 @@ func (v validator) format(c *Config) {
 		// delete would vanish.
 		v.add("destination.delete_mode", "tombstone sends no delete event for format.unwrap to shape, and the transform drops tombstones, so deletes would not be published; with format.unwrap use delete_mode record (or record_and_tombstone) and format.delete_handling: delete-to-tombstone for one tombstone per delete")
 	}
-	if f.ProvideTransactionMetadata && (f.AvroKey() || f.AvroValue()) {
-		v.add("format.provide_transaction_metadata", "is written in JSON only for now; set format.key and format.value to json, or leave transaction metadata off")
-	}
 	if len(f.AddFields) > 0 && !f.Unwrap {
 		v.add("format.add_fields", "applies only with format.unwrap: true (it is ExtractNewRecordState's add.fields); remove it or set format.unwrap: true")
 	}

@@ -133,8 +133,8 @@ func (v validator) outbox(c *Config) {
 	if c.Transforms.Reroute.set() || c.Transforms.Route.set() || c.Destination.Topic != "" {
 		v.add("transforms.outbox", "names each event's topic itself; remove transforms.reroute, transforms.route and destination.topic")
 	}
-	if c.Format.Unwrap || c.Format.Key == "avro" || c.Format.Value == "avro" {
-		v.add("transforms.outbox", "writes the payload column as the value: leave format.unwrap, format.key and format.value at their defaults")
+	if c.Format.Unwrap {
+		v.add("transforms.outbox", "writes the payload column as the value: remove format.unwrap")
 	}
 	if len(c.Destination.PartitionColumn) > 0 {
 		v.add("transforms.outbox", "keys each event by its key column: remove destination.partition_column")

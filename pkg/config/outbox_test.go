@@ -40,7 +40,7 @@ func TestOutboxRules(t *testing.T) {
 		{"bad replacement", "transforms:\n  outbox:\n    enabled: true\n    route_topic_replacement: 'events.${t}'\n", map[string]string{
 			"transforms.outbox.route_topic_replacement": "no group named t"}},
 		{"with other transforms", "transforms:\n  outbox:\n    enabled: true\n  route:\n    regex: a\n    replacement: b\nformat:\n  unwrap: true\n", map[string]string{
-			"transforms.outbox": "leave format.unwrap"}},
+			"transforms.outbox": "remove format.unwrap"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parse([]byte(validYAML+tc.doc), testEnv)
@@ -58,5 +58,16 @@ func TestOutboxRules(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The outbox router with Avro keys and values: taken (the records are
+// recoded as Debezium's AvroConverter writes the router's).
+func TestOutboxWithAvro(t *testing.T) {
+	doc := validYAML + "transforms:\n  outbox:\n    enabled: true\n" +
+		"format:\n  key: avro\n  value: avro\n  schema_registry: {type: confluent, url: 'http://127.0.0.1:8080'}\n"
+	c, err := parse([]byte(doc), testEnv)
+	if err != nil || !c.Transforms.Outbox.Enabled || !c.Format.AvroValue() {
+		t.Fatalf("outbox with avro: %v", err)
 	}
 }

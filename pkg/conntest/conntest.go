@@ -3,7 +3,8 @@
 // Lambda (functions/connection-test): the source's own checks, the
 // "listed tables" line (what run would capture, by the rules of
 // docs/configuration.md "Choosing tables and columns") and the "column
-// types" line. The Kafka half is pkg/kafka's connection test.
+// types" line; and the "schema registry" line (registry.go). The Kafka
+// half is pkg/kafka's connection test.
 package conntest
 
 import (

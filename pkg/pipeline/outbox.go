@@ -46,6 +46,17 @@ func (p *Pipeline) emitOutbox(ctx context.Context, ev *change.Event) error {
 	if err != nil {
 		return fmt.Errorf("encode outbox event of %s: %w", ev.Table.ID, err)
 	}
+	if p.Recoder != nil {
+		// Avro: as Debezium's AvroConverter writes the router's records
+		// (a null payload is then a record without a value, as it writes
+		// a null Connect value).
+		if rec.Key, err = p.Recoder.RecodeKey(ctx, rec.Topic, rec.Key); err != nil {
+			return fmt.Errorf("encode key of the outbox event of %s: %w", ev.Table.ID, err)
+		}
+		if rec.Value, err = p.Recoder.RecodeValue(ctx, rec.Topic, rec.Value); err != nil {
+			return fmt.Errorf("encode value of the outbox event of %s: %w", ev.Table.ID, err)
+		}
+	}
 	if err := p.ensureTopic(ctx, rec.Topic); err != nil {
 		return err
 	}

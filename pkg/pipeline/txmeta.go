@@ -26,8 +26,22 @@ func (p *Pipeline) emitTxMark(ctx context.Context, m *change.TxMark) error {
 	if m.End {
 		status = ":END"
 	}
+	key, value := buf[:vstart:vstart], buf[vstart:]
+	if p.Recoder != nil {
+		// Avro: Debezium's AvroConverter writes the transaction topic in
+		// Avro too, under its TransactionMetadataKey/Value schemas.
+		var err error
+		if key, err = p.Recoder.RecodeKey(ctx, topic, key); err != nil {
+			rb.release()
+			return fmt.Errorf("encode key of the %s of transaction %s: %w", status[1:], m.ID, err)
+		}
+		if value, err = p.Recoder.RecodeValue(ctx, topic, value); err != nil {
+			rb.release()
+			return fmt.Errorf("encode value of the %s of transaction %s: %w", status[1:], m.ID, err)
+		}
+	}
 	seq := p.tracker.add()
-	msg := kafka.Message{Topic: topic, Key: buf[:vstart:vstart], Value: buf[vstart:], EventID: m.ID + status, Time: time.Now()}
+	msg := kafka.Message{Topic: topic, Key: key, Value: value, EventID: m.ID + status, Time: time.Now()}
 	rb.hold()
 	err := p.Producer.Publish(p.produceCtx, msg, func(err error) {
 		defer rb.release()

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/glue"
@@ -37,6 +40,9 @@ type GlueOptions struct {
 	ExternalID   string
 	// Compatibility of the schemas this client creates; default BACKWARD.
 	Compatibility string
+	// Dial, when set, makes every connection to Glue and STS (the
+	// connection-test function's guarded dialer).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // NewGlue returns a client of the Glue registry o.RegistryName. AWS
@@ -45,6 +51,12 @@ func NewGlue(ctx context.Context, o GlueOptions) (*Glue, error) {
 	var opts []func(*awsconfig.LoadOptions) error
 	if o.Region != "" {
 		opts = append(opts, awsconfig.WithRegion(o.Region))
+	}
+	if o.Dial != nil {
+		dial := o.Dial
+		opts = append(opts, awsconfig.WithHTTPClient(awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+			tr.DialContext, tr.Proxy = dial, nil
+		})))
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
