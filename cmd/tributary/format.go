@@ -17,6 +17,7 @@ func messageFormat(cfg *config.Config) debezium.Format {
 		Decimal:        f.DecimalHandling,
 		Time:           f.TimePrecision,
 		Binary:         f.BinaryHandling,
+		Documents:      cfg.Source.Type == config.SourceMongoDB,
 	}
 }
 

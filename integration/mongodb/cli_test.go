@@ -664,3 +664,86 @@ func TestCLIPreImageChecks(t *testing.T) {
 		t.Errorf("test-connection: exit %d\n%s", code, out)
 	}
 }
+
+// The CLI with format.unwrap (schemas off, add_fields op) and field paths
+// (source.exclude_columns, source.rename_fields): two documents read by
+// the snapshot, an insert and a delete while streaming. Each record is
+// byte for byte what the message writer (checked against Debezium's
+// ExtractNewDocumentState and FieldSelector) gives, the secret field left
+// out and name renamed; the delete is one Kafka tombstone.
+func TestCLIUnwrapWithFieldPaths(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("items")
+	ctx := context.Background()
+	docs := []bson.D{
+		{{Key: "_id", Value: int32(1)}, {Key: "name", Value: "apple"}, {Key: "secret", Value: "s1"}, {Key: "qty", Value: int64(5)}},
+		{{Key: "_id", Value: int32(2)}, {Key: "name", Value: "pear"}, {Key: "tags", Value: bson.A{"a", "b"}}},
+	}
+	for _, d := range docs {
+		if _, err := coll.InsertOne(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := itest.BareEnv(t, "mongouw")
+	ns := db.Name() + ".items"
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
+		Source: "  tables: ['" + regexpQuote(ns) + "']\n  exclude_columns: ['" + ns + ".secret']\n  rename_fields: ['" + ns + ".name:title']\n"})
+	itest.AppendConfig(t, cfg, "format:\n  schemas: false\n  unwrap: true\n  add_fields: [op]\n")
+	topic := e.Prefix + "." + ns
+	p := e.Start("run", "--config", cfg)
+	p.WaitFor(t, 60*time.Second, "the snapshot", func() bool { return itest.TopicEnd(topic) >= 2 })
+	inserted := bson.D{{Key: "_id", Value: int32(3)}, {Key: "name", Value: "fig"}, {Key: "secret", Value: "s3"}}
+	if _, err := coll.InsertOne(ctx, inserted); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: int32(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	p.WaitFor(t, 60*time.Second, "the insert and the delete", func() bool { return itest.TopicEnd(topic) >= 4 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, p.Out)
+	}
+	sel, err := mongodb.NewFieldSelector([]string{ns + ".secret"}, []string{ns + ".name:title"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := mongodb.MessageOptions{Name: e.Prefix, Version: mongodb.DefaultVersion, Fields: sel, Unwrap: &mongodb.UnwrapOptions{AddFields: []string{"op"}}}
+	var wants []mongodb.Message
+	for _, d := range docs {
+		raw, _ := bson.Marshal(d)
+		m, err := mongodb.EncodeRead(db.Name(), "items", raw, bson.Timestamp{}, "true", opt, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wants = append(wants, m)
+	}
+	raw, _ := bson.Marshal(inserted)
+	ins, err := mongodb.EncodeChange(mongodb.Event{Op: mongodb.OpInsert, DB: db.Name(), Collection: "items", Key: bson.Raw(raw).Lookup("_id"), After: raw}, opt, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wants = append(wants, ins, mongodb.Message{Key: wants[0].Key})
+	// Key by key in order (the snapshot's reads and the stream interleave).
+	byKey := func(keys, values [][]byte) map[string][]string {
+		out := map[string][]string{}
+		for i, k := range keys {
+			v := "<tombstone>"
+			if values[i] != nil {
+				v = string(values[i])
+			}
+			out[string(k)] = append(out[string(k)], v)
+		}
+		return out
+	}
+	var gk, gv, wk, wv [][]byte
+	for _, r := range readRecords(t, topic) {
+		gk, gv = append(gk, r.key), append(gv, r.value)
+	}
+	for _, w := range wants {
+		wk, wv = append(wk, w.Key), append(wv, w.Value)
+	}
+	if got, want := byKey(gk, gv), byKey(wk, wv); !reflect.DeepEqual(got, want) {
+		t.Errorf("records by key:\n got %q\nwant %q", got, want)
+	}
+}

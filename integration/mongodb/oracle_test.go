@@ -3,6 +3,7 @@ package mongodb_test
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -180,40 +181,52 @@ func randomEvent(r *rand.Rand, i int) bson.D {
 	return ev
 }
 
-// Randomized documents of every BSON type, in every event kind, through
-// Debezium's MongoDB connector classes (integration/debezium/mongodb) and
-// through ours (a fifth of them as snapshot reads): the key and value
-// are the same bytes. MONGODB_ORACLE_N
-// sets the number of events (default 400), MONGODB_ORACLE_SEED the seed.
-func TestRandomEventsMatchDebezium(t *testing.T) {
-	itest.SkipShort(t)
+// oracleRun is a randomized run of MongoHarness: the events (a fifth of
+// them snapshot reads of a document, reads[i]) and the harness's output,
+// two lines per event.
+type oracleRun struct {
+	events []bson.Raw
+	reads  map[int]bool
+	out    *bufio.Scanner
+	major  int // the harness JVM's major version
+}
+
+// runHarness builds MongoHarness (integration/debezium/build.sh; set
+// DEBEZIUM_HOME to build it apart from the shared .services), makes
+// MONGODB_ORACLE_N random events (default 400) from MONGODB_ORACLE_SEED
+// and runs the harness on them with args after the topic prefix "p".
+func runHarness(t *testing.T, args ...string) oracleRun {
+	t.Helper()
 	if b, err := exec.Command("bash", "debezium/build.sh", "mongodb").CombinedOutput(); err != nil {
 		t.Fatalf("integration/debezium/build.sh mongodb: %v\n%s", err, b)
 	}
-	home, err := filepath.Abs("../.services/debezium/mongodb")
+	home, err := filepath.Abs("../.services/debezium")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if h := os.Getenv("DEBEZIUM_HOME"); h != "" {
+		home = h
+	}
+	home += "/mongodb"
 	n, seed := 400, uint64(os.Getpid())
 	fmt.Sscan(os.Getenv("MONGODB_ORACLE_N"), &n)
 	fmt.Sscan(os.Getenv("MONGODB_ORACLE_SEED"), &seed)
 	t.Logf("seed %d (MONGODB_ORACLE_SEED), %d events", seed, n)
 	r := rand.New(rand.NewPCG(seed, 1))
 	var in bytes.Buffer
-	var events []bson.Raw
-	reads := map[int]bool{}
+	run := oracleRun{reads: map[int]bool{}}
 	for i := range n {
 		raw, err := bson.Marshal(randomEvent(r, i))
 		if err != nil {
 			t.Fatal(err)
 		}
-		events = append(events, raw)
+		run.events = append(run.events, raw)
 		wrap := bson.D{{Key: "event", Value: bson.Raw(raw)}}
 		if doc, ok := bson.Raw(raw).Lookup("fullDocument").DocumentOK(); ok && i%5 == 0 {
 			// A snapshot read of the same document.
 			wrap = bson.D{{Key: "read", Value: bson.D{{Key: "ns", Value: "shop.snap"}, {Key: "doc", Value: doc}}}}
-			events[len(events)-1] = doc
-			reads[i] = true
+			run.events[len(run.events)-1] = doc
+			run.reads[i] = true
 		}
 		line, err := bson.MarshalExtJSON(wrap, true, false)
 		if err != nil {
@@ -223,7 +236,7 @@ func TestRandomEventsMatchDebezium(t *testing.T) {
 		in.WriteByte('\n')
 	}
 	java, major := newestJava(t)
-	cmd := exec.Command(java, "-Xmx256m", "-cp", home+"/classes:"+home+"/lib/*", "io.debezium.connector.mongodb.MongoHarness", "p")
+	cmd := exec.Command(java, append([]string{"-Xmx256m", "-cp", home + "/classes:" + home + "/lib/*", "io.debezium.connector.mongodb.MongoHarness", "p"}, args...)...)
 	cmd.Stdin = &in
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -231,18 +244,33 @@ func TestRandomEventsMatchDebezium(t *testing.T) {
 	if err != nil {
 		t.Fatalf("MongoHarness: %v\n%s", err, tail(stderr.String()))
 	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 16<<20)
+	run.out = bufio.NewScanner(bytes.NewReader(out))
+	run.out.Buffer(nil, 16<<20)
+	run.major = major
+	return run
+}
+
+// encode is our record for event i.
+func (run oracleRun) encode(i int, opt mongodb.MessageOptions) (mongodb.Message, error) {
+	opt.Name, opt.Version = "p", mongodb.DefaultVersion
+	if run.reads[i] {
+		return mongodb.EncodeRead("shop", "snap", run.events[i], bson.Timestamp{}, "true", opt, 0)
+	}
+	return mongodb.EncodeRawChange(run.events[i], opt, 0)
+}
+
+// Randomized documents of every BSON type, in every event kind, through
+// Debezium's MongoDB connector classes (integration/debezium/mongodb) and
+// through ours (a fifth of them as snapshot reads): the key and value
+// are the same bytes. MONGODB_ORACLE_N
+// sets the number of events (default 400), MONGODB_ORACLE_SEED the seed.
+func TestRandomEventsMatchDebezium(t *testing.T) {
+	itest.SkipShort(t)
+	run := runHarness(t)
+	sc, major := run.out, run.major
 	bad, jdk17 := 0, 0
-	for i, raw := range events {
-		var m mongodb.Message
-		var err error
-		if reads[i] {
-			m, err = mongodb.EncodeRead("shop", "snap", raw, bson.Timestamp{}, "true",
-				mongodb.MessageOptions{Name: "p", Version: mongodb.DefaultVersion, Schemas: true}, 0)
-		} else {
-			m, err = mongodb.EncodeRawChange(raw, mongodb.MessageOptions{Name: "p", Version: mongodb.DefaultVersion, Schemas: true}, 0)
-		}
+	for i, raw := range run.events {
+		m, err := run.encode(i, mongodb.MessageOptions{Schemas: true})
 		if err != nil {
 			t.Fatalf("event %d: %v", i, err)
 		}
@@ -274,7 +302,81 @@ func TestRandomEventsMatchDebezium(t *testing.T) {
 		t.Logf("%d records differ only in the digits of a double (the harness's JDK is older than 19)", jdk17)
 	}
 	if bad > 0 {
-		t.Errorf("%d of %d records differ", bad, 2*n)
+		t.Errorf("%d of %d records differ", bad, 2*len(run.events))
+	}
+}
+
+// The same random events through Debezium's ExtractNewDocumentState
+// (format.unwrap), schemas on with the default delete handling, and
+// schemas off with rewrite and added fields: where the transform writes a
+// record ours is the same bytes (or the same tombstone, or none); where
+// it fails on a document (mixed-type arrays, MinKey, symbols…) ours
+// fails too. Documents whose shape is not built yet (arrays holding
+// documents or arrays) are counted apart.
+func TestRandomEventsUnwrapMatchDebezium(t *testing.T) {
+	itest.SkipShort(t)
+	for _, c := range []struct {
+		args []string
+		opt  mongodb.MessageOptions
+	}{
+		{[]string{"unwrap"}, mongodb.MessageOptions{Schemas: true, Unwrap: &mongodb.UnwrapOptions{}}},
+		{[]string{"schemas.enable=false", "unwrap", "unwrap.delete.tombstone.handling.mode=rewrite", "unwrap.add.fields=op,source.ts_ms"},
+			mongodb.MessageOptions{Unwrap: &mongodb.UnwrapOptions{DeleteHandling: "rewrite", AddFields: []string{"op", "source.ts_ms"}}}},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			run := runHarness(t, c.args...)
+			same, failed, notBuilt, bad, jdk17 := 0, 0, 0, 0, 0
+			for i, raw := range run.events {
+				var lines [2][]byte
+				for j := range lines {
+					if !run.out.Scan() {
+						t.Fatalf("harness output ends at event %d", i)
+					}
+					lines[j] = bytes.Clone(run.out.Bytes())
+				}
+				m, err := run.encode(i, c.opt)
+				key, value := string(lines[0]), string(lines[1])
+				var ok bool
+				switch {
+				case errors.Is(err, mongodb.ErrUnwrapNotBuilt):
+					ok = true
+					notBuilt++
+				case strings.HasPrefix(key, "<error>"):
+					ok = err != nil
+					failed++
+				case err != nil:
+				case key == "<dropped>":
+					ok = m.Dropped
+				case !bytes.Equal(m.Key, lines[0]):
+				case value == "<tombstone>":
+					ok = m.Tombstone
+				default:
+					ok = bytes.Equal(m.Value, lines[1])
+					if !ok && run.major < 19 && sameDoubles(m.Value, lines[1]) {
+						ok = true
+						jdk17++
+					}
+				}
+				if ok && !strings.HasPrefix(key, "<error>") && err == nil {
+					same++
+				}
+				if !ok {
+					bad++
+					if bad <= 3 {
+						js, _ := bson.MarshalExtJSON(raw, true, false)
+						t.Errorf("event %d %s:\n got %s\n     %s (err %v)\nwant %s\n     %s", i, js, m.Key, m.Value, err, key, value)
+					}
+				}
+			}
+			t.Logf("%d records the same, %d failed in both, %d not built (arrays of documents or arrays); %d differ only in a double's digits (JDK < 19)",
+				same, failed, notBuilt, jdk17)
+			if bad > 0 {
+				t.Errorf("%d of %d events differ", bad, len(run.events))
+			}
+			if same == 0 || failed == 0 {
+				t.Error("the run did not cover both written and failing documents")
+			}
+		})
 	}
 }
 
@@ -323,4 +425,59 @@ func tail(s string) string {
 		return s[len(s)-3000:]
 	}
 	return s
+}
+
+// The random events with field.exclude.list and field.renames set on the
+// connector (source.exclude_columns and source.rename_fields): the random
+// documents' fields are f<i> followed by random characters, so the paths
+// name the fields whose suffix came out empty, at the top, nested, and in
+// updatedFields. The envelope is the same bytes; where a rename meets an
+// existing field both fail.
+func TestRandomEventsFieldsMatchDebezium(t *testing.T) {
+	itest.SkipShort(t)
+	exclude := []string{"shop.c0.f0", "shop.*.f1.f0", "shop.snap.f2"}
+	renames := []string{"shop.c1.f2:renamed", "shop.c*.f3.f1:g", "shop.snap.f0:f1"}
+	sel, err := mongodb.NewFieldSelector(exclude, renames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := runHarness(t, "connector.field.exclude.list="+strings.Join(exclude, ","), "connector.field.renames="+strings.Join(renames, ","))
+	same, failed, bad, changed := 0, 0, 0, 0
+	for i, raw := range run.events {
+		var lines [2][]byte
+		for j := range lines {
+			if !run.out.Scan() {
+				t.Fatalf("harness output ends at event %d", i)
+			}
+			lines[j] = bytes.Clone(run.out.Bytes())
+		}
+		m, err := run.encode(i, mongodb.MessageOptions{Schemas: true, Fields: sel})
+		var ok bool
+		if bytes.HasPrefix(lines[0], []byte("<error>")) {
+			ok = err != nil
+			failed++
+		} else {
+			ok = err == nil && bytes.Equal(m.Key, lines[0]) && (bytes.Equal(m.Value, lines[1]) || run.major < 19 && sameDoubles(m.Value, lines[1]))
+			if ok {
+				same++
+				if plain, err := run.encode(i, mongodb.MessageOptions{Schemas: true}); err == nil && !bytes.Equal(plain.Value, m.Value) {
+					changed++
+				}
+			}
+		}
+		if !ok {
+			bad++
+			if bad <= 3 {
+				js, _ := bson.MarshalExtJSON(raw, true, false)
+				t.Errorf("event %d %s:\n got %s\n     %s (err %v)\nwant %s\n     %s", i, js, m.Key, m.Value, err, lines[0], lines[1])
+			}
+		}
+	}
+	t.Logf("%d records the same (%d of them changed by the paths), %d failed in both", same, changed, failed)
+	if bad > 0 {
+		t.Errorf("%d of %d events differ", bad, len(run.events))
+	}
+	if changed == 0 {
+		t.Error("no record was changed by the paths")
+	}
 }

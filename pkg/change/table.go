@@ -152,4 +152,9 @@ type DocumentFormat struct {
 	Prefix, Version string
 	// Schemas writes {"schema":…,"payload":…}; false the payload alone.
 	Schemas bool
+	// Unwrap is format.unwrap (the connector's document transform, e.g.
+	// ExtractNewDocumentState), with its delete handling and added fields.
+	Unwrap         bool
+	DeleteHandling string
+	AddFields      []string
 }

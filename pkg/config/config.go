@@ -54,7 +54,9 @@ type Source struct {
 	// captured, Debezium's table.exclude.list. Default none.
 	ExcludeTables []string `yaml:"exclude_tables" json:"exclude_tables"`
 	// ExcludeColumns are regular expressions over schema.table.column of
-	// columns left out of every message, Debezium's column.exclude.list.
+	// columns left out of every message, Debezium's column.exclude.list;
+	// for mongodb, Debezium's field.exclude.list paths
+	// (database.collection.field.path, checked by the driver).
 	ExcludeColumns []string `yaml:"exclude_columns" json:"exclude_columns"`
 	// MaskColumns masks columns with a salted hash or a fixed replacement
 	// (selection.go). Default none.

@@ -390,7 +390,9 @@ func TestValidateRules(t *testing.T) {
 		{"name chars", func(c *Config) { c.Name = "Shop" }, "name", `character 'S' is not allowed`},
 		{"name pipelines", func(c *Config) { c.Name = "pipelines" }, "name", "pipelines is reserved"},
 		{"source type required", func(c *Config) { c.Source.Type = "" }, "source.type", "required"},
-		{"mongodb unwrap", func(c *Config) { c.Source.Type, c.Source.URL, c.Format.Unwrap = "mongodb", "mongodb://h/db", true }, "format.unwrap", "is not built for mongodb sources yet"},
+		{"mongodb unwrap add table", func(c *Config) {
+			c.Source.Type, c.Source.URL, c.Format.Unwrap, c.Format.AddFields = "mongodb", "mongodb://h/db", true, []string{"op", "table"}
+		}, "format.add_fields", `entry 2, "table", has no field to add for mongodb sources`},
 		{"mongodb url", func(c *Config) { c.Source.Type, c.Source.URL = "mongodb", "mongodb://h/db?tlsInsecure=true" }, "source.url", "tlsinsecure=true turns TLS verification off"},
 		{"mongodb srv url", func(c *Config) { c.Source.Type, c.Source.URL = "mongodb", "mongodb+srv://h:27017/db" }, "source.url", "names one host name, without a port"},
 		{"source type", func(c *Config) { c.Source.Type = "oracle" }, "source.type", "must be postgres, mysql or mongodb"},

@@ -130,9 +130,6 @@ func (v validator) format(c *Config) {
 			v.add("format.delete_handling", "must be %s", oneOf(deleteHandlings))
 		}
 	}
-	if f.Unwrap && c.Source.Type == SourceMongoDB {
-		v.add("format.unwrap", "is not built for mongodb sources yet (Debezium's ExtractNewDocumentState); remove it to publish the change-event envelope")
-	}
 	if f.Unwrap && c.Destination.DeleteMode == DeleteTombstone {
 		// The transform drops the tombstones the connector sends: every
 		// delete would vanish.
@@ -145,6 +142,10 @@ func (v validator) format(c *Config) {
 		shown := v.quote(fmt.Sprintf("format.add_fields[%d]", i), a)
 		if !slices.Contains(addFields, a) {
 			v.add("format.add_fields", "entry %d, %s, must be %s", i+1, shown, oneOf(addFields))
+		} else if a == "table" && c.Source.Type == SourceMongoDB {
+			// ExtractNewDocumentState looks for source.table, which the
+			// MongoDB source block does not have, and fails every record.
+			v.add("format.add_fields", "entry %d, %s, has no field to add for mongodb sources (their source block names a collection, not a table; Debezium's ExtractNewDocumentState fails on it); use op or source.ts_ms", i+1, shown)
 		} else if slices.Index(f.AddFields, a) != i {
 			v.add("format.add_fields", "entry %d, %s, is listed twice", i+1, shown)
 		}

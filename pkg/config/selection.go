@@ -138,6 +138,11 @@ func (s Source) selection(v validator) *Selection {
 		}
 	}
 	for i, c := range s.ExcludeColumns {
+		if s.Type == SourceMongoDB {
+			// Debezium's field.exclude.list paths, which the mongodb
+			// driver checks and applies itself.
+			break
+		}
 		if p, ok := columnPattern(v, fmt.Sprintf("source.exclude_columns[%d]", i), c); ok {
 			sel.columns = append(sel.columns, columnRule{pattern: p})
 		}

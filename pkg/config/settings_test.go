@@ -212,3 +212,37 @@ func TestMongoDBCaptureMode(t *testing.T) {
 		t.Errorf("problems = %q", got)
 	}
 }
+
+// TestMongoDBUnwrap: format.unwrap, with the delete handling and added
+// fields ExtractNewDocumentState shares with ExtractNewRecordState, is
+// accepted for mongodb sources.
+func TestMongoDBUnwrap(t *testing.T) {
+	cfg, err := config.Parse([]byte("name: shop\nsource: {type: mongodb, url: 'mongodb://h/db'}\n" +
+		"format: {unwrap: true, delete_handling: rewrite, add_fields: [op, source.ts_ms]}\n" + destination))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := cfg.Format.Effective(cfg.Source.Type); !f.Unwrap || f.DeleteHandling != "rewrite" {
+		t.Errorf("format = %+v", f)
+	}
+}
+
+// TestMongoDBFieldSelection: source.exclude_columns is Debezium's
+// field.exclude.list and source.rename_fields its field.renames for a
+// mongodb source (database.collection.field paths, not regular
+// expressions); a bad entry is refused naming it.
+func TestMongoDBFieldSelection(t *testing.T) {
+	cfg, err := config.Parse([]byte("name: shop\nsource: {type: mongodb, url: 'mongodb://h/db', exclude_columns: ['*.orders.secret'], rename_fields: ['shop.orders.name:title']}\n" + destination))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := config.SettingsOf[mongodb.Settings](cfg.Source).RenameFields; len(got) != 1 || got[0] != "shop.orders.name:title" {
+		t.Errorf("rename_fields = %q", got)
+	}
+	_, err = config.Parse([]byte("name: shop\nsource: {type: mongodb, url: 'mongodb://h/db', exclude_columns: ['shop.orders'], rename_fields: ['shop.orders.name']}\n" + destination))
+	got := problems(t, err)
+	if len(got) != 2 || !strings.HasPrefix(got[0], `source.exclude_columns[0]: "shop.orders": must be <database>.<collection>.<field path>`) ||
+		!strings.HasPrefix(got[1], `source.rename_fields[0]: "shop.orders.name": must be`) {
+		t.Errorf("problems = %q", got)
+	}
+}

@@ -5,11 +5,15 @@ import "github.com/tributary-cdc/tributary/pkg/change"
 // Document tables (change.Table.Document): their driver writes the key and
 // the value, in its connector's document-shaped envelope; the encoder
 // keeps the rest (the topic and its claim, the format's options, the
-// delete records). format.unwrap is refused for them when the
-// configuration is checked, so it never reaches here.
+// delete records). With format.unwrap the driver writes what its
+// connector's document transform makes of the record.
 
 func (e *Encoder) documentFormat() change.DocumentFormat {
-	return change.DocumentFormat{Prefix: e.prefix, Version: e.version, Schemas: !e.format.NoSchemas}
+	f := change.DocumentFormat{Prefix: e.prefix, Version: e.version, Schemas: !e.format.NoSchemas}
+	if e.format.Unwrap {
+		f.Unwrap, f.DeleteHandling, f.AddFields = true, e.format.DeleteHandling, e.format.AddFields
+	}
+	return f
 }
 
 func (e *Encoder) appendDocumentKey(dst []byte, ev *change.Event) ([]byte, bool, error) {

@@ -39,6 +39,10 @@ type Format struct {
 	Time string
 	// Binary is binary.handling.mode: "" or "bytes", "base64", "hex".
 	Binary string
+	// Documents: the source's tables are document tables (MongoDB), whose
+	// transform is ExtractNewDocumentState: under delete handling
+	// tombstone it turns a delete into a record with a null value.
+	Documents bool
 }
 
 // ExtractNewRecordState's delete.tombstone.handling.mode values.
@@ -76,6 +80,11 @@ func (e *Encoder) DeleteRecords(deleteMode string) (value, tombstone bool) {
 	case DeleteDrop:
 		return false, false
 	case DeleteToTombstone:
+		return false, value
+	}
+	if e.format.Documents && e.format.DeleteHandling != DeleteRewrite {
+		// ExtractNewDocumentState writes the delete as a null value: a
+		// tombstone, and drops the connector's own.
 		return false, value
 	}
 	return value, false

@@ -105,6 +105,9 @@ func (codec) AppendDocumentKey(dst []byte, ev *change.Event, f change.DocumentFo
 	if err != nil {
 		return dst, err
 	}
+	if f.Unwrap {
+		return appendUnwrapKey(dst, id, f.Schemas)
+	}
 	return appendKey(dst, topicOf(ev, f), id, f.Schemas)
 }
 
@@ -148,6 +151,25 @@ func (codec) AppendDocumentValue(dst []byte, ev *change.Event, f change.Document
 	if s.Ints[intHasTxn] == 1 {
 		txn := s.Ints[intTxn]
 		p.src.txn = &txn
+	}
+	if f.Unwrap {
+		id, err := rowID(ev.After)
+		if ev.After == nil {
+			id, err = rowID(ev.Before)
+		}
+		if err != nil {
+			return dst, err
+		}
+		out, ok, err := appendUnwrapValue(dst, topicOf(ev, f), id, p, &UnwrapOptions{DeleteHandling: f.DeleteHandling, AddFields: f.AddFields}, f.Schemas)
+		if err != nil {
+			return dst, fmt.Errorf("%s.%s: %w", ev.Table.ID.DB, ev.Table.ID.Name, err)
+		}
+		if !ok {
+			// The pipeline asks for no value record where the transform
+			// writes none (debezium.Encoder.DeleteRecords).
+			return dst, fmt.Errorf("%s.%s: format.unwrap writes no value for this %s", ev.Table.ID.DB, ev.Table.ID.Name, ev.Op)
+		}
+		return out, nil
 	}
 	out, err := appendValue(dst, topicOf(ev, f), p, f.Schemas, nowMicros/1000)
 	if err != nil {

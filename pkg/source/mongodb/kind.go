@@ -116,6 +116,9 @@ type Settings struct {
 	// CaptureMode is Debezium's capture.mode (docs/mongodb.md); empty is
 	// change_streams_update_full.
 	CaptureMode string `yaml:"capture_mode" json:"capture_mode"`
+	// RenameFields is Debezium's field.renames: entries
+	// <database>.<collection>.<field path>:<new name> (fields.go).
+	RenameFields []string `yaml:"rename_fields" json:"rename_fields"`
 }
 
 func validate(s *config.Source, _ string, r config.Report) {
@@ -133,9 +136,7 @@ func validate(s *config.Source, _ string, r config.Report) {
 			r.Add("source.url", "authMechanism=MONGODB-X509 signs in by the client certificate: remove the password from the URL")
 		}
 	}
-	if len(s.ExcludeColumns) > 0 {
-		r.Add("source.exclude_columns", "is not supported for a mongodb source yet (Debezium's field.exclude.list)")
-	}
+	fieldSelectorReport(s.ExcludeColumns, config.SettingsOf[Settings](*s).RenameFields, r)
 	if len(s.MaskColumns) > 0 {
 		r.Add("source.mask_columns", "is not supported for a mongodb source yet")
 	}
@@ -217,4 +218,19 @@ func summary(pos []byte) string {
 		return fmt.Sprintf("operation time %d.%d", p.Time.T, p.Time.I)
 	}
 	return ""
+}
+
+// fieldSelectorReport reports each bad entry of source.exclude_columns
+// (field.exclude.list) and source.rename_fields (field.renames).
+func fieldSelectorReport(exclude, renames []string, r config.Report) {
+	for i, e := range exclude {
+		if _, err := NewFieldSelector([]string{e}, nil); err != nil {
+			r.Add(fmt.Sprintf("source.exclude_columns[%d]", i), "%s", strings.TrimPrefix(err.Error(), "field.exclude.list entry 1: "))
+		}
+	}
+	for i, e := range renames {
+		if _, err := NewFieldSelector(nil, []string{e}); err != nil {
+			r.Add(fmt.Sprintf("source.rename_fields[%d]", i), "%s", strings.TrimPrefix(err.Error(), "field.renames entry 1: "))
+		}
+	}
 }

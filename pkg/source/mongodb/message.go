@@ -26,6 +26,11 @@ type MessageOptions struct {
 	// Schemas writes {"schema":…,"payload":…} (the JsonConverter's
 	// schemas.enable); false writes the payload alone.
 	Schemas bool
+	// Unwrap, when set, writes what ExtractNewDocumentState makes of the
+	// record (unwrap.go).
+	Unwrap *UnwrapOptions
+	// Fields, when set, is field.exclude.list and field.renames (fields.go).
+	Fields *FieldSelector
 }
 
 // Message is one record: its topic, key and value.
@@ -33,6 +38,9 @@ type Message struct {
 	Topic string
 	Key   []byte
 	Value []byte
+	// With Unwrap only: Tombstone, the record's value is null; Dropped,
+	// the transform publishes no record.
+	Tombstone, Dropped bool
 }
 
 // DefaultVersion is the Debezium release whose MongoDB format this matches.
@@ -51,6 +59,9 @@ var (
 // replace, delete); nowMS is the envelope's ts_ms (when the event was
 // processed, as Debezium writes it).
 func EncodeChange(ev Event, opt MessageOptions, nowMS int64) (Message, error) {
+	if err := opt.Fields.For(ev.DB, ev.Collection).Event(&ev); err != nil {
+		return Message{}, fmt.Errorf("%s.%s: %w", ev.DB, ev.Collection, err)
+	}
 	var op byte
 	switch ev.Op {
 	case OpInsert:
@@ -93,7 +104,11 @@ func EncodeRead(db, coll string, doc bson.Raw, at bson.Timestamp, snapshot strin
 	if err != nil {
 		return Message{}, fmt.Errorf("snapshot of %s.%s: a document without _id", db, coll)
 	}
-	p := payload{op: 'r', after: doc}
+	filtered, err := opt.Fields.For(db, coll).Document(doc)
+	if err != nil {
+		return Message{}, fmt.Errorf("%s.%s: %w", db, coll, err)
+	}
+	p := payload{op: 'r', after: filtered}
 	p.src = sourceBlock{
 		name: opt.Name, version: opt.Version, tsMS: int64(at.T) * 1000, snapshot: snapshot,
 		db: db, coll: coll, ord: int32(at.I),
@@ -121,6 +136,9 @@ func encode(db, coll string, id bson.RawValue, p payload, opt MessageOptions, no
 		return Message{}, err
 	}
 	topic := Topic(opt.Name, db, coll)
+	if opt.Unwrap != nil {
+		return encodeUnwrapped(db, coll, id, p, opt)
+	}
 	key, err := appendKey(nil, topic, id, opt.Schemas)
 	if err != nil {
 		return Message{}, fmt.Errorf("%s.%s key: %w", db, coll, err)
@@ -130,6 +148,25 @@ func encode(db, coll string, id bson.RawValue, p payload, opt MessageOptions, no
 		return Message{}, fmt.Errorf("%s.%s: %w", db, coll, err)
 	}
 	return Message{Topic: topic, Key: key, Value: v}, nil
+}
+
+func encodeUnwrapped(db, coll string, id bson.RawValue, p payload, opt MessageOptions) (Message, error) {
+	topic := Topic(opt.Name, db, coll)
+	key, err := appendUnwrapKey(nil, id, opt.Schemas)
+	if err != nil {
+		return Message{}, fmt.Errorf("%s.%s key: %w", db, coll, err)
+	}
+	v, ok, err := appendUnwrapValue(nil, topic, id, p, opt.Unwrap, opt.Schemas)
+	if err != nil {
+		return Message{}, fmt.Errorf("%s.%s: %w", db, coll, err)
+	}
+	m := Message{Topic: topic, Key: key, Value: v}
+	if !ok {
+		m.Value = nil
+		m.Dropped = opt.Unwrap.DeleteHandling == "drop"
+		m.Tombstone = !m.Dropped
+	}
+	return m, nil
 }
 
 // appendKey appends the key of the document id to b; topic names its

@@ -26,6 +26,9 @@ type Source struct {
 	opts source.Options
 	d    *Driver
 	name string // the topic prefix, source.name
+	// fields is field.exclude.list and field.renames (source.exclude_columns,
+	// source.rename_fields).
+	fields *FieldSelector
 
 	mu     sync.Mutex
 	tables map[string]*change.Table // by "db.collection"
@@ -48,7 +51,11 @@ func New(_ context.Context, opts source.Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{opts: opts, d: d, name: opts.TopicPrefix, tables: map[string]*change.Table{}}, nil
+	fields, err := NewFieldSelector(c.ExcludeColumns, config.SettingsOf[Settings](c).RenameFields)
+	if err != nil {
+		return nil, err
+	}
+	return &Source{opts: opts, d: d, name: opts.TopicPrefix, tables: map[string]*change.Table{}, fields: fields}, nil
 }
 
 func pemOrNil(s string) []byte {
@@ -186,6 +193,9 @@ type sink struct {
 }
 
 func (k *sink) Change(ctx context.Context, e Event) error {
+	if err := k.s.fields.For(e.DB, e.Collection).Event(&e); err != nil {
+		return fmt.Errorf("%s.%s: %w", e.DB, e.Collection, err)
+	}
 	ev := new(change.Event)
 	changeEvent(ev, k.s.table(e.DB, e.Collection), e, k.s.name)
 	return k.st.Change(ctx, ev)
@@ -283,6 +293,12 @@ func (ss snapSession) ReadChunk(ctx context.Context, table string, after, _ snap
 		if err != nil {
 			return nil, err
 		}
+		// The key is the document's own _id; the value the filtered document.
+		filtered, err := ss.s.fields.For(db, coll).Document(doc)
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", db, coll, err)
+		}
+		ev.After[colDocument] = docValue(filtered)
 		rows = append(rows, snapshot.Row{Key: snapshot.Key{ev.After[colID].Bytes}, Event: ev})
 	}
 	return rows, nil
