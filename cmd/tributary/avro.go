@@ -6,29 +6,32 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/debezium/avro"
+	"github.com/tributary-cdc/tributary/pkg/metrics"
 	"github.com/tributary-cdc/tributary/pkg/pipeline"
 )
 
 // avroRecoder returns the pipeline's Recoder for format.key / format.value
 // avro, with the client of format.schema_registry; nil when both are JSON.
-func avroRecoder(ctx context.Context, cfg *config.Config, log *slog.Logger) (pipeline.Recoder, error) {
+// Its registry requests are counted in m.
+func avroRecoder(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metrics.Pipeline) (pipeline.Recoder, error) {
 	f := cfg.Format
 	if !f.AvroKey() && !f.AvroValue() {
 		return nil, nil
 	}
-	reg, err := schemaRegistry(ctx, cfg)
+	reg, err := schemaRegistry(ctx, cfg, m.SchemaRegistryCalls())
 	if err != nil {
 		return nil, err
 	}
 	return &avro.Recoder{Registry: reg, Key: f.AvroKey(), Value: f.AvroValue(), Log: log}, nil
 }
 
-// schemaRegistry is the client of format.schema_registry.
-func schemaRegistry(ctx context.Context, cfg *config.Config) (avro.Registry, error) {
+// schemaRegistry is the client of format.schema_registry; calls, when set,
+// is told of each request.
+func schemaRegistry(ctx context.Context, cfg *config.Config, calls avro.Calls) (avro.Registry, error) {
 	r := cfg.Format.SchemaRegistry
 	if r.Type == config.RegistryGlue {
 		return avro.NewGlue(ctx, avro.GlueOptions{RegistryName: r.RegistryName, Region: r.Region, RoleARN: r.RoleARN,
-			ExternalID: r.ExternalID, Compatibility: r.Compatibility})
+			ExternalID: r.ExternalID, Compatibility: r.Compatibility, Calls: calls})
 	}
-	return avro.NewConfluent(avro.ConfluentOptions{URL: r.URL, Username: r.Username, Password: r.Password, CAPEM: []byte(r.CACertificate)})
+	return avro.NewConfluent(avro.ConfluentOptions{URL: r.URL, Username: r.Username, Password: r.Password, CAPEM: []byte(r.CACertificate), Calls: calls})
 }

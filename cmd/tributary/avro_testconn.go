@@ -15,7 +15,7 @@ func registryChecks(ctx context.Context, cfg *config.Config) []source.Check {
 		return nil
 	}
 	const name = "schema registry"
-	reg, err := schemaRegistry(ctx, cfg)
+	reg, err := schemaRegistry(ctx, cfg, nil)
 	if err != nil {
 		return []source.Check{{Name: name, Detail: err.Error(), Fix: "correct format.schema_registry"}}
 	}
