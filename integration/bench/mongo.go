@@ -84,23 +84,25 @@ func mongoInsert(ctx context.Context, coll *mongo.Collection, lo, hi int64) erro
 	return nil
 }
 
-// mongoFresh drops db and makes its collection with the documents 1..rows (the backfill),
-// or with the seed batch -1 when rows is 0 (the streaming scenario).
+// mongoFresh makes db's collection with the documents 1..rows (the backfill), or with the
+// seed batch -1 when rows is 0 (the streaming scenario). db must be a name never used
+// before (mongoName): on mongo-java-server a change stream resumed on a collection whose
+// database was dropped earlier yields nothing but invalidate.
 func mongoFresh(ctx context.Context, db string, rows int) error {
 	c, err := mongoConnect(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Disconnect(context.Background())
-	if err := c.Database(db).Drop(ctx); err != nil {
-		return err
-	}
 	coll := c.Database(db).Collection("bench")
 	if rows == 0 {
 		return mongoInsert(ctx, coll, -seedRows, -1)
 	}
 	return mongoInsert(ctx, coll, 1, int64(rows))
 }
+
+// mongoName is a database name of this run only (see mongoFresh).
+func mongoName(base, stamp string) string { return base + "_" + strings.ToLower(stamp) }
 
 func dropMongoDB(db string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -141,6 +143,28 @@ func mongoCommitBatches(ctx context.Context, db string, from, to int) error {
 	return nil
 }
 
+// mongoProbe inserts a document {_id: "probe-<n>"} into db.bench every second until stop:
+// events that move a change stream's resume point past the snapshot. The batches touch
+// int64 _ids only.
+func mongoProbe(ctx context.Context, db string, stop <-chan struct{}) {
+	c, err := mongoConnect(ctx)
+	if err != nil {
+		return
+	}
+	defer c.Disconnect(context.Background())
+	coll := c.Database(db).Collection("bench")
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		coll.InsertOne(ctx, bson.D{{Key: "_id", Value: fmt.Sprintf("probe-%d", n)}})
+	}
+}
+
 // mongoMark inserts a marker document into db.bench while a change stream watches it and
 // returns the marker's resume token: a stream resumed after it reads what follows it.
 func mongoMark(ctx context.Context, db string) (string, error) {
@@ -174,7 +198,7 @@ func mongoMark(ctx context.Context, db string) (string, error) {
 // stream` over them.
 func (b *bench) mongoStreamCeiling(ctx context.Context) (run, error) {
 	r := run{System: sysStreamReader, Scenario: scStreamingMongoDB}
-	db := "bench_csr_streaming_mongodb"
+	db := mongoName("bench_csr", b.stamp)
 	if !b.p.keep {
 		defer dropMongoDB(db)
 	}
@@ -195,7 +219,7 @@ func (b *bench) mongoStreamCeiling(ctx context.Context) (run, error) {
 // mongo-read find` over them.
 func (b *bench) mongoFindCeiling(ctx context.Context) (run, error) {
 	r := run{System: sysFindReader, Scenario: scBackfillMongoDB}
-	db := "bench_find_backfill_mongodb"
+	db := mongoName("bench_find", b.stamp)
 	if !b.p.keep {
 		defer dropMongoDB(db)
 	}

@@ -52,6 +52,7 @@ func newWorld(p params, system, scenario, stamp string) world {
 		w.topic = w.prefix + "." + w.db + ".bench"
 	}
 	if isMongo(scenario) {
+		w.db = mongoName(w.db, stamp)
 		// source.tables are regular expressions on database.collection for MongoDB.
 		w.source, w.tables = srcMongoDB, []string{`'` + w.db + `\.bench'`}
 		w.topic = w.prefix + "." + w.db + ".bench"
@@ -169,6 +170,13 @@ func (t tributary) readyStream(ctx context.Context, w world) error {
 		return err
 	}
 	defer c.stop(60 * time.Second)
+	if w.source == srcMongoDB {
+		// mongo-java-server's change stream hands out no resume point while idle: the
+		// checkpoint after the snapshot waits for an event of the collection.
+		stop := make(chan struct{})
+		defer close(stop)
+		go mongoProbe(ctx, w.db, stop)
+	}
 	// The checkpoint file is read directly: `tributary status` waits for the running
 	// pipeline's lock.
 	deadline := time.Now().Add(2 * time.Minute)

@@ -275,7 +275,11 @@ func TestRegistryCallsBounded(t *testing.T) {
 	topic := enc.Topic(tbl)
 	recode := func(tbl *change.Table, n int) (last []byte) {
 		for i := range n {
-			ev := &change.Event{Table: tbl, Op: change.OpCreate, After: wideRow(int64(i), i%2 == 0), Source: src}
+			row := wideRow(int64(i), i%2 == 0)
+			for len(row) < len(tbl.Columns) {
+				row = append(row, change.TextValue("more"))
+			}
+			ev := &change.Event{Table: tbl, Op: change.OpCreate, After: row, Source: src}
 			key, _, err := enc.AppendKey(nil, ev)
 			if err != nil {
 				t.Fatal(err)
