@@ -176,7 +176,9 @@ func (b *bench) repeatSystems(ctx context.Context, sc string, failed *error) err
 
 // runsIn reports whether system sys has a run in scenario sc: one core in the relational
 // streaming scenarios only, Avro in their backfill and streaming scenarios, and on MongoDB
-// the JSON builds of Tributary only (Debezium's connector cannot run there: docs/mongodb.md).
+// Tributary at_least_once and the baseline only. Debezium's connector cannot run there
+// (docs/mongodb.md); exactly_once's last transaction of a backfill stays open while
+// mongo-java-server's change stream is idle, so read_committed never sees the drain end.
 func runsIn(sys, sc string) bool {
 	switch {
 	case sys == sysOneCore:
@@ -184,7 +186,7 @@ func runsIn(sys, sc string) bool {
 	case sys == sysAvro:
 		return sc == scBackfill || sc == scBackfillMariaDB || sc == scStreaming || sc == scStreamingMariaDB
 	case isMongo(sc):
-		return isTributary(sys)
+		return sys == sysTributary || sys == sysBaseline
 	}
 	return true
 }
