@@ -158,7 +158,7 @@ bench: $(BENCH_SERVICES) build ## Tributary vs Debezium side by side; table on s
 # machine. The BENCH_* variables still apply.
 BENCH_QUICK := BENCH_ROWS=$${BENCH_ROWS:-20000} BENCH_LATENCY_SECONDS=$${BENCH_LATENCY_SECONDS:-8} \
 	BENCH_PARALLEL_TABLES=$${BENCH_PARALLEL_TABLES:-2} BENCH_SNAPSHOT_RATE=$${BENCH_SNAPSHOT_RATE:-2000} \
-	BENCH_SYSTEMS=$${BENCH_SYSTEMS:-tributary,tributary-exactly-once,tributary-gomaxprocs1,debezium-tuned}
+	BENCH_SYSTEMS=$${BENCH_SYSTEMS:-tributary,tributary-exactly-once,tributary-gomaxprocs1,tributary-avro,debezium-tuned}
 bench-quick: $(BENCH_SERVICES) build ## make bench, every scenario small (20,000 rows/changes, 8 s latency, Debezium tuned)
 	bash integration/bench/debezium/build.sh
 	$(BENCH_QUICK) $(GO) run ./integration/bench

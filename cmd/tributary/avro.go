@@ -7,17 +7,19 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/conntest"
 	"github.com/tributary-cdc/tributary/pkg/debezium/avro"
+	"github.com/tributary-cdc/tributary/pkg/metrics"
 	"github.com/tributary-cdc/tributary/pkg/pipeline"
 )
 
 // avroRecoder returns the pipeline's Recoder for format.key / format.value
 // avro, with the client of format.schema_registry; nil when both are JSON.
-func avroRecoder(ctx context.Context, cfg *config.Config, log *slog.Logger) (pipeline.Recoder, error) {
+// Its registry requests are counted in m.
+func avroRecoder(ctx context.Context, cfg *config.Config, log *slog.Logger, m *metrics.Pipeline) (pipeline.Recoder, error) {
 	f := cfg.Format
 	if !f.AvroKey() && !f.AvroValue() {
 		return nil, nil
 	}
-	reg, err := conntest.SchemaRegistry(ctx, cfg, nil)
+	reg, err := conntest.SchemaRegistry(ctx, cfg, nil, m.SchemaRegistryCalls())
 	if err != nil {
 		return nil, err
 	}

@@ -128,7 +128,7 @@ func publishOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, m *m
 			return err
 		}
 	}
-	recoder, err := avroRecoder(ctx, cfg, log)
+	recoder, err := avroRecoder(ctx, cfg, log, m)
 	if err != nil {
 		return &usageError{err.Error()}
 	}

@@ -32,6 +32,9 @@ type run struct {
 	MaxMs            *float64 `json:"max_ms"`
 	Note             string   `json:"note,omitempty"`
 	Error            string   `json:"error,omitempty"`
+	// RegistryCalls are the schema registry requests of an Avro run, read from its
+	// /metrics as the drain ended; nil for JSON.
+	RegistryCalls *registryCount `json:"registry_calls,omitempty"`
 	// Rep is which of BENCH_REPEAT's runs of the system and scenario this is (1, 2, …);
 	// 0 when each ran once.
 	Rep int `json:"rep,omitempty"`
@@ -58,7 +61,7 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	var failed error
 	templated, warmed := false, false
-	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scParallel, scSnapLatency} {
+	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scParallel, scSnapLatency} {
 		if !slices.Contains(b.p.Scenarios, sc) {
 			continue
 		}
@@ -105,6 +108,10 @@ func (b *bench) run(ctx context.Context) error {
 			ceilings = append(ceilings, b.recvlogical)
 		case scStreamingMariaDB:
 			ceilings = append(ceilings, b.binlogReader)
+		case scStreamingMongoDB:
+			ceilings = append(ceilings, b.mongoStreamCeiling)
+		case scBackfillMongoDB:
+			ceilings = append(ceilings, b.mongoFindCeiling)
 		}
 		for _, f := range ceilings {
 			r, err := f(ctx)
@@ -143,7 +150,7 @@ func (b *bench) repeatSystems(ctx context.Context, sc string, failed *error) err
 			b.stamp = fmt.Sprintf("%sr%d", stamp, rep)
 		}
 		for _, sys := range systems {
-			if sys == sysOneCore && sc != scStreaming && sc != scStreamingMariaDB {
+			if !runsIn(sys, sc) {
 				continue
 			}
 			b.log.Info("running", "system", sys, "scenario", sc, "rep", rep)
@@ -165,6 +172,23 @@ func (b *bench) repeatSystems(ctx context.Context, sc string, failed *error) err
 		}
 	}
 	return nil
+}
+
+// runsIn reports whether system sys has a run in scenario sc: one core in the relational
+// streaming scenarios only, Avro in their backfill and streaming scenarios, and on MongoDB
+// Tributary at_least_once and the baseline only. Debezium's connector cannot run there
+// (docs/mongodb.md); exactly_once's last transaction of a backfill stays open while
+// mongo-java-server's change stream is idle, so read_committed never sees the drain end.
+func runsIn(sys, sc string) bool {
+	switch {
+	case sys == sysOneCore:
+		return sc == scStreaming || sc == scStreamingMariaDB
+	case sys == sysAvro:
+		return sc == scBackfill || sc == scBackfillMariaDB || sc == scStreaming || sc == scStreamingMariaDB
+	case isMongo(sc):
+		return sys == sysTributary || sys == sysBaseline
+	}
+	return true
 }
 
 // repOrder is the order of the systems in repeat rep (1, 2, …): as given, then reversed.
@@ -204,6 +228,8 @@ func (b *bench) publisher(sys string) publisher {
 		return tributary{p: b.p, binary: b.p.baseline}
 	case sysOneCore:
 		return tributary{p: b.p, procs: 1}
+	case sysAvro:
+		return tributary{p: b.p, avro: true}
 	case sysDebeziumTuned:
 		return debezium{p: b.p, tuned: true}
 	}
@@ -226,15 +252,26 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 			cctx := context.Background()
 			dropDB(cctx, w.db)
 			dropDB(cctx, w.db+"_warm")
-			if w.source == srcMariaDB {
+			switch w.source {
+			case srcMariaDB:
 				dropMyDB(w.db)
 				dropMyDB(w.db + "_warm")
+			case srcMongoDB:
+				dropMongoDB(w.db)
+			}
+			if sys == sysAvro {
+				deleteSubjects(w.topic)
 			}
 			deleteTopics(cctx, w.topic, w.warmTopic(), w.prefix+".tributary-offsets")
 		}
 	}()
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
 		return r, err
+	}
+	if sys == sysAvro {
+		if w.httpAddr, err = freeAddr(); err != nil {
+			return r, err
+		}
 	}
 	if err := createTopic(ctx, w.topic, b.p.Partitions); err != nil {
 		return r, err
@@ -246,8 +283,13 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 	}
 
 	switch sc {
-	case scBackfill, scBackfillMariaDB:
-		if sc == scBackfillMariaDB {
+	case scBackfill, scBackfillMariaDB, scBackfillMongoDB:
+		if sc == scBackfillMongoDB {
+			b.log.Info("making the MongoDB collection", "db", w.db, "documents", b.p.Rows)
+			if err := mongoFresh(ctx, w.db, b.p.Rows); err != nil {
+				return r, err
+			}
+		} else if sc == scBackfillMariaDB {
 			b.log.Info("making the MariaDB table", "db", w.db, "rows", b.p.Rows)
 			if err := createMyDB(ctx, w.db, b.p.Rows); err != nil {
 				return r, err
@@ -271,7 +313,7 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 			return r, err
 		}
 
-	case scStreaming, scStreamingMariaDB:
+	case scStreaming, scStreamingMariaDB, scStreamingMongoDB:
 		if err := b.readyStreamDB(ctx, pub, w); err != nil {
 			return r, err
 		}
@@ -360,7 +402,11 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 // readyStreamDB makes w's database with the seed rows and a slot positioned before anything
 // committed next, with the publisher stopped.
 func (b *bench) readyStreamDB(ctx context.Context, pub publisher, w world) error {
-	if w.source == srcMariaDB {
+	if w.source == srcMongoDB {
+		if err := mongoFresh(ctx, w.db, 0); err != nil {
+			return err
+		}
+	} else if w.source == srcMariaDB {
 		if err := createMyStreamDB(w.db); err != nil {
 			return err
 		}
@@ -376,6 +422,9 @@ func (b *bench) readyStreamDB(ctx context.Context, pub publisher, w world) error
 // on MariaDB it first notes in w where the binlog ended.
 func (b *bench) commitChanges(ctx context.Context, w *world) error {
 	n := b.p.Rows / changesPerBatch
+	if w.source == srcMongoDB {
+		return mongoCommitBatches(ctx, w.db, 0, n)
+	}
 	if w.source != srcMariaDB {
 		return commitBatches(ctx, w.db, 0, n)
 	}
@@ -448,6 +497,14 @@ func (b *bench) finishDrain(ctx context.Context, r *run, c *child, w world, t0 t
 	r.EventsPerSec = float64(events) / secs
 	r.CPUSecPerMillion = ptr((cpu1 - cpu0) / float64(events) * 1e6)
 	r.PeakRSSMB = ptr(hwm)
+	if w.httpAddr != "" {
+		calls, err := registryCalls(ctx, w.httpAddr)
+		if err != nil {
+			return err
+		}
+		r.RegistryCalls = calls
+		r.Note = calls.String()
+	}
 	if r.System == sysTributary {
 		path := filepath.Join(b.p.scratch, "payloads-"+r.Scenario+".txt")
 		if _, err := samplePayloads(ctx, w.topic, 5000, path); err != nil {

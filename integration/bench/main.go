@@ -55,8 +55,8 @@ type params struct {
 }
 
 var (
-	allSystems   = []string{sysTributary, sysTributaryEOS, sysOneCore, sysDebeziumDefault, sysDebeziumTuned}
-	allScenarios = []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scParallel, scSnapLatency, scCeiling}
+	allSystems   = []string{sysTributary, sysTributaryEOS, sysOneCore, sysAvro, sysDebeziumDefault, sysDebeziumTuned}
+	allScenarios = []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scParallel, scSnapLatency, scCeiling}
 )
 
 const (
@@ -64,6 +64,7 @@ const (
 	sysTributaryEOS    = "tributary-exactly-once" // delivery: exactly_once, read read_committed
 	sysBaseline        = "tributary-baseline"     // BENCH_BASELINE's binary, at_least_once (make bench-baseline)
 	sysOneCore         = "tributary-gomaxprocs1"  // GOMAXPROCS=1, the streaming scenarios only: one core against two
+	sysAvro            = "tributary-avro"         // format.key/value avro through the registry at registryURL: backfill and streaming, both sources
 	sysDebeziumDefault = "debezium-default"
 	sysDebeziumTuned   = "debezium-tuned"
 	sysCeiling         = "producer-perf-test"
@@ -75,6 +76,9 @@ const (
 	scStreamingMariaDB = "streaming-mariadb"
 	scLatencyMariaDB   = "latency-mariadb"
 	scCeiling          = "ceiling" // not a scenario of its own in the output: producer-perf-test rows
+	// MongoDB (mongo-java-server), Tributary and the source ceilings only: see mongo.go.
+	scBackfillMongoDB  = "backfill-mongodb"
+	scStreamingMongoDB = "streaming-mongodb"
 
 	// Snapshots, Tributary only: see snapshot.go.
 	scBackfillMariaDB = "backfill-mariadb"  // the backfill scenario on MariaDB
@@ -106,6 +110,12 @@ func envStr(name, def string) string {
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "binlog-read" { // the binlog source ceiling (source.go)
 		if err := binlogRead(os.Args[2:]); err != nil {
+			fail(err)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "mongo-read" { // the MongoDB source ceilings (mongo.go)
+		if err := mongoReadMain(os.Args[2:]); err != nil {
 			fail(err)
 		}
 		return

@@ -31,10 +31,12 @@ type world struct {
 	parallelism int
 	// binlogStart is where MariaDB's binlog ended before the streaming scenario's changes.
 	binlogStart binlogPos
+	// httpAddr, when set, is Tributary's --http-addr: the harness reads /metrics there.
+	httpAddr string
 }
 
 func newWorld(p params, system, scenario, stamp string) world {
-	short := map[string]string{sysTributary: "trib", sysTributaryEOS: "tribeos", sysBaseline: "tribbase", sysOneCore: "trib1p", sysDebeziumDefault: "dbzdef", sysDebeziumTuned: "dbztun"}[system]
+	short := map[string]string{sysTributary: "trib", sysTributaryEOS: "tribeos", sysBaseline: "tribbase", sysOneCore: "trib1p", sysAvro: "tribavro", sysDebeziumDefault: "dbzdef", sysDebeziumTuned: "dbztun"}[system]
 	w := world{
 		system:   system,
 		scenario: scenario,
@@ -47,6 +49,12 @@ func newWorld(p params, system, scenario, stamp string) world {
 	w.topic = w.prefix + ".public.bench"
 	if scenario == scBackfillMariaDB || scenario == scStreamingMariaDB || scenario == scLatencyMariaDB {
 		w.source, w.tables = srcMariaDB, []string{w.db + ".bench"}
+		w.topic = w.prefix + "." + w.db + ".bench"
+	}
+	if isMongo(scenario) {
+		w.db = mongoName(w.db, stamp)
+		// source.tables are regular expressions on database.collection for MongoDB.
+		w.source, w.tables = srcMongoDB, []string{`'` + w.db + `\.bench'`}
 		w.topic = w.prefix + "." + w.db + ".bench"
 	}
 	if isTributary(system) {
@@ -77,16 +85,18 @@ type publisher interface {
 
 // tributary runs bin/tributary (binary, when set: the baseline's);
 // exactlyOnce with delivery exactly_once (the offsets topic created as the
-// pipeline starts); procs, when set, is its GOMAXPROCS.
+// pipeline starts); procs, when set, is its GOMAXPROCS; avro with
+// format.key and format.value avro through the registry at registryURL.
 type tributary struct {
 	p           params
 	exactlyOnce bool
 	binary      string
 	procs       int
+	avro        bool
 }
 
 func isTributary(system string) bool {
-	return system == sysTributary || system == sysTributaryEOS || system == sysBaseline || system == sysOneCore
+	return system == sysTributary || system == sysTributaryEOS || system == sysBaseline || system == sysOneCore || system == sysAvro
 }
 
 func (t tributary) config(w world) (string, error) {
@@ -94,8 +104,11 @@ func (t tributary) config(w world) (string, error) {
 		return "", err
 	}
 	typ, url := "postgres", dbURL(w.db)
-	if w.source == srcMariaDB {
+	switch w.source {
+	case srcMariaDB:
 		typ, url = "mysql", myURL(w.db)
+	case srcMongoDB:
+		typ, url = "mongodb", mongoURL
 	}
 	extra := ""
 	if w.parallelism > 0 {
@@ -114,6 +127,9 @@ source:
 checkpoint:
   path: %s
 `, w.db, typ, url, strings.Join(w.tables, ", "), extra, kafkaAddr, w.prefix, filepath.Join(w.dir, "checkpoints"))
+	if t.avro {
+		cfg += "format:\n  key: avro\n  value: avro\n  schema_registry:\n    type: confluent\n    url: " + registryURL + "\n"
+	}
 	if t.exactlyOnce {
 		cfg = strings.Replace(cfg, "  delete_mode: record\n", "  delete_mode: record\n  create_missing_topics: true\n", 1) + "delivery: exactly_once\n"
 	}
@@ -136,6 +152,9 @@ func (t tributary) launch(w world, logName string) (*child, error) {
 		bin = t.binary
 	}
 	cmd := exec.Command(bin, "run", "--config", cfg)
+	if w.httpAddr != "" {
+		cmd.Args = append(cmd.Args, "--http-addr", w.httpAddr)
+	}
 	cmd.Dir = w.dir
 	if t.procs > 0 {
 		cmd.Env = append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", t.procs))
@@ -151,6 +170,13 @@ func (t tributary) readyStream(ctx context.Context, w world) error {
 		return err
 	}
 	defer c.stop(60 * time.Second)
+	if w.source == srcMongoDB {
+		// mongo-java-server's change stream hands out no resume point while idle: the
+		// checkpoint after the snapshot waits for an event of the collection.
+		stop := make(chan struct{})
+		defer close(stop)
+		go mongoProbe(ctx, w.db, stop)
+	}
 	// The checkpoint file is read directly: `tributary status` waits for the running
 	// pipeline's lock.
 	deadline := time.Now().Add(2 * time.Minute)

@@ -248,6 +248,24 @@ func (b *bench) targets() []target {
 		eosP99 = r.P99Ms
 	}
 	add(fmt.Sprintf("exactly_once latency p99 ≤ 100 ms at %d changes/s (visible to read_committed)", b.p.Rate), eosP99, atMost(100))
+	// MongoDB: no Debezium to compare with on mongo-java-server, so the bare readers of the
+	// same server and driver are the measure.
+	add("backfill-mongodb ≥ 70 % of the find-reader ceiling (tributary ÷ "+sysFindReader+")", b.share(scBackfillMongoDB, sysFindReader), atLeast(0.7))
+	add("streaming-mongodb ≥ 70 % of the change-stream-reader ceiling (tributary ÷ "+sysStreamReader+")", b.share(scStreamingMongoDB, sysStreamReader), atLeast(0.7))
+	var mongoPeak *float64
+	for _, sc := range []string{scBackfillMongoDB, scStreamingMongoDB} {
+		if r := b.find(sysTributary, sc); r != nil && r.PeakRSSMB != nil && (mongoPeak == nil || *r.PeakRSSMB > *mongoPeak) {
+			mongoPeak = r.PeakRSSMB
+		}
+	}
+	add("backfill-mongodb and streaming-mongodb peak RSS ≤ 100 MB", mongoPeak, atMost(100))
+	// Avro beside JSON where both ran: smaller records, so no slower and no dearer.
+	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB} {
+		if b.find(sysAvro, sc) != nil {
+			add(sc+": tributary-avro events/s ≥ tributary's (tributary-avro ÷ tributary)", ratio(sysAvro, sc, rate, true), atLeast(1))
+			add(sc+": tributary-avro CPU s/M ≤ tributary's (tributary-avro ÷ tributary)", ratio(sysAvro, sc, cpu, true), atMost(1))
+		}
+	}
 	// make bench-baseline: today's build against another one, scenario by scenario.
 	for _, sc := range allScenarios {
 		if b.find(sysBaseline, sc) != nil {

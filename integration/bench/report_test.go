@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -153,5 +155,103 @@ func TestSplitListOnce(t *testing.T) {
 	got := splitList(" tributary,tributary-baseline, tributary,,", []string{sysTributary, sysBaseline})
 	if want := []string{sysTributary, sysBaseline}; !slices.Equal(got, want) {
 		t.Errorf("splitList = %v, want %v", got, want)
+	}
+}
+
+// TestMongoAndAvroTargets: the MongoDB scenarios are measured against their bare readers
+// and a 100 MB bound; tributary-avro against tributary (JSON) in each scenario both ran,
+// with its registry calls in the row's note.
+func TestMongoAndAvroTargets(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	calls := &registryCount{Register: 2}
+	b := &bench{p: params{Rate: 10_000, Rows: 1000, SnapshotRate: 100}, runs: []run{
+		{System: sysTributary, Scenario: scBackfillMongoDB, Events: 1000, EventsPerSec: 60_000, CPUSecPerMillion: f(8), PeakRSSMB: f(60)},
+		{System: sysFindReader, Scenario: scBackfillMongoDB, Events: 1000, EventsPerSec: 100_000, CPUSecPerMillion: f(2), PeakRSSMB: f(20)},
+		{System: sysTributary, Scenario: scStreamingMongoDB, Events: 1000, EventsPerSec: 40_000, CPUSecPerMillion: f(9), PeakRSSMB: f(110)},
+		{System: sysStreamReader, Scenario: scStreamingMongoDB, Events: 1000, EventsPerSec: 50_000, CPUSecPerMillion: f(3), PeakRSSMB: f(25)},
+		{System: sysTributary, Scenario: scStreaming, Events: 1000, EventsPerSec: 100_000, CPUSecPerMillion: f(5)},
+		{System: sysAvro, Scenario: scStreaming, Events: 1000, EventsPerSec: 120_000, CPUSecPerMillion: f(5.5), RegistryCalls: calls, Note: calls.String()},
+	}}
+	want := map[string]float64{
+		"backfill-mongodb ≥ 70 % of the find-reader ceiling (tributary ÷ " + sysFindReader + ")":             0.6,
+		"streaming-mongodb ≥ 70 % of the change-stream-reader ceiling (tributary ÷ " + sysStreamReader + ")": 0.8,
+		"backfill-mongodb and streaming-mongodb peak RSS ≤ 100 MB":                                           110,
+		scStreaming + ": tributary-avro events/s ≥ tributary's (tributary-avro ÷ tributary)":                 1.2,
+		scStreaming + ": tributary-avro CPU s/M ≤ tributary's (tributary-avro ÷ tributary)":                  1.1,
+	}
+	met := map[string]bool{}
+	for _, tg := range b.targets() {
+		if strings.Contains(tg.Target, "tributary-avro") && !strings.HasPrefix(tg.Target, scStreaming+":") {
+			t.Errorf("avro target %q for a scenario tributary-avro did not run", tg.Target)
+		}
+		w, ok := want[tg.Target]
+		if !ok {
+			continue
+		}
+		delete(want, tg.Target)
+		if tg.Value == nil || math.Abs(*tg.Value-w) > 1e-9 {
+			t.Errorf("%s: value %v, want %v", tg.Target, tg.Value, w)
+			continue
+		}
+		met[tg.Target] = *tg.Met
+	}
+	for k := range want {
+		t.Errorf("no target %q", k)
+	}
+	for k, v := range met {
+		if wantMet := strings.Contains(k, "change-stream") || strings.Contains(k, "events/s ≥ tributary's"); v != wantMet {
+			t.Errorf("%s: met %v, want %v", k, v, wantMet)
+		}
+	}
+	md := b.report().markdown()
+	for _, s := range []string{
+		"| backfill-mongodb | find-reader (source ceiling) | 1000 | 100000 | 2.0 | 20 | – | – | – | 0.60× · 4.00 · 3.00 |",
+		"| streaming | tributary-avro | 1000 | 120000 | 5.5 | – | – | – | – | 0.83× · 0.91 · – | registry calls 2 (register 2, lookup 0, fetch 0; 0 failed) |",
+	} {
+		if !strings.Contains(md, s) {
+			t.Errorf("report lacks %q:\n%s", s, md)
+		}
+	}
+}
+
+// TestParseRegistryCalls: the schema registry counters are added up by kind from
+// Tributary's /metrics, and a page without them is an error, not zero calls.
+func TestParseRegistryCalls(t *testing.T) {
+	page := `# HELP tributary_schema_registry_requests_total Requests.
+# TYPE tributary_schema_registry_requests_total counter
+tributary_schema_registry_requests_total{pipeline="p",kind="register"} 2
+tributary_schema_registry_requests_total{pipeline="p",kind="lookup"} 0
+tributary_schema_registry_requests_total{pipeline="p",kind="fetch"} 1
+tributary_schema_registry_errors_total{pipeline="p",kind="register"} 1
+tributary_rows_published_total{pipeline="p",table="t",op="c"} 1000
+`
+	got, err := parseRegistryCalls(bufio.NewScanner(strings.NewReader(page)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (registryCount{Register: 2, Fetch: 1, Errors: 1}); *got != want {
+		t.Errorf("got %+v, want %+v", *got, want)
+	}
+	if _, err := parseRegistryCalls(bufio.NewScanner(strings.NewReader("tributary_rows_published_total{op=\"c\"} 1\n"))); err == nil {
+		t.Error("a page without the registry counters parsed")
+	}
+}
+
+// TestRunsIn: one core in the relational streaming scenarios, Avro in the relational
+// backfill and streaming scenarios, and only Tributary at_least_once (and the baseline) on
+// MongoDB.
+func TestRunsIn(t *testing.T) {
+	for _, c := range []struct {
+		sys, sc string
+		want    bool
+	}{
+		{sysAvro, scBackfill, true}, {sysAvro, scStreamingMariaDB, true}, {sysAvro, scLatency, false}, {sysAvro, scStreamingMongoDB, false},
+		{sysOneCore, scStreaming, true}, {sysOneCore, scBackfill, false}, {sysOneCore, scStreamingMongoDB, false},
+		{sysTributary, scBackfillMongoDB, true}, {sysTributaryEOS, scBackfillMongoDB, false}, {sysBaseline, scStreamingMongoDB, true},
+		{sysDebeziumTuned, scStreamingMongoDB, false}, {sysDebeziumTuned, scStreaming, true},
+	} {
+		if got := runsIn(c.sys, c.sc); got != c.want {
+			t.Errorf("runsIn(%s, %s) = %v, want %v", c.sys, c.sc, got, c.want)
+		}
 	}
 }

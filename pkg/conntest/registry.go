@@ -13,15 +13,16 @@ import (
 type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // SchemaRegistry is the client of format.schema_registry, for run and for
-// the check below, its connections made through dial when set.
-func SchemaRegistry(ctx context.Context, cfg *config.Config, dial Dialer) (avro.Registry, error) {
+// the check below, its connections made through dial when set; calls,
+// when set, is told of each request (run's metrics).
+func SchemaRegistry(ctx context.Context, cfg *config.Config, dial Dialer, calls avro.Calls) (avro.Registry, error) {
 	r := cfg.Format.SchemaRegistry
 	if r.Type == config.RegistryGlue {
 		return avro.NewGlue(ctx, avro.GlueOptions{RegistryName: r.RegistryName, Region: r.Region, RoleARN: r.RoleARN,
-			ExternalID: r.ExternalID, Compatibility: r.Compatibility, Dial: dial})
+			ExternalID: r.ExternalID, Compatibility: r.Compatibility, Dial: dial, Calls: calls})
 	}
 	return avro.NewConfluent(avro.ConfluentOptions{URL: r.URL, Username: r.Username, Password: r.Password,
-		CAPEM: []byte(r.CACertificate), Dial: dial})
+		CAPEM: []byte(r.CACertificate), Dial: dial, Calls: calls})
 }
 
 // RegistryChecks are the connection test's "schema registry" line, shared
@@ -32,7 +33,7 @@ func RegistryChecks(ctx context.Context, cfg *config.Config, dial Dialer) []sour
 		return nil
 	}
 	const name = "schema registry"
-	reg, err := SchemaRegistry(ctx, cfg, dial)
+	reg, err := SchemaRegistry(ctx, cfg, dial, nil)
 	if err != nil {
 		return []source.Check{{Name: name, Detail: err.Error(), Fix: "correct format.schema_registry"}}
 	}

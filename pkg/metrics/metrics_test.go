@@ -247,3 +247,43 @@ func TestNamesMatchInfraAndReadme(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemaRegistryCalls: a pipeline with Avro shows its registry
+// requests and failures by kind, every kind from the start.
+func TestSchemaRegistryCalls(t *testing.T) {
+	reg := NewRegistry()
+	m := NewPipeline(reg, "shop")
+	count := m.SchemaRegistryCalls()
+	scrape := func() string {
+		rec := httptest.NewRecorder()
+		reg.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		return rec.Body.String()
+	}
+	if out := scrape(); !strings.Contains(out, `tributary_schema_registry_requests_total{pipeline="shop",kind="fetch"} 0`+"\n") {
+		t.Errorf("no fetch series at 0 before any call:\n%s", out)
+	}
+	count("register", false)
+	count("register", true)
+	count("lookup", false)
+	m.SchemaRegistryCalls()("register", false) // a second client of the same pipeline adds to the same series
+	out := scrape()
+	for _, want := range []string{
+		"# TYPE tributary_schema_registry_requests_total counter\n",
+		`tributary_schema_registry_requests_total{pipeline="shop",kind="register"} 3` + "\n",
+		`tributary_schema_registry_requests_total{pipeline="shop",kind="lookup"} 1` + "\n",
+		`tributary_schema_registry_errors_total{pipeline="shop",kind="register"} 1` + "\n",
+		`tributary_schema_registry_errors_total{pipeline="shop",kind="lookup"} 0` + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	if noAvro := NewRegistry(); strings.Contains(func() string {
+		NewPipeline(noAvro, "plain")
+		rec := httptest.NewRecorder()
+		noAvro.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		return rec.Body.String()
+	}(), "schema_registry") {
+		t.Error("a pipeline without Avro shows schema registry series")
+	}
+}

@@ -42,12 +42,13 @@ type Pipeline struct {
 
 	samples *reservoir // latency samples for EMF; nil unless an EMF writer reads them
 
-	dropped  dropped  // tributary_columns_dropped, per table (dropped.go)
-	backfill backfill // snapshot progress (backfill.go)
-	missing  missing  // tributary_table_missing, per listed table (missing.go)
-	receipts receipts // tributary_receipt_*, per topic partition (receipts.go)
-	topics   topics   // tributary_topic_missing, per topic (topics.go)
-	stall    stall    // tributary_kafka_stalled (stall.go)
+	dropped  dropped       // tributary_columns_dropped, per table (dropped.go)
+	backfill backfill      // snapshot progress (backfill.go)
+	missing  missing       // tributary_table_missing, per listed table (missing.go)
+	receipts receipts      // tributary_receipt_*, per topic partition (receipts.go)
+	topics   topics        // tributary_topic_missing, per topic (topics.go)
+	stall    stall         // tributary_kafka_stalled (stall.go)
+	registry registryCalls // tributary_schema_registry_* (schemaregistry.go)
 }
 
 // NewPipeline registers the metrics of the pipeline name in reg.

@@ -246,3 +246,80 @@ func setCompatibility(t *testing.T, url, subject, level string) {
 	}
 	resp.Body.Close()
 }
+
+// TestRegistryCallsBounded: a run of many records of one table, recoded
+// against the test registry with the client's calls counted as the
+// pipeline's metrics count them, makes one register call per subject (key
+// and value), not one per record; a schema change adds one more; a
+// consumer's fetch and a failed request are counted as such.
+func TestRegistryCallsBounded(t *testing.T) {
+	url := registryURL(t)
+	calls := map[string]int{}
+	failed := map[string]int{}
+	count := func(kind string, f bool) {
+		calls[kind]++
+		if f {
+			failed[kind]++
+		}
+	}
+	reg, err := avro.NewConfluent(avro.ConfluentOptions{URL: url, Calls: count})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &avro.Recoder{Registry: reg, Key: true, Value: true}
+	prefix := fmt.Sprintf("avrocalls%d", time.Now().UnixNano())
+	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: prefix})
+	tbl := wide("wide")
+	src := change.Source{Block: postgres.SourceBlock, Name: prefix, DB: "shop", CommitMicros: 1_700_000_000_000_000}
+	ctx := context.Background()
+	topic := enc.Topic(tbl)
+	recode := func(tbl *change.Table, n int) (last []byte) {
+		for i := range n {
+			row := wideRow(int64(i), i%2 == 0)
+			for len(row) < len(tbl.Columns) {
+				row = append(row, change.TextValue("more"))
+			}
+			ev := &change.Event{Table: tbl, Op: change.OpCreate, After: row, Source: src}
+			key, _, err := enc.AppendKey(nil, ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			value, err := enc.AppendValue(nil, ev, 1_700_000_000_500_000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rec.RecodeKey(ctx, topic, key); err != nil {
+				t.Fatal(err)
+			}
+			if last, err = rec.RecodeValue(ctx, topic, value); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return last
+	}
+	const n = 2000
+	last := recode(tbl, n)
+	if calls[avro.CallRegister] != 2 || len(calls) != 1 {
+		t.Errorf("%d records: registry calls %v, want register 2 (key and value, once each)", n, calls)
+	}
+	// A column added: one new value schema (the key's is the same).
+	grown := wide("wide")
+	grown.Columns = append(grown.Columns, change.Column{Name: "extra", Type: typ(change.KindString, -1, -1), Optional: true})
+	recode(grown, n)
+	if calls[avro.CallRegister] != 3 {
+		t.Errorf("after a schema change: register calls %d, want 3", calls[avro.CallRegister])
+	}
+	id, _, err := avro.ParseConfluent(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.SchemaByID(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.SchemaByID(ctx, 1<<31-1); err == nil {
+		t.Fatal("schema id 2^31-1 found")
+	}
+	if calls[avro.CallFetch] != 2 || failed[avro.CallFetch] != 1 || failed[avro.CallRegister] != 0 {
+		t.Errorf("calls %v, failed %v; want fetch 2 with 1 failed, no failed register", calls, failed)
+	}
+}

@@ -24,7 +24,7 @@ type Check struct {
 // Check reads the registry's subjects: reachability and sign-in.
 func (c *Confluent) Check(ctx context.Context) Check {
 	var subjects []string
-	err := c.do(ctx, "GET", "/subjects", nil, &subjects, "")
+	err := c.do(ctx, CallLookup, "GET", "/subjects", nil, &subjects, "")
 	host := c.url
 	if u, perr := url.Parse(c.url); perr == nil {
 		host = u.Host
@@ -42,6 +42,7 @@ func (c *Confluent) Check(ctx context.Context) Check {
 // Check reads the registry: that it exists and that the task may read it.
 func (g *Glue) Check(ctx context.Context) Check {
 	out, err := g.client.GetRegistry(ctx, &glue.GetRegistryInput{RegistryId: &gluetypes.RegistryId{RegistryName: aws.String(g.registry)}})
+	g.calls.count(CallLookup, err)
 	if err != nil {
 		var notFound *gluetypes.EntityNotFoundException
 		var api smithy.APIError

@@ -26,6 +26,7 @@ type Confluent struct {
 	username string
 	password string
 	client   *http.Client
+	calls    Calls
 }
 
 // ConfluentOptions configure a Confluent client.
@@ -40,6 +41,8 @@ type ConfluentOptions struct {
 	// Dial, when set, makes every connection to the registry (the
 	// connection-test function's guarded dialer).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Calls, when set, is told of every request to the registry.
+	Calls Calls
 }
 
 // NewConfluent returns a client for the registry at o.URL.
@@ -70,7 +73,7 @@ func NewConfluent(o ConfluentOptions) (*Confluent, error) {
 		timeout = 30 * time.Second
 	}
 	return &Confluent{url: strings.TrimRight(o.URL, "/"), username: o.Username, password: o.Password,
-		client: &http.Client{Transport: tr, Timeout: timeout}}, nil
+		client: &http.Client{Transport: tr, Timeout: timeout}, calls: o.Calls}, nil
 }
 
 // Kind implements Registry.
@@ -83,7 +86,7 @@ func (c *Confluent) Register(ctx context.Context, subject, schema string) ([]byt
 	var out struct {
 		ID int64 `json:"id"`
 	}
-	if err := c.do(ctx, http.MethodPost, "/subjects/"+url.PathEscape(subject)+"/versions", body, &out, subject); err != nil {
+	if err := c.do(ctx, CallRegister, http.MethodPost, "/subjects/"+url.PathEscape(subject)+"/versions", body, &out, subject); err != nil {
 		return nil, err
 	}
 	if out.ID <= 0 || out.ID > 1<<31-1 {
@@ -98,7 +101,7 @@ func (c *Confluent) SchemaByID(ctx context.Context, id uint32) (string, error) {
 	var out struct {
 		Schema string `json:"schema"`
 	}
-	if err := c.do(ctx, http.MethodGet, fmt.Sprintf("/schemas/ids/%d", id), nil, &out, ""); err != nil {
+	if err := c.do(ctx, CallFetch, http.MethodGet, fmt.Sprintf("/schemas/ids/%d", id), nil, &out, ""); err != nil {
 		return "", err
 	}
 	return out.Schema, nil
@@ -118,7 +121,9 @@ func ParseConfluent(rec []byte) (id uint32, body []byte, err error) {
 	return binary.BigEndian.Uint32(rec[1:5]), rec[5:], nil
 }
 
-func (c *Confluent) do(ctx context.Context, method, path string, body []byte, out any, subject string) error {
+// do makes one request of kind (CallRegister, …) and tells c.calls of it.
+func (c *Confluent) do(ctx context.Context, kind, method, path string, body []byte, out any, subject string) (err error) {
+	defer func() { c.calls.count(kind, err) }()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)

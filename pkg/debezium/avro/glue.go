@@ -27,6 +27,7 @@ type Glue struct {
 	client        *glue.Client
 	registry      string
 	compatibility gluetypes.Compatibility
+	calls         Calls
 	// PollEvery is how often a pending schema version is checked;
 	// default 1 s.
 	PollEvery time.Duration
@@ -43,6 +44,8 @@ type GlueOptions struct {
 	// Dial, when set, makes every connection to Glue and STS (the
 	// connection-test function's guarded dialer).
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Calls, when set, is told of every request to the registry.
+	Calls Calls
 }
 
 // NewGlue returns a client of the Glue registry o.RegistryName. AWS
@@ -79,7 +82,7 @@ func NewGlue(ctx context.Context, o GlueOptions) (*Glue, error) {
 	if compat == "" {
 		compat = gluetypes.CompatibilityBackward
 	}
-	return &Glue{client: glue.NewFromConfig(cfg), registry: o.RegistryName, compatibility: compat}, nil
+	return &Glue{client: glue.NewFromConfig(cfg), registry: o.RegistryName, compatibility: compat, calls: o.Calls}, nil
 }
 
 // Kind implements Registry.
@@ -90,6 +93,7 @@ func (g *Glue) Kind() string { return "glue" }
 func (g *Glue) Register(ctx context.Context, subject, schema string) ([]byte, error) {
 	id := &gluetypes.SchemaId{RegistryName: aws.String(g.registry), SchemaName: aws.String(subject)}
 	got, err := g.client.GetSchemaByDefinition(ctx, &glue.GetSchemaByDefinitionInput{SchemaId: id, SchemaDefinition: aws.String(schema)})
+	g.calls.count(CallLookup, answered(err))
 	if err == nil && got.Status == gluetypes.SchemaVersionStatusAvailable {
 		return g.header(aws.ToString(got.SchemaVersionId))
 	}
@@ -100,6 +104,7 @@ func (g *Glue) Register(ctx context.Context, subject, schema string) ([]byte, er
 	var versionID string
 	var status gluetypes.SchemaVersionStatus
 	reg, err := g.client.RegisterSchemaVersion(ctx, &glue.RegisterSchemaVersionInput{SchemaId: id, SchemaDefinition: aws.String(schema)})
+	g.calls.count(CallRegister, answered(err))
 	switch {
 	case err == nil:
 		versionID, status = aws.ToString(reg.SchemaVersionId), reg.Status
@@ -111,6 +116,7 @@ func (g *Glue) Register(ctx context.Context, subject, schema string) ([]byte, er
 			Compatibility:    g.compatibility,
 			SchemaDefinition: aws.String(schema),
 		})
+		g.calls.count(CallRegister, cerr)
 		if cerr != nil {
 			return nil, fmt.Errorf("glue schema registry %s: CreateSchema %s: %w", g.registry, subject, cerr)
 		}
@@ -133,6 +139,7 @@ func (g *Glue) Register(ctx context.Context, subject, schema string) ([]byte, er
 		case <-time.After(poll):
 		}
 		v, err := g.client.GetSchemaVersion(ctx, &glue.GetSchemaVersionInput{SchemaVersionId: aws.String(versionID)})
+		g.calls.count(CallFetch, err)
 		if err != nil {
 			return nil, fmt.Errorf("glue schema registry %s: GetSchemaVersion %s: %w", g.registry, subject, err)
 		}
@@ -142,6 +149,16 @@ func (g *Glue) Register(ctx context.Context, subject, schema string) ([]byte, er
 		return nil, &RefusedError{Subject: subject, Reason: fmt.Sprintf("schema version %s is %s (Glue fails a version that breaks the schema's compatibility mode, %s by default)", versionID, status, g.compatibility)}
 	}
 	return g.header(versionID)
+}
+
+// answered is err unless it is Glue's answer that the schema does not
+// exist yet, which is a registry's reply like any other, not a failure.
+func answered(err error) error {
+	var notFound *gluetypes.EntityNotFoundException
+	if errors.As(err, &notFound) {
+		return nil
+	}
+	return err
 }
 
 func (g *Glue) header(versionID string) ([]byte, error) {
@@ -156,6 +173,7 @@ func (g *Glue) header(versionID string) ([]byte, error) {
 // consumer reads it.
 func (g *Glue) SchemaByVersion(ctx context.Context, versionID uuid.UUID) (string, error) {
 	v, err := g.client.GetSchemaVersion(ctx, &glue.GetSchemaVersionInput{SchemaVersionId: aws.String(versionID.String())})
+	g.calls.count(CallFetch, err)
 	if err != nil {
 		return "", err
 	}

@@ -21,6 +21,26 @@ type Registry interface {
 	Kind() string
 }
 
+// Calls is told of each request a registry client makes: kind is
+// CallRegister, CallLookup or CallFetch, failed when the request did not
+// succeed (unreachable, refused, an HTTP or API error). The pipeline's
+// metrics count them, so a reader can see that schemas are cached: a run
+// of one schema makes a few calls, not one per record.
+type Calls func(kind string, failed bool)
+
+// The kinds of registry request Calls is told of.
+const (
+	CallRegister = "register" // a schema registered (or its id looked up by registering it again)
+	CallLookup   = "lookup"   // a schema or subject looked up without registering
+	CallFetch    = "fetch"    // a schema read by its id or version
+)
+
+func (c Calls) count(kind string, err error) {
+	if c != nil {
+		c(kind, err != nil)
+	}
+}
+
 // RefusedError is a schema the registry would not take (incompatible with
 // the subject's earlier versions, or invalid): Reason is the registry's.
 type RefusedError struct {

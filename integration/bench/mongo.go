@@ -1,0 +1,301 @@
+package main
+
+// The MongoDB side: a collection `bench` of documents with the fields and values of the
+// relational table's rows (data.go), and the same batches of changes: batch b inserts
+// _ids 60b..60b+59, updates 30 documents of batch b-1 and deletes 10 others of it.
+//
+// Debezium's MongoDB connector cannot run against mongo-java-server (docs/mongodb.md),
+// so the peers are ceilings: this program re-executed as `bench mongo-read stream …` (a
+// change stream on the collection read from a resume token, fullDocument updateLookup as
+// Tributary's default capture mode asks) and `bench mongo-read find …` (every document in
+// _id order), each with the same Go driver, decoding nothing and doing nothing else.
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+const (
+	srcMongoDB = "mongodb"
+	mongoURL   = "mongodb://127.0.0.1:27017/?directConnection=true"
+
+	sysStreamReader = "change-stream-reader (source ceiling)"
+	sysFindReader   = "find-reader (source ceiling)"
+)
+
+func isMongo(sc string) bool { return sc == scStreamingMongoDB || sc == scBackfillMongoDB }
+
+func mongoConnect(ctx context.Context) (*mongo.Client, error) {
+	c, err := mongo.Connect(options.Client().ApplyURI(mongoURL).SetTimeout(5 * time.Minute))
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := c.Ping(pctx, nil); err != nil {
+		c.Disconnect(context.Background())
+		return nil, fmt.Errorf("connect to MongoDB at %s (is mongo-java-server up? integration/services/mongo.sh up): %w", mongoURL, err)
+	}
+	return c, nil
+}
+
+// mongoDoc is document id: the relational row's values as BSON.
+func mongoDoc(id int64) bson.D {
+	a := id
+	if a < 0 {
+		a = -a
+	}
+	sum := md5.Sum([]byte(strconv.FormatInt(id, 10)))
+	h := hex.EncodeToString(sum[:])
+	amount, _ := bson.ParseDecimal128(fmt.Sprintf("%d.%02d", a%100000/100, a%100))
+	return bson.D{
+		{Key: "_id", Value: id},
+		{Key: "customer_id", Value: int32(a % 10000)},
+		{Key: "status", Value: []string{"new", "paid", "shipped", "delivered"}[a%4]},
+		{Key: "amount", Value: amount},
+		{Key: "created_at", Value: bson.NewDateTimeFromTime(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(id) * time.Second))},
+		{Key: "note", Value: strings.Repeat(h, 4)},
+	}
+}
+
+// mongoInsert inserts the documents of ids lo..hi, a thousand a call.
+func mongoInsert(ctx context.Context, coll *mongo.Collection, lo, hi int64) error {
+	for start := lo; start <= hi; start += 1000 {
+		var docs []any
+		for id := start; id <= min(hi, start+999); id++ {
+			docs = append(docs, mongoDoc(id))
+		}
+		if _, err := coll.InsertMany(ctx, docs); err != nil {
+			return fmt.Errorf("MongoDB insert of _id %d…: %w", start, err)
+		}
+	}
+	return nil
+}
+
+// mongoFresh makes db's collection with the documents 1..rows (the backfill), or with the
+// seed batch -1 when rows is 0 (the streaming scenario). db must be a name never used
+// before (mongoName): on mongo-java-server a change stream resumed on a collection whose
+// database was dropped earlier yields nothing but invalidate.
+func mongoFresh(ctx context.Context, db string, rows int) error {
+	c, err := mongoConnect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Disconnect(context.Background())
+	coll := c.Database(db).Collection("bench")
+	if rows == 0 {
+		return mongoInsert(ctx, coll, -seedRows, -1)
+	}
+	return mongoInsert(ctx, coll, 1, int64(rows))
+}
+
+// mongoName is a database name of this run only (see mongoFresh).
+func mongoName(base, stamp string) string { return base + "_" + strings.ToLower(stamp) }
+
+func dropMongoDB(db string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if c, err := mongoConnect(ctx); err == nil {
+		c.Database(db).Drop(ctx)
+		c.Disconnect(ctx)
+	}
+}
+
+// mongoCommitBatches commits batches from..to-1 of the streaming scenario to db.bench.
+func mongoCommitBatches(ctx context.Context, db string, from, to int) error {
+	c, err := mongoConnect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Disconnect(context.Background())
+	coll := c.Database(db).Collection("bench")
+	for b := int64(from); b < int64(to); b++ {
+		if err := mongoInsert(ctx, coll, b*60, b*60+59); err != nil {
+			return err
+		}
+		prev := (b - 1) * 60
+		upd := bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: "updated"}, {Key: "note", Value: strings.Repeat("u", 128)}}},
+			{Key: "$inc", Value: bson.D{{Key: "customer_id", Value: int32(1)}}}}
+		r, err := coll.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: prev}, {Key: "$lte", Value: prev + 29}}}}, upd)
+		if err != nil {
+			return fmt.Errorf("MongoDB update of batch %d: %w", b, err)
+		}
+		d, err := coll.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: prev + 30}, {Key: "$lte", Value: prev + 39}}}})
+		if err != nil {
+			return fmt.Errorf("MongoDB delete of batch %d: %w", b, err)
+		}
+		if r.ModifiedCount != 30 || d.DeletedCount != 10 {
+			return fmt.Errorf("MongoDB batch %d: %d updated and %d deleted, want 30 and 10", b, r.ModifiedCount, d.DeletedCount)
+		}
+	}
+	return nil
+}
+
+// mongoProbe inserts a document {_id: "probe-<n>"} into db.bench every second until stop:
+// events that move a change stream's resume point past the snapshot. The batches touch
+// int64 _ids only.
+func mongoProbe(ctx context.Context, db string, stop <-chan struct{}) {
+	c, err := mongoConnect(ctx)
+	if err != nil {
+		return
+	}
+	defer c.Disconnect(context.Background())
+	coll := c.Database(db).Collection("bench")
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		coll.InsertOne(ctx, bson.D{{Key: "_id", Value: fmt.Sprintf("probe-%d", n)}})
+	}
+}
+
+// mongoMark inserts a marker document into db.bench while a change stream watches it and
+// returns the marker's resume token: a stream resumed after it reads what follows it.
+func mongoMark(ctx context.Context, db string) (string, error) {
+	c, err := mongoConnect(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer c.Disconnect(context.Background())
+	coll := c.Database(db).Collection("bench")
+	cs, err := coll.Watch(ctx, mongo.Pipeline{})
+	if err != nil {
+		return "", err
+	}
+	defer cs.Close(context.Background())
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: "marker"}}); err != nil {
+		return "", err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if !cs.Next(wctx) {
+		return "", fmt.Errorf("no change event for the marker: %v", cs.Err())
+	}
+	data, err := cs.Current.LookupErr("_id", "_data")
+	if err != nil {
+		return "", fmt.Errorf("the marker's event has no _id._data token: %s", cs.Current)
+	}
+	return data.StringValue(), nil
+}
+
+// mongoStreamCeiling commits BENCH_ROWS changes after a marker and times `bench mongo-read
+// stream` over them.
+func (b *bench) mongoStreamCeiling(ctx context.Context) (run, error) {
+	r := run{System: sysStreamReader, Scenario: scStreamingMongoDB}
+	db := mongoName("bench_csr", b.stamp)
+	if !b.p.keep {
+		defer dropMongoDB(db)
+	}
+	if err := mongoFresh(ctx, db, 0); err != nil {
+		return r, err
+	}
+	token, err := mongoMark(ctx, db)
+	if err != nil {
+		return r, err
+	}
+	if err := mongoCommitBatches(ctx, db, 0, b.p.Rows/changesPerBatch); err != nil {
+		return r, err
+	}
+	return r, b.mongoRead(ctx, &r, "stream", db, token)
+}
+
+// mongoFindCeiling fills a collection with BENCH_ROWS documents and times `bench
+// mongo-read find` over them.
+func (b *bench) mongoFindCeiling(ctx context.Context) (run, error) {
+	r := run{System: sysFindReader, Scenario: scBackfillMongoDB}
+	db := mongoName("bench_find", b.stamp)
+	if !b.p.keep {
+		defer dropMongoDB(db)
+	}
+	if err := mongoFresh(ctx, db, b.p.Rows); err != nil {
+		return r, err
+	}
+	return r, b.mongoRead(ctx, &r, "find", db, "")
+}
+
+// mongoRead times `bench mongo-read <mode> <db> <rows> [token]`, which must have read
+// exactly BENCH_ROWS documents or events: else it timed something else.
+func (b *bench) mongoRead(ctx context.Context, r *run, mode, db, token string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, self, "mongo-read", mode, db, strconv.Itoa(b.p.Rows), token)
+	out, err := timed(cmd, r, int64(b.p.Rows))
+	if err != nil {
+		return err
+	}
+	if got := lastLine(out); got != fmt.Sprintf("read %d", b.p.Rows) {
+		return fmt.Errorf("mongo-read %s said %q, want \"read %d\"", mode, got, b.p.Rows)
+	}
+	return nil
+}
+
+// mongoReadMain is `bench mongo-read stream <db> <n> <token>` (n change events of db.bench
+// after the resume token, fullDocument updateLookup) or `bench mongo-read find <db> <n>`
+// (every document of db.bench in _id order, which must be n). It prints "read <n>".
+func mongoReadMain(args []string) error {
+	if len(args) < 3 || (args[0] != "stream" && args[0] != "find") {
+		return errors.New("usage: bench mongo-read stream <db> <n> <token> | find <db> <n>")
+	}
+	n, err := strconv.Atoi(args[2])
+	if err != nil {
+		return fmt.Errorf("mongo-read: n: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c, err := mongo.Connect(options.Client().ApplyURI(mongoURL))
+	if err != nil {
+		return err
+	}
+	defer c.Disconnect(context.Background())
+	coll := c.Database(args[1]).Collection("bench")
+	read := 0
+	if args[0] == "find" {
+		cur, err := coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+		if err != nil {
+			return fmt.Errorf("mongo-read find: %w", err)
+		}
+		defer cur.Close(context.Background())
+		for cur.Next(ctx) {
+			read++
+		}
+		if err := cur.Err(); err != nil {
+			return fmt.Errorf("mongo-read find after %d: %w", read, err)
+		}
+	} else {
+		if len(args) < 4 || args[3] == "" {
+			return errors.New("mongo-read stream: no resume token")
+		}
+		cs, err := coll.Watch(ctx, mongo.Pipeline{}, options.ChangeStream().
+			SetFullDocument(options.UpdateLookup).SetResumeAfter(bson.D{{Key: "_data", Value: args[3]}}))
+		if err != nil {
+			return fmt.Errorf("mongo-read stream: %w", err)
+		}
+		defer cs.Close(context.Background())
+		for read < n && cs.Next(ctx) {
+			read++
+		}
+		if err := cs.Err(); err != nil {
+			return fmt.Errorf("mongo-read stream after %d: %w", read, err)
+		}
+	}
+	fmt.Printf("read %d\n", read)
+	return nil
+}
