@@ -747,3 +747,42 @@ func TestCLIUnwrapWithFieldPaths(t *testing.T) {
 		t.Errorf("records by key:\n got %q\nwant %q", got, want)
 	}
 }
+
+// Under exactly_once, a snapshot of a collection nobody writes to is
+// committed: the last chunk's records are visible to read_committed
+// consumers while the change stream stays idle, not only once the next
+// change arrives.
+func TestCLIExactlyOnceSnapshotCommittedWhileIdle(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("quiet")
+	ctx := context.Background()
+	const n = 30
+	for i := range n {
+		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := itest.BareEnv(t, "mongoquiet")
+	ns := db.Name() + ".quiet"
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(), Source: "  tables: ['" + regexpQuote(ns) + "']\n"})
+	itest.AppendConfig(t, cfg, itest.ExactlyOnceLines+"format:\n  schemas: false\n")
+	topic := e.Prefix + "." + ns
+	p := e.Start("run", "--config", cfg)
+	defer func() {
+		if t.Failed() {
+			t.Logf("output:\n%s", p.Out)
+		}
+	}()
+	p.WaitFor(t, 60*time.Second, "the snapshot's records written", func() bool { return itest.TopicEnd(topic) >= n })
+	p.WaitFor(t, 20*time.Second, "the snapshot's transaction committed with no change after it", func() bool {
+		end := itest.TopicEnd(topic)
+		return end > n && itest.CommittedEnd(topic) == end
+	})
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d", code)
+	}
+	if got := len(readRecords(t, topic)); got != n {
+		t.Errorf("read_committed sees %d records, want %d", got, n)
+	}
+}

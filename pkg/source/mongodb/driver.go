@@ -462,14 +462,23 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 			}
 			// The stream had nothing more: every event up to a mark
 			// placed before this read was read.
-			if err := d.flushMarks(ctx, sink, func(m timedMark) bool { return m.seq <= seq }); err != nil {
+			marked, err := d.flushMarks(ctx, sink, func(m timedMark) bool { return m.seq <= seq })
+			if err != nil {
 				return err
 			}
 			if d.stream.ID() == 0 {
 				return errors.New("mongodb: the server closed the change stream")
 			}
+			moved := false
 			if tok := d.stream.ResumeToken(); tok != nil && !bytesEqual(tok, lastBeat.Token) {
-				lastBeat = Cursor{Token: slices.Clone(tok)}
+				lastBeat, moved = Cursor{Token: slices.Clone(tok)}, true
+			}
+			// A mark may have let the loop publish a chunk's rows: a
+			// heartbeat after them ends that run of records (an
+			// exactly-once transaction commits only at such an end)
+			// and checkpoints the snapshot's progress, even where the
+			// token stands still.
+			if moved || marked {
 				if err := sink.Heartbeat(ctx, lastBeat); err != nil {
 					return err
 				}
@@ -496,7 +505,7 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 			continue
 		}
 		if !ev.ClusterTime.IsZero() {
-			if err := d.flushMarks(ctx, sink, func(m timedMark) bool { return ev.ClusterTime.After(m.at) }); err != nil {
+			if _, err := d.flushMarks(ctx, sink, func(m timedMark) bool { return ev.ClusterTime.After(m.at) }); err != nil {
 				return err
 			}
 		}
@@ -712,8 +721,8 @@ func (d *Driver) markSeqNow() uint64 {
 }
 
 // flushMarks hands the marks met (met true) to sink, in the order they
-// were placed.
-func (d *Driver) flushMarks(ctx context.Context, sink Sink, met func(timedMark) bool) error {
+// were placed, and says whether it handed any.
+func (d *Driver) flushMarks(ctx context.Context, sink Sink, met func(timedMark) bool) (bool, error) {
 	d.marksMu.Lock()
 	var due []timedMark
 	rest := d.marks[:0]
@@ -728,8 +737,8 @@ func (d *Driver) flushMarks(ctx context.Context, sink Sink, met func(timedMark) 
 	d.marksMu.Unlock()
 	for _, m := range due {
 		if err := sink.Watermark(ctx, m.id); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return len(due) > 0, nil
 }
