@@ -34,7 +34,9 @@ type Transactions struct {
 	// is split every MaxRecords records. Default 5000.
 	MaxRecords int `yaml:"max_records" json:"max_records"`
 	// MaxInterval: a transaction commits at the first source-transaction
-	// end once it has been open this long (a Go duration). Default 50ms.
+	// end once it has been open this long (a Go duration), at the latest:
+	// while caught up it commits as soon as the source pauses at one
+	// (pkg/pipeline). Default 50ms.
 	MaxInterval string `yaml:"max_interval" json:"max_interval"`
 	// OffsetsTopic holds each pipeline's committed position (compacted,
 	// key = pipeline name). Default <topic_prefix>.tributary-offsets.

@@ -50,6 +50,23 @@ const (
 	backlogRecords  = 40
 )
 
+// While caught up, a transaction also commits at a source-transaction end
+// once the source has handed over nothing for idleQuiet: it has drained
+// what it had read and waits for the database, so the commit costs it no
+// throughput and the records need not wait for MaxInterval. The source
+// waits for the commit (franz-go takes no record while a transaction
+// ends), and what arrives meanwhile is handed over after it and commits
+// together at the next pause: commits follow each other at the commit's
+// own pace under a steady stream of small source transactions (a group
+// commit). Such a commit waits, besides, until the last one ended as long
+// ago as it took: on a loaded machine or broker, where a commit takes
+// longer, the source keeps at least half its time and the commits space
+// out, back to MaxInterval at most. A source that never pauses that long,
+// or that is behind, commits at the limits above. idleQuiet is far longer
+// than the stream takes to hand over a change it has already read, so a
+// pause means an empty read.
+const idleQuiet = time.Millisecond
+
 // positionOnlyEvery spaces transactions that carry nothing but a newer
 // position (the source moved past changes of no published table): they
 // only keep the offsets topic close to the log the source may release.
@@ -68,6 +85,16 @@ type txnState struct {
 	pending    change.Position // newest resumable position in the transaction
 	committed  change.Position // the position of the last committed transaction
 	lastCommit time.Time
+	// commitTook is how long the last commit held the source (flush,
+	// EndTxn, the next transaction begun): the room a commit at a pause
+	// leaves the source after the last one (see idleQuiet).
+	commitTook time.Duration
+	// emits counts the events handed over: the committer's way to tell a
+	// source that went on from one that paused (see idleQuiet).
+	emits uint64
+	// atEnd tells the committer that a caught-up source reached a
+	// source-transaction end with records to commit (see idleQuiet).
+	atEnd chan struct{}
 	// changeMicros is the source commit time of the last change (c, u, d)
 	// or source-transaction end emitted: how far behind the source is
 	// (see backlogLag).
@@ -83,10 +110,21 @@ func (t *txnState) due(now time.Time) bool {
 		return false
 	}
 	records, interval := t.cfg.MaxRecords, t.cfg.MaxInterval
-	if behind(now, t.changeMicros) {
+	if t.behind(now) {
 		records, interval = backlogRecords*records, max(interval, backlogInterval)
 	}
 	return t.records >= records || now.Sub(t.opened) >= interval
+}
+
+func (t *txnState) behind(now time.Time) bool { return behind(now, t.changeMicros) }
+
+// idleCommits reports whether the open transaction, at a
+// source-transaction end, may commit as soon as the source pauses (see
+// idleQuiet): it holds records, and the source has given a change's
+// commit time and is not behind. A pipeline that has seen no change yet
+// (a first backfill) commits at the limits alone, as a backlog would.
+func (t *txnState) idleCommits(now time.Time) bool {
+	return t.records > 0 && t.records == t.atMark && t.changeMicros != 0 && !t.behind(now)
 }
 
 // behind reports whether a change committed at commitMicros (0: none
@@ -127,7 +165,7 @@ func resumeFrom(offsets change.Position, committedAt time.Time, cp checkpoint.Ch
 // no record in the offsets topic (a pipeline that ran at_least_once
 // before, or a new one), from the store's position (stored, when found).
 func (p *Pipeline) startTransactions(ctx context.Context, cp checkpoint.Checkpoint, stored bool) (change.Position, error) {
-	t := &txnState{cfg: *p.Transactions, lastCommit: time.Now()}
+	t := &txnState{cfg: *p.Transactions, lastCommit: time.Now(), atEnd: make(chan struct{}, 1)}
 	if t.cfg.MaxRecords <= 0 {
 		t.cfg.MaxRecords = 5000
 	}
@@ -188,10 +226,21 @@ func (p *Pipeline) emitInTransaction(ctx context.Context, ev *change.Event) erro
 		return err
 	}
 	t.observe(ev)
+	t.emits++
 	// t.due checks the source-transaction end too; checked first here, it
 	// spares a clock read for each record inside a source transaction.
-	due := (t.records == t.atMark && t.due(time.Now())) ||
-		(t.records-t.atMark >= t.cfg.MaxRecords && !inChunk(ev))
+	var due bool
+	if t.records == t.atMark {
+		now := time.Now()
+		if due = t.due(now); !due && t.idleCommits(now) {
+			select {
+			case t.atEnd <- struct{}{}:
+			default: // the committer has yet to look at an earlier end
+			}
+		}
+	} else {
+		due = t.records-t.atMark >= t.cfg.MaxRecords && !inChunk(ev)
+	}
 	if !due {
 		return nil
 	}
@@ -270,6 +319,7 @@ func (p *Pipeline) commitTransaction(reopen bool) error {
 			return err
 		}
 	}
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), kafka.TransactionTimeout)
 	defer cancel()
 	// franz-go commits whatever part of a transaction succeeded (unlike
@@ -294,11 +344,15 @@ func (p *Pipeline) commitTransaction(reopen bool) error {
 		t.committed = t.pending
 		p.tracker.mark(t.pending) // every record is acknowledged: checkpointable now
 	}
-	t.records, t.atMark, t.lastCommit = 0, 0, time.Now()
+	t.records, t.atMark = 0, 0
 	if !reopen {
+		t.lastCommit = time.Now()
 		return nil
 	}
-	return p.Producer.BeginTransaction()
+	err := p.Producer.BeginTransaction()
+	t.lastCommit = time.Now()
+	t.commitTook = t.lastCommit.Sub(start)
+	return err
 }
 
 // commitBeforeWait commits the open transaction before the source is held
@@ -325,17 +379,27 @@ func commitTick(interval time.Duration) time.Duration {
 	return max(interval/10, time.Millisecond)
 }
 
-// commitDue commits on a timer while the source is quiet: a transaction
-// whose records all belong to ended source transactions once MaxInterval
-// passed, and a newer position alone every positionOnlyEvery.
+// commitDue commits while the source is quiet: a caught-up transaction
+// at a source-transaction end once the source paused (commitWhenIdle), and
+// on a timer a transaction whose records all belong to ended source
+// transactions once MaxInterval passed, and a newer position alone every
+// positionOnlyEvery.
 func (p *Pipeline) commitDue(ctx context.Context) {
 	t := p.txn
 	tick := time.NewTicker(commitTick(t.cfg.MaxInterval))
 	defer tick.Stop()
+	quiet := time.NewTimer(idleQuiet)
+	quiet.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-t.atEnd:
+			if err := p.commitWhenIdle(ctx, quiet); err != nil {
+				p.fail(err)
+				return
+			}
+			continue
 		case <-tick.C:
 		}
 		t.mu.Lock()
@@ -351,6 +415,59 @@ func (p *Pipeline) commitDue(ctx context.Context) {
 			p.fail(err)
 			return
 		}
+	}
+}
+
+// commitWhenIdle commits the open transaction once the source has handed
+// over nothing for idleQuiet while it stands at a source-transaction end,
+// caught up, and the last commit ended at least as long ago as it took
+// (see idleQuiet). A source that goes on is looked at again
+// after each idleQuiet while it stands at an end; one inside a source
+// transaction signals again at its end. quiet is the caller's timer,
+// stopped and drained.
+func (p *Pipeline) commitWhenIdle(ctx context.Context, quiet *time.Timer) error {
+	t := p.txn
+	t.mu.Lock()
+	seen := t.emits
+	t.mu.Unlock()
+	for {
+		quiet.Reset(idleQuiet)
+		select {
+		case <-ctx.Done():
+			quiet.Stop()
+			return nil
+		case <-quiet.C:
+		}
+		t.mu.Lock()
+		now := time.Now()
+		if t.ended || !t.idleCommits(now) {
+			t.mu.Unlock()
+			return nil // committed meanwhile, inside a source transaction, or behind
+		}
+		if t.emits != seen {
+			seen = t.emits
+			t.mu.Unlock()
+			continue
+		}
+		if wait := t.commitTook - now.Sub(t.lastCommit); wait > 0 {
+			// Too soon after the last commit: look again once the source
+			// has had as long as that commit took.
+			t.mu.Unlock()
+			quiet.Reset(wait)
+			select {
+			case <-ctx.Done():
+				quiet.Stop()
+				return nil
+			case <-quiet.C:
+			}
+			t.mu.Lock()
+			seen = t.emits
+			t.mu.Unlock()
+			continue
+		}
+		err := p.commitTransaction(true)
+		t.mu.Unlock()
+		return err
 	}
 }
 

@@ -94,6 +94,31 @@ func TestTransactionSpacingFollowsTheBacklog(t *testing.T) {
 	}
 }
 
+// TestIdleCommitsOnlyCaughtUp: a transaction may commit when the source
+// pauses only at a source-transaction end, with records, once a change
+// said the source is caught up; behind, or before any change (a first
+// backfill), it waits for the limits as before.
+func TestIdleCommitsOnlyCaughtUp(t *testing.T) {
+	now := time.Now()
+	recent, old := now.Add(-10*time.Millisecond).UnixMicro()+1, now.Add(-backlogLag-time.Second).UnixMicro()+1
+	for name, c := range map[string]struct {
+		records, atMark int
+		changeMicros    int64
+		idle            bool
+	}{
+		"caught up, at an end":             {records: 100, atMark: 100, changeMicros: recent, idle: true},
+		"caught up, inside a transaction":  {records: 100, atMark: 60, changeMicros: recent},
+		"caught up, nothing to commit":     {changeMicros: recent},
+		"behind, at an end":                {records: 100, atMark: 100, changeMicros: old},
+		"no change yet (a first backfill)": {records: 100, atMark: 100},
+	} {
+		tx := &txnState{records: c.records, atMark: c.atMark, changeMicros: c.changeMicros}
+		if got := tx.idleCommits(now); got != c.idle {
+			t.Errorf("%s: idleCommits %v, want %v", name, got, c.idle)
+		}
+	}
+}
+
 // TestTransactionSpacingByCommitTimes: the source's lag is taken from its
 // changes and from the later commit time of a source-transaction end
 // (MariaDB dates rows to their statements: a transaction whose statements
