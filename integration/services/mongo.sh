@@ -5,8 +5,10 @@
 #
 # What it is not: a standalone server (no replica set), change streams on one collection at a
 # time, update events without updateDescription, resume tokens that are its own oplog time in
-# hex. docs/sources/mongodb.md lists the differences from a real server.
+# hex. docs/mongodb.md lists the differences from a real server.
 # Connect with mongodb://127.0.0.1:27017/?directConnection=true. A restart forgets all data.
+# Everything it is sent stays in its heap (its oplog is never truncated), so make bench's
+# MongoDB scenarios need more than the tests: MONGO_HEAP (default 2g) is its -Xmx.
 #
 # State: $STATE_DIR/mongo/{lib/*.jar,classes/MongoServerMain.class,mongo.log,mongo.pid}; the
 # jars are fetched again when mongo/pom.xml changes, the class when its source changes.
@@ -91,7 +93,7 @@ mongo_up() {
     cd "$MONGO_HOME" || exit 1
     # shellcheck disable=SC2016 # $$ and $@ belong to the inner shell
     MONGO_PIDFILE=$MONGO_PIDFILE setsid bash -c 'echo $$ >"$MONGO_PIDFILE"; exec "$@"' mongo \
-      java -Xmx256m -cp "$MONGO_HOME/classes:$MONGO_HOME/lib/*" "$MONGO_MAIN" 127.0.0.1 "$MONGO_PORT" \
+      java -Xmx"${MONGO_HEAP:-2g}" -cp "$MONGO_HOME/classes:$MONGO_HOME/lib/*" "$MONGO_MAIN" 127.0.0.1 "$MONGO_PORT" \
       </dev/null >>"$MONGO_HOME/mongo.log" 2>&1 9>&- &
   )
   local i
