@@ -19,9 +19,9 @@ import (
 // the key becomes the struct {id: <the _id's value>} and the value the
 // document as a struct named after the topic. Where the transform itself
 // fails on a document (a mixed-type array, MinKey, a symbol…) the event
-// fails here too, naming the field; the shapes not built yet (arrays
-// holding documents or arrays, code with scope, DBPointer) are refused
-// with ErrUnwrapNotBuilt.
+// fails here too, naming the field; arrays holding documents or arrays
+// follow the transform's own steps (unwraparray.go); the shapes not built
+// yet (code with scope, DBPointer) are refused with ErrUnwrapNotBuilt.
 
 // UnwrapOptions are the transform's options Tributary maps
 // (format.delete_handling and format.add_fields).
@@ -203,12 +203,19 @@ func inferField(f uelem, name, path string) (*uschema, error) {
 		if len(vals) == 0 {
 			return &uschema{typ: "array", optional: true, items: uString}, nil
 		}
+		if complexArray(vals) {
+			a, err := parseArray(f.v.Array(), f.relaxed, path)
+			if err != nil {
+				return nil, err
+			}
+			s, err := arraySchema(name, a, path)
+			if err == nil && s == nil {
+				err = fmt.Errorf("%s: Debezium's ExtractNewDocumentState fails on an array it finds no element schema for", path)
+			}
+			return s, err
+		}
 		var items *uschema
 		for i, v := range vals {
-			switch v.Type {
-			case bson.TypeEmbeddedDocument, bson.TypeArray:
-				return nil, fmt.Errorf("%s: an array holding %s: %w", path, typeName(v.Type), ErrUnwrapNotBuilt)
-			}
 			s := scalar(v, f.relaxed)
 			if s == nil {
 				return nil, fmt.Errorf("%s[%d]: Debezium's ExtractNewDocumentState fails on an array element of type %s", path, i, typeName(v.Type))
@@ -240,30 +247,68 @@ func typeName(t bson.Type) string {
 	return t.String()
 }
 
-// appendStruct writes fields as the struct payload of s.
-func appendStruct(b []byte, fields []uelem) []byte {
+// appendStruct writes fields as the struct payload of s (whose fields
+// are theirs, in their order, as inferStruct made it).
+func appendStruct(b []byte, s *uschema, fields []uelem) ([]byte, error) {
 	b = append(b, '{')
-	first := true
+	n := 0
 	var seen []string
 	for _, f := range fields {
 		if f.v.Type == bson.TypeUndefined || slices.Contains(seen, f.name) {
 			continue
 		}
 		seen = append(seen, f.name)
-		if !first {
+		var fs *uschema
+		if s != nil && n < len(s.fields) {
+			fs = s.fields[n].s
+		}
+		if n > 0 {
 			b = append(b, ',')
 		}
-		first = false
+		n++
 		b = appendJackson(b, f.name)
 		b = append(b, ':')
-		b = appendUValue(b, f.v, f.relaxed)
+		var err error
+		if b, err = appendUValue(b, f.v, f.relaxed, fs); err != nil {
+			return b, fmt.Errorf("%s%w", f.name, err)
+		}
 	}
-	return append(b, '}')
+	return append(b, '}'), nil
 }
 
-// appendUValue writes a value inferStruct accepted, as the JsonConverter
-// writes what MongoDataConverter puts in the struct.
-func appendUValue(b []byte, v bson.RawValue, relaxed bool) []byte {
+// appendUValue writes a value of schema s that inferStruct accepted, as
+// the JsonConverter writes what MongoDataConverter puts in the struct.
+func appendUValue(b []byte, v bson.RawValue, relaxed bool, s *uschema) ([]byte, error) {
+	switch v.Type {
+	case bson.TypeEmbeddedDocument:
+		sub, _ := elems(v.Document(), relaxed)
+		var err error
+		if b, err = appendStruct(b, s, sub); err != nil {
+			return b, fmt.Errorf(".%w", err)
+		}
+		return b, nil
+	case bson.TypeArray:
+		vals, _ := v.Array().Values()
+		if complexArray(vals) {
+			if s == nil {
+				return b, fmt.Errorf(": no schema for the array: %w", errNoFit)
+			}
+			return appendArray(b, vals, relaxed, s)
+		}
+		b = append(b, '[')
+		for i, e := range vals {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendScalar(b, e)
+		}
+		return append(b, ']'), nil
+	}
+	return appendScalar(b, v), nil
+}
+
+// appendScalar writes a value that is neither a document nor an array.
+func appendScalar(b []byte, v bson.RawValue) []byte {
 	switch v.Type {
 	case bson.TypeNull:
 		return append(b, "null"...)
@@ -314,19 +359,6 @@ func appendUValue(b []byte, v bson.RawValue, relaxed bool) []byte {
 		b = append(b, `,"options":`...)
 		b = appendJackson(b, string(opts))
 		return append(b, '}')
-	case bson.TypeEmbeddedDocument:
-		sub, _ := elems(v.Document(), relaxed)
-		return appendStruct(b, sub)
-	case bson.TypeArray:
-		vals, _ := v.Array().Values()
-		b = append(b, '[')
-		for i, e := range vals {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendUValue(b, e, relaxed)
-		}
-		return append(b, ']')
 	}
 	return append(b, "null"...)
 }
@@ -339,20 +371,24 @@ func appendUnwrapKey(b []byte, id bson.RawValue, schemas bool) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
-	return appendUnwrapped(b, s, fields, schemas), nil
+	return appendUnwrapped(b, s, fields, schemas)
 }
 
-func appendUnwrapped(b []byte, s *uschema, fields []uelem, schemas bool) []byte {
+func appendUnwrapped(b []byte, s *uschema, fields []uelem, schemas bool) ([]byte, error) {
+	n := len(b)
 	if schemas {
 		b = append(b, `{"schema":`...)
 		b = s.appendJSON(b, "")
 		b = append(b, `,"payload":`...)
 	}
-	b = appendStruct(b, fields)
+	b, err := appendStruct(b, s, fields)
+	if err != nil {
+		return b[:n], err
+	}
 	if schemas {
 		b = append(b, '}')
 	}
-	return b
+	return b, nil
 }
 
 // appendUnwrapValue writes the value the transform makes of p; ok false: the
@@ -418,7 +454,10 @@ func appendUnwrapValue(b []byte, topic string, id bson.RawValue, p payload, o *U
 			return b, false, fmt.Errorf("format.add_fields %q: the MongoDB envelope has no such field", a)
 		}
 	}
-	return appendUnwrapped(b, s, fields, schemas), true, nil
+	if b, err = appendUnwrapped(b, s, fields, schemas); err != nil {
+		return b, false, err
+	}
+	return b, true, nil
 }
 
 func bsoncoreString(s string) []byte {
