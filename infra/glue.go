@@ -85,7 +85,9 @@ func grantGlue(stack awscdk.Stack, role awsiam.Role, p Pipeline) {
 }
 
 // grantGlueCheck lets the connection test read a pipeline's registry
-// (GetRegistry only: its "schema registry" line registers nothing).
+// (GetRegistry only: as its own role it asks nothing more; it asks whether
+// the pipeline may register only as the pipeline's role_arn, and never
+// registers).
 func grantGlueCheck(stack awscdk.Stack, fn awslambda.Function, p Pipeline) {
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings("glue:GetRegistry"),

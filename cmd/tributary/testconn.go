@@ -39,7 +39,7 @@ func testConnection(ctx context.Context, inv *invocation) error {
 	defer src.Close()
 	r := connectionReport{Source: conntest.SourceChecks(ctx, src, cfg, 30*time.Second)}
 	r.Report = kafka.TestConnection(ctx, destination.Kafka(cfg.Destination), cfg.LogicalName(), destination.TestOptions(cfg)...)
-	r.Registry = conntest.RegistryChecks(ctx, cfg, nil)
+	r.Registry = conntest.RegistryChecks(ctx, cfg, nil, true)
 	r.OK = r.Report.OK
 	for _, c := range append(r.Source, r.Registry...) {
 		r.OK = r.OK && c.OK

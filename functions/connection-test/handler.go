@@ -108,7 +108,10 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		defer wg.Done()
 		rctx, cancel := context.WithTimeout(ctx, budget)
 		defer cancel()
-		r.Registry = conntest.RegistryChecks(rctx, cfg, h.dial)
+		// Glue is asked as the pipeline only through its role_arn (the
+		// writer role targets allows); else it would be this function's
+		// own role, whose permissions say nothing of the pipeline's.
+		r.Registry = conntest.RegistryChecks(rctx, cfg, h.dial, cfg.Format.SchemaRegistry.RoleARN != "")
 	}()
 	r.Report = kafka.TestConnection(ctx, destination.Kafka(cfg.Destination), cfg.Destination.TopicPrefix,
 		destination.TestOptions(cfg, kafka.WithDialer(h.dial), kafka.WithTimeout(budget))...)

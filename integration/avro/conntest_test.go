@@ -8,9 +8,10 @@ import (
 )
 
 // TestAvroTestConnection: with Avro, test-connection checks the schema
-// registry: the test registry and a Glue registry on moto pass; a URL where
-// no registry answers, and a Glue registry that does not exist, fail with
-// the fix, and the command exits 1.
+// registry: the test registry and a Glue registry on moto pass, each saying
+// it may register under the pipeline's prefix (asked without registering);
+// a URL where no registry answers, and a Glue registry that does not
+// exist, fail with the fix, and the command exits 1.
 func TestAvroTestConnection(t *testing.T) {
 	e := itest.NewEnv(t, "avroconn")
 	e.Exec(`CREATE TABLE t (id int PRIMARY KEY)`)
@@ -22,11 +23,11 @@ func TestAvroTestConnection(t *testing.T) {
 		want           []string
 	}{
 		{"confluent", "    type: confluent\n    url: " + registry + "\n", nil, 0,
-			[]string{"ok   schema registry", "Confluent API at 127.0.0.1:8081 answers"}},
+			[]string{"ok   schema registry", "Confluent API at 127.0.0.1:8081 answers", "may register under " + e.Prefix + "."}},
 		{"confluent unreachable", "    type: confluent\n    url: http://127.0.0.1:1/apis/ccompat/v7\n    username: u\n    password: p4ssw0rd-never-shown\n", nil, 1,
 			[]string{"FAIL schema registry", "connection refused", "fix: check format.schema_registry.url", "and its username and password"}},
 		{"glue", "    type: glue\n    registry_name: " + e.DB + "\n", motoEnv, 0,
-			[]string{"ok   schema registry", "Glue schema registry " + e.DB + " readable"}},
+			[]string{"ok   schema registry", "Glue schema registry " + e.DB + " readable", "may look up schemas and register versions"}},
 		{"glue missing", "    type: glue\n    registry_name: no-such-registry-" + e.DB + "\n", motoEnv, 1,
 			[]string{"FAIL schema registry", "does not exist", "aws glue create-registry --registry-name no-such-registry-" + e.DB}},
 	} {

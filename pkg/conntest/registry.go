@@ -27,8 +27,14 @@ func SchemaRegistry(ctx context.Context, cfg *config.Config, dial Dialer, calls 
 
 // RegistryChecks are the connection test's "schema registry" line, shared
 // by `tributary test-connection` and the connection-test function: none
-// when keys and values are JSON.
-func RegistryChecks(ctx context.Context, cfg *config.Config, dial Dialer) []source.Check {
+// when keys and values are JSON. The line says whether the registry
+// answers, lets the pipeline's credentials read it, and would let them
+// register under the pipeline's topics (asked without registering: see
+// avro.Probe). glueAsPipeline is false where Glue would be asked as an
+// identity that is not the pipeline's (the function's own role, without
+// format.schema_registry.role_arn): then Glue's permission to register is
+// not asked, since the answer would be about that identity.
+func RegistryChecks(ctx context.Context, cfg *config.Config, dial Dialer, glueAsPipeline bool) []source.Check {
 	if !cfg.Format.AvroKey() && !cfg.Format.AvroValue() {
 		return nil
 	}
@@ -37,12 +43,21 @@ func RegistryChecks(ctx context.Context, cfg *config.Config, dial Dialer) []sour
 	if err != nil {
 		return []source.Check{{Name: name, Detail: err.Error(), Fix: "correct format.schema_registry"}}
 	}
+	probe := avro.NewProbe(cfg.Destination.TopicPrefix, cfg.Destination.Topic, !cfg.Format.AvroValue())
 	var c avro.Check
 	switch r := reg.(type) {
 	case *avro.Confluent:
-		c = r.Check(ctx)
+		c = r.Check(ctx, probe)
 	case *avro.Glue:
-		c = r.Check(ctx)
+		if !glueAsPipeline {
+			c = r.Check(ctx, nil)
+			if c.OK {
+				c.Detail += "; the permission to register is not asked here: Glue would answer for this function's role, not the pipeline's" +
+					" (it is asked with format.schema_registry.role_arn)"
+			}
+			break
+		}
+		c = r.Check(ctx, probe)
 	}
 	return []source.Check{{Name: name, OK: c.OK, Detail: c.Detail, Fix: c.Fix}}
 }

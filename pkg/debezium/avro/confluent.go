@@ -124,13 +124,45 @@ func ParseConfluent(rec []byte) (id uint32, body []byte, err error) {
 // do makes one request of kind (CallRegister, …) and tells c.calls of it.
 func (c *Confluent) do(ctx context.Context, kind, method, path string, body []byte, out any, subject string) (err error) {
 	defer func() { c.calls.count(kind, err) }()
+	a, err := c.send(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	if a.status/100 == 2 {
+		if err := json.Unmarshal(a.body, out); err != nil {
+			return fmt.Errorf("schema registry: reading %s %s: %w", method, path, err)
+		}
+		return nil
+	}
+	switch a.status {
+	case http.StatusConflict, http.StatusUnprocessableEntity:
+		if subject != "" {
+			return &RefusedError{Subject: subject, Reason: a.reason}
+		}
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return fmt.Errorf("schema registry refused the credentials (HTTP %d): %s; check format.schema_registry.username and password", a.status, a.reason)
+	}
+	return fmt.Errorf("schema registry: %s %s: HTTP %d: %s", method, path, a.status, a.reason)
+}
+
+// answer is a registry's reply: its status, body, and for an error the
+// Confluent error code and message (the body's text without them).
+type answer struct {
+	status int
+	body   []byte
+	code   int
+	reason string
+}
+
+// send makes one request; err is only a request that got no answer.
+func (c *Confluent) send(ctx context.Context, method, path string, body []byte) (answer, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.url+path, rd)
 	if err != nil {
-		return err
+		return answer{}, err
 	}
 	req.Header.Set("Accept", "application/vnd.schemaregistry.v1+json, application/json")
 	if body != nil {
@@ -143,31 +175,22 @@ func (c *Confluent) do(ctx context.Context, kind, method, path string, body []by
 	if err != nil {
 		// url.Error quotes the URL, which has no credentials (they go in
 		// the header).
-		return fmt.Errorf("schema registry: %w", err)
+		return answer{}, fmt.Errorf("schema registry: %w", err)
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode/100 == 2 {
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("schema registry: reading %s %s: %w", method, path, err)
-		}
-		return nil
+	a := answer{status: resp.StatusCode, body: data}
+	if a.status/100 == 2 {
+		return a, nil
 	}
 	var e struct {
+		Code    int    `json:"error_code"`
 		Message string `json:"message"`
 	}
 	_ = json.Unmarshal(data, &e)
-	reason := e.Message
-	if reason == "" {
-		reason = strings.TrimSpace(string(data))
+	a.code, a.reason = e.Code, e.Message
+	if a.reason == "" {
+		a.reason = strings.TrimSpace(string(data))
 	}
-	switch resp.StatusCode {
-	case http.StatusConflict, http.StatusUnprocessableEntity:
-		if subject != "" {
-			return &RefusedError{Subject: subject, Reason: reason}
-		}
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return fmt.Errorf("schema registry refused the credentials (HTTP %d): %s; check format.schema_registry.username and password", resp.StatusCode, reason)
-	}
-	return fmt.Errorf("schema registry: %s %s: HTTP %d: %s", method, path, resp.StatusCode, reason)
+	return a, nil
 }
