@@ -72,8 +72,18 @@ func NewConfluent(o ConfluentOptions) (*Confluent, error) {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
+	client := &http.Client{Transport: tr, Timeout: timeout}
+	if o.Dial != nil {
+		// The connection-test function may reach the registry's host, one
+		// its stack allows: a redirect would take it, and the registry's
+		// credentials, to another host or port, and bring that one's
+		// answer back to the caller.
+		client.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+			return fmt.Errorf("the registry redirected to %s, and the connection test follows no redirect; set format.schema_registry.url to the URL the registry answers at", req.URL.Host)
+		}
+	}
 	return &Confluent{url: strings.TrimRight(o.URL, "/"), username: o.Username, password: o.Password,
-		client: &http.Client{Transport: tr, Timeout: timeout}, calls: o.Calls}, nil
+		client: client, calls: o.Calls}, nil
 }
 
 // Kind implements Registry.
