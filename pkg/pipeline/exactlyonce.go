@@ -449,7 +449,9 @@ func (p *Pipeline) commitWhenIdle(ctx context.Context, quiet *time.Timer) error 
 			t.mu.Unlock()
 			continue
 		}
-		if wait := t.commitTook - now.Sub(t.lastCommit); wait > 0 {
+		// The wait never takes the open transaction past max_interval,
+		// the bound the records are promised.
+		if wait := min(t.commitTook-now.Sub(t.lastCommit), t.cfg.MaxInterval-now.Sub(t.opened)); wait > 0 {
 			// Too soon after the last commit: look again once the source
 			// has had as long as that commit took.
 			t.mu.Unlock()

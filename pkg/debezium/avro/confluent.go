@@ -73,6 +73,20 @@ func NewConfluent(o ConfluentOptions) (*Confluent, error) {
 		timeout = 30 * time.Second
 	}
 	client := &http.Client{Transport: tr, Timeout: timeout}
+	// A redirect to another scheme or host would send the registry's
+	// credentials there (Go keeps them on a same-host redirect whatever
+	// its port or scheme, so an https registry could hand them to http).
+	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		first := via[0].URL
+		if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+			return fmt.Errorf("the registry redirected from %s://%s to %s://%s, which Tributary does not follow; set format.schema_registry.url to the URL the registry answers at",
+				first.Scheme, first.Host, req.URL.Scheme, req.URL.Host)
+		}
+		if len(via) >= 10 {
+			return errors.New("the registry redirected 10 times")
+		}
+		return nil
+	}
 	if o.Dial != nil {
 		// The connection-test function may reach the registry's host, one
 		// its stack allows: a redirect would take it, and the registry's
