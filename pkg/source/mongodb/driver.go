@@ -519,6 +519,9 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 			if err := sink.Watermark(ctx, id); err != nil {
 				return err
 			}
+		case ev.KeyLost():
+			d.log.Warn("update event without its document's _id (the document was gone by the lookup); skipped: the delete that removed it follows",
+				"collection", ev.Namespace())
 		case ev.IsData() && d.filter.Match(ev.DB, ev.Collection):
 			// A collection not in the captured set was created while
 			// streaming, or dropped and created again: captured from its
