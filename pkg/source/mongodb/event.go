@@ -54,6 +54,9 @@ type Event struct {
 	// ToDB and ToCollection name where a rename event moved the
 	// collection (its "to").
 	ToDB, ToCollection string
+	// nsMissing: the event named no namespace (DB and Collection are the
+	// watched collection's).
+	nsMissing bool
 	// Split is set on a fragment of an event the server split
 	// ($changeStreamSplitLargeEvent); the reader joins the fragments
 	// before decoding, so a decoded event never has it.
@@ -109,6 +112,7 @@ func decodeEvent(raw bson.Raw, db, coll string) (Event, error) {
 		return Event{}, errors.New("change event: _id (the resume token) missing or not a document")
 	}
 	ev.DB, ev.Collection = db, coll
+	ev.nsMissing = raw.Lookup("ns").Type == 0
 	if ns := raw.Lookup("ns"); ns.Type != 0 {
 		nsDoc, ok := ns.DocumentOK()
 		if !ok {
