@@ -105,7 +105,10 @@ type Driver struct {
 	stream   changeStream
 	// open opens a change stream at a cursor (Start sets it; tests give
 	// their own).
-	open     func(ctx context.Context, c Cursor) (changeStream, error)
+	open func(ctx context.Context, c Cursor) (changeStream, error)
+	// exists says whether a collection is there now (Start sets it;
+	// nil in tests: not asked).
+	exists   func(ctx context.Context, db, coll string) (bool, error)
 	watchDB  string
 	watchCol string
 	acked    Cursor
@@ -345,6 +348,7 @@ func (d *Driver) Start(ctx context.Context) error {
 		d.watchDB, d.watchCol, _ = strings.Cut(d.captured[0], ".")
 	}
 	d.open = d.openStream
+	d.exists = d.collectionExists
 	s, err := d.open(ctx, d.cursor)
 	if err != nil {
 		return d.streamError("opening the change stream", err)
@@ -519,6 +523,9 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 			if err := sink.Watermark(ctx, id); err != nil {
 				return err
 			}
+		case ev.KeyLost():
+			d.log.Warn("update event without its document's _id (the document was gone by the lookup); skipped: the delete that removed it follows",
+				"collection", ev.Namespace())
 		case ev.IsData() && d.filter.Match(ev.DB, ev.Collection):
 			// A collection not in the captured set was created while
 			// streaming, or dropped and created again: captured from its
@@ -610,6 +617,20 @@ func (d *Driver) collectionEvent(ctx context.Context, sink Sink, ev Event) error
 	var gone, added []string
 	switch ev.Op {
 	case OpDrop:
+		if ev.nsMissing && d.cfg.Scope == ScopeCollection && d.exists != nil {
+			// mongo-java-server's drop names no collection, and its
+			// collection stream carries the drops of every collection of
+			// the database: the watched one is gone only if it is not there.
+			there, err := d.exists(ctx, d.watchDB, d.watchCol)
+			if err != nil {
+				return d.streamError("looking up the watched collection after a drop", err)
+			}
+			if there {
+				d.log.Info("a drop without a collection name while the watched collection exists: another collection of its database; ignored",
+					"collection", ev.Namespace())
+				return nil
+			}
+		}
 		gone = []string{ev.Namespace()}
 	case OpDropDatabase:
 		db := ev.DB
@@ -642,6 +663,15 @@ func (d *Driver) collectionEvent(ctx context.Context, sink Sink, ev Event) error
 		d.log.Info("collection renamed into the captured set: its documents are snapshotted", "collection", ns, "from", ev.Namespace())
 	}
 	return d.leave(ctx, sink, gone, added)
+}
+
+// collectionExists says whether db.coll is there now.
+func (d *Driver) collectionExists(ctx context.Context, db, coll string) (bool, error) {
+	names, err := d.client.Database(db).ListCollectionNames(ctx, bson.D{{Key: "name", Value: coll}})
+	if err != nil {
+		return false, err
+	}
+	return slices.Contains(names, coll), nil
 }
 
 // reopen closes the stream and opens a new one after c.

@@ -54,6 +54,9 @@ type Event struct {
 	// ToDB and ToCollection name where a rename event moved the
 	// collection (its "to").
 	ToDB, ToCollection string
+	// nsMissing: the event named no namespace (DB and Collection are the
+	// watched collection's).
+	nsMissing bool
 	// Split is set on a fragment of an event the server split
 	// ($changeStreamSplitLargeEvent); the reader joins the fragments
 	// before decoding, so a decoded event never has it.
@@ -109,6 +112,7 @@ func decodeEvent(raw bson.Raw, db, coll string) (Event, error) {
 		return Event{}, errors.New("change event: _id (the resume token) missing or not a document")
 	}
 	ev.DB, ev.Collection = db, coll
+	ev.nsMissing = raw.Lookup("ns").Type == 0
 	if ns := raw.Lookup("ns"); ns.Type != 0 {
 		nsDoc, ok := ns.DocumentOK()
 		if !ok {
@@ -202,11 +206,22 @@ func decodeEvent(raw bson.Raw, db, coll string) (Event, error) {
 			ev.Key = id
 		}
 	}
+	if ev.Key.Type == 0 && ev.Op == OpUpdate && ev.DocumentKey != nil && ev.After != nil {
+		// mongo-java-server again, when the document was gone by the
+		// lookup: fullDocument is the $set delta, without _id, so the key
+		// is unknown. Handed on without a key (KeyLost): the reader skips
+		// it, as the delete that removed the document follows.
+		return ev, nil
+	}
 	if ev.Key.Type == 0 {
 		return Event{}, fmt.Errorf("change event: %s on %s without documentKey._id", ev.Op, ev.Namespace())
 	}
 	return ev, nil
 }
+
+// KeyLost reports an update whose document's _id the event does not
+// carry (mongo-java-server's, for a document deleted before the lookup).
+func (e Event) KeyLost() bool { return e.Op == OpUpdate && e.Key.Type == 0 }
 
 // optionalDocument returns raw[name] when it is a document, nil when it is
 // absent or null, and an error naming the field otherwise.

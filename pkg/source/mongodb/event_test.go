@@ -282,3 +282,18 @@ func TestRetriable(t *testing.T) {
 		}
 	}
 }
+
+// mongo-java-server's update of a document deleted before the lookup
+// carries no _id anywhere (documentKey the operators, fullDocument the
+// $set delta): decoded with its key lost, for the reader to skip, rather
+// than an error that stops the pipeline at the same event on every start.
+func TestDecodeUpdateWithoutID(t *testing.T) {
+	ev, err := decodeEvent(ext(t, `{"_id": {"_data": "6b2"}, "operationType": "update", "fullDocument": {"v": 5},
+		"documentKey": {"$set": {"v": 5}}, "clusterTime": {"$timestamp": {"t": 1, "i": 3}}}`), "d", "c")
+	if err != nil || !ev.KeyLost() {
+		t.Fatalf("update without _id: %+v, %v", ev, err)
+	}
+	if _, err := decodeEvent(ext(t, `{"_id": {"_data": "6b3"}, "operationType": "delete", "documentKey": {"$set": {"v": 5}}}`), "d", "c"); err == nil {
+		t.Error("a delete without _id decoded")
+	}
+}

@@ -63,7 +63,32 @@ func redactURI(raw string) string {
 		}
 		hostPart = user + hostPart[at:]
 	}
+	if tok := uriSessionToken(raw); tok != "" {
+		tail = strings.ReplaceAll(tail, tok, "xxxxx")
+	}
 	return scheme + "://" + hostPart + tail
+}
+
+// uriSessionToken is the AWS_SESSION_TOKEN of a URI's
+// authMechanismProperties (MONGODB-AWS with temporary credentials): a
+// secret like the password beside it. Empty when there is none.
+func uriSessionToken(raw string) string {
+	_, q, ok := strings.Cut(raw, "?")
+	if !ok {
+		return ""
+	}
+	for _, pair := range strings.Split(q, "&") {
+		name, value, _ := strings.Cut(pair, "=")
+		if !strings.EqualFold(name, "authMechanismProperties") {
+			continue
+		}
+		for _, prop := range strings.Split(value, ",") {
+			if k, v, ok := strings.Cut(prop, ":"); ok && strings.EqualFold(k, "AWS_SESSION_TOKEN") && v != "" {
+				return v
+			}
+		}
+	}
+	return ""
 }
 
 // ParseSettings checks a connection URI: its scheme (mongodb:// or
@@ -114,7 +139,11 @@ func lowerQuery(raw string) map[string]string {
 
 // scrub removes the password (from the URI or given) from a message.
 func scrub(msg, uri, password string) string {
-	for _, p := range []string{password, uriPassword(uri)} {
+	tok := uriSessionToken(uri)
+	if un, err := url.QueryUnescape(tok); err == nil && un != tok {
+		msg = strings.ReplaceAll(msg, un, "xxxxx")
+	}
+	for _, p := range []string{password, uriPassword(uri), tok} {
 		if p == "" {
 			continue
 		}

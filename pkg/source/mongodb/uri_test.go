@@ -1,6 +1,7 @@
 package mongodb
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -78,5 +79,21 @@ func TestClientOptions(t *testing.T) {
 	}
 	if _, err := s.clientOptions(); err == nil || !strings.Contains(err.Error(), "source.ca_certificate") {
 		t.Errorf("bad CA: %v", err)
+	}
+}
+
+// A MONGODB-AWS session token in authMechanismProperties is a secret as
+// the password is: Redacted and Scrub hide both, escaped or not.
+func TestRedactSessionToken(t *testing.T) {
+	const tok = "IQoJb3JpZ2luX2Vj%2Ftok3n"
+	uri := "mongodb://AKIAX:s3cr3t@h:27017/?authMechanism=MONGODB-AWS&authMechanismProperties=SERVICE_NAME:x,AWS_SESSION_TOKEN:" + tok
+	c := Connection{URI: uri}
+	for _, got := range []string{c.Redacted(), c.Scrub(errors.New("dial " + uri + " token IQoJb3JpZ2luX2Vj/tok3n"))} {
+		if strings.Contains(got, "tok3n") || strings.Contains(got, "s3cr3t") {
+			t.Errorf("shows a secret: %s", got)
+		}
+		if !strings.Contains(got, "AWS_SESSION_TOKEN:xxxxx") {
+			t.Errorf("%s: want the token's place kept", got)
+		}
 	}
 }
