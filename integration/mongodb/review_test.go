@@ -382,8 +382,14 @@ func TestCLIIDTypesPagedOnce(t *testing.T) {
 	for i := range 100 {
 		ids = append(ids, int32(i), int64(1)<<40+int64(i), float64(i)+0.5, "s"+strconv.Itoa(i), bson.NewObjectID(),
 			bson.D{{Key: "k", Value: int32(i)}}, bson.Binary{Subtype: 0, Data: []byte{byte(i), 1, 2}},
-			bson.Binary{Subtype: 4, Data: append([]byte{byte(i)}, make([]byte, 15)...)},
 			bson.NewDateTimeFromTime(time.UnixMilli(1700000000000+int64(i))), bson.Timestamp{T: 1700000000, I: uint32(i + 1)})
+		// mongo-java-server matches no binary of another subtype with
+		// $gt (a real server orders them by length, subtype, bytes), so
+		// there a chunk ending on a subtype-0 _id never reaches the
+		// UUIDs: docs/mongodb.md lists it among the server's faults.
+		if realServer() {
+			ids = append(ids, bson.Binary{Subtype: 4, Data: append([]byte{byte(i)}, make([]byte, 15)...)})
+		}
 	}
 	ids = append(ids, true, false, nil, bson.MinKey{}, bson.MaxKey{})
 	e := itest.BareEnv(t, "rvids")

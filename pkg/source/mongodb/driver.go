@@ -550,9 +550,23 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 			// before it was handled; a new stream opens after it
 			// (startAfter), which on a collection stream carries that
 			// collection again once it is created anew.
+			// A collection there now stays: created anew after the drop,
+			// its documents are all in the stream opened after this
+			// (mongo-java-server also answers every later resume on a
+			// collection dropped before it with an invalidate, which must
+			// not take it out and have it snapshotted again).
 			if d.cfg.Scope == ScopeCollection {
-				if err := d.leave(ctx, sink, []string{d.watchDB + "." + d.watchCol}, nil); err != nil {
-					return err
+				there := false
+				if d.exists != nil {
+					var err error
+					if there, err = d.exists(ctx, d.watchDB, d.watchCol); err != nil {
+						return d.streamError("looking up the watched collection after an invalidate", err)
+					}
+				}
+				if !there {
+					if err := d.leave(ctx, sink, []string{d.watchDB + "." + d.watchCol}, nil); err != nil {
+						return err
+					}
 				}
 			}
 			cur.StartAfter = true
