@@ -211,3 +211,48 @@ func TestGlueCheckRegisterDenied(t *testing.T) {
 		t.Errorf("lookup denied: %+v", c)
 	}
 }
+
+// TestConfluentRedirectStaysOnItsHost: a registry that redirects to
+// another host or port (or scheme) is not followed, so its credentials
+// go nowhere else; a redirect on the registry's own host and scheme is.
+func TestConfluentRedirectStaysOnItsHost(t *testing.T) {
+	var elsewhere []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere = append(elsewhere, r.Method+" "+r.URL.Path+" auth="+r.Header.Get("Authorization"))
+		io.WriteString(w, `[]`)
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/moved/subjects":
+			w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+			io.WriteString(w, `["shop.public.orders-value"]`)
+		case r.URL.Query().Get("away") != "":
+			http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+		default:
+			http.Redirect(w, r, "/moved"+r.URL.Path, http.StatusTemporaryRedirect)
+		}
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+
+	reg, err := avro.NewConfluent(avro.ConfluentOptions{URL: srv.URL + "/?away=1", Username: "tributary", Password: "s3cret-never-shown"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := reg.Check(ctx, avro.NewProbe("shop", "", false))
+	if c.OK || !strings.Contains(c.Detail, "does not follow") {
+		t.Errorf("check through a redirect to another port: %+v", c)
+	}
+	if len(elsewhere) != 0 {
+		t.Errorf("the other server was sent %q", elsewhere)
+	}
+
+	reg, err = avro.NewConfluent(avro.ConfluentOptions{URL: srv.URL, Username: "tributary", Password: "s3cret-never-shown"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := reg.Check(ctx, avro.NewProbe("shop", "", false)); !strings.Contains(c.Detail, "1 subjects readable") {
+		t.Errorf("check through a redirect on the registry's own host: %+v", c)
+	}
+}
