@@ -15,7 +15,7 @@
 # A restart forgets every table.
 #
 # State: $STATE_DIR/dynalite/{app,dynalite.log,dynalite.pid}; app/ holds the npm install of
-# dynalite/package.json and its lock, redone when either changes.
+# dynalite/package.json and its lock, redone when either changes. dynalite/serve.js starts it.
 
 # Run on its own (see the end), it needs env.sh's helpers first.
 [[ ${BASH_SOURCE[0]} != "$0" ]] || source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -24,6 +24,8 @@ DYNALITE_PORT=4567
 DYNALITE_HOME=$STATE_DIR/dynalite
 DYNALITE_PIDFILE=$DYNALITE_HOME/dynalite.pid
 DYNALITE_CLI=$DYNALITE_HOME/app/node_modules/dynalite/cli.js
+# serve.js runs dynalite (as cli.js would) but survives clients that vanish mid-request.
+DYNALITE_SERVE=$SERVICES_DIR/dynalite/serve.js
 
 # dynalite_packages: the Debian packages dynalite needs that are missing (Node.js and npm).
 dynalite_packages() {
@@ -57,7 +59,7 @@ dynalite_install() {
 
 # dynalite_pid: prints the pid of this checkout's dynalite if it runs.
 dynalite_pid() {
-  running_pid "$DYNALITE_PIDFILE" "$DYNALITE_CLI" || find_pid "$DYNALITE_CLI --host 127.0.0.1"
+  running_pid "$DYNALITE_PIDFILE" "$DYNALITE_SERVE" || find_pid "$DYNALITE_SERVE --host 127.0.0.1"
 }
 
 # dynalite_answers: true when the server answers a DynamoDB request (ListTables) on its port.
@@ -108,8 +110,9 @@ dynalite_up() {
   (
     cd "$DYNALITE_HOME" || exit 1
     # shellcheck disable=SC2016 # $$ and $@ belong to the inner shell
-    DYNALITE_PIDFILE=$DYNALITE_PIDFILE setsid bash -c 'echo $$ >"$DYNALITE_PIDFILE"; exec "$@"' dynalite \
-      node "$DYNALITE_CLI" --host 127.0.0.1 --port "$DYNALITE_PORT" \
+    DYNALITE_PIDFILE=$DYNALITE_PIDFILE NODE_PATH=$DYNALITE_HOME/app/node_modules \
+      setsid bash -c 'echo $$ >"$DYNALITE_PIDFILE"; exec "$@"' dynalite \
+      node "$DYNALITE_SERVE" --host 127.0.0.1 --port "$DYNALITE_PORT" \
       --createTableMs 50 --deleteTableMs 50 --updateTableMs 50 \
       </dev/null >>"$DYNALITE_HOME/dynalite.log" 2>&1 9>&- &
   )
