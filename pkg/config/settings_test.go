@@ -246,3 +246,24 @@ func TestMongoDBFieldSelection(t *testing.T) {
 		t.Errorf("problems = %q", got)
 	}
 }
+
+// TestMongoDBMalformedURLListedWithOthers: a URI the driver cannot parse
+// (a "/" in the password) is listed with every other problem of the
+// document, not only once they are fixed, and its password is not shown.
+func TestMongoDBMalformedURLListedWithOthers(t *testing.T) {
+	_, err := config.Parse([]byte("name: shop\nsource: {type: mongodb, url: 'mongodb://u:s3cr/et@h:27017/db', capture_mode: oplog}\n" + destination))
+	got := problems(t, err)
+	if len(got) != 2 || !strings.HasPrefix(got[0], "source.url: ") || !strings.Contains(got[0], "slash in password") ||
+		!strings.HasPrefix(got[1], "source.capture_mode: ") {
+		t.Errorf("problems = %q", got)
+	}
+	for _, p := range got {
+		if strings.Contains(p, "s3cr") || strings.Contains(p, "et@") {
+			t.Errorf("a problem shows the password: %q", p)
+		}
+	}
+	_, err = config.Parse([]byte("name: shop\nsource: {type: mongodb, url: 'mongodb://h:27017/db?maxPoolSize=many'}\n" + destination))
+	if got := problems(t, err); len(got) != 1 || !strings.HasPrefix(got[0], "source.url: ") {
+		t.Errorf("problems = %q", got)
+	}
+}

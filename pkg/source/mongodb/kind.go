@@ -9,6 +9,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/source"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 )
 
 // Type is the source.type of this driver.
@@ -94,6 +95,15 @@ func validateURL(raw string, r config.Report) {
 	if err != nil {
 		r.Add("source.url", "%s", err)
 		return
+	}
+	// The driver's own parse finds what the quick one above lets through
+	// (a "/" in the password, a bad option value), so validate lists it
+	// with every other problem. A mongodb+srv:// URI is left to the
+	// connection: the driver's parse of one looks its host up in DNS.
+	if !p.srv {
+		if _, err := connstring.Parse(raw); err != nil {
+			r.Add("source.url", "%s", scrub(err.Error(), raw, ""))
+		}
 	}
 	for _, k := range []string{"tlsallowinvalidcertificates", "tlsallowinvalidhostnames", "tlsinsecure", "sslallowinvalidcertificates", "sslallowinvalidhostnames"} {
 		if v, ok := p.opts[k]; ok && strings.EqualFold(v, "true") {
