@@ -61,7 +61,7 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	var failed error
 	templated, warmed := false, false
-	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scParallel, scSnapLatency} {
+	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB, scParallel, scSnapLatency} {
 		if !slices.Contains(b.p.Scenarios, sc) {
 			continue
 		}
@@ -313,11 +313,12 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 			return r, err
 		}
 
-	case scStreaming, scStreamingMariaDB, scStreamingMongoDB:
+	case scStreaming, scStreamingMariaDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB:
 		if err := b.readyStreamDB(ctx, pub, w); err != nil {
 			return r, err
 		}
-		b.log.Info("committing changes while the publisher is stopped", "changes", b.p.Rows)
+		n := b.changes(sc)
+		b.log.Info("committing changes while the publisher is stopped", "changes", n, "one_transaction", isBigTx(sc))
 		if err := b.commitChanges(ctx, &w); err != nil {
 			return r, err
 		}
@@ -333,11 +334,11 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 		if !isTributary(sys) {
 			cpu0, _ = cpuSeconds(c.pid())
 		}
-		ends, err := waitForCount(ctx, w.topic, sum(base)+int64(b.p.Rows), 5*time.Minute, c.done)
+		ends, err := waitForCount(ctx, w.topic, sum(base)+int64(n), 5*time.Minute, c.done)
 		if err != nil {
 			return r, fmt.Errorf("%w\n%s", err, c.tail())
 		}
-		if err := b.finishDrain(ctx, &r, c, w, t0, cpu0, int64(b.p.Rows), ends); err != nil {
+		if err := b.finishDrain(ctx, &r, c, w, t0, cpu0, int64(n), ends); err != nil {
 			return r, err
 		}
 
@@ -418,14 +419,28 @@ func (b *bench) readyStreamDB(ctx context.Context, pub publisher, w world) error
 	return pub.readyStream(ctx, w)
 }
 
-// commitChanges commits the BENCH_ROWS changes of the streaming scenario to w's database;
-// on MariaDB it first notes in w where the binlog ended.
+// changes is how many changes streaming scenario sc commits: BENCH_BIGTX_ROWS in one
+// transaction for bigtx, else BENCH_ROWS in transactions of changesPerBatch.
+func (b *bench) changes(sc string) int {
+	if isBigTx(sc) {
+		return b.p.BigTxRows
+	}
+	return b.p.Rows
+}
+
+func isBigTx(sc string) bool { return sc == scBigTx || sc == scBigTxMariaDB }
+
+// commitChanges commits the changes of streaming scenario w.scenario to w's database; on
+// MariaDB it first notes in w where the binlog ended.
 func (b *bench) commitChanges(ctx context.Context, w *world) error {
-	n := b.p.Rows / changesPerBatch
+	n, one := b.changes(w.scenario)/changesPerBatch, isBigTx(w.scenario)
 	if w.source == srcMongoDB {
 		return mongoCommitBatches(ctx, w.db, 0, n)
 	}
 	if w.source != srcMariaDB {
+		if one {
+			return commitOneTransaction(ctx, w.db, 0, n)
+		}
 		return commitBatches(ctx, w.db, 0, n)
 	}
 	pos, err := myBinlogPos()
@@ -433,6 +448,9 @@ func (b *bench) commitChanges(ctx context.Context, w *world) error {
 		return err
 	}
 	w.binlogStart = pos
+	if one {
+		return myCommitOneTransaction(w.db, 0, n)
+	}
 	return myCommitBatches(w.db, 0, n)
 }
 

@@ -145,6 +145,12 @@ func commitBatches(ctx context.Context, db string, from, to int) error {
 		"DO $$ BEGIN FOR b IN %d..%d LOOP PERFORM bench_batch(b); COMMIT; END LOOP; END $$", from, to-1))
 }
 
+// commitOneTransaction commits batches from..to-1 in one transaction.
+func commitOneTransaction(ctx context.Context, db string, from, to int) error {
+	return execIn(ctx, db, fmt.Sprintf(
+		"DO $$ BEGIN FOR b IN %d..%d LOOP PERFORM bench_batch(b); END LOOP; END $$", from, to-1))
+}
+
 // createSlot makes a publication of the table and a pgoutput slot, for a publisher that
 // starts streaming from the slot (Debezium with snapshot.mode=no_data).
 func createSlot(ctx context.Context, db, pub, slot string) error {

@@ -45,6 +45,7 @@ type params struct {
 	SnapshotRate   int      `json:"snapshot_rate"`   // snapshot-latency: changes/s while the snapshot runs
 	QuietLoad      float64  `json:"quiet_load"`      // load average per core below which results/ keeps the JSON
 	Repeat         int      `json:"repeat"`          // runs of each system in the backfill, streaming and latency scenarios
+	BigTxRows      int      `json:"bigtx_rows"`      // bigtx: changes of the one source transaction
 
 	repo     string // repository root
 	binary   string // bin/tributary
@@ -56,7 +57,7 @@ type params struct {
 
 var (
 	allSystems   = []string{sysTributary, sysTributaryEOS, sysOneCore, sysAvro, sysDebeziumDefault, sysDebeziumTuned}
-	allScenarios = []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scParallel, scSnapLatency, scCeiling}
+	allScenarios = []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB, scParallel, scSnapLatency, scCeiling}
 )
 
 const (
@@ -79,6 +80,10 @@ const (
 	// MongoDB (mongo-java-server), Tributary and the source ceilings only: see mongo.go.
 	scBackfillMongoDB  = "backfill-mongodb"
 	scStreamingMongoDB = "streaming-mongodb"
+
+	// The streaming scenarios with every change in one source transaction of BENCH_BIGTX_ROWS.
+	scBigTx        = "bigtx"
+	scBigTxMariaDB = "bigtx-mariadb"
 
 	// Snapshots, Tributary only: see snapshot.go.
 	scBackfillMariaDB = "backfill-mariadb"  // the backfill scenario on MariaDB
@@ -133,12 +138,14 @@ func main() {
 	flag.IntVar(&p.SnapshotRate, "snapshot-rate", envInt("BENCH_SNAPSHOT_RATE", 5_000), "snapshot-latency: changes/s streamed while the table snapshots (env BENCH_SNAPSHOT_RATE); a multiple of 100")
 	flag.Float64Var(&p.QuietLoad, "quiet-load", envFloat("BENCH_QUIET_LOAD", 1.0), "1-minute load average per core at the start below which the JSON goes to integration/bench/results/ (env BENCH_QUIET_LOAD)")
 	flag.IntVar(&p.Repeat, "repeat", envInt("BENCH_REPEAT", 1), "runs of each system in each backfill, streaming and latency scenario, in alternating order; the report and its targets take each figure's median (env BENCH_REPEAT)")
+	flag.IntVar(&p.BigTxRows, "bigtx-rows", envInt("BENCH_BIGTX_ROWS", 1_000_000), "bigtx and bigtx-mariadb: changes in the one source transaction (env BENCH_BIGTX_ROWS); rounded to a multiple of 100")
 	flag.BoolVar(&p.keep, "keep", os.Getenv("BENCH_KEEP") != "", "keep scratch files, databases and topics (env BENCH_KEEP)")
 	flag.StringVar(&p.baseline, "baseline", os.Getenv("BENCH_BASELINE"), "another tributary binary (say, an earlier commit's) run as "+sysBaseline+" right after tributary in every scenario, for a before/after ratio from one run (env BENCH_BASELINE)")
 	flag.Parse()
 
 	p.Rows = max(100, p.Rows/100*100)
 	p.Rate = max(100, p.Rate/100*100)
+	p.BigTxRows = max(100, p.BigTxRows/100*100)
 	p.SnapshotRate = max(100, p.SnapshotRate/100*100)
 	p.ParallelTables = max(2, p.ParallelTables)
 	p.Repeat = max(1, p.Repeat)

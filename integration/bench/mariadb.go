@@ -64,21 +64,36 @@ CREATE TABLE bench (
   note        text
 )`
 
-// myBatchSQL are data.go's bench_rows and bench_batch for MariaDB, bench_batch one
-// transaction, and bench_batches(lo, hi) committing batches lo..hi-1.
+// myBatchSQL are data.go's bench_rows and bench_batch for MariaDB (bench_changes is a
+// batch's statements, bench_batch them in a transaction), bench_batches(lo, hi) committing
+// batches lo..hi-1, and bench_one_transaction(lo, hi) committing them all at once.
 var myBatchSQL = []string{`
 CREATE PROCEDURE bench_rows(lo bigint)
   INSERT INTO bench
   SELECT g, abs(g) % 10000, ELT(1 + abs(g) % 4, 'new', 'paid', 'shipped', 'delivered'),
          (abs(g) % 100000) / 100.0, TIMESTAMP '2024-01-01 00:00:00' + INTERVAL g SECOND, REPEAT(MD5(g), 4)
   FROM (SELECT lo + CAST(seq AS SIGNED) AS g FROM seq_0_to_59) ids`, `
-CREATE PROCEDURE bench_batch(b bigint)
+CREATE PROCEDURE bench_changes(b bigint)
 BEGIN
-  START TRANSACTION;
   CALL bench_rows(b * 60);
   UPDATE bench SET status = 'updated', amount = amount + 1, note = REPEAT(MD5(id + 1), 4)
    WHERE id BETWEEN (b - 1) * 60 AND (b - 1) * 60 + 29;
   DELETE FROM bench WHERE id BETWEEN (b - 1) * 60 + 30 AND (b - 1) * 60 + 39;
+END`, `
+CREATE PROCEDURE bench_batch(b bigint)
+BEGIN
+  START TRANSACTION;
+  CALL bench_changes(b);
+  COMMIT;
+END`, `
+CREATE PROCEDURE bench_one_transaction(lo bigint, hi bigint)
+BEGIN
+  DECLARE b bigint DEFAULT lo;
+  START TRANSACTION;
+  WHILE b < hi DO
+    CALL bench_changes(b);
+    SET b = b + 1;
+  END WHILE;
   COMMIT;
 END`, `
 CREATE PROCEDURE bench_batches(lo bigint, hi bigint)
@@ -107,6 +122,19 @@ func myCommitBatches(db string, from, to int) error {
 	defer c.Close()
 	if _, err := c.Execute(fmt.Sprintf("CALL bench_batches(%d, %d)", from, to)); err != nil {
 		return fmt.Errorf("MariaDB %s: batches %d to %d: %w", db, from, to-1, err)
+	}
+	return nil
+}
+
+// myCommitOneTransaction commits batches from..to-1 in one transaction.
+func myCommitOneTransaction(db string, from, to int) error {
+	c, err := myConnect(db)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Execute(fmt.Sprintf("CALL bench_one_transaction(%d, %d)", from, to)); err != nil {
+		return fmt.Errorf("MariaDB %s: batches %d to %d in one transaction: %w", db, from, to-1, err)
 	}
 	return nil
 }
@@ -217,7 +245,7 @@ func (d debezium) startMariaDB(ctx context.Context, w world) (*child, time.Time,
 		props = d.myStreamProperties(w.dir, warmDB, w.prefix+"-warm", &from)
 		// latency-mariadb starts at the binlog's end (probe, bench.go, waits for it)
 		var start *binlogPos
-		if w.scenario == scStreamingMariaDB {
+		if w.scenario == scStreamingMariaDB || w.scenario == scBigTxMariaDB {
 			start = &w.binlogStart
 		}
 		measure = d.myStreamProperties(w.dir, w.db, w.prefix, start)

@@ -259,6 +259,26 @@ func (b *bench) targets() []target {
 		}
 	}
 	add("backfill-mongodb and streaming-mongodb peak RSS ≤ 100 MB", mongoPeak, atMost(100))
+	// One source transaction of BENCH_BIGTX_ROWS changes: memory stays flat whatever its size,
+	// and the rate stays near that of the same changes in small transactions.
+	for _, sys := range []string{sysTributary, sysTributaryEOS} {
+		var bigPeak *float64
+		for _, sc := range []string{scBigTx, scBigTxMariaDB} {
+			if r := b.find(sys, sc); r != nil && r.PeakRSSMB != nil && (bigPeak == nil || *r.PeakRSSMB > *bigPeak) {
+				bigPeak = r.PeakRSSMB
+			}
+		}
+		if bigPeak != nil {
+			add(fmt.Sprintf("%s: bigtx and bigtx-mariadb (%d changes in one transaction) peak RSS < 200 MB", sys, b.p.BigTxRows), bigPeak, func(v float64) bool { return v < 200 })
+		}
+		for _, pair := range [][2]string{{scBigTx, scStreaming}, {scBigTxMariaDB, scStreamingMariaDB}} {
+			big, small := b.find(sys, pair[0]), b.find(sys, pair[1])
+			if big == nil || small == nil || small.EventsPerSec == 0 {
+				continue
+			}
+			add(fmt.Sprintf("%s: %s events/s ≥ 70 %% of %s's (%s ÷ %s)", sys, pair[0], pair[1], pair[0], pair[1]), ptr(big.EventsPerSec/small.EventsPerSec), atLeast(0.7))
+		}
+	}
 	// Avro beside JSON where both ran: smaller records, so no slower and no dearer.
 	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB} {
 		if b.find(sysAvro, sc) != nil {
