@@ -30,8 +30,10 @@ type run struct {
 	P50Ms            *float64 `json:"p50_ms"`
 	P99Ms            *float64 `json:"p99_ms"`
 	MaxMs            *float64 `json:"max_ms"`
-	Note             string   `json:"note,omitempty"`
-	Error            string   `json:"error,omitempty"`
+	// CorePercent is the share of one core a process used (the largest of a fleet's).
+	CorePercent *float64 `json:"core_percent,omitempty"`
+	Note        string   `json:"note,omitempty"`
+	Error       string   `json:"error,omitempty"`
 	// RegistryCalls are the schema registry requests of an Avro run, read from its
 	// /metrics as the drain ended; nil for JSON.
 	RegistryCalls *registryCount `json:"registry_calls,omitempty"`
@@ -61,7 +63,7 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	var failed error
 	templated, warmed := false, false
-	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB, scParallel, scSnapLatency} {
+	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB, scParallel, scSnapLatency, scFleet} {
 		if !slices.Contains(b.p.Scenarios, sc) {
 			continue
 		}
@@ -75,8 +77,12 @@ func (b *bench) run(ctx context.Context) error {
 			}
 			templated = true
 		}
-		if sc == scParallel || sc == scSnapLatency {
-			if err := b.snapshotScenario(ctx, sc); err != nil {
+		if sc == scParallel || sc == scSnapLatency || sc == scFleet {
+			scenario := b.snapshotScenario
+			if sc == scFleet {
+				scenario = func(ctx context.Context, _ string) error { return b.fleetScenario(ctx) }
+			}
+			if err := scenario(ctx, sc); err != nil {
 				failed = errors.Join(failed, fmt.Errorf("%s %s: %w", sysTributary, sc, err))
 				b.log.Error("run failed", "system", sysTributary, "scenario", sc, "err", err)
 			}

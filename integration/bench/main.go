@@ -46,6 +46,8 @@ type params struct {
 	QuietLoad      float64  `json:"quiet_load"`      // load average per core below which results/ keeps the JSON
 	Repeat         int      `json:"repeat"`          // runs of each system in the backfill, streaming and latency scenarios
 	BigTxRows      int      `json:"bigtx_rows"`      // bigtx: changes of the one source transaction
+	FleetPipelines int      `json:"fleet_pipelines"` // fleet: pipelines (processes) side by side
+	FleetSeconds   int      `json:"fleet_seconds"`   // fleet: length of the idle and of the loaded phase
 
 	repo     string // repository root
 	binary   string // bin/tributary
@@ -57,7 +59,7 @@ type params struct {
 
 var (
 	allSystems   = []string{sysTributary, sysTributaryEOS, sysOneCore, sysAvro, sysDebeziumDefault, sysDebeziumTuned}
-	allScenarios = []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB, scParallel, scSnapLatency, scCeiling}
+	allScenarios = []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB, scParallel, scSnapLatency, scFleet, scCeiling}
 )
 
 const (
@@ -139,6 +141,8 @@ func main() {
 	flag.Float64Var(&p.QuietLoad, "quiet-load", envFloat("BENCH_QUIET_LOAD", 1.0), "1-minute load average per core at the start below which the JSON goes to integration/bench/results/ (env BENCH_QUIET_LOAD)")
 	flag.IntVar(&p.Repeat, "repeat", envInt("BENCH_REPEAT", 1), "runs of each system in each backfill, streaming and latency scenario, in alternating order; the report and its targets take each figure's median (env BENCH_REPEAT)")
 	flag.IntVar(&p.BigTxRows, "bigtx-rows", envInt("BENCH_BIGTX_ROWS", 1_000_000), "bigtx and bigtx-mariadb: changes in the one source transaction (env BENCH_BIGTX_ROWS); rounded to a multiple of 100")
+	flag.IntVar(&p.FleetPipelines, "fleet-pipelines", envInt("BENCH_FLEET_PIPELINES", 8), "fleet: pipelines side by side, each its own process, database and slot (env BENCH_FLEET_PIPELINES)")
+	flag.IntVar(&p.FleetSeconds, "fleet-seconds", envInt("BENCH_FLEET_SECONDS", 30), "fleet: seconds of idle and of 100 changes/s per pipeline (env BENCH_FLEET_SECONDS)")
 	flag.BoolVar(&p.keep, "keep", os.Getenv("BENCH_KEEP") != "", "keep scratch files, databases and topics (env BENCH_KEEP)")
 	flag.StringVar(&p.baseline, "baseline", os.Getenv("BENCH_BASELINE"), "another tributary binary (say, an earlier commit's) run as "+sysBaseline+" right after tributary in every scenario, for a before/after ratio from one run (env BENCH_BASELINE)")
 	flag.Parse()

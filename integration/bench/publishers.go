@@ -177,13 +177,27 @@ func (t tributary) readyStream(ctx context.Context, w world) error {
 		defer close(stop)
 		go mongoProbe(ctx, w.db, stop)
 	}
-	// The checkpoint file is read directly: `tributary status` waits for the running
-	// pipeline's lock.
+	if err := awaitSnapshotted(ctx, c, w); err != nil {
+		return err
+	}
+	if err := c.stop(60 * time.Second); err != nil {
+		return err
+	}
+	if c.cmd.ProcessState.ExitCode() != 0 {
+		return fmt.Errorf("tributary exited %d on SIGTERM:\n%s", c.cmd.ProcessState.ExitCode(), c.tail())
+	}
+	return nil
+}
+
+// awaitSnapshotted waits until Tributary c's checkpoint in w.dir records the end of its
+// initial snapshot (snapshotFinished). The checkpoint file is read directly: `tributary
+// status` waits for the running pipeline's lock.
+func awaitSnapshotted(ctx context.Context, c *child, w world) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		files, _ := filepath.Glob(filepath.Join(w.dir, "checkpoints", "*.checkpoint.json"))
 		if len(files) == 1 && snapshotFinished(files[0]) {
-			break
+			return nil
 		}
 		select {
 		case <-c.done:
@@ -196,13 +210,6 @@ func (t tributary) readyStream(ctx context.Context, w world) error {
 			return fmt.Errorf("tributary wrote no checkpoint within 2 minutes:\n%s", c.tail())
 		}
 	}
-	if err := c.stop(60 * time.Second); err != nil {
-		return err
-	}
-	if c.cmd.ProcessState.ExitCode() != 0 {
-		return fmt.Errorf("tributary exited %d on SIGTERM:\n%s", c.cmd.ProcessState.ExitCode(), c.tail())
-	}
-	return nil
 }
 
 // snapshotFinished reports whether the checkpoint at path records a position after the

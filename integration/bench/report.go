@@ -279,6 +279,11 @@ func (b *bench) targets() []target {
 			add(fmt.Sprintf("%s: %s events/s ≥ 70 %% of %s's (%s ÷ %s)", sys, pair[0], pair[1], pair[0], pair[1]), ptr(big.EventsPerSec/small.EventsPerSec), atLeast(0.7))
 		}
 	}
+	// A fleet of small pipelines: what each costs while idle.
+	if r := b.find(sysTributary, fleetIdleLabel); r != nil {
+		add(fmt.Sprintf("fleet: an idle pipeline's RSS ≤ 15 MB (the largest of %d)", b.p.FleetPipelines), r.PeakRSSMB, atMost(15))
+		add(fmt.Sprintf("fleet: an idle pipeline's CPU ≤ 0.5 %% of a core (the largest of %d)", b.p.FleetPipelines), r.CorePercent, atMost(0.5))
+	}
 	// Avro beside JSON where both ran: smaller records, so no slower and no dearer.
 	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB} {
 		if b.find(sysAvro, sc) != nil {

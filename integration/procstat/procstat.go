@@ -11,7 +11,13 @@ import (
 )
 
 // PeakRSSMB is VmHWM, the resident set's high-water mark, in MiB.
-func PeakRSSMB(pid int) (float64, error) {
+func PeakRSSMB(pid int) (float64, error) { return statusMB(pid, "VmHWM") }
+
+// RSSMB is VmRSS, the resident set now, in MiB.
+func RSSMB(pid int) (float64, error) { return statusMB(pid, "VmRSS") }
+
+// statusMB is the field key (a size in kB) of /proc/<pid>/status, in MiB.
+func statusMB(pid int, key string) (float64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -19,10 +25,10 @@ func PeakRSSMB(pid int) (float64, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), key+":"); ok {
 			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
 			return kb / 1024, err
 		}
 	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
+	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, key)
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -335,7 +334,7 @@ func yamlName(f reflect.StructField) string {
 	return name
 }
 
-var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var plainKey = boundedPattern(`^[A-Za-z0-9_-]+$`, 1, 64, nil)
 
 // join appends a key to a field path. Only a plain key is shown whole: of
 // an odd one (a pasted URL, "password hunter2"), only its leading name

@@ -14,7 +14,7 @@ import (
 
 var (
 	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	ssmName = regexp.MustCompile(`^/?[A-Za-z0-9_.\-/]{1,1000}$`)
+	ssmName = boundedPattern(`^[A-Za-z0-9_.\-/]+$`, 1, 1000, afterOptionalSlash)
 )
 
 // lookups are where references are read from.

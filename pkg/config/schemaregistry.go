@@ -51,7 +51,7 @@ var (
 	encodings       = []string{EncodingJSON, EncodingAvro}
 	registryTypes   = []string{RegistryConfluent, RegistryGlue}
 	glueCompat      = []string{"NONE", "DISABLED", "BACKWARD", "BACKWARD_ALL", "FORWARD", "FORWARD_ALL", "FULL", "FULL_ALL"}
-	glueName        = regexp.MustCompile(`^[A-Za-z0-9_$#.-]{1,255}$`)
+	glueName        = boundedPattern(`^[A-Za-z0-9_$#.-]+$`, 1, 255, nil)
 	roleARN         = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:role/.+$`)
 	awsRegionFormat = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d$`)
 )

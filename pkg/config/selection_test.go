@@ -1,6 +1,7 @@
 package config
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -98,4 +99,18 @@ func TestJavaSerializedLongString(t *testing.T) {
 	if b[4] != 0x7C || len(b) != 4+1+8+70000 {
 		t.Errorf("a string over 65535 bytes is TC_LONGSTRING with an 8-byte length; got tag %x, %d bytes", b[4], len(b))
 	}
+}
+
+// FuzzIsPlainTable: IsPlainTable accepts exactly what the regular
+// expression it replaced accepted.
+func FuzzIsPlainTable(f *testing.F) {
+	for _, s := range []string{"public.orders", "shop.order_items", "a.b.c", ".t", "s.", "ü.ñ2", "s.t-1", "s.t*", "s\xff.t", "", "٣.٤"} {
+		f.Add(s)
+	}
+	was := regexp.MustCompile(`^[\p{L}\p{N}_-]+\.[\p{L}\p{N}_-]+$`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := IsPlainTable(s), was.MatchString(s); got != want {
+			t.Errorf("IsPlainTable(%q) = %v, the regular expression says %v", s, got, want)
+		}
+	})
 }

@@ -182,7 +182,7 @@ func wholeName(expr string) (*regexp.Regexp, error) {
 
 // topicGroupName is a group name Kafka Connect accepts as an alias in
 // topic.creation.<name>.*.
-var topicGroupName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var topicGroupName = boundedPattern(`^[A-Za-z0-9_-]+$`, 1, 64, nil)
 
 func (v validator) heartbeat(c *Config) {
 	h := c.Destination.Heartbeat

@@ -21,9 +21,9 @@ import (
 var (
 	validName       = regexp.MustCompile(`^[a-z0-9_-]+$`)
 	validTable      = regexp.MustCompile(`^[^.\s]+\.[^.\s]+$`)
-	validRoleARN    = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]{1,512}$`)
+	validRoleARN    = boundedPattern(`^arn:aws[a-z-]*:iam::[0-9]{12}:role/[\w+=,.@/-]+$`, 1, 512, afterRole)
 	validExternalID = regexp.MustCompile(`^[\w+=,.@:/-]+$`)
-	validDynamoName = regexp.MustCompile(`^[A-Za-z0-9_.-]{3,255}$`)
+	validDynamoName = boundedPattern(`^[A-Za-z0-9_.-]+$`, 3, 255, nil)
 )
 
 // MaxMessageBytesLimit caps max_message_bytes (100 MiB): beyond it no broker

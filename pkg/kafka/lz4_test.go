@@ -105,6 +105,22 @@ func readLZ4(t testing.TB, frame []byte) []byte {
 	return got
 }
 
+// TestLZ4HeaderIsPierrecs: the frame header is the one pierrec's writer
+// writes with the same settings.
+func TestLZ4HeaderIsPierrecs(t *testing.T) {
+	var b bytes.Buffer
+	w := lz4.NewWriter(&b)
+	if err := w.Apply(lz4.BlockSizeOption(lz4.Block256Kb), lz4.ChecksumOption(false), lz4.BlockChecksumOption(false)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil { // an empty frame: header and end mark
+		t.Fatal(err)
+	}
+	if want := b.Bytes()[:b.Len()-4]; !bytes.Equal(lz4Header, want) {
+		t.Fatalf("lz4Header % x, pierrec writes % x", lz4Header, want)
+	}
+}
+
 func TestLZ4BatchesRoundTrip(t *testing.T) {
 	// FLG: version 1, independent blocks, no block or content checksum,
 	// no content size; BD: 256 KiB blocks.
