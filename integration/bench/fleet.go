@@ -161,7 +161,7 @@ func measureFleet(children []*child, d time.Duration, rss func(int) (float64, er
 		return fleetRun{}, err
 	}
 	secs := max(time.Since(t0), d).Seconds()
-	var mbs, cores []float64
+	var mbs, anons, cores []float64
 	total := 0.0
 	for i, c := range children {
 		select {
@@ -177,15 +177,21 @@ func measureFleet(children []*child, d time.Duration, rss func(int) (float64, er
 		if err != nil {
 			return fleetRun{}, err
 		}
+		anon, err := procstat.AnonRSSMB(c.pid())
+		if err != nil {
+			return fleetRun{}, err
+		}
+		anons = append(anons, anon)
 		total += cpu1 - cpu0[i]
 		mbs, cores = append(mbs, mb), append(cores, (cpu1-cpu0[i])/secs*100)
 	}
 	slices.Sort(mbs)
+	slices.Sort(anons)
 	slices.Sort(cores)
 	r := fleetRun{cpuSeconds: total}
 	r.System = sysTributary
 	r.PeakRSSMB, r.CorePercent = ptr(mbs[len(mbs)-1]), ptr(cores[len(cores)-1])
-	r.Note = fmt.Sprintf("%d pipelines, %.0f s; per pipeline: RSS median %.1f MB (max %.1f), CPU median %.2f %% of a core (max %.2f)",
-		len(children), secs, quantile(mbs, 0.5), mbs[len(mbs)-1], quantile(cores, 0.5), cores[len(cores)-1])
+	r.Note = fmt.Sprintf("%d pipelines, %.0f s; per pipeline: RSS median %.1f MB (max %.1f), of it anonymous (not the binary's pages) %.1f MB now; CPU median %.2f %% of a core (max %.2f)",
+		len(children), secs, quantile(mbs, 0.5), mbs[len(mbs)-1], quantile(anons, 0.5), quantile(cores, 0.5), cores[len(cores)-1])
 	return r, nil
 }

@@ -16,6 +16,10 @@ func PeakRSSMB(pid int) (float64, error) { return statusMB(pid, "VmHWM") }
 // RSSMB is VmRSS, the resident set now, in MiB.
 func RSSMB(pid int) (float64, error) { return statusMB(pid, "VmRSS") }
 
+// AnonRSSMB is RssAnon, the resident set less the mapped files (the binary's code
+// pages, which processes of one binary share), in MiB.
+func AnonRSSMB(pid int) (float64, error) { return statusMB(pid, "RssAnon") }
+
 // statusMB is the field key (a size in kB) of /proc/<pid>/status, in MiB.
 func statusMB(pid int, key string) (float64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
