@@ -146,7 +146,7 @@ services-down:
 
 # Sizes: make bench BENCH_ROWS=200000 BENCH_LATENCY_SECONDS=20 (also BENCH_RATE, BENCH_SYSTEMS,
 # BENCH_SCENARIOS, BENCH_PARTITIONS, BENCH_JVM_HEAP, BENCH_KEEP, BENCH_PARALLEL_TABLES,
-# BENCH_SNAPSHOT_RATE, BENCH_QUIET_LOAD, BENCH_REPEAT, BENCH_BIGTX_ROWS; see integration/bench/main.go). BENCH_SERVICES= (empty)
+# BENCH_SNAPSHOT_RATE, BENCH_QUIET_LOAD, BENCH_REPEAT, BENCH_BIGTX_ROWS, BENCH_LARGE_ROWS; see integration/bench/main.go). BENCH_SERVICES= (empty)
 # skips services-up where the services already run.
 BENCH_SERVICES ?= services-up
 bench: $(BENCH_SERVICES) build ## Tributary vs Debezium side by side; table on stdout, JSON in integration/bench/results/ (quiet machine) or $TMPDIR/tributary-bench/
@@ -158,7 +158,7 @@ bench: $(BENCH_SERVICES) build ## Tributary vs Debezium side by side; table on s
 # machine. The BENCH_* variables still apply.
 BENCH_QUICK := BENCH_ROWS=$${BENCH_ROWS:-20000} BENCH_LATENCY_SECONDS=$${BENCH_LATENCY_SECONDS:-8} \
 	BENCH_PARALLEL_TABLES=$${BENCH_PARALLEL_TABLES:-2} BENCH_SNAPSHOT_RATE=$${BENCH_SNAPSHOT_RATE:-2000} \
-	BENCH_BIGTX_ROWS=$${BENCH_BIGTX_ROWS:-50000} \
+	BENCH_BIGTX_ROWS=$${BENCH_BIGTX_ROWS:-50000} BENCH_LARGE_ROWS=$${BENCH_LARGE_ROWS:-300} \
 	BENCH_SYSTEMS=$${BENCH_SYSTEMS:-tributary,tributary-exactly-once,tributary-gomaxprocs1,tributary-avro,debezium-tuned}
 bench-quick: $(BENCH_SERVICES) build ## make bench, every scenario small (20,000 rows/changes, 8 s latency, Debezium tuned)
 	bash integration/bench/debezium/build.sh

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -50,11 +51,14 @@ type bench struct {
 	runs    []run
 	// payloads holds, per scenario, values sampled from Tributary's topic for the ceiling.
 	payloads map[string]string
+	// recordBytes is, per scenario, the mean size (key and value) of those values: MB/s of
+	// the large scenarios is events/s times it, for Tributary and its ceiling alike.
+	recordBytes map[string]int
 }
 
 func (b *bench) run(ctx context.Context) error {
 	b.stamp = filepath.Base(b.p.scratch[:len(b.p.scratch)-len(".tmp")])
-	b.payloads = map[string]string{}
+	b.payloads, b.recordBytes = map[string]string{}, map[string]int{}
 	if _, err := os.Stat(b.p.binary); err != nil {
 		return fmt.Errorf("%s is missing: run make build", b.p.binary)
 	}
@@ -63,7 +67,7 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	var failed error
 	templated, warmed := false, false
-	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB, scParallel, scSnapLatency, scFleet} {
+	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB, scLarge, scLargeMariaDB, scParallel, scSnapLatency, scFleet} {
 		if !slices.Contains(b.p.Scenarios, sc) {
 			continue
 		}
@@ -102,7 +106,7 @@ func (b *bench) run(ctx context.Context) error {
 			continue
 		}
 		var ceilings []func(context.Context) (run, error)
-		if sc == scBackfill || sc == scStreaming || sc == scStreamingMariaDB {
+		if sc == scBackfill || sc == scStreaming || sc == scStreamingMariaDB || isLarge(sc) {
 			if b.payloads[sc] != "" {
 				ceilings = append(ceilings, func(ctx context.Context) (run, error) { return b.ceiling(ctx, sc) })
 			} else {
@@ -132,6 +136,11 @@ func (b *bench) run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+		}
+	}
+	for i := range b.runs {
+		if r := &b.runs[i]; isLarge(r.Scenario) && b.recordBytes[r.Scenario] > 0 && r.Error == "" {
+			r.Note = strings.TrimPrefix(r.Note+fmt.Sprintf("; %.0f MB/s of %d-byte records", r.EventsPerSec*float64(b.recordBytes[r.Scenario])/1e6, b.recordBytes[r.Scenario]), "; ")
 		}
 	}
 	if !b.p.keep {
@@ -319,7 +328,7 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 			return r, err
 		}
 
-	case scStreaming, scStreamingMariaDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB:
+	case scStreaming, scStreamingMariaDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB, scLarge, scLargeMariaDB:
 		if err := b.readyStreamDB(ctx, pub, w); err != nil {
 			return r, err
 		}
@@ -417,22 +426,37 @@ func (b *bench) readyStreamDB(ctx context.Context, pub publisher, w world) error
 		if err := createMyStreamDB(w.db); err != nil {
 			return err
 		}
+		if isLarge(w.scenario) {
+			if err := myExec(w.db, "ALTER TABLE bench MODIFY note LONGTEXT"); err != nil {
+				return err
+			}
+		}
 	} else if err := createDB(ctx, w.db, ""); err != nil {
 		return err
 	} else if err := seed(ctx, w.db); err != nil {
 		return err
+	} else if isLarge(w.scenario) {
+		if err := execIn(ctx, w.db, "ALTER TABLE bench ALTER COLUMN note SET STORAGE EXTERNAL"); err != nil {
+			return err
+		}
 	}
 	return pub.readyStream(ctx, w)
 }
 
 // changes is how many changes streaming scenario sc commits: BENCH_BIGTX_ROWS in one
-// transaction for bigtx, else BENCH_ROWS in transactions of changesPerBatch.
+// transaction for bigtx, BENCH_LARGE_ROWS large rows for large, else BENCH_ROWS in
+// transactions of changesPerBatch.
 func (b *bench) changes(sc string) int {
-	if isBigTx(sc) {
+	switch {
+	case isBigTx(sc):
 		return b.p.BigTxRows
+	case isLarge(sc):
+		return b.p.LargeRows
 	}
 	return b.p.Rows
 }
+
+func isLarge(sc string) bool { return sc == scLarge || sc == scLargeMariaDB }
 
 func isBigTx(sc string) bool { return sc == scBigTx || sc == scBigTxMariaDB }
 
@@ -440,6 +464,17 @@ func isBigTx(sc string) bool { return sc == scBigTx || sc == scBigTxMariaDB }
 // MariaDB it first notes in w where the binlog ended.
 func (b *bench) commitChanges(ctx context.Context, w *world) error {
 	n, one := b.changes(w.scenario)/changesPerBatch, isBigTx(w.scenario)
+	if isLarge(w.scenario) {
+		if w.source == srcMariaDB {
+			pos, err := myBinlogPos()
+			if err != nil {
+				return err
+			}
+			w.binlogStart = pos
+			return myCommitLarge(w.db, b.p.LargeRows, b.p.LargeBytes)
+		}
+		return commitLarge(ctx, w.db, b.p.LargeRows, b.p.LargeBytes)
+	}
 	if w.source == srcMongoDB {
 		return mongoCommitBatches(ctx, w.db, 0, n)
 	}
@@ -531,10 +566,11 @@ func (b *bench) finishDrain(ctx context.Context, r *run, c *child, w world, t0 t
 	}
 	if r.System == sysTributary {
 		path := filepath.Join(b.p.scratch, "payloads-"+r.Scenario+".txt")
-		if _, err := samplePayloads(ctx, w.topic, 5000, path); err != nil {
+		if avg, err := samplePayloads(ctx, w.topic, 5000, path); err != nil {
 			b.log.Warn("no payload sample for the ceiling", "err", err)
 		} else {
 			b.payloads[r.Scenario] = path
+			b.recordBytes[r.Scenario] = avg
 		}
 	}
 	return nil
@@ -579,14 +615,17 @@ func (b *bench) ceiling(ctx context.Context, sc string) (run, error) {
 	defer deleteTopics(context.Background(), topic)
 	lib := filepath.Join(b.p.repo, ".services", "kafka", "lib")
 	// The same warm-up as Debezium's JVM; the steady-state summary, printed last, leaves it out.
-	warm := debezium{p: b.p}.warmRows()
+	warm, n := debezium{p: b.p}.warmRows(), b.p.Rows
+	if isLarge(sc) {
+		warm, n = max(10, b.p.LargeRows/10), b.p.LargeRows
+	}
 	cmd := exec.CommandContext(ctx, "java", "-Xms"+b.p.JVMHeap, "-Xmx"+b.p.JVMHeap, "-Djava.awt.headless=true",
 		"-Dkafka.logs.dir="+b.p.scratch, "-Dkafka.log.name=perf",
 		"-Dlog4j2.configurationFile="+filepath.Join(b.p.repo, "integration", "services", "kafka", "log4j2.xml"),
 		"-cp", filepath.Join(lib, "*"), "org.apache.kafka.tools.ProducerPerformance",
-		"--topic", topic, "--num-records", strconv.Itoa(b.p.Rows+warm), "--warmup-records", strconv.Itoa(warm),
+		"--topic", topic, "--num-records", strconv.Itoa(n+warm), "--warmup-records", strconv.Itoa(warm),
 		"--throughput", "-1", "--payload-file", b.payloads[sc],
-		"--key-distribution", "random", "--record-key-range", strconv.Itoa(b.p.Rows),
+		"--key-distribution", "random", "--record-key-range", strconv.Itoa(n),
 		"--command-property", "bootstrap.servers="+kafkaAddr, "acks=all", "compression.type=lz4",
 		"linger.ms=50", "batch.size=1048576")
 	out, peak, err := runPeak(cmd)
@@ -604,7 +643,7 @@ func (b *bench) ceiling(ctx context.Context, sc string) (run, error) {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && r.Events > 0 {
 		// The whole process, warm-up and JVM start included: an upper bound.
 		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-		r.CPUSecPerMillion = ptr(cpu / float64(b.p.Rows+warm) * 1e6)
+		r.CPUSecPerMillion = ptr(cpu / float64(n+warm) * 1e6)
 	}
 	r.PeakRSSMB = ptr(peak)
 	return r, nil

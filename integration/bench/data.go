@@ -151,6 +151,23 @@ func commitOneTransaction(ctx context.Context, db string, from, to int) error {
 		"DO $$ BEGIN FOR b IN %d..%d LOOP PERFORM bench_batch(b); END LOOP; END $$", from, to-1))
 }
 
+// largePerTx is the inserts per transaction of the large scenarios.
+const largePerTx = 10
+
+// largeIDs is where the large scenarios' ids start, clear of the seed's.
+const largeIDs = 1_000_000
+
+// commitLarge inserts rows rows whose note is size bytes of text, largePerTx a transaction
+// (readyStreamDB stored the note out of line, uncompressed, as TOAST stores text that does
+// not compress, so the walsender reads rows of that size from the TOAST table).
+func commitLarge(ctx context.Context, db string, rows, size int) error {
+	return execIn(ctx, db, fmt.Sprintf(`DO $$ BEGIN FOR t IN 0..%d LOOP
+  INSERT INTO bench SELECT g, (g %% 10000)::int, 'new', (g %% 100000) / 100.0, timestamptz '2024-01-01 00:00:00+00', repeat(md5(g::text), %d)
+    FROM generate_series(%d + t * %d, %d + t * %d + %d) g;
+  COMMIT;
+END LOOP; END $$`, rows/largePerTx-1, size/32, largeIDs, largePerTx, largeIDs, largePerTx, largePerTx-1))
+}
+
 // createSlot makes a publication of the table and a pgoutput slot, for a publisher that
 // starts streaming from the slot (Debezium with snapshot.mode=no_data).
 func createSlot(ctx context.Context, db, pub, slot string) error {

@@ -46,6 +46,8 @@ type params struct {
 	QuietLoad      float64  `json:"quiet_load"`      // load average per core below which results/ keeps the JSON
 	Repeat         int      `json:"repeat"`          // runs of each system in the backfill, streaming and latency scenarios
 	BigTxRows      int      `json:"bigtx_rows"`      // bigtx: changes of the one source transaction
+	LargeRows      int      `json:"large_rows"`      // large: rows of LargeBytes inserted
+	LargeBytes     int      `json:"large_bytes"`     // large: bytes of each row's text
 	FleetPipelines int      `json:"fleet_pipelines"` // fleet: pipelines (processes) side by side
 	FleetSeconds   int      `json:"fleet_seconds"`   // fleet: length of the idle and of the loaded phase
 
@@ -59,7 +61,7 @@ type params struct {
 
 var (
 	allSystems   = []string{sysTributary, sysTributaryEOS, sysOneCore, sysAvro, sysDebeziumDefault, sysDebeziumTuned}
-	allScenarios = []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB, scParallel, scSnapLatency, scFleet, scCeiling}
+	allScenarios = []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB, scLarge, scLargeMariaDB, scParallel, scSnapLatency, scFleet, scCeiling}
 )
 
 const (
@@ -86,6 +88,11 @@ const (
 	// The streaming scenarios with every change in one source transaction of BENCH_BIGTX_ROWS.
 	scBigTx        = "bigtx"
 	scBigTxMariaDB = "bigtx-mariadb"
+
+	// The streaming scenarios with rows of BENCH_LARGE_BYTES of text (TOASTed on PostgreSQL,
+	// LONGTEXT on MariaDB), BENCH_LARGE_ROWS inserts in transactions of largePerTx.
+	scLarge        = "large"
+	scLargeMariaDB = "large-mariadb"
 
 	// Snapshots, Tributary only: see snapshot.go.
 	scBackfillMariaDB = "backfill-mariadb"  // the backfill scenario on MariaDB
@@ -141,6 +148,8 @@ func main() {
 	flag.Float64Var(&p.QuietLoad, "quiet-load", envFloat("BENCH_QUIET_LOAD", 1.0), "1-minute load average per core at the start below which the JSON goes to integration/bench/results/ (env BENCH_QUIET_LOAD)")
 	flag.IntVar(&p.Repeat, "repeat", envInt("BENCH_REPEAT", 1), "runs of each system in each backfill, streaming and latency scenario, in alternating order; the report and its targets take each figure's median (env BENCH_REPEAT)")
 	flag.IntVar(&p.BigTxRows, "bigtx-rows", envInt("BENCH_BIGTX_ROWS", 1_000_000), "bigtx and bigtx-mariadb: changes in the one source transaction (env BENCH_BIGTX_ROWS); rounded to a multiple of 100")
+	flag.IntVar(&p.LargeRows, "large-rows", envInt("BENCH_LARGE_ROWS", 2000), "large and large-mariadb: rows inserted (env BENCH_LARGE_ROWS); rounded to a multiple of 10")
+	flag.IntVar(&p.LargeBytes, "large-bytes", envInt("BENCH_LARGE_BYTES", 100_000), "large and large-mariadb: bytes of text in each row (env BENCH_LARGE_BYTES); rounded to a multiple of 32")
 	flag.IntVar(&p.FleetPipelines, "fleet-pipelines", envInt("BENCH_FLEET_PIPELINES", 8), "fleet: pipelines side by side, each its own process, database and slot (env BENCH_FLEET_PIPELINES)")
 	flag.IntVar(&p.FleetSeconds, "fleet-seconds", envInt("BENCH_FLEET_SECONDS", 30), "fleet: seconds of idle and of 100 changes/s per pipeline (env BENCH_FLEET_SECONDS)")
 	flag.BoolVar(&p.keep, "keep", os.Getenv("BENCH_KEEP") != "", "keep scratch files, databases and topics (env BENCH_KEEP)")
@@ -150,6 +159,8 @@ func main() {
 	p.Rows = max(100, p.Rows/100*100)
 	p.Rate = max(100, p.Rate/100*100)
 	p.BigTxRows = max(100, p.BigTxRows/100*100)
+	p.LargeRows = max(largePerTx, p.LargeRows/largePerTx*largePerTx)
+	p.LargeBytes = max(32, p.LargeBytes/32*32)
 	p.SnapshotRate = max(100, p.SnapshotRate/100*100)
 	p.ParallelTables = max(2, p.ParallelTables)
 	p.Repeat = max(1, p.Repeat)

@@ -139,6 +139,23 @@ func myCommitOneTransaction(db string, from, to int) error {
 	return nil
 }
 
+// myCommitLarge is commitLarge (data.go) on MariaDB (readyStreamDB made the note LONGTEXT).
+func myCommitLarge(db string, rows, size int) error {
+	c, err := myConnect(db)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for t := 0; t < rows/largePerTx; t++ {
+		lo := largeIDs + t*largePerTx
+		if _, err := c.Execute(fmt.Sprintf(`INSERT INTO bench SELECT %d + CAST(seq AS SIGNED), %d, 'new', 0, TIMESTAMP '2024-01-01 00:00:00', REPEAT(MD5(%d + seq), %d) FROM seq_0_to_%d`,
+			lo, lo%10000, lo, size/32, largePerTx-1)); err != nil {
+			return fmt.Errorf("MariaDB %s: large rows from %d: %w", db, lo, err)
+		}
+	}
+	return nil
+}
+
 // myLoader is loader (data.go) on MariaDB.
 func myLoader(ctx context.Context, db string, rate int, d time.Duration, first int) ([]time.Time, time.Duration, error) {
 	c, err := myConnect(db)
@@ -245,7 +262,7 @@ func (d debezium) startMariaDB(ctx context.Context, w world) (*child, time.Time,
 		props = d.myStreamProperties(w.dir, warmDB, w.prefix+"-warm", &from)
 		// latency-mariadb starts at the binlog's end (probe, bench.go, waits for it)
 		var start *binlogPos
-		if w.scenario == scStreamingMariaDB || w.scenario == scBigTxMariaDB {
+		if w.scenario == scStreamingMariaDB || w.scenario == scBigTxMariaDB || w.scenario == scLargeMariaDB {
 			start = &w.binlogStart
 		}
 		measure = d.myStreamProperties(w.dir, w.db, w.prefix, start)

@@ -47,7 +47,7 @@ func newWorld(p params, system, scenario, stamp string) world {
 		tables:   []string{"public.bench"},
 	}
 	w.topic = w.prefix + ".public.bench"
-	if scenario == scBackfillMariaDB || scenario == scStreamingMariaDB || scenario == scLatencyMariaDB || scenario == scBigTxMariaDB {
+	if scenario == scBackfillMariaDB || scenario == scStreamingMariaDB || scenario == scLatencyMariaDB || scenario == scBigTxMariaDB || scenario == scLargeMariaDB {
 		w.source, w.tables = srcMariaDB, []string{w.db + ".bench"}
 		w.topic = w.prefix + "." + w.db + ".bench"
 	}

@@ -279,6 +279,10 @@ func (b *bench) targets() []target {
 			add(fmt.Sprintf("%s: %s events/s ≥ 70 %% of %s's (%s ÷ %s)", sys, pair[0], pair[1], pair[0], pair[1]), ptr(big.EventsPerSec/small.EventsPerSec), atLeast(0.7))
 		}
 	}
+	// Large values: MB/s against the producer's with the same records (the same size).
+	for _, sc := range []string{scLarge, scLargeMariaDB} {
+		add(fmt.Sprintf("%s (%d-byte text) MB/s ≥ 70 %% of the producer-perf-test ceiling with the same records", sc, b.p.LargeBytes), b.share(sc, sysCeiling), atLeast(0.7))
+	}
 	// A fleet of small pipelines: what each costs while idle.
 	if r := b.find(sysTributary, fleetIdleLabel); r != nil {
 		add(fmt.Sprintf("fleet: an idle pipeline's RSS ≤ 15 MB (the largest of %d)", b.p.FleetPipelines), r.PeakRSSMB, atMost(15))
