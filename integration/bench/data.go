@@ -157,12 +157,15 @@ const largePerTx = 10
 // largeIDs is where the large scenarios' ids start, clear of the seed's.
 const largeIDs = 1_000_000
 
-// commitLarge inserts rows rows whose note is size bytes of text, largePerTx a transaction
+// commitLarge inserts rows rows whose note is size bytes of text (hexadecimal digests, each
+// different: about as compressible as random text, so LZ4 does not make the rows small),
+// largePerTx a transaction
 // (readyStreamDB stored the note out of line, uncompressed, as TOAST stores text that does
 // not compress, so the walsender reads rows of that size from the TOAST table).
 func commitLarge(ctx context.Context, db string, rows, size int) error {
 	return execIn(ctx, db, fmt.Sprintf(`DO $$ BEGIN FOR t IN 0..%d LOOP
-  INSERT INTO bench SELECT g, (g %% 10000)::int, 'new', (g %% 100000) / 100.0, timestamptz '2024-01-01 00:00:00+00', repeat(md5(g::text), %d)
+  INSERT INTO bench SELECT g, (g %% 10000)::int, 'new', (g %% 100000) / 100.0, timestamptz '2024-01-01 00:00:00+00',
+      (SELECT string_agg(md5(g || '.' || i), '') FROM generate_series(1, %d) i)
     FROM generate_series(%d + t * %d, %d + t * %d + %d) g;
   COMMIT;
 END LOOP; END $$`, rows/largePerTx-1, size/32, largeIDs, largePerTx, largeIDs, largePerTx, largePerTx-1))

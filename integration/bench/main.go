@@ -148,7 +148,7 @@ func main() {
 	flag.Float64Var(&p.QuietLoad, "quiet-load", envFloat("BENCH_QUIET_LOAD", 1.0), "1-minute load average per core at the start below which the JSON goes to integration/bench/results/ (env BENCH_QUIET_LOAD)")
 	flag.IntVar(&p.Repeat, "repeat", envInt("BENCH_REPEAT", 1), "runs of each system in each backfill, streaming and latency scenario, in alternating order; the report and its targets take each figure's median (env BENCH_REPEAT)")
 	flag.IntVar(&p.BigTxRows, "bigtx-rows", envInt("BENCH_BIGTX_ROWS", 1_000_000), "bigtx and bigtx-mariadb: changes in the one source transaction (env BENCH_BIGTX_ROWS); rounded to a multiple of 100")
-	flag.IntVar(&p.LargeRows, "large-rows", envInt("BENCH_LARGE_ROWS", 2000), "large and large-mariadb: rows inserted (env BENCH_LARGE_ROWS); rounded to a multiple of 10")
+	flag.IntVar(&p.LargeRows, "large-rows", envInt("BENCH_LARGE_ROWS", 5000), "large and large-mariadb: rows inserted (env BENCH_LARGE_ROWS); rounded to a multiple of 10")
 	flag.IntVar(&p.LargeBytes, "large-bytes", envInt("BENCH_LARGE_BYTES", 100_000), "large and large-mariadb: bytes of text in each row (env BENCH_LARGE_BYTES); rounded to a multiple of 32")
 	flag.IntVar(&p.FleetPipelines, "fleet-pipelines", envInt("BENCH_FLEET_PIPELINES", 8), "fleet: pipelines side by side, each its own process, database and slot (env BENCH_FLEET_PIPELINES)")
 	flag.IntVar(&p.FleetSeconds, "fleet-seconds", envInt("BENCH_FLEET_SECONDS", 30), "fleet: seconds of idle and of 100 changes/s per pipeline (env BENCH_FLEET_SECONDS)")

@@ -146,9 +146,13 @@ func myCommitLarge(db string, rows, size int) error {
 		return err
 	}
 	defer c.Close()
+	if _, err := c.Execute(fmt.Sprintf("SET SESSION group_concat_max_len = %d", 2*size)); err != nil {
+		return err
+	}
 	for t := 0; t < rows/largePerTx; t++ {
 		lo := largeIDs + t*largePerTx
-		if _, err := c.Execute(fmt.Sprintf(`INSERT INTO bench SELECT %d + CAST(seq AS SIGNED), %d, 'new', 0, TIMESTAMP '2024-01-01 00:00:00', REPEAT(MD5(%d + seq), %d) FROM seq_0_to_%d`,
+		if _, err := c.Execute(fmt.Sprintf(`INSERT INTO bench SELECT %d + CAST(ids.seq AS SIGNED), %d, 'new', 0, TIMESTAMP '2024-01-01 00:00:00',
+  (SELECT GROUP_CONCAT(MD5(CONCAT(%d + ids.seq, '.', d.seq)) SEPARATOR '') FROM seq_1_to_%d d) FROM seq_0_to_%d ids`,
 			lo, lo%10000, lo, size/32, largePerTx-1)); err != nil {
 			return fmt.Errorf("MariaDB %s: large rows from %d: %w", db, lo, err)
 		}
