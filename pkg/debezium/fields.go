@@ -102,11 +102,26 @@ func (e *Encoder) WriteValue(ev *change.Event, nowMicros int64, w FieldWriter) e
 		w.Int(tx.Total)
 		w.Int(tx.Table)
 	}
-	w.String(ev.Op.String())
+	w.String(opLetter(ev.Op))
 	w.Int(floorDiv(nowMicros, 1000))
 	w.Int(nowMicros)
 	w.Int(nowMicros * 1000)
 	return nil
+}
+
+// opLetter is op.String() without its allocation.
+func opLetter(op change.Op) string {
+	switch op {
+	case change.OpCreate:
+		return "c"
+	case change.OpUpdate:
+		return "u"
+	case change.OpDelete:
+		return "d"
+	case change.OpRead:
+		return "r"
+	}
+	return op.String()
 }
 
 // writeSource is appendSource field by field.
@@ -195,7 +210,7 @@ func (p *colPlan) writeValue(w FieldWriter, v *change.Value) error {
 	case change.Unavailable:
 		return p.writeJSON(w, v)
 	case change.Text:
-		if p.enc != encString {
+		if p.enc != encString && p.enc != encDecimal {
 			return p.writeJSON(w, v) // decimals, and timestamps beyond int64 (change.FarTimestamp)
 		}
 	}
@@ -249,6 +264,15 @@ func (p *colPlan) writeValue(w FieldWriter, v *change.Value) error {
 		} else {
 			w.StringBytes(appendValidUTF8(w.Scratch()[:0], v.Bytes))
 		}
+	case encDecimal:
+		if v.Kind != change.Text {
+			return ErrValueKind
+		}
+		raw, err := appendDecimalFixedRaw(w.Scratch()[:0], v.Bytes, p.scale)
+		if err != nil {
+			return p.writeJSON(w, v) // its error, or the null (or default) NaN makes
+		}
+		w.Bytes(raw)
 	case encBytes:
 		if v.Kind != change.Binary || p.javaDoubles {
 			return p.writeJSON(w, v)

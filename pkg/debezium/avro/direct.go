@@ -24,8 +24,8 @@ func (r *Recoder) AppendKey(ctx context.Context, dst []byte, enc *debezium.Encod
 	if !r.Key {
 		return enc.AppendKey(dst, ev)
 	}
-	w := r.writer(ctx, dst, topic+"-key")
-	defer writers.Put(w)
+	w := r.writer(ctx, dst, topic, "-key")
+	defer w.release()
 	ok, err = enc.WriteKey(ev, w)
 	if err == debezium.ErrNotFieldWise {
 		var js []byte
@@ -56,8 +56,8 @@ func (r *Recoder) AppendValue(ctx context.Context, dst []byte, enc *debezium.Enc
 		out, head, err = enc.AppendValueHead(dst, ev, nowMicros)
 		return out, head, false, err
 	}
-	w := r.writer(ctx, dst, topic+"-value")
-	defer writers.Put(w)
+	w := r.writer(ctx, dst, topic, "-value")
+	defer w.release()
 	err = enc.WriteValue(ev, nowMicros, w)
 	if err == debezium.ErrNotFieldWise {
 		js, err := enc.AppendValue(w.scratch[:0], ev, nowMicros)
@@ -84,28 +84,37 @@ func (r *Recoder) AppendValue(ctx context.Context, dst []byte, enc *debezium.Enc
 
 var writers = sync.Pool{New: func() any { return &fieldWriter{scratch: make([]byte, 0, 4096)} }}
 
-// writer returns a fieldWriter appending to dst a message of subject.
-func (r *Recoder) writer(ctx context.Context, dst []byte, subject string) *fieldWriter {
+// writer returns a fieldWriter appending to dst a message of subject
+// topic+suffix.
+func (r *Recoder) writer(ctx context.Context, dst []byte, topic, suffix string) *fieldWriter {
 	w := writers.Get().(*fieldWriter)
-	w.r, w.ctx, w.subject, w.dst = r, ctx, subject, dst
+	w.r, w.ctx, w.topic, w.suffix, w.dst = r, ctx, topic, suffix, dst
 	w.root, w.started, w.err = nil, false, nil
 	w.stack = w.stack[:0]
 	return w
 }
 
+// release puts w back in the pool, without the caller's buffer.
+func (w *fieldWriter) release() {
+	w.r, w.ctx, w.dst, w.root = nil, nil, nil, nil
+	writers.Put(w)
+}
+
 // entryFor returns the entry of a Connect schema that
 // debezium.FieldWriter.Begin gave: the Encoder keeps one slice per table
 // version, so its address finds the entry without reading the schema.
-func (r *Recoder) entryFor(ctx context.Context, subject string, schema []byte) (*entry, error) {
+func (r *Recoder) entryFor(ctx context.Context, topic, suffix string, schema []byte) (*entry, error) {
 	p := unsafe.SliceData(schema)
 	r.mu.Lock()
 	e := r.byAddr[p]
-	if e != nil && (e.subject != subject || len(e.prefix) != len(`{"schema":`)+len(schema)+len(`,"payload":`)) {
-		e = nil
+	r.mu.Unlock()
+	if e != nil && len(e.subject) == len(topic)+len(suffix) && e.subject[:len(topic)] == topic && e.subject[len(topic):] == suffix &&
+		len(e.prefix) == len(`{"schema":`)+len(schema)+len(`,"payload":`) {
+		return e, nil
 	}
-	if e == nil {
-		e = r.entries[subject][string(schema)]
-	}
+	subject := topic + suffix
+	r.mu.Lock()
+	e = r.entries[subject][string(schema)]
 	r.mu.Unlock()
 	if e == nil {
 		var err error
@@ -127,7 +136,8 @@ func (r *Recoder) entryFor(ctx context.Context, subject string, schema []byte) (
 type fieldWriter struct {
 	r       *Recoder
 	ctx     context.Context
-	subject string
+	topic   string
+	suffix  string // of the subject: "-key", "-value"
 	dst     []byte
 	root    *node
 	started bool
@@ -144,7 +154,7 @@ type frame struct {
 }
 
 func (w *fieldWriter) Begin(schema []byte) {
-	e, err := w.r.entryFor(w.ctx, w.subject, schema)
+	e, err := w.r.entryFor(w.ctx, w.topic, w.suffix, schema)
 	if err != nil {
 		w.err = err
 		return
