@@ -35,8 +35,9 @@ type FieldWriter interface {
 }
 
 // ErrNotFieldWise is WriteKey's and WriteValue's answer for an event
-// whose message they do not write field by field: format.unwrap, the
-// outbox, document tables, and messages without schemas. AppendKey and
+// whose message they do not write field by field: the outbox, document
+// tables, messages without schemas, the null value of format.unwrap's
+// deletes and keys with transforms.reroute's added field. AppendKey and
 // AppendValue write those.
 var ErrNotFieldWise = errors.New("debezium: this message is written as JSON only")
 
@@ -76,12 +77,15 @@ func (e *Encoder) WriteValue(ev *change.Event, nowMicros int64, w FieldWriter) e
 	if err := checkChange(ev); err != nil {
 		return err
 	}
-	if ev.Table.Document != nil || e.format.NoSchemas || e.format.Unwrap || e.outbox != nil {
+	if ev.Table.Document != nil || e.format.NoSchemas || e.outbox != nil {
 		return ErrNotFieldWise
 	}
 	b := e.sourceBlockFor(c, ev)
 	if b.err != nil {
 		return b.err
+	}
+	if e.format.Unwrap {
+		return e.writeUnwrapped(w, c, ev)
 	}
 	plans := c.valuePlans(ev)
 	w.Begin(b.valueHead[len(`{"schema":`) : len(b.valueHead)-len(`,"payload":{"before":`)])
@@ -106,6 +110,44 @@ func (e *Encoder) WriteValue(ev *change.Event, nowMicros int64, w FieldWriter) e
 	w.Int(floorDiv(nowMicros, 1000))
 	w.Int(nowMicros)
 	w.Int(nowMicros * 1000)
+	return nil
+}
+
+// writeUnwrapped is appendUnwrapped field by field. A delete whose value
+// is null (delete_handling tombstone) is left to the JSON writer.
+func (e *Encoder) writeUnwrapped(w FieldWriter, c *tableCodec, ev *change.Event) error {
+	row := ev.After
+	if ev.Op == change.OpDelete {
+		if !e.format.rewrites() {
+			return ErrNotFieldWise
+		}
+		row = ev.Before
+	}
+	if row == nil {
+		return &EncodeError{Table: tableName(ev.Table), Err: ErrNoRow, Detail: "op " + ev.Op.String() + " has no row image to unwrap"}
+	}
+	w.Begin(c.unwrap.head[len(`{"schema":`) : len(c.unwrap.head)-len(`,"payload":`)])
+	if err := c.writeRow(w, ev.Table, row, c.valuePlans(ev)); err != nil {
+		return err
+	}
+	// The added fields close the row's struct, as appendUnwrapped's do.
+	if e.format.rewrites() {
+		if ev.Op == change.OpDelete {
+			w.String("true")
+		} else {
+			w.String("false")
+		}
+	}
+	for _, a := range e.format.AddFields {
+		switch a {
+		case "op":
+			w.String(opLetter(ev.Op))
+		case "table":
+			w.String(validUTF8(w, orDefault(ev.Source.Table, ev.Table.ID.Name)))
+		case "source.ts_ms":
+			w.Int(floorDiv(ev.Source.CommitMicros, 1000))
+		}
+	}
 	return nil
 }
 
