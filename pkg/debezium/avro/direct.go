@@ -164,8 +164,34 @@ func (w *fieldWriter) Begin(schema []byte) {
 }
 
 // next returns the node of the field the call writes, and writes its
-// union branch when it is present (not null).
+// union branch when it is present (not null). After an error the rest
+// of the message is written all the same, and dropped.
 func (w *fieldWriter) next(present bool) *node {
+	if k := len(w.stack); k > 0 {
+		top := &w.stack[k-1]
+		if top.i < len(top.n.fields) {
+			n := top.n.fields[top.i].node
+			top.i++
+			if present && n.nullable {
+				w.dst = append(w.dst, unionPresent(n.nullLast))
+			}
+			return n
+		}
+	}
+	return w.nextOuter(present)
+}
+
+// unionPresent is the union branch of a value that is not null: 1 in
+// [null, T], 0 in [T, null] (nullLast), zigzag-encoded.
+func unionPresent(nullLast bool) byte {
+	if nullLast {
+		return 0
+	}
+	return 2
+}
+
+// nextOuter is next for the message's root and past the end of a record.
+func (w *fieldWriter) nextOuter(present bool) *node {
 	if w.err != nil {
 		return nil
 	}
@@ -188,11 +214,7 @@ func (w *fieldWriter) next(present bool) *node {
 		return nil
 	}
 	if present && n.nullable {
-		if n.nullLast {
-			w.dst = append(w.dst, 0)
-		} else {
-			w.dst = append(w.dst, 2)
-		}
+		w.dst = append(w.dst, unionPresent(n.nullLast))
 	}
 	return n
 }
