@@ -370,7 +370,7 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	if hasKey {
 		key = buf[:len(buf):len(buf)]
 	}
-	vstart := len(buf) // the value follows the JSON key in buf
+	vstart := len(buf) // the value follows the key in buf
 	if p.Recoder != nil && direct == nil && key != nil {
 		if key, err = p.Recoder.RecodeKey(ctx, topic, key); err != nil {
 			return fmt.Errorf("encode key of %s: %w", ev.Table.ID, err)
