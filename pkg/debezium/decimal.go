@@ -73,6 +73,25 @@ func appendDecimalFixed(b []byte, text []byte, scale int) ([]byte, error) {
 	return append(b, '"'), nil
 }
 
+// appendDecimalFixedRaw is appendDecimalFixed's unscaled value as bytes
+// (BigInteger.toByteArray), not base64 text.
+func appendDecimalFixedRaw(b []byte, text []byte, scale int) ([]byte, error) {
+	d, err := parseDecimal(text)
+	if err != nil {
+		return b, err
+	}
+	pad := 0
+	if len(d.frac) > scale {
+		if !allZeros(d.frac[scale:]) {
+			return b, ErrDecimal
+		}
+		d.frac = d.frac[:scale]
+	} else {
+		pad = scale - len(d.frac)
+	}
+	return appendUnscaledRaw(b, d.neg, d.intPart, d.frac, pad), nil
+}
+
 // appendDecimalVariable appends an io.debezium.data.VariableScaleDecimal
 // struct, {"scale":s,"value":"<base64>"}. Debezium strips trailing zeros
 // (and never lets the scale go negative), so "12.50" has scale 1 and "100"
@@ -111,12 +130,18 @@ var pow10 = func() (t [20]uint64) {
 // appendUnscaled appends, base64-encoded, BigInteger.toByteArray of the
 // integer whose decimal digits are hi, lo and pad zeros, negated if neg.
 func appendUnscaled(b []byte, neg bool, hi, lo []byte, pad int) []byte {
+	var store [8*8 + 1]byte
+	return base64.StdEncoding.AppendEncode(b, appendUnscaledRaw(store[:0], neg, hi, lo, pad))
+}
+
+// appendUnscaledRaw is appendUnscaled without the base64.
+func appendUnscaledRaw(b []byte, neg bool, hi, lo []byte, pad int) []byte {
 	hi = bytes.TrimLeft(hi, "0")
 	if len(hi) == 0 {
 		lo = bytes.TrimLeft(lo, "0")
 	}
 	if len(hi)+len(lo) == 0 { // zero, whatever the sign and scale
-		return append(b, "AA=="...)
+		return append(b, 0)
 	}
 	nd := len(hi) + len(lo) + pad
 	if nd <= 18 {
@@ -134,7 +159,7 @@ func appendUnscaled(b []byte, neg bool, hi, lo []byte, pad int) []byte {
 		}
 		var buf [8]byte
 		binary.BigEndian.PutUint64(buf[:], uint64(v))
-		return base64.StdEncoding.AppendEncode(b, minimalTwos(buf[:], neg))
+		return append(b, minimalTwos(buf[:], neg)...)
 	}
 
 	// Base 2^64 limbs, little-endian, fed 19 digits at a time. A digit is
@@ -188,7 +213,7 @@ func appendUnscaled(b []byte, neg bool, hi, lo []byte, pad int) []byte {
 			buf[i] = x
 		}
 	}
-	return base64.StdEncoding.AppendEncode(b, minimalTwos(buf, neg))
+	return append(b, minimalTwos(buf, neg)...)
 }
 
 // mulAdd sets limbs = limbs*m + a.

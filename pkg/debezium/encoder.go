@@ -172,27 +172,9 @@ func (e *Encoder) AppendKey(dst []byte, ev *change.Event) (out []byte, ok bool, 
 	if len(c.key) == 0 {
 		return dst, false, nil
 	}
-	row := ev.After
-	if row == nil {
-		row = ev.Before
-	}
-	if row == nil {
-		return dst, false, &EncodeError{Table: tableName(ev.Table), Err: ErrNoRow}
-	}
-	if len(row) == c.ncols {
-		for i := range c.key {
-			// A null in a required key column, or an unavailable value, is
-			// a column the row image lacks: its fallback (the type's zero)
-			// or placeholder would key another row.
-			p := &c.key[i]
-			if v := &row[p.idx]; v.Kind == change.Unavailable || v.Kind == change.Null && !p.optional {
-				detail := "the row image of this change (op " + ev.Op.String() + ") does not carry the key column"
-				if b := ev.Source.Block; b != nil && b.KeyMissingHint != "" {
-					detail += " (" + b.KeyMissingHint + ")"
-				}
-				return dst, false, &EncodeError{Table: tableName(ev.Table), Column: p.name, Kind: p.kind, ValueKind: v.Kind, Err: ErrKeyMissing, Detail: detail}
-			}
-		}
+	row, err := c.keyRow(ev)
+	if err != nil {
+		return dst, false, err
 	}
 	n := len(dst)
 	dst = append(dst, c.keyHead...)
@@ -386,6 +368,34 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 	return c
 }
 
+// keyRow is the row ev's key is cut from: ev.After, or ev.Before when
+// there is no after image. It fails when the row lacks a key column.
+func (c *tableCodec) keyRow(ev *change.Event) (change.Row, error) {
+	row := ev.After
+	if row == nil {
+		row = ev.Before
+	}
+	if row == nil {
+		return nil, &EncodeError{Table: tableName(ev.Table), Err: ErrNoRow}
+	}
+	if len(row) == c.ncols {
+		for i := range c.key {
+			// A null in a required key column, or an unavailable value, is
+			// a column the row image lacks: its fallback (the type's zero)
+			// or placeholder would key another row.
+			p := &c.key[i]
+			if v := &row[p.idx]; v.Kind == change.Unavailable || v.Kind == change.Null && !p.optional {
+				detail := "the row image of this change (op " + ev.Op.String() + ") does not carry the key column"
+				if b := ev.Source.Block; b != nil && b.KeyMissingHint != "" {
+					detail += " (" + b.KeyMissingHint + ")"
+				}
+				return nil, &EncodeError{Table: tableName(ev.Table), Column: p.name, Kind: p.kind, ValueKind: v.Kind, Err: ErrKeyMissing, Detail: detail}
+			}
+		}
+	}
+	return row, nil
+}
+
 func (c *tableCodec) appendRowOrNull(b []byte, t *change.Table, row change.Row, plans []colPlan) ([]byte, error) {
 	if row == nil {
 		return append(b, "null"...), nil
@@ -434,11 +444,15 @@ func (c *tableCodec) keyPlans(ev *change.Event) []colPlan {
 	return c.key
 }
 
+func (c *tableCodec) rowLengthError(t *change.Table, row change.Row) error {
+	return &EncodeError{Table: tableName(t), Err: ErrRowLength,
+		Detail: "row has " + strconv.Itoa(len(row)) + " values, table has " + strconv.Itoa(c.ncols) + " columns"}
+}
+
 // appendRow appends the struct of the given columns of row.
 func (c *tableCodec) appendRow(b []byte, t *change.Table, row change.Row, plans []colPlan) ([]byte, error) {
 	if len(row) != c.ncols {
-		return b, &EncodeError{Table: tableName(t), Err: ErrRowLength,
-			Detail: "row has " + strconv.Itoa(len(row)) + " values, table has " + strconv.Itoa(c.ncols) + " columns"}
+		return b, c.rowLengthError(t, row)
 	}
 	b = append(b, '{')
 	for i := range plans {

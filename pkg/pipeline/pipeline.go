@@ -353,7 +353,13 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	rb := newRecordBuf()
 	buf := slices.Grow(rb.b[:0], p.sizeHint[ev.Table]+256)
 	defer func() { rb.b = buf; rb.release() }() // the buffer as grown goes back
-	buf, hasKey, err := p.Encoder.AppendKey(buf, ev)
+	direct, _ := p.Recoder.(EventRecoder)
+	var hasKey bool
+	if direct != nil {
+		buf, hasKey, err = direct.AppendKey(ctx, buf, p.Encoder, topic, ev)
+	} else {
+		buf, hasKey, err = p.Encoder.AppendKey(buf, ev)
+	}
 	if reason := unencodable(err); reason != "" {
 		return p.skip(ctx, skippedRow{topic: topic, table: ev.Table.ID.String(), op: ev.Op, eventID: ev.ID}, "its key: "+reason)
 	}
@@ -364,8 +370,8 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	if hasKey {
 		key = buf[:len(buf):len(buf)]
 	}
-	vstart := len(buf) // the value follows the JSON key in buf
-	if p.Recoder != nil && key != nil {
+	vstart := len(buf) // the value follows the key in buf
+	if p.Recoder != nil && direct == nil && key != nil {
 		if key, err = p.Recoder.RecodeKey(ctx, topic, key); err != nil {
 			return fmt.Errorf("encode key of %s: %w", ev.Table.ID, err)
 		}
@@ -401,8 +407,9 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	}
 	now := time.Now() // the envelope's ts_ms and the record's timestamp
 	var head debezium.Head
+	var nullValue bool // the encoding's value is null (direct only)
 	if sendValue {
-		buf, head, err = p.Encoder.AppendValueHead(buf, ev, now.UnixMicro())
+		buf, head, nullValue, err = p.appendValue(ctx, direct, buf, topic, ev, now.UnixMicro())
 		if unencodable(err) != "" && ev.Before != nil {
 			// The old row alone (REPLICA IDENTITY FULL) may hold what the
 			// format cannot write: the change goes out with the old row
@@ -410,7 +417,7 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 			// the key for a delete), rather than keep the row's latest
 			// state off the topic.
 			if bare := oldRowAsKey(ev); bare != nil {
-				if buf, head, err = p.Encoder.AppendValueHead(buf, bare, now.UnixMicro()); err == nil {
+				if buf, head, nullValue, err = p.appendValue(ctx, direct, buf, topic, bare, now.UnixMicro()); err == nil {
 					p.reportBareUpdate(ev.Table)
 				}
 			}
@@ -431,7 +438,10 @@ func (p *Pipeline) emitRow(ctx context.Context, ev *change.Event) error {
 	if sendValue {
 		p.sizeHint[ev.Table] = len(buf)
 		value := buf[vstart:]
-		if p.Recoder != nil {
+		if nullValue {
+			value = nil
+		}
+		if p.Recoder != nil && direct == nil {
 			if value, err = p.Recoder.RecodeValue(ctx, topic, value); err != nil {
 				return fmt.Errorf("encode value of %s: %w", ev.Table.ID, err)
 			}

@@ -33,6 +33,9 @@ type decoder struct {
 	pos int
 	tmp []byte // scratch for strings with escapes and reordered fields
 	raw []byte // scratch for decoded base64
+	// spans holds, for each record being read (nested ones after their
+	// parent's), where each field's encoding is in dst.
+	spans [][2]int
 }
 
 var errSyntax = errors.New("avro: malformed JSON payload")
@@ -159,7 +162,9 @@ func (d *decoder) block(dst []byte, n *node, open, end byte, what string) ([]byt
 		return append(dst, 0), nil
 	}
 	count := 0
-	var items []byte
+	// The items go to dst; the count is put before them at the end.
+	start := len(dst)
+	items := dst
 	for {
 		if open == '{' {
 			k, err := d.str()
@@ -189,9 +194,12 @@ func (d *decoder) block(dst []byte, n *node, open, end byte, what string) ([]byt
 		}
 		break
 	}
-	dst = binary.AppendVarint(dst, int64(count))
-	dst = append(dst, items...)
-	return append(dst, 0), nil
+	var c [binary.MaxVarintLen64]byte
+	k := binary.PutVarint(c[:], int64(count))
+	items = append(items, c[:k]...) // room for the count
+	copy(items[start+k:], items[start:len(items)-k])
+	copy(items[start:], c[:k])
+	return append(items, 0), nil
 }
 
 // record appends a struct's fields in schema order. JsonConverter writes
@@ -204,7 +212,11 @@ func (d *decoder) record(dst []byte, n *node) ([]byte, error) {
 	d.pos++
 	start := len(dst)
 	next := 0 // the field expected next
-	var spans [][2]int
+	// This record's spans are d.spans[base:], by index: a nested
+	// record's may move the slice.
+	base := len(d.spans)
+	defer func() { d.spans = d.spans[:base] }()
+	spans := false
 	inOrder := true
 	if d.peek() == '}' {
 		d.pos++
@@ -235,17 +247,17 @@ func (d *decoder) record(dst []byte, n *node) ([]byte, error) {
 			if i != next {
 				inOrder = false
 			}
-			if spans == nil {
-				spans = make([][2]int, len(n.fields))
-				for j := range spans {
-					spans[j] = [2]int{-1, -1}
+			if !spans {
+				spans = true
+				for range n.fields {
+					d.spans = append(d.spans, [2]int{-1, -1})
 				}
 			}
 			from := len(dst)
 			if dst, err = d.value(dst, n.fields[i].node); err != nil {
 				return dst, err
 			}
-			spans[i] = [2]int{from, len(dst)}
+			d.spans[base+i] = [2]int{from, len(dst)}
 			next = i + 1
 			switch d.peek() {
 			case ',':
@@ -265,8 +277,9 @@ func (d *decoder) record(dst []byte, n *node) ([]byte, error) {
 	// Reorder, filling in nulls for the missing fields.
 	d.tmp = d.tmp[:0]
 	for i := range n.fields {
-		if spans != nil && spans[i][0] >= 0 {
-			d.tmp = append(d.tmp, dst[spans[i][0]:spans[i][1]]...)
+		if spans && d.spans[base+i][0] >= 0 {
+			sp := d.spans[base+i]
+			d.tmp = append(d.tmp, dst[sp[0]:sp[1]]...)
 			continue
 		}
 		f := n.fields[i].node

@@ -72,14 +72,18 @@ type Recoder struct {
 	mu      sync.Mutex
 	entries map[string]map[string]*entry // subject → Connect schema JSON → entry
 	last    map[string]*entry            // subject → the entry of its last record
+	// byAddr finds the entry of a Connect schema the Encoder gave by its
+	// address (direct.go).
+	byAddr map[*byte]*entry
 	// Registrations counts the calls to the registry that succeeded.
 	registrations int
 }
 
 type entry struct {
-	schema *Schema
-	header []byte
-	prefix []byte // {"schema":<Connect schema>,"payload":
+	subject string
+	schema  *Schema
+	header  []byte
+	prefix  []byte // {"schema":<Connect schema>,"payload":
 }
 
 // Registrations returns how many schemas this Recoder has registered.
@@ -169,7 +173,7 @@ func (r *Recoder) register(ctx context.Context, subject string, connectJSON []by
 	for {
 		header, err := r.Registry.Register(ctx, subject, s.JSON)
 		if err == nil {
-			e := &entry{schema: s, header: header,
+			e := &entry{subject: subject, schema: s, header: header,
 				prefix: append(append([]byte(`{"schema":`), connectJSON...), `,"payload":`...)}
 			r.mu.Lock()
 			if r.entries == nil {

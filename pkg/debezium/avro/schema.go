@@ -1,8 +1,10 @@
-// Package avro turns the Debezium JSON that pkg/debezium writes (with
-// schemas) into Avro: the Avro schema Debezium's Avro converters derive
-// from the same Kafka Connect schema, and the record encoded with it, framed
-// for a schema registry (wire.go) and registered there once per schema
-// (recoder.go, confluent.go, glue.go).
+// Package avro writes what pkg/debezium encodes (with schemas) as Avro:
+// the Avro schema Debezium's Avro converters derive from the same Kafka
+// Connect schema, and the record encoded with it, framed for a schema
+// registry and registered there once per schema (recoder.go,
+// confluent.go, glue.go). Table rows go straight from the encoder's fields
+// to Avro (direct.go); the other messages are rewritten from their JSON
+// (recoder.go, encode.go).
 //
 // The schema follows Kafka Connect's AvroData (Confluent's, and Apicurio's
 // port that Debezium users run), with its defaults (connect.meta.data on,
