@@ -82,24 +82,28 @@ func laterTypesOf(t bson.Type, modernOnly bool) (bson.A, error) {
 	return nil, fmt.Errorf("an _id of BSON type %s cannot be paged", t)
 }
 
-// chunkFilter selects the documents after the _id after in MongoDB's
-// order: the later ones of its own bracket ($gt) and every one of a later
-// bracket ($type).
-func chunkFilter(after bson.RawValue) (bson.D, error) { return chunkFilterOf(after, false) }
-
-func chunkFilterOf(after bson.RawValue, modernOnly bool) (bson.D, error) {
+// chunkFilters are the two reads of a chunk after the _id after, in
+// MongoDB's order: same selects the later _ids of its own bracket ($gt),
+// later (nil when no bracket follows) those of every later bracket
+// ($type), read only when same runs out before the chunk is full. Two
+// plain queries, not one $or of both: a server that answers a range on
+// _id without an index (mongo-java-server scans and sorts the whole
+// collection for every chunk) matches a $or document by document at
+// several times the cost of a $gt, and a real server answers each from
+// the _id index. The zero after selects every document (same).
+func chunkFilters(after bson.RawValue, modernOnly bool) (same, later bson.D, err error) {
 	if after.Type == 0 {
-		return bson.D{}, nil
+		return bson.D{}, nil, nil
 	}
-	later, err := laterTypesOf(after.Type, modernOnly)
+	types, err := laterTypesOf(after.Type, modernOnly)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	gt := bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}}}
-	if len(later) == 0 {
-		return gt, nil
+	same = bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}}}
+	if len(types) > 0 {
+		later = bson.D{{Key: "_id", Value: bson.D{{Key: "$type", Value: types}}}}
 	}
-	return bson.D{{Key: "$or", Value: bson.A{gt, bson.D{{Key: "_id", Value: bson.D{{Key: "$type", Value: later}}}}}}}, nil
+	return same, later, nil
 }
 
 // ReadChunk reads up to limit documents of ns ("db.collection") whose _id
@@ -112,42 +116,52 @@ func (s *Snapshots) ReadChunk(ctx context.Context, ns string, after bson.RawValu
 	if limit <= 0 {
 		return Chunk{}, fmt.Errorf("mongodb: chunk size %d: want at least 1", limit)
 	}
-	filter, err := chunkFilterOf(after, s.d.modernTypesOnly)
+	same, later, err := chunkFilters(after, s.d.modernTypesOnly)
 	if err != nil {
 		return Chunk{}, fmt.Errorf("mongodb: %s: %w", ns, err)
 	}
-	find := func() (*mongo.Cursor, error) {
-		return s.d.client.Database(db).Collection(coll).Find(ctx, filter,
-			options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetBatchSize(int32(min(limit, 10000))))
-	}
-	cur, err := find()
-	if err != nil && !s.d.modernTypesOnly && strings.Contains(err.Error(), "Unknown type") {
-		// A server that does not know the deprecated types cannot hold
-		// an _id of one either: page without them from now on.
-		s.d.modernTypesOnly = true
-		s.d.log.Warn("the server knows no symbol, dbPointer or code type in $type; paging without them")
-		if filter, err = chunkFilterOf(after, true); err == nil {
-			cur, err = find()
-		}
-	}
-	if err != nil {
-		return Chunk{}, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
-	}
-	defer cur.Close(context.WithoutCancel(ctx))
+	c := s.d.client.Database(db).Collection(coll)
 	var ch Chunk
-	for cur.Next(ctx) {
-		doc := make(bson.Raw, len(cur.Current))
-		copy(doc, cur.Current)
-		ch.Docs = append(ch.Docs, doc)
-	}
-	if err := cur.Err(); err != nil {
+	if err := s.readInto(ctx, c, same, limit, &ch); err != nil {
 		return Chunk{}, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
+	}
+	if len(ch.Docs) < limit && later != nil {
+		err := s.readInto(ctx, c, later, limit-len(ch.Docs), &ch)
+		if err != nil && !s.d.modernTypesOnly && strings.Contains(err.Error(), "Unknown type") {
+			// A server that does not know the deprecated types cannot hold
+			// an _id of one either: page without them from now on.
+			s.d.modernTypesOnly = true
+			s.d.log.Warn("the server knows no symbol, dbPointer or code type in $type; paging without them")
+			if _, later, err = chunkFilters(after, true); err == nil && later != nil {
+				err = s.readInto(ctx, c, later, limit-len(ch.Docs), &ch)
+			}
+		}
+		if err != nil {
+			return Chunk{}, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
+		}
 	}
 	if n := len(ch.Docs); n > 0 {
 		ch.Last = ch.Docs[n-1].Lookup("_id")
 	}
 	ch.Done = len(ch.Docs) < limit
 	return ch, nil
+}
+
+// readInto appends to ch.Docs up to limit documents of c that match
+// filter, in _id order.
+func (s *Snapshots) readInto(ctx context.Context, c *mongo.Collection, filter bson.D, limit int, ch *Chunk) error {
+	cur, err := c.Find(ctx, filter,
+		options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetBatchSize(int32(min(limit, 10000))))
+	if err != nil {
+		return err
+	}
+	defer cur.Close(context.WithoutCancel(ctx))
+	for cur.Next(ctx) {
+		doc := make(bson.Raw, len(cur.Current))
+		copy(doc, cur.Current)
+		ch.Docs = append(ch.Docs, doc)
+	}
+	return cur.Err()
 }
 
 // WriteWatermark inserts {_id: id} into the signal collection; the stream
