@@ -251,13 +251,22 @@ func (s *Source) Retriable(err error) bool {
 // Close implements capture.Database.
 func (s *Source) Close() error { return s.d.Close(context.Background()) }
 
+// ChunkRows is the rows of a MongoDB snapshot chunk while the stream is
+// idle (snapshot.Config.DefaultChunkRows), four times the relational
+// sources': each chunk costs a query and a watermark that the change
+// stream meets only at its next poll, and a server without a range index
+// on _id (mongo-java-server) scans and sorts the whole collection for
+// every chunk. The engine still bounds a chunk by snapshot.ChunkBytes.
+const ChunkRows = 4 * snapshot.ChunkRows
+
 // Snapshots implements capture.Database: _id-order chunks, watermarks by
 // operation time.
 func (s *Source) Snapshots() (snapshot.Database, snapshot.Config) {
 	return snapDB{s}, snapshot.Config{
-		IDPrefix:  "mg",
-		TableName: func(id change.TableID) string { return id.DB + "." + id.Name },
-		Log:       s.opts.Log(),
+		DefaultChunkRows: ChunkRows,
+		IDPrefix:         "mg",
+		TableName:        func(id change.TableID) string { return id.DB + "." + id.Name },
+		Log:              s.opts.Log(),
 	}
 }
 
