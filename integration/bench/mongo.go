@@ -11,6 +11,7 @@ package main
 // _id order), each with the same Go driver, decoding nothing and doing nothing else.
 
 import (
+	"cmp"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -33,12 +34,16 @@ import (
 
 const (
 	srcMongoDB = "mongodb"
-	mongoURL   = "mongodb://127.0.0.1:27017/?directConnection=true"
 
 	sysStreamReader = "change-stream-reader (source ceiling)"
 	sysFindReader   = "find-reader (source ceiling)"
 	sysPagedReader  = "paged-find-reader (source ceiling)"
 )
+
+// mongoURL is the server of make services-up, or BENCH_MONGODB_URL: mongo-java-server keeps
+// every document it was ever sent in its heap, and answers each change-stream poll over all
+// of them, so a server of the run's own measures without what earlier runs left there.
+var mongoURL = cmp.Or(os.Getenv("BENCH_MONGODB_URL"), "mongodb://127.0.0.1:27017/?directConnection=true")
 
 // mongoPage is the paged find-reader's page: the chunk Tributary reads one collection in
 // while its stream is idle, at the default snapshot parallelism.
