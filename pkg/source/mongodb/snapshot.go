@@ -109,59 +109,95 @@ func chunkFilters(after bson.RawValue, modernOnly bool) (same, later bson.D, err
 // ReadChunk reads up to limit documents of ns ("db.collection") whose _id
 // follows after (the zero value: from the start), in _id order.
 func (s *Snapshots) ReadChunk(ctx context.Context, ns string, after bson.RawValue, limit int) (Chunk, error) {
+	var ch Chunk
+	n, err := s.EachInChunk(ctx, ns, after, limit, func(doc bson.Raw) (bool, error) {
+		ch.Docs = append(ch.Docs, slices.Clone(doc))
+		return true, nil
+	})
+	if err != nil {
+		return Chunk{}, err
+	}
+	if n > 0 {
+		ch.Last = ch.Docs[n-1].Lookup("_id")
+	}
+	ch.Done = n < limit
+	return ch, nil
+}
+
+// EachInChunk hands keep, one by one, up to limit documents of ns whose _id
+// follows after, in _id order, until keep says to stop; it returns how
+// many it handed. The document is the cursor's: keep copies what it
+// holds on to. A stop ends the reads, so a chunk cut short by its bytes
+// fetches little past them.
+func (s *Snapshots) EachInChunk(ctx context.Context, ns string, after bson.RawValue, limit int, keep func(bson.Raw) (bool, error)) (int, error) {
 	db, coll, ok := strings.Cut(ns, ".")
 	if !ok {
-		return Chunk{}, fmt.Errorf("mongodb: collection %q: want database.collection", ns)
+		return 0, fmt.Errorf("mongodb: collection %q: want database.collection", ns)
 	}
 	if limit <= 0 {
-		return Chunk{}, fmt.Errorf("mongodb: chunk size %d: want at least 1", limit)
+		return 0, fmt.Errorf("mongodb: chunk size %d: want at least 1", limit)
 	}
 	same, later, err := chunkFilters(after, s.d.modernTypesOnly)
 	if err != nil {
-		return Chunk{}, fmt.Errorf("mongodb: %s: %w", ns, err)
+		return 0, fmt.Errorf("mongodb: %s: %w", ns, err)
 	}
 	c := s.d.client.Database(db).Collection(coll)
-	var ch Chunk
-	if err := s.readInto(ctx, c, same, limit, &ch); err != nil {
-		return Chunk{}, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
+	// keep's own error is returned as it is, not as a read's.
+	var kept error
+	keepOr := func(doc bson.Raw) (bool, error) {
+		more, err := keep(doc)
+		if err != nil {
+			kept = err
+			return false, nil
+		}
+		return more, nil
 	}
-	if len(ch.Docs) < limit && later != nil {
-		err := s.readInto(ctx, c, later, limit-len(ch.Docs), &ch)
-		if err != nil && !s.d.modernTypesOnly && strings.Contains(err.Error(), "Unknown type") {
+	n, more, err := s.each(ctx, c, same, limit, keepOr)
+	if kept != nil {
+		return 0, kept
+	}
+	if err != nil {
+		return 0, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
+	}
+	if more && n < limit && later != nil {
+		m, _, err := s.each(ctx, c, later, limit-n, keepOr)
+		if err != nil && !s.d.modernTypesOnly && m == 0 && strings.Contains(err.Error(), "Unknown type") {
 			// A server that does not know the deprecated types cannot hold
 			// an _id of one either: page without them from now on.
 			s.d.modernTypesOnly = true
 			s.d.log.Warn("the server knows no symbol, dbPointer or code type in $type; paging without them")
 			if _, later, err = chunkFilters(after, true); err == nil && later != nil {
-				err = s.readInto(ctx, c, later, limit-len(ch.Docs), &ch)
+				m, _, err = s.each(ctx, c, later, limit-n, keepOr)
 			}
 		}
-		if err != nil {
-			return Chunk{}, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
+		if kept != nil {
+			return 0, kept
 		}
+		if err != nil {
+			return 0, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
+		}
+		n += m
 	}
-	if n := len(ch.Docs); n > 0 {
-		ch.Last = ch.Docs[n-1].Lookup("_id")
-	}
-	ch.Done = len(ch.Docs) < limit
-	return ch, nil
+	return n, nil
 }
 
-// readInto appends to ch.Docs up to limit documents of c that match
-// filter, in _id order.
-func (s *Snapshots) readInto(ctx context.Context, c *mongo.Collection, filter bson.D, limit int, ch *Chunk) error {
+// each hands keep up to limit documents of c that match filter, in _id
+// order; more is false when keep stopped it.
+func (s *Snapshots) each(ctx context.Context, c *mongo.Collection, filter bson.D, limit int, keep func(bson.Raw) (bool, error)) (n int, more bool, err error) {
 	cur, err := c.Find(ctx, filter,
 		options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetBatchSize(int32(min(limit, 10000))))
 	if err != nil {
-		return err
+		return 0, false, err
 	}
 	defer cur.Close(context.WithoutCancel(ctx))
 	for cur.Next(ctx) {
-		doc := make(bson.Raw, len(cur.Current))
-		copy(doc, cur.Current)
-		ch.Docs = append(ch.Docs, doc)
+		n++
+		more, err := keep(cur.Current)
+		if err != nil || !more {
+			return n, false, err
+		}
 	}
-	return cur.Err()
+	return n, true, cur.Err()
 }
 
 // WriteWatermark inserts {_id: id} into the signal collection; the stream
