@@ -121,7 +121,7 @@ func (b *bench) run(ctx context.Context) error {
 		case scStreamingMongoDB:
 			ceilings = append(ceilings, b.mongoStreamCeiling)
 		case scBackfillMongoDB:
-			ceilings = append(ceilings, b.mongoFindCeiling)
+			ceilings = append(ceilings, b.mongoFindCeiling, b.mongoPagedCeiling)
 		}
 		for _, f := range ceilings {
 			r, err := f(ctx)

@@ -11,6 +11,7 @@ package main
 // _id order), each with the same Go driver, decoding nothing and doing nothing else.
 
 import (
+	"cmp"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -18,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,15 +27,27 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/tributary-cdc/tributary/pkg/snapshot"
+	"github.com/tributary-cdc/tributary/pkg/source/mongodb"
 )
 
 const (
 	srcMongoDB = "mongodb"
-	mongoURL   = "mongodb://127.0.0.1:27017/?directConnection=true"
 
 	sysStreamReader = "change-stream-reader (source ceiling)"
 	sysFindReader   = "find-reader (source ceiling)"
+	sysPagedReader  = "paged-find-reader (source ceiling)"
 )
+
+// mongoURL is the server of make services-up, or BENCH_MONGODB_URL: mongo-java-server keeps
+// every document it was ever sent in its heap, and answers each change-stream poll over all
+// of them, so a server of the run's own measures without what earlier runs left there.
+var mongoURL = cmp.Or(os.Getenv("BENCH_MONGODB_URL"), "mongodb://127.0.0.1:27017/?directConnection=true")
+
+// mongoPage is the paged find-reader's page: the chunk Tributary reads one collection in
+// while its stream is idle, at the default snapshot parallelism.
+var mongoPage = mongodb.ChunkRows / snapshot.DefaultParallelism
 
 func isMongo(sc string) bool { return sc == scStreamingMongoDB || sc == scBackfillMongoDB }
 
@@ -229,6 +243,20 @@ func (b *bench) mongoFindCeiling(ctx context.Context) (run, error) {
 	return r, b.mongoRead(ctx, &r, "find", db, "")
 }
 
+// mongoPagedCeiling fills a collection with BENCH_ROWS documents and times `bench
+// mongo-read paged` over them: the reads a chunked snapshot makes, and nothing else.
+func (b *bench) mongoPagedCeiling(ctx context.Context) (run, error) {
+	r := run{System: sysPagedReader, Scenario: scBackfillMongoDB}
+	db := mongoName("bench_paged", b.stamp)
+	if !b.p.keep {
+		defer dropMongoDB(db)
+	}
+	if err := mongoFresh(ctx, db, b.p.Rows); err != nil {
+		return r, err
+	}
+	return r, b.mongoRead(ctx, &r, "paged", db, strconv.Itoa(mongoPage))
+}
+
 // mongoRead times `bench mongo-read <mode> <db> <rows> [token]`, which must have read
 // exactly BENCH_ROWS documents or events: else it timed something else.
 func (b *bench) mongoRead(ctx context.Context, r *run, mode, db, token string) error {
@@ -248,11 +276,13 @@ func (b *bench) mongoRead(ctx context.Context, r *run, mode, db, token string) e
 }
 
 // mongoReadMain is `bench mongo-read stream <db> <n> <token>` (n change events of db.bench
-// after the resume token, fullDocument updateLookup) or `bench mongo-read find <db> <n>`
-// (every document of db.bench in _id order, which must be n). It prints "read <n>".
+// after the resume token, fullDocument updateLookup), `bench mongo-read find <db> <n>`
+// (every document of db.bench in _id order, which must be n) or `bench mongo-read paged
+// <db> <n> <page>` (the same documents, page documents a find, each after the last _id of
+// the one before). It prints "read <n>".
 func mongoReadMain(args []string) error {
-	if len(args) < 3 || (args[0] != "stream" && args[0] != "find") {
-		return errors.New("usage: bench mongo-read stream <db> <n> <token> | find <db> <n>")
+	if len(args) < 3 || (args[0] != "stream" && args[0] != "find" && args[0] != "paged") {
+		return errors.New("usage: bench mongo-read stream <db> <n> <token> | find <db> <n> | paged <db> <n> <page>")
 	}
 	n, err := strconv.Atoi(args[2])
 	if err != nil {
@@ -267,7 +297,16 @@ func mongoReadMain(args []string) error {
 	defer c.Disconnect(context.Background())
 	coll := c.Database(args[1]).Collection("bench")
 	read := 0
-	if args[0] == "find" {
+	switch args[0] {
+	case "paged":
+		page, err := strconv.Atoi(args[len(args)-1])
+		if len(args) < 4 || err != nil || page < 1 {
+			return errors.New("mongo-read paged: want a page size of at least 1")
+		}
+		if read, err = mongoPaged(ctx, coll, page); err != nil {
+			return err
+		}
+	case "find":
 		cur, err := coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 		if err != nil {
 			return fmt.Errorf("mongo-read find: %w", err)
@@ -279,7 +318,7 @@ func mongoReadMain(args []string) error {
 		if err := cur.Err(); err != nil {
 			return fmt.Errorf("mongo-read find after %d: %w", read, err)
 		}
-	} else {
+	default:
 		if len(args) < 4 || args[3] == "" {
 			return errors.New("mongo-read stream: no resume token")
 		}
@@ -298,4 +337,38 @@ func mongoReadMain(args []string) error {
 	}
 	fmt.Printf("read %d\n", read)
 	return nil
+}
+
+// mongoPaged reads every document of coll in pages of page documents in _id order, each
+// find after the last _id of the page before (the bench's _ids are all int64: no other
+// BSON type follows them), and returns how many it read.
+func mongoPaged(ctx context.Context, coll *mongo.Collection, page int) (int, error) {
+	read := 0
+	var last bson.RawValue
+	for {
+		filter := bson.D{}
+		if read > 0 {
+			filter = bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: last}}}}
+		}
+		cur, err := coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).
+			SetLimit(int64(page)).SetBatchSize(int32(page)))
+		if err != nil {
+			return read, fmt.Errorf("mongo-read paged after %d: %w", read, err)
+		}
+		n := 0
+		for cur.Next(ctx) {
+			n++
+			id := cur.Current.Lookup("_id")
+			last = bson.RawValue{Type: id.Type, Value: slices.Clone(id.Value)}
+		}
+		err = cur.Err()
+		cur.Close(context.Background())
+		if err != nil {
+			return read, fmt.Errorf("mongo-read paged after %d: %w", read, err)
+		}
+		read += n
+		if n < page {
+			return read, nil
+		}
+	}
 }

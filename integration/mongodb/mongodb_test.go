@@ -144,9 +144,15 @@ func startOn(t *testing.T, name string) (*mongo.Collection, string, *running) {
 // streams.
 func start(t *testing.T, ns string, cur mongodb.Cursor, signal string) *running {
 	t.Helper()
+	return startIdle(t, ns, cur, signal, 20*time.Millisecond)
+}
+
+// startIdle is start with the least time idle between two empty polls.
+func startIdle(t *testing.T, ns string, cur mongodb.Cursor, signal string, idle time.Duration) *running {
+	t.Helper()
 	d, err := mongodb.NewDriver(mongodb.Config{
 		Connection: mongodb.Connection{URI: uri()}, Include: []string{regexpQuote(ns)}, Scope: scope(),
-		SignalCollection: signal, IdlePause: 20 * time.Millisecond, MaxAwait: 200 * time.Millisecond,
+		SignalCollection: signal, IdlePause: idle, MaxAwait: 200 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -437,6 +443,29 @@ func TestBackfillChunksInIDOrder(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("chunks read\n%v\nwant\n%v", got, want)
+	}
+}
+
+// A watermark placed by operation time (MarkAt, a snapshot chunk's) while
+// the stream idles comes back at a poll the mark starts, not after the
+// idle pause: each chunk of a backfill waits for its watermarks.
+func TestMarkWakesIdleStream(t *testing.T) {
+	db := newDB(t, client(t))
+	ctx := context.Background()
+	if _, err := db.Collection("idle").InsertOne(ctx, bson.D{{Key: "_id", Value: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	r := startIdle(t, db.Name()+".idle", mongodb.Cursor{}, "", time.Minute)
+	time.Sleep(3 * time.Second) // the stream's first polls came back empty: it idles
+	t0 := time.Now()
+	if err := r.d.MarkAt(ctx, "mark-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.next(t, "watermark").id; got != "mark-1" {
+		t.Fatalf("watermark %q, want mark-1", got)
+	}
+	if took := time.Since(t0); took > 10*time.Second {
+		t.Fatalf("the watermark came back after %v, with the stream idle for a minute between polls", took)
 	}
 }
 

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -120,7 +121,7 @@ func New(db Database, cfg Config) *Engine {
 		cfg.Parallelism = DefaultParallelism
 	}
 	if cfg.ChunkRows <= 0 {
-		cfg.ChunkRows = ChunkRows
+		cfg.ChunkRows = cmp.Or(max(0, cfg.DefaultChunkRows), ChunkRows)
 		// Tests make chunks small to place a crash or a change between
 		// them; not a setting (one chunk size for every source).
 		if n, err := strconv.Atoi(os.Getenv(chunkRowsEnv)); err == nil && n > 0 {

@@ -231,6 +231,28 @@ func TestParallelChunksHoldDefaultRows(t *testing.T) {
 	}
 }
 
+// TestSourceDefaultChunkRows: a source's DefaultChunkRows replaces ChunkRows
+// as the chunk of an idle stream, divided among the workers as ChunkRows
+// is, and the tests' override still wins over it.
+func TestSourceDefaultChunkRows(t *testing.T) {
+	for _, tc := range []struct {
+		env               string
+		parallelism, want int
+	}{{"", 1, 3000}, {"", 2, 1500}, {"40", 2, 20}} {
+		t.Setenv(chunkRowsEnv, tc.env)
+		rows := map[int64]int64{}
+		for k := int64(1); k <= 7000; k++ {
+			rows[k] = k
+		}
+		db := &limitDB{memDB: memDB{rows: rows, marks: make(chan string, 16)}}
+		e := New(db, Config{Parallelism: tc.parallelism, DefaultChunkRows: 3000, IDPrefix: "t", TableName: memName})
+		snapshotTable(t, e, db.marks, func(context.Context, *change.Event) error { return nil }, 10*time.Second)
+		if got := slices.Max(db.limits); got != tc.want {
+			t.Errorf("%s=%q, snapshot_parallelism %d: chunk queries of up to %d rows (%v), want %d", chunkRowsEnv, tc.env, tc.parallelism, got, db.limits, tc.want)
+		}
+	}
+}
+
 // TestSmallChunksWhileStreaming: once the stream carries changes, the
 // next chunk query asks for StreamingChunkRows rows, not ChunkRows; when
 // the stream is quiet again, chunks are full size again (after the

@@ -40,8 +40,8 @@ import (
 // vCPU), where more readers only compete with the stream.
 const DefaultParallelism = 2
 
-// ChunkRows is how many rows one chunk query reads, for every source,
-// while the stream is idle. A chunk is held in memory between its
+// ChunkRows is how many rows one chunk query reads while the stream is
+// idle, for every source that sets no Config.DefaultChunkRows. A chunk is held in memory between its
 // watermarks, and emitted at once at its high watermark, ahead of every
 // change the stream reads after it.
 const ChunkRows = 5000
@@ -150,6 +150,12 @@ type Config struct {
 	// ChunkRows when 0 (tests set it small). While the stream carries
 	// changes a chunk is at most StreamingChunkRows.
 	ChunkRows int
+	// DefaultChunkRows replaces the ChunkRows constant for a source whose
+	// every chunk costs far more than its rows (a server that scans the
+	// collection for each chunk query, a stream that meets each watermark
+	// a poll later); divided among the workers and overridden for tests as
+	// the constant is. 0: ChunkRows.
+	DefaultChunkRows int
 	// ChunkBytes bounds a chunk's value bytes; ChunkBytes divided by
 	// Parallelism when 0.
 	ChunkBytes int

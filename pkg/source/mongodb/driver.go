@@ -121,6 +121,10 @@ type Driver struct {
 	marksMu sync.Mutex
 	marks   []timedMark
 	markSeq uint64
+	// marked wakes an idle Stream when a mark is placed: the stream polls
+	// at once instead of after IdlePause, so a snapshot chunk waits one
+	// poll for its watermark, not a pause and a poll.
+	marked chan struct{}
 }
 
 // timedMark is a watermark placed at an operation time: every event at or
@@ -180,7 +184,7 @@ func NewDriver(cfg Config) (*Driver, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Driver{cfg: cfg, filter: f, log: log.With("source", "mongodb")}, nil
+	return &Driver{cfg: cfg, filter: f, log: log.With("source", "mongodb"), marked: make(chan struct{}, 1)}, nil
 }
 
 // Connect opens the client and checks the server answers.
@@ -491,6 +495,7 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-time.After(d.cfg.IdlePause):
+			case <-d.marked:
 			}
 			continue
 		}
@@ -755,6 +760,10 @@ func (d *Driver) MarkAt(ctx context.Context, id string) error {
 	d.markSeq++
 	d.marks = append(d.marks, timedMark{id: id, at: at, seq: d.markSeq})
 	d.marksMu.Unlock()
+	select {
+	case d.marked <- struct{}{}:
+	default: // a wake-up is pending already
+	}
 	return nil
 }
 

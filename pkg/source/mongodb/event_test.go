@@ -248,13 +248,13 @@ func TestIDRoundTripAndChunkFilter(t *testing.T) {
 	if _, err := DecodeID(`{"_id": [1]}`); err == nil {
 		t.Error("an array _id: no error")
 	}
-	f, err := chunkFilter(doc.Lookup("l"))
-	if err != nil || len(f) != 1 || f[0].Key != "_id" {
-		t.Errorf("after MaxKey: %v %v", f, err)
+	same, later, err := chunkFilters(doc.Lookup("l"), false)
+	if err != nil || len(same) != 1 || same[0].Key != "_id" || later != nil {
+		t.Errorf("after MaxKey: %v %v %v", same, later, err)
 	}
-	f, _ = chunkFilter(doc.Lookup("a"))
-	if f[0].Key != "$or" {
-		t.Errorf("after a number: %v", f)
+	same, later, _ = chunkFilters(doc.Lookup("a"), false)
+	if len(same) != 1 || len(later) != 1 || later[0].Key != "_id" {
+		t.Errorf("after a number: %v then %v", same, later)
 	}
 }
 

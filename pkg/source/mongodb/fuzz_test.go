@@ -50,7 +50,7 @@ func FuzzDecodeID(f *testing.F) {
 		if err != nil || !back.Equal(v) {
 			t.Fatalf("%q -> %s -> %v %v", s, enc, back, err)
 		}
-		if _, err := chunkFilter(v); err != nil {
+		if _, _, err := chunkFilters(v, false); err != nil {
 			t.Fatalf("decoded _id %s has no chunk filter: %v", enc, err)
 		}
 	})

@@ -82,72 +82,122 @@ func laterTypesOf(t bson.Type, modernOnly bool) (bson.A, error) {
 	return nil, fmt.Errorf("an _id of BSON type %s cannot be paged", t)
 }
 
-// chunkFilter selects the documents after the _id after in MongoDB's
-// order: the later ones of its own bracket ($gt) and every one of a later
-// bracket ($type).
-func chunkFilter(after bson.RawValue) (bson.D, error) { return chunkFilterOf(after, false) }
-
-func chunkFilterOf(after bson.RawValue, modernOnly bool) (bson.D, error) {
+// chunkFilters are the two reads of a chunk after the _id after, in
+// MongoDB's order: same selects the later _ids of its own bracket ($gt),
+// later (nil when no bracket follows) those of every later bracket
+// ($type), read only when same runs out before the chunk is full. Two
+// plain queries, not one $or of both: a server that answers a range on
+// _id without an index (mongo-java-server scans and sorts the whole
+// collection for every chunk) matches a $or document by document at
+// several times the cost of a $gt, and a real server answers each from
+// the _id index. The zero after selects every document (same).
+func chunkFilters(after bson.RawValue, modernOnly bool) (same, later bson.D, err error) {
 	if after.Type == 0 {
-		return bson.D{}, nil
+		return bson.D{}, nil, nil
 	}
-	later, err := laterTypesOf(after.Type, modernOnly)
+	types, err := laterTypesOf(after.Type, modernOnly)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	gt := bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}}}
-	if len(later) == 0 {
-		return gt, nil
+	same = bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}}}
+	if len(types) > 0 {
+		later = bson.D{{Key: "_id", Value: bson.D{{Key: "$type", Value: types}}}}
 	}
-	return bson.D{{Key: "$or", Value: bson.A{gt, bson.D{{Key: "_id", Value: bson.D{{Key: "$type", Value: later}}}}}}}, nil
+	return same, later, nil
 }
 
 // ReadChunk reads up to limit documents of ns ("db.collection") whose _id
 // follows after (the zero value: from the start), in _id order.
 func (s *Snapshots) ReadChunk(ctx context.Context, ns string, after bson.RawValue, limit int) (Chunk, error) {
-	db, coll, ok := strings.Cut(ns, ".")
-	if !ok {
-		return Chunk{}, fmt.Errorf("mongodb: collection %q: want database.collection", ns)
-	}
-	if limit <= 0 {
-		return Chunk{}, fmt.Errorf("mongodb: chunk size %d: want at least 1", limit)
-	}
-	filter, err := chunkFilterOf(after, s.d.modernTypesOnly)
-	if err != nil {
-		return Chunk{}, fmt.Errorf("mongodb: %s: %w", ns, err)
-	}
-	find := func() (*mongo.Cursor, error) {
-		return s.d.client.Database(db).Collection(coll).Find(ctx, filter,
-			options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetBatchSize(int32(min(limit, 10000))))
-	}
-	cur, err := find()
-	if err != nil && !s.d.modernTypesOnly && strings.Contains(err.Error(), "Unknown type") {
-		// A server that does not know the deprecated types cannot hold
-		// an _id of one either: page without them from now on.
-		s.d.modernTypesOnly = true
-		s.d.log.Warn("the server knows no symbol, dbPointer or code type in $type; paging without them")
-		if filter, err = chunkFilterOf(after, true); err == nil {
-			cur, err = find()
-		}
-	}
-	if err != nil {
-		return Chunk{}, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
-	}
-	defer cur.Close(context.WithoutCancel(ctx))
 	var ch Chunk
-	for cur.Next(ctx) {
-		doc := make(bson.Raw, len(cur.Current))
-		copy(doc, cur.Current)
-		ch.Docs = append(ch.Docs, doc)
+	n, err := s.EachInChunk(ctx, ns, after, limit, func(doc bson.Raw) (bool, error) {
+		ch.Docs = append(ch.Docs, slices.Clone(doc))
+		return true, nil
+	})
+	if err != nil {
+		return Chunk{}, err
 	}
-	if err := cur.Err(); err != nil {
-		return Chunk{}, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
-	}
-	if n := len(ch.Docs); n > 0 {
+	if n > 0 {
 		ch.Last = ch.Docs[n-1].Lookup("_id")
 	}
-	ch.Done = len(ch.Docs) < limit
+	ch.Done = n < limit
 	return ch, nil
+}
+
+// EachInChunk hands keep, one by one, up to limit documents of ns whose _id
+// follows after, in _id order, until keep says to stop; it returns how
+// many it handed. The document is the cursor's: keep copies what it
+// holds on to. A stop ends the reads, so a chunk cut short by its bytes
+// fetches little past them.
+func (s *Snapshots) EachInChunk(ctx context.Context, ns string, after bson.RawValue, limit int, keep func(bson.Raw) (bool, error)) (int, error) {
+	db, coll, ok := strings.Cut(ns, ".")
+	if !ok {
+		return 0, fmt.Errorf("mongodb: collection %q: want database.collection", ns)
+	}
+	if limit <= 0 {
+		return 0, fmt.Errorf("mongodb: chunk size %d: want at least 1", limit)
+	}
+	same, later, err := chunkFilters(after, s.d.modernTypesOnly)
+	if err != nil {
+		return 0, fmt.Errorf("mongodb: %s: %w", ns, err)
+	}
+	c := s.d.client.Database(db).Collection(coll)
+	// keep's own error is returned as it is, not as a read's.
+	var kept error
+	keepOr := func(doc bson.Raw) (bool, error) {
+		more, err := keep(doc)
+		if err != nil {
+			kept = err
+			return false, nil
+		}
+		return more, nil
+	}
+	n, more, err := s.each(ctx, c, same, limit, keepOr)
+	if kept != nil {
+		return 0, kept
+	}
+	if err != nil {
+		return 0, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
+	}
+	if more && n < limit && later != nil {
+		m, _, err := s.each(ctx, c, later, limit-n, keepOr)
+		if err != nil && !s.d.modernTypesOnly && m == 0 && strings.Contains(err.Error(), "Unknown type") {
+			// A server that does not know the deprecated types cannot hold
+			// an _id of one either: page without them from now on.
+			s.d.modernTypesOnly = true
+			s.d.log.Warn("the server knows no symbol, dbPointer or code type in $type; paging without them")
+			if _, later, err = chunkFilters(after, true); err == nil && later != nil {
+				m, _, err = s.each(ctx, c, later, limit-n, keepOr)
+			}
+		}
+		if kept != nil {
+			return 0, kept
+		}
+		if err != nil {
+			return 0, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// each hands keep up to limit documents of c that match filter, in _id
+// order; more is false when keep stopped it.
+func (s *Snapshots) each(ctx context.Context, c *mongo.Collection, filter bson.D, limit int, keep func(bson.Raw) (bool, error)) (n int, more bool, err error) {
+	cur, err := c.Find(ctx, filter,
+		options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)).SetBatchSize(int32(min(limit, 10000))))
+	if err != nil {
+		return 0, false, err
+	}
+	defer cur.Close(context.WithoutCancel(ctx))
+	for cur.Next(ctx) {
+		n++
+		more, err := keep(cur.Current)
+		if err != nil || !more {
+			return n, false, err
+		}
+	}
+	return n, true, cur.Err()
 }
 
 // WriteWatermark inserts {_id: id} into the signal collection; the stream

@@ -251,13 +251,22 @@ func (s *Source) Retriable(err error) bool {
 // Close implements capture.Database.
 func (s *Source) Close() error { return s.d.Close(context.Background()) }
 
+// ChunkRows is the rows of a MongoDB snapshot chunk while the stream is
+// idle (snapshot.Config.DefaultChunkRows), four times the relational
+// sources': each chunk costs a query and a watermark that the change
+// stream meets only at its next poll, and a server without a range index
+// on _id (mongo-java-server) scans and sorts the whole collection for
+// every chunk. The engine still bounds a chunk by snapshot.ChunkBytes.
+const ChunkRows = 4 * snapshot.ChunkRows
+
 // Snapshots implements capture.Database: _id-order chunks, watermarks by
 // operation time.
 func (s *Source) Snapshots() (snapshot.Database, snapshot.Config) {
 	return snapDB{s}, snapshot.Config{
-		IDPrefix:  "mg",
-		TableName: func(id change.TableID) string { return id.DB + "." + id.Name },
-		Log:       s.opts.Log(),
+		DefaultChunkRows: ChunkRows,
+		IDPrefix:         "mg",
+		TableName:        func(id change.TableID) string { return id.DB + "." + id.Name },
+		Log:              s.opts.Log(),
 	}
 }
 
@@ -282,24 +291,29 @@ func (ss snapSession) ReadChunk(ctx context.Context, table string, after, _ snap
 	if err != nil {
 		return nil, err
 	}
-	ch, err := ss.s.d.Snapshots().ReadChunk(ctx, table, from, limit)
-	if err != nil {
-		return nil, err
-	}
 	t := ss.s.table(db, coll)
-	rows := make([]snapshot.Row, 0, len(ch.Docs))
-	for _, doc := range ch.Docs {
+	rows := make([]snapshot.Row, 0, min(limit, 1024))
+	var fill snapshot.ChunkFill
+	_, err = ss.s.d.Snapshots().EachInChunk(ctx, table, from, limit, func(raw bson.Raw) (bool, error) {
+		doc := slices.Clone(raw)
 		ev, _, err := readEvent(t, doc, at, ss.s.name)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		// The key is the document's own _id; the value the filtered document.
 		filtered, err := ss.s.fields.For(db, coll).Document(doc)
 		if err != nil {
-			return nil, fmt.Errorf("%s.%s: %w", db, coll, err)
+			return false, fmt.Errorf("%s.%s: %w", db, coll, err)
 		}
 		ev.After[colDocument] = docValue(filtered)
 		rows = append(rows, snapshot.Row{Key: snapshot.Key{ev.After[colID].Bytes}, Event: ev})
+		// Past snapshot.ChunkBytes the chunk ends: the next reads on
+		// after the last document kept.
+		fill.Keep(rows[len(rows)-1])
+		return !fill.Full(), nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return rows, nil
 }
