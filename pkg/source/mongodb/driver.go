@@ -78,7 +78,8 @@ type Config struct {
 	SignalCollection string
 	// BatchSize of the change stream's getMore; 0 is the server's.
 	BatchSize int32
-	// MaxAwait is how long the server holds an empty getMore (default 1s);
+	// MaxAwait is how long the server holds an empty getMore
+	// (defaultMaxAwait);
 	// IdlePause the least time between two empty polls (default 100ms), for
 	// servers that answer an empty getMore at once.
 	MaxAwait, IdlePause time.Duration
@@ -86,6 +87,15 @@ type Config struct {
 	SplitLargeEvents bool
 	Logger           *slog.Logger
 }
+
+// defaultMaxAwait is how long a server may hold an empty getMore: a
+// snapshot chunk's watermark (an operation time) is handed on when a read
+// of the stream begun after it returns, so on an idle collection each
+// chunk waits for up to one such read. The driver's default, 1 s, would
+// bound a backfill to a chunk a second; a quarter of it costs an idle
+// pipeline four small reads a second. (mongo-java-server answers an empty
+// getMore at once, so this has not been measured on a real server.)
+const defaultMaxAwait = 250 * time.Millisecond
 
 // ErrHistoryLost means the resume point is gone from the oplog (server
 // error 286 ChangeStreamHistoryLost, or 136 CappedPositionLost): the
@@ -175,7 +185,7 @@ func NewDriver(cfg Config) (*Driver, error) {
 		f.signal = cfg.SignalCollection
 	}
 	if cfg.MaxAwait <= 0 {
-		cfg.MaxAwait = time.Second
+		cfg.MaxAwait = defaultMaxAwait
 	}
 	if cfg.IdlePause <= 0 {
 		cfg.IdlePause = 100 * time.Millisecond
