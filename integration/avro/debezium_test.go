@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -255,8 +254,8 @@ harness.max.runtime.ms=170000
 // the connector's properties.
 func startAvroDebezium(t *testing.T, e *itest.Env, out string, extra ...string) *harnessProc {
 	t.Helper()
-	props := itest.PostgresDebeziumProps(e, "publication.autocreate.mode=all_tables\n")
-	return runAvroHarness(t, e, "avro", props+avroConverterProps(e.DB)+strings.Join(extra, ""), out)
+	props := itest.PostgresDebeziumProps(e, append([]string{"publication.autocreate.mode=all_tables\n", avroConverterProps(e.DB)}, extra...)...)
+	return runAvroHarness(t, e, "avro", props, out)
 }
 
 // runAvroHarness runs AvroHarness (compiled with the avro jar set) on the

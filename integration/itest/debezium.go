@@ -50,8 +50,8 @@ func (d *DebeziumProc) Stop() {
 // properties (a later line wins).
 func StartDebezium(t *testing.T, e *Env, out string, max int, extra ...string) *DebeziumProc {
 	t.Helper()
-	props := PostgresDebeziumProps(e, fmt.Sprintf("harness.max.records=%d\nharness.max.runtime.ms=170000\n", max))
-	return runDebezium(t, e.Dir, "", props+strings.Join(extra, ""), out)
+	harness := fmt.Sprintf("harness.max.records=%d\nharness.max.runtime.ms=170000\n", max)
+	return runDebezium(t, e.Dir, "", PostgresDebeziumProps(e, append([]string{harness}, extra...)...), out)
 }
 
 // PostgresDebeziumProps are the properties of Debezium's PostgreSQL
@@ -218,12 +218,12 @@ const mariadbPeerVersion = "3.5.0.Final"
 // added to the properties (a later line wins).
 func StartMariaDBDebezium(t *testing.T, e *MyEnv, out string, max int, extra ...string) *DebeziumProc {
 	t.Helper()
-	props := MariaDBDebeziumProps(e, fmt.Sprintf(`offset.storage=org.apache.kafka.connect.storage.FileOffsetBackingStore
+	harness := fmt.Sprintf(`offset.storage=org.apache.kafka.connect.storage.FileOffsetBackingStore
 offset.storage.file.filename=%s
 harness.max.records=%d
 harness.max.runtime.ms=110000
-`, filepath.Join(e.Dir, "debezium-offsets.dat"), max))
-	return runDebezium(t, e.Dir, "mariadb", props+strings.Join(extra, ""), out)
+`, filepath.Join(e.Dir, "debezium-offsets.dat"), max)
+	return runDebezium(t, e.Dir, "mariadb", MariaDBDebeziumProps(e, append([]string{harness}, extra...)...), out)
 }
 
 // MariaDBDebeziumProps are the properties of Debezium's MariaDB connector
