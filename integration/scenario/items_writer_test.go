@@ -2,6 +2,7 @@ package scenario_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -106,4 +107,17 @@ func readCommitted(t *testing.T, topic string) []itest.Message {
 		msgs = append(msgs, m.Message)
 	}
 	return msgs
+}
+
+// deleteMoveOrUpdate is the statement mix of the review writers: one in
+// six deletes row k, one in six moves it to key seq, the rest update it.
+func deleteMoveOrUpdate(k, seq int64) string {
+	switch rand.IntN(6) {
+	case 0:
+		return fmt.Sprintf(`DELETE FROM items WHERE k = %d`, k)
+	case 1:
+		return fmt.Sprintf(`UPDATE items SET k = %d, seq = %d, v = 'moved' WHERE k = %d`, seq, seq, k)
+	default:
+		return fmt.Sprintf(`UPDATE items SET seq = %d, v = 'upd' WHERE k = %d`, seq, k)
+	}
 }

@@ -1,7 +1,6 @@
 package scenario_test
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -38,14 +37,7 @@ func TestBackfillWhileStreamingKilledExactlyOnce(t *testing.T) {
 			// Only the upper half is written: the lower half's rows are
 			// never touched.
 			k := rows/2 + rand.Int64N(rows/2) + 1
-			switch rand.IntN(6) {
-			case 0:
-				return fmt.Sprintf(`DELETE FROM items WHERE k = %d`, k)
-			case 1:
-				return fmt.Sprintf(`UPDATE items SET k = %d, seq = %d, v = 'moved' WHERE k = %d`, n, n, k)
-			default:
-				return fmt.Sprintf(`UPDATE items SET seq = %d, v = 'upd' WHERE k = %d`, n, k)
-			}
+			return deleteMoveOrUpdate(k, n)
 		})
 		time.Sleep(time.Second)
 		if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", b.TableID("items")); code != 0 {

@@ -1,7 +1,6 @@
 package scenario_test
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -34,14 +33,7 @@ func TestReviewCrossRelease(t *testing.T) {
 				env := []string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=100"}
 				w.write(t, 2*time.Millisecond, false, func(n int64) string {
 					k := rand.Int64N(rows) + 1
-					switch rand.IntN(6) {
-					case 0:
-						return fmt.Sprintf(`DELETE FROM items WHERE k = %d`, k)
-					case 1:
-						return fmt.Sprintf(`UPDATE items SET k = %d, seq = %d, v = 'moved' WHERE k = %d`, n, n, k)
-					default:
-						return fmt.Sprintf(`UPDATE items SET seq = %d, v = 'upd' WHERE k = %d`, n, k)
-					}
+					return deleteMoveOrUpdate(k, n)
 				})
 				itest.Binary = first
 				p := w.e.StartWith(env, "run", "--config", w.cfg)

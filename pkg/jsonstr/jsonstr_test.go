@@ -89,19 +89,10 @@ func TestDecodeRuneMatchesUTF8(t *testing.T) {
 // rune outside the BMP as its escaped surrogate pair, another valid
 // sequence raw, an invalid byte as a raw U+FFFD.
 func TestAppendEightAtATime(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
 	alphabet := []string{"a", "Z", " ", "~", "\x7f", "\x1f", "\x00", "\x20", "\x21", "\x23", "\x5b", "\x5d", `"`, `\`, "\n", "é", "日", "😀", "\xff", "\xc3", "\x80", "\u2028", "\U00010348", "\xf0\x9f", "\U0010FFFF"}
+	next := randomText(t, alphabet)
 	for range 200_000 {
-		var in []byte
-		for n := rng.IntN(80); len(in) < n; {
-			if rng.IntN(4) == 0 {
-				in = append(in, alphabet[rng.IntN(len(alphabet))]...)
-			} else {
-				in = append(in, byte('a'+rng.IntN(26)))
-			}
-		}
+		in := next()
 		var want []byte
 		for s := string(in); s != ""; {
 			r, size := utf8.DecodeRuneInString(s)
@@ -229,24 +220,12 @@ func checkPerRune(t *testing.T, s string) {
 }
 
 // The string writer and the MongoDB message's former writer agree on
-// random strings of every length up to 80, of bytes drawn mostly from the
-// ones either must notice (the seed is printed).
+// random texts (randomText) of the pieces either must notice.
 func TestAppendMatchesPerRune(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
-	alphabet := []string{"a", " ", "\x7f", "\x1f", "\x00", `"`, `\`, "\b", "\t", "\n", "\f", "\r", "é", "日", "😀",
-		"\xff", "\xc3", "\x80", "\xed\xa0\x80", "\u2028", "\ufffd", "\uffff", "\U00010348", "\xf0\x9f", "\U0010FFFF"}
+	next := randomText(t, []string{"a", " ", "\x7f", "\x1f", "\x00", `"`, `\`, "\b", "\t", "\n", "\f", "\r", "é", "日", "😀",
+		"\xff", "\xc3", "\x80", "\xed\xa0\x80", "\u2028", "\ufffd", "\uffff", "\U00010348", "\xf0\x9f", "\U0010FFFF"})
 	for range 100_000 {
-		var in []byte
-		for n := rng.IntN(80); len(in) < n; {
-			if rng.IntN(3) == 0 {
-				in = append(in, alphabet[rng.IntN(len(alphabet))]...)
-			} else {
-				in = append(in, byte(0x20+rng.IntN(0x5f)))
-			}
-		}
-		checkPerRune(t, string(in))
+		checkPerRune(t, string(next()))
 	}
 }
 
@@ -257,4 +236,24 @@ func FuzzAppendPerRune(f *testing.F) {
 	f.Add("emoji \U0001F600 gothic \U00010348 \U0010FFFF é 中")
 	f.Add("\xff\xfe\xc3(\xed\xa0\x80\xf0\x9f\x98 \xf4\x90\x80\x80")
 	f.Fuzz(checkPerRune)
+}
+
+// randomText returns a source of random texts of every length up to 80:
+// lower-case letters, and one piece in four drawn from alphabet (the
+// bytes a writer must notice). Its seed is logged.
+func randomText(t *testing.T, alphabet []string) func() []byte {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	return func() []byte {
+		var in []byte
+		for n := rng.IntN(80); len(in) < n; {
+			if rng.IntN(4) == 0 {
+				in = append(in, alphabet[rng.IntN(len(alphabet))]...)
+			} else {
+				in = append(in, byte('a'+rng.IntN(26)))
+			}
+		}
+		return in
+	}
 }
