@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -255,20 +254,8 @@ harness.max.runtime.ms=170000
 // the connector's properties.
 func startAvroDebezium(t *testing.T, e *itest.Env, out string, extra ...string) *harnessProc {
 	t.Helper()
-	props := fmt.Sprintf(`connector.class=io.debezium.connector.postgresql.PostgresConnector
-database.hostname=127.0.0.1
-database.port=5432
-database.user=postgres
-database.password=postgres
-database.dbname=%s
-topic.prefix=%s
-plugin.name=pgoutput
-slot.name=dbz_%s
-publication.name=dbz_%s
-publication.autocreate.mode=all_tables
-message.prefix.exclude.list=tributary
-`, e.DB, e.Prefix, e.DB, e.DB)
-	return runAvroHarness(t, e, "avro", props+avroConverterProps(e.DB)+strings.Join(extra, ""), out)
+	props := itest.PostgresDebeziumProps(e, append([]string{"publication.autocreate.mode=all_tables\n", avroConverterProps(e.DB)}, extra...)...)
+	return runAvroHarness(t, e, "avro", props, out)
 }
 
 // runAvroHarness runs AvroHarness (compiled with the avro jar set) on the
@@ -347,22 +334,7 @@ func TestAvroMariaDBAgainstDebezium(t *testing.T) {
 	cfg := e.WriteConfig("")
 	itest.AppendConfig(t, cfg, "format:\n  key: avro\n  value: avro\n  schema_registry:\n    type: confluent\n    url: "+registry+"\n")
 	dbzOut := filepath.Join(e.Dir, "debezium-avro.jsonl")
-	props := fmt.Sprintf(`connector.class=io.debezium.connector.mariadb.MariaDbConnector
-database.hostname=127.0.0.1
-database.port=3306
-database.user=root
-database.password=root
-database.server.id=%d
-database.include.list=%s
-schema.history.internal.store.only.captured.databases.ddl=true
-schema.history.internal.skip.unparseable.ddl=true
-table.exclude.list=%s.tributary_signal
-topic.prefix=%s
-include.schema.changes=false
-schema.history.internal=io.debezium.storage.file.history.FileSchemaHistory
-schema.history.internal.file.filename=%s
-`, 5_600_000+time.Now().Nanosecond()%100_000, e.DB, e.DB, e.Prefix, filepath.Join(e.Dir, "debezium-history.dat"))
-	dbz := runAvroHarness(t, e.Env, "avro-mariadb", props+avroConverterProps(e.DB), dbzOut)
+	dbz := runAvroHarness(t, e.Env, "avro-mariadb", itest.MariaDBDebeziumProps(e, avroConverterProps(e.DB)), dbzOut)
 	p := e.Start("run", "--config", cfg)
 	topic := e.Prefix + "." + e.DB + ".t"
 	e.Exec(`INSERT INTO warm VALUES (1)`)

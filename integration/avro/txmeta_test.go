@@ -75,23 +75,8 @@ func TestAvroMariaDBTransactionMetadataAgainstDebezium(t *testing.T) {
 	cfg := e.WriteConfig("")
 	itest.AppendConfig(t, cfg, "format:\n  key: avro\n  value: avro\n  provide_transaction_metadata: true\n  schema_registry:\n    type: confluent\n    url: "+registry+"\n")
 	dbzOut := filepath.Join(e.Dir, "debezium-avro.jsonl")
-	props := fmt.Sprintf(`connector.class=io.debezium.connector.mariadb.MariaDbConnector
-database.hostname=127.0.0.1
-database.port=3306
-database.user=root
-database.password=root
-database.server.id=%d
-database.include.list=%s
-schema.history.internal.store.only.captured.databases.ddl=true
-schema.history.internal.skip.unparseable.ddl=true
-table.exclude.list=%s.tributary_signal
-topic.prefix=%s
-include.schema.changes=false
-provide.transaction.metadata=true
-schema.history.internal=io.debezium.storage.file.history.FileSchemaHistory
-schema.history.internal.file.filename=%s
-`, 5_700_000+time.Now().Nanosecond()%100_000, e.DB, e.DB, e.Prefix, filepath.Join(e.Dir, "debezium-history.dat"))
-	dbz := runAvroHarness(t, e.Env, "avro-mariadb", props+avroConverterProps(e.DB), dbzOut)
+	dbz := runAvroHarness(t, e.Env, "avro-mariadb",
+		itest.MariaDBDebeziumProps(e, "provide.transaction.metadata=true\n", avroConverterProps(e.DB)), dbzOut)
 	p := e.Start("run", "--config", cfg)
 	table := func(name string) string { return e.Prefix + "." + e.DB + "." + name }
 	aTopic, bTopic, txTopic := table("a"), table("b"), e.Prefix+".transaction"

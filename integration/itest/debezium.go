@@ -45,15 +45,24 @@ func (d *DebeziumProc) Stop() {
 }
 
 // StartDebezium builds the harness if needed and runs Debezium's PostgreSQL
-// connector on e's database with its own slot and publication, stopping
-// after max records (0: when stopped). extra lines are added to the
-// connector's properties (a later line wins). Tributary's snapshot
-// watermarks (logical decoding messages with the prefix "tributary") are
-// left out: Debezium would publish them to <prefix>.message, and a
-// Tributary pipeline beside it would use up the harness's max records.
+// connector (PostgresDebeziumProps) on e's database, stopping after max
+// records (0: when stopped). extra lines are added to the connector's
+// properties (a later line wins).
 func StartDebezium(t *testing.T, e *Env, out string, max int, extra ...string) *DebeziumProc {
 	t.Helper()
-	props := fmt.Sprintf(`connector.class=io.debezium.connector.postgresql.PostgresConnector
+	harness := fmt.Sprintf("harness.max.records=%d\nharness.max.runtime.ms=170000\n", max)
+	return runDebezium(t, e.Dir, "", PostgresDebeziumProps(e, append([]string{harness}, extra...)...), out)
+}
+
+// PostgresDebeziumProps are the properties of Debezium's PostgreSQL
+// connector on e's database, with its own slot and publication, followed
+// by the extra lines (a later line wins): what every harness that runs
+// that connector starts from. Tributary's snapshot watermarks (logical
+// decoding messages with the prefix "tributary") are left out: Debezium
+// would publish them to <prefix>.message, and a Tributary pipeline beside
+// it would use up the harness's max records.
+func PostgresDebeziumProps(e *Env, extra ...string) string {
+	return fmt.Sprintf(`connector.class=io.debezium.connector.postgresql.PostgresConnector
 database.hostname=127.0.0.1
 database.port=5432
 database.user=postgres
@@ -64,10 +73,7 @@ plugin.name=pgoutput
 slot.name=dbz_%s
 publication.name=dbz_%s
 message.prefix.exclude.list=tributary
-harness.max.records=%d
-harness.max.runtime.ms=170000
-`, e.DB, e.Prefix, e.Name, e.Name, max)
-	return runDebezium(t, e.Dir, "", props+strings.Join(extra, ""), out)
+`, e.DB, e.Prefix, e.Name, e.Name) + strings.Join(extra, "")
 }
 
 // runDebezium builds the harness (and the jar set jars, "" for the main
@@ -206,19 +212,32 @@ func ReadDebeziumOutput(t *testing.T, path string) []RawRecord {
 // debeziumVersion) is the one expected difference, checked and then masked.
 const mariadbPeerVersion = "3.5.0.Final"
 
-// StartMariaDBDebezium runs Debezium's MariaDB connector on e's database
-// (but Tributary's watermark table, tributary_signal, which a user would
-// leave out of Debezium's capture too; the schema history keeps that
-// database's tables only: another test's table Debezium cannot parse
-// failed its snapshot; and DDL its parser cannot read is skipped: another
-// test's INET6 table stopped its stream), stopping after max records (0:
-// when stopped); extra lines are added to the properties (a later line
-// wins).
-// The server id is random so that tests running at once do not take each
-// other's binlog connection.
+// StartMariaDBDebezium runs Debezium's MariaDB connector
+// (MariaDBDebeziumProps) on e's database with its offsets in a file of
+// e's, stopping after max records (0: when stopped); extra lines are
+// added to the properties (a later line wins).
 func StartMariaDBDebezium(t *testing.T, e *MyEnv, out string, max int, extra ...string) *DebeziumProc {
 	t.Helper()
-	props := fmt.Sprintf(`connector.class=io.debezium.connector.mariadb.MariaDbConnector
+	harness := fmt.Sprintf(`offset.storage=org.apache.kafka.connect.storage.FileOffsetBackingStore
+offset.storage.file.filename=%s
+harness.max.records=%d
+harness.max.runtime.ms=110000
+`, filepath.Join(e.Dir, "debezium-offsets.dat"), max)
+	return runDebezium(t, e.Dir, "mariadb", MariaDBDebeziumProps(e, append([]string{harness}, extra...)...), out)
+}
+
+// MariaDBDebeziumProps are the properties of Debezium's MariaDB connector
+// on e's database, its schema history in a file of e's, followed by the
+// extra lines (a later line wins): what every harness that runs that
+// connector starts from. Tributary's watermark table, tributary_signal,
+// is left out, as a user would leave it out of Debezium's capture too;
+// the schema history keeps that database's tables only (another test's
+// table Debezium cannot parse failed its snapshot); and DDL its parser
+// cannot read is skipped (another test's INET6 table stopped its stream).
+// The server id is random so that tests running at once do not take each
+// other's binlog connection.
+func MariaDBDebeziumProps(e *MyEnv, extra ...string) string {
+	return fmt.Sprintf(`connector.class=io.debezium.connector.mariadb.MariaDbConnector
 database.hostname=127.0.0.1
 database.port=3306
 database.user=root
@@ -232,11 +251,5 @@ topic.prefix=%s
 include.schema.changes=false
 schema.history.internal=io.debezium.storage.file.history.FileSchemaHistory
 schema.history.internal.file.filename=%s
-offset.storage=org.apache.kafka.connect.storage.FileOffsetBackingStore
-offset.storage.file.filename=%s
-harness.max.records=%d
-harness.max.runtime.ms=110000
-`, 5_400_000+rand.IntN(200_000), e.DB, e.DB, e.Prefix,
-		filepath.Join(e.Dir, "debezium-history.dat"), filepath.Join(e.Dir, "debezium-offsets.dat"), max)
-	return runDebezium(t, e.Dir, "mariadb", props+strings.Join(extra, ""), out)
+`, 5_400_000+rand.IntN(400_000), e.DB, e.DB, e.Prefix, filepath.Join(e.Dir, "debezium-history.dat")) + strings.Join(extra, "")
 }

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -313,58 +312,16 @@ func TestCLISnapshotInterleavedWithWriter(t *testing.T) {
 		}
 	}
 	// The final state, and the topic settled.
-	final := map[string]int{}
-	cur, err := coll.Find(ctx, bson.D{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for cur.Next(ctx) {
-		id := cur.Current.Lookup("_id").Int32()
-		final[`{"id":"`+strconv.Itoa(int(id))+`"}`] = int(cur.Current.Lookup("v").Int32())
-	}
-	last, stable := int64(-1), 0
-	for stable < 6 {
-		time.Sleep(500 * time.Millisecond)
-		if end := itest.TopicEnd(topic); end == last {
-			stable++
-		} else {
-			last, stable = end, 0
-		}
-		if p.Exited() {
-			t.Fatalf("tributary exited:\n%s", p.Out)
-		}
-	}
+	final := collState(t, coll)
+	settle(t, p, topic, 300*time.Second)
 	if code := p.Stop(t); code != 0 {
 		t.Fatalf("run exited %d:\n%s", code, p.Out)
 	}
 
-	state := map[string]int{}
+	state, keyReads, _ := topicState(t, topic, failAtOnce)
 	reads := 0
-	for _, r := range readRecords(t, topic) {
-		k := string(r.key)
-		if r.value == nil {
-			delete(state, k)
-			continue
-		}
-		var v struct {
-			After *string `json:"after"`
-			Op    string  `json:"op"`
-		}
-		if err := json.Unmarshal(r.value, &v); err != nil {
-			t.Fatal(err)
-		}
-		if v.Op == "r" {
-			reads++
-		}
-		if v.Op == "d" {
-			delete(state, k)
-			continue
-		}
-		var doc struct{ V int }
-		if v.After == nil || json.Unmarshal([]byte(*v.After), &doc) != nil {
-			t.Fatalf("%s: after %v", k, v.After)
-		}
-		state[k] = doc.V
+	for _, r := range keyReads {
+		reads += r
 	}
 	if reads == 0 || reads > n {
 		t.Errorf("%d reads of %d documents", reads, n)
@@ -484,7 +441,7 @@ func TestCLIKillExactlyOnce(t *testing.T) {
 	}
 	m := seen()
 	for i := 0; i <= n; i++ {
-		if k := `{"id":"` + strconv.Itoa(i) + `"}`; m[k] != 1 {
+		if k := intKey(i); m[k] != 1 {
 			t.Errorf("key %s on the topic %d times", k, m[k])
 		}
 	}

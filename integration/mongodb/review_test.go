@@ -21,10 +21,20 @@ import (
 // intKey is the message key of an int32 _id.
 func intKey(i int) string { return `{"id":"` + strconv.Itoa(i) + `"}` }
 
+// withoutLookup is what topicState makes of an update that carries no
+// looked-up document (after null or not a document).
+type withoutLookup int
+
+const (
+	stateUnknown withoutLookup = iota // the key's state is -1
+	failAtOnce                        // the test fails there
+)
+
 // topicState reads topic read_committed and returns each key's last
 // document's v (absent: deleted or tombstoned), each key's number of
-// reads (op r) and the number of records.
-func topicState(t *testing.T, topic string) (state map[string]int, reads map[string]int, n int) {
+// reads (op r) and the number of records; an update without its
+// document is as lacking says.
+func topicState(t *testing.T, topic string, lacking withoutLookup) (state map[string]int, reads map[string]int, n int) {
 	t.Helper()
 	state, reads = map[string]int{}, map[string]int{}
 	recs := readRecords(t, topic)
@@ -50,7 +60,9 @@ func topicState(t *testing.T, topic string) (state map[string]int, reads map[str
 		}
 		var doc struct{ V int }
 		if v.After == nil || json.Unmarshal([]byte(*v.After), &doc) != nil {
-			// An update without a looked-up document: state unknown.
+			if lacking == failAtOnce {
+				t.Fatalf("%s: after %v", k, v.After)
+			}
 			state[k] = -1
 			continue
 		}
@@ -137,7 +149,7 @@ func TestCLISiblingDropDuringSnapshot(t *testing.T) {
 	if code := p.Stop(t); code != 0 {
 		t.Fatalf("run exited %d:\n%s", code, p.Out)
 	}
-	_, reads, _ := topicState(t, topic)
+	_, reads, _ := topicState(t, topic, stateUnknown)
 	t.Logf("dropped the sibling at %d records; %d documents read of %d", at, len(reads), n)
 	if len(reads) != n {
 		t.Errorf("%d of %d documents read by the snapshot", len(reads), n)
@@ -185,7 +197,7 @@ func TestCLIUpdateThenDeleteWhileDown(t *testing.T) {
 		}
 	}()
 	itest.WaitOrDump(t, p, 60*time.Second, "the changes made while down", func() bool {
-		st, _, _ := topicState(t, topic)
+		st, _, _ := topicState(t, topic, stateUnknown)
 		_, one := st[intKey(1)]
 		return !one && st[intKey(9)] == 9
 	})
@@ -281,7 +293,7 @@ func TestCLIKillDuringSnapshotExactlyOnce(t *testing.T) {
 		t.Fatalf("run exited %d", code)
 	}
 	final := collState(t, coll)
-	state, reads, recs := topicState(t, topic)
+	state, reads, recs := topicState(t, topic, stateUnknown)
 	bad := 0
 	for k, v := range final {
 		if got, ok := state[k]; !ok || got != v {
@@ -358,7 +370,7 @@ func TestCLIDropRecreateThenRestarts(t *testing.T) {
 			t.Fatalf("run %d exited %d:\n%s", round, code, p.Out)
 		}
 		outs = append(outs, p.Out.String())
-		state, reads, recs := topicState(t, topic)
+		state, reads, recs := topicState(t, topic, stateUnknown)
 		t.Logf("after restart %d: %d records, state %v, reads %v", round, recs, state, reads)
 		if state[intKey(1)] != 5 || state[intKey(7)] != 7 {
 			t.Errorf("after restart %d: state %v, want 1 -> 5 and 7 -> 7", round, state)

@@ -133,15 +133,8 @@ func (d *dispatcher) Gone(name string) { d.engine.Drop(name) }
 
 // Again implements source.Stream: a snapshot of the table under way has
 // read past rows that may have changed, so it starts again from the first
-// row (rows read twice are published twice, as reads).
-func (d *dispatcher) Again(name string) {
-	for _, p := range d.engine.Progress() {
-		if p.Table == name && !p.Done && !p.Started.IsZero() {
-			d.engine.Drop(name)
-		}
-	}
-	d.engine.Queue([]string{name}, false)
-}
+// row (snapshot.Engine.Again).
+func (d *dispatcher) Again(name string) { d.engine.Again(name) }
 
 // keyChanged reports whether an update changed the message key: an
 // update carries a before image with its key only when the database logged

@@ -64,6 +64,11 @@ func TestLayers(t *testing.T) {
 		above[d] = append(slices.DeleteFunc(slices.Clone(drivers), func(o string) bool { return o == d }),
 			"pkg/capture", "pkg/pipeline", "pkg/debezium", "pkg/kafka")
 	}
+	// The JSON string writer, shared by the encoder and a driver's own
+	// message, stands below both: it imports nothing of the repository.
+	if imps := imports(t, "pkg/jsonstr"); len(imps) > 0 {
+		t.Errorf("pkg/jsonstr imports %v: the string writer must stand below the encoder and the drivers", imps)
+	}
 	for pkg, banned := range above {
 		for _, imp := range imports(t, pkg) {
 			if slices.Contains(banned, imp) {

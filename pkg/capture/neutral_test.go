@@ -17,7 +17,7 @@ import (
 // of them is declared by the driver (its source block, what its types
 // write), so that adding a source touches none of them. pkg/source is the
 // drivers' kit, its own files only.
-var neutral = []string{"pkg/change", "pkg/debezium", "pkg/snapshot", "pkg/source", "pkg/kafka", "pkg/checkpoint", "pkg/destination", "pkg/webhook"}
+var neutral = []string{"pkg/change", "pkg/debezium", "pkg/jsonstr", "pkg/snapshot", "pkg/source", "pkg/kafka", "pkg/checkpoint", "pkg/destination", "pkg/webhook"}
 
 // databaseWords and databaseNames name a database or a piece of one
 // database's log. An identifier is split into its words (camelCase and

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/jsonstr"
 )
 
 // colEnc says how a column's values are written; it is chosen once per
@@ -204,7 +205,7 @@ func newColPlan(i int, col *change.Column, enc colEnc, f *Format) colPlan {
 	p := colPlan{idx: i, name: col.Name, kind: col.Type.Kind, enc: enc, optional: col.Optional, scale: col.Type.Scale,
 		javaDoubles: col.Type.Kind == change.KindUnknown && col.Type.JavaDoubles}
 	if col.Type.Zero != "" {
-		p.zero = appendString(nil, col.Type.Zero)
+		p.zero = jsonstr.Append(nil, col.Type.Zero)
 	}
 	if enc == encZoned {
 		p.width = precision(&col.Type)
@@ -220,7 +221,7 @@ func newColPlan(i int, col *change.Column, enc colEnc, f *Format) colPlan {
 			p.unavailable = []byte(u)
 		}
 	}
-	p.key = append(appendString(nil, col.Name), ':')
+	p.key = append(jsonstr.Append(nil, col.Name), ':')
 	return p
 }
 

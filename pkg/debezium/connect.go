@@ -1,6 +1,10 @@
 package debezium
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/tributary-cdc/tributary/pkg/jsonstr"
+)
 
 // connectSchema is a Kafka Connect schema as JsonConverter.asJsonSchema
 // writes it. It exists only while a table's schema JSON is being built.
@@ -40,7 +44,7 @@ type param struct{ key, value string }
 // key) unless it is "" (a top-level schema).
 func (s *connectSchema) appendJSON(b []byte, field string) []byte {
 	b = append(b, `{"type":`...)
-	b = appendString(b, s.typ)
+	b = jsonstr.Append(b, s.typ)
 	if s.typ == "struct" {
 		b = append(b, `,"fields":[`...)
 		for i := range s.fields {
@@ -59,7 +63,7 @@ func (s *connectSchema) appendJSON(b []byte, field string) []byte {
 	b = appendBool(b, s.optional)
 	if s.name != "" {
 		b = append(b, `,"name":`...)
-		b = appendString(b, s.name)
+		b = jsonstr.Append(b, s.name)
 	}
 	if s.version != 0 {
 		b = append(b, `,"version":`...)
@@ -67,7 +71,7 @@ func (s *connectSchema) appendJSON(b []byte, field string) []byte {
 	}
 	if s.doc != "" {
 		b = append(b, `,"doc":`...)
-		b = appendString(b, s.doc)
+		b = jsonstr.Append(b, s.doc)
 	}
 	if len(s.params) > 0 {
 		b = append(b, `,"parameters":{`...)
@@ -75,9 +79,9 @@ func (s *connectSchema) appendJSON(b []byte, field string) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, p.key)
+			b = jsonstr.Append(b, p.key)
 			b = append(b, ':')
-			b = appendString(b, p.value)
+			b = jsonstr.Append(b, p.value)
 		}
 		b = append(b, '}')
 	}
@@ -87,7 +91,7 @@ func (s *connectSchema) appendJSON(b []byte, field string) []byte {
 	}
 	if field != "" {
 		b = append(b, `,"field":`...)
-		b = appendString(b, field)
+		b = jsonstr.Append(b, field)
 	}
 	return append(b, '}')
 }

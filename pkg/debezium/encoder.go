@@ -8,6 +8,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/debezium/route"
+	"github.com/tributary-cdc/tributary/pkg/jsonstr"
 )
 
 // Options configure an Encoder.
@@ -345,8 +346,8 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 			}
 		}
 		keyFields = append(keyFields, connectField{routed.KeyField, connectSchema{typ: "string"}})
-		c.keyExtra = append(appendString(append(c.keyExtra, ','), routed.KeyField), ':')
-		c.keyExtra = append(appendString(c.keyExtra, routed.KeyValue), '}')
+		c.keyExtra = append(jsonstr.Append(append(c.keyExtra, ','), routed.KeyField), ':')
+		c.keyExtra = append(jsonstr.Append(c.keyExtra, routed.KeyValue), '}')
 	}
 
 	c.readCols, c.readKey = trimmedReadPlans(c.cols), trimmedReadPlans(c.key)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/jsonstr"
 )
 
 // Format is the shape of the messages: what Debezium users choose with
@@ -169,7 +170,7 @@ func appendDecimalString(b, text []byte) ([]byte, error) {
 	} else if err != nil {
 		return b, err
 	}
-	return appendString(b, text), nil
+	return jsonstr.Append(b, text), nil
 }
 
 // specialDecimal names the special value decimal text spells (parseDecimal
@@ -294,7 +295,7 @@ func (e *Encoder) appendUnwrapped(dst []byte, c *tableCodec, ev *change.Event) (
 				dst = append(dst, byte(ev.Op), '"')
 			case "table":
 				field(`"__table":`)
-				dst = appendString(dst, orDefault(ev.Source.Table, ev.Table.ID.Name))
+				dst = jsonstr.Append(dst, orDefault(ev.Source.Table, ev.Table.ID.Name))
 			case "source.ts_ms":
 				field(`"__source_ts_ms":`)
 				dst = strconv.AppendInt(dst, floorDiv(ev.Source.CommitMicros, 1000), 10)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/change"
 	"github.com/tributary-cdc/tributary/pkg/debezium/route"
+	"github.com/tributary-cdc/tributary/pkg/jsonstr"
 )
 
 // Outbox is Debezium's outbox event router
@@ -195,7 +196,7 @@ func (e *Encoder) AppendOutbox(dst []byte, ev *change.Event) ([]byte, OutboxReco
 				p.envOnce.Do(func() {
 					h := append([]byte(`{"schema":{"type":"struct","fields":[`), p.fieldsJSON...)
 					h = append(h, `],"optional":false,"name":`...)
-					h = appendString(h, c.schema+"."+routeValue+".Value")
+					h = jsonstr.Append(h, c.schema+"."+routeValue+".Value")
 					p.envHead = append(h, `},"payload":`...)
 				})
 				dst = append(dst, p.envHead...)
@@ -205,7 +206,7 @@ func (e *Encoder) AppendOutbox(dst []byte, ev *change.Event) ([]byte, OutboxReco
 				return dst[:n], rec, &EncodeError{Table: tableName(ev.Table), Column: plans[p.payload].name, Err: err}
 			}
 			for j, i := range p.envelope {
-				dst = append(appendString(append(dst, ','), p.envKeys[j]), ':')
+				dst = append(jsonstr.Append(append(dst, ','), p.envKeys[j]), ':')
 				if dst, err = appendPlanValue(dst, &plans[i], row); err != nil {
 					return dst[:n], rec, &EncodeError{Table: tableName(ev.Table), Column: plans[i].name, Err: err}
 				}

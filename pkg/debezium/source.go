@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/jsonstr"
 )
 
 // Version is the Debezium release whose message format this package
@@ -123,7 +124,7 @@ func (e *Encoder) newBlockPlan(decl *change.SourceBlock) *blockPlan {
 		}
 		fields = append(fields, connectField{f.Name, s})
 		pre = append(pre, ',')
-		pre = appendString(pre, f.Name)
+		pre = jsonstr.Append(pre, f.Name)
 		pre = append(pre, ':')
 		if f.From == change.FromNull {
 			pre = append(pre, "null"...)
@@ -150,9 +151,9 @@ func (e *Encoder) newBlockPlan(decl *change.SourceBlock) *blockPlan {
 	p.tail = append(pre, '}')
 	p.schema = connectSchema{typ: "struct", fields: fields, name: decl.SchemaName, version: 1}
 	p.head = append(p.head, `,"source":{"version":`...)
-	p.head = appendString(p.head, e.version)
+	p.head = jsonstr.Append(p.head, e.version)
 	p.head = append(p.head, `,"connector":`...)
-	p.head = appendString(p.head, decl.Connector)
+	p.head = jsonstr.Append(p.head, decl.Connector)
 	p.head = append(p.head, `,"name":`...)
 	return p
 }
@@ -202,17 +203,17 @@ func (e *Encoder) sourceBlockFor(c *tableCodec, ev *change.Event) *sourceBlock {
 // ID.
 func (e *Encoder) appendSource(dst []byte, p *blockPlan, t *change.Table, s *change.Source) []byte {
 	dst = append(dst, p.head...)
-	dst = appendString(dst, orDefault(s.Name, e.prefix))
+	dst = jsonstr.Append(dst, orDefault(s.Name, e.prefix))
 	dst = appendSourceCommon(dst, t, s)
 	for i := range p.fields {
 		f := &p.fields[i]
 		dst = append(dst, f.pre...)
 		switch f.op {
 		case fieldString:
-			dst = appendString(dst, s.Strings[f.slot])
+			dst = jsonstr.Append(dst, s.Strings[f.slot])
 		case fieldStringOrNull:
 			if v := s.Strings[f.slot]; v != "" {
-				dst = appendString(dst, v)
+				dst = jsonstr.Append(dst, v)
 			} else {
 				dst = append(dst, "null"...)
 			}
@@ -225,9 +226,9 @@ func (e *Encoder) appendSource(dst []byte, p *blockPlan, t *change.Table, s *cha
 				dst = append(dst, "null"...)
 			}
 		case fieldSchema:
-			dst = appendString(dst, orDefault(s.Schema, t.ID.Schema))
+			dst = jsonstr.Append(dst, orDefault(s.Schema, t.ID.Schema))
 		case fieldTable:
-			dst = appendString(dst, orDefault(s.Table, t.ID.Name))
+			dst = jsonstr.Append(dst, orDefault(s.Table, t.ID.Name))
 		}
 	}
 	return append(dst, p.tail...)
@@ -292,15 +293,15 @@ func appendSourceCommon(b []byte, t *change.Table, s *change.Source) []byte {
 	if s.Snapshot == "" {
 		b = append(b, `"false"`...)
 	} else {
-		b = appendString(b, s.Snapshot)
+		b = jsonstr.Append(b, s.Snapshot)
 	}
 	b = append(b, `,"db":`...)
-	b = appendString(b, orDefault(s.DB, t.ID.DB))
+	b = jsonstr.Append(b, orDefault(s.DB, t.ID.DB))
 	b = append(b, `,"sequence":`...)
 	if s.Sequence == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, s.Sequence)
+		b = jsonstr.Append(b, s.Sequence)
 	}
 	b = append(b, `,"ts_us":`...)
 	b = commit.appendMicros(b)

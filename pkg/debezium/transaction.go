@@ -6,6 +6,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/jsonstr"
 )
 
 // TransactionTopic is the topic of the transactions' BEGIN and END
@@ -15,7 +16,7 @@ func (e *Encoder) TransactionTopic() string { return e.prefix + ".transaction" }
 // appendTxBlock appends a change's transaction block (event.block).
 func appendTxBlock(b []byte, tx *change.Tx) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, tx.ID)
+	b = jsonstr.Append(b, tx.ID)
 	b = append(b, `,"total_order":`...)
 	b = strconv.AppendInt(b, tx.Total, 10)
 	b = append(b, `,"data_collection_order":`...)
@@ -51,7 +52,7 @@ func (e *Encoder) AppendTxMark(dst []byte, m *change.TxMark) (out []byte, valueS
 		dst = append(dst, txKeyHead...)
 	}
 	dst = append(dst, `{"id":`...)
-	dst = appendString(dst, m.ID)
+	dst = jsonstr.Append(dst, m.ID)
 	dst = append(dst, '}')
 	if schemas {
 		dst = append(dst, '}')
@@ -65,7 +66,7 @@ func (e *Encoder) AppendTxMark(dst []byte, m *change.TxMark) (out []byte, valueS
 	} else {
 		dst = append(dst, `{"status":"BEGIN","id":`...)
 	}
-	dst = appendString(dst, m.ID)
+	dst = jsonstr.Append(dst, m.ID)
 	if !m.End {
 		dst = append(dst, `,"event_count":null,"data_collections":null`...)
 	} else {
@@ -77,7 +78,7 @@ func (e *Encoder) AppendTxMark(dst []byte, m *change.TxMark) (out []byte, valueS
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"data_collection":`...)
-			dst = appendString(dst, t.Name)
+			dst = jsonstr.Append(dst, t.Name)
 			dst = append(dst, `,"event_count":`...)
 			dst = strconv.AppendInt(dst, t.Count, 10)
 			dst = append(dst, '}')

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/jsonstr"
 )
 
 // unavailablePlaceholder is written for PostgreSQL values the server did
@@ -172,7 +173,7 @@ func (p *colPlan) appendValue(b []byte, v *change.Value) ([]byte, error) {
 		if v.Kind != change.Text {
 			return b, ErrValueKind
 		}
-		return appendString(b, v.Bytes), nil
+		return jsonstr.Append(b, v.Bytes), nil
 	case encDecimalDouble:
 		if v.Kind != change.Text {
 			return b, ErrValueKind

@@ -160,6 +160,26 @@ func chunkRowsFor(rows, parallelism int) int {
 func (e *Engine) Queue(tables []string, initial bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.queueLocked(tables, initial)
+}
+
+// Again has a table's rows all read again (changed where the stream
+// cannot show which): a snapshot of it that has begun reading starts
+// over from its first row, its rows read so far published again as
+// reads; one queued and not begun stays as it is; otherwise it is queued
+// as Queue queues it.
+func (e *Engine) Again(name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if i := e.indexLocked(name); i >= 0 && !e.tables[i].done && !e.tables[i].started.IsZero() {
+		// Done, as Drop leaves it: a window of it that is open emits
+		// nothing, and queueLocked reads the table anew.
+		e.tables[i].done = true
+	}
+	e.queueLocked([]string{name}, false)
+}
+
+func (e *Engine) queueLocked(tables []string, initial bool) {
 	if e.idleLocked() {
 		e.tables = nil // the last snapshots are over: their done list goes
 	}

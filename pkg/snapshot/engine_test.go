@@ -522,6 +522,29 @@ func TestRestoreKeepsRequeuedFinishedTable(t *testing.T) {
 	}
 }
 
+// TestAgainRestartsBegunTable: Again reads a table whose snapshot has
+// begun from its first row again, leaves one queued and not begun where
+// it is, and queues a finished one again.
+func TestAgainRestartsBegunTable(t *testing.T) {
+	e := New(&memDB{}, Config{TableName: func(change.TableID) string { return "" }})
+	e.Restore(State{Tables: []TableState{{Table: "s.t", Key: Key{[]byte("5")}, Rows: 5, Started: 1000}, {Table: "s.q"}}, Done: []string{"s.u"}})
+	for _, name := range []string{"s.t", "s.q", "s.u"} {
+		e.Again(name)
+	}
+	back, err := DecodeState(e.State())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ts := range back.Tables {
+		got = append(got, fmt.Sprintf("%s key %q rows %d started %v", ts.Table, ts.Key, ts.Rows, ts.Started != 0))
+	}
+	want := []string{`s.q key [] rows 0 started false`, `s.t key [] rows 0 started false`, `s.u key [] rows 0 started false`}
+	if !slices.Equal(got, want) || len(back.Done) != 0 {
+		t.Errorf("after Again: tables %q, done %v; want %q, none done", got, back.Done, want)
+	}
+}
+
 // FuzzDecodeState: positions come back from the checkpoint store.
 func FuzzDecodeState(f *testing.F) {
 	f.Add([]byte(`{"tables":[{"table":"s.t","key":["MQ=="],"rows":3}],"done":["s.u"]}`))

@@ -3,10 +3,10 @@ package mongodb
 import (
 	"fmt"
 	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/tributary-cdc/tributary/pkg/jsonstr"
 )
 
 // The message: Debezium 3.x's MongoDB connector format as Kafka Connect's
@@ -332,57 +332,10 @@ func appendTruncated(b []byte, t TruncatedArray) []byte {
 	return append(b, '}')
 }
 
-// appendJackson appends s as a JSON string the way Jackson 2.21 (the
-// JsonConverter's writer) escapes it: '"' and '\\', the short escapes
-// \b \t \n \f \r, other control characters as \u00XX, a character
-// outside the Basic Multilingual Plane as its escaped surrogate pair
-// (\uD83D\uDE00, upper-case hex), everything else raw; invalid UTF-8 as
-// \ufffd per byte.
-func appendJackson(b []byte, s string) []byte {
-	const hex = "0123456789ABCDEF"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			switch {
-			case r == utf8.RuneError && size == 1:
-				b = append(b, `\ufffd`...)
-			case r > 0xffff:
-				hi, lo := utf16.EncodeRune(r)
-				for _, u := range []rune{hi, lo} {
-					b = append(b, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
-				}
-			default:
-				b = append(b, s[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
-			if c < 0x20 {
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			} else {
-				b = append(b, c)
-			}
-		}
-		i++
-	}
-	return append(b, '"')
-}
+// appendJackson appends s as a JSON string the way Jackson (the
+// JsonConverter's writer) escapes it, as the relational encoder writes its
+// strings (pkg/jsonstr).
+func appendJackson(b []byte, s string) []byte { return jsonstr.Append(b, s) }
 
 // EncodeRawChange decodes a raw change-stream event (one that names its
 // namespace) and encodes its message.

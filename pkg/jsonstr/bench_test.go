@@ -1,14 +1,14 @@
-package debezium
+package jsonstr
 
 import (
 	"strings"
 	"testing"
 )
 
-// BenchmarkAppendString: the string writer on ASCII text (the fast path
+// BenchmarkAppend: the string writer on ASCII text (the fast path
 // most column values take), on BMP text with non-ASCII letters, and on
 // text with characters outside the BMP (written as surrogate escapes).
-func BenchmarkAppendString(b *testing.B) {
+func BenchmarkAppend(b *testing.B) {
 	for _, c := range []struct{ name, s string }{
 		{"ascii", strings.Repeat("The quick brown fox jumps over the lazy dog, 42 times. ", 4)},
 		{"short", "alice@example.com"},
@@ -20,7 +20,7 @@ func BenchmarkAppendString(b *testing.B) {
 			b.SetBytes(int64(len(c.s)))
 			b.ReportAllocs()
 			for b.Loop() {
-				buf = appendString(buf[:0], c.s)
+				buf = Append(buf[:0], c.s)
 			}
 		})
 	}
