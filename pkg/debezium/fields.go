@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/jsonstr"
 )
 
 // FieldWriter receives a key or a value field by field, depth first, in
@@ -304,7 +305,7 @@ func (p *colPlan) writeValue(w FieldWriter, v *change.Value) error {
 		if utf8.Valid(v.Bytes) {
 			w.StringBytes(v.Bytes)
 		} else {
-			w.StringBytes(appendValidUTF8(w.Scratch()[:0], v.Bytes))
+			w.StringBytes(jsonstr.AppendValidUTF8(w.Scratch()[:0], v.Bytes))
 		}
 	case encDecimal:
 		if v.Kind != change.Text {
@@ -363,25 +364,5 @@ func validUTF8(w FieldWriter, s string) string {
 	if utf8.ValidString(s) {
 		return s
 	}
-	return string(appendValidUTF8(w.Scratch()[:0], s))
-}
-
-// appendValidUTF8 appends s with each byte that is not UTF-8 replaced by
-// U+FFFD (appendStringBody's rule).
-func appendValidUTF8[S ~string | ~[]byte](b []byte, s S) []byte {
-	for i := 0; i < len(s); {
-		if s[i] < utf8.RuneSelf {
-			b = append(b, s[i])
-			i++
-			continue
-		}
-		r, size := decodeRune(s, i)
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, "\uFFFD"...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return b
+	return string(jsonstr.AppendValidUTF8(w.Scratch()[:0], s))
 }

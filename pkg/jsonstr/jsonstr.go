@@ -119,6 +119,27 @@ func plain8(x uint64) bool {
 	return (x|below|(quote-ones)&^quote|(backslash-ones)&^backslash)&highs == 0
 }
 
+// AppendValidUTF8 appends s unescaped, with each byte that is not UTF-8
+// replaced by U+FFFD as Append replaces it: the text of a string value
+// that is written in another format than JSON (Avro).
+func AppendValidUTF8[S ~string | ~[]byte](b []byte, s S) []byte {
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			b = append(b, s[i])
+			i++
+			continue
+		}
+		r, size := decodeRune(s, i)
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, "\uFFFD"...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return b
+}
+
 // decodeRune decodes the UTF-8 sequence at s[i:] with utf8.DecodeRune's
 // rules (no overlongs, no surrogates, nothing above U+10FFFF), returning
 // (utf8.RuneError, 1) for an invalid byte. It indexes bytes itself so that
