@@ -319,12 +319,17 @@ func TestCLISnapshotInterleavedWithWriter(t *testing.T) {
 	}
 
 	state, keyReads, _ := topicState(t, topic, failAtOnce)
+	// Each key is read at most once; documents the writer inserts while the
+	// snapshot runs may be read too, so there may be more reads than n.
 	reads := 0
-	for _, r := range keyReads {
+	for k, r := range keyReads {
 		reads += r
+		if r > 1 {
+			t.Errorf("key %s read %d times", k, r)
+		}
 	}
-	if reads == 0 || reads > n {
-		t.Errorf("%d reads of %d documents", reads, n)
+	if reads == 0 {
+		t.Errorf("no reads of %d documents", n)
 	}
 	if len(state) != len(final) {
 		t.Errorf("%d keys on the topic, %d in the collection", len(state), len(final))
