@@ -49,7 +49,7 @@ var expandPayloads = []string{
 	`{"t": true, "f": false, "n": null, "arr": [1, null, 3], "sarr": ["a", null]}`,
 	`{"eo": {}, "ea": [], "s": ""}`,
 	`{}`,
-	`{"rows": [{"a": 1}, {"a": 2, "b": true}, null]}`,
+	`{"rows": [{"a": 1}, {"a": 2, "b": true}], "same": [{"a": 1}, null, {"a": 2}]}`,
 	`{"a": {"b": {"c": [{"d": {"e": 1}}]}}}`,
 	// EventRouter keeps these as strings: its inference fails.
 	`{"m": [1, "x"]}`,

@@ -482,9 +482,13 @@ func jsonNumber(s string) (*jsonNode, error) {
 	return &jsonNode{kind: jsonInt64, i: i}, nil
 }
 
-// inferredSchema is an inferred Connect schema; every one is optional.
+// inferredSchema is an inferred Connect schema: optional but for the
+// struct merged from an array's objects of different schemas (Connect's
+// SchemaUtil.copySchemaBasics, which EventRouter merges with, does not
+// copy optionality).
 type inferredSchema struct {
-	typ     string // string, boolean, int32, int64, float64, array, struct
+	required bool
+	typ      string // as JsonConverter names it: string, boolean, int32, int64, double, array, struct
 	name    string
 	named   bool
 	fields  []string
@@ -505,7 +509,7 @@ func (s *inferredSchema) equal(o *inferredSchema) bool {
 	if s == nil || o == nil {
 		return s == o
 	}
-	if s.typ != o.typ || s.name != o.name || s.named != o.named || len(s.fields) != len(o.fields) || !s.items.equal(o.items) {
+	if s.required != o.required || s.typ != o.typ || s.name != o.name || s.named != o.named || len(s.fields) != len(o.fields) || !s.items.equal(o.items) {
 		return false
 	}
 	for i := range s.fields {
@@ -518,7 +522,7 @@ func (s *inferredSchema) equal(o *inferredSchema) bool {
 
 var scalarSchemas = map[jsonKind]*inferredSchema{
 	jsonString: {typ: "string"}, jsonBool: {typ: "boolean"}, jsonInt32: {typ: "int32"},
-	jsonInt64: {typ: "int64"}, jsonDouble: {typ: "float64"}, jsonBigInt: {typ: "float64"},
+	jsonInt64: {typ: "int64"}, jsonDouble: {typ: "double"}, jsonBigInt: {typ: "double"},
 }
 
 // inferSchema is JsonSchemaData.toConnectSchema: nil for a null or an
@@ -598,7 +602,7 @@ func inferItems(key string, named bool, n *jsonNode) (*inferredSchema, error) {
 		if merged.equal(s) {
 			continue
 		}
-		m := &inferredSchema{typ: "struct", name: merged.name, named: merged.named,
+		m := &inferredSchema{required: true, typ: "struct", name: merged.name, named: merged.named,
 			fields: slices.Clone(merged.fields), schemas: slices.Clone(merged.schemas)}
 		for i, f := range s.fields {
 			if m.field(f) == nil {
@@ -636,7 +640,8 @@ func (s *inferredSchema) appendJSON(b []byte, field string) []byte {
 		b = append(b, `,"items":`...)
 		b = s.items.appendJSON(b, "")
 	}
-	b = append(b, `,"optional":true`...)
+	b = append(b, `,"optional":`...)
+	b = strconv.AppendBool(b, !s.required)
 	if s.named {
 		b = appendString(append(b, `,"name":`...), s.name)
 	}
@@ -652,6 +657,9 @@ var errJSONMismatch = errors.New("a value that does not fit the schema inferred 
 // JsonSchemaData makes of it under schema s.
 func appendJSONValue(b []byte, s *inferredSchema, n *jsonNode) ([]byte, error) {
 	if n == nil || n.kind == jsonNull {
+		if s != nil && s.required {
+			return b, errJSONMismatch
+		}
 		return append(b, "null"...), nil
 	}
 	if s == nil {
@@ -664,7 +672,7 @@ func appendJSONValue(b []byte, s *inferredSchema, n *jsonNode) ([]byte, error) {
 		return strconv.AppendBool(b, n.b), nil
 	case n.kind == jsonInt32 && s.typ == "int32", n.kind == jsonInt64 && s.typ == "int64":
 		return strconv.AppendInt(b, n.i, 10), nil
-	case n.kind == jsonDouble && s.typ == "float64":
+	case n.kind == jsonDouble && s.typ == "double":
 		return appendJavaFloat(b, n.f, 64), nil
 	case n.kind == jsonArray && s.typ == "array":
 		b = append(b, '[')

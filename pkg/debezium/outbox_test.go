@@ -113,24 +113,25 @@ func TestOutboxExpandJSONPayload(t *testing.T) {
 	o := outboxOptions(t)
 	o.ExpandJSONPayload = true
 	e := NewEncoder(Options{TopicPrefix: "shop", Outbox: o})
-	payload := `{"n":{"x":1,"y":null},"arr":[{"a":1},{"a":2,"b":"s\u00e9\n"},null],"i":2147483648,"f":12345678.9,"t":true,"e":[],"o":{},"aa":[[{"k":{"v":1}}]]}`
+	payload := `{"n":{"x":1,"y":null},"arr":[{"a":1},{"a":2,"b":"s\u00e9\n"}],"same":[{"a":1},null],"i":2147483648,"f":12345678.9,"t":true,"e":[],"o":{},"aa":[[{"k":{"v":1}}]]}`
 	_, rec, err := e.AppendOutbox(nil, outboxEvent(outboxTable(), change.OpCreate, change.TextValue(payload)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `{"schema":{"type":"struct","fields":[` +
 		`{"type":"struct","fields":[{"type":"int32","optional":true,"field":"x"}],"optional":true,"name":"payload.n","field":"n"},` +
-		`{"type":"array","items":{"type":"struct","fields":[{"type":"int32","optional":true,"field":"a"},{"type":"string","optional":true,"field":"b"}],"optional":true,"name":"payload.arr"},"optional":true,"field":"arr"},` +
-		`{"type":"int64","optional":true,"field":"i"},{"type":"float64","optional":true,"field":"f"},{"type":"boolean","optional":true,"field":"t"},` +
+		`{"type":"array","items":{"type":"struct","fields":[{"type":"int32","optional":true,"field":"a"},{"type":"string","optional":true,"field":"b"}],"optional":false,"name":"payload.arr"},"optional":true,"field":"arr"},` +
+		`{"type":"array","items":{"type":"struct","fields":[{"type":"int32","optional":true,"field":"a"}],"optional":true,"name":"payload.same"},"optional":true,"field":"same"},` +
+		`{"type":"int64","optional":true,"field":"i"},{"type":"double","optional":true,"field":"f"},{"type":"boolean","optional":true,"field":"t"},` +
 		`{"type":"struct","fields":[],"optional":true,"name":"payload.o","field":"o"},` +
 		`{"type":"array","items":{"type":"array","items":{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":true,"field":"v"}],"optional":true,"name":"k","field":"k"}],"optional":true},"optional":true},"optional":true,"field":"aa"}` +
 		`],"optional":true,"name":"payload"},"payload":` +
-		`{"n":{"x":1},"arr":[{"a":1,"b":null},{"a":2,"b":"sé\n"},null],"i":2147483648,"f":1.23456789E7,"t":true,"o":{},"aa":[[{"k":{"v":1}}]]}}`
+		`{"n":{"x":1},"arr":[{"a":1,"b":null},{"a":2,"b":"sé\n"}],"same":[{"a":1},null],"i":2147483648,"f":1.23456789E7,"t":true,"o":{},"aa":[[{"k":{"v":1}}]]}}`
 	if string(rec.Value) != want || rec.Warning != "" {
 		t.Errorf("expanded value\n%s\nwant\n%s\nwarning %q", rec.Value, want, rec.Warning)
 	}
 
-	for _, bad := range []string{`{"a": `, `secret text`, `{"m":[1,"x"]}`, `{"m":[1,3000000000]}`, `{"m":[null]}`, `[{"a":1}]`, `{"big":99999999999999999999}`} {
+	for _, bad := range []string{`{"a": `, `secret text`, `{"m":[1,"x"]}`, `{"m":[1,3000000000]}`, `{"m":[null]}`, `[{"a":1}]`, `{"m":[{"a":1},{"b":2},null]}`, `{"big":99999999999999999999}`} {
 		_, rec, err := e.AppendOutbox(nil, outboxEvent(outboxTable(), change.OpCreate, change.TextValue(bad)))
 		if err != nil {
 			t.Fatal(err)
