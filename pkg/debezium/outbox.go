@@ -489,11 +489,11 @@ func jsonNumber(s string) (*jsonNode, error) {
 type inferredSchema struct {
 	required bool
 	typ      string // as JsonConverter names it: string, boolean, int32, int64, double, array, struct
-	name    string
-	named   bool
-	fields  []string
-	schemas []*inferredSchema // a struct's field schemas
-	items   *inferredSchema
+	name     string
+	named    bool
+	fields   []string
+	schemas  []*inferredSchema // a struct's field schemas
+	items    *inferredSchema
 }
 
 func (s *inferredSchema) field(name string) *inferredSchema {
