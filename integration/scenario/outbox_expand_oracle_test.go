@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -187,7 +188,7 @@ func TestOutboxExpandOraclePostgresJSONB(t *testing.T) {
 // trailing text after the object, a repeated key and the empty string.
 func TestOutboxExpandOraclePostgresText(t *testing.T) {
 	e := itest.NewEnv(t, "outboxexptx")
-	payloads := append(slicesClone(expandPayloads), `{"a": `, `not json`, ` {"a": 1}`, `{"a": 1} trailing`,
+	payloads := append(slices.Clone(expandPayloads), `{"a": `, `not json`, ` {"a": 1}`, `{"a": 1} trailing`,
 		`{"d": 1, "x": true, "d": "two"}`, ``, `{"deep":{"k":[{"z":1,"y":[true]}]},"u":"\u00e9\u2028"}`)
 	top := "format:\n  schemas: false\n"
 	src := pgExpandSource(t, e, "text")
@@ -223,5 +224,3 @@ func TestOutboxExpandOracleMySQL(t *testing.T) {
 		"    table_fields_additional_placement: ['type:envelope:eventType', 'type:header:eventType']\n",
 		[]string{"transforms.outbox.table.fields.additional.placement=type:envelope:eventType,type:header:eventType"})
 }
-
-func slicesClone(s []string) []string { return append([]string(nil), s...) }
