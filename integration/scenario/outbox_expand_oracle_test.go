@@ -185,11 +185,13 @@ func TestOutboxExpandOraclePostgresJSONB(t *testing.T) {
 
 // TestOutboxExpandOraclePostgresText: a text payload, as written, without
 // schemas; also text that is not JSON, invalid JSON, JSON after a space,
-// trailing text after the object, a repeated key and the empty string.
+// trailing text after the object, a repeated key, the empty string, and
+// keys that are empty or hold dots.
 func TestOutboxExpandOraclePostgresText(t *testing.T) {
 	e := itest.NewEnv(t, "outboxexptx")
 	payloads := append(slices.Clone(expandPayloads), `{"a": `, `not json`, ` {"a": 1}`, `{"a": 1} trailing`,
-		`{"d": 1, "x": true, "d": "two"}`, ``, `{"deep":{"k":[{"z":1,"y":[true]}]},"u":"\u00e9\u2028"}`)
+		`{"d": 1, "x": true, "d": "two"}`, ``, `{"deep":{"k":[{"z":1,"y":[true]}]},"u":"\u00e9\u2028"}`,
+		`{"a.b": {"c": 1}, "x-y": [1], "n": 1.0, "big": 1e300, "tiny": 4.9e-324}`, `{"": {"": 1}}`, `{"": null, "k": 1}`)
 	top := "format:\n  schemas: false\n"
 	src := pgExpandSource(t, e, "text")
 	pipeline := src.pipeline

@@ -225,7 +225,7 @@ func (e *Encoder) AppendOutbox(dst []byte, ev *change.Event) ([]byte, OutboxReco
 		switch {
 		case len(p.envelope) == 0 && exSchema != nil:
 			if !e.format.NoSchemas {
-				dst = exSchema.appendJSON(append(dst, `{"schema":`...), "")
+				dst = exSchema.appendJSON(append(dst, `{"schema":`...), nil)
 				dst = append(dst, `,"payload":`...)
 			}
 			dst = append(dst, exValue...)
@@ -286,7 +286,7 @@ func (e *Encoder) AppendOutbox(dst []byte, ev *change.Event) ([]byte, OutboxReco
 // expandedHead is the head of an envelope value whose payload has the
 // inferred schema s.
 func (p *outboxPlan) expandedHead(c *tableCodec, s *inferredSchema, routeValue string) []byte {
-	payloadField := s.appendJSON(nil, "payload")
+	payloadField := s.appendJSON(nil, &envelopePayload)
 	p.expandedMu.Lock()
 	defer p.expandedMu.Unlock()
 	if h, ok := p.expandedHeads[string(payloadField)]; ok {
@@ -551,6 +551,10 @@ func inferSchema(key string, named bool, n *jsonNode) (*inferredSchema, error) {
 			if err != nil {
 				return nil, err
 			}
+			if fs != nil && k == "" {
+				// Connect's SchemaBuilder refuses a field without a name.
+				return nil, errors.New("an object with an empty key")
+			}
 			if fs != nil {
 				s.fields, s.schemas = append(s.fields, k), append(s.schemas, fs)
 			}
@@ -623,7 +627,12 @@ func nodeType(n *jsonNode) jsonKind {
 	return n.kind
 }
 
-func (s *inferredSchema) appendJSON(b []byte, field string) []byte {
+// envelopePayload is the envelope value's field of the payload.
+var envelopePayload = "payload"
+
+// appendJSON appends s as JsonConverter writes a schema; field, when not
+// nil, is its name as a struct's field (a JSON key may be empty).
+func (s *inferredSchema) appendJSON(b []byte, field *string) []byte {
 	b = append(b, `{"type":`...)
 	b = appendString(b, s.typ)
 	switch s.typ {
@@ -633,20 +642,20 @@ func (s *inferredSchema) appendJSON(b []byte, field string) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = s.schemas[i].appendJSON(b, f)
+			b = s.schemas[i].appendJSON(b, &f)
 		}
 		b = append(b, ']')
 	case "array":
 		b = append(b, `,"items":`...)
-		b = s.items.appendJSON(b, "")
+		b = s.items.appendJSON(b, nil)
 	}
 	b = append(b, `,"optional":`...)
 	b = strconv.AppendBool(b, !s.required)
 	if s.named {
 		b = appendString(append(b, `,"name":`...), s.name)
 	}
-	if field != "" {
-		b = appendString(append(b, `,"field":`...), field)
+	if field != nil {
+		b = appendString(append(b, `,"field":`...), *field)
 	}
 	return append(b, '}')
 }

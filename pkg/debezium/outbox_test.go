@@ -113,7 +113,7 @@ func TestOutboxExpandJSONPayload(t *testing.T) {
 	o := outboxOptions(t)
 	o.ExpandJSONPayload = true
 	e := NewEncoder(Options{TopicPrefix: "shop", Outbox: o})
-	payload := `{"n":{"x":1,"y":null},"arr":[{"a":1},{"a":2,"b":"s\u00e9\n"}],"same":[{"a":1},null],"i":2147483648,"f":12345678.9,"t":true,"e":[],"o":{},"aa":[[{"k":{"v":1}}]]}`
+	payload := `{"n":{"x":1,"y":null},"arr":[{"a":1},{"a":2,"b":"s\u00e9\n"}],"same":[{"a":1},null],"i":2147483648,"f":12345678.9,"t":true,"e":[],"o":{},"aa":[[{"k":{"v":1}}]],"":null}`
 	_, rec, err := e.AppendOutbox(nil, outboxEvent(outboxTable(), change.OpCreate, change.TextValue(payload)))
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestOutboxExpandJSONPayload(t *testing.T) {
 		t.Errorf("expanded value\n%s\nwant\n%s\nwarning %q", rec.Value, want, rec.Warning)
 	}
 
-	for _, bad := range []string{`{"a": `, `secret text`, `{"m":[1,"x"]}`, `{"m":[1,3000000000]}`, `{"m":[null]}`, `[{"a":1}]`, `{"m":[{"a":1},{"b":2},null]}`, `{"big":99999999999999999999}`} {
+	for _, bad := range []string{`{"a": `, `secret text`, `{"m":[1,"x"]}`, `{"m":[1,3000000000]}`, `{"m":[null]}`, `[{"a":1}]`, `{"m":[{"a":1},{"b":2},null]}`, `{"":{"":1}}`, `{"big":99999999999999999999}`} {
 		_, rec, err := e.AppendOutbox(nil, outboxEvent(outboxTable(), change.OpCreate, change.TextValue(bad)))
 		if err != nil {
 			t.Fatal(err)
