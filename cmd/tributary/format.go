@@ -29,7 +29,8 @@ func outbox(cfg *config.Config) *debezium.Outbox {
 	}
 	e := o.Effective()
 	out := &debezium.Outbox{EventID: e.TableFieldEventID, EventKey: e.TableFieldEventKey, Payload: e.TableFieldEventPayload,
-		RouteBy: e.RouteByField, Topic: o.OutboxTopic(), TombstoneOnEmptyPayload: e.RouteTombstoneOnEmptyPayload}
+		RouteBy: e.RouteByField, Topic: o.OutboxTopic(), TombstoneOnEmptyPayload: e.RouteTombstoneOnEmptyPayload,
+		ExpandJSONPayload: e.TableExpandJSONPayload}
 	for _, p := range o.Placements() {
 		out.Additional = append(out.Additional, debezium.OutboxField{Column: p.Column, Envelope: p.Envelope, Alias: p.Alias})
 	}

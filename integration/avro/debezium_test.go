@@ -198,6 +198,14 @@ func diffJSON(path string, x, y any) string {
 type avroRecord struct {
 	Destination string
 	Key, Value  []byte
+	// Headers are the record's headers as the header converter wrote
+	// them, in order (a nil Value: a header without a value).
+	Headers []avroHeader
+}
+
+type avroHeader struct {
+	Key   string  `json:"key"`
+	Value *string `json:"value"`
 }
 
 func readAvroHarness(t *testing.T, path string) []avroRecord {
@@ -212,14 +220,15 @@ func readAvroHarness(t *testing.T, path string) []avroRecord {
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
 		var l struct {
-			Destination string  `json:"destination"`
-			Key         *string `json:"key"`
-			Value       *string `json:"value"`
+			Destination string       `json:"destination"`
+			Key         *string      `json:"key"`
+			Value       *string      `json:"value"`
+			Headers     []avroHeader `json:"headers"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatal(err)
 		}
-		r := avroRecord{Destination: l.Destination}
+		r := avroRecord{Destination: l.Destination, Headers: l.Headers}
 		if l.Key != nil {
 			r.Key, _ = base64.StdEncoding.DecodeString(*l.Key)
 		}

@@ -3,18 +3,22 @@ package avro_test
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tributary-cdc/tributary/integration/itest"
 	"github.com/tributary-cdc/tributary/pkg/debezium/avro"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestAvroOutboxAgainstDebezium: the outbox router (transforms.outbox) with
 // Avro keys and values beside Debezium's EventRouter with Apicurio's
 // AvroConverter on the same outbox rows: on each route's topic the same
 // key and value schemas, byte for byte, and the same decoded values; a
-// null payload is a record without a value on both sides.
+// null payload is a record without a value on both sides; the same
+// headers the EventRouter writes (id and two column:header placements),
+// byte for byte, as a Connect worker's SimpleHeaderConverter writes them.
 func TestAvroOutboxAgainstDebezium(t *testing.T) {
 	e := itest.NewEnv(t, "avrooutbox")
 	e.Exec(`CREATE TABLE outbox (id uuid PRIMARY KEY, aggregatetype varchar(255) NOT NULL, aggregateid varchar(255) NOT NULL,
@@ -28,11 +32,12 @@ func TestAvroOutboxAgainstDebezium(t *testing.T) {
 	itest.CreateSinglePartitionTopics(t, names...)
 
 	cfg := e.WritePipeline(itest.PipelineConfig{Source: "  tables: [public.outbox]\n"})
-	itest.AppendConfig(t, cfg, "transforms:\n  outbox:\n    enabled: true\n"+
+	itest.AppendConfig(t, cfg, "transforms:\n  outbox:\n    enabled: true\n    table_fields_additional_placement: ['type:header:eventType', 'aggregateid:header:agg']\n"+
 		"format:\n  key: avro\n  value: avro\n  schema_registry:\n    type: confluent\n    url: "+registry+"\n")
 	dbzOut := filepath.Join(e.Dir, "debezium-avro.jsonl")
 	dbz := startAvroDebezium(t, e, dbzOut, "table.include.list=public\\\\.outbox\n",
-		"transforms=outbox\ntransforms.outbox.type=io.debezium.transforms.outbox.EventRouter\n")
+		"transforms=outbox\ntransforms.outbox.type=io.debezium.transforms.outbox.EventRouter\n"+
+			"transforms.outbox.table.fields.additional.placement=type:header:eventType,aggregateid:header:agg\n")
 	p := e.Start("run", "--config", cfg)
 	ins := func(id, agg, aggID, typ, payload string) {
 		e.Exec(fmt.Sprintf(`INSERT INTO outbox VALUES ('%s', '%s', '%s', '%s', %s)`, id, agg, aggID, typ, payload))
@@ -77,6 +82,7 @@ func TestAvroOutboxAgainstDebezium(t *testing.T) {
 			if wks != gks || fmt.Sprint(wk) != fmt.Sprint(gk) {
 				t.Errorf("%s record %d: keys differ: %s\nDebezium:  %v %s\nTributary: %v %s", topic, i, sameSchema(wks, gks), wk, wks, gk, gks)
 			}
+			compareOutboxHeaders(t, topic, i, theirs[i].Headers, ours[i].Headers)
 			if (theirs[i].Value == nil) != (ours[i].Value == nil) {
 				t.Errorf("%s record %d: Debezium's value %v, Tributary's %v", topic, i, theirs[i].Value, ours[i].Value)
 				continue
@@ -95,4 +101,35 @@ func TestAvroOutboxAgainstDebezium(t *testing.T) {
 		}
 	}
 	t.Logf("%d outbox events: the same key and value schemas and values from Debezium's EventRouter+AvroConverter and Tributary", compared)
+}
+
+// compareOutboxHeaders checks that every header Debezium's record carries
+// (but the connector's own __debezium.context.* ones, which Tributary does
+// not write) is on Tributary's record with the same bytes, and that the
+// EventRouter's were there to compare.
+func compareOutboxHeaders(t *testing.T, topic string, i int, theirs []avroHeader, ours []kgo.RecordHeader) {
+	t.Helper()
+	got := map[string]string{}
+	for _, h := range ours {
+		got[h.Key] = string(h.Value)
+	}
+	seen := map[string]bool{}
+	for _, h := range theirs {
+		if strings.HasPrefix(h.Key, "__debezium.context.") {
+			continue
+		}
+		seen[h.Key] = true
+		want := ""
+		if h.Value != nil {
+			want = *h.Value
+		}
+		if g, ok := got[h.Key]; !ok || g != want {
+			t.Errorf("%s record %d: header %s: Debezium %q, Tributary %q (present %v)", topic, i, h.Key, want, g, ok)
+		}
+	}
+	for _, k := range []string{"id", "eventType", "agg"} {
+		if !seen[k] {
+			t.Errorf("%s record %d: Debezium's record has no %s header: %v", topic, i, k, theirs)
+		}
+	}
 }

@@ -2,7 +2,12 @@ package debezium
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
@@ -31,6 +36,10 @@ type Outbox struct {
 	// payload as a record without a value
 	// (route.tombstone.on.empty.payload).
 	TombstoneOnEmptyPayload bool
+	// ExpandJSONPayload writes a string payload holding a JSON object as
+	// that object, with a schema inferred from it
+	// (table.expand.json.payload).
+	ExpandJSONPayload bool
 }
 
 // OutboxField is one entry of table.fields.additional.placement.
@@ -53,6 +62,9 @@ type OutboxRecord struct {
 	Key     []byte // nil: none
 	Value   []byte // nil: a record without a value
 	Headers []OutboxHeader
+	// Warning, when not empty, says why the payload was not expanded
+	// (ExpandJSONPayload), as Debezium logs it.
+	Warning string
 }
 
 // outboxPlan is an outbox table's columns and precomputed JSON.
@@ -70,7 +82,21 @@ type outboxPlan struct {
 	fieldsJSON []byte
 	envOnce    sync.Once
 	envHead    []byte
+	// expandable: the payload column is a string, which ExpandJSONPayload
+	// parses.
+	expandable bool
+	// restJSON is the envelope fields' schemas after the payload's.
+	restJSON []byte
+	// expandedHeads are the envelope value's heads per inferred payload
+	// schema (its JSON): EventRouter caches the value schema per payload
+	// schema, named after the first event's route-by value.
+	expandedMu    sync.Mutex
+	expandedHeads map[string][]byte
 }
+
+// maxExpandedHeads bounds the envelope heads kept for expanded payloads,
+// as Debezium bounds its cache of value schemas.
+const maxExpandedHeads = 10000
 
 // OutboxOn tells whether the encoder routes outbox events.
 func (e *Encoder) OutboxOn() bool { return e.outbox != nil }
@@ -111,7 +137,11 @@ func (e *Encoder) buildOutbox(c *tableCodec) *outboxPlan {
 			p.headers, p.headerKeys = append(p.headers, i), append(p.headerKeys, f.Alias)
 		}
 	}
-	if p.err != nil || e.format.NoSchemas {
+	if p.err != nil {
+		return p
+	}
+	p.expandable = c.fields[p.payload].schema.typ == "string"
+	if e.format.NoSchemas {
 		return p
 	}
 	p.keyHead = append(p.keyHead, `{"schema":`...)
@@ -126,9 +156,10 @@ func (e *Encoder) buildOutbox(c *tableCodec) *outboxPlan {
 	p.valueHead = append(p.valueHead, `,"payload":`...)
 	p.fieldsJSON = c.fields[p.payload].schema.appendJSON(p.fieldsJSON, "payload")
 	for j, i := range p.envelope {
-		p.fieldsJSON = append(p.fieldsJSON, ',')
-		p.fieldsJSON = c.fields[i].schema.appendJSON(p.fieldsJSON, p.envKeys[j])
+		p.restJSON = append(p.restJSON, ',')
+		p.restJSON = c.fields[i].schema.appendJSON(p.restJSON, p.envKeys[j])
 	}
+	p.fieldsJSON = append(p.fieldsJSON, p.restJSON...)
 	return p
 }
 
@@ -180,9 +211,28 @@ func (e *Encoder) AppendOutbox(dst []byte, ev *change.Event) ([]byte, OutboxReco
 
 	payload := &row[plans[p.payload].idx]
 	empty := payload.Kind == change.Null || (payload.Kind == change.Text && len(trimSpace(payload.Bytes)) == 0)
+	var exSchema *inferredSchema
+	var exValue []byte
+	if e.outbox.ExpandJSONPayload && payload.Kind != change.Null {
+		if text, ok := connectText(&plans[p.payload], row); !p.expandable || !ok {
+			rec.Warning = "the outbox payload is not expanded: the payload column is not a string (transforms.outbox.table_expand_json_payload)"
+		} else if exSchema, exValue, err = expandPayload(e.outbox.Payload, string(text)); err != nil {
+			exSchema, exValue = nil, nil
+			rec.Warning = "the outbox payload is not expanded and is published as the string: " + err.Error() + " (transforms.outbox.table_expand_json_payload)"
+		}
+	}
 	if !(empty && e.outbox.TombstoneOnEmptyPayload) {
 		start = len(dst)
 		switch {
+		case len(p.envelope) == 0 && exSchema != nil:
+			if !e.format.NoSchemas {
+				dst = exSchema.appendJSON(append(dst, `{"schema":`...), nil)
+				dst = append(dst, `,"payload":`...)
+			}
+			dst = append(dst, exValue...)
+			if !e.format.NoSchemas {
+				dst = append(dst, '}')
+			}
 		case len(p.envelope) == 0:
 			dst = append(dst, p.valueHead...)
 			if dst, err = appendPlanValue(dst, &plans[p.payload], row); err != nil {
@@ -192,7 +242,9 @@ func (e *Encoder) AppendOutbox(dst []byte, ev *change.Event) ([]byte, OutboxReco
 				dst = append(dst, '}')
 			}
 		default:
-			if !e.format.NoSchemas {
+			if !e.format.NoSchemas && exSchema != nil {
+				dst = append(dst, p.expandedHead(c, exSchema, routeValue)...)
+			} else if !e.format.NoSchemas {
 				p.envOnce.Do(func() {
 					h := append([]byte(`{"schema":{"type":"struct","fields":[`), p.fieldsJSON...)
 					h = append(h, `],"optional":false,"name":`...)
@@ -202,7 +254,9 @@ func (e *Encoder) AppendOutbox(dst []byte, ev *change.Event) ([]byte, OutboxReco
 				dst = append(dst, p.envHead...)
 			}
 			dst = append(dst, `{"payload":`...)
-			if dst, err = appendPlanValue(dst, &plans[p.payload], row); err != nil {
+			if exSchema != nil {
+				dst = append(dst, exValue...)
+			} else if dst, err = appendPlanValue(dst, &plans[p.payload], row); err != nil {
 				return dst[:n], rec, &EncodeError{Table: tableName(ev.Table), Column: plans[p.payload].name, Err: err}
 			}
 			for j, i := range p.envelope {
@@ -228,6 +282,27 @@ func (e *Encoder) AppendOutbox(dst []byte, ev *change.Event) ([]byte, OutboxReco
 		rec.Headers = append(rec.Headers, outboxHeader(p.headerKeys[j], &plans[i], row))
 	}
 	return dst, rec, nil
+}
+
+// expandedHead is the head of an envelope value whose payload has the
+// inferred schema s.
+func (p *outboxPlan) expandedHead(c *tableCodec, s *inferredSchema, routeValue string) []byte {
+	payloadField := s.appendJSON(nil, &envelopePayload)
+	p.expandedMu.Lock()
+	defer p.expandedMu.Unlock()
+	if h, ok := p.expandedHeads[string(payloadField)]; ok {
+		return h
+	}
+	if p.expandedHeads == nil || len(p.expandedHeads) >= maxExpandedHeads {
+		p.expandedHeads = map[string][]byte{}
+	}
+	h := append([]byte(`{"schema":{"type":"struct","fields":[`), payloadField...)
+	h = append(h, p.restJSON...)
+	h = append(h, `],"optional":false,"name":`...)
+	h = appendString(h, c.schema+"."+routeValue+".Value")
+	h = append(h, `},"payload":`...)
+	p.expandedHeads[string(payloadField)] = h
+	return h
 }
 
 func outboxHeader(key string, p *colPlan, row change.Row) OutboxHeader {
@@ -275,4 +350,394 @@ func trimSpace(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
+}
+
+// Expanding a JSON payload (table.expand.json.payload): EventRouter parses
+// a string payload that starts with '{' or '[' with Jackson and infers a
+// Connect schema from it (JsonSchemaData): a string, a boolean, an int32,
+// an int64 or a float64 by the number's form and size, an array typed by
+// its first non-null element, a struct per object, named after its path
+// from the payload column ("payload", "payload.items"); a null field or
+// an empty array has no schema and is left out of its struct. When the
+// inference fails (invalid JSON, an array of mixed types or of nulls
+// only) the payload stays the string; so it does here, with a warning as
+// Debezium logs one. Where Debezium's transform itself fails and stops
+// the connector (a top-level array, an integer beyond int64, an array
+// element that does not fit the schema inferred from the others) the
+// payload also stays the string here, with a warning.
+
+type jsonKind byte
+
+const (
+	jsonNull jsonKind = iota
+	jsonString
+	jsonBool
+	jsonInt32
+	jsonInt64
+	jsonDouble
+	jsonBigInt
+	jsonArray
+	jsonObject
+)
+
+// jsonNode is a parsed JSON value as Jackson's tree holds it: an object's
+// keys in first-seen order, a repeated key's later value replacing the
+// earlier in place.
+type jsonNode struct {
+	kind  jsonKind
+	text  string // a string's characters
+	b     bool
+	i     int64
+	f     float64
+	keys  []string
+	vals  []*jsonNode // an object's values (keys) or an array's elements
+	index map[string]int
+}
+
+func (n *jsonNode) get(key string) (*jsonNode, bool) {
+	i, ok := n.index[key]
+	if !ok {
+		return nil, false
+	}
+	return n.vals[i], true
+}
+
+func parseJSONPayload(s string) (*jsonNode, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	return parseJSONValue(d, 0)
+}
+
+func parseJSONValue(d *json.Decoder, depth int) (*jsonNode, error) {
+	if depth > 1000 {
+		return nil, errors.New("nested too deep")
+	}
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case nil:
+		return &jsonNode{kind: jsonNull}, nil
+	case bool:
+		return &jsonNode{kind: jsonBool, b: t}, nil
+	case string:
+		return &jsonNode{kind: jsonString, text: t}, nil
+	case json.Number:
+		return jsonNumber(string(t))
+	case json.Delim:
+		if t == '[' {
+			n := &jsonNode{kind: jsonArray}
+			for d.More() {
+				v, err := parseJSONValue(d, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				n.vals = append(n.vals, v)
+			}
+			_, err := d.Token()
+			return n, err
+		}
+		n := &jsonNode{kind: jsonObject, index: map[string]int{}}
+		for d.More() {
+			kt, err := d.Token()
+			if err != nil {
+				return nil, err
+			}
+			k, _ := kt.(string)
+			v, err := parseJSONValue(d, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if i, ok := n.index[k]; ok {
+				n.vals[i] = v
+				continue
+			}
+			n.index[k] = len(n.keys)
+			n.keys, n.vals = append(n.keys, k), append(n.vals, v)
+		}
+		_, err := d.Token()
+		return n, err
+	}
+	return nil, fmt.Errorf("unexpected %v", tok)
+}
+
+// jsonNumber types a number as Jackson does: an integer as an int if it
+// fits 32 bits, else a long if it fits 64, else a BigInteger; anything
+// with a fraction or an exponent a double.
+func jsonNumber(s string) (*jsonNode, error) {
+	if strings.ContainsAny(s, ".eE") {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return nil, err
+		}
+		return &jsonNode{kind: jsonDouble, f: f}, nil
+	}
+	i, err := strconv.ParseInt(s, 10, 64)
+	switch {
+	case err != nil:
+		return &jsonNode{kind: jsonBigInt}, nil
+	case i >= math.MinInt32 && i <= math.MaxInt32:
+		return &jsonNode{kind: jsonInt32, i: i}, nil
+	}
+	return &jsonNode{kind: jsonInt64, i: i}, nil
+}
+
+// inferredSchema is an inferred Connect schema: optional but for the
+// struct merged from an array's objects of different schemas (Connect's
+// SchemaUtil.copySchemaBasics, which EventRouter merges with, does not
+// copy optionality).
+type inferredSchema struct {
+	required bool
+	typ      string // as JsonConverter names it: string, boolean, int32, int64, double, array, struct
+	name     string
+	named    bool
+	fields   []string
+	schemas  []*inferredSchema // a struct's field schemas
+	items    *inferredSchema
+}
+
+func (s *inferredSchema) field(name string) *inferredSchema {
+	for i, f := range s.fields {
+		if f == name {
+			return s.schemas[i]
+		}
+	}
+	return nil
+}
+
+func (s *inferredSchema) equal(o *inferredSchema) bool {
+	if s == nil || o == nil {
+		return s == o
+	}
+	if s.required != o.required || s.typ != o.typ || s.name != o.name || s.named != o.named || len(s.fields) != len(o.fields) || !s.items.equal(o.items) {
+		return false
+	}
+	for i := range s.fields {
+		if s.fields[i] != o.fields[i] || !s.schemas[i].equal(o.schemas[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+var scalarSchemas = map[jsonKind]*inferredSchema{
+	jsonString: {typ: "string"}, jsonBool: {typ: "boolean"}, jsonInt32: {typ: "int32"},
+	jsonInt64: {typ: "int64"}, jsonDouble: {typ: "double"}, jsonBigInt: {typ: "double"},
+}
+
+// inferSchema is JsonSchemaData.toConnectSchema: nil for a null or an
+// empty array (left out of its struct).
+func inferSchema(key string, named bool, n *jsonNode) (*inferredSchema, error) {
+	switch n.kind {
+	case jsonNull:
+		return nil, nil
+	case jsonArray:
+		if len(n.vals) == 0 {
+			return nil, nil
+		}
+		items, err := inferItems(key, named, n)
+		if err != nil {
+			return nil, err
+		}
+		return &inferredSchema{typ: "array", items: items}, nil
+	case jsonObject:
+		s := &inferredSchema{typ: "struct", name: key, named: named}
+		for i, k := range n.keys {
+			fk := k
+			if named && strings.TrimSpace(key) != "" {
+				fk = key + "." + k
+			}
+			fs, err := inferSchema(fk, true, n.vals[i])
+			if err != nil {
+				return nil, err
+			}
+			if fs != nil && k == "" {
+				// Connect's SchemaBuilder refuses a field without a name.
+				return nil, errors.New("an object with an empty key")
+			}
+			if fs != nil {
+				s.fields, s.schemas = append(s.fields, k), append(s.schemas, fs)
+			}
+		}
+		return s, nil
+	}
+	return scalarSchemas[n.kind], nil
+}
+
+// inferItems is an array's element schema: its non-null elements must be
+// of one kind (numbers of one Connect type); objects' schemas are merged,
+// a field's first schema kept.
+func inferItems(key string, named bool, n *jsonNode) (*inferredSchema, error) {
+	var sample *jsonNode
+	for _, v := range n.vals {
+		if v.kind == jsonNull {
+			continue
+		}
+		if sample == nil {
+			sample = v
+		}
+		if nodeType(v) != nodeType(sample) || (nodeType(v) == jsonInt32 && scalarSchemas[v.kind].typ != scalarSchemas[sample.kind].typ) {
+			return nil, errors.New("an array of mixed types")
+		}
+	}
+	if sample == nil {
+		return nil, errors.New("an array of nulls only")
+	}
+	if sample.kind != jsonObject {
+		s, err := inferSchema("", false, sample)
+		if err == nil && s == nil {
+			err = errors.New("an array of empty arrays")
+		}
+		return s, err
+	}
+	var merged *inferredSchema
+	for _, v := range n.vals {
+		if v.kind != jsonObject {
+			continue
+		}
+		s, err := inferSchema(key, named, v)
+		if err != nil {
+			return nil, err
+		}
+		if merged == nil {
+			merged = s
+			continue
+		}
+		if merged.equal(s) {
+			continue
+		}
+		m := &inferredSchema{required: true, typ: "struct", name: merged.name, named: merged.named,
+			fields: slices.Clone(merged.fields), schemas: slices.Clone(merged.schemas)}
+		for i, f := range s.fields {
+			if m.field(f) == nil {
+				m.fields, m.schemas = append(m.fields, f), append(m.schemas, s.schemas[i])
+			}
+		}
+		merged = m
+	}
+	return merged, nil
+}
+
+// nodeType is Jackson's node type: every number is one.
+func nodeType(n *jsonNode) jsonKind {
+	switch n.kind {
+	case jsonInt64, jsonDouble, jsonBigInt:
+		return jsonInt32
+	}
+	return n.kind
+}
+
+// envelopePayload is the envelope value's field of the payload.
+var envelopePayload = "payload"
+
+// appendJSON appends s as JsonConverter writes a schema; field, when not
+// nil, is its name as a struct's field (a JSON key may be empty).
+func (s *inferredSchema) appendJSON(b []byte, field *string) []byte {
+	b = append(b, `{"type":`...)
+	b = appendString(b, s.typ)
+	switch s.typ {
+	case "struct":
+		b = append(b, `,"fields":[`...)
+		for i, f := range s.fields {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = s.schemas[i].appendJSON(b, &f)
+		}
+		b = append(b, ']')
+	case "array":
+		b = append(b, `,"items":`...)
+		b = s.items.appendJSON(b, nil)
+	}
+	b = append(b, `,"optional":`...)
+	b = strconv.AppendBool(b, !s.required)
+	if s.named {
+		b = appendString(append(b, `,"name":`...), s.name)
+	}
+	if field != nil {
+		b = appendString(append(b, `,"field":`...), *field)
+	}
+	return append(b, '}')
+}
+
+var errJSONMismatch = errors.New("a value that does not fit the schema inferred for it")
+
+// appendJSONValue writes n as JsonConverter writes the Connect value
+// JsonSchemaData makes of it under schema s.
+func appendJSONValue(b []byte, s *inferredSchema, n *jsonNode) ([]byte, error) {
+	if n == nil || n.kind == jsonNull {
+		if s != nil && s.required {
+			return b, errJSONMismatch
+		}
+		return append(b, "null"...), nil
+	}
+	if s == nil {
+		return b, errJSONMismatch
+	}
+	switch {
+	case n.kind == jsonString && s.typ == "string":
+		return appendString(b, n.text), nil
+	case n.kind == jsonBool && s.typ == "boolean":
+		return strconv.AppendBool(b, n.b), nil
+	case n.kind == jsonInt32 && s.typ == "int32", n.kind == jsonInt64 && s.typ == "int64":
+		return strconv.AppendInt(b, n.i, 10), nil
+	case n.kind == jsonDouble && s.typ == "double":
+		return appendJavaFloat(b, n.f, 64), nil
+	case n.kind == jsonArray && s.typ == "array":
+		b = append(b, '[')
+		for i, v := range n.vals {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendJSONValue(b, s.items, v); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	case n.kind == jsonObject && s.typ == "struct":
+		b = append(b, '{')
+		for i, f := range s.fields {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(appendString(b, f), ':')
+			v, _ := n.get(f)
+			var err error
+			if b, err = appendJSONValue(b, s.schemas[i], v); err != nil {
+				return b, err
+			}
+		}
+		return append(b, '}'), nil
+	}
+	return b, errJSONMismatch
+}
+
+// expandPayload is the payload text as EventRouter expands it: its schema
+// (as the field "payload" when field is true) and its value, or why not.
+func expandPayload(column, text string) (schema *inferredSchema, value []byte, err error) {
+	if !strings.HasPrefix(text, "{") && !strings.HasPrefix(text, "[") {
+		return nil, nil, errors.New("the payload is not a JSON object")
+	}
+	n, err := parseJSONPayload(text)
+	if err != nil {
+		// The parser's message would quote the payload, which may hold
+		// anything: only where it failed.
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, nil, fmt.Errorf("the payload is not valid JSON (at byte %d)", se.Offset)
+		}
+		return nil, nil, errors.New("the payload is not valid JSON")
+	}
+	if n.kind != jsonObject {
+		return nil, nil, errors.New("the payload is not a JSON object")
+	}
+	if schema, err = inferSchema(column, true, n); err != nil {
+		return nil, nil, err
+	}
+	if value, err = appendJSONValue(nil, schema, n); err != nil {
+		return nil, nil, err
+	}
+	return schema, value, nil
 }

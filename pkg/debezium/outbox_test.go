@@ -102,3 +102,64 @@ func TestOutboxRefusals(t *testing.T) {
 		t.Errorf("bad topic: %v", err)
 	}
 }
+
+// TestOutboxExpandJSONPayload: with ExpandJSONPayload a payload holding a
+// JSON object is written as that object with the schema EventRouter
+// infers (nested structs named by their path, int32/int64/float64 by the
+// number, a null field and an empty array left out of the schema, an
+// array of objects' fields merged); one that cannot be expanded stays the
+// string, with a warning that does not quote it.
+func TestOutboxExpandJSONPayload(t *testing.T) {
+	o := outboxOptions(t)
+	o.ExpandJSONPayload = true
+	e := NewEncoder(Options{TopicPrefix: "shop", Outbox: o})
+	payload := `{"n":{"x":1,"y":null},"arr":[{"a":1},{"a":2,"b":"s\u00e9\n"}],"same":[{"a":1},null],"i":2147483648,"f":12345678.9,"t":true,"e":[],"o":{},"aa":[[{"k":{"v":1}}]],"":null}`
+	_, rec, err := e.AppendOutbox(nil, outboxEvent(outboxTable(), change.OpCreate, change.TextValue(payload)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"schema":{"type":"struct","fields":[` +
+		`{"type":"struct","fields":[{"type":"int32","optional":true,"field":"x"}],"optional":true,"name":"payload.n","field":"n"},` +
+		`{"type":"array","items":{"type":"struct","fields":[{"type":"int32","optional":true,"field":"a"},{"type":"string","optional":true,"field":"b"}],"optional":false,"name":"payload.arr"},"optional":true,"field":"arr"},` +
+		`{"type":"array","items":{"type":"struct","fields":[{"type":"int32","optional":true,"field":"a"}],"optional":true,"name":"payload.same"},"optional":true,"field":"same"},` +
+		`{"type":"int64","optional":true,"field":"i"},{"type":"double","optional":true,"field":"f"},{"type":"boolean","optional":true,"field":"t"},` +
+		`{"type":"struct","fields":[],"optional":true,"name":"payload.o","field":"o"},` +
+		`{"type":"array","items":{"type":"array","items":{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":true,"field":"v"}],"optional":true,"name":"k","field":"k"}],"optional":true},"optional":true},"optional":true,"field":"aa"}` +
+		`],"optional":true,"name":"payload"},"payload":` +
+		`{"n":{"x":1},"arr":[{"a":1,"b":null},{"a":2,"b":"sé\n"}],"same":[{"a":1},null],"i":2147483648,"f":1.23456789E7,"t":true,"o":{},"aa":[[{"k":{"v":1}}]]}}`
+	if string(rec.Value) != want || rec.Warning != "" {
+		t.Errorf("expanded value\n%s\nwant\n%s\nwarning %q", rec.Value, want, rec.Warning)
+	}
+
+	for _, bad := range []string{`{"a": `, `secret text`, `{"m":[1,"x"]}`, `{"m":[1,3000000000]}`, `{"m":[null]}`, `[{"a":1}]`, `{"m":[{"a":1},{"b":2},null]}`, `{"":{"":1}}`, `{"big":99999999999999999999}`} {
+		_, rec, err := e.AppendOutbox(nil, outboxEvent(outboxTable(), change.OpCreate, change.TextValue(bad)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(rec.Value), `{"type":"string","optional":true},"payload":`) || rec.Warning == "" || strings.Contains(rec.Warning, "secret") {
+			t.Errorf("%s: value %s, warning %q", bad, rec.Value, rec.Warning)
+		}
+	}
+	// A null payload is a null, without a warning.
+	if _, rec, _ = e.AppendOutbox(nil, outboxEvent(outboxTable(), change.OpCreate, change.Value{Kind: change.Null})); rec.Warning != "" {
+		t.Errorf("null payload: warning %q", rec.Warning)
+	}
+
+	// With envelope fields the value struct's schema is named after the
+	// route-by value of the first event with that payload schema.
+	o.Additional = []OutboxField{{Column: "type", Envelope: true, Alias: "eventType"}}
+	e = NewEncoder(Options{TopicPrefix: "shop", Outbox: o})
+	ev := outboxEvent(outboxTable(), change.OpCreate, change.TextValue(`{"a":1}`))
+	e.AppendOutbox(nil, ev)
+	ev.After[1] = change.TextValue("customer")
+	_, rec, _ = e.AppendOutbox(nil, ev)
+	want = `{"schema":{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":true,"field":"a"}],"optional":true,"name":"payload","field":"payload"},` +
+		`{"type":"string","optional":false,"field":"eventType"}],"optional":false,"name":"shop.public.outbox.order.Value"},"payload":{"payload":{"a":1},"eventType":"Created"}}`
+	if rec.Topic != "outbox.event.customer" || string(rec.Value) != want {
+		t.Errorf("envelope: %s\n%s\nwant\n%s", rec.Topic, rec.Value, want)
+	}
+	e = NewEncoder(Options{TopicPrefix: "shop", Outbox: o, Format: Format{NoSchemas: true}})
+	if _, rec, _ = e.AppendOutbox(nil, ev); string(rec.Value) != `{"payload":{"a":1},"eventType":"Created"}` {
+		t.Errorf("without schemas: %s", rec.Value)
+	}
+}

@@ -46,6 +46,9 @@ func (p *Pipeline) emitOutbox(ctx context.Context, ev *change.Event) error {
 	if err != nil {
 		return fmt.Errorf("encode outbox event of %s: %w", ev.Table.ID, err)
 	}
+	if rec.Warning != "" {
+		p.Log.Warn(rec.Warning, "table", ev.Table.ID.String(), "event_id", ev.ID)
+	}
 	if p.Recoder != nil {
 		// Avro: as Debezium's AvroConverter writes the router's records
 		// (a null payload is then a record without a value, as it writes

@@ -3,6 +3,9 @@
 // converter.apicurio.registry.url is set) and writes every record's key and value bytes, as
 // the converter framed them, to a file as JSON lines:
 //   {"destination":"<topic>","key":"<base64>"|null,"value":"<base64>"|null}
+// and, for a record with headers (the outbox EventRouter's id, ...),
+// ,"headers":[{"key":"<name>","value":"<bytes as UTF-8 text>"|null},...] as a Connect worker's
+// default header converter (SimpleHeaderConverter) writes them, as Harness.java does.
 // The oracle of Tributary's Avro output (integration/avro). Settings as Harness.java:
 // harness.max.records, harness.max.runtime.ms; every other property goes to the engine.
 //
@@ -10,7 +13,9 @@
 
 import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.Header;
 import io.debezium.engine.format.Avro;
+import io.debezium.engine.format.Json;
 
 import java.io.BufferedWriter;
 import java.io.FileInputStream;
@@ -20,6 +25,7 @@ import java.io.InputStream;
 import java.io.OutputStreamWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -43,6 +49,7 @@ public final class AvroHarness {
         props.putIfAbsent("name", "avro-harness");
         props.putIfAbsent("offset.storage", "org.apache.kafka.connect.storage.MemoryOffsetBackingStore");
         props.putIfAbsent("offset.flush.interval.ms", "0");
+        props.putIfAbsent("header.converter.class", "org.apache.kafka.connect.storage.SimpleHeaderConverter");
 
         BufferedWriter out = new BufferedWriter(new OutputStreamWriter(new FileOutputStream(args[1]), StandardCharsets.UTF_8));
         AtomicLong count = new AtomicLong();
@@ -50,13 +57,14 @@ public final class AvroHarness {
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Base64.Encoder b64 = Base64.getEncoder();
 
-        DebeziumEngine<ChangeEvent<byte[], byte[]>> engine = DebeziumEngine.create(Avro.class)
+        // With a header format the engine converts headers too (without one it drops them).
+        DebeziumEngine<ChangeEvent<byte[], byte[]>> engine = DebeziumEngine.create(Avro.class, Avro.class, Json.class)
                 .using(props)
                 .notifying(record -> {
                     String line = "{\"destination\":\"" + record.destination() + "\""
                             + ",\"key\":" + (record.key() == null ? "null" : "\"" + b64.encodeToString(record.key()) + "\"")
                             + ",\"value\":" + (record.value() == null ? "null" : "\"" + b64.encodeToString(record.value()) + "\"")
-                            + "}\n";
+                            + headers(record) + "}\n";
                     synchronized (out) {
                         try {
                             out.write(line);
@@ -103,6 +111,39 @@ public final class AvroHarness {
         }
         System.err.println("avro harness: " + count.get() + " records written to " + args[1]);
         System.exit(0);
+    }
+
+    // headers is ,"headers":[…] for a record with headers, else "": the header format Json
+    // gives each header's bytes from the header converter as UTF-8 text.
+    private static String headers(ChangeEvent<byte[], byte[]> record) {
+        List<Header<Object>> hs = record.headers();
+        if (hs == null || hs.isEmpty()) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder(",\"headers\":[");
+        for (int i = 0; i < hs.size(); i++) {
+            Header<Object> h = hs.get(i);
+            b.append(i == 0 ? "" : ",").append("{\"key\":").append(quote(h.getKey()))
+                    .append(",\"value\":").append(quote(h.getValue() == null ? null : h.getValue().toString())).append('}');
+        }
+        return b.append(']').toString();
+    }
+
+    private static String quote(String s) {
+        if (s == null) {
+            return "null";
+        }
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') {
+                b.append('\\').append(c);
+            } else if (c < 0x20) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.append('"').toString();
     }
 
     private static long take(Properties props, String key) {
