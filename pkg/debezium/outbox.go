@@ -299,7 +299,7 @@ func (p *outboxPlan) expandedHead(c *tableCodec, s *inferredSchema, routeValue s
 	h := append([]byte(`{"schema":{"type":"struct","fields":[`), payloadField...)
 	h = append(h, p.restJSON...)
 	h = append(h, `],"optional":false,"name":`...)
-	h = appendString(h, c.schema+"."+routeValue+".Value")
+	h = jsonstr.Append(h, c.schema+"."+routeValue+".Value")
 	h = append(h, `},"payload":`...)
 	p.expandedHeads[string(payloadField)] = h
 	return h
@@ -635,7 +635,7 @@ var envelopePayload = "payload"
 // nil, is its name as a struct's field (a JSON key may be empty).
 func (s *inferredSchema) appendJSON(b []byte, field *string) []byte {
 	b = append(b, `{"type":`...)
-	b = appendString(b, s.typ)
+	b = jsonstr.Append(b, s.typ)
 	switch s.typ {
 	case "struct":
 		b = append(b, `,"fields":[`...)
@@ -653,10 +653,10 @@ func (s *inferredSchema) appendJSON(b []byte, field *string) []byte {
 	b = append(b, `,"optional":`...)
 	b = strconv.AppendBool(b, !s.required)
 	if s.named {
-		b = appendString(append(b, `,"name":`...), s.name)
+		b = jsonstr.Append(append(b, `,"name":`...), s.name)
 	}
 	if field != nil {
-		b = appendString(append(b, `,"field":`...), *field)
+		b = jsonstr.Append(append(b, `,"field":`...), *field)
 	}
 	return append(b, '}')
 }
@@ -677,7 +677,7 @@ func appendJSONValue(b []byte, s *inferredSchema, n *jsonNode) ([]byte, error) {
 	}
 	switch {
 	case n.kind == jsonString && s.typ == "string":
-		return appendString(b, n.text), nil
+		return jsonstr.Append(b, n.text), nil
 	case n.kind == jsonBool && s.typ == "boolean":
 		return strconv.AppendBool(b, n.b), nil
 	case n.kind == jsonInt32 && s.typ == "int32", n.kind == jsonInt64 && s.typ == "int64":
@@ -702,7 +702,7 @@ func appendJSONValue(b []byte, s *inferredSchema, n *jsonNode) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(appendString(b, f), ':')
+			b = append(jsonstr.Append(b, f), ':')
 			v, _ := n.get(f)
 			var err error
 			if b, err = appendJSONValue(b, s.schemas[i], v); err != nil {
