@@ -164,7 +164,7 @@ func (c *Confluent) do(ctx context.Context, kind, method, path string, body []by
 			return &RefusedError{Subject: subject, Reason: a.reason}
 		}
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return fmt.Errorf("schema registry refused the credentials (HTTP %d): %s; check format.schema_registry.username and password", a.status, a.reason)
+		return &DeniedError{Err: fmt.Errorf("schema registry refused the credentials (HTTP %d): %s; check format.schema_registry.username and password", a.status, a.reason)}
 	}
 	return fmt.Errorf("schema registry: %s %s: HTTP %d: %s", method, path, a.status, a.reason)
 }

@@ -21,6 +21,32 @@ type Registry interface {
 	Kind() string
 }
 
+// DeniedError is a registry call refused for who makes it: HTTP 401 or
+// 403 from a Confluent-compatible registry. (Glue's is AWS's
+// AccessDeniedException, which deniedReason reads.)
+type DeniedError struct{ Err error }
+
+func (e *DeniedError) Error() string { return e.Err.Error() }
+func (e *DeniedError) Unwrap() error { return e.Err }
+
+// deniedReason is the registry's words when err is a refusal of the
+// caller (credentials, role), else "".
+func deniedReason(err error) string {
+	var d *DeniedError
+	if errors.As(err, &d) {
+		return d.Error()
+	}
+	return denied(err)
+}
+
+// deniedFix is the fix line of a denied registration.
+func deniedFix(kind string) string {
+	if kind == "glue" {
+		return "grant the task role glue:GetRegistry, GetSchemaByDefinition, CreateSchema, RegisterSchemaVersion and GetSchemaVersion on the registry and its schemas (the CDK app grants them with -c glueRegistries); `tributary test-connection` checks it"
+	}
+	return "give format.schema_registry's user the right to read and register the subjects <topic>-key and <topic>-value; `tributary test-connection` checks it"
+}
+
 // Calls is told of each request a registry client makes: kind is
 // CallRegister, CallLookup or CallFetch, failed when the request did not
 // succeed (unreachable, refused, an HTTP or API error). The pipeline's
@@ -201,6 +227,9 @@ func (r *Recoder) register(ctx context.Context, subject string, connectJSON []by
 				r.Log.Error("schema registry refused a schema; the pipeline waits and retries: no row is published or skipped until it is registered",
 					"registry", r.Registry.Kind(), "subject", subject, "reason", refused.Reason,
 					"fix", "make the registry accept it: set the subject's compatibility to one the change keeps (e.g. NONE, or BACKWARD when the change only adds optional columns), or remove the subject's conflicting versions")
+			} else if why := deniedReason(err); why != "" {
+				r.Log.Error("schema registry denied this pipeline the call; the pipeline waits and retries: no row is published or skipped until it is registered",
+					"registry", r.Registry.Kind(), "subject", subject, "reason", why, "fix", deniedFix(r.Registry.Kind()))
 			} else {
 				r.Log.Error("schema registry unreachable; the pipeline waits and retries", "registry", r.Registry.Kind(), "subject", subject, "error", err.Error(),
 					"fix", "check format.schema_registry (url or registry name, credentials, network) and that the registry is up")
