@@ -113,3 +113,60 @@ func TestReviewDirectAvroUnwrapModes(t *testing.T) {
 	compareTopics(t, ap+".public.edge", jp+".public.edge", n, byKeyOf(t))
 	compareTopics(t, ap+".public.same_all", jp+".public.same_all", 4, byKeyOf(t))
 }
+
+// TestReviewDirectAvroMariaDB is TestReviewDirectAvroEdgeValues on
+// MariaDB: zero dates, enums (and the empty invalid one), sets, wide bits,
+// latin1 text, 4-byte characters, padded binary, geometry, negative and
+// unsigned decimals, negative times, a virtual column, a key change and
+// DDL between changes.
+func TestReviewDirectAvroMariaDB(t *testing.T) {
+	e := itest.NewMyEnv(t, "rvdirectmy")
+	e.Exec(`SET SESSION sql_mode = ''`)
+	e.Exec(`CREATE TABLE edge (id int PRIMARY KEY, d date, dt datetime(6), ts timestamp(3) NULL, y year,
+		e enum('a','b') NOT NULL DEFAULT 'b', s set('x','y','z'), bits bit(64), l varchar(10) CHARACTER SET latin1,
+		emoji varchar(10) CHARACTER SET utf8mb4, bin binary(4), g geometry, dec1 decimal(65,30), udec decimal(10,3) unsigned,
+		tm time(6), f float, dbl double, j json, v int AS (id * 2) VIRTUAL, dflt datetime DEFAULT '2000-01-01 00:00:00')`)
+	e.Exec(`CREATE TABLE warm (id int PRIMARY KEY)`)
+	cfg := func(env *itest.MyEnv, avroOn bool) string {
+		c := env.WriteConfig("")
+		if avroOn {
+			itest.AppendConfig(t, c, "format:\n  key: avro\n  value: avro\n  schema_registry:\n    type: confluent\n    url: "+registry+"\n")
+		}
+		return c
+	}
+	j := e.Sub(t, "json")
+	pa := e.Start("run", "--config", cfg(e, true))
+	pj := j.Start("run", "--config", cfg(j, false))
+	e.Exec(`INSERT INTO warm VALUES (1)`)
+	itest.WaitFor(t, 90*time.Second, "both pipelines streaming", func() bool {
+		return itest.TopicEnd(e.Prefix+"."+e.DB+".warm") >= 1 && itest.TopicEnd(j.Prefix+"."+e.DB+".warm") >= 1 || pa.Exited() || pj.Exited()
+	})
+	e.Exec(`INSERT INTO edge (id) VALUES (1)`)
+	e.Exec(`INSERT INTO edge (id, d, dt, ts, y, e, s, bits, l, emoji, bin, g, dec1, udec, tm, f, dbl, j) VALUES
+		(2, '0000-00-00', '0000-00-00 00:00:00', '0000-00-00 00:00:00', 0, '', 'x,z', b'1000000000000000000000000000000000000000000000000000000000000001',
+		x'ff41', '😀é', x'01', ST_GeomFromText('POINT(-0 1e300)'), -12345678901234567890123456789012345.123456789012345678901234567890,
+		9999999.999, '-838:59:59.000000', -0.0, -1e-308, '{"a": "\\u0000", "b": [1.0e0, null]}')`)
+	e.Exec(`INSERT INTO edge (id, d, dt, ts, y, tm) VALUES (3, '1000-01-01', '9999-12-31 23:59:59.999999', '1970-01-01 00:00:01', 2155, '838:59:59')`)
+	e.Exec(`INSERT INTO edge (id, d, dt) VALUES (4, '2024-02-00', '1969-12-31 23:59:59.999999')`)
+	e.Exec(`UPDATE edge SET id = 20 WHERE id = 2`)
+	e.Exec(`ALTER TABLE edge MODIFY COLUMN y int`)
+	e.Exec(`INSERT INTO edge (id, y) VALUES (5, -7)`)
+	e.Exec(`ALTER TABLE edge DROP COLUMN l, ADD COLUMN note varchar(5) NOT NULL DEFAULT 'dé'`)
+	e.Exec(`UPDATE edge SET note = 'x' WHERE id = 1`)
+	e.Exec(`DELETE FROM edge WHERE id = 3`)
+	const total = 9
+	avroTopic, jsonTopic := e.Prefix+"."+e.DB+".edge", j.Prefix+"."+e.DB+".edge"
+	deadline := time.Now().Add(60 * time.Second)
+	for (itest.TopicEnd(avroTopic) < total || itest.TopicEnd(jsonTopic) < total) && !pa.Exited() && !pj.Exited() && time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+	}
+	if a, j := itest.TopicEnd(avroTopic), itest.TopicEnd(jsonTopic); a != total || j != total {
+		t.Errorf("%d Avro records, %d JSON, want %d each\nAvro pipeline:\n%s\nJSON pipeline:\n%s", a, j, total, pa.Out, pj.Out)
+	}
+	for _, p := range []*itest.Proc{pa, pj} {
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("exit %d:\n%s", code, p.Out)
+		}
+	}
+	compareTopics(t, avroTopic, jsonTopic, total, byKeyOf(t))
+}
