@@ -1,7 +1,9 @@
 package avro_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,4 +171,118 @@ func TestReviewDirectAvroMariaDB(t *testing.T) {
 		}
 	}
 	compareTopics(t, avroTopic, jsonTopic, total, byKeyOf(t))
+}
+
+// TestReviewDirectAvroMixedKeyValue: JSON keys with Avro values, and Avro
+// keys with JSON values (the direct path writes one, the JSON encoder the
+// other, into one buffer): each record's JSON part is the JSON pipeline's
+// byte for byte but for the topic prefix, and its Avro part decodes to the
+// JSON pipeline's payload.
+func TestReviewDirectAvroMixedKeyValue(t *testing.T) {
+	e := itest.NewEnv(t, "rvdirectmix")
+	e.Exec(`CREATE TABLE t (id int PRIMARY KEY, name text, n numeric(6,2))`)
+	e.Exec(`CREATE TABLE warm (id int PRIMARY KEY)`)
+	start := func(label, format string) (*itest.Proc, string) {
+		cfg := e.WritePipeline(itest.PipelineConfig{File: label + ".yaml", Checkpoint: "  path: " + e.Dir + "/checkpoints-" + label + "\n"})
+		rewrite(t, cfg, "name: "+e.Name+"\n", "name: "+e.Name+"-"+label+"\n")
+		rewrite(t, cfg, "topic_prefix: "+e.Prefix+"\n", "topic_prefix: "+e.Prefix+"_"+label+"\n")
+		if format != "" {
+			itest.AppendConfig(t, cfg, "format:\n"+format+"  schema_registry:\n    type: confluent\n    url: "+registry+"\n")
+		}
+		return e.Start("run", "--config", cfg), e.Prefix + "_" + label
+	}
+	pj, jp := start("json", "")
+	pkv, kvp := start("jkav", "  key: json\n  value: avro\n")
+	pvk, vkp := start("akjv", "  key: avro\n  value: json\n")
+	procs, prefixes := []*itest.Proc{pj, pkv, pvk}, []string{jp, kvp, vkp}
+	itest.WaitFor(t, 90*time.Second, "all streaming", func() bool {
+		e.Exec(`INSERT INTO warm VALUES (1) ON CONFLICT DO NOTHING`)
+		for _, p := range prefixes {
+			if itest.TopicEnd(p+".public.warm") < 1 {
+				return false
+			}
+		}
+		return true
+	})
+	e.Exec(`INSERT INTO t VALUES (1, 'a', 1.50); UPDATE t SET name = NULL, n = -0.01; DELETE FROM t`)
+	itest.WaitFor(t, 90*time.Second, "every change", func() bool {
+		for _, p := range prefixes {
+			if itest.TopicEnd(p+".public.t") < 3 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, p := range procs {
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("exit %d:\n%s", code, p.Out)
+		}
+	}
+	reg, err := avro.NewConfluent(avro.ConfluentOptions{URL: registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := itest.ReadRaw(t, jp+".public.t")
+	sameJSON := func(what string, got []byte, prefix string, want []byte) {
+		t.Helper()
+		if g := strings.ReplaceAll(string(got), prefix, jp); g != string(want) {
+			t.Errorf("%s:\n%s\nwant\n%s", what, g, want)
+		}
+	}
+	for _, c := range []struct {
+		prefix         string
+		avroKey, avroV bool
+	}{{kvp, false, true}, {vkp, true, false}} {
+		got := itest.ReadRaw(t, c.prefix+".public.t")
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d records, the JSON pipeline %d", c.prefix, len(got), len(want))
+		}
+		for i, r := range got {
+			w := want[i]
+			if c.avroKey {
+				_, jk, err := avro.Split(w.Key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				decodeConfluent(t, reg, r.Key, jk)
+			} else {
+				sameJSON(fmt.Sprintf("%s record %d key", c.prefix, i), r.Key, c.prefix, w.Key)
+			}
+			if c.avroV {
+				_, jv, err := avro.Split(w.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				decodeConfluent(t, reg, r.Value, jv)
+			} else if !jsonSameButTimes(r.Value, w.Value) {
+				t.Errorf("%s record %d value:\n%s\nwant\n%s", c.prefix, i, r.Value, w.Value)
+			}
+		}
+	}
+}
+
+// jsonSameButTimes compares two JSON values of a change but for the
+// envelope's processing times and source.name.
+func jsonSameButTimes(a, b []byte) bool {
+	pa, pb := jsonPayloadAny(a), jsonPayloadAny(b)
+	if pa == nil || pb == nil {
+		return false
+	}
+	for _, p := range []map[string]any{pa, pb} {
+		delete(p, "ts_ms")
+		delete(p, "ts_us")
+		delete(p, "ts_ns")
+		if s, ok := p["source"].(map[string]any); ok {
+			delete(s, "name")
+		}
+	}
+	return fmt.Sprint(pa) == fmt.Sprint(pb)
+}
+
+func jsonPayloadAny(b []byte) map[string]any {
+	var v struct{ Payload map[string]any }
+	if json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	return v.Payload
 }
