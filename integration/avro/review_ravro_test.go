@@ -50,12 +50,18 @@ func avroJSONPair(t *testing.T, e *itest.Env, source, formatLines, more string) 
 // record without a value.
 func compareTopics(t *testing.T, avroTopic, jsonTopic string, want int, match func(r *kgo.Record, jsonSide bool, reg *avro.Confluent) string) {
 	t.Helper()
+	compareTopicsRead(t, itest.ReadRaw, avroTopic, jsonTopic, want, match)
+}
+
+// compareTopicsRead is compareTopics reading the topics with read.
+func compareTopicsRead(t *testing.T, read func(*testing.T, string) []*kgo.Record, avroTopic, jsonTopic string, want int, match func(r *kgo.Record, jsonSide bool, reg *avro.Confluent) string) {
+	t.Helper()
 	reg, err := avro.NewConfluent(avro.ConfluentOptions{URL: registry})
 	if err != nil {
 		t.Fatal(err)
 	}
 	jsonRecs := map[string][]*kgo.Record{}
-	for _, r := range itest.ReadRaw(t, jsonTopic) {
+	for _, r := range read(t, jsonTopic) {
 		if m := match(r, true, reg); m != "" {
 			jsonRecs[m] = append(jsonRecs[m], r)
 		}
@@ -67,7 +73,7 @@ func compareTopics(t *testing.T, avroTopic, jsonTopic string, want int, match fu
 		}
 	}()
 	seen := map[string]int{}
-	for _, r := range itest.ReadRaw(t, avroTopic) {
+	for _, r := range read(t, avroTopic) {
 		m := match(r, false, reg)
 		if m == "" {
 			continue
