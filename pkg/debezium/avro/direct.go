@@ -300,7 +300,7 @@ func (w *fieldWriter) Float(v float64) {
 		return
 	}
 	if v != v {
-		v = math.NaN() // JSON's "NaN" as the recoder reads it: one NaN
+		v = javaNaN // as the recoder reads JSON's "NaN": Java's one NaN
 	}
 	switch n.kind {
 	case kFloat:

@@ -317,6 +317,12 @@ func (d *decoder) number() []byte {
 	return d.in[from:d.pos]
 }
 
+// javaNaN is Java's Double.NaN, the NaN Debezium's values hold (its
+// connectors parse "NaN") and Avro's Java encoder writes bit for bit. Go's
+// math.NaN() has other bits, which a consumer hashing or comparing the
+// raw value would see.
+var javaNaN = math.Float64frombits(0x7ff8000000000000)
+
 // float reads a number, or JsonConverter's "NaN", "Infinity", "-Infinity".
 func (d *decoder) float() (float64, error) {
 	if d.peek() == '"' {
@@ -326,7 +332,7 @@ func (d *decoder) float() (float64, error) {
 		}
 		switch string(s) {
 		case "NaN":
-			return math.NaN(), nil
+			return javaNaN, nil
 		case "Infinity":
 			return math.Inf(1), nil
 		case "-Infinity":
