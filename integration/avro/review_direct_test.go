@@ -447,3 +447,23 @@ func TestReviewAvroNaNBitsAgainstDebezium(t *testing.T) {
 		t.Errorf("f, r, fa as bits: Tributary %s, Debezium %s", got, want)
 	}
 }
+
+// TestReviewDirectAvroOtherModes is TestReviewDirectAvroUnwrapModes with
+// the other modes: format.unwrap's deletes as null values, decimals as
+// doubles, bytes as hex, adaptive_time_microseconds.
+func TestReviewDirectAvroOtherModes(t *testing.T) {
+	e := itest.NewEnv(t, "rvdirectom")
+	changes, n := reviewEdgeTable(e)
+	ap, jp, stop := avroJSONPair(t, e, "",
+		"  unwrap: true\n  add_fields: [op]\n  decimal_handling: double\n  binary_handling: hex\n  time_precision: adaptive_time_microseconds\n", "")
+	itest.WaitFor(t, 90*time.Second, "both streaming", func() bool {
+		e.Exec(`INSERT INTO warm VALUES (1) ON CONFLICT DO NOTHING`)
+		return itest.TopicEnd(ap+".public.warm") >= 1 && itest.TopicEnd(jp+".public.warm") >= 1
+	})
+	changes()
+	itest.WaitFor(t, 90*time.Second, "every change on both sides", func() bool {
+		return itest.TopicEnd(ap+".public.edge") >= int64(n) && itest.TopicEnd(jp+".public.edge") >= int64(n)
+	})
+	stop()
+	compareTopics(t, ap+".public.edge", jp+".public.edge", n, byKeyOf(t))
+}
