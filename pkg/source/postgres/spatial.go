@@ -37,6 +37,14 @@ func parsePoint(src []byte) (change.Value, error) {
 	if err1 != nil || err2 != nil {
 		return change.Value{}, bad
 	}
+	// Debezium parses the point with Java, whose NaN has other bits than
+	// Go's; the WKB carries them.
+	if x != x {
+		x = javaNaN
+	}
+	if y != y {
+		y = javaNaN
+	}
 	wkb := make([]byte, 21)
 	wkb[0] = 1
 	binary.LittleEndian.PutUint32(wkb[1:], 1)
@@ -88,3 +96,7 @@ func ewkbSRID(b []byte) (int64, error) {
 	}
 	return int64(int32(order.Uint32(b[5:9]))), nil
 }
+
+// javaNaN is Java's Double.NaN (0x7ff8000000000000); Go's math.NaN() is
+// 0x7ff8000000000001.
+var javaNaN = math.Float64frombits(0x7ff8000000000000)

@@ -138,3 +138,15 @@ func TestDefaultsOfNewTypes(t *testing.T) {
 		t.Errorf("text default: %v, want x", d)
 	}
 }
+
+// TestParsePointNaN: a NaN coordinate has Java's bits, as in the WKB
+// Debezium builds (integration/avro TestReviewAvroNaNBitsAgainstDebezium).
+func TestParsePointNaN(t *testing.T) {
+	v, err := parsePoint([]byte("(NaN,-0)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := hex.EncodeToString(v.Bytes), "0101000000000000000000f87f0000000000000080"; got != want {
+		t.Errorf("WKB %s, want %s", got, want)
+	}
+}
