@@ -200,24 +200,8 @@ func (s *Source) goneColumns(ctx context.Context, m *pglogrepl.RelationMessage) 
 		cols[i] = catalogColumn{name: c.Name, typOID: c.DataType, typmod: c.TypeModifier, notNull: slices.Contains(key, c.Name)}
 		oids[i], typmods[i] = c.DataType, c.TypeModifier
 	}
-	rows, err := s.conn.Query(ctx, `SELECT a.ord, `+typeColumns+`
-FROM unnest($1::oid[], $2::int4[]) WITH ORDINALITY AS a(atttypid, atttypmod, ord)`+typeJoins, oids, typmods)
+	found, err := s.typesByOID(ctx, cols, oids, typmods)
 	if err != nil {
-		return nil, nil, fmt.Errorf("types of dropped table %s.%s: %w", m.Namespace, m.RelationName, err)
-	}
-	found := make([]bool, len(cols))
-	for rows.Next() {
-		var ord int
-		var c catalogColumn
-		if err := rows.Scan(append([]any{&ord}, c.typeFields()...)...); err != nil {
-			return nil, nil, err
-		}
-		i := ord - 1
-		cols[i].typName, cols[i].baseOID, cols[i].baseTypmod, cols[i].baseName, cols[i].typType = c.typName, c.baseOID, c.baseTypmod, c.baseName, c.typType
-		cols[i].elemOID, cols[i].elemName, cols[i].elemType, cols[i].labels = c.elemOID, c.elemName, c.elemType, c.labels
-		found[i] = true
-	}
-	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("types of dropped table %s.%s: %w", m.Namespace, m.RelationName, err)
 	}
 	for i := range cols {
@@ -233,4 +217,30 @@ FROM unnest($1::oid[], $2::int4[]) WITH ORDINALITY AS a(atttypid, atttypmod, ord
 		}
 	}
 	return cols, key, nil
+}
+
+// typesByOID fills in the type of cols[i] from pg_type by oids[i] and
+// typmods[i] (built-in, or a user type still there): for columns the
+// catalog no longer describes as the WAL does (the table, or the column,
+// dropped or retyped since). found[i] says whether pg_type has it.
+func (s *Source) typesByOID(ctx context.Context, cols []catalogColumn, oids []uint32, typmods []int32) (found []bool, err error) {
+	rows, err := s.conn.Query(ctx, `SELECT a.ord, `+typeColumns+`
+FROM unnest($1::oid[], $2::int4[]) WITH ORDINALITY AS a(atttypid, atttypmod, ord)`+typeJoins, oids, typmods)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	found = make([]bool, len(cols))
+	for rows.Next() {
+		var ord int
+		var c catalogColumn
+		if err := rows.Scan(append([]any{&ord}, c.typeFields()...)...); err != nil {
+			return nil, err
+		}
+		i := ord - 1
+		cols[i].typName, cols[i].baseOID, cols[i].baseTypmod, cols[i].baseName, cols[i].typType = c.typName, c.baseOID, c.baseTypmod, c.baseName, c.typType
+		cols[i].elemOID, cols[i].elemName, cols[i].elemType, cols[i].labels = c.elemOID, c.elemName, c.elemType, c.labels
+		found[i] = true
+	}
+	return found, rows.Err()
 }

@@ -314,8 +314,32 @@ func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 		byName[c.name] = c
 	}
 	rel.columns = rel.columns[:0:0]
-	for _, c := range m.Columns {
-		rel.columns = append(rel.columns, byName[c.Name].withMessageType(c.Name, c.DataType, c.TypeModifier))
+	// Columns the catalog has no longer, or of another type (dropped or
+	// retyped after this WAL was written): their types by OID, as the
+	// catalog cannot say what an array's elements or an enum's labels are.
+	var stale []int
+	for i, c := range m.Columns {
+		cat, ok := byName[c.Name]
+		if !ok || cat.typOID != c.DataType || cat.typmod != c.TypeModifier {
+			stale = append(stale, i)
+		}
+		rel.columns = append(rel.columns, cat.withMessageType(c.Name, c.DataType, c.TypeModifier))
+	}
+	if len(stale) > 0 {
+		cols := make([]catalogColumn, len(stale))
+		oids, typmods := make([]uint32, len(stale)), make([]int32, len(stale))
+		for j, i := range stale {
+			cols[j], oids[j], typmods[j] = rel.columns[i], rel.columns[i].typOID, rel.columns[i].typmod
+		}
+		found, err := s.typesByOID(ctx, cols, oids, typmods)
+		if err != nil {
+			return fmt.Errorf("types of %s: %w", rel.fullName(), err)
+		}
+		for j, i := range stale {
+			if found[j] {
+				rel.columns[i] = cols[j]
+			}
+		}
 	}
 	if key := identityColumns(m); rel.replident != "f" && rel.replident != "n" && !sameSet(key, rel.key) {
 		// The identity changed after this WAL was written (NOTHING: the
