@@ -74,7 +74,8 @@ func TestOutboxExpandEdgesOraclePostgres(t *testing.T) {
 }
 
 // TestOutboxExpandLimitsOraclePostgres: numbers beyond a double, objects
-// nested one past Jackson's depth limit (kept as the string). Left out: a
+// nested one past Jackson's depth limit, the last level an empty object
+// or a number (kept as the string). Left out: a
 // lone surrogate escape ("\ud800"), which Debezium writes back as the
 // escape and Tributary as U+FFFD; and objects nested 999 or 1,000 deep,
 // which Debezium's converter cannot write (a StackOverflowError stops the
@@ -85,6 +86,7 @@ func TestOutboxExpandLimitsOraclePostgres(t *testing.T) {
 	payloads := []string{
 		`{"inf": 1e400, "ninf": -1e400, "under": 1e-400, "nunder": -1e-400, "max": 1.7976931348623157e308}`,
 		nested(1001, `{"a":`, `}`, `1`),
+		`{"x":` + nested(999, `[`, `]`, `{}`) + `}`,
 		`{"m": [1, "x"]}`,
 	}
 	evs := orderEvents(payloads)
