@@ -402,6 +402,13 @@ func (n *jsonNode) get(key string) (*jsonNode, bool) {
 	return n.vals[i], true
 }
 
+// maxJSONDepth is the deepest nesting Jackson reads by default
+// (StreamReadConstraints): EventRouter keeps a deeper payload as the
+// string.
+const maxJSONDepth = 1000
+
+var errJSONTooDeep = fmt.Errorf("the payload is nested deeper than %d levels", maxJSONDepth)
+
 func parseJSONPayload(s string) (*jsonNode, error) {
 	d := json.NewDecoder(strings.NewReader(s))
 	d.UseNumber()
@@ -409,9 +416,6 @@ func parseJSONPayload(s string) (*jsonNode, error) {
 }
 
 func parseJSONValue(d *json.Decoder, depth int) (*jsonNode, error) {
-	if depth > 1000 {
-		return nil, errors.New("nested too deep")
-	}
 	tok, err := d.Token()
 	if err != nil {
 		return nil, err
@@ -426,6 +430,10 @@ func parseJSONValue(d *json.Decoder, depth int) (*jsonNode, error) {
 	case json.Number:
 		return jsonNumber(string(t))
 	case json.Delim:
+		// depth counts the objects and arrays around this one.
+		if depth >= maxJSONDepth {
+			return nil, errJSONTooDeep
+		}
 		if t == '[' {
 			n := &jsonNode{kind: jsonArray}
 			for d.More() {
@@ -725,6 +733,9 @@ func expandPayload(column, text string) (schema *inferredSchema, value []byte, e
 		// The parser's message would quote the payload, which may hold
 		// anything: only where it failed.
 		var se *json.SyntaxError
+		if errors.Is(err, errJSONTooDeep) {
+			return nil, nil, err
+		}
 		if errors.As(err, &se) {
 			return nil, nil, fmt.Errorf("the payload is not valid JSON (at byte %d)", se.Offset)
 		}

@@ -140,6 +140,19 @@ func TestOutboxExpandJSONPayload(t *testing.T) {
 			t.Errorf("%s: value %s, warning %q", bad, rec.Value, rec.Warning)
 		}
 	}
+	// Nested past Jackson's depth limit: the string, and the warning says
+	// why (the text is valid JSON); at the limit it is expanded.
+	deep := func(n int) string { return strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n) }
+	if _, rec, _ = e.AppendOutbox(nil, outboxEvent(outboxTable(), change.OpCreate, change.TextValue(deep(1001)))); !strings.Contains(rec.Warning, "nested deeper than 1000 levels") {
+		t.Errorf("1,001 levels: warning %q", rec.Warning)
+	}
+	emptyObject := `{"x":` + strings.Repeat("[", 999) + "{}" + strings.Repeat("]", 999) + "}"
+	if _, rec, _ = e.AppendOutbox(nil, outboxEvent(outboxTable(), change.OpCreate, change.TextValue(emptyObject))); !strings.Contains(rec.Warning, "nested deeper than 1000 levels") {
+		t.Errorf("1,001 levels ending in an empty object: warning %q", rec.Warning)
+	}
+	if _, rec, _ = e.AppendOutbox(nil, outboxEvent(outboxTable(), change.OpCreate, change.TextValue(deep(1000)))); rec.Warning != "" {
+		t.Errorf("1,000 levels: warning %q", rec.Warning)
+	}
 	// A null payload is a null, without a warning.
 	if _, rec, _ = e.AppendOutbox(nil, outboxEvent(outboxTable(), change.OpCreate, change.Value{Kind: change.Null})); rec.Warning != "" {
 		t.Errorf("null payload: warning %q", rec.Warning)

@@ -85,7 +85,8 @@ func laterTypesOf(t bson.Type, modernOnly bool) (bson.A, error) {
 // chunkFilters are the two reads of a chunk after the _id after, in
 // MongoDB's order: same selects the later _ids of its own bracket ($gt),
 // later (nil when no bracket follows) those of every later bracket
-// ($type), read only when same runs out before the chunk is full. Two
+// ($type), read only when same runs out before the chunk is full (same
+// is nil after MinKey, which has no bracket of its own to read on). Two
 // plain queries, not one $or of both: a server that answers a range on
 // _id without an index (mongo-java-server scans and sorts the whole
 // collection for every chunk) matches a $or document by document at
@@ -99,10 +100,16 @@ func chunkFilters(after bson.RawValue, modernOnly bool) (same, later bson.D, err
 	if err != nil {
 		return nil, nil, err
 	}
-	same = bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}}}
 	if len(types) > 0 {
 		later = bson.D{{Key: "_id", Value: bson.D{{Key: "$type", Value: types}}}}
 	}
+	if after.Type == bson.TypeMinKey {
+		// $gt MinKey is no bracket's range: it matches every other _id,
+		// which the later read would then hand over again. Nothing of
+		// MinKey's own bracket follows it: no same read (nil).
+		return nil, later, nil
+	}
+	same = bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}}}
 	return same, later, nil
 }
 
@@ -152,7 +159,10 @@ func (s *Snapshots) EachInChunk(ctx context.Context, ns string, after bson.RawVa
 		}
 		return more, nil
 	}
-	n, more, err := s.each(ctx, c, same, limit, keepOr)
+	n, more := 0, true
+	if same != nil {
+		n, more, err = s.each(ctx, c, same, limit, keepOr)
+	}
 	if kept != nil {
 		return 0, kept
 	}
