@@ -55,18 +55,9 @@ func allDigits(s []byte) bool {
 // Like Debezium's BigDecimal.setScale(scale) without a rounding mode, extra
 // fractional digits are accepted only when they are zeros.
 func appendDecimalFixed(b []byte, text []byte, scale int) ([]byte, error) {
-	d, err := parseDecimal(text)
+	d, pad, err := atScale(text, scale)
 	if err != nil {
 		return b, err
-	}
-	pad := 0
-	if len(d.frac) > scale {
-		if !allZeros(d.frac[scale:]) {
-			return b, ErrDecimal
-		}
-		d.frac = d.frac[:scale]
-	} else {
-		pad = scale - len(d.frac)
 	}
 	b = append(b, '"')
 	b = appendUnscaled(b, d.neg, d.intPart, d.frac, pad)
@@ -76,20 +67,29 @@ func appendDecimalFixed(b []byte, text []byte, scale int) ([]byte, error) {
 // appendDecimalFixedRaw is appendDecimalFixed's unscaled value as bytes
 // (BigInteger.toByteArray), not base64 text.
 func appendDecimalFixedRaw(b []byte, text []byte, scale int) ([]byte, error) {
-	d, err := parseDecimal(text)
+	d, pad, err := atScale(text, scale)
 	if err != nil {
 		return b, err
 	}
-	pad := 0
+	return appendUnscaledRaw(b, d.neg, d.intPart, d.frac, pad), nil
+}
+
+// atScale parses text and brings it to scale: fractional digits past it
+// are dropped when they are zeros (else ErrDecimal), and pad is the zeros
+// to add after d.frac.
+func atScale(text []byte, scale int) (d decimalParts, pad int, err error) {
+	d, err = parseDecimal(text)
+	if err != nil {
+		return d, 0, err
+	}
 	if len(d.frac) > scale {
 		if !allZeros(d.frac[scale:]) {
-			return b, ErrDecimal
+			return d, 0, ErrDecimal
 		}
 		d.frac = d.frac[:scale]
-	} else {
-		pad = scale - len(d.frac)
+		return d, 0, nil
 	}
-	return appendUnscaledRaw(b, d.neg, d.intPart, d.frac, pad), nil
+	return d, scale - len(d.frac), nil
 }
 
 // appendDecimalVariable appends an io.debezium.data.VariableScaleDecimal
