@@ -82,13 +82,10 @@ func TestReviewDirectAvroEdgeValues(t *testing.T) {
 	e := itest.NewEnv(t, "rvdirect")
 	changes, n := reviewEdgeTable(e)
 	ap, jp, stop := avroJSONPair(t, e, "", "", "")
-	itest.WaitFor(t, 90*time.Second, "both streaming", func() bool {
-		e.Exec(`INSERT INTO warm VALUES (1) ON CONFLICT DO NOTHING`)
-		return itest.TopicEnd(ap+".public.warm") >= 1 && itest.TopicEnd(jp+".public.warm") >= 1
-	})
+	awaitPairStreaming(t, e, ap, jp)
 	changes()
 	itest.WaitFor(t, 90*time.Second, "every change on both sides", func() bool {
-		return itest.TopicEnd(ap+".public.edge") >= int64(n) && itest.TopicEnd(jp+".public.edge") >= int64(n)
+		return bothHold(ap, jp, "edge", int64(n))
 	})
 	stop()
 	compareTopics(t, ap+".public.edge", jp+".public.edge", n, byKeyOf(t))
@@ -105,15 +102,12 @@ func TestReviewDirectAvroUnwrapModes(t *testing.T) {
 	ap, jp, stop := avroJSONPair(t, e, "",
 		"  unwrap: true\n  delete_handling: rewrite\n  add_fields: [op, table, source.ts_ms]\n  decimal_handling: string\n  binary_handling: base64\n  time_precision: connect\n",
 		"transforms:\n  reroute:\n    topic_regex: '(.*)\\.same_\\d+'\n    topic_replacement: '$1.same_all'\n    key_enforce_uniqueness: false\n")
-	itest.WaitFor(t, 90*time.Second, "both streaming", func() bool {
-		e.Exec(`INSERT INTO warm VALUES (1) ON CONFLICT DO NOTHING`)
-		return itest.TopicEnd(ap+".public.warm") >= 1 && itest.TopicEnd(jp+".public.warm") >= 1
-	})
+	awaitPairStreaming(t, e, ap, jp)
 	changes()
 	e.Exec(`INSERT INTO same_1 VALUES (1, 1.5); INSERT INTO same_2 VALUES (2, -2.25); UPDATE same_1 SET v = NULL; DELETE FROM same_2`)
 	itest.WaitFor(t, 90*time.Second, "every change on both sides", func() bool {
-		return itest.TopicEnd(ap+".public.edge") >= int64(n) && itest.TopicEnd(jp+".public.edge") >= int64(n) &&
-			itest.TopicEnd(ap+".public.same_all") >= 4 && itest.TopicEnd(jp+".public.same_all") >= 4
+		return bothHold(ap, jp, "edge", int64(n)) &&
+			bothHold(ap, jp, "same_all", 4)
 	})
 	stop()
 	compareTopics(t, ap+".public.edge", jp+".public.edge", n, byKeyOf(t))
@@ -286,11 +280,11 @@ func TestReviewDirectAvroParallelSnapshotExactlyOnce(t *testing.T) {
 	const rows = 3000 + 2
 	ap, jp, stop := avroJSONPair(t, e, "  snapshot_parallelism: 4\n", "", itest.ExactlyOnceLines)
 	itest.WaitFor(t, 120*time.Second, "the snapshot on both sides", func() bool {
-		return itest.TopicEnd(ap+".public.s") >= 3000 && itest.TopicEnd(jp+".public.s") >= 3000
+		return bothHold(ap, jp, "s", 3000)
 	})
 	e.Exec(`INSERT INTO s VALUES (0, 'zero', 'NaN', NULL, NULL); UPDATE s SET n = 1e-30 WHERE id = 1`)
 	itest.WaitFor(t, 90*time.Second, "the changes on both sides", func() bool {
-		return itest.TopicEnd(ap+".public.s") >= rows && itest.TopicEnd(jp+".public.s") >= rows
+		return bothHold(ap, jp, "s", rows)
 	})
 	stop()
 	committed := func(t *testing.T, topic string) []*kgo.Record {
@@ -444,13 +438,10 @@ func TestReviewDirectAvroOtherModes(t *testing.T) {
 	changes, n := reviewEdgeTable(e)
 	ap, jp, stop := avroJSONPair(t, e, "",
 		"  unwrap: true\n  add_fields: [op]\n  decimal_handling: double\n  binary_handling: hex\n  time_precision: adaptive_time_microseconds\n", "")
-	itest.WaitFor(t, 90*time.Second, "both streaming", func() bool {
-		e.Exec(`INSERT INTO warm VALUES (1) ON CONFLICT DO NOTHING`)
-		return itest.TopicEnd(ap+".public.warm") >= 1 && itest.TopicEnd(jp+".public.warm") >= 1
-	})
+	awaitPairStreaming(t, e, ap, jp)
 	changes()
 	itest.WaitFor(t, 90*time.Second, "every change on both sides", func() bool {
-		return itest.TopicEnd(ap+".public.edge") >= int64(n) && itest.TopicEnd(jp+".public.edge") >= int64(n)
+		return bothHold(ap, jp, "edge", int64(n))
 	})
 	stop()
 	compareTopics(t, ap+".public.edge", jp+".public.edge", n, byKeyOf(t))
@@ -532,21 +523,7 @@ func TestReviewDirectAvroMariaDBAgainstDebezium(t *testing.T) {
 	cfg := e.WriteConfig("")
 	itest.AppendConfig(t, cfg, "format:\n  key: avro\n  value: avro\n  schema_registry:\n    type: confluent\n    url: "+registry+"\n")
 	dbzOut := filepath.Join(e.Dir, "debezium-avro.jsonl")
-	props := fmt.Sprintf(`connector.class=io.debezium.connector.mariadb.MariaDbConnector
-database.hostname=127.0.0.1
-database.port=3306
-database.user=root
-database.password=root
-database.server.id=%d
-database.include.list=%s
-schema.history.internal.store.only.captured.databases.ddl=true
-schema.history.internal.skip.unparseable.ddl=true
-table.exclude.list=%s.tributary_signal
-topic.prefix=%s
-include.schema.changes=false
-schema.history.internal=io.debezium.storage.file.history.FileSchemaHistory
-schema.history.internal.file.filename=%s
-`, 5_600_000+time.Now().Nanosecond()%100_000, e.DB, e.DB, e.Prefix, filepath.Join(e.Dir, "debezium-history.dat"))
+	props := itest.MariaDBDebeziumProps(e)
 	dbz := runAvroHarness(t, e.Env, "avro-mariadb", props+avroConverterProps(e.DB), dbzOut)
 	p := e.Start("run", "--config", cfg)
 	topic := e.Prefix + "." + e.DB + ".edge"
@@ -593,14 +570,11 @@ func TestReviewDirectAvroBareUpdate(t *testing.T) {
 	e := itest.NewEnv(t, "rvdirectbare")
 	e.Exec(`CREATE TABLE b (id int PRIMARY KEY, n numeric NOT NULL, note text); ALTER TABLE b REPLICA IDENTITY FULL`)
 	ap, jp, stop := avroJSONPair(t, e, "", "", "")
-	itest.WaitFor(t, 90*time.Second, "both streaming", func() bool {
-		e.Exec(`INSERT INTO warm VALUES (1) ON CONFLICT DO NOTHING`)
-		return itest.TopicEnd(ap+".public.warm") >= 1 && itest.TopicEnd(jp+".public.warm") >= 1
-	})
+	awaitPairStreaming(t, e, ap, jp)
 	e.Exec(`INSERT INTO b VALUES (1, 'NaN', repeat('x', 3000)); UPDATE b SET n = 1.5; UPDATE b SET note = 'y'; DELETE FROM b`)
 	const records = 3 // the insert skipped
 	itest.WaitFor(t, 90*time.Second, "every change on both sides", func() bool {
-		return itest.TopicEnd(ap+".public.b") >= records && itest.TopicEnd(jp+".public.b") >= records
+		return bothHold(ap, jp, "b", records)
 	})
 	stop()
 	compareTopics(t, ap+".public.b", jp+".public.b", records, byKeyOf(t))

@@ -16,7 +16,8 @@ import (
 // avroJSONPair starts two pipelines on e's database, one writing Avro keys
 // and values, one JSON, with extra (format lines for both, after the
 // format key) and more (other top-level sections, %s the pipeline's
-// distinguishing suffix) appended, and waits until both stream.
+// distinguishing suffix) appended. awaitPairStreaming waits until both
+// stream.
 func avroJSONPair(t *testing.T, e *itest.Env, source, formatLines, more string) (avroPrefix, jsonPrefix string, stop func()) {
 	t.Helper()
 	e.Exec(`CREATE TABLE IF NOT EXISTS warm (id int PRIMARY KEY)`)
@@ -42,6 +43,22 @@ func avroJSONPair(t *testing.T, e *itest.Env, source, formatLines, more string) 
 			}
 		}
 	}
+}
+
+// awaitPairStreaming waits until both pipelines of avroJSONPair stream: a
+// row written to warm reaches each side's topic.
+func awaitPairStreaming(t *testing.T, e *itest.Env, ap, jp string) {
+	t.Helper()
+	itest.WaitFor(t, 90*time.Second, "both streaming", func() bool {
+		e.Exec(`INSERT INTO warm VALUES (1) ON CONFLICT DO NOTHING`)
+		return bothHold(ap, jp, "warm", 1)
+	})
+}
+
+// bothHold reports whether table's topic holds at least n records on the
+// Avro side (prefix ap) and on the JSON side (jp) of avroJSONPair.
+func bothHold(ap, jp, table string, n int64) bool {
+	return itest.TopicEnd(ap+".public."+table) >= n && itest.TopicEnd(jp+".public."+table) >= n
 }
 
 // compareTopics decodes every Avro record of avroTopic and compares it with
@@ -141,10 +158,7 @@ func TestReviewAvroTxMetaSchemaChangeMidTransaction(t *testing.T) {
 	e.Exec(`CREATE TABLE t (id int PRIMARY KEY, n int, name text)`)
 	e.Exec(`CREATE TABLE u (id int PRIMARY KEY)`)
 	ap, jp, stop := avroJSONPair(t, e, "", "  provide_transaction_metadata: true\n", "")
-	itest.WaitFor(t, 90*time.Second, "both streaming", func() bool {
-		e.Exec(`INSERT INTO warm VALUES (1) ON CONFLICT DO NOTHING`)
-		return itest.TopicEnd(ap+".public.warm") >= 1 && itest.TopicEnd(jp+".public.warm") >= 1
-	})
+	awaitPairStreaming(t, e, ap, jp)
 	e.Exec(`BEGIN; INSERT INTO t VALUES (1, 1, 'a'); INSERT INTO u VALUES (1);
 		ALTER TABLE t ADD COLUMN note text DEFAULT 'dflt'; INSERT INTO t VALUES (2, 2, 'b', 'noted');
 		ALTER TABLE t ALTER COLUMN n TYPE bigint; UPDATE t SET n = 9000000000 WHERE id = 1;
@@ -153,8 +167,8 @@ func TestReviewAvroTxMetaSchemaChangeMidTransaction(t *testing.T) {
 	e.Exec(`INSERT INTO u VALUES (3)`)
 	const tChanges, uChanges = 5, 3
 	itest.WaitFor(t, 90*time.Second, "every change on both sides", func() bool {
-		return itest.TopicEnd(ap+".public.t") >= tChanges && itest.TopicEnd(jp+".public.t") >= tChanges &&
-			itest.TopicEnd(ap+".public.u") >= uChanges && itest.TopicEnd(jp+".public.u") >= uChanges
+		return bothHold(ap, jp, "t", tChanges) &&
+			bothHold(ap, jp, "u", uChanges)
 	})
 	time.Sleep(2 * time.Second) // the ENDs
 	stop()
