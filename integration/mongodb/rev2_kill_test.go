@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -125,41 +124,7 @@ func killMixedIDs(t *testing.T, mode string) {
 		}
 	}()
 	env := []string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=7"}
-	p := e.StartWith(env, "run", "--config", cfg)
-	procs := []*itest.Proc{p}
-	for k := range 3 {
-		at := itest.TopicEnd(topic) + int64(40+rand.IntN(300))
-		end := p.KillAtTopicEnd(t, 120*time.Second, topic, at, nil)
-		t.Logf("kill %d at topic end %d", k, end)
-		p = e.StartWith(env, "run", "--config", cfg)
-		procs = append(procs, p)
-	}
-	time.Sleep(2 * time.Second)
-	close(stop)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if t.Failed() {
-			out := p.Out.String()
-			if len(out) > 4000 {
-				out = out[len(out)-4000:]
-			}
-			t.Logf("output (tail):\n%s", out)
-		}
-	}()
-	p.WaitFor(t, 300*time.Second, "the snapshot's end", func() bool {
-		for _, q := range procs {
-			if strings.Contains(q.Out.String(), "snapshot: table done") {
-				return true
-			}
-		}
-		return false
-	})
-	settle(t, p, topic, 120*time.Second, true)
-	if code := p.Stop(t); code != 0 {
-		t.Fatalf("run exited %d", code)
-	}
+	killThriceThenDrain(t, e, env, cfg, topic, 40, 300, 300*time.Second, stop, done)
 	final := map[string]int{}
 	cur, err := coll.Find(ctx, bson.D{})
 	if err != nil {

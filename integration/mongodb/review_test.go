@@ -86,6 +86,51 @@ func collState(t *testing.T, coll *mongo.Collection) map[string]int {
 }
 
 // settle waits until topic's end stands still for 3 s (10 s with long).
+// killThriceThenDrain runs the pipeline of cfg (with env), SIGKILLs it
+// three times, each lo to lo+spread records past the topic's end at the
+// time, starting it again after each; then it ends the writer (closes
+// stop, waits on done), waits up to wait for a run to finish the snapshot,
+// lets the topic settle and stops the last run. A failed test logs the
+// last run's output.
+func killThriceThenDrain(t *testing.T, e *itest.Env, env []string, cfg, topic string, lo, spread int, wait time.Duration, stop chan struct{}, done <-chan error) {
+	t.Helper()
+	p := e.StartWith(env, "run", "--config", cfg)
+	procs := []*itest.Proc{p}
+	for k := range 3 {
+		at := itest.TopicEnd(topic) + int64(lo+rand.IntN(spread))
+		end := p.KillAtTopicEnd(t, 120*time.Second, topic, at, nil)
+		t.Logf("kill %d at topic end %d", k, end)
+		p = e.StartWith(env, "run", "--config", cfg)
+		procs = append(procs, p)
+	}
+	time.Sleep(2 * time.Second)
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			out := p.Out.String()
+			if len(out) > 6000 {
+				out = out[len(out)-6000:]
+			}
+			t.Logf("output (tail):\n%s", out)
+		}
+	})
+	p.WaitFor(t, wait, "the snapshot's end", func() bool {
+		for _, q := range procs {
+			if strings.Contains(q.Out.String(), "snapshot: table done") {
+				return true
+			}
+		}
+		return false
+	})
+	settle(t, p, topic, 120*time.Second, true)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d", code)
+	}
+}
+
 func settle(t *testing.T, p *itest.Proc, topic string, max time.Duration, long ...bool) {
 	t.Helper()
 	last, stable, need := int64(-1), 0, 6
@@ -257,41 +302,7 @@ func TestCLIKillDuringSnapshotExactlyOnce(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	p := e.Start("run", "--config", cfg)
-	procs := []*itest.Proc{p}
-	for k := range 3 {
-		at := itest.TopicEnd(topic) + int64(50+rand.IntN(400))
-		end := p.KillAtTopicEnd(t, 120*time.Second, topic, at, nil)
-		t.Logf("kill %d at topic end %d", k, end)
-		p = e.Start("run", "--config", cfg)
-		procs = append(procs, p)
-	}
-	time.Sleep(2 * time.Second)
-	close(stop)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if t.Failed() {
-			out := p.Out.String()
-			if len(out) > 6000 {
-				out = out[len(out)-6000:]
-			}
-			t.Logf("output (tail):\n%s", out)
-		}
-	}()
-	p.WaitFor(t, 240*time.Second, "the snapshot's end", func() bool {
-		for _, q := range procs {
-			if strings.Contains(q.Out.String(), "snapshot: table done") {
-				return true
-			}
-		}
-		return false
-	})
-	settle(t, p, topic, 120*time.Second, true)
-	if code := p.Stop(t); code != 0 {
-		t.Fatalf("run exited %d", code)
-	}
+	killThriceThenDrain(t, e, nil, cfg, topic, 50, 400, 240*time.Second, stop, done)
 	final := collState(t, coll)
 	state, reads, recs := topicState(t, topic, stateUnknown)
 	bad := 0
