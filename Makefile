@@ -146,7 +146,8 @@ services-down:
 
 # Sizes: make bench BENCH_ROWS=200000 BENCH_LATENCY_SECONDS=20 (also BENCH_RATE, BENCH_SYSTEMS,
 # BENCH_SCENARIOS, BENCH_PARTITIONS, BENCH_JVM_HEAP, BENCH_KEEP, BENCH_PARALLEL_TABLES,
-# BENCH_SNAPSHOT_RATE, BENCH_QUIET_LOAD, BENCH_REPEAT, BENCH_BIGTX_ROWS, BENCH_LARGE_ROWS; see integration/bench/main.go). BENCH_SERVICES= (empty)
+# BENCH_SNAPSHOT_RATE, BENCH_QUIET_LOAD, BENCH_REPEAT, BENCH_BIGTX_ROWS, BENCH_LARGE_ROWS, BENCH_LARGE_BYTES,
+# BENCH_FLEET_PIPELINES; see integration/bench/main.go). BENCH_SERVICES= (empty)
 # skips services-up where the services already run.
 BENCH_SERVICES ?= services-up
 bench: $(BENCH_SERVICES) build ## Tributary vs Debezium side by side; table on stdout, JSON in integration/bench/results/ (quiet machine) or $TMPDIR/tributary-bench/
@@ -158,7 +159,9 @@ bench: $(BENCH_SERVICES) build ## Tributary vs Debezium side by side; table on s
 # machine. The BENCH_* variables still apply.
 BENCH_QUICK := BENCH_ROWS=$${BENCH_ROWS:-20000} BENCH_LATENCY_SECONDS=$${BENCH_LATENCY_SECONDS:-8} \
 	BENCH_PARALLEL_TABLES=$${BENCH_PARALLEL_TABLES:-2} BENCH_SNAPSHOT_RATE=$${BENCH_SNAPSHOT_RATE:-2000} \
-	BENCH_BIGTX_ROWS=$${BENCH_BIGTX_ROWS:-50000} BENCH_LARGE_ROWS=$${BENCH_LARGE_ROWS:-300} \
+	BENCH_BIGTX_ROWS=$${BENCH_BIGTX_ROWS:-10000,50000} BENCH_LARGE_ROWS=$${BENCH_LARGE_ROWS:-300} \
+	BENCH_FLEET_PIPELINES=$${BENCH_FLEET_PIPELINES:-1,8} \
+	BENCH_TABLES=$${BENCH_TABLES:-100} \
 	BENCH_SYSTEMS=$${BENCH_SYSTEMS:-tributary,tributary-exactly-once,tributary-gomaxprocs1,tributary-avro,debezium-tuned}
 bench-quick: $(BENCH_SERVICES) build ## make bench, every scenario small (20,000 rows/changes, 8 s latency, Debezium tuned)
 	bash integration/bench/debezium/build.sh
@@ -178,11 +181,12 @@ bench-baseline: ## make bench-quick with REV's build beside today's (tributary Ã
 
 # CPU profiles of make bench's drains (PostgreSQL and MariaDB, backfill and streaming; the
 # BENCH_* variables apply), each tributary process's written by itself (TRIBUTARY_CPUPROFILE),
+# with its peak heap profile beside it (TRIBUTARY_HEAPPROFILE, bin/profile/runs/heap-*.pprof),
 # merged into bin/profile/cpu.pprof: go tool pprof -top bin/profile/cpu.pprof. Its bench JSON goes
 # to $$TMPDIR.
 profile: $(BENCH_SERVICES) build ## CPU profile of make bench's drains, merged into bin/profile/cpu.pprof
 	rm -rf bin/profile && mkdir -p bin/profile/runs
-	TRIBUTARY_CPUPROFILE=$(CURDIR)/bin/profile/runs BENCH_SYSTEMS=tributary BENCH_QUIET_LOAD=0.000001 \
+	TRIBUTARY_CPUPROFILE=$(CURDIR)/bin/profile/runs TRIBUTARY_HEAPPROFILE=$(CURDIR)/bin/profile/runs BENCH_SYSTEMS=tributary BENCH_QUIET_LOAD=0.000001 \
 		BENCH_SCENARIOS=$${BENCH_SCENARIOS:-backfill,backfill-mariadb,streaming,streaming-mariadb} \
 		BENCH_ROWS=$${BENCH_ROWS:-500000} $(GO) run ./integration/bench > bin/profile/bench.md
 	$(GO) tool pprof -proto bin/profile/runs/cpu-*.pprof > bin/profile/cpu.pprof

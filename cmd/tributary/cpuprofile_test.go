@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -66,6 +68,46 @@ func TestTraceWritten(t *testing.T) {
 	}
 	t.Setenv(traceEnv, filepath.Join(dir, "missing", "dir"))
 	if _, err := startTrace(); err == nil {
+		t.Error("a directory that does not exist was accepted")
+	}
+}
+
+// TestHeapProfileKeepsPeak: with TRIBUTARY_HEAPPROFILE set, the profile left
+// behind is the one taken while a large allocation was live, though it was
+// freed before the profile stopped: the peak, not the end.
+func TestHeapProfileKeepsPeak(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(heapProfileEnv, dir)
+	stop, err := startHeapProfile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make([][]byte, 64)
+	for i := range big {
+		big[i] = make([]byte, 1<<20)
+	}
+	runtime.GC()
+	time.Sleep(3 * heapProfileEvery)
+	runtime.KeepAlive(big)
+	big = nil
+	runtime.GC()
+	time.Sleep(3 * heapProfileEvery)
+	stop()
+	b, err := os.ReadFile(filepath.Join(dir, "heap-"+strconv.Itoa(os.Getpid())+".pprof"))
+	if err != nil {
+		t.Fatalf("no profile: %v", err)
+	}
+	// The text form's first line: "heap profile: <objects>: <bytes> [...".
+	var objects, total int64
+	if _, err := fmt.Sscanf(string(b), "heap profile: %d: %d", &objects, &total); err != nil {
+		t.Fatalf("the profile does not start as go tool pprof's text form: %v: %.60q", err, b)
+	}
+	if total < 32<<20 {
+		t.Errorf("the profile holds %d bytes in use; the peak held 64 MiB", total)
+	}
+
+	t.Setenv(heapProfileEnv, filepath.Join(dir, "missing", "dir"))
+	if _, err := startHeapProfile(); err == nil {
 		t.Error("a directory that does not exist was accepted")
 	}
 }

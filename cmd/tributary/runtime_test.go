@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"math"
 	"os"
+	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"testing"
 )
@@ -54,5 +57,76 @@ func setenv(t *testing.T, key string, v *string) {
 		os.Setenv(key, *v)
 	} else if err := os.Unsetenv(key); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMemoryLimitFollowsLiveHeap: the default soft limit stays at least
+// 1.5 times what the program keeps live, so that a pipeline of many tables'
+// shapes is not collected all the time, and comes back to the default
+// when the live heap shrinks.
+func TestMemoryLimitFollowsLiveHeap(t *testing.T) {
+	limit := debug.SetMemoryLimit(softMemoryLimit)
+	t.Cleanup(func() { debug.SetMemoryLimit(limit) })
+	runtime.GC()
+	adjustMemoryLimit(0)
+	if got := debug.SetMemoryLimit(-1); got != softMemoryLimit {
+		t.Fatalf("limit %d MiB with a small live heap, want the default %d MiB", got>>20, softMemoryLimit>>20)
+	}
+	kept := make([][]byte, 150)
+	for i := range kept {
+		kept[i] = bytes.Repeat([]byte{byte(i)}, 1<<20)
+	}
+	runtime.GC()
+	adjustMemoryLimit(0)
+	if got := debug.SetMemoryLimit(-1); got < 225<<20 || got > 260<<20 {
+		t.Errorf("limit %d MiB with 150 MiB live, want about 1.5 times that", got>>20)
+	}
+	// In a container of 256 MiB the limit stays under three quarters of it,
+	// and never below the default.
+	adjustMemoryLimit(192 << 20)
+	if got := debug.SetMemoryLimit(-1); got != 192<<20 {
+		t.Errorf("limit %d MiB with 150 MiB live in a container of 256 MiB, want 192", got>>20)
+	}
+	adjustMemoryLimit(64 << 20)
+	if got := debug.SetMemoryLimit(-1); got != softMemoryLimit {
+		t.Errorf("limit %d MiB under a ceiling below the default, want the default %d MiB", got>>20, softMemoryLimit>>20)
+	}
+	runtime.KeepAlive(kept)
+	runtime.GC()
+	adjustMemoryLimit(0)
+	if got := debug.SetMemoryLimit(-1); got != softMemoryLimit {
+		t.Errorf("limit %d MiB once the live heap shrank, want the default %d MiB", got>>20, softMemoryLimit>>20)
+	}
+	if memoryLimitFor(80<<20) != 120<<20 || memoryLimitFor(80<<20+1) != 128<<20 {
+		t.Errorf("limits for 80 MiB and a byte more: %d, %d", memoryLimitFor(80<<20), memoryLimitFor(80<<20+1))
+	}
+}
+
+// containerMemory reads cgroup v2's memory.max, or v1's limit, and says 0
+// where the container has no limit.
+func TestContainerMemory(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	missing := filepath.Join(dir, "missing")
+	for _, c := range []struct {
+		name  string
+		files []string
+		want  int64
+	}{
+		{"v2 limit", []string{file("v2", "268435456\n"), missing}, 256 << 20},
+		{"v2 none", []string{file("v2max", "max\n")}, 0},
+		{"v1 limit", []string{missing, file("v1", "536870912\n")}, 512 << 20},
+		{"v1 none", []string{missing, file("v1max", "9223372036854771712\n")}, 0},
+		{"neither", []string{missing}, 0},
+	} {
+		if got := containerMemory(c.files...); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
 	}
 }

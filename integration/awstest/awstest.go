@@ -29,6 +29,12 @@ type Engine struct {
 	// not, so the store's paths that need it (checkpoints over 400 KB,
 	// drop) are checked against moto only.
 	Transactions bool
+	// SerialConditions says the engine checks a conditional write's
+	// condition and applies the write as one step per item, as DynamoDB
+	// does. moto's server runs each request on its own thread with no
+	// lock around the two, so two concurrent writes can both pass one
+	// condition there; dynalite locks the item.
+	SerialConditions bool
 }
 
 // Endpoint is the engine's URL, for AWS_ENDPOINT_URL.
@@ -40,7 +46,7 @@ var (
 	// Dynalite is an independent open-source DynamoDB server written
 	// against the live service, a second opinion on moto's emulation of
 	// conditional writes.
-	Dynalite = Engine{Name: "dynalite", Addr: "127.0.0.1:4567"}
+	Dynalite = Engine{Name: "dynalite", Addr: "127.0.0.1:4567", SerialConditions: true}
 )
 
 // DynamoDBEngines are the engines the checkpoint store's tests run against.
@@ -65,6 +71,16 @@ func NeedTransactions(t testing.TB, e Engine) {
 	t.Helper()
 	if !e.Transactions {
 		t.Skipf("%s has no TransactWriteItems; this path is checked against moto", e.Name)
+	}
+}
+
+// NeedSerialConditions skips t on an engine whose conditional writes race
+// each other (SerialConditions), saying so: a test of writers racing on one
+// item would check the engine there, not the code.
+func NeedSerialConditions(t testing.TB, e Engine) {
+	t.Helper()
+	if !e.SerialConditions {
+		t.Skipf("%s applies concurrent conditional writes to one item without serialising them, unlike DynamoDB; this race is checked against dynalite", e.Name)
 	}
 }
 

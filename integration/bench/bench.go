@@ -33,14 +33,28 @@ type run struct {
 	MaxMs            *float64 `json:"max_ms"`
 	// CorePercent is the share of one core a process used (the largest of a fleet's).
 	CorePercent *float64 `json:"core_percent,omitempty"`
-	Note        string   `json:"note,omitempty"`
-	Error       string   `json:"error,omitempty"`
+	// PSSMB is a fleet process's proportional set size as the phase ended (the largest of
+	// the fleet's): its own pages and its share of those the fleet's processes share, the
+	// binary's code pages above all, so n of them add up to what the fleet holds.
+	PSSMB *float64 `json:"pss_mb,omitempty"`
+	// Tables is the table count of a many-tables run, StartSeconds its time from the exec
+	// to the first streamed change in Kafka (manytables.go).
+	Tables       int      `json:"tables,omitempty"`
+	StartSeconds *float64 `json:"start_seconds,omitempty"`
+	Note         string   `json:"note,omitempty"`
+	Error        string   `json:"error,omitempty"`
 	// RegistryCalls are the schema registry requests of an Avro run, read from its
 	// /metrics as the drain ended; nil for JSON.
 	RegistryCalls *registryCount `json:"registry_calls,omitempty"`
 	// Rep is which of BENCH_REPEAT's runs of the system and scenario this is (1, 2, …);
 	// 0 when each ran once.
 	Rep int `json:"rep,omitempty"`
+	// Size is the x of a curve scenario's run: the changes in the one transaction (bigtx),
+	// the bytes of each row's text (large), the pipelines (fleet); 0 in other scenarios.
+	Size int `json:"size,omitempty"`
+	// MBPerSec is, in the large scenarios, events/s times the mean record (key and value)
+	// sampled from Tributary's topic at the same size.
+	MBPerSec *float64 `json:"mb_per_sec,omitempty"`
 }
 
 type bench struct {
@@ -67,7 +81,7 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	var failed error
 	templated, warmed := false, false
-	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB, scLarge, scLargeMariaDB, scParallel, scSnapLatency, scFleet} {
+	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB, scLarge, scLargeMariaDB, scParallel, scSnapLatency, scFleet, scManyTables, scManyTablesMariaDB} {
 		if !slices.Contains(b.p.Scenarios, sc) {
 			continue
 		}
@@ -81,66 +95,17 @@ func (b *bench) run(ctx context.Context) error {
 			}
 			templated = true
 		}
-		if sc == scParallel || sc == scSnapLatency || sc == scFleet {
-			scenario := b.snapshotScenario
-			if sc == scFleet {
-				scenario = func(ctx context.Context, _ string) error { return b.fleetScenario(ctx) }
+		for i, size := range b.curve(sc) {
+			start := len(b.runs)
+			restore := b.atPoint(sc, i, size)
+			err := b.scenario(ctx, sc, &failed, &warmed)
+			restore()
+			for j := start; j < len(b.runs); j++ {
+				b.runs[j].Size = size
 			}
-			if err := scenario(ctx, sc); err != nil {
-				failed = errors.Join(failed, fmt.Errorf("%s %s: %w", sysTributary, sc, err))
-				b.log.Error("run failed", "system", sysTributary, "scenario", sc, "err", err)
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			continue
-		}
-		if !warmed {
-			b.warmUp(ctx, sc)
-			warmed = true
-		}
-		if err := b.repeatSystems(ctx, sc, &failed); err != nil {
-			return err
-		}
-		if !slices.Contains(b.p.Scenarios, scCeiling) {
-			continue
-		}
-		var ceilings []func(context.Context) (run, error)
-		if sc == scBackfill || sc == scStreaming || sc == scStreamingMariaDB || isLarge(sc) {
-			if b.payloads[sc] != "" {
-				ceilings = append(ceilings, func(ctx context.Context) (run, error) { return b.ceiling(ctx, sc) })
-			} else {
-				b.log.Warn("no producer ceiling: no Tributary run of the scenario to sample values from", "scenario", sc)
-			}
-		}
-		switch sc {
-		case scStreaming:
-			ceilings = append(ceilings, b.recvlogical)
-		case scStreamingMariaDB:
-			ceilings = append(ceilings, b.binlogReader)
-		case scStreamingMongoDB:
-			ceilings = append(ceilings, b.mongoStreamCeiling)
-		case scBackfillMongoDB:
-			ceilings = append(ceilings, b.mongoFindCeiling, b.mongoPagedCeiling)
-		}
-		for _, f := range ceilings {
-			r, err := f(ctx)
 			if err != nil {
-				r.Error = err.Error()
-				failed = errors.Join(failed, fmt.Errorf("%s %s: %w", r.System, sc, err))
-				b.log.Error("run failed", "system", r.System, "scenario", sc, "err", err)
-			} else {
-				b.log.Info("done", "system", r.System, "scenario", sc, "events", r.Events, "events_per_sec", int(r.EventsPerSec))
+				return err
 			}
-			b.runs = append(b.runs, r)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-		}
-	}
-	for i := range b.runs {
-		if r := &b.runs[i]; isLarge(r.Scenario) && b.recordBytes[r.Scenario] > 0 && r.Error == "" {
-			r.Note = strings.TrimPrefix(r.Note+fmt.Sprintf("; %.0f MB/s of %d-byte records", r.EventsPerSec*float64(b.recordBytes[r.Scenario])/1e6, b.recordBytes[r.Scenario]), "; ")
 		}
 	}
 	if !b.p.keep {
@@ -148,6 +113,139 @@ func (b *bench) run(ctx context.Context) error {
 		dropDB(context.Background(), parallelTemplate)
 	}
 	return failed
+}
+
+// scenario runs sc once at b.p's sizes: every system (BENCH_REPEAT times), then its
+// ceilings. A run's failure is joined into failed; a cancelled context ends it.
+func (b *bench) scenario(ctx context.Context, sc string, failed *error, warmed *bool) error {
+	if sc == scParallel || sc == scSnapLatency || sc == scFleet || sc == scManyTables || sc == scManyTablesMariaDB {
+		scenario := b.snapshotScenario
+		if sc == scFleet {
+			scenario = func(ctx context.Context, _ string) error { return b.fleetScenario(ctx) }
+		} else if sc == scManyTables || sc == scManyTablesMariaDB {
+			scenario = b.manyTablesScenario
+		}
+		if err := scenario(ctx, sc); err != nil {
+			*failed = errors.Join(*failed, fmt.Errorf("%s %s: %w", sysTributary, sc, err))
+			b.log.Error("run failed", "system", sysTributary, "scenario", sc, "err", err)
+		}
+		return ctx.Err()
+	}
+	if !*warmed {
+		b.warmUp(ctx, sc)
+		*warmed = true
+	}
+	start := len(b.runs)
+	if err := b.repeatSystems(ctx, sc, failed); err != nil {
+		return err
+	}
+	if slices.Contains(b.p.Scenarios, scCeiling) {
+		if err := b.ceilings(ctx, sc, failed); err != nil {
+			return err
+		}
+	}
+	if rb := b.recordBytes[sc]; isLarge(sc) && rb > 0 {
+		for i := start; i < len(b.runs); i++ {
+			if r := &b.runs[i]; r.Error == "" {
+				r.MBPerSec = ptr(r.EventsPerSec * float64(rb) / 1e6)
+				r.Note = strings.TrimPrefix(r.Note+fmt.Sprintf("; %.0f MB/s of %d-byte records", *r.MBPerSec, rb), "; ")
+			}
+		}
+	}
+	return nil
+}
+
+// ceilings runs the ceilings of sc, each after the other systems of sc.
+func (b *bench) ceilings(ctx context.Context, sc string, failed *error) error {
+	var ceilings []func(context.Context) (run, error)
+	if sc == scBackfill || sc == scStreaming || sc == scStreamingMariaDB || isLarge(sc) {
+		if b.payloads[sc] != "" {
+			ceilings = append(ceilings, func(ctx context.Context) (run, error) { return b.ceiling(ctx, sc) })
+		} else {
+			b.log.Warn("no producer ceiling: no Tributary run of the scenario to sample values from", "scenario", sc)
+		}
+	}
+	switch sc {
+	case scStreaming:
+		ceilings = append(ceilings, b.recvlogical)
+	case scStreamingMariaDB:
+		ceilings = append(ceilings, b.binlogReader)
+	case scStreamingMongoDB:
+		ceilings = append(ceilings, b.mongoStreamCeiling)
+	case scBackfillMongoDB:
+		ceilings = append(ceilings, b.mongoFindCeiling, b.mongoPagedCeiling)
+	}
+	for _, f := range ceilings {
+		r, err := f(ctx)
+		if err != nil {
+			r.Error = err.Error()
+			*failed = errors.Join(*failed, fmt.Errorf("%s %s: %w", r.System, sc, err))
+			b.log.Error("run failed", "system", r.System, "scenario", sc, "err", err)
+		} else {
+			b.log.Info("done", "system", r.System, "scenario", sc, "events", r.Events, "events_per_sec", int(r.EventsPerSec))
+		}
+		b.runs = append(b.runs, r)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// curve is the sizes scenario sc runs at, one run of every system at each (its x axis):
+// BENCH_BIGTX_ROWS, BENCH_LARGE_BYTES, BENCH_FLEET_PIPELINES; {0} for a scenario that
+// is no curve.
+func (b *bench) curve(sc string) []int {
+	switch {
+	case isBigTx(sc) && len(b.p.BigTxCurve) > 0:
+		return b.p.BigTxCurve
+	case isLarge(sc) && len(b.p.LargeCurve) > 0:
+		return b.p.LargeCurve
+	case sc == scFleet && len(b.p.FleetCurve) > 0:
+		return b.p.FleetCurve
+	}
+	return []int{0}
+}
+
+// atPoint sets b.p to the i-th point of sc's curve, size, and returns what puts b.p back.
+// Each point after the first has topics and a scratch directory of its own (a topic
+// deleted a moment ago may not be made again yet), and its own sample for the ceiling.
+func (b *bench) atPoint(sc string, i, size int) func() {
+	saved, stamp := b.p, b.stamp
+	switch {
+	case isBigTx(sc) && size > 0:
+		b.p.BigTxRows = size
+	case isLarge(sc) && size > 0:
+		b.p.LargeBytes, b.p.LargeRows = size, largeRowsAt(b.p.LargeRows, size)
+	case sc == scFleet && size > 0:
+		b.p.FleetPipelines = size
+	}
+	if i > 0 {
+		b.p.scratch = filepath.Join(saved.scratch, fmt.Sprintf("point%d", i))
+		b.stamp = fmt.Sprintf("%sp%d", stamp, i)
+		if err := os.MkdirAll(b.p.scratch, 0o755); err != nil {
+			b.log.Warn("scratch directory", "err", err)
+		}
+	}
+	delete(b.payloads, sc)
+	delete(b.recordBytes, sc)
+	if size > 0 {
+		b.log.Info("curve point", "scenario", sc, "size", size, "point", i+1)
+	}
+	return func() { b.p, b.stamp = saved, stamp }
+}
+
+// largeRowBytes is the row size up to which the large scenarios insert BENCH_LARGE_ROWS
+// rows; above it fewer, the same bytes in all, so that a curve's largest values do not
+// multiply the run's time and the broker's disk.
+const largeRowBytes = 100_000
+
+// largeRowsAt is the rows the large scenarios insert at size bytes a row.
+func largeRowsAt(rows, size int) int {
+	if size <= largeRowBytes {
+		return rows
+	}
+	return max(largePerTx, rows*largeRowBytes/size/largePerTx*largePerTx)
 }
 
 // repeatSystems runs every system of sc BENCH_REPEAT times, in the systems' order and
@@ -324,7 +422,7 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 		if err != nil {
 			return r, fmt.Errorf("%w\n%s", err, c.tail())
 		}
-		if err := b.finishDrain(ctx, &r, c, w, t0, cpu0, int64(b.p.Rows), ends); err != nil {
+		if err := b.finishDrain(ctx, &r, c, w, t0, cpu0, int64(b.p.Rows), nil, ends); err != nil {
 			return r, err
 		}
 
@@ -353,7 +451,7 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 		if err != nil {
 			return r, fmt.Errorf("%w\n%s", err, c.tail())
 		}
-		if err := b.finishDrain(ctx, &r, c, w, t0, cpu0, int64(n), ends); err != nil {
+		if err := b.finishDrain(ctx, &r, c, w, t0, cpu0, int64(n), base, ends); err != nil {
 			return r, err
 		}
 
@@ -534,8 +632,9 @@ func probe(ctx context.Context, w world, c *child, base map[int32]int64) (int, m
 }
 
 // finishDrain records a backfill or drain: the work ends at the broker's append time of
-// the last record; CPU and peak RSS are read as soon as the count is reached.
-func (b *bench) finishDrain(ctx context.Context, r *run, c *child, w world, t0 time.Time, cpu0 float64, events int64, ends map[int32]int64) error {
+// the last record; CPU and peak RSS are read as soon as the count is reached. base is
+// where the topic ended before the run (nil: it was empty).
+func (b *bench) finishDrain(ctx context.Context, r *run, c *child, w world, t0 time.Time, cpu0 float64, events int64, base, ends map[int32]int64) error {
 	cpu1, err := cpuSeconds(c.pid())
 	if err != nil {
 		return err
@@ -566,7 +665,7 @@ func (b *bench) finishDrain(ctx context.Context, r *run, c *child, w world, t0 t
 	}
 	if r.System == sysTributary {
 		path := filepath.Join(b.p.scratch, "payloads-"+r.Scenario+".txt")
-		if avg, err := samplePayloads(ctx, w.topic, 5000, path); err != nil {
+		if avg, err := samplePayloads(ctx, w.topic, base, 5000, path); err != nil {
 			b.log.Warn("no payload sample for the ceiling", "err", err)
 		} else {
 			b.payloads[r.Scenario] = path

@@ -18,7 +18,8 @@ import (
 // own slot and topic. After their initial snapshot they idle for BENCH_FLEET_SECONDS, then
 // each takes 100 changes/s (one transaction of 100 a second) for as long. The runs are
 // "fleet idle" and "fleet 100/s", per pipeline: RSS (at idle the resident set at the end, under
-// load the high-water mark) and the share of one core each used.
+// load the high-water mark), PSS at the end (the binary's code pages, which the processes
+// share, counted once across the fleet) and the share of one core each used.
 const (
 	scFleet        = "fleet"
 	fleetRate      = 100 // changes/s of each pipeline under load
@@ -161,7 +162,7 @@ func measureFleet(children []*child, d time.Duration, rss func(int) (float64, er
 		return fleetRun{}, err
 	}
 	secs := max(time.Since(t0), d).Seconds()
-	var mbs, anons, cores []float64
+	var mbs, anons, psss, cores []float64
 	total := 0.0
 	for i, c := range children {
 		select {
@@ -181,17 +182,22 @@ func measureFleet(children []*child, d time.Duration, rss func(int) (float64, er
 		if err != nil {
 			return fleetRun{}, err
 		}
-		anons = append(anons, anon)
+		pss, err := procstat.PSSMB(c.pid())
+		if err != nil {
+			return fleetRun{}, err
+		}
+		anons, psss = append(anons, anon), append(psss, pss)
 		total += cpu1 - cpu0[i]
 		mbs, cores = append(mbs, mb), append(cores, (cpu1-cpu0[i])/secs*100)
 	}
 	slices.Sort(mbs)
 	slices.Sort(anons)
+	slices.Sort(psss)
 	slices.Sort(cores)
 	r := fleetRun{cpuSeconds: total}
 	r.System = sysTributary
-	r.PeakRSSMB, r.CorePercent = ptr(mbs[len(mbs)-1]), ptr(cores[len(cores)-1])
-	r.Note = fmt.Sprintf("%d pipelines, %.0f s; per pipeline: RSS median %.1f MB (max %.1f), of it anonymous (not the binary's pages) %.1f MB now; CPU median %.2f %% of a core (max %.2f)",
-		len(children), secs, quantile(mbs, 0.5), mbs[len(mbs)-1], quantile(anons, 0.5), quantile(cores, 0.5), cores[len(cores)-1])
+	r.PeakRSSMB, r.CorePercent, r.PSSMB = ptr(mbs[len(mbs)-1]), ptr(cores[len(cores)-1]), ptr(psss[len(psss)-1])
+	r.Note = fmt.Sprintf("%d pipelines, %.0f s; per pipeline: RSS median %.1f MB (max %.1f), of it anonymous (not the binary's pages) %.1f MB now; PSS (the binary's pages shared among the fleet) median %.1f MB (max %.1f) now; CPU median %.2f %% of a core (max %.2f)",
+		len(children), secs, quantile(mbs, 0.5), mbs[len(mbs)-1], quantile(anons, 0.5), quantile(psss, 0.5), psss[len(psss)-1], quantile(cores, 0.5), cores[len(cores)-1])
 	return r, nil
 }

@@ -359,11 +359,12 @@ func (d debezium) start(ctx context.Context, w world) (*child, time.Time, error)
 }
 
 // run starts BenchRunner with the jars of lib and waits for the start of its measured phase.
-func (d debezium) run(ctx context.Context, w world, lib, warm, measure string) (*child, time.Time, error) {
-	cmd := exec.Command("java", "-Xms"+d.p.JVMHeap, "-Xmx"+d.p.JVMHeap, "-XX:+ExitOnOutOfMemoryError",
+// phases are the warm-up phase files, if any, and the measured phase's last.
+func (d debezium) run(ctx context.Context, w world, lib string, phases ...string) (*child, time.Time, error) {
+	cmd := exec.Command("java", append([]string{"-Xms" + d.p.JVMHeap, "-Xmx" + d.p.JVMHeap, "-XX:+ExitOnOutOfMemoryError",
 		"-Djava.awt.headless=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-		"-cp", filepath.Join(d.home(), "classes")+":"+filepath.Join(lib, "*"),
-		"BenchRunner", warm, measure)
+		"-cp", filepath.Join(d.home(), "classes") + ":" + filepath.Join(lib, "*"),
+		"BenchRunner"}, phases...)...)
 	cmd.Dir = w.dir
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -106,12 +106,30 @@ func (b *bench) report() results {
 
 func (b *bench) find(sys, sc string) *run { return medianRun(b.runs, sys, sc) }
 
-// medianRun is sys's run of sc, or with BENCH_REPEAT the median of its runs that did not
-// fail: events/s, CPU per event and the latency percentiles each the median of the runs'
-// (the mean of the middle two for an even count), peak RSS and the largest latency the
-// highest, since a memory or latency bound has to hold in every run. nil when none ran.
+// medianRun is medianAt the largest size sc ran at: a curve's targets are checked at its
+// largest point, the one a bound on memory or rate is hardest to hold at.
 func medianRun(runs []run, sys, sc string) *run {
-	ok := okRuns(runs, sys, sc)
+	return medianAt(runs, sys, sc, largestSize(runs, sc))
+}
+
+// largestSize is the largest Size of sc's runs, 0 where sc is no curve.
+func largestSize(runs []run, sc string) int {
+	size := 0
+	for _, r := range runs {
+		if r.Scenario == sc {
+			size = max(size, r.Size)
+		}
+	}
+	return size
+}
+
+// medianAt is sys's run of sc at size, or with BENCH_REPEAT the median of its runs that
+// did not fail: events/s, CPU per event, MB/s and the latency percentiles each the median
+// of the runs' (the mean of the middle two for an even count), peak RSS and the largest
+// latency the highest, since a memory or latency bound has to hold in every run. nil when
+// none ran.
+func medianAt(runs []run, sys, sc string, size int) *run {
+	ok := okRuns(runs, sys, sc, size)
 	switch len(ok) {
 	case 0:
 		return nil
@@ -122,6 +140,8 @@ func medianRun(runs []run, sys, sc string) *run {
 	m.Rep, m.Note = 0, ""
 	m.EventsPerSec = *middle(ok, func(r *run) *float64 { return &r.EventsPerSec })
 	m.CPUSecPerMillion = middle(ok, func(r *run) *float64 { return r.CPUSecPerMillion })
+	m.MBPerSec = middle(ok, func(r *run) *float64 { return r.MBPerSec })
+	m.CorePercent = middle(ok, func(r *run) *float64 { return r.CorePercent })
 	m.P50Ms = middle(ok, func(r *run) *float64 { return r.P50Ms })
 	m.P99Ms = middle(ok, func(r *run) *float64 { return r.P99Ms })
 	m.PeakRSSMB = highest(ok, func(r *run) *float64 { return r.PeakRSSMB })
@@ -129,11 +149,11 @@ func medianRun(runs []run, sys, sc string) *run {
 	return &m
 }
 
-// okRuns are sys's runs of sc that did not fail.
-func okRuns(runs []run, sys, sc string) []*run {
+// okRuns are sys's runs of sc at size that did not fail.
+func okRuns(runs []run, sys, sc string, size int) []*run {
 	var ok []*run
 	for i := range runs {
-		if r := &runs[i]; r.System == sys && r.Scenario == sc && r.Error == "" {
+		if r := &runs[i]; r.System == sys && r.Scenario == sc && r.Size == size && r.Error == "" {
 			ok = append(ok, r)
 		}
 	}
@@ -289,8 +309,10 @@ func (b *bench) targets() []target {
 	// A fleet of small pipelines: what each costs while idle.
 	if r := b.find(sysTributary, fleetIdleLabel); r != nil {
 		add(fmt.Sprintf("fleet: an idle pipeline's RSS ≤ 15 MB (the largest of %d)", b.p.FleetPipelines), r.PeakRSSMB, atMost(15))
+		add(fmt.Sprintf("fleet: an idle pipeline's share of the fleet's memory (PSS) ≤ 15 MB (the largest of %d)", b.p.FleetPipelines), r.PSSMB, atMost(15))
 		add(fmt.Sprintf("fleet: an idle pipeline's CPU ≤ 0.5 %% of a core (the largest of %d)", b.p.FleetPipelines), r.CorePercent, atMost(0.5))
 	}
+	b.manyTablesTargets(add)
 	// Avro beside JSON where both ran: smaller records, so no slower and no dearer.
 	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB} {
 		if b.find(sysAvro, sc) != nil {
@@ -368,12 +390,12 @@ func (r results) markdown() string {
 	sb.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 	// Each run beside Tributary's run of the same scenario and repeat; a run made once
 	// (a ceiling) beside Tributary's median.
-	sameRep := func(sc string, rep int) *run {
+	sameRep := func(sc string, size, rep int) *run {
 		if rep == 0 {
-			return medianRun(r.Runs, sysTributary, sc)
+			return medianAt(r.Runs, sysTributary, sc, size)
 		}
 		for i := range r.Runs {
-			if x := &r.Runs[i]; x.System == sysTributary && x.Scenario == sc && x.Rep == rep && x.Error == "" {
+			if x := &r.Runs[i]; x.System == sysTributary && x.Scenario == sc && x.Size == size && x.Rep == rep && x.Error == "" {
 				return x
 			}
 		}
@@ -399,13 +421,14 @@ func (r results) markdown() string {
 	}
 	for _, x := range r.Runs {
 		if x.Error != "" {
-			fmt.Fprintf(&sb, "| %s | %s | failed: %s | | | | | | | | |\n", x.Scenario, label(x), strings.ReplaceAll(strings.SplitN(x.Error, "\n", 2)[0], "|", "/"))
+			fmt.Fprintf(&sb, "| %s | %s | failed: %s | | | | | | | | |\n", pointLabel(x.Scenario, x.Size), label(x), strings.ReplaceAll(strings.SplitN(x.Error, "\n", 2)[0], "|", "/"))
 			continue
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s |\n", x.Scenario, label(x), x.Events, x.EventsPerSec,
-			num(x.CPUSecPerMillion, "%.1f"), num(x.PeakRSSMB, "%.0f"), num(x.P50Ms, "%.0f"), num(x.P99Ms, "%.0f"), num(x.MaxMs, "%.0f"), versus(sameRep(x.Scenario, x.Rep), &x), x.Note)
+		fmt.Fprintf(&sb, "| %s | %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %s |\n", pointLabel(x.Scenario, x.Size), label(x), x.Events, x.EventsPerSec,
+			num(x.CPUSecPerMillion, "%.1f"), num(x.PeakRSSMB, "%.0f"), num(x.P50Ms, "%.0f"), num(x.P99Ms, "%.0f"), num(x.MaxMs, "%.0f"), versus(sameRep(x.Scenario, x.Size, x.Rep), &x), x.Note)
 	}
 	r.writeMedians(&sb, versus)
+	sb.WriteString(manyTablesMarkdown(r.Runs))
 	sb.WriteString("\nTargets")
 	if slices.ContainsFunc(r.Runs, func(x run) bool { return x.Rep > 0 }) {
 		sb.WriteString(" (of the medians)")
@@ -425,10 +448,13 @@ func (r results) markdown() string {
 // of each scenario (medianRun: what the targets are checked against) with the lowest and
 // highest events/s and CPU per event of its runs.
 func (r results) writeMedians(sb *strings.Builder, versus func(t, x *run) string) {
-	type pair struct{ sys, sc string }
+	type pair struct {
+		sys, sc string
+		size    int
+	}
 	var pairs []pair
 	for _, x := range r.Runs {
-		if p := (pair{x.System, x.Scenario}); x.Rep > 0 && !slices.Contains(pairs, p) {
+		if p := (pair{x.System, x.Scenario, x.Size}); x.Rep > 0 && !slices.Contains(pairs, p) {
 			pairs = append(pairs, p)
 		}
 	}
@@ -439,12 +465,12 @@ func (r results) writeMedians(sb *strings.Builder, versus func(t, x *run) string
 	sb.WriteString("| scenario | system | runs | events/s | CPU s / M events | peak RSS MB (highest) | p99 ms | Tributary ÷ this: events/s · CPU · RSS |\n")
 	sb.WriteString("|---|---|---:|---|---|---:|---:|---|\n")
 	for _, p := range pairs {
-		m := medianRun(r.Runs, p.sys, p.sc)
+		m := medianAt(r.Runs, p.sys, p.sc, p.size)
 		if m == nil {
-			fmt.Fprintf(sb, "| %s | %s | 0 | every run failed | | | | |\n", p.sc, p.sys)
+			fmt.Fprintf(sb, "| %s | %s | 0 | every run failed | | | | |\n", pointLabel(p.sc, p.size), p.sys)
 			continue
 		}
-		ok := okRuns(r.Runs, p.sys, p.sc)
+		ok := okRuns(r.Runs, p.sys, p.sc, p.size)
 		// f's median (m's) with the lowest and highest of the runs.
 		spread := func(f func(*run) *float64, format string) string {
 			xs := values(ok, f)
@@ -453,8 +479,8 @@ func (r results) writeMedians(sb *strings.Builder, versus func(t, x *run) string
 			}
 			return fmt.Sprintf(format+" ("+format+"–"+format+")", *f(m), xs[0], xs[len(xs)-1])
 		}
-		fmt.Fprintf(sb, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", p.sc, p.sys, len(ok),
+		fmt.Fprintf(sb, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", pointLabel(p.sc, p.size), p.sys, len(ok),
 			spread(func(x *run) *float64 { return &x.EventsPerSec }, "%.0f"), spread(func(x *run) *float64 { return x.CPUSecPerMillion }, "%.1f"),
-			num(m.PeakRSSMB, "%.0f"), num(m.P99Ms, "%.0f"), versus(medianRun(r.Runs, sysTributary, p.sc), m))
+			num(m.PeakRSSMB, "%.0f"), num(m.P99Ms, "%.0f"), versus(medianAt(r.Runs, sysTributary, p.sc, p.size), m))
 	}
 }

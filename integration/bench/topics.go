@@ -315,9 +315,12 @@ func commitLatencies(ctx context.Context, topic string, from, to map[int32]int64
 	return lat, err
 }
 
-// samplePayloads writes up to n record values of topic to path, one a line, for
-// producer-perf-test's --payload-file. Values are compact JSON: no newline inside.
-func samplePayloads(ctx context.Context, topic string, n int, path string) (avgBytes int, err error) {
+// samplePayloads writes up to n record values of topic from the offsets from on (nil: the
+// start) to path, one a line, for producer-perf-test's --payload-file. Values are compact
+// JSON: no newline inside. From the measured run's first offsets, so that what the
+// publisher published before it (the seed's snapshot) is neither in the ceiling's records
+// nor in their mean size.
+func samplePayloads(ctx context.Context, topic string, from map[int32]int64, n int, path string) (avgBytes int, err error) {
 	ends, err := endOffsets(ctx, topic)
 	if err != nil {
 		return 0, err
@@ -325,7 +328,7 @@ func samplePayloads(ctx context.Context, topic string, n int, path string) (avgB
 	to := map[int32]int64{}
 	per := int64(n/max(1, len(ends)) + 1)
 	for p, e := range ends {
-		to[p] = min(e, per)
+		to[p] = min(e, from[p]+per)
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -333,7 +336,7 @@ func samplePayloads(ctx context.Context, topic string, n int, path string) (avgB
 	}
 	defer f.Close()
 	var total, count int
-	err = consume(ctx, topic, nil, to, func(r *kgo.Record) {
+	err = consume(ctx, topic, from, to, func(r *kgo.Record) {
 		if r.Value == nil || r.Attrs.IsControl() || count >= n {
 			return
 		}

@@ -45,7 +45,8 @@ type Outbox struct {
 	RouteTombstoneOnEmptyPayload bool `yaml:"route_tombstone_on_empty_payload" json:"route_tombstone_on_empty_payload"`
 	// TableExpandJSONPayload (table.expand.json.payload): a string payload
 	// holding a JSON object is published as that object, with a schema
-	// inferred from it. Default false. JSON values only.
+	// inferred from it (with Avro values, registered as Debezium's
+	// AvroConverter registers it). Default false.
 	TableExpandJSONPayload bool `yaml:"table_expand_json_payload" json:"table_expand_json_payload"`
 }
 
@@ -142,9 +143,6 @@ func (v validator) outbox(c *Config) {
 	}
 	if len(c.Destination.PartitionColumn) > 0 {
 		v.add("transforms.outbox", "keys each event by its key column: remove destination.partition_column")
-	}
-	if o.TableExpandJSONPayload && c.Format.AvroValue() {
-		v.add(f+"table_expand_json_payload", "is not available with format.value: avro (the inferred schema is checked against Debezium for JSON values only); set it to false or use JSON values")
 	}
 	if !slices.Contains(outboxInvalidBehaviors, e.TableOpInvalidBehavior) {
 		v.add(f+"table_op_invalid_behavior", "must be %s", oneOf(outboxInvalidBehaviors))

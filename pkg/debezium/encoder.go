@@ -65,6 +65,7 @@ type Encoder struct {
 	routing        routing // Options.Topic and KeyColumns
 	format         Format  // Options.Format
 	outbox         *Outbox // Options.Outbox
+	heads          envelopeHeads
 }
 
 // tableCodec is everything precomputed for one table version.

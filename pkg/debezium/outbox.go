@@ -65,6 +65,9 @@ type OutboxRecord struct {
 	// Warning, when not empty, says why the payload was not expanded
 	// (ExpandJSONPayload), as Debezium logs it.
 	Warning string
+	// Expanded: the value holds the payload expanded from its JSON text
+	// (ExpandJSONPayload).
+	Expanded bool
 }
 
 // outboxPlan is an outbox table's columns and precomputed JSON.
@@ -78,7 +81,8 @@ type outboxPlan struct {
 	envKeys, headerKeys       []string
 	// fieldsJSON is the envelope value's schema fields, for its head
 	// (built with the first event: EventRouter names the value schema
-	// after the first event's route-by value and keeps that name).
+	// after the first event's route-by value, on any outbox table with
+	// the same envelope fields, and keeps that name: envelopeHeads).
 	fieldsJSON []byte
 	envOnce    sync.Once
 	envHead    []byte
@@ -87,14 +91,9 @@ type outboxPlan struct {
 	expandable bool
 	// restJSON is the envelope fields' schemas after the payload's.
 	restJSON []byte
-	// expandedHeads are the envelope value's heads per inferred payload
-	// schema (its JSON): EventRouter caches the value schema per payload
-	// schema, named after the first event's route-by value.
-	expandedMu    sync.Mutex
-	expandedHeads map[string][]byte
 }
 
-// maxExpandedHeads bounds the envelope heads kept for expanded payloads,
+// maxExpandedHeads bounds the envelope heads kept (envelopeHeads),
 // as Debezium bounds its cache of value schemas.
 const maxExpandedHeads = 10000
 
@@ -167,6 +166,22 @@ func (e *Encoder) buildOutbox(c *tableCodec) *outboxPlan {
 // read into an outbox table) to dst. It is called for creates and reads
 // only: EventRouter drops deletes and updates.
 func (e *Encoder) AppendOutbox(dst []byte, ev *change.Event) ([]byte, OutboxRecord, error) {
+	return e.appendOutbox(dst, ev, e.outbox.ExpandJSONPayload)
+}
+
+// AppendOutboxString is AppendOutbox with the payload left as the string
+// even under ExpandJSONPayload: for a value format in which the inferred
+// schema has no form (ErrNoSchemaForm).
+func (e *Encoder) AppendOutboxString(dst []byte, ev *change.Event) ([]byte, OutboxRecord, error) {
+	return e.appendOutbox(dst, ev, false)
+}
+
+// ErrNoSchemaForm is wrapped by the error of a value format (Avro) that
+// cannot write a schema the encoder made, e.g. one inferred from an
+// expanded outbox payload whose keys it cannot name.
+var ErrNoSchemaForm = errors.New("the schema has no form in the value format")
+
+func (e *Encoder) appendOutbox(dst []byte, ev *change.Event, expand bool) ([]byte, OutboxRecord, error) {
 	c, err := e.codecFor(ev)
 	if err != nil {
 		return dst, OutboxRecord{}, err
@@ -213,7 +228,7 @@ func (e *Encoder) AppendOutbox(dst []byte, ev *change.Event) ([]byte, OutboxReco
 	empty := payload.Kind == change.Null || (payload.Kind == change.Text && len(trimSpace(payload.Bytes)) == 0)
 	var exSchema *inferredSchema
 	var exValue []byte
-	if e.outbox.ExpandJSONPayload && payload.Kind != change.Null {
+	if expand && payload.Kind != change.Null {
 		if text, ok := connectText(&plans[p.payload], row); !p.expandable || !ok {
 			rec.Warning = "the outbox payload is not expanded: the payload column is not a string (transforms.outbox.table_expand_json_payload)"
 		} else if exSchema, exValue, err = expandPayload(e.outbox.Payload, string(text)); err != nil {
@@ -221,6 +236,7 @@ func (e *Encoder) AppendOutbox(dst []byte, ev *change.Event) ([]byte, OutboxReco
 			rec.Warning = "the outbox payload is not expanded and is published as the string: " + err.Error() + " (transforms.outbox.table_expand_json_payload)"
 		}
 	}
+	rec.Expanded = exSchema != nil
 	if !(empty && e.outbox.TombstoneOnEmptyPayload) {
 		start = len(dst)
 		switch {
@@ -243,13 +259,10 @@ func (e *Encoder) AppendOutbox(dst []byte, ev *change.Event) ([]byte, OutboxReco
 			}
 		default:
 			if !e.format.NoSchemas && exSchema != nil {
-				dst = append(dst, p.expandedHead(c, exSchema, routeValue)...)
+				dst = append(dst, p.expandedHead(e, c, exSchema, routeValue)...)
 			} else if !e.format.NoSchemas {
 				p.envOnce.Do(func() {
-					h := append([]byte(`{"schema":{"type":"struct","fields":[`), p.fieldsJSON...)
-					h = append(h, `],"optional":false,"name":`...)
-					h = jsonstr.Append(h, c.schema+"."+routeValue+".Value")
-					p.envHead = append(h, `},"payload":`...)
+					p.envHead = e.envelopeHead(p.fieldsJSON[:len(p.fieldsJSON)-len(p.restJSON)], p.restJSON, c.schema+"."+routeValue+".Value")
 				})
 				dst = append(dst, p.envHead...)
 			}
@@ -286,22 +299,39 @@ func (e *Encoder) AppendOutbox(dst []byte, ev *change.Event) ([]byte, OutboxReco
 
 // expandedHead is the head of an envelope value whose payload has the
 // inferred schema s.
-func (p *outboxPlan) expandedHead(c *tableCodec, s *inferredSchema, routeValue string) []byte {
-	payloadField := s.appendJSON(nil, &envelopePayload)
-	p.expandedMu.Lock()
-	defer p.expandedMu.Unlock()
-	if h, ok := p.expandedHeads[string(payloadField)]; ok {
+func (p *outboxPlan) expandedHead(e *Encoder, c *tableCodec, s *inferredSchema, routeValue string) []byte {
+	return e.envelopeHead(s.appendJSON(nil, &envelopePayload), p.restJSON, c.schema+"."+routeValue+".Value")
+}
+
+// envelopeHeads are the heads of envelope values by their payload's and
+// other fields' schemas, shared by the encoder's outbox tables:
+// EventRouter caches the value schema per payload schema in one cache for
+// every table, so a payload schema seen first on one table keeps, on
+// another, the name the first table's event gave it.
+type envelopeHeads struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+// envelopeHead is the head of an envelope value of the fields payloadField
+// and restJSON, named name unless an earlier event's value of those fields
+// named it.
+func (e *Encoder) envelopeHead(payloadField, restJSON []byte, name string) []byte {
+	key := string(payloadField) + string(restJSON)
+	e.heads.mu.Lock()
+	defer e.heads.mu.Unlock()
+	if h, ok := e.heads.m[key]; ok {
 		return h
 	}
-	if p.expandedHeads == nil || len(p.expandedHeads) >= maxExpandedHeads {
-		p.expandedHeads = map[string][]byte{}
+	if e.heads.m == nil || len(e.heads.m) >= maxExpandedHeads {
+		e.heads.m = map[string][]byte{}
 	}
 	h := append([]byte(`{"schema":{"type":"struct","fields":[`), payloadField...)
-	h = append(h, p.restJSON...)
+	h = append(h, restJSON...)
 	h = append(h, `],"optional":false,"name":`...)
-	h = jsonstr.Append(h, c.schema+"."+routeValue+".Value")
+	h = jsonstr.Append(h, name)
 	h = append(h, `},"payload":`...)
-	p.expandedHeads[string(payloadField)] = h
+	e.heads.m[key] = h
 	return h
 }
 
@@ -615,16 +645,36 @@ func inferItems(key string, named bool, n *jsonNode) (*inferredSchema, error) {
 		if merged.equal(s) {
 			continue
 		}
-		m := &inferredSchema{required: true, typ: "struct", name: merged.name, named: merged.named,
-			fields: slices.Clone(merged.fields), schemas: slices.Clone(merged.schemas)}
-		for i, f := range s.fields {
-			if m.field(f) == nil {
-				m.fields, m.schemas = append(m.fields, f), append(m.schemas, s.schemas[i])
-			}
-		}
-		merged = m
+		merged = mergeStructs(merged, s)
+		merged.required = true
 	}
 	return merged, nil
+}
+
+// mergeStructs is a struct with a's fields, then those only b has. A field
+// both have keeps a's schema, but where both are structs (or arrays of
+// structs) their fields are merged too: Debezium merges its elements' schemas
+// in the order of a HashSet, which differs between JVMs, and in one of its
+// orders keeps every member; keeping a's alone would drop the members of a
+// later element's inner objects. a and b are not changed.
+func mergeStructs(a, b *inferredSchema) *inferredSchema {
+	m := &inferredSchema{required: a.required, typ: "struct", name: a.name, named: a.named,
+		fields: slices.Clone(a.fields), schemas: slices.Clone(a.schemas)}
+	for i, f := range b.fields {
+		j := slices.Index(m.fields, f)
+		switch {
+		case j < 0:
+			m.fields, m.schemas = append(m.fields, f), append(m.schemas, b.schemas[i])
+		case m.schemas[j].typ == "struct" && b.schemas[i].typ == "struct" && !m.schemas[j].equal(b.schemas[i]):
+			m.schemas[j] = mergeStructs(m.schemas[j], b.schemas[i])
+		case m.schemas[j].typ == "array" && b.schemas[i].typ == "array" &&
+			m.schemas[j].items.typ == "struct" && b.schemas[i].items.typ == "struct" && !m.schemas[j].equal(b.schemas[i]):
+			arr := *m.schemas[j]
+			arr.items = mergeStructs(arr.items, b.schemas[i].items)
+			m.schemas[j] = &arr
+		}
+	}
+	return m
 }
 
 // nodeType is Jackson's node type: every number is one.
@@ -705,6 +755,15 @@ func appendJSONValue(b []byte, s *inferredSchema, n *jsonNode) ([]byte, error) {
 		}
 		return append(b, ']'), nil
 	case n.kind == jsonObject && s.typ == "struct":
+		// A member the schema has no field for would be left out: the
+		// payload goes out as the string instead. A null or an empty
+		// array has no schema of its own and is left out as Debezium
+		// leaves it out.
+		for i, k := range n.keys {
+			if v := n.vals[i]; s.field(k) == nil && v.kind != jsonNull && (v.kind != jsonArray || len(v.vals) > 0) {
+				return b, errJSONMismatch
+			}
+		}
 		b = append(b, '{')
 		for i, f := range s.fields {
 			if i > 0 {

@@ -103,6 +103,28 @@ func TestOutboxRefusals(t *testing.T) {
 	}
 }
 
+// TestOutboxExpandedOrString: AppendOutbox says when it expanded the
+// payload; AppendOutboxString writes the same event with the payload as
+// the string (for a value format without a form for the inferred schema).
+func TestOutboxExpandedOrString(t *testing.T) {
+	o := outboxOptions(t)
+	o.ExpandJSONPayload = true
+	e := NewEncoder(Options{TopicPrefix: "shop", Outbox: o})
+	ev := outboxEvent(outboxTable(), change.OpCreate, change.TextValue(`{"a":1}`))
+	_, rec, err := e.AppendOutbox(nil, ev)
+	if err != nil || !rec.Expanded || !strings.Contains(string(rec.Value), `"payload":{"a":1}`) {
+		t.Fatalf("expanded: %v %v %s", err, rec.Expanded, rec.Value)
+	}
+	_, rec, err = e.AppendOutboxString(nil, ev)
+	if err != nil || rec.Expanded || !strings.Contains(string(rec.Value), `"payload":"{\"a\":1}"`) || rec.Warning != "" {
+		t.Fatalf("as the string: %v %v %s %q", err, rec.Expanded, rec.Value, rec.Warning)
+	}
+	_, rec, _ = e.AppendOutbox(nil, outboxEvent(outboxTable(), change.OpCreate, change.TextValue(`{oops`)))
+	if rec.Expanded {
+		t.Errorf("invalid JSON: Expanded")
+	}
+}
+
 // TestOutboxExpandJSONPayload: with ExpandJSONPayload a payload holding a
 // JSON object is written as that object with the schema EventRouter
 // infers (nested structs named by their path, int32/int64/float64 by the

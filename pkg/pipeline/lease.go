@@ -21,11 +21,15 @@ import (
 // partition of up to destination.max_message_bytes + 64 KiB), which the
 // broker appends when it reads them. Only delivery exactly_once closes
 // that window (the broker fences the old producer).
+// The lost lease is the run's cause before the records are aborted: each
+// aborted record fails its publish, and the first failure would otherwise
+// be the cause the run reports ("client is aborting buffered records"),
+// not the lease that was lost.
 func (p *Pipeline) staleOwner(err error) {
+	p.fail(err)
 	if p.txn == nil {
 		p.Producer.AbortBuffered()
 	}
-	p.fail(err)
 }
 
 // gateWrites makes the producer write to brokers only while this task

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -56,9 +57,24 @@ func (p *Pipeline) emitOutbox(ctx context.Context, ev *change.Event) error {
 		if rec.Key, err = p.Recoder.RecodeKey(ctx, rec.Topic, rec.Key); err != nil {
 			return fmt.Errorf("encode key of the outbox event of %s: %w", ev.Table.ID, err)
 		}
-		if rec.Value, err = p.Recoder.RecodeValue(ctx, rec.Topic, rec.Value); err != nil {
+		value, err := p.Recoder.RecodeValue(ctx, rec.Topic, rec.Value)
+		if err != nil && rec.Expanded && errors.Is(err, debezium.ErrNoSchemaForm) {
+			// Debezium's converter fails on such a schema and stops the
+			// connector; the payload goes out as the string instead, as
+			// one that cannot be expanded. The reason names payload keys,
+			// so the warning does not give it.
+			var str debezium.OutboxRecord
+			if buf, str, err = p.Encoder.AppendOutboxString(buf, ev); err != nil {
+				return fmt.Errorf("encode outbox event of %s: %w", ev.Table.ID, err)
+			}
+			p.Log.Warn("the outbox payload is not expanded and is published as the string: the schema inferred from it has no Avro form (two different objects at one path, or keys that become the same Avro name) (transforms.outbox.table_expand_json_payload)",
+				"table", ev.Table.ID.String(), "event_id", ev.ID)
+			value, err = p.Recoder.RecodeValue(ctx, rec.Topic, str.Value)
+		}
+		if err != nil {
 			return fmt.Errorf("encode value of the outbox event of %s: %w", ev.Table.ID, err)
 		}
+		rec.Value = value
 	}
 	if err := p.ensureTopic(ctx, rec.Topic); err != nil {
 		return err

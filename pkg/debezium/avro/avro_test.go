@@ -200,6 +200,93 @@ func TestSchemaAsDebeziumAvroConverter(t *testing.T) {
 	}
 }
 
+// TestTopLevelOptionalStruct: an optional struct as the whole value (an
+// outbox payload expanded from JSON, which Debezium infers optional) is
+// registered as its record, as the converter's serializer registers a
+// record value's own schema, and its values encode and decode with it; a
+// nested optional struct (also in an envelope, where the record without a
+// namespace says so) and an optional top-level string keep their unions
+// with null.
+func TestTopLevelOptionalStruct(t *testing.T) {
+	s, err := avro.FromConnect([]byte(`{"type":"struct","fields":[{"type":"int32","optional":true,"field":"a"},
+		{"type":"struct","fields":[{"type":"string","optional":true,"field":"c"}],"optional":true,"name":"payload.b","field":"b"}],
+		"optional":true,"name":"payload"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"type":"record","name":"payload","fields":[{"name":"a","type":["null","int"],"default":null},` +
+		`{"name":"b","type":["null",{"type":"record","name":"b","namespace":"payload","fields":[{"name":"c","type":["null","string"],"default":null}],"connect.name":"payload.b"}],"default":null}],"connect.name":"payload"}`
+	if s.JSON != want {
+		t.Fatalf("schema\n%s\nwant\n%s", s.JSON, want)
+	}
+	roundTrips(t, s, `{"a":1,"b":{"c":"x"}}`)
+	// As an envelope's field the payload is [null, record], the record in
+	// no namespace inside the envelope's.
+	env, err := avro.FromConnect([]byte(`{"type":"struct","fields":[{"type":"struct","fields":[],"optional":true,"name":"payload","field":"payload"}],"optional":false,"name":"shop.public.outbox.order.Value"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"name":"payload","type":["null",{"type":"record","name":"payload","namespace":"","fields":[],"connect.name":"payload"}],"default":null}`; !strings.Contains(env.JSON, want) {
+		t.Errorf("envelope schema lacks\n%s\nschema:\n%s", want, env.JSON)
+	}
+	str, err := avro.FromConnect([]byte(`{"type":"string","optional":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if str.JSON != `["null","string"]` {
+		t.Errorf("optional string: %s", str.JSON)
+	}
+}
+
+// TestUnnamedAndClashingRecords: structs without a name (an expanded
+// payload's objects inside an array of arrays) are records named as
+// AvroData names them, ConnectDefault, ConnectDefault2, …, an equal one
+// reusing the earlier record; two different structs of one name (the
+// payload keys "a.b" and "a" holding "b") have no Avro schema, and say so.
+func TestUnnamedAndClashingRecords(t *testing.T) {
+	const x = `{"type":"array","items":{"type":"array","items":{"type":"struct","fields":[{"type":"int32","optional":true,"field":"x"}],"optional":true},"optional":true},"optional":true`
+	s, err := avro.FromConnect([]byte(`{"type":"struct","fields":[` + x + `,"field":"a"},` +
+		`{"type":"array","items":{"type":"array","items":{"type":"struct","fields":[{"type":"string","optional":true,"field":"y"}],"optional":true},"optional":true},"optional":true,"field":"b"},` +
+		x + `,"field":"c"}],"optional":true,"name":"payload"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`{"type":"record","name":"ConnectDefault","namespace":"io.confluent.connect.avro","fields":[{"name":"x","type":["null","int"],"default":null}]}`,
+		`{"type":"record","name":"ConnectDefault2","namespace":"io.confluent.connect.avro","fields":[{"name":"y","type":["null","string"],"default":null}]}`,
+		`{"name":"c","type":["null",{"type":"array","items":["null",{"type":"array","items":["null","io.confluent.connect.avro.ConnectDefault"]}]}],"default":null}`,
+	} {
+		if !strings.Contains(s.JSON, want) {
+			t.Errorf("schema lacks\n%s\nschema:\n%s", want, s.JSON)
+		}
+	}
+	roundTrips(t, s, `{"a":[[{"x":1}]],"b":[[{"y":"s"}]],"c":[[{"x":2},null]]}`)
+	_, err = avro.FromConnect([]byte(`{"type":"struct","fields":[` +
+		`{"type":"struct","fields":[{"type":"int32","optional":true,"field":"p"}],"optional":true,"name":"payload.a.b","field":"a.b"},` +
+		`{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":true,"field":"q"}],"optional":true,"name":"payload.a.b","field":"b"}],"optional":true,"name":"payload.a","field":"a"}],` +
+		`"optional":true,"name":"payload"}`))
+	if err == nil || !strings.Contains(err.Error(), "payload.a.b") {
+		t.Errorf("two records named payload.a.b: %v", err)
+	}
+}
+
+// roundTrips checks that payload, written with s, decodes by s's schema
+// text to the same values.
+func roundTrips(t *testing.T, s *avro.Schema, payload string) {
+	t.Helper()
+	body, err := s.AppendPayload(nil, []byte(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, hs, err := avrotest.Decode(s.JSON, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := avrotest.Compare([]byte(payload), hs, decoded); err != nil {
+		t.Errorf("decoded %v: %v", decoded, err)
+	}
+}
+
 // TestRefusedSchemaWaits: a schema the registry refuses (incompatible with
 // the subject's compatibility rule) is not skipped: RecodeValue waits,
 // logging the registry's reason, until the registry takes it.

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/debezium"
 )
 
 // Registry registers Avro schemas and says how records of a schema are
@@ -105,6 +107,10 @@ type Recoder struct {
 	registrations int
 }
 
+// maxSchemasPerSubject bounds the schemas kept per subject: the
+// AvroConverter's cache of converted schemas holds as many by default.
+const maxSchemasPerSubject = 1000
+
 type entry struct {
 	subject string
 	schema  *Schema
@@ -183,7 +189,7 @@ func (r *Recoder) encode(e *entry, payload []byte) ([]byte, error) {
 func (r *Recoder) register(ctx context.Context, subject string, connectJSON []byte) (*entry, error) {
 	s, err := FromConnect(connectJSON)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", subject, err)
+		return nil, fmt.Errorf("%s: %w (%w)", subject, err, debezium.ErrNoSchemaForm)
 	}
 	retry, logEvery := r.RetryEvery, r.LogEvery
 	if retry <= 0 {
@@ -207,6 +213,16 @@ func (r *Recoder) register(ctx context.Context, subject string, connectJSON []by
 			}
 			if r.entries[subject] == nil {
 				r.entries[subject] = map[string]*entry{}
+			}
+			if len(r.entries[subject]) >= maxSchemasPerSubject {
+				// The schemas of expanded outbox payloads come from the
+				// rows' data, without end: drop one (a later record of it
+				// registers it again, which returns its id), as the
+				// converter's schema cache is bounded.
+				for k := range r.entries[subject] {
+					delete(r.entries[subject], k)
+					break
+				}
 			}
 			r.entries[subject][string(connectJSON)] = e
 			r.registrations++

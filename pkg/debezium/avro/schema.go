@@ -18,7 +18,9 @@
 //   - an optional schema is a union with null: null first, or last when
 //     the schema has a default (an Avro union's default is of its first
 //     type); a field's default is the Connect default, or null when the
-//     field is optional;
+//     field is optional; but a top-level struct is its record even when
+//     optional, as the converter's serializer registers a record value's
+//     own schema;
 //   - Connect's Decimal is bytes with logicalType decimal, precision from
 //     connect.decimal.precision (64 without it) and scale; Connect's Date,
 //     Time and Timestamp are int date, int time-millis and long
@@ -37,6 +39,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -104,9 +107,14 @@ func FromConnect(connectJSON []byte) (*Schema, error) {
 	if err := json.Unmarshal(connectJSON, &cs); err != nil {
 		return nil, fmt.Errorf("avro: reading the Connect schema: %w", err)
 	}
-	b := builder{defined: map[string]bool{}}
+	b := builder{defined: map[string]*connectSchema{}}
 	var w jsonWriter
-	root, err := b.schema(&w, &cs, false, "")
+	// A struct value is written as an Avro record, and the converter's
+	// serializer registers that record's own schema: a top-level struct
+	// is the record even when optional (an expanded outbox payload), not
+	// the [null, record] union AvroData derives for it. Other optional
+	// values keep the union, which the serializer is handed whole.
+	root, err := b.schema(&w, &cs, cs.Type == "struct", "")
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +122,35 @@ func FromConnect(connectJSON []byte) (*Schema, error) {
 }
 
 type builder struct {
-	defined map[string]bool // full names of the records written so far
+	// defined are the records written so far by full name, each as its
+	// Connect schema made required and without a field name.
+	defined map[string]*connectSchema
+	// unnamed counts the structs without a name given a default one.
+	unnamed int
+}
+
+// recordKey is cs as the builder keeps a record's schema: AvroData keys
+// its records by the required copy of the Connect schema.
+func recordKey(cs *connectSchema) *connectSchema {
+	k := *cs
+	k.Optional, k.Field, k.Default = false, "", nil
+	return &k
+}
+
+// connectDefault is the name AvroData gives an unnamed struct: an earlier
+// equal one's (it reuses the record it made of it), else the next of
+// ConnectDefault, ConnectDefault2, ….
+func (b *builder) connectDefault(key *connectSchema) string {
+	for name, d := range b.defined {
+		if strings.HasPrefix(name, "io.confluent.connect.avro.ConnectDefault") && reflect.DeepEqual(d, key) {
+			return name
+		}
+	}
+	b.unnamed++
+	if b.unnamed > 1 {
+		return "io.confluent.connect.avro.ConnectDefault" + strconv.Itoa(b.unnamed)
+	}
+	return "io.confluent.connect.avro.ConnectDefault"
 }
 
 // schema writes cs's Avro schema to w and returns its plan. ignoreOptional
@@ -301,16 +337,21 @@ func (b *builder) schema(w *jsonWriter, cs *connectSchema, ignoreOptional bool, 
 		writeProps()
 		w.raw(`}`)
 	case kRecord:
+		key := recordKey(cs)
 		full := cs.Name
 		if full == "" {
-			full = "io.confluent.connect.avro.ConnectDefault"
+			full = b.connectDefault(key)
 		}
 		ns, name := splitName(full)
 		fullAdjusted := name
 		if ns != "" {
 			fullAdjusted = ns + "." + name
 		}
-		if b.defined[fullAdjusted] {
+		if d, ok := b.defined[fullAdjusted]; ok {
+			if !reflect.DeepEqual(d, key) {
+				// Avro names one type once: the converter fails on it too.
+				return nil, fmt.Errorf("avro: two different records are both named %s (Avro allows one type per name)", fullAdjusted)
+			}
 			// Avro writes a named type once; later uses are references.
 			if ns == space {
 				w.str(name)
@@ -321,7 +362,7 @@ func (b *builder) schema(w *jsonWriter, cs *connectSchema, ignoreOptional bool, 
 			var discard jsonWriter
 			inner := *cs
 			inner.Optional = false
-			sub := builder{defined: map[string]bool{}}
+			sub := builder{defined: map[string]*connectSchema{}}
 			r, err := sub.schema(&discard, &inner, true, space)
 			if err != nil {
 				return nil, err
@@ -329,10 +370,12 @@ func (b *builder) schema(w *jsonWriter, cs *connectSchema, ignoreOptional bool, 
 			n.fields = r.fields
 			break
 		}
-		b.defined[fullAdjusted] = true
+		b.defined[fullAdjusted] = key
 		w.raw(`{"type":"record","name":`)
 		w.str(name)
-		if ns != space && ns != "" {
+		if ns != space {
+			// An empty namespace inside another is written too: Avro
+			// would otherwise read the name in the enclosing one.
 			w.key("namespace")
 			w.str(ns)
 		}

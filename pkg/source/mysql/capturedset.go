@@ -38,9 +38,13 @@ func addedTables(recorded json.RawMessage, names []string) []string {
 	if json.Unmarshal(recorded, &had) != nil {
 		return nil
 	}
+	known := make(map[string]bool, len(had))
+	for _, n := range had {
+		known[n] = true
+	}
 	var out []string
 	for _, n := range names {
-		if !slices.Contains(had, n) {
+		if !known[n] {
 			out = append(out, n)
 		}
 	}

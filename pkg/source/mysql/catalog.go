@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -111,6 +112,7 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 		return nil, fmt.Errorf("list tables: %w", err)
 	}
 	found := map[string]bool{}
+	inDB := map[string]int{} // base tables per database, for describeAll
 	var tables []*table
 	var noKey []string // tables in scope without a primary key, for nothingToCapture
 	for i := range r.Values {
@@ -119,6 +121,7 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 		db, name = strings.Clone(db), strings.Clone(name)
 		id := db + "." + name
 		found[id] = true
+		inDB[db]++
 		if !s.wants(db, name) {
 			continue
 		}
@@ -156,11 +159,15 @@ func (s *Source) selectTables(conn *client.Conn) ([]*table, error) {
 			"tables", strings.Join(noKey, ", "))
 	}
 	sort.Slice(tables, func(i, j int) bool { return tables[i].id() < tables[j].id() })
+	gone, err := describeAll(conn, tables, inDB)
+	if err != nil {
+		return nil, err
+	}
+	if len(gone) > 0 {
+		return nil, fmt.Errorf("describe %s: table not found", gone[0].id())
+	}
 	var unconvertible []string
 	for _, t := range tables {
-		if err := describe(conn, t, nil); err != nil {
-			return nil, err
-		}
 		unconvertible = append(unconvertible, t.unconvertible()...)
 		s.tables[t.id()] = t
 		if len(t.key) == 0 {
@@ -241,45 +248,141 @@ func collations(conn *client.Conn) (map[uint64]string, error) {
 // describe (re)reads t's columns and primary key from information_schema
 // and makes a new change.Table when the shape differs from prev.
 func describe(conn *client.Conn, t *table, prev *change.Table) error {
-	r, err := conn.Execute(fmt.Sprintf(`SELECT COLUMN_NAME, LOWER(DATA_TYPE), COLUMN_TYPE, IS_NULLABLE,
-  IFNULL(NUMERIC_PRECISION, -1), IFNULL(NUMERIC_SCALE, -1), IFNULL(DATETIME_PRECISION, 0), COLUMN_KEY,
-  IFNULL(LOWER(CHARACTER_SET_NAME), ''), IFNULL(CHARACTER_OCTET_LENGTH, -1), COLUMN_DEFAULT, EXTRA
-FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION`,
-		quoteString(t.db), quoteString(t.name)))
+	shapes, err := readShapes(conn, fmt.Sprintf("TABLE_SCHEMA = %s AND TABLE_NAME = %s", quoteString(t.db), quoteString(t.name)))
 	if err != nil {
 		return fmt.Errorf("describe %s: %w", t.id(), err)
 	}
-	if len(r.Values) == 0 {
+	sh := shapes[tableName{t.db, t.name}]
+	if sh == nil {
 		return fmt.Errorf("describe %s: table not found", t.id())
 	}
-	t.remember()
-	t.cols, t.dflts = t.cols[:0:0], t.dflts[:0:0]
+	t.describeAs(sh, prev)
+	return nil
+}
+
+// describeAll describes every table of ts, all new. The tables of a
+// database of which a fair share is described are read in two queries for
+// the database whatever their number (a start capturing 10,000 tables
+// spent seconds in two round trips per table); those of a database of
+// which only a small share is described are read one by one, since
+// information_schema reads every table of the database for a query that
+// names only the database (ten tables captured of a database of 10,000
+// read all 10,000, and held their columns). tablesIn counts the base
+// tables of each database of ts (nil: ts holds them all). The tables
+// information_schema no longer has (dropped since they were listed) are
+// returned, not described.
+func describeAll(conn *client.Conn, ts []*table, tablesIn map[string]int) (gone []*table, err error) {
+	of := map[string]int{}
+	for _, t := range ts {
+		of[t.db]++
+	}
+	whole := func(db string) bool {
+		return of[db] > 1 && (tablesIn == nil || of[db]*describeShare >= tablesIn[db])
+	}
+	shapes := map[tableName]*shape{}
+	for db := range of {
+		if !whole(db) {
+			continue
+		}
+		// One database at a time: information_schema opens only the
+		// tables of the database an equality names (an IN list opens
+		// every database's).
+		in, err := readShapes(conn, "TABLE_SCHEMA = "+quoteString(db))
+		if err != nil {
+			return nil, fmt.Errorf("describe the tables of %s: %w", db, err)
+		}
+		maps.Copy(shapes, in)
+	}
+	for _, t := range ts {
+		if !whole(t.db) {
+			if err := describe(conn, t, nil); err != nil {
+				if !strings.Contains(err.Error(), "table not found") {
+					return nil, err
+				}
+				gone = append(gone, t)
+			}
+			continue
+		}
+		if sh := shapes[tableName{t.db, t.name}]; sh != nil {
+			t.describeAs(sh, nil)
+		} else {
+			gone = append(gone, t)
+		}
+	}
+	return gone, nil
+}
+
+// describeShare: describeAll reads a whole database when at least one in
+// describeShare of its tables is described; below that, reading the
+// tables it does not describe costs more than a round trip per table it
+// does.
+const describeShare = 16
+
+// shape is what information_schema says of a table: its columns in order,
+// their defaults as written there, and its primary key's column names.
+type shape struct {
+	cols  []column
+	dflts [][]byte // nil: SQL NULL
+	key   []string
+}
+
+// readShapes reads the columns and primary keys of the tables that where
+// (a condition on information_schema's TABLE_SCHEMA and TABLE_NAME) selects.
+func readShapes(conn *client.Conn, where string) (map[tableName]*shape, error) {
+	shapes := map[tableName]*shape{}
+	r, err := conn.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, LOWER(DATA_TYPE), COLUMN_TYPE, IS_NULLABLE,
+  IFNULL(NUMERIC_PRECISION, -1), IFNULL(NUMERIC_SCALE, -1), IFNULL(DATETIME_PRECISION, 0), COLUMN_KEY,
+  IFNULL(LOWER(CHARACTER_SET_NAME), ''), IFNULL(CHARACTER_OCTET_LENGTH, -1), COLUMN_DEFAULT, EXTRA
+FROM information_schema.COLUMNS WHERE ` + where + ` ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`)
+	if err != nil {
+		return nil, err
+	}
 	for i := range r.Values {
-		var c column
 		str := func(j int) string { v, _ := r.GetString(i, j); return strings.Clone(v) }
 		num := func(j int) int { v, _ := r.GetInt(i, j); return int(v) }
-		c.name, c.dataType, c.columnType = str(0), str(1), lowerType(str(2))
-		c.nullable = str(3) == "YES"
-		c.precision, c.scale, c.fsp = num(4), num(5), num(6)
-		c.charset, c.octets = str(8), num(9)
-		c.typ = columnType(&c)
-		var dflt []byte // nil: SQL NULL
-		if r.Values[i][10].Type != gomysql.FieldValueTypeNull {
-			dflt = []byte(str(10))
+		n := tableName{str(0), str(1)}
+		sh := shapes[n]
+		if sh == nil {
+			sh = &shape{}
+			shapes[n] = sh
 		}
-		c.dfltRaw, c.extra = dflt, str(11)
-		t.cols = append(t.cols, c)
-		t.dflts = append(t.dflts, columnDefault(&c, dflt, c.extra, t.mariadb))
+		var c column
+		c.name, c.dataType, c.columnType = str(2), str(3), lowerType(str(4))
+		c.nullable = str(5) == "YES"
+		c.precision, c.scale, c.fsp = num(6), num(7), num(8)
+		c.charset, c.octets = str(10), num(11)
+		c.typ = columnType(&c)
+		var dflt []byte
+		if r.Values[i][12].Type != gomysql.FieldValueTypeNull {
+			dflt = []byte(str(12))
+		}
+		c.dfltRaw, c.extra = dflt, str(13)
+		sh.cols, sh.dflts = append(sh.cols, c), append(sh.dflts, dflt)
 	}
-	r, err = conn.Execute(fmt.Sprintf(`SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE
-WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY ORDINAL_POSITION`,
-		quoteString(t.db), quoteString(t.name)))
+	r, err = conn.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE
+WHERE ` + where + ` AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY TABLE_SCHEMA, TABLE_NAME, ORDINAL_POSITION`)
 	if err != nil {
-		return fmt.Errorf("primary key of %s: %w", t.id(), err)
+		return nil, fmt.Errorf("primary keys: %w", err)
+	}
+	for i := range r.Values {
+		str := func(j int) string { v, _ := r.GetString(i, j); return strings.Clone(v) }
+		if sh := shapes[tableName{str(0), str(1)}]; sh != nil {
+			sh.key = append(sh.key, str(2))
+		}
+	}
+	return shapes, nil
+}
+
+// describeAs takes sh as t's shape and makes a new change.Table when it
+// differs from prev.
+func (t *table) describeAs(sh *shape, prev *change.Table) {
+	t.remember()
+	t.cols, t.dflts = sh.cols, make([]*change.Value, len(sh.cols))
+	for i := range t.cols {
+		t.dflts[i] = columnDefault(&t.cols[i], sh.dflts[i], t.cols[i].extra, t.mariadb)
 	}
 	t.key = t.key[:0:0]
-	for i := range r.Values {
-		name, _ := r.GetString(i, 0)
+	for _, name := range sh.key {
 		for j := range t.cols {
 			if t.cols[j].name == name {
 				t.key = append(t.key, j)
@@ -292,13 +395,12 @@ WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND CONSTRAINT_NAME = 'PRIMARY' ORDE
 	}
 	if prev != nil && sameShape(prev, ct) {
 		t.t = prev
-		return nil
+		return
 	}
 	if prev != nil {
 		ct.Version = prev.Version + 1
 	}
 	t.t = ct
-	return nil
 }
 
 // remember keeps t's current columns in t.earlier before a re-read. An

@@ -437,13 +437,18 @@ FROM information_schema.SCHEMATA s LEFT JOIN information_schema.TABLES t
 			list = append(list, entry{tableName{db, name}, charsetOf(str(3))})
 		}
 	}
-	for _, e := range list {
-		t := &table{db: e.n.db, name: e.n.name, mariadb: h.mariadb}
-		if err := describe(conn, t, nil); err != nil {
-			if strings.Contains(err.Error(), "table not found") {
-				continue // dropped meanwhile: the end position moves, and the read is repeated
-			}
-			return err
+	ts := make([]*table, len(list))
+	for i, e := range list {
+		ts[i] = &table{db: e.n.db, name: e.n.name, mariadb: h.mariadb}
+	}
+	gone, err := describeAll(conn, ts, nil)
+	if err != nil {
+		return err
+	}
+	for i, e := range list {
+		t := ts[i]
+		if slices.Contains(gone, t) {
+			continue // dropped meanwhile: the end position moves, and the read is repeated
 		}
 		ht := &histTable{cols: t.cols, charset: e.charset, at: "catalog"}
 		for _, k := range t.key {

@@ -72,12 +72,27 @@ func (s *Source) capturedChanged() {
 func (s *Source) fullKeysChanged() {
 	s.fullKeys = nil
 	for oid := range s.captured {
-		if r := s.rels[oid]; r != nil && r.replident == "f" {
+		s.fullKeyChanged(oid)
+	}
+}
+
+// fullKeyChanged is fullKeysChanged for table oid alone, after its
+// Relation message changed s.rels[oid]: a stream over thousands of
+// tables gets a Relation message for each, and going over every captured
+// table at each made the stream quadratic in the tables.
+func (s *Source) fullKeyChanged(oid uint32) {
+	if r := s.rels[oid]; r != nil && r.replident == "f" {
+		if _, ok := s.captured[oid]; ok {
 			if s.fullKeys == nil {
 				s.fullKeys = map[uint32][]string{}
 			}
 			s.fullKeys[oid] = r.key
+			return
 		}
+	}
+	delete(s.fullKeys, oid)
+	if len(s.fullKeys) == 0 {
+		s.fullKeys = nil // as fullKeysChanged leaves it: the position omits it
 	}
 }
 

@@ -250,34 +250,80 @@ func (c *catalogColumn) typeFields() []any {
 
 // describe fills r's columns and key from the catalog.
 func describe(ctx context.Context, conn *pgx.Conn, r *relation) error {
+	if err := describeAll(ctx, conn, []*relation{r}); err != nil {
+		return fmt.Errorf("describe %s.%s: %w", r.schema, r.name, err)
+	}
+	return nil
+}
+
+// describeAll fills the columns and key of every relation of rels from
+// the catalog, in two queries whatever their number: one round trip per
+// table made a schema of thousands of tables take tens of seconds to
+// start. The key is the primary key, or, under REPLICA IDENTITY USING
+// INDEX, that index's columns: the only ones every old image carries, so a
+// delete or a change of them is published under the real key
+// (docs/postgresql.md).
+func describeAll(ctx context.Context, conn *pgx.Conn, rels []*relation) error {
+	if len(rels) == 0 {
+		return nil
+	}
+	byOID := make(map[uint32]*relation, len(rels))
+	oids := make([]uint32, 0, len(rels))
+	for _, r := range rels {
+		r.columns, r.key = r.columns[:0], []string{}
+		byOID[r.oid] = r
+		oids = append(oids, r.oid)
+	}
 	const cols = `
-SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, ` + typeColumns + `,
+SELECT a.attrelid, a.attname, a.atttypid, a.atttypmod, a.attnotnull, ` + typeColumns + `,
   COALESCE(pg_get_expr(d.adbin, d.adrelid), ''), d.adbin IS NOT NULL
 FROM pg_attribute a ` + typeJoins + `
 LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
-ORDER BY a.attnum`
-	rows, err := conn.Query(ctx, cols, r.oid)
+WHERE a.attrelid = ANY($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+ORDER BY a.attrelid, a.attnum`
+	rows, err := conn.Query(ctx, cols, oids)
 	if err != nil {
-		return fmt.Errorf("describe %s.%s: %w", r.schema, r.name, err)
+		return fmt.Errorf("columns: %w", err)
 	}
-	r.columns = r.columns[:0]
 	for rows.Next() {
+		var oid uint32
 		var c catalogColumn
-		if err := rows.Scan(append([]any{&c.name, &c.typOID, &c.typmod, &c.notNull}, append(c.typeFields(), &c.defaultExpr, &c.hasDefault)...)...); err != nil {
+		if err := rows.Scan(append([]any{&oid, &c.name, &c.typOID, &c.typmod, &c.notNull}, append(c.typeFields(), &c.defaultExpr, &c.hasDefault)...)...); err != nil {
 			return err
 		}
-		r.columns = append(r.columns, c)
+		if r := byOID[oid]; r != nil {
+			r.columns = append(r.columns, c)
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("describe %s.%s: %w", r.schema, r.name, err)
+		return fmt.Errorf("columns: %w", err)
 	}
-	// The key is the primary key, or, under REPLICA IDENTITY USING INDEX,
-	// that index's columns: the only ones every old image carries, so a
-	// delete or a change of them is published under the real key
-	// (docs/postgresql.md).
-	r.key, err = keyColumns(ctx, conn, r.oid, r.schema+"."+r.name)
-	return err
+	// keyColumns's query, for every table at once.
+	const keys = `
+SELECT c.oid, a.attname
+FROM pg_class c, pg_index i, unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+JOIN pg_attribute a ON a.attnum = k.attnum
+WHERE c.oid = ANY($1::oid[]) AND i.indrelid = c.oid AND a.attrelid = c.oid
+  AND CASE WHEN c.relreplident = 'i' THEN i.indisreplident ELSE i.indisprimary END
+ORDER BY c.oid, k.ord`
+	rows, err = conn.Query(ctx, keys, oids)
+	if err != nil {
+		return fmt.Errorf("key columns: %w", err)
+	}
+	for rows.Next() {
+		var oid uint32
+		var name string
+		if err := rows.Scan(&oid, &name); err != nil {
+			return err
+		}
+		if r := byOID[oid]; r != nil {
+			r.key = append(r.key, name)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("key columns: %w", err)
+	}
+	return nil
 }
 
 // keyColumns lists the key columns of table oid (name, for errors) in

@@ -47,8 +47,11 @@ SELECT c.oid, n.nspname, c.relname, c.relreplident::text,
         ELSE 'a partition whose replica identity lacks key columns of ' || n.nspname || '.' || c.relname ||
           ', so its deletes could not be keyed; ALTER TABLE ' || pn.nspname || '.' || pc.relname || ' REPLICA IDENTITY DEFAULT fixes it' END ||
         ')', ', ' ORDER BY pn.nspname, pc.relname)
-    FROM pg_class pc JOIN pg_namespace pn ON pn.oid = pc.relnamespace
-    WHERE (pc.oid = c.oid OR pc.oid IN (SELECT relid FROM pg_partition_tree(c.oid) WHERE isleaf)) AND pc.relkind <> 'p'
+    -- The table and its leaf partitions, looked up by OID: a filter on
+    -- every pg_class row made the listing quadratic in the tables.
+    FROM (SELECT c.oid AS relid UNION SELECT relid FROM pg_partition_tree(c.oid) WHERE isleaf) pt
+      JOIN pg_class pc ON pc.oid = pt.relid JOIN pg_namespace pn ON pn.oid = pc.relnamespace
+    WHERE pc.relkind <> 'p'
       AND NOT (pc.relreplident = 'f'
         OR pc.relreplident IN ('d', 'i') AND EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = pc.oid
           AND CASE WHEN pc.relreplident = 'i' THEN i.indisreplident ELSE i.indisprimary END
@@ -103,10 +106,8 @@ func selectedTables(ctx context.Context, conn *pgx.Conn, sel *config.Selection) 
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, r := range rels {
-		if err := describe(ctx, conn, r); err != nil {
-			return nil, nil, err
-		}
+	if err := describeAll(ctx, conn, rels); err != nil {
+		return nil, nil, fmt.Errorf("describe %d tables: %w", len(rels), err)
 	}
 	return rels, missing, nil
 }

@@ -304,7 +304,7 @@ func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 			rel.columns, rel.key = prev.columns, prev.key
 		}
 		s.rels[m.RelationID] = rel
-		s.fullKeysChanged()
+		s.fullKeyChanged(m.RelationID)
 		// No snapshotTable: a new table of its name may be snapshotted.
 		s.tables[m.RelationID] = rel.table(s.connCfg.Database, s.tables[m.RelationID], s.sel)
 		return nil
@@ -352,7 +352,7 @@ func (s *Source) relation(ctx context.Context, m *pglogrepl.RelationMessage) err
 		return fmt.Errorf("%s: %s", rel.fullName(), strings.Join(p, "; "))
 	}
 	s.rels[m.RelationID] = rel
-	s.fullKeysChanged()
+	s.fullKeyChanged(m.RelationID)
 	s.tables[m.RelationID] = rel.table(s.connCfg.Database, s.tables[m.RelationID], s.sel)
 	s.snapshotTable(rel, s.tables[m.RelationID])
 	return nil
