@@ -122,6 +122,15 @@ func (p *Producer) Produce(ctx context.Context, r *kgo.Record, promise func(*kgo
 // Flush waits until every record handed over is acknowledged or failed.
 func (p *Producer) Flush(ctx context.Context) error { return p.cl.Flush(ctx) }
 
+// Hurry sends what the producer holds without waiting for the linger, and
+// does not wait for it to be acknowledged: for a caller that knows no more
+// records are coming soon. Records handed over afterwards linger again.
+func (p *Producer) Hurry() {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = p.cl.Flush(ctx) // a done context: franz-go unlingers every batch and returns at once
+}
+
 // Close stops the client; records still buffered fail.
 func (p *Producer) Close() { p.cl.Close() }
 

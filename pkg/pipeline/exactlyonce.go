@@ -251,22 +251,9 @@ func (p *Pipeline) emitInTransaction(ctx context.Context, ev *change.Event) erro
 	return nil
 }
 
-// observe notes the source commit time ev says the source has reached: a
-// change's, or a later one of a source-transaction end that carries one
-// (MariaDB's rows carry their statements' times, which a long transaction
-// leaves far behind its commit). Only a later one: the end of a long
-// statement on tables not published is dated to that statement's start,
-// and right after a recent change it would make a caught-up pipeline look
-// behind, holding its records from read_committed consumers for the
-// backlog's interval.
-func (t *txnState) observe(ev *change.Event) {
-	switch c := ev.Source.CommitMicros; ev.Op {
-	case change.OpCreate, change.OpUpdate, change.OpDelete:
-		t.changeMicros = c
-	case change.OpNone:
-		t.changeMicros = max(t.changeMicros, c)
-	}
-}
+// observe notes the source commit time ev says the source has reached
+// (reachedCommit, hurry.go).
+func (t *txnState) observe(ev *change.Event) { t.changeMicros = reachedCommit(t.changeMicros, ev) }
 
 // inChunk tells a backfill row of a table with a key: one of a chunk
 // (pkg/snapshot), whose rows the stream emits together, each chunk in its

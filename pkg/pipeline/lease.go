@@ -65,12 +65,15 @@ func (p *Pipeline) emitOwned(ctx context.Context, ev *change.Event) error {
 		p.staleOwner(err)
 		return err
 	}
-	emit := p.emit
 	if p.txn != nil {
-		emit = p.emitInTransaction
-	}
-	if err := emit(ctx, ev); err != nil {
-		return err
+		if err := p.emitInTransaction(ctx, ev); err != nil {
+			return err
+		}
+	} else {
+		if err := p.emit(ctx, ev); err != nil {
+			return err
+		}
+		p.hurry.observe(ev)
 	}
 	if ev.Position != nil && p.StopWhenBackfilled {
 		return p.stopIfBackfilled()

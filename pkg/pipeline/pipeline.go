@@ -136,8 +136,13 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	go func() { committerDone <- p.commitLoop(runCtx, done) }()
 	leaseDone := make(chan struct{})
 	go func() { defer close(leaseDone); p.watchLease(runCtx) }()
+	hurryDone := make(chan struct{})
 	if p.txn != nil {
+		close(hurryDone)
 		go p.commitDue(runCtx)
+	} else {
+		p.hurry.atEnd = make(chan struct{}, 1)
+		go func() { defer close(hurryDone); p.hurryWhenIdle(runCtx) }()
 	}
 	heartbeatsDone := p.startHeartbeats(runCtx)
 
@@ -153,9 +158,10 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	close(done)
 	commitErr := <-committerDone
 	cause := context.Cause(runCtx)
-	stopRun(nil) // ends watchLease and the heartbeats
+	stopRun(nil) // ends watchLease, the heartbeats and hurryWhenIdle
 	<-leaseDone
 	<-heartbeatsDone
+	<-hurryDone
 	if (ctx.Err() != nil || errors.Is(cause, errBackfilled)) && !errors.Is(cause, errPublish) && !errors.Is(cause, checkpoint.ErrLeaseLost) && commitErr == nil {
 		// Graceful stop: wait for what is in flight, then checkpoint it.
 		if p.txn != nil {

@@ -23,6 +23,7 @@ type runState struct {
 	startSaved bool          // the run's first position was saved (saveStart; source goroutine)
 	backfills  backfills
 	txn        *txnState // exactly once's open transaction (exactlyonce.go)
+	hurry      idleHurry // at least once: the producer hurried at pauses (hurry.go)
 	fail       func(error)
 	finish     func() // ends the run gracefully (stop.go)
 
