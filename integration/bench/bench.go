@@ -170,6 +170,8 @@ func (b *bench) ceilings(ctx context.Context, sc string, failed *error) error {
 		ceilings = append(ceilings, b.recvlogical)
 	case scStreamingMariaDB:
 		ceilings = append(ceilings, b.binlogReader)
+	case scLatency, scLatencyMariaDB:
+		ceilings = append(ceilings, func(ctx context.Context) (run, error) { return b.runOne(ctx, sysFloor, sc) })
 	case scStreamingMongoDB:
 		ceilings = append(ceilings, b.mongoStreamCeiling)
 	case scBackfillMongoDB:
@@ -345,6 +347,8 @@ func (b *bench) publisher(sys string) publisher {
 		return tributary{p: b.p, avro: true}
 	case sysDebeziumTuned:
 		return debezium{p: b.p, tuned: true}
+	case sysFloor:
+		return floor{}
 	}
 	return debezium{p: b.p}
 }

@@ -138,6 +138,12 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "latency-floor" { // the latency floors (floor.go)
+		if err := latencyFloorMain(os.Args[2:]); err != nil {
+			fail(err)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "mongo-read" { // the MongoDB source ceilings (mongo.go)
 		if err := mongoReadMain(os.Args[2:]); err != nil {
 			fail(err)

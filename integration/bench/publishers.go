@@ -36,7 +36,7 @@ type world struct {
 }
 
 func newWorld(p params, system, scenario, stamp string) world {
-	short := map[string]string{sysTributary: "trib", sysTributaryEOS: "tribeos", sysBaseline: "tribbase", sysOneCore: "trib1p", sysAvro: "tribavro", sysDebeziumDefault: "dbzdef", sysDebeziumTuned: "dbztun"}[system]
+	short := map[string]string{sysTributary: "trib", sysTributaryEOS: "tribeos", sysBaseline: "tribbase", sysOneCore: "trib1p", sysAvro: "tribavro", sysDebeziumDefault: "dbzdef", sysDebeziumTuned: "dbztun", sysFloor: "floor"}[system]
 	w := world{
 		system:   system,
 		scenario: scenario,
