@@ -20,8 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -220,21 +218,14 @@ func tupleID(t *pglogrepl.TupleData) int64 {
 }
 
 // binlog streams MariaDB's binlog from "file:pos" with Tributary's BinlogSyncer settings
-// (readBinlog, source.go), the rows of db.bench.
+// (newBinlogSyncer, source.go), the rows of db.bench.
 func (p *floorProducer) binlog(ctx context.Context, db, from string) error {
 	file, posText, _ := strings.Cut(from, ":")
 	pos, err := strconv.ParseUint(posText, 10, 32)
 	if err != nil {
 		return fmt.Errorf("latency-floor: binlog position %q: %w", from, err)
 	}
-	host, port, _ := strings.Cut(mariaDBAddr, ":")
-	portN, _ := strconv.Atoi(port)
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID: uint32(5_800_000 + rand.IntN(200_000)), Flavor: mysql.MariaDBFlavor,
-		Host: host, Port: uint16(portN), User: "root", Password: "root",
-		Charset: "utf8mb4", TimestampStringLocation: time.UTC,
-		DisableRetrySync: true, Logger: slog.New(slog.DiscardHandler),
-	})
+	syncer := newBinlogSyncer()
 	defer syncer.Close()
 	st, err := syncer.StartSync(mysql.Position{Name: file, Pos: uint32(pos)})
 	if err != nil {

@@ -201,15 +201,7 @@ func binlogRead(args []string) error {
 // (pkg/source/mysql/stream.go), every rows event decoded and dropped, and returns the rows
 // of db.bench it decoded.
 func readBinlog(start, end binlogPos, db string) (int64, error) {
-	host, port, _ := strings.Cut(mariaDBAddr, ":")
-	p, _ := strconv.Atoi(port)
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
-		ServerID: uint32(5_800_000 + rand.IntN(200_000)), Flavor: mysql.MariaDBFlavor,
-		Host: host, Port: uint16(p), User: "root", Password: "root",
-		Charset: "utf8mb4", TimestampStringLocation: time.UTC,
-		DisableRetrySync: true, Logger: slog.New(slog.DiscardHandler),
-		EventCacheCount: 256, // as Tributary's stream had it before it read the binlog itself (pkg/source/mysql/binlog.go)
-	})
+	syncer := newBinlogSyncer()
 	defer syncer.Close()
 	st, err := syncer.StartSync(mysql.Position{Name: start.File, Pos: start.Pos})
 	if err != nil {
@@ -245,4 +237,17 @@ func readBinlog(start, end binlogPos, db string) (int64, error) {
 			return rows, nil
 		}
 	}
+}
+
+// newBinlogSyncer is a BinlogSyncer of the bench's MariaDB with Tributary's settings.
+func newBinlogSyncer() *replication.BinlogSyncer {
+	host, port, _ := strings.Cut(mariaDBAddr, ":")
+	p, _ := strconv.Atoi(port)
+	return replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+		ServerID: uint32(5_800_000 + rand.IntN(200_000)), Flavor: mysql.MariaDBFlavor,
+		Host: host, Port: uint16(p), User: "root", Password: "root",
+		Charset: "utf8mb4", TimestampStringLocation: time.UTC,
+		DisableRetrySync: true, Logger: slog.New(slog.DiscardHandler),
+		EventCacheCount: 256, // as Tributary's stream had it before it read the binlog itself (pkg/source/mysql/binlog.go)
+	})
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
@@ -52,7 +51,7 @@ func TestCaughtUpChangeIsHurried(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer prod.Close()
-			t.Cleanup(func() { deleteTopic(addr, topic) })
+			t.Cleanup(func() { deleteBenchTopic(addr, topic) })
 			// The topic made and its metadata loaded, by a record a flush
 			// sends: a hurry sends only records already in a partition's
 			// batch.
@@ -109,15 +108,4 @@ func TestCaughtUpChangeIsHurried(t *testing.T) {
 			}
 		})
 	}
-}
-
-func deleteTopic(addr, topic string) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-	if err != nil {
-		return
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, _ = kadm.NewClient(cl).DeleteTopics(ctx, topic)
 }
