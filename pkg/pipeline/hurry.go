@@ -26,6 +26,12 @@ const hurryShare = 50
 // idleHurry is the state of hurryWhenIdle.
 type idleHurry struct {
 	emits atomic.Uint64 // events the source handed over
+	// endAt is emits at the last caught-up source-transaction end: the
+	// source stands at that end while emits still equals it.
+	endAt atomic.Uint64
+	// held says a row was handed to the producer since the last hurry:
+	// a source that only moves past tables not published holds nothing.
+	held  atomic.Bool
 	atEnd chan struct{} // a caught-up source reached a source-transaction end
 	// changeMicros is the source commit time the source has reached (see
 	// reachedCommit); the source goroutine's only.
@@ -35,11 +41,15 @@ type idleHurry struct {
 // observe notes ev, handed over at least once, and tells hurryWhenIdle
 // when it ends a source transaction of a caught-up source.
 func (h *idleHurry) observe(ev *change.Event) {
-	h.emits.Add(1)
+	n := h.emits.Add(1)
+	if ev.Op != change.OpNone && !h.held.Load() {
+		h.held.Store(true)
+	}
 	h.changeMicros = reachedCommit(h.changeMicros, ev)
 	if ev.Position == nil || h.changeMicros == 0 || behind(time.Now(), h.changeMicros) {
 		return
 	}
+	h.endAt.Store(n)
 	select {
 	case h.atEnd <- struct{}{}:
 	default: // one is already waiting
@@ -47,7 +57,7 @@ func (h *idleHurry) observe(ev *change.Event) {
 }
 
 // hurryWhenIdle hurries the producer each time the source pauses at a
-// caught-up source-transaction end, until ctx is done.
+// caught-up source-transaction end with rows held, until ctx is done.
 func (p *Pipeline) hurryWhenIdle(ctx context.Context) {
 	h := &p.hurry
 	quiet := time.NewTimer(idleQuiet)
@@ -66,8 +76,11 @@ func (p *Pipeline) hurryWhenIdle(ctx context.Context) {
 			return
 		case <-quiet.C:
 		}
-		if h.emits.Load() != seen {
-			continue // it went on: its next end says so again
+		// Still at the end it signalled, or at a later one, with nothing
+		// handed over since: else it went on, and its next end says so
+		// again.
+		if n := h.emits.Load(); n != seen || n != h.endAt.Load() || !h.held.Swap(false) {
+			continue
 		}
 		start := time.Now()
 		p.Producer.Hurry()
