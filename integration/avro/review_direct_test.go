@@ -279,13 +279,23 @@ func TestReviewDirectAvroParallelSnapshotExactlyOnce(t *testing.T) {
 		decode(md5(i::text), 'hex') FROM generate_series(1, 3000) i`)
 	const rows = 3000 + 2
 	ap, jp, stop := avroJSONPair(t, e, "  snapshot_parallelism: 4\n", "", itest.ExactlyOnceLines)
-	itest.WaitFor(t, 120*time.Second, "the snapshot on both sides", func() bool {
-		return bothHold(ap, jp, "s", 3000)
-	})
+	// Records handed to the broker, committed or not, without the
+	// transaction markers that end offsets count too (bothHold would be
+	// met by the markers of the snapshot's transactions before the
+	// changes are even read, and the stop below would come too soon).
+	bothHeld := func(n int) bool {
+		for _, topic := range []string{ap + ".public.s", jp + ".public.s"} {
+			held := 0
+			itest.EachRawRecordWithin(t, topic, 60*time.Second, []kgo.Opt{kgo.KeepControlRecords()}, func(*kgo.Record) { held++ })
+			if held < n {
+				return false
+			}
+		}
+		return true
+	}
+	itest.WaitFor(t, 120*time.Second, "the snapshot on both sides", func() bool { return bothHeld(3000) })
 	e.Exec(`INSERT INTO s VALUES (0, 'zero', 'NaN', NULL, NULL); UPDATE s SET n = 1e-30 WHERE id = 1`)
-	itest.WaitFor(t, 90*time.Second, "the changes on both sides", func() bool {
-		return bothHold(ap, jp, "s", rows)
-	})
+	itest.WaitFor(t, 90*time.Second, "the changes on both sides", func() bool { return bothHeld(rows) })
 	stop()
 	committed := func(t *testing.T, topic string) []*kgo.Record {
 		var recs []*kgo.Record
