@@ -66,3 +66,60 @@ func TestSnapshotChunkStopsAtChunkBytes(t *testing.T) {
 		t.Fatalf("read %d documents, then %d after the last kept; want %d in all", len(first), len(rest), docs)
 	}
 }
+
+// The snapshot session tells a collection's row size from the server's
+// statistics (snapshot.Sizer, collStats) before reading it, so that the
+// engine reads the first chunk at full size: what it says is within a
+// fifth of what a read row holds (snapshot.RowBytes), and 0, no error,
+// for a collection that does not exist.
+func TestSnapshotRowBytesFromStatistics(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	ctx := context.Background()
+	var all []any
+	for i := range 200 {
+		all = append(all, bson.D{{Key: "_id", Value: int64(i)}, {Key: "pad", Value: strings.Repeat("y", 900+i)}})
+	}
+	if _, err := db.Collection("sized").InsertMany(ctx, all); err != nil {
+		t.Fatal(err)
+	}
+	ns := db.Name() + ".sized"
+	src, err := mongodb.New(ctx, source.Options{TopicPrefix: "t",
+		Config: config.Source{Type: "mongodb", URL: uri(), Tables: []string{regexpQuote(ns)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	sdb, _ := src.Snapshots()
+	sess, err := sdb.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	sizer, ok := sess.(snapshot.Sizer)
+	if !ok {
+		t.Fatal("the MongoDB snapshot session is no snapshot.Sizer")
+	}
+	said, err := sizer.RowBytes(ctx, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := sess.ReadChunk(ctx, ns, nil, nil, len(all))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, r := range rows {
+		held += snapshot.RowBytes(r.Event)
+	}
+	avg := held / len(rows)
+	if said < avg*4/5 || said > avg*6/5 {
+		t.Errorf("RowBytes says %d bytes a row; the %d rows read hold %d each", said, len(rows), avg)
+	}
+	if n, err := sizer.RowBytes(ctx, db.Name()+".absent"); n != 0 || err != nil {
+		t.Errorf("RowBytes of a collection that does not exist = %d, %v; want 0, nil", n, err)
+	}
+}

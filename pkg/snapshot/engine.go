@@ -457,6 +457,14 @@ func (e *Engine) table(ctx context.Context, sess Session, t *table, p *part) err
 	keyless := false
 	rowBytes := 0 // the last chunk's bytes per row; 0: no row read yet
 	lastRows := 0 // the last chunk's rows
+	if sz, ok := sess.(Sizer); ok {
+		// The statistics' row size stands in for a first chunk's: the
+		// first chunk is full size (still bounded by ChunkBytes, and
+		// cut short by the source at ChunkBytes when rows are larger).
+		if n, err := sz.RowBytes(ctx, t.name); err == nil && n > 0 {
+			rowBytes, lastRows = n, e.cfg.ChunkRows
+		}
+	}
 	from := func(k Key) Key {
 		if keyless {
 			return nil

@@ -306,6 +306,60 @@ func TestChunksHoldBytesNotOnlyRows(t *testing.T) {
 	}
 }
 
+// sizedDB is a bigDB whose session tells its rows' size (Sizer) before
+// reading any: rowBytes, or 0 for "unknown".
+type sizedDB struct {
+	bigDB
+	rowBytes int
+}
+
+func (d *sizedDB) Session(context.Context) (Session, error) { return d, nil }
+
+func (d *sizedDB) RowBytes(context.Context, string) (int, error) { return d.rowBytes, nil }
+
+// TestSizerSizesFirstChunk: a session that knows a table's row size from
+// its statistics (Sizer) has the first chunk read at full size, bounded by
+// ChunkBytes at that size, not firstChunkRows rows and growing from there
+// (each small chunk costs a query and a watermark's round trip); one that
+// does not know (0) starts small as before. Every row is emitted once
+// either way.
+func TestSizerSizesFirstChunk(t *testing.T) {
+	t.Setenv(chunkRowsEnv, "")
+	const rows, valueBytes = 3 * ChunkRows, 100
+	perRow := valueBytes + 2*16
+	for _, tc := range []struct {
+		name               string
+		rowBytes, budget   int
+		first, wantQueries int
+	}{
+		{"rows", perRow, ChunkBytes, ChunkRows, 4},                   // 3 full chunks and the empty one
+		{"bytes", perRow, 1000 * perRow, 1000, 3*ChunkRows/1000 + 1}, // ChunkBytes bounds it
+		{"unknown", 0, ChunkBytes, firstChunkRows, 4 + 2 + 1},        // 16, 64, … 4096, then full
+		{"rows larger than said", 10, 1000 * perRow, ChunkRows, 0},   // then sized by the rows read
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := &sizedDB{bigDB: bigDB{limitDB: limitDB{memDB: memDB{rows: map[int64]int64{}, marks: make(chan string, 16)}}, size: valueBytes}, rowBytes: tc.rowBytes}
+			for k := int64(1); k <= rows; k++ {
+				db.rows[k] = k
+			}
+			e := New(db, Config{Parallelism: 1, ChunkBytes: tc.budget, IDPrefix: "t", TableName: memName})
+			emittedOnce(t, e, db.marks, rows, 10*time.Second)
+			if db.limits[0] != tc.first {
+				t.Errorf("first chunk query of %d rows (%v), want %d", db.limits[0], db.limits, tc.first)
+			}
+			if tc.wantQueries > 0 && len(db.limits) > tc.wantQueries {
+				t.Errorf("%d chunk queries (%v), want at most %d", len(db.limits), db.limits, tc.wantQueries)
+			}
+			for _, n := range db.limits[1:] {
+				if n*perRow > tc.budget {
+					t.Errorf("chunk queries of %v rows: %d rows of %d bytes exceed the %d-byte chunk", db.limits, n, perRow, tc.budget)
+					break
+				}
+			}
+		})
+	}
+}
+
 // TestChunksStopAtBytesAfterSmallRows: a table whose first rows are tiny
 // and the rest large gets a chunk sized for tiny rows; the source keeps
 // no row past ChunkBytes (Session.ReadChunk), and the engine reads on

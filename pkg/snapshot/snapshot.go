@@ -141,6 +141,16 @@ type Session interface {
 	Close() error
 }
 
+// Sizer is a Session that can tell, from the database's statistics, how
+// many bytes (RowBytes) an average row of a table holds before any is
+// read; 0 when it does not know. The engine then sizes the table's first
+// chunk by it, where it would otherwise read firstChunkRows rows and grow
+// from there by chunkGrowth: each of those small chunks costs a query
+// and a watermark's round trip through the stream.
+type Sizer interface {
+	RowBytes(ctx context.Context, table string) (int, error)
+}
+
 // Config sets an Engine up.
 type Config struct {
 	// Parallelism is how many tables are read at once;

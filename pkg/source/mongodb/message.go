@@ -3,6 +3,7 @@ package mongodb
 import (
 	"fmt"
 	"strconv"
+	"sync"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -172,7 +173,12 @@ func encodeUnwrapped(db, coll string, id bson.RawValue, p payload, opt MessageOp
 // appendKey appends the key of the document id to b; topic names its
 // schema.
 func appendKey(b []byte, topic string, id bson.RawValue, schemas bool) ([]byte, error) {
-	idJSON, err := keyWriter.appendValue(nil, id)
+	sp := docScratch.Get().(*[]byte)
+	defer docScratch.Put(sp)
+	idJSON, err := keyWriter.appendValue((*sp)[:0], id)
+	if cap(idJSON) <= maxScratch {
+		*sp = idJSON
+	}
 	if err != nil {
 		return b, err
 	}
@@ -182,7 +188,7 @@ func appendKey(b []byte, topic string, id bson.RawValue, schemas bool) ([]byte, 
 		b = append(b, `},"payload":`...)
 	}
 	b = append(b, `{"id":`...)
-	b = appendJackson(b, string(idJSON))
+	b = jsonstr.Append(b, idJSON)
 	b = append(b, '}')
 	if schemas {
 		b = append(b, '}')
@@ -207,15 +213,28 @@ func appendValue(b []byte, topic string, p payload, schemas bool, nowMS int64) (
 	return b, nil
 }
 
+// docScratch holds the buffers a document's JSON is written into before
+// it is quoted into the message.
+var docScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxScratch is the largest buffer docScratch keeps: a rare large
+// document's is left to the collector.
+const maxScratch = 1 << 20
+
 func appendDocString(b []byte, w xjsonWriter, doc bson.Raw) ([]byte, error) {
 	if doc == nil {
 		return append(b, "null"...), nil
 	}
-	s, err := w.appendDocument(nil, doc)
-	if err != nil {
-		return b, err
+	sp := docScratch.Get().(*[]byte)
+	s, err := w.appendDocument((*sp)[:0], doc)
+	if err == nil {
+		b = jsonstr.Append(b, s)
 	}
-	return appendJackson(b, string(s)), nil
+	if cap(s) <= maxScratch {
+		*sp = s
+		docScratch.Put(sp)
+	}
+	return b, err
 }
 
 func appendPayload(b []byte, p payload, nowMS int64) ([]byte, error) {

@@ -338,4 +338,35 @@ func (ss snapSession) Estimate(ctx context.Context, table string) (int64, error)
 	return n, nil
 }
 
+// RowBytes implements snapshot.Sizer: the collection's average document
+// size from collStats (its size over its count where the server gives
+// no avgObjSize), with what a read row adds to the document (its _id's
+// copy and a few words for each value); 0 when the server does not say
+// (an empty collection, or a user without the collStats action), and
+// the first chunk is then a small one.
+func (ss snapSession) RowBytes(ctx context.Context, table string) (int, error) {
+	db, coll, _ := strings.Cut(table, ".")
+	var st struct {
+		Avg   float64 `bson:"avgObjSize"`
+		Size  float64 `bson:"size"`
+		Count float64 `bson:"count"`
+	}
+	err := ss.s.d.client.Database(db).RunCommand(ctx, bson.D{{Key: "collStats", Value: coll}}).Decode(&st)
+	if err != nil {
+		return 0, nil
+	}
+	if st.Avg <= 0 && st.Count > 0 {
+		st.Avg = st.Size / st.Count
+	}
+	if st.Avg <= 0 {
+		return 0, nil
+	}
+	return int(st.Avg) + rowOverhead, nil
+}
+
+// rowOverhead is what a read row holds beside its document: the _id's
+// copy (12 bytes for an ObjectId) and snapshot.RowBytes' words for each
+// of its values.
+const rowOverhead = 12 + nCols*16
+
 func (snapSession) Close() error { return nil }

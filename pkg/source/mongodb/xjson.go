@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 )
 
 // A MongoDB Extended JSON writer that reproduces, byte for byte, what the
@@ -59,22 +60,52 @@ func (w xjsonWriter) sep() string {
 
 // appendDocument appends doc as an Extended JSON object.
 func (w xjsonWriter) appendDocument(b []byte, doc bson.Raw) ([]byte, error) {
-	elems, err := doc.Elements()
-	if err != nil {
-		return b, fmt.Errorf("document: %w", err)
-	}
 	b = append(b, '{')
-	for i, e := range elems {
-		if i > 0 {
+	first := true
+	err := eachElement(doc, func(key []byte, v bson.RawValue) error {
+		if !first {
 			b = append(b, w.sep()...)
 		}
-		b = appendJavaString(b, e.Key())
+		first = false
+		b = appendJavaString(b, key)
 		b = append(b, ':', ' ')
-		if b, err = w.appendValue(b, e.Value()); err != nil {
-			return b, err
-		}
+		var err error
+		b, err = w.appendValue(b, v)
+		return err
+	})
+	if err != nil {
+		return b, err
 	}
 	return append(b, '}'), nil
+}
+
+// eachElement hands f each element of doc in order, with the checks and
+// errors of doc.Elements, but without making the list of them (nor a
+// string of each key).
+func eachElement(doc bson.Raw, f func(key []byte, v bson.RawValue) error) error {
+	if len(doc) == 0 {
+		return nil
+	}
+	length, rem, ok := bsoncore.ReadLength(doc)
+	if !ok {
+		return fmt.Errorf("document: %w", bsoncore.NewInsufficientBytesError(doc, rem))
+	}
+	for length -= 4; length > 1; {
+		elem, next, ok := bsoncore.ReadElement(rem)
+		length -= int32(len(elem))
+		if !ok {
+			return fmt.Errorf("document: %w", bsoncore.NewInsufficientBytesError(doc, next))
+		}
+		if err := elem.Validate(); err != nil {
+			return fmt.Errorf("document: %w", err)
+		}
+		rem = next
+		v := elem.Value()
+		if err := f(elem.KeyBytes(), bson.RawValue{Type: bson.Type(v.Type), Value: v.Data}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w xjsonWriter) appendArray(b []byte, arr bson.RawArray) ([]byte, error) {
@@ -307,9 +338,21 @@ func appendJavaDouble(b []byte, f float64) []byte {
 // unit (controls, format and private-use characters, unassigned code
 // points, combining marks, and both halves of a surrogate pair) as \uxxxx
 // with lower-case hex. Invalid UTF-8 becomes U+FFFD, as in a Java String.
-func appendJavaString(b []byte, s string) []byte {
+func appendJavaString[S ~string | ~[]byte](b []byte, s S) []byte {
 	b = append(b, '"')
-	for _, r := range s {
+	for len(s) > 0 {
+		// A run of printable ASCII but '"' and '\\' is written as it is.
+		i := 0
+		for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\' {
+			i++
+		}
+		b = append(b, s[:i]...)
+		if s = s[i:]; len(s) == 0 {
+			break
+		}
+		// As ranging over s: invalid UTF-8 is U+FFFD, one byte at a time.
+		r, size := decodeRune(s)
+		s = s[size:]
 		switch r {
 		case '"':
 			b = append(b, '\\', '"')
@@ -346,6 +389,12 @@ func appendJavaString(b []byte, s string) []byte {
 		b = appendU(b, r)
 	}
 	return append(b, '"')
+}
+
+// decodeRune is utf8.DecodeRune of s's first bytes, string or not.
+func decodeRune[S ~string | ~[]byte](s S) (rune, int) {
+	var head [utf8.UTFMax]byte
+	return utf8.DecodeRune(head[:copy(head[:], s)])
 }
 
 func appendU(b []byte, r rune) []byte {
