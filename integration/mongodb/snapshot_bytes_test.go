@@ -31,21 +31,7 @@ func TestSnapshotChunkStopsAtChunkBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := db.Name() + ".big"
-	src, err := mongodb.New(ctx, source.Options{TopicPrefix: "t",
-		Config: config.Source{Type: "mongodb", URL: uri(), Tables: []string{regexpQuote(ns)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	sdb, _ := src.Snapshots()
-	sess, err := sdb.Session(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := snapshotSession(t, ns)
 	first, err := sess.ReadChunk(ctx, ns, nil, nil, docs)
 	if err != nil {
 		t.Fatal(err)
@@ -84,21 +70,7 @@ func TestSnapshotRowBytesFromStatistics(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := db.Name() + ".sized"
-	src, err := mongodb.New(ctx, source.Options{TopicPrefix: "t",
-		Config: config.Source{Type: "mongodb", URL: uri(), Tables: []string{regexpQuote(ns)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	sdb, _ := src.Snapshots()
-	sess, err := sdb.Session(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
+	sess := snapshotSession(t, ns)
 	sizer, ok := sess.(snapshot.Sizer)
 	if !ok {
 		t.Fatal("the MongoDB snapshot session is no snapshot.Sizer")
@@ -122,4 +94,27 @@ func TestSnapshotRowBytesFromStatistics(t *testing.T) {
 	if n, err := sizer.RowBytes(ctx, db.Name()+".absent"); n != 0 || err != nil {
 		t.Errorf("RowBytes of a collection that does not exist = %d, %v; want 0, nil", n, err)
 	}
+}
+
+// snapshotSession is a snapshot session of a MongoDB source capturing ns,
+// closed with the test.
+func snapshotSession(t *testing.T, ns string) snapshot.Session {
+	t.Helper()
+	ctx := context.Background()
+	src, err := mongodb.New(ctx, source.Options{TopicPrefix: "t",
+		Config: config.Source{Type: "mongodb", URL: uri(), Tables: []string{regexpQuote(ns)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	sdb, _ := src.Snapshots()
+	sess, err := sdb.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	return sess
 }

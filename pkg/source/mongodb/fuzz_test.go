@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 )
 
 // A stored cursor is outside bytes: whatever they are, decoding returns a
@@ -71,6 +72,8 @@ func FuzzDecodeEvent(f *testing.F) {
 		}
 		f.Add([]byte(raw))
 	}
+	f.Add(malformedCodeWithScope(false))
+	f.Add(malformedCodeWithScope(true))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ev, err := decodeEvent(bson.Raw(data), "d", "c")
 		if err != nil || !ev.IsData() {
@@ -89,4 +92,45 @@ func FuzzDecodeEvent(f *testing.F) {
 			t.Fatalf("value not JSON: %s", m.Value)
 		}
 	})
+}
+
+// malformedCodeWithScope is {_id: 1, c: <code with scope>} whose value's
+// total length (8) passes a value's validation but holds no code string;
+// cut, a string element after it claims 64 bytes and holds 2.
+func malformedCodeWithScope(cut bool) []byte {
+	idx, d := bsoncore.AppendDocumentStart(nil)
+	d = bsoncore.AppendInt32Element(d, "_id", 1)
+	d = append(d, byte(bson.TypeCodeWithScope), 'c', 0, 8, 0, 0, 0, 0, 0, 0, 0)
+	if cut {
+		d = append(d, byte(bson.TypeString), 's', 0, 64, 0, 0, 0, 'x', 0)
+	}
+	d, _ = bsoncore.AppendDocumentEnd(d, idx)
+	return d
+}
+
+// A document whose nested value's bytes do not hold its type is an
+// error, never a panic: written alone, and as the full document of an
+// insert event that decodes (a reviewer found both panicking; the second
+// did before the element walk changed too).
+func TestMalformedValueIsAnError(t *testing.T) {
+	for _, cut := range []bool{false, true} {
+		doc := malformedCodeWithScope(cut)
+		if _, err := appendDocString(nil, docWriter, doc); err == nil {
+			t.Errorf("cut %v: %x written without an error", cut, doc)
+		}
+		idx, ev := bsoncore.AppendDocumentStart(nil)
+		ev = bsoncore.AppendDocumentElement(ev, "_id", bsoncore.NewDocumentBuilder().AppendString("_data", "1").Build())
+		ev = bsoncore.AppendStringElement(ev, "operationType", "insert")
+		ev = bsoncore.AppendDocumentElement(ev, "ns", bsoncore.NewDocumentBuilder().AppendString("db", "d").AppendString("coll", "c").Build())
+		ev = bsoncore.AppendDocumentElement(ev, "documentKey", bsoncore.NewDocumentBuilder().AppendInt32("_id", 1).Build())
+		ev = bsoncore.AppendDocumentElement(ev, "fullDocument", doc)
+		ev, _ = bsoncore.AppendDocumentEnd(ev, idx)
+		e, err := decodeEvent(bson.Raw(ev), "d", "c")
+		if err != nil {
+			continue
+		}
+		if _, err := EncodeChange(e, MessageOptions{Name: "p", Version: DefaultVersion, Schemas: true}, 1); err == nil {
+			t.Errorf("cut %v: the event of %x encoded without an error", cut, doc)
+		}
+	}
 }

@@ -358,11 +358,15 @@ func (ss snapSession) RowBytes(ctx context.Context, table string) (int, error) {
 	if st.Avg <= 0 && st.Count > 0 {
 		st.Avg = st.Size / st.Count
 	}
-	if st.Avg <= 0 {
+	if !(st.Avg > 0) { // NaN as well
 		return 0, nil
 	}
-	return int(st.Avg) + rowOverhead, nil
+	return int(min(st.Avg, maxDocumentBytes)) + rowOverhead, nil
 }
+
+// maxDocumentBytes is the largest BSON document a server stores: no
+// average is larger.
+const maxDocumentBytes = 16 << 20
 
 // rowOverhead is what a read row holds beside its document: the _id's
 // copy (12 bytes for an ObjectId) and snapshot.RowBytes' words for each

@@ -166,13 +166,28 @@ func (w xjsonWriter) appendValue(b []byte, v bson.RawValue) ([]byte, error) {
 	case bson.TypeDouble:
 		return w.appendDouble(b, v.Double()), nil
 	case bson.TypeString:
-		return appendJavaString(b, v.StringValue()), nil
+		str, ok := v.StringValueOK()
+		if !ok {
+			return b, malformed(v)
+		}
+		return appendJavaString(b, str), nil
 	case bson.TypeEmbeddedDocument:
-		return w.appendDocument(b, v.Document())
+		doc, ok := v.DocumentOK()
+		if !ok {
+			return b, malformed(v)
+		}
+		return w.appendDocument(b, doc)
 	case bson.TypeArray:
-		return w.appendArray(b, v.Array())
+		arr, ok := v.ArrayOK()
+		if !ok {
+			return b, malformed(v)
+		}
+		return w.appendArray(b, arr)
 	case bson.TypeBinary:
-		sub, data := v.Binary()
+		sub, data, ok := v.BinaryOK()
+		if !ok {
+			return b, malformed(v)
+		}
 		enc := base64.StdEncoding.EncodeToString(data)
 		hex := fmt.Sprintf("%02X", sub)
 		if w.mode == modeStrict {
@@ -192,7 +207,10 @@ func (w xjsonWriter) appendValue(b []byte, v bson.RawValue) ([]byte, error) {
 	case bson.TypeNull:
 		return append(b, "null"...), nil
 	case bson.TypeRegex:
-		pattern, options := v.Regex()
+		pattern, options, ok := v.RegexOK()
+		if !ok {
+			return b, malformed(v)
+		}
 		if w.mode == modeStrict {
 			return w.pair(b, "$regex", pattern, "$options", options), nil
 		}
@@ -200,7 +218,10 @@ func (w xjsonWriter) appendValue(b []byte, v bson.RawValue) ([]byte, error) {
 		b = w.pair(b, "pattern", pattern, "options", options)
 		return append(b, '}'), nil
 	case bson.TypeDBPointer:
-		ns, oid := v.DBPointer()
+		ns, oid, ok := v.DBPointerOK()
+		if !ok {
+			return b, malformed(v)
+		}
 		// Relaxed mode wraps strict mode's {$ref, $id} in $dbPointer.
 		relaxed := w.mode != modeStrict
 		if relaxed {
@@ -214,11 +235,24 @@ func (w xjsonWriter) appendValue(b []byte, v bson.RawValue) ([]byte, error) {
 		}
 		return b, nil
 	case bson.TypeJavaScript:
-		return w.str(b, "$code", v.JavaScript()), nil
+		code, ok := v.JavaScriptOK()
+		if !ok {
+			return b, malformed(v)
+		}
+		return w.str(b, "$code", code), nil
 	case bson.TypeSymbol:
-		return w.str(b, "$symbol", v.Symbol()), nil
+		sym, ok := v.SymbolOK()
+		if !ok {
+			return b, malformed(v)
+		}
+		return w.str(b, "$symbol", sym), nil
 	case bson.TypeCodeWithScope:
-		code, scope := v.CodeWithScope()
+		// Validate checks a code with scope's total length only: its
+		// parts are read without panicking, or the value is refused.
+		code, scope, ok := v.CodeWithScopeOK()
+		if !ok {
+			return b, malformed(v)
+		}
 		b = appendJavaString(w.open(b, "$code"), code)
 		b = w.member(b, false, "$scope")
 		var err error
@@ -249,6 +283,11 @@ func (w xjsonWriter) appendValue(b []byte, v bson.RawValue) ([]byte, error) {
 		return append(w.open(b, "$maxKey"), "1}"...), nil
 	}
 	return b, fmt.Errorf("unsupported bson type %s", v.Type)
+}
+
+// malformed is the error of a value whose bytes do not hold its type.
+func malformed(v bson.RawValue) error {
+	return fmt.Errorf("bson value of type %s: malformed", v.Type)
 }
 
 // appendDouble: strict mode writes Java's Double.toString, NaN and the
