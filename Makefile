@@ -150,6 +150,10 @@ services-down:
 # BENCH_FLEET_PIPELINES; see integration/bench/main.go). BENCH_SERVICES= (empty)
 # skips services-up where the services already run.
 BENCH_SERVICES ?= services-up
+# The MongoDB scenarios' server: a mongo-java-server of the bench's own on this port, started
+# again, empty, before each run (integration/bench/README.md); BENCH_MONGODB_URL (or
+# BENCH_MONGODB_FRESH= with no port) measures on that one, or the services' shared one.
+export BENCH_MONGODB_FRESH ?= 27118
 bench: $(BENCH_SERVICES) build ## Tributary vs Debezium side by side; table on stdout, JSON in integration/bench/results/ (quiet machine) or $TMPDIR/tributary-bench/
 	bash integration/bench/debezium/build.sh
 	$(GO) run ./integration/bench

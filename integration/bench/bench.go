@@ -79,6 +79,7 @@ func (b *bench) run(ctx context.Context) error {
 	if _, err := os.Stat(b.p.baseline); b.p.baseline != "" && err != nil {
 		return fmt.Errorf("BENCH_BASELINE: %w", err)
 	}
+	defer mongoStop()
 	var failed error
 	templated, warmed := false, false
 	for _, sc := range []string{scBackfill, scBackfillMariaDB, scStreaming, scStreamingMariaDB, scLatency, scLatencyMariaDB, scBackfillMongoDB, scStreamingMongoDB, scBigTx, scBigTxMariaDB, scLarge, scLargeMariaDB, scParallel, scSnapLatency, scFleet, scManyTables, scManyTablesMariaDB} {
@@ -403,7 +404,7 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 	case scBackfill, scBackfillMariaDB, scBackfillMongoDB:
 		if sc == scBackfillMongoDB {
 			b.log.Info("making the MongoDB collection", "db", w.db, "documents", b.p.Rows)
-			if err := mongoFresh(ctx, w.db, b.p.Rows); err != nil {
+			if err := b.mongoFresh(ctx, w.db, b.p.Rows); err != nil {
 				return r, err
 			}
 		} else if sc == scBackfillMariaDB {
@@ -521,7 +522,7 @@ func (b *bench) runOne(ctx context.Context, sys, sc string) (r run, err error) {
 // committed next, with the publisher stopped.
 func (b *bench) readyStreamDB(ctx context.Context, pub publisher, w world) error {
 	if w.source == srcMongoDB {
-		if err := mongoFresh(ctx, w.db, 0); err != nil {
+		if err := b.mongoFresh(ctx, w.db, 0); err != nil {
 			return err
 		}
 	} else if w.source == srcMariaDB {
