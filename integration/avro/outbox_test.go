@@ -60,6 +60,11 @@ type outboxRun struct {
 	first       func() string
 	rest        func()
 	subjectsToo bool // also check each value subject holds the value schemas of Debezium's records, in order
+	// oneProcess keeps Tributary running while the rest is inserted, for
+	// a test of what one process remembers (an envelope's name); the
+	// others restart it after Debezium has every event (see
+	// outboxAgainstDebezium).
+	oneProcess bool
 	// ours and theirs are more outbox settings: lines under
 	// transforms.outbox (indented) and EventRouter properties.
 	ours, theirs string
@@ -113,7 +118,29 @@ func outboxAgainstDebezium(t *testing.T, r outboxRun) {
 	itest.WaitFor(t, 120*time.Second, "the first event on both sides", func() bool {
 		return itest.TopicEnd(firstTopic) >= 1 && itest.CountLines(dbzOut) >= 1 || p.Exited() || dbz.Exited()
 	})
+	// The rest reaches Debezium first and Tributary after, which reads on
+	// from its checkpoint: Apicurio (3.x, behind the v2 API Debezium's
+	// converter uses) once answered the two registering the same new
+	// schema at the same moment with VersionAlreadyExistsException, which
+	// stopped Debezium's connector (a CI run of 2026-12-07).
+	if !r.oneProcess {
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("tributary exit %d:\n%s", code, p.Out)
+		}
+	}
 	r.rest()
+	if !r.oneProcess {
+		itest.WaitFor(t, 120*time.Second, "every event from Debezium", func() bool {
+			d := readAvroHarness(t, dbzOut)
+			for topic, n := range r.topics {
+				if len(txRecords(t, d, topic)) < n {
+					return false
+				}
+			}
+			return true
+		})
+		p = e.Start("run", "--config", cfg)
+	}
 	itest.WaitFor(t, 120*time.Second, "every event on both sides", func() bool {
 		d := readAvroHarness(t, dbzOut)
 		for topic, n := range r.topics {

@@ -178,7 +178,7 @@ func TestAvroOutboxExpandEnvelopeTwoTablesAgainstDebezium(t *testing.T) {
 	r.placement = []string{"type:envelope:eventType", "aggregateid:header:agg"}
 	base := strings.ReplaceAll(e.Prefix, "-", "_")
 	ra, rb := base+"_a", base+"_b"
-	r.expand, r.subjectsToo = true, true
+	r.expand, r.subjectsToo, r.oneProcess = true, true, true
 	r.topics = map[string]int{"outbox.event." + ra: 2, "outbox.event." + rb: 2}
 	r.first = func() string {
 		e.Exec(fmt.Sprintf(`INSERT INTO outbox_a VALUES ('1', '%s', '1', 'T1', '{"a": 1}')`, ra))
