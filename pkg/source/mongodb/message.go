@@ -173,23 +173,17 @@ func encodeUnwrapped(db, coll string, id bson.RawValue, p payload, opt MessageOp
 // appendKey appends the key of the document id to b; topic names its
 // schema.
 func appendKey(b []byte, topic string, id bson.RawValue, schemas bool) ([]byte, error) {
-	sp := docScratch.Get().(*[]byte)
-	defer docScratch.Put(sp)
-	idJSON, err := keyWriter.appendValue((*sp)[:0], id)
-	if cap(idJSON) <= maxScratch {
-		*sp = idJSON
+	out := b
+	if schemas {
+		out = append(out, `{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"id"}],"optional":false,"name":`...)
+		out = appendJackson(out, topic+".Key")
+		out = append(out, `},"payload":`...)
 	}
+	out, err := appendQuotedJSON(append(out, `{"id":`...), func(s []byte) ([]byte, error) { return keyWriter.appendValue(s, id) })
 	if err != nil {
 		return b, err
 	}
-	if schemas {
-		b = append(b, `{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"id"}],"optional":false,"name":`...)
-		b = appendJackson(b, topic+".Key")
-		b = append(b, `},"payload":`...)
-	}
-	b = append(b, `{"id":`...)
-	b = jsonstr.Append(b, idJSON)
-	b = append(b, '}')
+	b = append(out, '}')
 	if schemas {
 		b = append(b, '}')
 	}
@@ -213,28 +207,34 @@ func appendValue(b []byte, topic string, p payload, schemas bool, nowMS int64) (
 	return b, nil
 }
 
-// docScratch holds the buffers a document's JSON is written into before
-// it is quoted into the message.
-var docScratch = sync.Pool{New: func() any { return new([]byte) }}
+// jsonScratch holds the buffers a document's or an _id's JSON is written
+// into before it is quoted into the message.
+var jsonScratch = sync.Pool{New: func() any { return new([]byte) }}
 
-// maxScratch is the largest buffer docScratch keeps: a rare large
+// maxScratch is the largest buffer jsonScratch keeps: a rare large
 // document's is left to the collector.
 const maxScratch = 1 << 20
 
-func appendDocString(b []byte, w xjsonWriter, doc bson.Raw) ([]byte, error) {
-	if doc == nil {
-		return append(b, "null"...), nil
-	}
-	sp := docScratch.Get().(*[]byte)
-	s, err := w.appendDocument((*sp)[:0], doc)
+// appendQuotedJSON appends, as a JSON string, what write writes into a
+// pooled buffer; on an error it returns b as it was.
+func appendQuotedJSON(b []byte, write func([]byte) ([]byte, error)) ([]byte, error) {
+	sp := jsonScratch.Get().(*[]byte)
+	s, err := write((*sp)[:0])
 	if err == nil {
 		b = jsonstr.Append(b, s)
 	}
 	if cap(s) <= maxScratch {
 		*sp = s
-		docScratch.Put(sp)
+		jsonScratch.Put(sp)
 	}
 	return b, err
+}
+
+func appendDocString(b []byte, w xjsonWriter, doc bson.Raw) ([]byte, error) {
+	if doc == nil {
+		return append(b, "null"...), nil
+	}
+	return appendQuotedJSON(b, func(s []byte) ([]byte, error) { return w.appendDocument(s, doc) })
 }
 
 func appendPayload(b []byte, p payload, nowMS int64) ([]byte, error) {
