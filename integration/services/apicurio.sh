@@ -79,13 +79,18 @@ apicurio_up() {
 
   apicurio_build
   say "apicurio: starting on 127.0.0.1:$APICURIO_PORT"
+  # Its in-memory H2 store, as the registry's own default, but waiting up to
+  # 30 s for a table lock rather than H2's default: two writers registering
+  # at once (Tributary and Debezium's converter, in the oracle tests) made
+  # a registration fail with "Timeout trying to lock table" in a CI run.
+  local APICURIO_DB_URL='jdbc:h2:mem:registry_db;LOCK_TIMEOUT=30000'
   rm -f "$APICURIO_PIDFILE"
   printf -- '----- start %s -----\n' "$(date -Is)" >>"$APICURIO_HOME/apicurio.log"
   (
     cd "$APICURIO_HOME" || exit 1
     # shellcheck disable=SC2016 # $$ and $@ belong to the inner shell
     APICURIO_PIDFILE=$APICURIO_PIDFILE setsid bash -c 'echo $$ >"$APICURIO_PIDFILE"; exec "$@"' apicurio \
-      java -Xmx384m -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$APICURIO_PORT" -jar "$APICURIO_JAR" \
+      env REGISTRY_DATASOURCE_URL="$APICURIO_DB_URL" java -Xmx384m -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$APICURIO_PORT" -jar "$APICURIO_JAR" \
       </dev/null >>"$APICURIO_HOME/apicurio.log" 2>&1 9>&- &
   )
   local i
