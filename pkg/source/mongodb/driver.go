@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -123,8 +124,9 @@ type Driver struct {
 	watchCol string
 	acked    Cursor
 	// modernTypesOnly: the server rejected the deprecated BSON types in
-	// $type, so chunk filters leave them out.
-	modernTypesOnly bool
+	// $type, so chunk filters leave them out (snapshot workers read and
+	// set it at once).
+	modernTypesOnly atomic.Bool
 
 	// marks are the watermarks placed by operation time (MarkAt), not yet
 	// met by the stream; markSeq numbers them.

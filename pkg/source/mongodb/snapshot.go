@@ -62,24 +62,19 @@ var deprecatedTypes = []bson.Type{bson.TypeSymbol, bson.TypeDBPointer, bson.Type
 func laterTypes(t bson.Type) (bson.A, error) { return laterTypesOf(t, false) }
 
 func laterTypesOf(t bson.Type, modernOnly bool) (bson.A, error) {
-	for i, br := range idBrackets {
-		for _, bt := range br {
-			if bt != t {
-				continue
+	i, ok := bracketOf(t)
+	if !ok {
+		return nil, fmt.Errorf("an _id of BSON type %s cannot be paged", t)
+	}
+	var out bson.A
+	for _, later := range idBrackets[i+1:] {
+		for _, lt := range later {
+			if !modernOnly || !slices.Contains(deprecatedTypes, lt) {
+				out = append(out, int32(lt))
 			}
-			var out bson.A
-			for _, later := range idBrackets[i+1:] {
-				for _, lt := range later {
-					if modernOnly && slices.Contains(deprecatedTypes, lt) {
-						continue
-					}
-					out = append(out, int32(lt))
-				}
-			}
-			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("an _id of BSON type %s cannot be paged", t)
+	return out, nil
 }
 
 // chunkFilters are the two reads of a chunk after the _id after, in
@@ -144,7 +139,7 @@ func (s *Snapshots) EachInChunk(ctx context.Context, ns string, after bson.RawVa
 	if limit <= 0 {
 		return 0, fmt.Errorf("mongodb: chunk size %d: want at least 1", limit)
 	}
-	same, later, err := chunkFilters(after, s.d.modernTypesOnly)
+	same, later, err := chunkFilters(after, s.d.modernTypesOnly.Load())
 	if err != nil {
 		return 0, fmt.Errorf("mongodb: %s: %w", ns, err)
 	}
@@ -170,11 +165,24 @@ func (s *Snapshots) EachInChunk(ctx context.Context, ns string, after bson.RawVa
 		return 0, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
 	}
 	if more && n < limit && later != nil {
+		// The later brackets are read only when the greatest _id is in one
+		// of them: a server reads that at the end of the _id index. On a
+		// server without a range index (mongo-java-server) both reads go
+		// over the whole collection, but the $type one costs more: 0.6 s
+		// for 100,000 documents at its first, 0.1 s after, against 0.05
+		// to 0.1 s for the greatest _id.
+		beyond, err := s.pastBracket(ctx, c, after.Type)
+		if err != nil {
+			return 0, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
+		}
+		if !beyond {
+			return n, nil
+		}
 		m, _, err := s.each(ctx, c, later, limit-n, keepOr)
-		if err != nil && !s.d.modernTypesOnly && m == 0 && strings.Contains(err.Error(), "Unknown type") {
+		if err != nil && !s.d.modernTypesOnly.Load() && m == 0 && strings.Contains(err.Error(), "Unknown type") {
 			// A server that does not know the deprecated types cannot hold
 			// an _id of one either: page without them from now on.
-			s.d.modernTypesOnly = true
+			s.d.modernTypesOnly.Store(true)
 			s.d.log.Warn("the server knows no symbol, dbPointer or code type in $type; paging without them")
 			if _, later, err = chunkFilters(after, true); err == nil && later != nil {
 				m, _, err = s.each(ctx, c, later, limit-n, keepOr)
@@ -189,6 +197,39 @@ func (s *Snapshots) EachInChunk(ctx context.Context, ns string, after bson.RawVa
 		n += m
 	}
 	return n, nil
+}
+
+// pastBracket reports whether c's greatest _id is in a bracket after
+// t's, or of a type outside idBrackets; false when c is empty.
+func (s *Snapshots) pastBracket(ctx context.Context, c *mongo.Collection, t bson.Type) (bool, error) {
+	max, err := c.FindOne(ctx, bson.D{}, options.FindOne().
+		SetSort(bson.D{{Key: "_id", Value: -1}}).SetProjection(bson.D{{Key: "_id", Value: 1}})).Raw()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	id, err := max.LookupErr("_id")
+	if err != nil {
+		return false, fmt.Errorf("the greatest _id: %w", err)
+	}
+	b, ok := bracketOf(id.Type)
+	if !ok {
+		return true, nil
+	}
+	at, ok := bracketOf(t)
+	return !ok || b > at, nil
+}
+
+// bracketOf is the index in idBrackets of t's bracket.
+func bracketOf(t bson.Type) (int, bool) {
+	for i, br := range idBrackets {
+		if slices.Contains(br, t) {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // each hands keep up to limit documents of c that match filter, in _id
