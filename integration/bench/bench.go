@@ -263,6 +263,10 @@ func (b *bench) repeatSystems(ctx context.Context, sc string, failed *error) err
 	reps := max(1, b.p.Repeat)
 	for rep := 1; rep <= reps; rep++ {
 		systems := repOrder(b.p.Systems, rep)
+		label := 0 // the runs' Rep: numbered only when there are several
+		if reps > 1 {
+			label = rep
+		}
 		if rep > 1 { // topics and a directory (the checkpoint file) of their own
 			b.p.scratch = filepath.Join(scratch, fmt.Sprintf("rep%d", rep))
 			b.stamp = fmt.Sprintf("%sr%d", stamp, rep)
@@ -273,9 +277,7 @@ func (b *bench) repeatSystems(ctx context.Context, sc string, failed *error) err
 			}
 			b.log.Info("running", "system", sys, "scenario", sc, "rep", rep)
 			r, err := b.runOne(ctx, sys, sc)
-			if reps > 1 {
-				r.Rep = rep
-			}
+			r.Rep = label
 			if err != nil {
 				r.Error = err.Error()
 				*failed = errors.Join(*failed, fmt.Errorf("%s %s: %w", sys, sc, err))
@@ -293,10 +295,6 @@ func (b *bench) repeatSystems(ctx context.Context, sc string, failed *error) err
 		// stretch of the machine's pace holds where one ceiling run beside several of
 		// Tributary's did not (a shared host's steal moved one run by a third).
 		if isMongo(sc) && slices.Contains(b.p.Scenarios, scCeiling) {
-			label := rep
-			if reps == 1 {
-				label = 0
-			}
 			if err := b.ceilings(ctx, sc, label, failed); err != nil {
 				return err
 			}

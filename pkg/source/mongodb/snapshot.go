@@ -144,6 +144,7 @@ func (s *Snapshots) EachInChunk(ctx context.Context, ns string, after bson.RawVa
 		return 0, fmt.Errorf("mongodb: %s: %w", ns, err)
 	}
 	c := s.d.client.Database(db).Collection(coll)
+	readErr := func(err error) error { return fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err)) }
 	// keep's own error is returned as it is, not as a read's.
 	var kept error
 	keepOr := func(doc bson.Raw) (bool, error) {
@@ -162,7 +163,7 @@ func (s *Snapshots) EachInChunk(ctx context.Context, ns string, after bson.RawVa
 		return 0, kept
 	}
 	if err != nil {
-		return 0, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
+		return 0, readErr(err)
 	}
 	if more && n < limit && later != nil {
 		// The later brackets are read only when the greatest _id is in one
@@ -173,7 +174,7 @@ func (s *Snapshots) EachInChunk(ctx context.Context, ns string, after bson.RawVa
 		// to 0.1 s for the greatest _id.
 		beyond, err := s.pastBracket(ctx, c, after.Type)
 		if err != nil {
-			return 0, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
+			return 0, readErr(err)
 		}
 		if !beyond {
 			return n, nil
@@ -192,7 +193,7 @@ func (s *Snapshots) EachInChunk(ctx context.Context, ns string, after bson.RawVa
 			return 0, kept
 		}
 		if err != nil {
-			return 0, fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err))
+			return 0, readErr(err)
 		}
 		n += m
 	}
