@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -43,7 +44,8 @@ func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Produ
 	// Two listed tables that would share a topic are refused before
 	// anything connects; tables found later are checked as they appear.
 	claims := debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), Topic: d.Topic, Routes: cfg.TopicRoutes()})
-	for _, name := range cfg.Source.Tables {
+	named := namedTables(cfg.Source.Tables)
+	for _, name := range named {
 		if _, err := claims.ClaimTopic(tableID(name)); err != nil {
 			return &startupError{"source.tables: " + err.Error()}
 		}
@@ -64,13 +66,13 @@ func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Produ
 			log.Warn("connection test: "+c.Name+" failed", "detail", c.Detail)
 		}
 	}
-	if d.CreateMissingTopics || len(cfg.Source.Tables) == 0 || cfg.Transforms.Outbox.Enabled {
+	if d.CreateMissingTopics || len(named) == 0 || cfg.Transforms.Outbox.Enabled {
 		// The outbox router's topics come from the rows.
 		return nil
 	}
 	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), Topic: d.Topic, Routes: cfg.TopicRoutes()})
 	var topics []string
-	for _, name := range cfg.Source.Tables {
+	for _, name := range named {
 		if t := enc.Topic(&change.Table{ID: tableID(name)}); !slices.Contains(topics, t) { // destination.topic: one for all
 			topics = append(topics, t)
 		}
@@ -87,6 +89,28 @@ func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Produ
 			"missing_topics", missing)
 	}
 	return nil
+}
+
+// namedTables are the tables source.tables names outright: its plain
+// names, and its regular expressions that match one name only
+// (`shop\.orders`, as that name). Another pattern names no topic until the
+// tables it matches are found, and those are checked as they appear: taken
+// as a name, `shop\.cart_.*` would be a topic of its own, and two patterns
+// could seem to share one.
+func namedTables(entries []string) []string {
+	var out []string
+	for _, e := range entries {
+		if config.IsPlainTable(e) {
+			out = append(out, e)
+			continue
+		}
+		if re, err := regexp.Compile(e); err == nil {
+			if name, whole := re.LiteralPrefix(); whole && name != "" {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }
 
 // tableID reads an include-list entry: schema.table, db.table or

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -44,8 +43,8 @@ func TestAvroConfluentAgainstJSON(t *testing.T) {
 	avroCfg := e.WritePipeline(itest.PipelineConfig{})
 	itest.AppendConfig(t, avroCfg, "format:\n  key: avro\n  value: avro\n  schema_registry:\n    type: confluent\n    url: "+registry+"\n")
 	jsonCfg := e.WritePipeline(itest.PipelineConfig{File: "json.yaml", Checkpoint: "  path: " + e.Dir + "/checkpoints-json\n"})
-	rewrite(t, jsonCfg, "name: "+e.Name+"\n", "name: "+e.Name+"-json\n")
-	rewrite(t, jsonCfg, "topic_prefix: "+e.Prefix+"\n", "topic_prefix: "+e.Prefix+"_json\n")
+	itest.EditConfig(t, jsonCfg, "name: "+e.Name+"\n", "name: "+e.Name+"-json\n")
+	itest.EditConfig(t, jsonCfg, "topic_prefix: "+e.Prefix+"\n", "topic_prefix: "+e.Prefix+"_json\n")
 	avroTopic, jsonTopic := e.Prefix+".public.t", e.Prefix+"_json.public.t"
 
 	pa := e.Start("run", "--config", avroCfg)
@@ -178,18 +177,4 @@ func versions(t *testing.T, subject string) []int {
 		t.Fatalf("versions of %s: %v", subject, err)
 	}
 	return v
-}
-
-func rewrite(t *testing.T, path, old, new string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), old) {
-		t.Fatalf("%s has no %q", path, old)
-	}
-	if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }

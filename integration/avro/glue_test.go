@@ -48,8 +48,8 @@ func TestAvroGlueAWSDeserializer(t *testing.T) {
 	avroCfg := e.WritePipeline(itest.PipelineConfig{})
 	itest.AppendConfig(t, avroCfg, "format:\n  key: avro\n  value: avro\n  schema_registry:\n    type: glue\n    registry_name: "+registryName+"\n")
 	jsonCfg := e.WritePipeline(itest.PipelineConfig{File: "json.yaml", Checkpoint: "  path: " + e.Dir + "/checkpoints-json\n"})
-	rewrite(t, jsonCfg, "name: "+e.Name+"\n", "name: "+e.Name+"-json\n")
-	rewrite(t, jsonCfg, "topic_prefix: "+e.Prefix+"\n", "topic_prefix: "+e.Prefix+"_json\n")
+	itest.EditConfig(t, jsonCfg, "name: "+e.Name+"\n", "name: "+e.Name+"-json\n")
+	itest.EditConfig(t, jsonCfg, "topic_prefix: "+e.Prefix+"\n", "topic_prefix: "+e.Prefix+"_json\n")
 	avroTopic, jsonTopic := e.Prefix+".public.t", e.Prefix+"_json.public.t"
 	pa := e.StartWith(motoEnv, "run", "--config", avroCfg)
 	pj := e.Start("run", "--config", jsonCfg)

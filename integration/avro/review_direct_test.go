@@ -166,8 +166,8 @@ func TestReviewDirectAvroMixedKeyValue(t *testing.T) {
 	e.Exec(`CREATE TABLE warm (id int PRIMARY KEY)`)
 	start := func(label, format string) (*itest.Proc, string) {
 		cfg := e.WritePipeline(itest.PipelineConfig{File: label + ".yaml", Checkpoint: "  path: " + e.Dir + "/checkpoints-" + label + "\n"})
-		rewrite(t, cfg, "name: "+e.Name+"\n", "name: "+e.Name+"-"+label+"\n")
-		rewrite(t, cfg, "topic_prefix: "+e.Prefix+"\n", "topic_prefix: "+e.Prefix+"_"+label+"\n")
+		itest.EditConfig(t, cfg, "name: "+e.Name+"\n", "name: "+e.Name+"-"+label+"\n")
+		itest.EditConfig(t, cfg, "topic_prefix: "+e.Prefix+"\n", "topic_prefix: "+e.Prefix+"_"+label+"\n")
 		if format != "" {
 			itest.AppendConfig(t, cfg, "format:\n"+format+"  schema_registry:\n    type: confluent\n    url: "+registry+"\n")
 		}

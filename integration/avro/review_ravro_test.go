@@ -25,8 +25,8 @@ func avroJSONPair(t *testing.T, e *itest.Env, source, formatLines, more string) 
 	itest.AppendConfig(t, avroCfg, "format:\n  key: avro\n  value: avro\n"+formatLines+"  schema_registry:\n    type: confluent\n    url: "+registry+"\n"+
 		strings.ReplaceAll(more, "%s", "a"))
 	jsonCfg := e.WritePipeline(itest.PipelineConfig{Source: source, File: "json.yaml", Checkpoint: "  path: " + e.Dir + "/checkpoints-json\n"})
-	rewrite(t, jsonCfg, "name: "+e.Name+"\n", "name: "+e.Name+"-json\n")
-	rewrite(t, jsonCfg, "topic_prefix: "+e.Prefix+"\n", "topic_prefix: "+e.Prefix+"_json\n")
+	itest.EditConfig(t, jsonCfg, "name: "+e.Name+"\n", "name: "+e.Name+"-json\n")
+	itest.EditConfig(t, jsonCfg, "topic_prefix: "+e.Prefix+"\n", "topic_prefix: "+e.Prefix+"_json\n")
 	if formatLines != "" {
 		itest.AppendConfig(t, jsonCfg, "format:\n"+formatLines)
 	}

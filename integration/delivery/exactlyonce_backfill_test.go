@@ -2,7 +2,6 @@ package delivery_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -115,21 +114,6 @@ func exactlyOnceBackfillCrashes(t *testing.T, prefix string, parallelism int) {
 	})
 }
 
-// editConfig replaces the first old in the config at path by new.
-func editConfig(t *testing.T, path, old, new string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), old) {
-		t.Fatalf("%s has no %q", path, old)
-	}
-	if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // eosBackfillSetup makes table big (rows rows) and the sentinel table on
 // b, and an exactly-once pipeline config whose backfill reads with
 // parallelism workers in chunks as large as its transactions (one worker)
@@ -141,7 +125,7 @@ func eosBackfillSetup(t *testing.T, b itest.Backend, rows, parallelism int) (cfg
 	itest.CreateTables(t, b, "big", "sentinel")
 	itest.MustExecOn(t, b, b.BulkInsert("big", 0, 0, rows))
 	cfg = b.Config(nil, "")
-	editConfig(t, cfg, "source:\n", fmt.Sprintf("source:\n  snapshot_parallelism: %d\n", parallelism))
+	itest.EditConfig(t, cfg, "source:\n", fmt.Sprintf("source:\n  snapshot_parallelism: %d\n", parallelism))
 	itest.AppendConfig(t, cfg, itest.ExactlyOnceLines+"transactions:\n  max_records: 1000\n")
 	return cfg, []string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=1000"}, filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json")
 }

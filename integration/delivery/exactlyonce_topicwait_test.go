@@ -33,7 +33,7 @@ func TestExactlyOnceWaitsForMissingTopic(t *testing.T) {
 		}
 		missing := b.Topic("b")
 		cfg := b.Config(nil, "")
-		editConfig(t, cfg, "create_missing_topics: true", "create_missing_topics: false")
+		itest.EditConfig(t, cfg, "create_missing_topics: true", "create_missing_topics: false")
 		itest.AppendConfig(t, cfg, itest.ExactlyOnceLines)
 
 		p := e.StartWith([]string{"TRIBUTARY_TEST_TRANSACTION_TIMEOUT=3s"}, "run", "--config", cfg)

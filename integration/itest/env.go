@@ -143,6 +143,21 @@ func AppendConfig(t *testing.T, path, text string) {
 	f.WriteString(text)
 }
 
+// EditConfig replaces the first old in the config at path by new.
+func EditConfig(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("%s has no %q", path, old)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // WriteTablesConfig writes a file-store pipeline config whose
 // source.tables is tables (none: every table with a primary key).
 func (e *Env) WriteTablesConfig(tables ...string) string {

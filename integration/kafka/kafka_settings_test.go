@@ -28,7 +28,7 @@ func TestKafkaSinkSettings(t *testing.T) {
 	e.Exec(`INSERT INTO orders VALUES (1, 10, 0), (2, 20, 2), (3, 30, NULL), (4, 40, -1), (5, 50, 7)`)
 	e.Exec(`INSERT INTO items VALUES (1, 'a')`)
 	cfg := e.WriteConfig("  key_columns:\n    public.orders: [customer_id]\n  partition_column:\n    public.orders: shard\n  client_id: it-sink\n")
-	rewrite(t, cfg, "  topic_prefix: "+e.Prefix+"\n", "  topic: "+topic+"\n")
+	itest.EditConfig(t, cfg, "  topic_prefix: "+e.Prefix+"\n", "  topic: "+topic+"\n")
 
 	p := e.Start("run", "--config", cfg)
 	itest.WaitFor(t, 60*time.Second, "3 messages", func() bool { return itest.TopicEnd(topic) >= 3 || p.Exited() })
@@ -69,7 +69,7 @@ func TestKafkaSinkSettings(t *testing.T) {
 	}
 
 	// A key column the table does not have.
-	rewrite(t, cfg, "[customer_id]", "[customer]")
+	itest.EditConfig(t, cfg, "[customer_id]", "[customer]")
 	e.Exec(`INSERT INTO orders VALUES (6, 60, 1)`)
 	p = e.Start("run", "--config", cfg)
 	select {

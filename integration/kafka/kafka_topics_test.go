@@ -2,7 +2,6 @@ package kafka_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -30,8 +29,8 @@ func TestKafkaMissingTopics(t *testing.T) {
 	items, events := e.Prefix+".public.items", e.Prefix+".public.events"
 
 	cfg := e.WriteConfig("")
-	rewrite(t, cfg, "create_missing_topics: true", "create_missing_topics: false")
-	rewrite(t, cfg, "  type: postgres\n", "  type: postgres\n  tables: [public.items, public.events]\n")
+	itest.EditConfig(t, cfg, "create_missing_topics: true", "create_missing_topics: false")
+	itest.EditConfig(t, cfg, "  type: postgres\n", "  type: postgres\n  tables: [public.items, public.events]\n")
 
 	addr := itest.FreeAddr(t)
 	p := e.Start("run", "--config", cfg, "--http-addr", addr)
@@ -84,7 +83,7 @@ func TestKafkaMissingTopics(t *testing.T) {
 	}
 
 	// With create_missing_topics the existing topic is left as it is.
-	rewrite(t, cfg, "create_missing_topics: false", "create_missing_topics: true")
+	itest.EditConfig(t, cfg, "create_missing_topics: false", "create_missing_topics: true")
 	e.Exec(`INSERT INTO items VALUES (3, 'c')`)
 	p = e.Start("run", "--config", cfg)
 	itest.WaitFor(t, 60*time.Second, "item 3", func() bool { return itest.TopicEnd(items) >= 3 })
@@ -105,15 +104,6 @@ func TestKafkaMissingTopics(t *testing.T) {
 			t.Fatalf("retention.ms altered to %v", c.Value)
 		}
 	}
-}
-
-func rewrite(t *testing.T, path, old, new string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil || !strings.Contains(string(b), old) {
-		t.Fatalf("%s has no %q (%v)", path, old, err)
-	}
-	os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o600)
 }
 
 func admin(t *testing.T) *kadm.Client {

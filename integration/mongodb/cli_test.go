@@ -752,3 +752,47 @@ func TestCLIExactlyOnceSnapshotCommittedWhileIdle(t *testing.T) {
 		t.Errorf("read_committed sees %d records, want %d", got, n)
 	}
 }
+
+// source.tables of patterns: an entry that matches one name only
+// (`db\.orders`) is that name's topic in the start-up report of missing
+// topics, and patterns (`db\.o.+`, `db\.o.*`) name no topic of their own,
+// so two of them are not refused as sharing one (before, each was read
+// as a table name: the report named `<prefix>.db_.orders`, and the two
+// patterns stopped the start as both publishing to `<prefix>.db_.o._`).
+// Once the topic exists the document is published.
+func TestCLIPatternTablesNameTheirTopics(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	if _, err := db.Collection("orders").InsertOne(context.Background(), bson.D{{Key: "_id", Value: int32(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	e := itest.BareEnv(t, "mongopat")
+	q := regexpQuote(db.Name())
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
+		Source: "  tables: ['" + q + `\.orders', '` + q + `\.o.+', '` + q + `\.o.*']` + "\n"})
+	itest.EditConfig(t, cfg, "create_missing_topics: true", "create_missing_topics: false")
+	topic := e.Prefix + "." + db.Name() + ".orders"
+
+	p := e.Start("run", "--config", cfg)
+	p.WaitFor(t, 60*time.Second, "the missing-topic report", func() bool { return strings.Contains(p.Out.String(), "topics do not exist") })
+	var report struct {
+		Missing []string `json:"missing_topics"`
+	}
+	for _, line := range strings.Split(p.Out.String(), "\n") {
+		if strings.Contains(line, "topics do not exist") {
+			if err := json.Unmarshal([]byte(line), &report); err != nil {
+				t.Fatalf("%v: %s", err, line)
+			}
+		}
+	}
+	if !slices.Equal(report.Missing, []string{topic}) {
+		t.Errorf("missing topics reported: %q, want only %q", report.Missing, topic)
+	}
+	if _, err := itest.NewAdmin(t).CreateTopic(context.Background(), 1, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	p.WaitFor(t, 60*time.Second, "the document once the topic exists", func() bool { return itest.TopicEnd(topic) >= 1 })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, p.Out)
+	}
+}
