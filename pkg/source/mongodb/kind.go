@@ -9,7 +9,6 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/source"
-	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 )
 
 // Type is the source.type of this driver.
@@ -58,14 +57,13 @@ func parseURI(raw string) (uriParts, error) {
 		}
 		p.srv = true
 	}
-	hostPart := rest
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		hostPart = rest[:i]
-	}
-	if at := strings.LastIndex(hostPart, "@"); at >= 0 {
-		_, pass, has := strings.Cut(hostPart[:at], ":")
+	user, hostPart, hasUser := cutUserinfo(rest)
+	if hasUser {
+		_, pass, has := strings.Cut(user, ":")
 		p.password = has && pass != ""
-		hostPart = hostPart[at+1:]
+	}
+	if i := strings.IndexAny(hostPart, "/?"); i >= 0 {
+		hostPart = hostPart[:i]
 	}
 	if hostPart == "" {
 		return p, fmt.Errorf("names no host (mongodb://user@host:27017/?replicaSet=rs0)")
@@ -96,14 +94,12 @@ func validateURL(raw string, r config.Report) {
 		r.Add("source.url", "%s", err)
 		return
 	}
-	// The driver's own parse finds what the quick one above lets through
-	// (a "/" in the password, a bad option value), so validate lists it
-	// with every other problem. A mongodb+srv:// URI is left to the
-	// connection: the driver's parse of one looks its host up in DNS.
-	if !p.srv {
-		if _, err := connstring.Parse(raw); err != nil {
-			r.Add("source.url", "%s", scrub(err.Error(), raw, ""))
-		}
+	// The driver's own parse and checks find what the quick one above
+	// lets through (a "/" in the password, a bad option value, options
+	// that exclude each other), so validate lists it with every other
+	// problem, without the network (checkURI).
+	if _, err := checkURI(raw); err != nil {
+		r.Add("source.url", "%s", err)
 	}
 	for _, k := range []string{"tlsallowinvalidcertificates", "tlsallowinvalidhostnames", "tlsinsecure", "sslallowinvalidcertificates", "sslallowinvalidhostnames"} {
 		if v, ok := p.opts[k]; ok && strings.EqualFold(v, "true") {

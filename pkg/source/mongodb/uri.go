@@ -46,49 +46,124 @@ func (s Connection) Redacted() string { return redactURI(s.URI) }
 func (s Connection) Scrub(err error) string { return scrub(err.Error(), s.URI, s.Password) }
 
 // redactURI hides the password of a mongodb:// or mongodb+srv:// URI even
-// when the rest does not parse.
+// when the rest does not parse, and the values of authMechanismProperties
+// (AWS_SESSION_TOKEN is a secret), however the option's name is spelled.
 func redactURI(raw string) string {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
 		return "<not a mongodb:// URI>"
 	}
-	hostPart, tail := rest, ""
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		hostPart, tail = rest[:i], rest[i:]
-	}
-	if at := strings.LastIndex(hostPart, "@"); at >= 0 {
-		user := hostPart[:at]
+	user, tail, hasUser := cutUserinfo(rest)
+	if hasUser {
 		if name, _, hasPass := strings.Cut(user, ":"); hasPass {
 			user = name + ":xxxxx"
 		}
-		hostPart = user + hostPart[at:]
+		user += "@"
 	}
-	if tok := uriSessionToken(raw); tok != "" {
-		tail = strings.ReplaceAll(tail, tok, "xxxxx")
+	if path, q, ok := strings.Cut(tail, "?"); ok {
+		pairs := strings.Split(q, "&")
+		for i, pair := range pairs {
+			if name, value, _ := strings.Cut(pair, "="); isMechanismProperties(name) {
+				pairs[i] = name + "=" + redactProperties(value)
+			}
+		}
+		tail = path + "?" + strings.Join(pairs, "&")
 	}
-	return scheme + "://" + hostPart + tail
+	return scheme + "://" + user + tail
 }
 
-// uriSessionToken is the AWS_SESSION_TOKEN of a URI's
-// authMechanismProperties (MONGODB-AWS with temporary credentials): a
-// secret like the password beside it. Empty when there is none.
-func uriSessionToken(raw string) string {
+// redactProperties is an authMechanismProperties value, decoded, with
+// each AWS_SESSION_TOKEN's value replaced by "xxxxx"; all of it when it
+// does not decode.
+func redactProperties(value string) string {
+	v, err := url.QueryUnescape(value)
+	if err != nil {
+		return "xxxxx"
+	}
+	props := strings.Split(v, ",")
+	for i, prop := range props {
+		if k, _, ok := strings.Cut(prop, ":"); ok && strings.EqualFold(k, "AWS_SESSION_TOKEN") {
+			props[i] = k + ":xxxxx"
+		}
+	}
+	return strings.Join(props, ",")
+}
+
+// cutUserinfo splits what follows a URI's "://" at the '@' that ends its
+// user name and password: the last '@' of all, since a password may hold
+// an unescaped '@', '/' or '?' that the driver would read differently
+// (checkURI refuses more than one '@'); it hides too much rather than too
+// little.
+func cutUserinfo(rest string) (user, tail string, ok bool) {
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return "", rest, false
+	}
+	return rest[:at], rest[at+1:], true
+}
+
+// isMechanismProperties reports whether a query option's raw name is
+// authMechanismProperties, in any case and escaping, as the driver reads it.
+func isMechanismProperties(rawName string) bool {
+	name, err := url.QueryUnescape(rawName)
+	return err == nil && strings.EqualFold(name, "authMechanismProperties")
+}
+
+// uriSessionTokens are the AWS_SESSION_TOKENs of a URI's
+// authMechanismProperties (MONGODB-AWS with temporary credentials),
+// decoded as the driver decodes them: secrets like the password beside
+// them.
+func uriSessionTokens(raw string) []string {
 	_, q, ok := strings.Cut(raw, "?")
 	if !ok {
-		return ""
+		return nil
 	}
+	var out []string
 	for _, pair := range strings.Split(q, "&") {
 		name, value, _ := strings.Cut(pair, "=")
-		if !strings.EqualFold(name, "authMechanismProperties") {
+		if !isMechanismProperties(name) {
 			continue
+		}
+		if v, err := url.QueryUnescape(value); err == nil {
+			value = v
 		}
 		for _, prop := range strings.Split(value, ",") {
 			if k, v, ok := strings.Cut(prop, ":"); ok && strings.EqualFold(k, "AWS_SESSION_TOKEN") && v != "" {
-				return v
+				out = append(out, v)
 			}
 		}
 	}
-	return ""
+	return out
+}
+
+// checkURI is what both validate and run refuse in a URI's syntax, in
+// words that never quote it. The driver reads a mongodb+srv:// URI by
+// looking its name up in DNS: its syntax is checked here as a mongodb://
+// URI's, and the name is looked up when the pipeline connects.
+func checkURI(raw string) (*connstring.ConnString, error) {
+	scheme, rest, _ := strings.Cut(raw, "://")
+	if strings.Count(rest, "@") > 1 {
+		return nil, errors.New("holds '@' more than once: percent-encode an '@' in the user name, the password or an option as %40")
+	}
+	cs, err := connstring.Parse("mongodb://" + rest)
+	if err != nil {
+		// The driver's words may quote the password's characters (a
+		// bad escape "%SE"): a password's problem is named, not shown.
+		if msg := err.Error(); strings.Contains(msg, "password") {
+			return nil, errors.New("its password is not percent-encoded (each '%' must start %XX, and '/', ':' and '@' must be written %2F, %3A and %40); the password is not shown")
+		}
+		return nil, errors.New(scrub(err.Error(), raw, ""))
+	}
+	if scheme == connstring.SchemeMongoDBSRV {
+		if len(cs.Hosts) != 1 || strings.Contains(cs.RawHosts[0], ":") {
+			return nil, errors.New("a mongodb+srv:// URI names one host name, without a port")
+		}
+		cs.Scheme, cs.Original = connstring.SchemeMongoDBSRV, raw
+	}
+	if err := cs.Validate(); err != nil {
+		return nil, errors.New(scrub(err.Error(), raw, ""))
+	}
+	return cs, nil
 }
 
 // ParseSettings checks a connection URI: its scheme (mongodb:// or
@@ -98,21 +173,21 @@ func ParseConnection(s Connection) (Connection, error) {
 	if !strings.HasPrefix(s.URI, "mongodb://") && !strings.HasPrefix(s.URI, "mongodb+srv://") {
 		return s, fmt.Errorf("source.url %s: want a mongodb:// or mongodb+srv:// URI", redactURI(s.URI))
 	}
-	cs, err := connstring.Parse(s.URI)
+	cs, err := checkURI(s.URI)
 	if err != nil {
 		return s, fmt.Errorf("source.url %s: %s", redactURI(s.URI), scrub(err.Error(), s.URI, s.Password))
 	}
 	if cs.SSLInsecure {
-		return s, fmt.Errorf("source.url %s: tlsInsecure/tlsAllowInvalidCertificates turns TLS verification off, which Tributary never does; give the CA instead (source.tls.ca)", redactURI(s.URI))
+		return s, fmt.Errorf("source.url %s: tlsInsecure/tlsAllowInvalidCertificates turns TLS verification off, which Tributary never does; give the CA instead (source.ca_certificate)", redactURI(s.URI))
 	}
 	q := lowerQuery(s.URI)
 	for _, k := range []string{"tlsallowinvalidcertificates", "tlsallowinvalidhostnames", "tlsinsecure", "sslallowinvalidcertificates", "sslallowinvalidhostnames"} {
 		if v, ok := q[k]; ok && strings.EqualFold(v, "true") {
-			return s, fmt.Errorf("source.url %s: %s=true turns TLS verification off, which Tributary never does; give the CA instead (source.tls.ca)", redactURI(s.URI), k)
+			return s, fmt.Errorf("source.url %s: %s=true turns TLS verification off, which Tributary never does; give the CA instead (source.ca_certificate)", redactURI(s.URI), k)
 		}
 	}
 	if cs.SSLCaFileSet && (s.CAFile != "" || s.CAPEM != nil) {
-		return s, fmt.Errorf("source.url %s: tlsCAFile in the URI and source.tls.ca both name a CA; keep one", redactURI(s.URI))
+		return s, fmt.Errorf("source.url %s: tlsCAFile in the URI and source.ca_certificate both name a CA; keep one", redactURI(s.URI))
 	}
 	s.parsed = cs
 	return s, nil
@@ -137,19 +212,24 @@ func lowerQuery(raw string) map[string]string {
 	return out
 }
 
-// scrub removes the password (from the URI or given) from a message.
+// minScrubbed is the shortest secret replaced wherever it appears in a
+// message, as config's scrubber does: a shorter one would garble every
+// message (and show itself by the gaps); the URI is still redacted whole.
+const minScrubbed = 4
+
+// scrub removes the password (from the URI or given) and the URI's session
+// tokens from a message.
 func scrub(msg, uri, password string) string {
-	tok := uriSessionToken(uri)
-	if un, err := url.QueryUnescape(tok); err == nil && un != tok {
-		msg = strings.ReplaceAll(msg, un, "xxxxx")
-	}
-	for _, p := range []string{password, uriPassword(uri), tok} {
-		if p == "" {
+	raw, decoded := uriPassword(uri)
+	for _, p := range append([]string{password, raw, decoded}, uriSessionTokens(uri)...) {
+		if len(p) < minScrubbed {
 			continue
 		}
 		msg = strings.ReplaceAll(msg, p, "xxxxx")
-		if esc := url.QueryEscape(p); esc != p {
-			msg = strings.ReplaceAll(msg, esc, "xxxxx")
+		for _, esc := range []string{url.QueryEscape(p), url.PathEscape(p)} {
+			if esc != p {
+				msg = strings.ReplaceAll(msg, esc, "xxxxx")
+			}
 		}
 	}
 	if uri != "" {
@@ -158,26 +238,16 @@ func scrub(msg, uri, password string) string {
 	return msg
 }
 
-func uriPassword(uri string) string {
-	_, rest, ok := strings.Cut(uri, "://")
-	if !ok {
-		return ""
+// uriPassword is the URI's password as written and decoded (both "" when
+// it has none).
+func uriPassword(uri string) (raw, decoded string) {
+	_, rest, _ := strings.Cut(uri, "://")
+	user, _, _ := cutUserinfo(rest)
+	_, raw, _ = strings.Cut(user, ":")
+	if un, err := url.PathUnescape(raw); err == nil {
+		return raw, un
 	}
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		rest = rest[:i]
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return ""
-	}
-	_, pass, ok := strings.Cut(rest[:at], ":")
-	if !ok {
-		return ""
-	}
-	if un, err := url.PathUnescape(pass); err == nil {
-		return un
-	}
-	return pass
+	return raw, raw
 }
 
 // clientOptions builds the driver's options: the URI, the password from
@@ -225,7 +295,7 @@ func (s Connection) tlsConfig() (*tls.Config, error) {
 	if s.CAFile != "" {
 		b, err := os.ReadFile(s.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("source.tls.ca %s: %w", s.CAFile, err)
+			return nil, fmt.Errorf("source.ca_certificate %s: %w", s.CAFile, err)
 		}
 		pem = b
 	}

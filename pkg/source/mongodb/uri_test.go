@@ -2,8 +2,11 @@ package mongodb
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // A bad URI is an error naming source.url, and the password appears
@@ -96,4 +99,109 @@ func TestRedactSessionToken(t *testing.T) {
 			t.Errorf("%s: want the token's place kept", got)
 		}
 	}
+}
+
+// A password from SSM is put into the URI as it is stored. One that holds
+// an unescaped '@' (and later a '/') was read by the driver as a short
+// password followed by a host, and shown, nearly whole, in the error of
+// the host's lookup: such a URI is refused before anything connects, and
+// neither the refusal nor the redacted URI shows any part of it.
+func TestPasswordWithUnescapedAtIsRefusedUnseen(t *testing.T) {
+	for _, pw := range []string{"k@[Xy7Qp2LmZr8Wv]/t4", "k@9:Xy7Qp2LmZr8Wv/t4", "a?b@Xy7Qp2LmZr8Wv", "Xy7Qp2@LmZr8Wv"} {
+		uri := "mongodb://rvu:" + pw + "@db.example.com:27017/"
+		_, err := ParseConnection(Connection{URI: uri})
+		problems := urlProblems(uri)
+		for _, got := range []string{fmt.Sprint(err), redactURI(uri), strings.Join(problems, "; ")} {
+			if strings.Contains(got, "Xy7Qp2") || strings.Contains(got, "LmZr8Wv") {
+				t.Errorf("password %q: shows part of it: %s", pw, got)
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), "%40") {
+			t.Errorf("password %q: %v, want a refusal that says to write '@' as %%40", pw, err)
+		}
+		if len(problems) == 0 {
+			t.Errorf("password %q: validate lists no problem", pw)
+		}
+	}
+}
+
+// The driver decodes an option's name and value: a session token given as
+// authMechanism%50roperties, with an escaped ':' or twice is a secret too.
+func TestSessionTokenSpellingsHidden(t *testing.T) {
+	for _, q := range []string{
+		"authMechanismProperties=AWS_SESSION_TOKEN%3AtokAAAA1111",
+		"authMechanism%50roperties=AWS_SESSION_TOKEN:tokAAAA1111",
+		"authMechanismProperties=AWS_SESSION_TOKEN:tokBBBB2222&authmechanismproperties=AWS_SESSION_TOKEN:tokAAAA1111",
+	} {
+		uri := "mongodb://AKIAX:s3cr3t@h:27017/?authMechanism=MONGODB-AWS&" + q
+		c := Connection{URI: uri}
+		for _, got := range []string{c.Redacted(), c.Scrub(errors.New("auth failed with tokAAAA1111 (tokBBBB2222) for " + uri))} {
+			for _, secret := range []string{"tokAAAA1111", "tokBBBB2222", "s3cr3t"} {
+				if strings.Contains(q, secret) && strings.Contains(got, secret) || strings.Contains(got, "s3cr3t") {
+					t.Errorf("%s: shows %s: %s", q, secret, got)
+				}
+			}
+		}
+	}
+}
+
+// A password shorter than the scrubber's minimum is not cut out of every
+// word of a message (which garbled it and showed the password by its
+// gaps); the URI in it is still redacted.
+func TestShortPasswordLeavesMessagesReadable(t *testing.T) {
+	uri := "mongodb://rvu:e@h:27017/"
+	got := Connection{URI: uri}.Scrub(errors.New("connection() error reaching " + uri))
+	if got != "connection() error reaching mongodb://rvu:xxxxx@h:27017/" {
+		t.Errorf("scrubbed: %s", got)
+	}
+}
+
+// A bad escape in the password is named, not quoted: the driver's words
+// ("invalid URL escape \"%SE\"") show three of its characters.
+func TestBadPasswordEscapeNotQuoted(t *testing.T) {
+	_, err := ParseConnection(Connection{URI: "mongodb://u:ab%SEcret99@h:27017/"})
+	if err == nil || strings.Contains(err.Error(), "%SE") || strings.Contains(err.Error(), "cret99") || !strings.Contains(err.Error(), "password is not percent-encoded") {
+		t.Errorf("bad escape: %v", err)
+	}
+}
+
+// validate and run read a mongodb+srv:// URI without the network (the
+// name is looked up when the pipeline connects), and refuse what the
+// driver would refuse when it connects (options that exclude each other,
+// a mechanism that needs a user).
+func TestURIChecksWithoutNetwork(t *testing.T) {
+	srv := "mongodb+srv://u:pw12@cluster0.nonexistent.invalid/?retryWrites=true"
+	if _, err := ParseConnection(Connection{URI: srv}); err != nil {
+		t.Errorf("mongodb+srv: %v", err)
+	}
+	if problems := urlProblems(srv); len(problems) > 0 {
+		t.Errorf("mongodb+srv: validate says %q", problems)
+	}
+	for _, uri := range []string{
+		"mongodb://h1:27017,h2:27017/?directConnection=true",
+		"mongodb://h1:27017/?loadBalanced=true&replicaSet=rs0",
+		"mongodb://h1:27017/?authMechanism=SCRAM-SHA-256",
+	} {
+		_, err := ParseConnection(Connection{URI: uri})
+		if problems := urlProblems(uri); err == nil || len(problems) == 0 {
+			t.Errorf("%s: run %v, validate %q: want both to refuse it", uri, err, problems)
+		}
+	}
+}
+
+// urlProblems are what validate says of source.url for a mongodb source
+// of url.
+func urlProblems(url string) []string {
+	config.RegisterSource(Kind.SourceKind) // as pkg/capture does
+	c := &config.Config{Source: config.Source{Type: "mongodb", URL: url}}
+	var out []string
+	var errs *config.Errors
+	if err := c.Validate(); errors.As(err, &errs) {
+		for _, p := range errs.Problems {
+			if p.Field == "source.url" {
+				out = append(out, p.Message)
+			}
+		}
+	}
+	return out
 }
