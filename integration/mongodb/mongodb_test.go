@@ -153,6 +153,7 @@ func startIdle(t *testing.T, ns string, cur mongodb.Cursor, signal string, idle 
 	d, err := mongodb.NewDriver(mongodb.Config{
 		Connection: mongodb.Connection{URI: uri()}, Include: []string{regexpQuote(ns)}, Scope: scope(),
 		SignalCollection: signal, IdlePause: idle, MaxAwait: 200 * time.Millisecond,
+		SplitLargeEvents: true, // as the source sets it
 	})
 	if err != nil {
 		t.Fatal(err)

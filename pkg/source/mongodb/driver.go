@@ -84,7 +84,8 @@ type Config struct {
 	// IdlePause the least time between two empty polls (default 100ms), for
 	// servers that answer an empty getMore at once.
 	MaxAwait, IdlePause time.Duration
-	// SplitLargeEvents adds $changeStreamSplitLargeEvent (MongoDB 7.0+).
+	// SplitLargeEvents adds $changeStreamSplitLargeEvent (MongoDB 7.0+),
+	// and streams without it where the server does not know the stage.
 	SplitLargeEvents bool
 	Logger           *slog.Logger
 }
@@ -127,6 +128,9 @@ type Driver struct {
 	// $type, so chunk filters leave them out (snapshot workers read and
 	// set it at once).
 	modernTypesOnly atomic.Bool
+	// noSplit: the server refused $changeStreamSplitLargeEvent; streams
+	// are opened without it.
+	noSplit atomic.Bool
 
 	// marks are the watermarks placed by operation time (MarkAt), not yet
 	// met by the stream; markSeq numbers them.
@@ -400,28 +404,44 @@ func (d *Driver) openStream(ctx context.Context, c Cursor) (changeStream, error)
 		t := c.OperationTime
 		o.SetStartAtOperationTime(&t)
 	}
-	pipeline := mongo.Pipeline{}
-	var (
-		cs  *mongo.ChangeStream
-		err error
-	)
-	switch d.cfg.Scope {
-	case ScopeCollection:
-		if d.cfg.SplitLargeEvents {
-			pipeline = append(pipeline, bson.D{{Key: "$changeStreamSplitLargeEvent", Value: bson.D{}}})
-		}
-		cs, err = d.client.Database(d.watchDB).Collection(d.watchCol).Watch(ctx, pipeline, o)
-	default:
-		pipeline = append(pipeline, bson.D{{Key: "$match", Value: bson.D{{Key: "ns.db", Value: bson.D{{Key: "$nin", Value: bson.A{"admin", "config", "local"}}}}}}})
-		if d.cfg.SplitLargeEvents {
-			pipeline = append(pipeline, bson.D{{Key: "$changeStreamSplitLargeEvent", Value: bson.D{}}})
-		}
-		cs, err = d.client.Watch(ctx, pipeline, o)
+	split := d.cfg.SplitLargeEvents && !d.noSplit.Load()
+	cs, err := d.watch(ctx, o, split)
+	if split && unknownSplitStage(err) {
+		// Before MongoDB 7.0 (and 6.0.9), and on servers that are not
+		// MongoDB, no event is split: one over 16 MB stops the stream
+		// there, as it would without the stage.
+		d.noSplit.Store(true)
+		d.log.Info("the server does not split change events over 16 MB ($changeStreamSplitLargeEvent, MongoDB 7.0+); streaming without it")
+		cs, err = d.watch(ctx, o, false)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return serverStream{cs}, nil
+}
+
+// watch opens the change stream of the driver's scope with o; split ends
+// its pipeline with $changeStreamSplitLargeEvent, which must come last.
+func (d *Driver) watch(ctx context.Context, o *options.ChangeStreamOptionsBuilder, split bool) (*mongo.ChangeStream, error) {
+	var pipeline mongo.Pipeline
+	if d.cfg.Scope != ScopeCollection {
+		pipeline = append(pipeline, bson.D{{Key: "$match", Value: bson.D{{Key: "ns.db", Value: bson.D{{Key: "$nin", Value: bson.A{"admin", "config", "local"}}}}}}})
+	}
+	if split {
+		pipeline = append(pipeline, bson.D{{Key: "$changeStreamSplitLargeEvent", Value: bson.D{}}})
+	}
+	if d.cfg.Scope == ScopeCollection {
+		return d.client.Database(d.watchDB).Collection(d.watchCol).Watch(ctx, pipeline, o)
+	}
+	return d.client.Watch(ctx, pipeline, o)
+}
+
+// unknownSplitStage reports a server's refusal of
+// $changeStreamSplitLargeEvent as a stage it does not know (Location40324
+// on MongoDB before 7.0 and on mongo-java-server).
+func unknownSplitStage(err error) bool {
+	var se mongo.ServerError
+	return err != nil && (errors.As(err, &se) && se.HasErrorCode(40324) || strings.Contains(err.Error(), "$changeStreamSplitLargeEvent"))
 }
 
 // changeStream is what Stream reads: the server's change stream

@@ -45,7 +45,7 @@ func New(_ context.Context, opts source.Options) (*Source, error) {
 		Connection: Connection{URI: c.URL, CAPEM: pemOrNil(c.CACertificate),
 			CertPEM: pemOrNil(c.ClientCertificate), KeyPEM: pemOrNil(c.ClientKey), Dial: source.Dial(opts.Dial)},
 		Include: c.Tables, Exclude: c.ExcludeTables, CaptureMode: config.SettingsOf[Settings](c).CaptureMode,
-		Logger: opts.Log(),
+		SplitLargeEvents: true, Logger: opts.Log(),
 	}
 	d, err := NewDriver(cfg)
 	if err != nil {
