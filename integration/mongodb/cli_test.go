@@ -801,3 +801,26 @@ func TestCLIPatternTablesNameTheirTopics(t *testing.T) {
 		t.Fatalf("run exited %d:\n%s", code, p.Out)
 	}
 }
+
+// A rename onto a field the document already has stops the pipeline, as
+// it stops Debezium's connector; the error names the document's _id, so
+// that the user can find it.
+func TestCLIRenameOntoExistingFieldNamesTheDocument(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	if _, err := db.Collection("c").InsertOne(context.Background(), bson.D{{Key: "_id", Value: "doc-7"}, {Key: "a", Value: 1}, {Key: "b", Value: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	e := itest.BareEnv(t, "mongoren")
+	ns := db.Name() + ".c"
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
+		Source: "  tables: ['" + regexpQuote(ns) + "']\n  rename_fields: ['" + ns + ".a:b']\n"})
+	p := e.Start("run", "--config", cfg)
+	itest.WaitFor(t, 60*time.Second, "the pipeline to stop", p.Exited)
+	if out := p.Out.String(); !strings.Contains(out, `_id \"doc-7\"`) || !strings.Contains(out, "already has the field") {
+		t.Errorf("the error does not name the document's _id:\n%s", out)
+	}
+	if n := itest.TopicEnd(e.Prefix + "." + ns); n != 0 {
+		t.Errorf("%d records published", n)
+	}
+}

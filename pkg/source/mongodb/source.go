@@ -58,6 +58,16 @@ func New(_ context.Context, opts source.Options) (*Source, error) {
 	return &Source{opts: opts, d: d, name: opts.TopicPrefix, tables: map[string]*change.Table{}, fields: fields}, nil
 }
 
+// shownID is a document's _id as an error names it: extended JSON, cut
+// at 200 bytes (an _id may be a large document).
+func shownID(id bson.RawValue) string {
+	s := id.String()
+	if len(s) > 200 {
+		return strings.ToValidUTF8(s[:200], "") + "…"
+	}
+	return s
+}
+
 func pemOrNil(s string) []byte {
 	if s == "" {
 		return nil
@@ -194,7 +204,7 @@ type sink struct {
 
 func (k *sink) Change(ctx context.Context, e Event) error {
 	if err := k.s.fields.For(e.DB, e.Collection).Event(&e); err != nil {
-		return fmt.Errorf("%s.%s: %w", e.DB, e.Collection, err)
+		return fmt.Errorf("%s.%s: the document of _id %s: %w", e.DB, e.Collection, shownID(e.Key), err)
 	}
 	ev := new(change.Event)
 	changeEvent(ev, k.s.table(e.DB, e.Collection), e, k.s.name)
@@ -303,7 +313,7 @@ func (ss snapSession) ReadChunk(ctx context.Context, table string, after, _ snap
 		// The key is the document's own _id; the value the filtered document.
 		filtered, err := ss.s.fields.For(db, coll).Document(doc)
 		if err != nil {
-			return false, fmt.Errorf("%s.%s: %w", db, coll, err)
+			return false, fmt.Errorf("%s.%s: the document of _id %s: %w", db, coll, shownID(doc.Lookup("_id")), err)
 		}
 		ev.After[colDocument] = docValue(filtered)
 		rows = append(rows, snapshot.Row{Key: snapshot.Key{ev.After[colID].Bytes}, Event: ev})
