@@ -13,8 +13,9 @@ import (
 	"github.com/tributary-cdc/tributary/pkg/status"
 )
 
-// tableName is the form of source.tables: schema.table (MySQL: db.table).
-var tableName = regexp.MustCompile(`^[^.\s,]+\.[^.\s,]+$`)
+// tableName is the form of source.tables: schema.table (MySQL: db.table;
+// MongoDB: database.collection, whose name may hold dots: fs.files).
+var tableName = regexp.MustCompile(`^[^.\s,]+\.[^\s,]+$`)
 
 // requestBackfill writes a backfill request into the checkpoint store,
 // without taking the pipeline over: the running pipeline takes it within

@@ -3,7 +3,9 @@ package mongodb_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -822,5 +824,54 @@ func TestCLIRenameOntoExistingFieldNamesTheDocument(t *testing.T) {
 	}
 	if n := itest.TopicEnd(e.Prefix + "." + ns); n != 0 {
 		t.Errorf("%d records published", n)
+	}
+}
+
+// A backfill asked for while the pipeline is stopped: a collection whose
+// name holds a dot (GridFS's fs.files) is accepted by `tributary
+// backfill --table` and re-published, and a name the include pattern
+// matches but the pipeline does not capture (a typo: no such collection)
+// is dropped with an error naming it when the pipeline starts, as a
+// running pipeline refuses it; it is neither "read" (0 rows) nor kept in
+// the checkpoint as a finished backfill.
+func TestCLIBackfillWhileStoppedChecksTheNames(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("fs.files")
+	for i := range 3 {
+		if _, err := coll.InsertOne(context.Background(), bson.D{{Key: "_id", Value: int32(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := itest.BareEnv(t, "mongobfs")
+	ns, typo := db.Name()+".fs.files", db.Name()+".itemz"
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
+		Source: "  tables: ['" + regexpQuote(db.Name()) + `\..*']` + "\n  snapshot_mode: no_data\n"})
+	topic := e.Prefix + "." + ns
+	p := e.Start("run", "--config", cfg)
+	itest.ModeDB{E: e}.AwaitStarted(t, p)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, p.Out)
+	}
+	if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", ns+","+typo); code != 0 {
+		t.Fatalf("backfill: exit %d: %s", code, out)
+	}
+	p = e.Start("run", "--config", cfg)
+	p.WaitFor(t, 60*time.Second, "the 3 documents re-published", func() bool { return itest.TopicEnd(topic) >= 3 })
+	p.WaitFor(t, 30*time.Second, "the refusal of "+typo, func() bool {
+		return strings.Contains(p.Out.String(), "not captured by this pipeline") && strings.Contains(p.Out.String(), typo)
+	})
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, p.Out)
+	}
+	if strings.Contains(p.Out.String(), `"table":"`+typo+`","resume"`) {
+		t.Errorf("%s was read as a snapshot:\n%s", typo, p.Out)
+	}
+	b, err := os.ReadFile(filepath.Join(e.Dir, "checkpoints", e.Name+".checkpoint.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), typo) {
+		t.Errorf("the checkpoint keeps %s: %s", typo, b)
 	}
 }

@@ -241,6 +241,14 @@ func (c *Capture) run(ctx context.Context, from change.Position, emit func(conte
 	if err := db.Start(ctx, d); err != nil {
 		return err
 	}
+	// A backfill asked for while the pipeline was stopped was queued
+	// before the captured set was known: one of a table this pipeline
+	// does not capture is dropped, as Snapshot refuses it while streaming.
+	if known := d.capturedNames(); known != nil {
+		for _, t := range engine.Unqueue(func(t string) bool { return !slices.Contains(known, t) }) {
+			c.opts.Log().Error("backfill: the table is not captured by this pipeline (source.tables, and tables with a primary key); the request for it is dropped", "table", t)
+		}
+	}
 	// The snapshot workers live as long as this stream; one that fails
 	// ends it (and the reconnect loop decides).
 	sctx, cancel := context.WithCancelCause(ctx)

@@ -255,6 +255,26 @@ func (e *Engine) Drop(name string) {
 	}
 }
 
+// Unqueue removes the snapshots asked for (not a start's initial ones)
+// that no worker has begun and whose table refuse names, and returns
+// their tables.
+func (e *Engine) Unqueue(refuse func(table string) bool) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	e.tables = slices.DeleteFunc(e.tables, func(t *table) bool {
+		drop := !t.done && !t.initial && t.started.IsZero() && refuse(t.name)
+		if drop {
+			out = append(out, t.name)
+		}
+		return drop
+	})
+	if len(out) > 0 {
+		e.dirty = true
+	}
+	return out
+}
+
 // State is the bookkeeping as a position records it, encoded; nil when no
 // snapshot ran since the engine started or was restored empty.
 func (e *Engine) State() json.RawMessage {
