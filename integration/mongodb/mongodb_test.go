@@ -602,3 +602,37 @@ func TestStartAfterCursorResumes(t *testing.T) {
 	}
 	r2.quiet(t, 500*time.Millisecond)
 }
+
+// A view matching the include list is not captured (it has no change
+// stream: its rows would be snapshotted and its changes never streamed),
+// nor is it in `tables`' captured list. mongo-java-server reports a view
+// as a collection, so this runs against a real server only (make
+// test-mongodb).
+func TestViewsAreNotCaptured(t *testing.T) {
+	if !realServer() {
+		t.Skip("mongo-java-server lists a view as a collection (type \"collection\"); make test-mongodb runs this")
+	}
+	ctx := context.Background()
+	db := newDB(t, client(t))
+	if _, err := db.Collection("items").InsertOne(ctx, bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateView(ctx, "items_view", "items", mongo.Pipeline{}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := mongodb.NewDriver(mongodb.Config{Connection: mongodb.Connection{URI: uri()}, Include: []string{regexpQuote(db.Name()) + `\..*`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(ctx)
+	got, err := d.Discover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{db.Name() + ".items"}; !slices.Equal(got, want) {
+		t.Errorf("captured %q, want %q", got, want)
+	}
+}

@@ -190,8 +190,8 @@ func (s *Source) Tables(ctx context.Context) (source.Inventory, error) {
 				continue
 			}
 			inv.Existing = append(inv.Existing, db+"."+c)
-			if !s.d.filter.Match(db, c) {
-				continue
+			if sp.Type != "collection" || !s.d.filter.Match(db, c) {
+				continue // a view or time-series collection: Discover's rule
 			}
 			n, err := s.d.client.Database(db).Collection(c).EstimatedDocumentCount(ctx)
 			if err != nil {

@@ -271,6 +271,7 @@ func (d *Driver) scrub(err error) string {
 }
 
 // Discover lists the captured collections, "db.collection", sorted.
+// mongo-java-server lists a view as a collection (type "collection").
 func (d *Driver) Discover(ctx context.Context) ([]string, error) {
 	dbs, err := d.client.ListDatabaseNames(ctx, bson.D{})
 	if err != nil {
@@ -281,7 +282,10 @@ func (d *Driver) Discover(ctx context.Context) ([]string, error) {
 		if systemDatabase(db) {
 			continue
 		}
-		colls, err := d.client.Database(db).ListCollectionNames(ctx, bson.D{})
+		// Collections only: a view (and a time-series collection) has
+		// no change stream, so its rows would be snapshotted and its
+		// changes never streamed.
+		colls, err := d.client.Database(db).ListCollectionNames(ctx, bson.D{{Key: "type", Value: "collection"}})
 		if err != nil {
 			return nil, fmt.Errorf("mongodb: listing collections of %s: %s", db, d.scrub(err))
 		}
