@@ -22,6 +22,19 @@ const maxTopicLen = 249
 // Java iterates a String's chars), the name is cut to 249 characters, and
 // "." / ".." become "_" / "__". Debezium logs a warning when it changes a
 // name; callers that care can compare Topic with the raw name.
+// TopicName is the default topic of table id under prefix, as
+// topicName makes it: what a source that names its own messages (MongoDB,
+// for each message) calls its topic and names its schemas after. A
+// <prefix>.<db>.<table> Kafka accepts as it is costs one concatenation.
+func TopicName(prefix string, id change.TableID) string {
+	if prefix != "" && id.DB != "" && id.Name != "" && id.Schema == "" && !id.DBInTopic {
+		if s := prefix + "." + id.DB + "." + id.Name; validTopic(s) {
+			return s
+		}
+	}
+	return topicName(prefix, id)
+}
+
 func topicName(prefix string, id change.TableID) string {
 	parts := [...]string{prefix, "", id.Schema, id.Name}
 	switch {

@@ -7,6 +7,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/tributary-cdc/tributary/pkg/change"
+	"github.com/tributary-cdc/tributary/pkg/debezium"
 	"github.com/tributary-cdc/tributary/pkg/jsonstr"
 )
 
@@ -47,8 +49,14 @@ type Message struct {
 // DefaultVersion is the Debezium release whose MongoDB format this matches.
 const DefaultVersion = "3.6.1.Final"
 
-// Topic is the default topic of a collection: <name>.<db>.<collection>.
-func Topic(name, db, coll string) string { return name + "." + db + "." + coll }
+// Topic is the default topic of a collection, <name>.<db>.<collection>,
+// cleaned as Debezium's default topic naming strategy and the pipeline's
+// encoder clean it (characters Kafka refuses become '_'). The connector
+// names the key and envelope schemas (and the transform its structs)
+// after it too.
+func Topic(name, db, coll string) string {
+	return debezium.TopicName(name, change.TableID{DB: db, Name: coll})
+}
 
 var (
 	docWriter    = xjsonWriter{mode: modeStrict, style: styleCompact}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -211,29 +212,27 @@ func (w xjsonWriter) appendValue(b []byte, v bson.RawValue) ([]byte, error) {
 		if !ok {
 			return b, malformed(v)
 		}
+		// BsonRegularExpression sorts its options.
 		if w.mode == modeStrict {
-			return w.pair(b, "$regex", pattern, "$options", options), nil
+			b = appendJavaString(w.open(b, "$regex"), pattern)
+			b = w.member(b, false, "$options")
+			return append(appendRegexOptions(b, options), '}'), nil
 		}
 		b = w.open(b, "$regularExpression")
-		b = w.pair(b, "pattern", pattern, "options", options)
-		return append(b, '}'), nil
+		b = appendJavaString(w.open(b, "pattern"), pattern)
+		b = w.member(b, false, "options")
+		return append(appendRegexOptions(b, options), '}', '}'), nil
 	case bson.TypeDBPointer:
 		ns, oid, ok := v.DBPointerOK()
 		if !ok {
 			return b, malformed(v)
 		}
-		// Relaxed mode wraps strict mode's {$ref, $id} in $dbPointer.
-		relaxed := w.mode != modeStrict
-		if relaxed {
-			b = w.open(b, "$dbPointer")
-		}
+		// {$ref, $id} in both modes: the Java driver wraps it in
+		// $dbPointer in EXTENDED (canonical) mode only, which Debezium
+		// does not use.
 		b = appendJavaString(w.open(b, "$ref"), ns)
 		b = w.member(b, false, "$id")
-		b = append(w.str(b, "$oid", oid.Hex()), '}')
-		if relaxed {
-			b = append(b, '}')
-		}
-		return b, nil
+		return append(w.str(b, "$oid", oid.Hex()), '}'), nil
 	case bson.TypeJavaScript:
 		code, ok := v.JavaScriptOK()
 		if !ok {
@@ -428,6 +427,39 @@ func appendJavaString[S ~string | ~[]byte](b []byte, s S) []byte {
 		b = appendU(b, r)
 	}
 	return append(b, '"')
+}
+
+// appendRegexOptions appends a regex's options as a string with their
+// characters sorted, as Java's BsonRegularExpression constructor sorts
+// them: by UTF-16 unit, so the halves of a character outside the BMP may
+// part, each then written as \uxxxx as Java writes a lone surrogate.
+func appendRegexOptions(b []byte, options string) []byte {
+	sorted := true
+	for i := 0; i < len(options); i++ {
+		if options[i] >= utf8.RuneSelf {
+			units := utf16.Encode([]rune(options))
+			slices.Sort(units)
+			b = append(b, '"')
+			for _, u := range units {
+				if utf16.IsSurrogate(rune(u)) {
+					b = appendU(b, rune(u))
+					continue
+				}
+				q := appendJavaString(nil, string(rune(u)))
+				b = append(b, q[1:len(q)-1]...)
+			}
+			return append(b, '"')
+		}
+		if i > 0 && options[i] < options[i-1] {
+			sorted = false
+		}
+	}
+	if sorted {
+		return appendJavaString(b, options)
+	}
+	opts := []byte(options)
+	slices.Sort(opts)
+	return appendJavaString(b, opts)
 }
 
 // decodeRune is utf8.DecodeRune of s's first bytes, string or not.
