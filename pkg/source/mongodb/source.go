@@ -33,6 +33,9 @@ type Source struct {
 	mu     sync.Mutex
 	tables map[string]*change.Table // by "db.collection"
 	found  []string                 // Discover's
+	// listedAt is where a fresh start streams from: the server's time
+	// before Discover listed the collections (zero: not read).
+	listedAt Cursor
 }
 
 // New makes the driver of a mongodb source; it does not connect yet.
@@ -98,6 +101,15 @@ func (s *Source) Connect(ctx context.Context) error {
 // Discover implements capture.Database: the collections the selection
 // matches now.
 func (s *Source) Discover(ctx context.Context) ([]string, error) {
+	// A fresh start streams from before the listing (Fresh): a collection
+	// created between the listing and the start of the stream has its
+	// first documents in the stream, which captures it from them; after
+	// the listing's time they would be in neither. Where the time cannot
+	// be read here, Fresh reads it.
+	s.listedAt = Cursor{}
+	if c, err := s.d.Fresh(ctx); err == nil {
+		s.listedAt = c
+	}
 	found, err := s.d.Discover(ctx)
 	if err != nil {
 		return nil, err
@@ -133,9 +145,12 @@ func (s *Source) Resume(_ context.Context, from source.Checkpoint, _ source.Stre
 // Fresh implements capture.Database: the stream starts at the server's
 // operation time now, taken before any snapshot reads.
 func (s *Source) Fresh(ctx context.Context, _ bool) error {
-	c, err := s.d.Fresh(ctx)
-	if err != nil {
-		return err
+	c := s.listedAt
+	if c.IsZero() {
+		var err error
+		if c, err = s.d.Fresh(ctx); err != nil {
+			return err
+		}
 	}
 	return s.d.Resume(c, s.found)
 }
