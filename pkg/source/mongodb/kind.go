@@ -2,6 +2,7 @@ package mongodb
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -98,7 +99,10 @@ func validateURL(raw string, r config.Report) {
 	// lets through (a "/" in the password, a bad option value, options
 	// that exclude each other), so validate lists it with every other
 	// problem, without the network (checkURI).
-	if _, err := checkURI(raw); err != nil {
+	// MONGODB-X509 with a password is the TLS rules' (validate), in
+	// their words with the fix.
+	var rule *driverRule
+	if _, err := checkURI(raw); err != nil && !(errors.As(err, &rule) && strings.EqualFold(p.opts["authmechanism"], "MONGODB-X509") && p.password) {
 		r.Add("source.url", "%s", err)
 	}
 	for _, k := range []string{"tlsallowinvalidcertificates", "tlsallowinvalidhostnames", "tlsinsecure", "sslallowinvalidcertificates", "sslallowinvalidhostnames"} {

@@ -149,7 +149,7 @@ func checkURI(raw string) (*connstring.ConnString, error) {
 	if err != nil {
 		// The driver's words may quote the password's characters (a
 		// bad escape "%SE"): a password's problem is named, not shown.
-		if msg := err.Error(); strings.Contains(msg, "password") {
+		if msg := err.Error(); strings.Contains(msg, "invalid password") {
 			return nil, errors.New("its password is not percent-encoded (each '%' must start %XX, and '/', ':' and '@' must be written %2F, %3A and %40); the password is not shown")
 		}
 		return nil, errors.New(scrub(err.Error(), raw, ""))
@@ -161,10 +161,16 @@ func checkURI(raw string) (*connstring.ConnString, error) {
 		cs.Scheme, cs.Original = connstring.SchemeMongoDBSRV, raw
 	}
 	if err := cs.Validate(); err != nil {
-		return nil, errors.New(scrub(err.Error(), raw, ""))
+		return nil, &driverRule{scrub(err.Error(), raw, "")}
 	}
 	return cs, nil
 }
+
+// driverRule is a URI the driver parses but refuses to connect with
+// (options that exclude each other, a mechanism without what it needs).
+type driverRule struct{ msg string }
+
+func (e *driverRule) Error() string { return e.msg }
 
 // ParseSettings checks a connection URI: its scheme (mongodb:// or
 // mongodb+srv://), its syntax, and that it does not turn TLS verification
