@@ -168,7 +168,7 @@ func newJSONBaseline(t *change.Table, cached bool) *jsonBaseline {
 	for _, k := range t.Key {
 		keyFields = append(keyFields, fields[k])
 	}
-	topic := topicName("shop", t.ID)
+	topic := t.ID.Topic("shop")
 	value := connectSchema{typ: "struct", optional: true, name: topic + ".Value"}
 	for i := range t.Columns {
 		s, _, _ := columnSchema(&t.Columns[i])

@@ -290,7 +290,7 @@ func (e *Encoder) build(t *change.Table) *tableCodec {
 	c.topic, c.schema = routed.Topic, routed.SchemaBase
 	if _, err := e.ClaimTopic(t.ID); err != nil {
 		c.topicErr, c.err = err, err
-	} else if routed.Changed && !validTopic(routed.Topic) {
+	} else if routed.Changed && !change.ValidTopic(routed.Topic) {
 		err := &EncodeError{Table: tableName(t), Err: ErrTable,
 			Detail: "transforms give it the topic " + strconv.Quote(routed.Topic) + ", which Kafka does not allow (1 to 249 of letters, digits, '.', '_', '-'; not . or ..); fix transforms.reroute.topic_replacement or transforms.route.replacement"}
 		c.topicErr, c.err = err, err

@@ -354,8 +354,8 @@ func TestTopic(t *testing.T) {
 	if got := e.Topic(nil); got != "" {
 		t.Errorf("Topic(nil) = %q", got)
 	}
-	if got := sanitizeTopic(".."); got != "__" {
-		t.Errorf(`sanitizeTopic("..") = %q`, got)
+	if got := (change.TableID{Name: ".."}).Topic(""); got != "__" {
+		t.Errorf(`the topic of table ".." = %q`, got)
 	}
 	// Schema names follow the sanitized topic, as in Debezium.
 	tbl := customers()

@@ -204,7 +204,7 @@ func (e *Encoder) appendOutbox(dst []byte, ev *change.Event, expand bool) ([]byt
 	}
 	routeValue := string(routeText)
 	rec.Topic, _ = e.outbox.Topic.Apply(routeValue)
-	if !validTopic(rec.Topic) {
+	if !change.ValidTopic(rec.Topic) {
 		return dst, rec, &EncodeError{Table: tableName(ev.Table), Column: e.outbox.RouteBy, Err: ErrTable,
 			Detail: "the outbox event's topic " + strconv.Quote(rec.Topic) + " is not one Kafka allows (letters, digits, '.', '_', '-')"}
 	}

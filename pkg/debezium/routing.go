@@ -30,7 +30,7 @@ func (e *Encoder) topicOf(id change.TableID) (topic, schemaBase string) {
 // routeOf is where a table's records go: destination.topic, or the
 // default topic as the routing transforms rename it.
 func (e *Encoder) routeOf(id change.TableID) route.Routed {
-	base := topicName(e.prefix, id)
+	base := id.Topic(e.prefix)
 	if e.routing.topic != "" {
 		return route.Routed{Topic: e.routing.topic, SchemaBase: base}
 	}

@@ -22,7 +22,7 @@ func TestTopicNamePerSourceKind(t *testing.T) {
 		{"sqlserver unified across databases", change.TableID{Schema: "dbo", Name: "orders", DBInTopic: true}, "p.dbo.orders"},
 		{"characters Kafka refuses", change.TableID{Schema: "public", Name: "ordèrs$"}, "p.public.ord_rs_"},
 	} {
-		if got := topicName("p", tt.id); got != tt.want {
+		if got := tt.id.Topic("p"); got != tt.want {
 			t.Errorf("%s: topic %q, want %q", tt.name, got, tt.want)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/tributary-cdc/tributary/pkg/change"
-	"github.com/tributary-cdc/tributary/pkg/debezium"
 	"github.com/tributary-cdc/tributary/pkg/jsonstr"
 )
 
@@ -55,7 +54,7 @@ const DefaultVersion = "3.6.1.Final"
 // names the key and envelope schemas (and the transform its structs)
 // after it too.
 func Topic(name, db, coll string) string {
-	return debezium.TopicName(name, change.TableID{DB: db, Name: coll})
+	return change.TableID{DB: db, Name: coll}.Topic(name)
 }
 
 var (

@@ -225,7 +225,7 @@ func unsortRegexOptions(t testing.TB, doc []byte) {
 	}
 }
 
-// Topic is the encoder's topic (pkg/debezium's topicName) for names
+// Topic is the encoder's topic (change.TableID.Topic) for names
 // Kafka refuses, blank parts and overlong names.
 func TestTopicIsTheEncoders(t *testing.T) {
 	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: "p", Version: DefaultVersion})
