@@ -204,6 +204,29 @@ func (l *topicLimits) batchMaxBytes(topic string) int32 {
 	return max(int32(l.limit(topic)), 512) + batchLengthPrefix
 }
 
+// defaultBrokerMaxWriteBytes is franz-go's BrokerMaxWriteBytes by default,
+// the brokers' socket.request.max.bytes by default (100 MiB): the largest
+// produce request the producer writes.
+const defaultBrokerMaxWriteBytes = 100 << 20
+
+// produceRequestFraming bounds what a produce request holding one batch
+// adds around it: the request header with the client id, the
+// transactional id (franz-go takes either up to 16382 bytes), the topic
+// name (at most 249 bytes) and the partition's fields (under 64 bytes).
+const produceRequestFraming = 2*16382 + 249 + 64
+
+// brokerMaxWriteBytes is franz-go's BrokerMaxWriteBytes for a batch cap
+// of maxMessageBytes: its default, or more when a produce request holding
+// one batch at the cap needs more. franz-go refuses a batch cap above it
+// (the client is not built) and caps every batch at it less the framing,
+// so without the raise a max_message_bytes near 100 MiB would not run,
+// or would build batches below the cap and stall on a row that fits.
+// Sending such a batch needs the brokers' socket.request.max.bytes
+// raised likewise, as Kafka's own producers do (docs/configuration.md).
+func brokerMaxWriteBytes(maxMessageBytes int32) int32 {
+	return max(defaultBrokerMaxWriteBytes, max(maxMessageBytes, 512)+batchLengthPrefix+produceRequestFraming)
+}
+
 // classify is topicLimits.classify for a record of this producer: a
 // record over the topic's max.message.bytes as read is skipped only if
 // the topic still refuses it when read again (its limit may have been

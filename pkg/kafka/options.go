@@ -82,10 +82,15 @@ const maxProduceRequestTimeout = 10 * time.Second
 //     MaxBufferedBytes, beyond which Publish blocks (backpressure);
 //   - MaxMessageBytes: the batch cap, per topic the smaller of it and the
 //     topic's max.message.bytes (messagesize.go), so that a limit over franz-go's
-//     1 MB default works and no batch is larger than the topic takes;
+//     1 MB default works and no batch is larger than the topic takes; and
+//     BrokerMaxWriteBytes, raised above franz-go's 100 MiB default when a
+//     produce request holding a batch at the cap needs it;
 //   - ClientID, when set (ClientOpts sets "tributary" otherwise).
 func producerOpts(o Options, limits *topicLimits) []kgo.Opt {
-	opts := []kgo.Opt{kgo.ProducerBatchMaxBytesFn(limits.batchMaxBytes)}
+	opts := []kgo.Opt{
+		kgo.ProducerBatchMaxBytesFn(limits.batchMaxBytes),
+		kgo.BrokerMaxWriteBytes(brokerMaxWriteBytes(limits.def)),
+	}
 	if o.PublishTimeout > 0 {
 		opts = append(opts,
 			kgo.RecordDeliveryTimeout(o.PublishTimeout),
