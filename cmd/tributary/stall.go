@@ -65,20 +65,31 @@ const stallAfter = 30 * time.Second
 // watchAcks reports a stall while the producer is still retrying: records
 // are in flight and nothing was acknowledged for stallAfter (the producer
 // retries a write the broker may have taken without limit, so its attempts
-// may not run out for minutes). It sets tributary_kafka_stalled and logs
-// once per stallAfter while that lasts, and clears the gauge (saying so)
-// as soon as a record is acknowledged, also after a retry from the
-// checkpoint. It ends with ctx (the run).
+// may not run out for minutes). The wait counts from the later of the last
+// acknowledgement and the moment records went in flight (the first check
+// that saw any in flight after one that saw none), so records sent after
+// an idle period are not counted as waiting for the idle time. It sets
+// tributary_kafka_stalled and logs once per stallAfter while that lasts,
+// and clears the gauge (saying so) as soon as a record is acknowledged,
+// also after a retry from the checkpoint. It ends with ctx (the run).
 func watchAcks(ctx context.Context, p *pipeline.Pipeline, m *metrics.Pipeline, log *slog.Logger, every, after time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	acked := func() int64 { return p.Published.Load() + p.Read.Load() }
 	last, lastAt, logged := acked(), time.Now(), time.Time{}
+	var waitingSince time.Time // when records were first seen in flight; zero: none in flight
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-tick.C:
+			inFlight := m.InFlight()
+			switch {
+			case inFlight == 0:
+				waitingSince = time.Time{}
+			case waitingSince.IsZero():
+				waitingSince = now
+			}
 			if n := acked(); n != last {
 				last, lastAt = n, now
 				if m.KafkaStalledNow() {
@@ -88,12 +99,19 @@ func watchAcks(ctx context.Context, p *pipeline.Pipeline, m *metrics.Pipeline, l
 				logged = time.Time{}
 				continue
 			}
-			if m.InFlight() == 0 || now.Sub(lastAt) < after || now.Sub(logged) < after {
+			if inFlight == 0 {
+				continue
+			}
+			from := lastAt
+			if waitingSince.After(from) {
+				from = waitingSince
+			}
+			if now.Sub(from) < after || now.Sub(logged) < after {
 				continue
 			}
 			m.KafkaStalled(true)
 			log.Warn("Kafka has acknowledged nothing for a while; the producer keeps retrying, nothing advances meanwhile",
-				"waiting", now.Sub(lastAt).Round(time.Second).String(), "records_in_flight", m.InFlight())
+				"waiting", now.Sub(from).Round(time.Second).String(), "records_in_flight", inFlight)
 			logged = now
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,4 +113,68 @@ func waitUntil(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
+}
+
+// TestWatchAcksAfterIdle: a stall is measured from when records started
+// waiting, not from the last acknowledgement. After an idle period longer
+// than the stall delay, a record in flight that is acknowledged quickly
+// reports nothing (no warning, the gauge stays 0); one that then waits
+// unacknowledged is reported only once it has waited the delay.
+func TestWatchAcksAfterIdle(t *testing.T) {
+	const every, after = 5 * time.Millisecond, 300 * time.Millisecond
+	var out lockedBuffer
+	log := slog.New(slog.NewTextHandler(&out, nil))
+	m := metrics.NewPipeline(metrics.NewRegistry(), "p")
+	rows := m.Rows("public.t")
+	p := &pipeline.Pipeline{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); watchAcks(ctx, p, m, log, every, after) }()
+	defer func() { cancel(); <-done }()
+
+	var sawStalled atomic.Bool
+	sctx, stopSampling := context.WithCancel(context.Background())
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for sctx.Err() == nil {
+			if m.KafkaStalledNow() {
+				sawStalled.Store(true)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+
+	time.Sleep(2 * after) // idle: nothing in flight, nothing acknowledged
+
+	// A burst acknowledged well within the delay.
+	sent := time.Now().UnixMicro()
+	rows.Sent(change.OpCreate, sent, time.Now())
+	time.Sleep(after / 6)
+	rows.Acked(change.OpCreate, sent, true, time.Now())
+	p.Published.Add(1)
+	time.Sleep(after / 2) // several checks with nothing in flight
+	stopSampling()
+	<-sampled
+	if sawStalled.Load() || strings.Contains(out.String(), "Kafka has acknowledged nothing") || strings.Contains(out.String(), "Kafka accepts writes again") {
+		t.Fatalf("a burst after an idle period, acknowledged within %v, was reported as a stall (gauge seen at 1: %v):\n%s", after/6, sawStalled.Load(), out.String())
+	}
+
+	// Idle again, then a record that waits: a stall, but only once it
+	// has waited the delay.
+	time.Sleep(2 * after)
+	inFlightAt := time.Now()
+	rows.Sent(change.OpCreate, time.Now().UnixMicro(), time.Now())
+	waitUntil(t, "the stall reported", func() bool { return m.KafkaStalledNow() })
+	if waited := time.Since(inFlightAt); waited < after-every {
+		t.Fatalf("stall reported %v after the record went in flight, want at least the delay %v:\n%s", waited, after, out.String())
+	}
+	// The line follows the gauge.
+	waitUntil(t, "the stall warning", func() bool { return strings.Contains(out.String(), "Kafka has acknowledged nothing") })
+	if n := strings.Count(out.String(), "Kafka has acknowledged nothing"); n != 1 {
+		t.Fatalf("%d stall warnings, want 1:\n%s", n, out.String())
+	}
+	p.Published.Add(1)
+	waitUntil(t, "the stall cleared", func() bool { return !m.KafkaStalledNow() })
+	waitUntil(t, "a line saying the stall ended:\n"+out.String(), func() bool { return strings.Contains(out.String(), "Kafka accepts writes again") })
 }
