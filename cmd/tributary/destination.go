@@ -46,7 +46,7 @@ func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Produ
 	claims := debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), Topic: d.Topic, Routes: cfg.TopicRoutes()})
 	named := namedTables(cfg.Source.Tables)
 	for _, name := range named {
-		if _, err := claims.ClaimTopic(tableID(name)); err != nil {
+		if _, err := claims.ClaimTopic(tableID(cfg.Source.Type, name)); err != nil {
 			return &startupError{"source.tables: " + err.Error()}
 		}
 	}
@@ -73,7 +73,7 @@ func checkDestination(ctx context.Context, cfg *config.Config, prod *kafka.Produ
 	enc := debezium.NewEncoder(debezium.Options{TopicPrefix: cfg.LogicalName(), Topic: d.Topic, Routes: cfg.TopicRoutes()})
 	var topics []string
 	for _, name := range named {
-		if t := enc.Topic(&change.Table{ID: tableID(name)}); !slices.Contains(topics, t) { // destination.topic: one for all
+		if t := enc.Topic(&change.Table{ID: tableID(cfg.Source.Type, name)}); !slices.Contains(topics, t) { // destination.topic: one for all
 			topics = append(topics, t)
 		}
 	}
@@ -113,9 +113,14 @@ func namedTables(entries []string) []string {
 	return out
 }
 
-// tableID reads an include-list entry: schema.table, db.table or
-// db.schema.table.
-func tableID(name string) change.TableID {
+// tableID reads an include-list entry as the source names the table:
+// database.collection for MongoDB (a collection's name may hold dots:
+// fs.files), else schema.table, db.table or db.schema.table.
+func tableID(sourceType, name string) change.TableID {
+	if sourceType == config.SourceMongoDB {
+		db, coll, _ := strings.Cut(name, ".")
+		return change.TableID{DB: db, Name: coll}
+	}
 	parts := strings.Split(name, ".")
 	switch len(parts) {
 	case 3:

@@ -761,24 +761,28 @@ func TestCLIExactlyOnceSnapshotCommittedWhileIdle(t *testing.T) {
 }
 
 // source.tables of patterns: an entry that matches one name only
-// (`db\.orders`) is that name's topic in the start-up report of missing
-// topics, and patterns (`db\.o.+`, `db\.o.*`) name no topic of their own,
-// so two of them are not refused as sharing one (before, each was read
-// as a table name: the report named `<prefix>.db_.orders`, and the two
-// patterns stopped the start as both publishing to `<prefix>.db_.o._`).
-// Once the topic exists the document is published.
+// (`db\.fs\.files`, a GridFS collection) is that name's topic in the
+// start-up report of missing topics, split at the first dot as MongoDB
+// names it (<prefix>.db.fs.files), and patterns (`db\.f.+`, `db\.f.*`)
+// name no topic of their own, so two of them are not refused as sharing
+// one. Before, each entry was read as a table name: the report named
+// `<prefix>.db_.fs_.files`, two patterns stopped the start as both
+// publishing to `<prefix>.db_.f._`, and `db\.fs\.files` in two databases
+// as both publishing to `<prefix>.fs.files`. Once the topic exists the
+// document is published.
 func TestCLIPatternTablesNameTheirTopics(t *testing.T) {
 	c := client(t)
 	db := newDB(t, c)
-	if _, err := db.Collection("orders").InsertOne(context.Background(), bson.D{{Key: "_id", Value: int32(1)}}); err != nil {
+	other := newDB(t, c) // no collection: its topic is only reported
+	if _, err := db.Collection("fs.files").InsertOne(context.Background(), bson.D{{Key: "_id", Value: int32(1)}}); err != nil {
 		t.Fatal(err)
 	}
 	e := itest.BareEnv(t, "mongopat")
-	q := regexpQuote(db.Name())
+	q, qo := regexpQuote(db.Name()), regexpQuote(other.Name())
 	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
-		Source: "  tables: ['" + q + `\.orders', '` + q + `\.o.+', '` + q + `\.o.*']` + "\n"})
+		Source: "  tables: ['" + q + `\.fs\.files', '` + q + `\.f.+', '` + q + `\.f.*', '` + qo + `\.fs\.files']` + "\n"})
 	itest.EditConfig(t, cfg, "create_missing_topics: true", "create_missing_topics: false")
-	topic := e.Prefix + "." + db.Name() + ".orders"
+	topic := e.Prefix + "." + db.Name() + ".fs.files"
 
 	p := e.Start("run", "--config", cfg)
 	p.WaitFor(t, 60*time.Second, "the missing-topic report", func() bool { return strings.Contains(p.Out.String(), "topics do not exist") })
@@ -792,8 +796,11 @@ func TestCLIPatternTablesNameTheirTopics(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Equal(report.Missing, []string{topic}) {
-		t.Errorf("missing topics reported: %q, want only %q", report.Missing, topic)
+	slices.Sort(report.Missing)
+	want := []string{topic, e.Prefix + "." + other.Name() + ".fs.files"}
+	slices.Sort(want)
+	if !slices.Equal(report.Missing, want) {
+		t.Errorf("missing topics reported: %q, want %q", report.Missing, want)
 	}
 	if _, err := itest.NewAdmin(t).CreateTopic(context.Background(), 1, 1, nil, topic); err != nil {
 		t.Fatal(err)
