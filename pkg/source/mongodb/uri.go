@@ -145,7 +145,11 @@ func checkURI(raw string) (*connstring.ConnString, error) {
 	if strings.Count(rest, "@") > 1 {
 		return nil, errors.New("holds '@' more than once: percent-encode an '@' in the user name, the password or an option as %40")
 	}
-	cs, err := connstring.Parse("mongodb://" + rest)
+	asPlain := rest
+	if scheme == connstring.SchemeMongoDBSRV {
+		asPlain = withoutSRVOptions(rest)
+	}
+	cs, err := connstring.Parse("mongodb://" + asPlain)
 	if err != nil {
 		// The driver's words may quote the password's characters (a
 		// bad escape "%SE"): a password's problem is named, not shown.
@@ -164,6 +168,30 @@ func checkURI(raw string) (*connstring.ConnString, error) {
 		return nil, &driverRule{scrub(err.Error(), raw, "")}
 	}
 	return cs, nil
+}
+
+// withoutSRVOptions is rest (a URI after its "://") without the options
+// only a mongodb+srv:// URI may have (srvMaxHosts, srvServiceName), which
+// the driver refuses in the mongodb:// URI checkURI parses instead.
+func withoutSRVOptions(rest string) string {
+	user, tail, hasUser := cutUserinfo(rest)
+	path, q, ok := strings.Cut(tail, "?")
+	if !ok {
+		return rest
+	}
+	var kept []string
+	for _, pair := range strings.Split(q, "&") {
+		name, _, _ := strings.Cut(pair, "=")
+		if n, err := url.QueryUnescape(name); err == nil && (strings.EqualFold(n, "srvMaxHosts") || strings.EqualFold(n, "srvServiceName")) {
+			continue
+		}
+		kept = append(kept, pair)
+	}
+	out := path + "?" + strings.Join(kept, "&")
+	if hasUser {
+		out = user + "@" + out
+	}
+	return out
 }
 
 // driverRule is a URI the driver parses but refuses to connect with

@@ -205,3 +205,24 @@ func urlProblems(url string) []string {
 	}
 	return out
 }
+
+// The options only a mongodb+srv:// URI may have are accepted on one
+// (its syntax is checked as a mongodb:// URI's, where the driver refuses
+// them).
+func TestSRVOptionsAccepted(t *testing.T) {
+	for _, uri := range []string{
+		"mongodb+srv://u:pw12@cluster0.abcde.mongodb.net/?srvMaxHosts=2&retryWrites=true&w=majority",
+		"mongodb+srv://cluster0.abcde.mongodb.net/?srvServiceName=customname",
+		"mongodb+srv://cluster0.abcde.mongodb.net/?SRVMAXHOSTS=1",
+	} {
+		if _, err := ParseConnection(Connection{URI: uri}); err != nil {
+			t.Errorf("%s: %v", redactURI(uri), err)
+		}
+		if problems := urlProblems(uri); len(problems) > 0 {
+			t.Errorf("%s: validate says %q", redactURI(uri), problems)
+		}
+	}
+	if _, err := ParseConnection(Connection{URI: "mongodb://h:27017/?srvMaxHosts=2"}); err == nil {
+		t.Error("srvMaxHosts on a mongodb:// URI: accepted")
+	}
+}
