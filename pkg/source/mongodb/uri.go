@@ -63,7 +63,7 @@ func redactURI(raw string) string {
 	if path, q, ok := strings.Cut(tail, "?"); ok {
 		pairs := strings.Split(q, "&")
 		for i, pair := range pairs {
-			if name, value, _ := strings.Cut(pair, "="); isMechanismProperties(name) {
+			if name, value, _ := strings.Cut(pair, "="); isOption(name, "authMechanismProperties") {
 				pairs[i] = name + "=" + redactProperties(value)
 			}
 		}
@@ -102,11 +102,11 @@ func cutUserinfo(rest string) (user, tail string, ok bool) {
 	return rest[:at], rest[at+1:], true
 }
 
-// isMechanismProperties reports whether a query option's raw name is
-// authMechanismProperties, in any case and escaping, as the driver reads it.
-func isMechanismProperties(rawName string) bool {
-	name, err := url.QueryUnescape(rawName)
-	return err == nil && strings.EqualFold(name, "authMechanismProperties")
+// isOption reports whether a query option's raw name is name, in any
+// case and escaping, as the driver reads it.
+func isOption(rawName, name string) bool {
+	n, err := url.QueryUnescape(rawName)
+	return err == nil && strings.EqualFold(n, name)
 }
 
 // uriSessionTokens are the AWS_SESSION_TOKENs of a URI's
@@ -121,7 +121,7 @@ func uriSessionTokens(raw string) []string {
 	var out []string
 	for _, pair := range strings.Split(q, "&") {
 		name, value, _ := strings.Cut(pair, "=")
-		if !isMechanismProperties(name) {
+		if !isOption(name, "authMechanismProperties") {
 			continue
 		}
 		if v, err := url.QueryUnescape(value); err == nil {
@@ -181,8 +181,7 @@ func withoutSRVOptions(rest string) string {
 	}
 	var kept []string
 	for _, pair := range strings.Split(q, "&") {
-		name, _, _ := strings.Cut(pair, "=")
-		if n, err := url.QueryUnescape(name); err == nil && (strings.EqualFold(n, "srvMaxHosts") || strings.EqualFold(n, "srvServiceName")) {
+		if name, _, _ := strings.Cut(pair, "="); isOption(name, "srvMaxHosts") || isOption(name, "srvServiceName") {
 			continue
 		}
 		kept = append(kept, pair)
