@@ -96,4 +96,3 @@ func validTopicByte(c byte) bool {
 	return c == '.' || c == '_' || c == '-' ||
 		'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
 }
-
