@@ -246,7 +246,7 @@ func (c *Capture) run(ctx context.Context, from change.Position, emit func(conte
 	// does not capture is dropped, as Snapshot refuses it while streaming.
 	if known := d.capturedNames(); known != nil {
 		for _, t := range engine.Unqueue(func(t string) bool { return !slices.Contains(known, t) }) {
-			c.opts.Log().Error("backfill: the table is not captured by this pipeline (source.tables, and tables with a primary key); the request for it is dropped", "table", t)
+			c.opts.Log().Error("backfill: the source refused the request; dropping it", "tables", t, "err", notCaptured(t))
 		}
 	}
 	// The snapshot workers live as long as this stream; one that fails
@@ -342,12 +342,19 @@ func (c *Capture) snapshot(tables []string) error {
 		known := c.d.capturedNames()
 		for _, t := range tables {
 			if !slices.Contains(known, t) {
-				return fmt.Errorf("snapshot: table %q is not captured by this pipeline (source.tables, and tables with a primary key)", t)
+				return notCaptured(t)
 			}
 		}
 	}
 	engine.Queue(tables, false)
 	return nil
+}
+
+// notCaptured is the refusal of a snapshot asked for table t, which the
+// pipeline does not capture: while streaming (Snapshot) and, for one
+// asked for while stopped, at the start (run).
+func notCaptured(t string) error {
+	return fmt.Errorf("snapshot: table %q is not captured by this pipeline (source.tables, and tables with a primary key)", t)
 }
 
 // SnapshotProgress implements source.Progresser.
