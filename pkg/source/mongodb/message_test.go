@@ -213,9 +213,11 @@ func unsortRegexOptions(t testing.TB, doc []byte) {
 	for _, e := range elems {
 		switch v := e.Value(); v.Type {
 		case bsoncore.TypeRegex:
-			// pattern\0options\0, ASCII options in the inputs.
+			// pattern\0options\0: the options' characters reversed.
 			opts := v.Data[bytes.IndexByte(v.Data, 0)+1 : len(v.Data)-1]
-			slices.Reverse(opts)
+			runes := []rune(string(opts))
+			slices.Reverse(runes)
+			copy(opts, string(runes))
 		case bsoncore.TypeEmbeddedDocument, bsoncore.TypeArray:
 			unsortRegexOptions(t, v.Data)
 		case bsoncore.TypeCodeWithScope:

@@ -351,13 +351,10 @@ func appendScalar(b []byte, v bson.RawValue) []byte {
 		return strconv.AppendBool(b, v.Boolean())
 	case bson.TypeRegex:
 		pattern, options := v.Regex()
-		// BsonRegularExpression sorts its options.
-		opts := []byte(options)
-		slices.Sort(opts)
 		b = append(b, `{"regex":`...)
 		b = appendJackson(b, pattern)
 		b = append(b, `,"options":`...)
-		b = appendJackson(b, string(opts))
+		b = appendJackson(b, sortedOptions(options))
 		return append(b, '}')
 	}
 	return append(b, "null"...)

@@ -433,13 +433,11 @@ func buildStruct(doc bson.Raw, relaxed bool, s *uschema, path string) (*jstruct,
 				return nil, fmt.Errorf("%s: a regex the schema has no struct for: %w", at, errNoFit)
 			}
 			pattern, options := f.v.Regex()
-			opts := []byte(options)
-			slices.Sort(opts)
 			rs := &jstruct{s: fs, vals: make([]jval, len(fs.fields))}
 			if err := rs.put("regex", jstr(pattern), at); err != nil {
 				return nil, err
 			}
-			if err := rs.put("options", jstr(opts), at); err != nil {
+			if err := rs.put("options", jstr(sortedOptions(options)), at); err != nil {
 				return nil, err
 			}
 			v = rs

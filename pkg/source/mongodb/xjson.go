@@ -434,32 +434,50 @@ func appendJavaString[S ~string | ~[]byte](b []byte, s S) []byte {
 // them: by UTF-16 unit, so the halves of a character outside the BMP may
 // part, each then written as \uxxxx as Java writes a lone surrogate.
 func appendRegexOptions(b []byte, options string) []byte {
-	sorted := true
-	for i := 0; i < len(options); i++ {
-		if options[i] >= utf8.RuneSelf {
-			units := utf16.Encode([]rune(options))
-			slices.Sort(units)
-			b = append(b, '"')
-			for _, u := range units {
-				if utf16.IsSurrogate(rune(u)) {
-					b = appendU(b, rune(u))
-					continue
-				}
-				q := appendJavaString(nil, string(rune(u)))
-				b = append(b, q[1:len(q)-1]...)
+	if !isASCII(options) {
+		units := utf16.Encode([]rune(options))
+		slices.Sort(units)
+		b = append(b, '"')
+		for _, u := range units {
+			if utf16.IsSurrogate(rune(u)) {
+				b = appendU(b, rune(u))
+				continue
 			}
-			return append(b, '"')
+			q := appendJavaString(nil, string(rune(u)))
+			b = append(b, q[1:len(q)-1]...)
 		}
-		if i > 0 && options[i] < options[i-1] {
-			sorted = false
+		return append(b, '"')
+	}
+	return appendJavaString(b, sortedOptions(options))
+}
+
+// sortedOptions is a regex's options as BsonRegularExpression keeps them,
+// sorted by UTF-16 unit (the unwrap transform's regex struct): a
+// character outside the BMP whose halves part is written as U+FFFD.
+// Sorting the UTF-8 bytes instead would cut the other characters apart.
+func sortedOptions(options string) string {
+	if !isASCII(options) {
+		units := utf16.Encode([]rune(options))
+		slices.Sort(units)
+		return string(utf16.Decode(units))
+	}
+	for i := 1; i < len(options); i++ {
+		if options[i] < options[i-1] {
+			opts := []byte(options)
+			slices.Sort(opts)
+			return string(opts)
 		}
 	}
-	if sorted {
-		return appendJavaString(b, options)
+	return options
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
 	}
-	opts := []byte(options)
-	slices.Sort(opts)
-	return appendJavaString(b, opts)
+	return true
 }
 
 // decodeRune is utf8.DecodeRune of s's first bytes, string or not.
