@@ -148,6 +148,12 @@ func backfillResumes(t *testing.T, b itest.Backend) bool {
 		}
 	}
 	for i, r := range prog.Ranges {
+		if r.After >= r.Until {
+			// Read up to its last key, its end not yet seen (a range
+			// ends at the chunk that comes back short): nothing is left
+			// to read in it.
+			continue
+		}
 		if minRun2[i] != r.After+1 && r.After+1 != big-1 { // (big-1 was deleted)
 			t.Errorf("the resumed backfill started range %v at key %d, want %d (just after the checkpointed key)", r, minRun2[i], r.After+1)
 		}
