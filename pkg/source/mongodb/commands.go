@@ -33,7 +33,7 @@ var (
 // capture_mode asks for them, the collections' pre-images. Every failed
 // line has its fix (checks.go words them).
 func (s *Source) Check(ctx context.Context) []source.Check {
-	if err := s.d.connect(ctx, true); err != nil {
+	if err := s.d.Connect(ctx); err != nil {
 		return []source.Check{{Name: "source connection", Detail: err.Error(),
 			Fix: "check source.url (hosts, user, password, tls) and that this host can reach the server"}}
 	}
@@ -165,14 +165,14 @@ func (d *Driver) collectionOptions(ctx context.Context, colls []string) (map[str
 // for its stream); a collection without the pre-images capture_mode asks
 // for is a warning (run publishes its before as null).
 func (s *Source) Tables(ctx context.Context) (source.Inventory, error) {
-	if err := s.d.connect(ctx, true); err != nil {
+	if err := s.d.Connect(ctx); err != nil {
 		return source.Inventory{}, err
 	}
 	defer s.d.Close(context.WithoutCancel(ctx))
 	var inv source.Inventory
 	dbs, err := s.d.client.ListDatabaseNames(ctx, bson.D{})
 	if err != nil {
-		return inv, fmt.Errorf("mongodb: listing databases: %s", s.d.scrub(err))
+		return inv, s.d.wrapErr("mongodb: listing databases: ", err)
 	}
 	st, stErr := s.d.connectionStatus(ctx)
 	var preImagesOff []string
@@ -182,7 +182,7 @@ func (s *Source) Tables(ctx context.Context) (source.Inventory, error) {
 		}
 		specs, err := s.d.client.Database(db).ListCollectionSpecifications(ctx, bson.D{})
 		if err != nil {
-			return inv, fmt.Errorf("mongodb: listing collections of %s: %s", db, s.d.scrub(err))
+			return inv, s.d.wrapErr("mongodb: listing collections of "+db+": ", err)
 		}
 		for _, sp := range specs {
 			c := sp.Name

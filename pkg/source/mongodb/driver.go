@@ -203,22 +203,22 @@ func NewDriver(cfg Config) (*Driver, error) {
 	return &Driver{cfg: cfg, filter: f, log: log.With("source", "mongodb"), marked: make(chan struct{}, 1)}, nil
 }
 
-// Connect opens the client and checks the server answers.
-func (d *Driver) Connect(ctx context.Context) error { return d.connect(ctx, false) }
-
-// connect opens the client and pings. With failFast (the commands:
-// test-connection, tables), once every host of the URI has refused a
-// dial the ping ends with that error instead of waiting out the driver's
-// server selection (30 s): a dialer that refuses an address (the
-// connection-test function's guard) refuses it every time. run keeps the
-// driver's patience, which rides out a member's restart.
-func (d *Driver) connect(ctx context.Context, failFast bool) error {
+// Connect opens the client and pings. Once every host of the URI has
+// refused a dial the ping ends with that error (DialFailed sees it)
+// instead of waiting out the driver's server selection (30 s): a first
+// start against a wrong address fails at once, as the other sources'
+// do, and a pipeline with a checkpoint retries it for
+// source.outage_window (pkg/capture/reconnect.go); a dialer that refuses
+// an address (the connection-test function's guard) refuses it every
+// time. A host that accepts and does not answer still takes the server
+// selection's 30 s, and its timeout is retried as an outage.
+func (d *Driver) Connect(ctx context.Context) error {
 	o, err := d.cfg.Connection.clientOptions()
 	if err != nil {
 		return err
 	}
 	pingCtx := ctx
-	if p := d.cfg.Connection.parsed; failFast && p != nil && p.Scheme == connstring.SchemeMongoDB && len(p.Hosts) > 0 {
+	if p := d.cfg.Connection.parsed; p != nil && p.Scheme == connstring.SchemeMongoDB && len(p.Hosts) > 0 {
 		var cancel context.CancelCauseFunc
 		pingCtx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
@@ -226,14 +226,14 @@ func (d *Driver) connect(ctx context.Context, failFast bool) error {
 	}
 	c, err := mongo.Connect(o)
 	if err != nil {
-		return fmt.Errorf("mongodb %s: %s", d.cfg.Connection.Redacted(), d.scrub(err))
+		return d.wrapErr("mongodb "+d.cfg.Connection.Redacted()+": ", err)
 	}
 	if err := c.Ping(pingCtx, nil); err != nil {
 		if cause := context.Cause(pingCtx); ctx.Err() == nil && cause != nil && cause != pingCtx.Err() {
 			err = cause
 		}
 		_ = c.Disconnect(context.WithoutCancel(ctx))
-		return fmt.Errorf("mongodb %s: %s", d.cfg.Connection.Redacted(), d.scrub(err))
+		return d.wrapErr("mongodb "+d.cfg.Connection.Redacted()+": ", err)
 	}
 	d.client = c
 	d.log.Info("connected", "url", d.cfg.Connection.Redacted())
@@ -270,12 +270,19 @@ func (d *Driver) scrub(err error) string {
 	return scrub(err.Error(), d.cfg.Connection.URI, d.cfg.Connection.Password)
 }
 
+// wrapErr is err after prefix, its text scrubbed, its chain kept: the
+// reconnect loop tells a refused dial or a timeout (retried, or "never
+// reached" on a first start) from a server's refusal by it.
+func (d *Driver) wrapErr(prefix string, err error) error {
+	return &scrubbed{msg: prefix + d.scrub(err), err: err}
+}
+
 // Discover lists the captured collections, "db.collection", sorted.
 // mongo-java-server lists a view as a collection (type "collection").
 func (d *Driver) Discover(ctx context.Context) ([]string, error) {
 	dbs, err := d.client.ListDatabaseNames(ctx, bson.D{})
 	if err != nil {
-		return nil, fmt.Errorf("mongodb: listing databases: %s", d.scrub(err))
+		return nil, d.wrapErr("mongodb: listing databases: ", err)
 	}
 	var out []string
 	for _, db := range dbs {
@@ -287,7 +294,7 @@ func (d *Driver) Discover(ctx context.Context) ([]string, error) {
 		// changes never streamed.
 		colls, err := d.client.Database(db).ListCollectionNames(ctx, bson.D{{Key: "type", Value: "collection"}})
 		if err != nil {
-			return nil, fmt.Errorf("mongodb: listing collections of %s: %s", db, d.scrub(err))
+			return nil, d.wrapErr("mongodb: listing collections of "+db+": ", err)
 		}
 		for _, c := range colls {
 			if d.filter.Match(db, c) {
@@ -335,7 +342,7 @@ func (d *Driver) operationTime(ctx context.Context) (bson.Timestamp, error) {
 		// An empty oplog: every event to come is after time zero.
 		return bson.Timestamp{T: 0, I: 1}, nil
 	case err != nil:
-		return bson.Timestamp{}, fmt.Errorf("mongodb: reading the current operation time: %s (the server answers no operationTime and the oplog is not readable)", d.scrub(err))
+		return bson.Timestamp{}, d.wrapErr("mongodb: reading the current operation time (the server answers no operationTime and the oplog is not readable): ", err)
 	}
 	return last.TS, nil
 }
@@ -471,7 +478,7 @@ func (d *Driver) streamError(what string, err error) error {
 	if errors.As(err, &se) && (se.HasErrorCode(286) || se.HasErrorCode(136)) {
 		return fmt.Errorf("%w (%s: %s)", ErrHistoryLost, what, d.scrub(err))
 	}
-	return &scrubbed{msg: "mongodb: " + what + ": " + d.scrub(err), err: err}
+	return d.wrapErr("mongodb: "+what+": ", err)
 }
 
 // scrubbed is an error whose message has the password hidden while the

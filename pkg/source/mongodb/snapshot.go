@@ -144,7 +144,7 @@ func (s *Snapshots) EachInChunk(ctx context.Context, ns string, after bson.RawVa
 		return 0, fmt.Errorf("mongodb: %s: %w", ns, err)
 	}
 	c := s.d.client.Database(db).Collection(coll)
-	readErr := func(err error) error { return fmt.Errorf("mongodb: reading %s: %s", ns, s.d.scrub(err)) }
+	readErr := func(err error) error { return s.d.wrapErr("mongodb: reading "+ns+": ", err) }
 	// keep's own error is returned as it is, not as a read's.
 	var kept error
 	keepOr := func(doc bson.Raw) (bool, error) {
@@ -269,7 +269,7 @@ func (s *Snapshots) WriteWatermark(ctx context.Context, id string) error {
 		if errors.As(err, &we) && we.HasErrorCode(11000) {
 			return fmt.Errorf("mongodb: watermark %q already in %s", id, ns)
 		}
-		return fmt.Errorf("mongodb: writing watermark to %s: %s", ns, s.d.scrub(err))
+		return s.d.wrapErr("mongodb: writing watermark to "+ns+": ", err)
 	}
 	return nil
 }

@@ -182,7 +182,7 @@ func TestClientCertificateRefusals(t *testing.T) {
 // Every connection the driver opens goes through Connection.Dial (the
 // connection-test function's guarded dialer): a dialer that refuses is
 // the connection's error, and nothing is dialled another way. The
-// commands (failFast) report it as soon as every host has refused,
+// commands and run report it as soon as every host has refused,
 // not after the driver's 30 s of server selection.
 func TestConnectDialsThroughDial(t *testing.T) {
 	var mu sync.Mutex
@@ -198,7 +198,7 @@ func TestConnectDialsThroughDial(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	err = d.connect(t.Context(), true)
+	err = d.Connect(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "no host of source.url could be dialled: address refused: a test dialer") || strings.Contains(err.Error(), "s3cr3t") {
 		t.Fatalf("connect: %v", err)
 	}
