@@ -397,6 +397,52 @@ func TestCLIBackfillOnRequest(t *testing.T) {
 	}
 }
 
+// A backfill asked for while the pipeline streams an idle collection
+// (no event after it, so the resume token stands still) is cleared from
+// the store once its rows are saved: a restart does not read the
+// collection again. Before, the request stayed, every start re-published
+// the collection, and status kept saying it was waiting.
+func TestCLIBackfillOnIdleCollectionIsCleared(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("idle")
+	ctx := context.Background()
+	for i := range 5 {
+		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := itest.BareEnv(t, "mongobfidle")
+	ns := db.Name() + ".idle"
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
+		Source: "  tables: ['" + regexpQuote(ns) + "']\n  snapshot_mode: no_data\n"})
+	itest.AppendConfig(t, cfg, "format:\n  schemas: false\n")
+	topic := e.Prefix + "." + ns
+	request := filepath.Join(e.Dir, "checkpoints", e.Name+".backfill.json")
+	p := e.Start("run", "--config", cfg)
+	itest.ModeDB{E: e}.AwaitStarted(t, p)
+	if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", ns); code != 0 {
+		t.Fatalf("backfill: exit %d: %s", code, out)
+	}
+	p.WaitFor(t, 60*time.Second, "the requested backfill", func() bool { return itest.TopicEnd(topic) >= 5 })
+	p.WaitFor(t, 30*time.Second, "the request cleared from the store", func() bool {
+		_, err := os.Stat(request)
+		return os.IsNotExist(err)
+	})
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, p.Out)
+	}
+	p = e.Start("run", "--config", cfg)
+	itest.ModeDB{E: e}.AwaitStarted(t, p)
+	time.Sleep(3 * time.Second)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, p.Out)
+	}
+	if n := len(readRecords(t, topic)); n != 5 {
+		t.Fatalf("%d records after the restart, want the backfill's 5 once: the request was served again", n)
+	}
+}
+
 // SIGKILL in the middle of a stream of inserts, exactly_once: after the
 // restart every insert is on the topic once, none lost, none twice
 // (read_committed; what the killed task had not committed is aborted).

@@ -298,7 +298,15 @@ func (p *Pipeline) commitWith(ctx context.Context, crash func(point string)) err
 	p.commitMu.Lock()
 	defer p.commitMu.Unlock()
 	pos, mark := p.tracker.committed()
-	if pos == nil || bytes.Equal(pos, p.saved) {
+	if pos == nil {
+		return nil
+	}
+	if bytes.Equal(pos, p.saved) {
+		// The store holds this position already: what it carries is
+		// saved up to mark (a backfill asked for and finished between
+		// two saves on an idle source leaves the position as it was,
+		// and its request is cleared all the same).
+		p.savedMark.Store(mark)
 		return nil
 	}
 	crash(crashAfterAck)

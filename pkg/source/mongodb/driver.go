@@ -502,6 +502,7 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 	}
 	var j joiner
 	lastBeat := d.cursor
+	beatAgain := false
 	for {
 		seq := d.markSeqNow()
 		if !d.stream.TryNext(ctx) {
@@ -528,12 +529,17 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 			// heartbeat after them ends that run of records (an
 			// exactly-once transaction commits only at such an end)
 			// and checkpoints the snapshot's progress, even where the
-			// token stands still.
-			if moved || marked {
+			// token stands still. One more follows at the next idle
+			// read: a backfill request is cleared from the store only
+			// once a position marked after the one its hand-over may
+			// have raced with is saved (pkg/pipeline/backfillrequests.go),
+			// and where the token stands still no other position comes.
+			if moved || marked || beatAgain {
 				if err := sink.Heartbeat(ctx, lastBeat); err != nil {
 					return err
 				}
 			}
+			beatAgain = marked
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
