@@ -649,7 +649,8 @@ func TestCLIDropAndRecreate(t *testing.T) {
 // about each selected collection that keeps none, and test-connection's
 // pre-images line fails, each with the collMod command that turns them on.
 // (mongo-java-server accepts changeStreamPreAndPostImages at create but
-// does not keep it, so no collection of it has pre-images on.)
+// does not keep it, so no collection of it has pre-images on.) The mode
+// is written as Debezium takes it too, padded and in another case.
 func TestCLIPreImageChecks(t *testing.T) {
 	c := client(t)
 	db := newDB(t, c)
@@ -661,7 +662,7 @@ func TestCLIPreImageChecks(t *testing.T) {
 	}
 	e := itest.BareEnv(t, "mongopre")
 	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
-		Source: "  tables: ['" + regexpQuote(db.Name()) + "\\..*']\n  capture_mode: change_streams_update_full_with_pre_image\n"})
+		Source: "  tables: ['" + regexpQuote(db.Name()) + "\\..*']\n  capture_mode: ' CHANGE_STREAMS_Update_Full_With_Pre_Image'\n"})
 	fix := func(coll string) string {
 		return `db.getSiblingDB("` + db.Name() + `").runCommand({collMod: "` + coll + `", changeStreamPreAndPostImages: {enabled: true}})`
 	}

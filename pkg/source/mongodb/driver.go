@@ -53,6 +53,19 @@ const (
 	ModeChangeStreamsPreImage  = "change_streams_with_pre_image"
 )
 
+// captureMode is the capture mode s names, taken as Debezium's
+// CaptureMode.parse takes it (trimmed, in any case); s itself when it
+// names none, for the refusal to quote.
+func captureMode(s string) string {
+	t := strings.TrimSpace(s)
+	for _, m := range []string{ModeUpdateFull, ModeUpdateFullWithPreImage, ModeChangeStreams, ModeChangeStreamsPreImage} {
+		if strings.EqualFold(t, m) {
+			return m
+		}
+	}
+	return s
+}
+
 // Scopes: what one change stream watches.
 const (
 	// ScopeCluster watches the whole deployment and filters by
@@ -163,7 +176,7 @@ func NewDriver(cfg Config) (*Driver, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	switch cfg.CaptureMode {
+	switch cfg.CaptureMode = captureMode(cfg.CaptureMode); cfg.CaptureMode {
 	case "":
 		cfg.CaptureMode = ModeUpdateFull
 	case ModeUpdateFull, ModeUpdateFullWithPreImage, ModeChangeStreams, ModeChangeStreamsPreImage:

@@ -132,7 +132,7 @@ type Settings struct {
 }
 
 func validate(s *config.Source, _ string, r config.Report) {
-	switch config.SettingsOf[Settings](*s).CaptureMode {
+	switch captureMode(config.SettingsOf[Settings](*s).CaptureMode) {
 	case "", ModeUpdateFull, ModeUpdateFullWithPreImage, ModeChangeStreams, ModeChangeStreamsPreImage:
 	default:
 		r.Add("source.capture_mode", "must be %s, %s, %s or %s (Debezium's capture.mode)", ModeUpdateFull, ModeUpdateFullWithPreImage, ModeChangeStreams, ModeChangeStreamsPreImage)
