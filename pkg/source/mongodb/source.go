@@ -166,7 +166,8 @@ func (s *Source) Start(ctx context.Context, st source.Stream) error {
 			return fmt.Errorf("mongodb: the server has no cluster-wide change streams (a standalone or test server), so a pipeline captures exactly one collection there; source.tables selects %d (%s)",
 				len(s.d.captured), strings.Join(s.d.captured, ", "))
 		}
-		s.opts.Log().Warn("the server has no cluster-wide change streams; watching the one captured collection", "collection", s.d.captured[0])
+		s.opts.Log().Warn("the server has no cluster-wide change streams; watching the one captured collection: a collection created later that source.tables selects is not captured, and the next start refuses the selection",
+			"collection", s.d.captured[0])
 		s.d.cfg.Scope = ScopeCollection
 		err = s.d.Start(ctx)
 	}
