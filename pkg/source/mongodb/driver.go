@@ -235,7 +235,7 @@ func (d *Driver) Connect(ctx context.Context) error {
 		var cancel context.CancelCauseFunc
 		pingCtx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
-		o.SetDialer(refusals(o.Dialer, len(p.Hosts), cancel))
+		o.SetDialer(refusals(o.Dialer, p.Hosts, cancel))
 	}
 	c, err := mongo.Connect(o)
 	if err != nil {
@@ -253,12 +253,19 @@ func (d *Driver) Connect(ctx context.Context) error {
 	return nil
 }
 
-// refusals wraps base (a direct dialer when nil): once hosts distinct
-// addresses have failed to dial, with no success since, it cancels with
-// the last error.
-func refusals(base options.ContextDialer, hosts int, cancel context.CancelCauseFunc) dialFunc {
+// refusals wraps base (a direct dialer when nil): once every one of
+// hosts (source.url's, host:port) has failed to dial, with no dial of
+// any address succeeding since, it cancels with the last error. A
+// member the driver found by itself (a replica set's hosts beyond the
+// URL's seeds) does not count: one member down is not a deployment
+// never reached.
+func refusals(base options.ContextDialer, hosts []string, cancel context.CancelCauseFunc) dialFunc {
 	if base == nil {
 		base = &net.Dialer{Timeout: 10 * time.Second}
+	}
+	seeds := map[string]bool{}
+	for _, h := range hosts {
+		seeds[seedAddr(h)] = true
 	}
 	var mu sync.Mutex
 	failed := map[string]bool{}
@@ -267,8 +274,10 @@ func refusals(base options.ContextDialer, hosts int, cancel context.CancelCauseF
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
-			failed[addr] = true
-			if len(failed) >= hosts {
+			if a := seedAddr(addr); seeds[a] {
+				failed[a] = true
+			}
+			if len(failed) == len(seeds) {
 				cancel(fmt.Errorf("no host of source.url could be dialled: %w", err))
 			}
 		} else {
@@ -276,6 +285,16 @@ func refusals(base options.ContextDialer, hosts int, cancel context.CancelCauseF
 		}
 		return c, err
 	}
+}
+
+// seedAddr is a host of source.url, or an address the driver dials, as
+// one spelling: lower case, with MongoDB's default port when it has none.
+func seedAddr(h string) string {
+	h = strings.ToLower(h)
+	if _, _, err := net.SplitHostPort(h); err != nil {
+		return net.JoinHostPort(strings.Trim(h, "[]"), "27017")
+	}
+	return h
 }
 
 // scrub is err's message with the password hidden.

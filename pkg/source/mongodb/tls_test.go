@@ -212,3 +212,42 @@ func TestConnectDialsThroughDial(t *testing.T) {
 		t.Fatalf("dialled %v", dialled)
 	}
 }
+
+// The attempt ends early only once every host of source.url has refused:
+// a replica set member the driver found by itself (not in the URL) that
+// refuses does not end it, a host listed twice counts once, and a host
+// without a port is the one dialled at 27017.
+func TestRefusalsCountTheURLsHosts(t *testing.T) {
+	refused := errors.New("refused")
+	dialer := dialFunc(func(_ context.Context, _, addr string) (net.Conn, error) {
+		if strings.HasPrefix(addr, "up") {
+			return nil, nil
+		}
+		return nil, refused
+	})
+	for _, c := range []struct {
+		hosts  []string
+		dials  []string
+		cancel bool
+	}{
+		{[]string{"up:27017"}, []string{"up:27017", "down:1", "down:2"}, false},
+		{[]string{"down:1", "down:1"}, []string{"down:1"}, true},
+		{[]string{"DOWN"}, []string{"down:27017"}, true},
+		{[]string{"down:1", "down:2"}, []string{"down:1", "down:1"}, false},
+		{[]string{"down:1", "down:2"}, []string{"down:1", "up:27017", "down:2"}, false},
+		{[]string{"down:1", "down:2"}, []string{"down:1", "down:2"}, true},
+		{[]string{"[::1]:1", "down"}, []string{"[::1]:1", "down:27017"}, true},
+	} {
+		var cause error
+		d := refusals(dialer, c.hosts, func(err error) { cause = err })
+		for _, a := range c.dials {
+			_, _ = d(t.Context(), "tcp", a)
+		}
+		if (cause != nil) != c.cancel {
+			t.Errorf("hosts %v, dials %v: cancelled %v (%v), want %v", c.hosts, c.dials, cause != nil, cause, c.cancel)
+		}
+		if cause != nil && !errors.Is(cause, refused) {
+			t.Errorf("hosts %v: the cause %v does not wrap the dial's error", c.hosts, cause)
+		}
+	}
+}
