@@ -204,8 +204,8 @@ func (e *Engine) wakeLocked() {
 
 // Restore replaces the bookkeeping with what a position recorded, before
 // a Run streams from that position: every table the state names reads on
-// after its key; tables queued since (not in the state, or finished in
-// it) start over. A table the state has finished may well be queued
+// after its key; tables queued since and not begun (not in the state,
+// finished in it, or unfinished in it) start over. A table the state has finished may well be queued
 // since: a backfill requested while the pipeline was stopped is queued
 // before the Run restores its checkpoint (pkg/pipeline/backfillrequests.go).
 func (e *Engine) Restore(s State) {
@@ -219,6 +219,14 @@ func (e *Engine) Restore(s State) {
 		out = append(out, &table{name: name, done: true})
 	}
 	for _, ts := range s.Tables {
+		if i := e.indexLocked(ts.Table); i >= 0 && !e.tables[i].done && e.tables[i].started.IsZero() {
+			// Asked for again since the position and not begun (a
+			// backfill requested while the pipeline was stopped): every
+			// row is read again (below), not only those after the
+			// unfinished snapshot's key. One this engine has begun is
+			// the state's own, which a reconnect reads on.
+			continue
+		}
 		t := &table{name: ts.Table, rows: ts.Rows, initial: ts.Initial, first: ts.Rows == 0, parts: whole(ts.Key)}
 		if len(ts.Parts) > 0 {
 			t.parts = nil

@@ -576,6 +576,33 @@ func TestRestoreKeepsRequeuedFinishedTable(t *testing.T) {
 	}
 }
 
+// TestRestoreReadsRequeuedUnfinishedTableAgain: a table queued before the
+// state is restored (a backfill requested while the pipeline was
+// stopped) whose snapshot the state has unfinished is read again from its
+// first row, not on after the state's key: the request asks for every
+// row. A reconnect's Restore of the same state, once that snapshot has
+// begun in this engine, reads on after the key.
+func TestRestoreReadsRequeuedUnfinishedTableAgain(t *testing.T) {
+	unfinished := State{Tables: []TableState{{Table: "s.t", Key: Key{[]byte("5")}, Rows: 5, Started: 1000}}}
+	e := New(&memDB{}, Config{TableName: func(change.TableID) string { return "" }})
+	e.Queue([]string{"s.t"}, false)
+	e.Restore(unfinished)
+	back, err := DecodeState(e.State())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Tables) != 1 || back.Tables[0].Table != "s.t" || back.Tables[0].Key != nil || back.Tables[0].Rows != 0 {
+		t.Errorf("restored state %+v, want s.t queued from its start", back)
+	}
+
+	e = New(&memDB{}, Config{TableName: func(change.TableID) string { return "" }})
+	e.Restore(unfinished)
+	e.Restore(unfinished)
+	if back, _ = DecodeState(e.State()); len(back.Tables) != 1 || string(back.Tables[0].Key[0]) != "5" || back.Tables[0].Rows != 5 {
+		t.Errorf("restored again %+v, want s.t read on after key 5", back)
+	}
+}
+
 // TestAgainRestartsBegunTable: Again reads a table whose snapshot has
 // begun from its first row again, leaves one queued and not begun where
 // it is, and queues a finished one again.
