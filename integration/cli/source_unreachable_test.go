@@ -8,44 +8,16 @@ import (
 	"github.com/tributary-cdc/tributary/integration/itest"
 )
 
-// neverReached starts a pipeline whose source URL names a port nothing
-// listens on: with no checkpoint this is a first start, which fails at
-// once (exit 1, the address and the cause, never the password) instead
-// of retrying for source.outage_window (5 minutes) as an outage.
-func neverReached(t *testing.T, e *itest.Env, typ, url, addr string) {
-	cfg := e.WritePipeline(itest.PipelineConfig{Typ: typ, URL: url})
-	start := time.Now()
-	p := e.Start("run", "--config", cfg)
-	code := itest.ExitWithin(t, p, 45*time.Second, "a source never reached")
-	out := p.Out.String()
-	if code != 1 {
-		t.Fatalf("exit %d, want 1; output:\n%s", code, out)
-	}
-	line := itest.LineWith(out, "never reached")
-	for _, want := range []string{addr, "refused", "source.url"} {
-		if !strings.Contains(line, want) {
-			t.Errorf("the error does not say %q:\n%s", want, out)
-		}
-	}
-	if strings.Contains(out, "s3cret-pw") {
-		t.Error("the password appears in the output")
-	}
-	if strings.Contains(out, "reconnecting") {
-		t.Errorf("a first start that never connected was retried:\n%s", out)
-	}
-	t.Logf("exit 1 after %s: %s", time.Since(start).Round(100*time.Millisecond), line)
-}
-
 func TestPostgresNeverReachedFailsStart(t *testing.T) {
 	e := itest.NewEnv(t, "pgunreach")
 	addr := itest.FreeAddr(t)
-	neverReached(t, e, "postgres", "postgres://postgres:s3cret-pw@"+addr+"/"+e.DB, addr)
+	itest.NeverReached(t, e, itest.PipelineConfig{Typ: "postgres", URL: "postgres://postgres:s3cret-pw@" + addr + "/" + e.DB}, addr)
 }
 
 func TestMySQLNeverReachedFailsStart(t *testing.T) {
 	e := itest.NewMyEnv(t, "myunreach")
 	addr := itest.FreeAddr(t)
-	neverReached(t, e.Env, "mysql", "mysql://root:s3cret-pw@"+addr+"/"+e.DB, addr)
+	itest.NeverReached(t, e.Env, itest.PipelineConfig{Typ: "mysql", URL: "mysql://root:s3cret-pw@" + addr + "/" + e.DB}, addr)
 }
 
 // A task restarting with a checkpoint (an ECS task replaced after a

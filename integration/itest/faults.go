@@ -88,3 +88,34 @@ func (e *Env) FaultPgSQL(sql string) {
 func (e *Env) FaultPgConfig(window string) string {
 	return e.WritePipeline(PipelineConfig{Typ: "postgres", URL: e.FaultPgURL(), Source: "  outage_window: " + window + "\n"})
 }
+
+// NeverReached starts a pipeline c whose source URL names addr, where
+// nothing listens, with the password s3cret-pw: with no checkpoint this
+// is a first start, which fails at once (exit 1, the address and the
+// cause, never the password) instead of retrying for
+// source.outage_window (5 minutes) as an outage (docs/operations.md,
+// "A source never reached").
+func NeverReached(t *testing.T, e *Env, c PipelineConfig, addr string) {
+	t.Helper()
+	cfg := e.WritePipeline(c)
+	start := time.Now()
+	p := e.Start("run", "--config", cfg)
+	code := ExitWithin(t, p, 45*time.Second, "a source never reached")
+	out := p.Out.String()
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; output:\n%s", code, out)
+	}
+	line := LineWith(out, "never reached")
+	for _, want := range []string{addr, "refused", "source.url"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the error does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "s3cret-pw") {
+		t.Error("the password appears in the output")
+	}
+	if strings.Contains(out, "reconnecting") {
+		t.Errorf("a first start that never connected was retried:\n%s", out)
+	}
+	t.Logf("exit 1 after %s: %s", time.Since(start).Round(100*time.Millisecond), line)
+}

@@ -365,12 +365,8 @@ func TestCLIBackfillOnRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := itest.BareEnv(t, "mongobf")
 	ns := db.Name() + ".items"
-	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
-		Source: "  tables: ['" + regexpQuote(ns) + "']\n  snapshot_mode: no_data\n"})
-	itest.AppendConfig(t, cfg, "format:\n  schemas: false\n")
-	topic := e.Prefix + "." + ns
+	e, cfg, topic := pipelineOf(t, "mongobf", ns, "  snapshot_mode: no_data\n")
 	p := e.Start("run", "--config", cfg)
 	itest.ModeDB{E: e}.AwaitStarted(t, p)
 	if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", ns); code != 0 {
@@ -405,19 +401,9 @@ func TestCLIBackfillOnRequest(t *testing.T) {
 func TestCLIBackfillOnIdleCollectionIsCleared(t *testing.T) {
 	c := client(t)
 	db := newDB(t, c)
-	coll := db.Collection("idle")
-	ctx := context.Background()
-	for i := range 5 {
-		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(i)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e := itest.BareEnv(t, "mongobfidle")
+	insertIDs(t, db.Collection("idle"), 0, 1, 2, 3, 4)
 	ns := db.Name() + ".idle"
-	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
-		Source: "  tables: ['" + regexpQuote(ns) + "']\n  snapshot_mode: no_data\n"})
-	itest.AppendConfig(t, cfg, "format:\n  schemas: false\n")
-	topic := e.Prefix + "." + ns
+	e, cfg, topic := pipelineOf(t, "mongobfidle", ns, "  snapshot_mode: no_data\n")
 	request := filepath.Join(e.Dir, "checkpoints", e.Name+".backfill.json")
 	p := e.Start("run", "--config", cfg)
 	itest.ModeDB{E: e}.AwaitStarted(t, p)
@@ -604,11 +590,7 @@ func TestCLIDropAndRecreate(t *testing.T) {
 	db := newDB(t, c)
 	coll := db.Collection("items")
 	ctx := context.Background()
-	for i := range 3 {
-		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: int32(i)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	insertIDs(t, coll, 0, 1, 2)
 	e := itest.BareEnv(t, "mongodrop")
 	ns := db.Name() + ".items"
 	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(), Source: "  tables: ['" + regexpQuote(ns) + "']\n"})

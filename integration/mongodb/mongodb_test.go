@@ -88,6 +88,27 @@ func newDB(t *testing.T, c *mongo.Client) *mongo.Database {
 	return db
 }
 
+// pipelineOf writes the config of a pipeline that captures the
+// collection ns (format.schemas off; source holds more source lines) and
+// returns its env, config file and topic.
+func pipelineOf(t *testing.T, label, ns, source string) (*itest.Env, string, string) {
+	t.Helper()
+	e := itest.BareEnv(t, label)
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(), Source: "  tables: ['" + regexpQuote(ns) + "']\n" + source})
+	itest.AppendConfig(t, cfg, "format:\n  schemas: false\n")
+	return e, cfg, e.Prefix + "." + ns
+}
+
+// insertIDs inserts one document {_id: id} for each id.
+func insertIDs(t *testing.T, coll *mongo.Collection, ids ...int32) {
+	t.Helper()
+	for _, id := range ids {
+		if _, err := coll.InsertOne(context.Background(), bson.D{{Key: "_id", Value: id}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // item is one call the driver made on the sink.
 type item struct {
 	kind string // change, commit, watermark, heartbeat, captured

@@ -178,12 +178,8 @@ func TestCLISiblingDropDuringSnapshot(t *testing.T) {
 	if _, err := db.Collection("other").InsertOne(ctx, bson.D{{Key: "_id", Value: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	e := itest.BareEnv(t, "rvsib")
 	ns := db.Name() + ".items"
-	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: uri(),
-		Source: "  tables: ['" + regexpQuote(ns) + "']\n  snapshot_parallelism: 64\n"})
-	itest.AppendConfig(t, cfg, "format:\n  schemas: false\n")
-	topic := e.Prefix + "." + ns
+	e, cfg, topic := pipelineOf(t, "rvsib", ns, "  snapshot_parallelism: 64\n")
 	p := e.Start("run", "--config", cfg)
 	p.WaitFor(t, 120*time.Second, "the first chunks", func() bool { return itest.TopicEnd(topic) >= 100 })
 	at := itest.TopicEnd(topic)
