@@ -205,9 +205,10 @@ func (e *Engine) wakeLocked() {
 // Restore replaces the bookkeeping with what a position recorded, before
 // a Run streams from that position: every table the state names reads on
 // after its key; tables queued since and not begun (not in the state,
-// finished in it, or unfinished in it) start over. A table the state has finished may well be queued
-// since: a backfill requested while the pipeline was stopped is queued
-// before the Run restores its checkpoint (pkg/pipeline/backfillrequests.go).
+// finished in it, or unfinished in it) start over. A table the state
+// names may well be queued since: a backfill requested while the
+// pipeline was stopped is queued before the Run restores its checkpoint
+// (pkg/pipeline/backfillrequests.go).
 func (e *Engine) Restore(s State) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -54,16 +54,19 @@ const (
 )
 
 // captureMode is the capture mode s names, taken as Debezium's
-// CaptureMode.parse takes it (trimmed, in any case); s itself when it
-// names none, for the refusal to quote.
-func captureMode(s string) string {
+// CaptureMode.parse takes it (trimmed, in any case; unset is
+// ModeUpdateFull), and whether s names one.
+func captureMode(s string) (string, bool) {
+	if s == "" {
+		return ModeUpdateFull, true
+	}
 	t := strings.TrimSpace(s)
 	for _, m := range []string{ModeUpdateFull, ModeUpdateFullWithPreImage, ModeChangeStreams, ModeChangeStreamsPreImage} {
 		if strings.EqualFold(t, m) {
-			return m
+			return m, true
 		}
 	}
-	return s
+	return s, false
 }
 
 // Scopes: what one change stream watches.
@@ -176,11 +179,9 @@ func NewDriver(cfg Config) (*Driver, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	switch cfg.CaptureMode = captureMode(cfg.CaptureMode); cfg.CaptureMode {
-	case "":
-		cfg.CaptureMode = ModeUpdateFull
-	case ModeUpdateFull, ModeUpdateFullWithPreImage, ModeChangeStreams, ModeChangeStreamsPreImage:
-	default:
+	if mode, ok := captureMode(cfg.CaptureMode); ok {
+		cfg.CaptureMode = mode
+	} else {
 		errs = append(errs, fmt.Errorf("source.capture_mode %q: want one of %s, %s, %s, %s", cfg.CaptureMode,
 			ModeChangeStreams, ModeUpdateFull, ModeChangeStreamsPreImage, ModeUpdateFullWithPreImage))
 	}

@@ -132,9 +132,7 @@ type Settings struct {
 }
 
 func validate(s *config.Source, _ string, r config.Report) {
-	switch captureMode(config.SettingsOf[Settings](*s).CaptureMode) {
-	case "", ModeUpdateFull, ModeUpdateFullWithPreImage, ModeChangeStreams, ModeChangeStreamsPreImage:
-	default:
+	if _, ok := captureMode(config.SettingsOf[Settings](*s).CaptureMode); !ok {
 		r.Add("source.capture_mode", "must be %s, %s, %s or %s (Debezium's capture.mode)", ModeUpdateFull, ModeUpdateFullWithPreImage, ModeChangeStreams, ModeChangeStreamsPreImage)
 	}
 	if p, err := parseURI(s.URL); err == nil && strings.EqualFold(p.opts["authmechanism"], "MONGODB-X509") {

@@ -435,10 +435,8 @@ func appendJavaString[S ~string | ~[]byte](b []byte, s S) []byte {
 // part, each then written as \uxxxx as Java writes a lone surrogate.
 func appendRegexOptions(b []byte, options string) []byte {
 	if !isASCII(options) {
-		units := utf16.Encode([]rune(options))
-		slices.Sort(units)
 		b = append(b, '"')
-		for _, u := range units {
+		for _, u := range sortedUnits(options) {
 			if utf16.IsSurrogate(rune(u)) {
 				b = appendU(b, rune(u))
 				continue
@@ -457,9 +455,7 @@ func appendRegexOptions(b []byte, options string) []byte {
 // Sorting the UTF-8 bytes instead would cut the other characters apart.
 func sortedOptions(options string) string {
 	if !isASCII(options) {
-		units := utf16.Encode([]rune(options))
-		slices.Sort(units)
-		return string(utf16.Decode(units))
+		return string(utf16.Decode(sortedUnits(options)))
 	}
 	for i := 1; i < len(options); i++ {
 		if options[i] < options[i-1] {
@@ -469,6 +465,14 @@ func sortedOptions(options string) string {
 		}
 	}
 	return options
+}
+
+// sortedUnits is s in UTF-16 units, sorted, as Java sorts a string's
+// chars.
+func sortedUnits(s string) []uint16 {
+	units := utf16.Encode([]rune(s))
+	slices.Sort(units)
+	return units
 }
 
 func isASCII(s string) bool {
