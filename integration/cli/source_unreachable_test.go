@@ -1,7 +1,7 @@
 package cli_test
 
 import (
-	"strings"
+	"fmt"
 	"testing"
 	"time"
 
@@ -41,39 +41,11 @@ func TestMySQLDownAtRestartRecovers(t *testing.T) {
 		itest.PipelineConfig{Typ: "mysql", URL: "mysql://root:root@" + proxy.Addr + "/" + e.DB})
 }
 
-// downAtRestart runs a pipeline through proxy: once to a checkpoint, then
-// again with the port closed for 6 s, then through a 3 s cut.
+// downAtRestart runs a pipeline with a sentinel table through proxy
+// (itest.DownAtRestart), the port closed for 6 s at the restart.
 func downAtRestart(t *testing.T, e *itest.Env, proxy *itest.CutProxy, exec func(string), sentinel string, c itest.PipelineConfig) {
 	exec(itest.SentinelTable)
-	cfg := e.WritePipeline(c)
-	p := e.Start("run", "--config", cfg)
-	exec(`INSERT INTO sentinel VALUES (1)`)
-	itest.AwaitKey(t, p, sentinel, "id", 1)
-	time.Sleep(1500 * time.Millisecond) // a checkpoint
-	if code := p.Stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
-	}
-
-	proxy.Cut()
-	p = e.Start("run", "--config", cfg)
-	time.Sleep(6 * time.Second)
-	if p.Exited() {
-		t.Fatalf("a restart with a checkpoint gave up while the database was down for 6 s; output:\n%s", p.Out)
-	}
-	exec(`INSERT INTO sentinel VALUES (2)`) // the database itself is up: only the port is closed
-	proxy.Mend()
-	itest.AwaitKey(t, p, sentinel, "id", 2)
-
-	// Down for a few seconds after this process connected: an outage too.
-	proxy.Cut()
-	time.Sleep(3 * time.Second)
-	exec(`INSERT INTO sentinel VALUES (3)`)
-	proxy.Mend()
-	itest.AwaitKey(t, p, sentinel, "id", 3)
-	if code := p.Stop(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
-	}
-	if !strings.Contains(p.Out.String(), "reconnecting") {
-		t.Errorf("no reconnect was logged:\n%s", p.Out)
-	}
+	itest.DownAtRestart(t, e, proxy, e.WritePipeline(c), 6*time.Second,
+		func(n int) { exec(fmt.Sprintf(`INSERT INTO sentinel VALUES (%d)`, n)) },
+		func(p *itest.Proc, n int) { itest.AwaitKey(t, p, sentinel, "id", n) })
 }

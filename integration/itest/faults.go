@@ -119,3 +119,44 @@ func NeverReached(t *testing.T, e *Env, c PipelineConfig, addr string) {
 	}
 	t.Logf("exit 1 after %s: %s", time.Since(start).Round(100*time.Millisecond), line)
 }
+
+// DownAtRestart runs the pipeline of cfg, whose source is reached through
+// proxy: once to a checkpoint, then again with the port closed for down
+// (the restart of a task with a checkpoint, which must wait for its
+// database rather than exit), then through a 3 s cut after it connected.
+// write(n) commits change n at the source, whose server stays up (only
+// the port closes); await(p, n) waits until p published it. A reconnect
+// is logged.
+func DownAtRestart(t *testing.T, e *Env, proxy *CutProxy, cfg string, down time.Duration, write func(n int), await func(p *Proc, n int)) {
+	t.Helper()
+	p := e.Start("run", "--config", cfg)
+	write(1)
+	await(p, 1)
+	time.Sleep(1500 * time.Millisecond) // a checkpoint
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
+	}
+
+	proxy.Cut()
+	p = e.Start("run", "--config", cfg)
+	time.Sleep(down)
+	if p.Exited() {
+		t.Fatalf("a restart with a checkpoint gave up while the database was unreachable for %s; output:\n%s", down, p.Out)
+	}
+	write(2)
+	proxy.Mend()
+	await(p, 2)
+
+	// Down for a few seconds after this process connected: an outage too.
+	proxy.Cut()
+	time.Sleep(3 * time.Second)
+	write(3)
+	proxy.Mend()
+	await(p, 3)
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
+	}
+	if !strings.Contains(p.Out.String(), "reconnecting") {
+		t.Errorf("no reconnect was logged:\n%s", p.Out)
+	}
+}
