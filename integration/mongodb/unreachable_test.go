@@ -2,6 +2,7 @@ package mongodb_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,5 +56,37 @@ func TestCLIDownAtRestartRecovers(t *testing.T) {
 		if key := `{"id":"` + id + `"}`; !seen[key] {
 			t.Errorf("document %s never published (keys %v)", id, seen)
 		}
+	}
+}
+
+// A server lost while the pipeline streams starts source.outage_window's
+// clock when it is lost: with a window of 4 s and the port closed for
+// good, the pipeline exits 1 with the outage's reason within seconds.
+// Before, the read of the stream waited out the driver's 30 s of server
+// selection first, so an outage was measured 30 s short.
+func TestCLIOutageWindowCountsFromTheLoss(t *testing.T) {
+	c := client(t)
+	db := newDB(t, c)
+	coll := db.Collection("sentinel")
+	proxy := itest.NewCutProxy(t, "127.0.0.1:27017")
+	if realServer() {
+		t.Skip("the proxy forwards to the local mongo-java-server")
+	}
+	e := itest.BareEnv(t, "mongooutage")
+	ns := db.Name() + ".sentinel"
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: "mongodb://" + proxy.Addr + "/?directConnection=true",
+		Source: "  tables: ['" + regexpQuote(ns) + "']\n  outage_window: 4s\n"})
+	topic := e.Prefix + "." + ns
+	insertIDs(t, coll, 0)
+	p := e.Start("run", "--config", cfg)
+	insertIDs(t, coll, 1)
+	p.WaitFor(t, 60*time.Second, "document 1", func() bool { return itest.TopicEnd(topic) >= 2 })
+	proxy.Cut()
+	lost := time.Now()
+	code := itest.ExitWithin(t, p, 20*time.Second, "the end of the outage window")
+	if took := time.Since(lost); code != 1 || !strings.Contains(p.Out.String(), "longer than source.outage_window") {
+		t.Fatalf("exit %d %s after the loss, want 1 naming source.outage_window; output:\n%s", code, took.Round(100*time.Millisecond), p.Out)
+	} else {
+		t.Logf("exit 1 %s after the loss", took.Round(100*time.Millisecond))
 	}
 }

@@ -157,6 +157,9 @@ type Driver struct {
 	// at once instead of after IdlePause, so a snapshot chunk waits one
 	// poll for its watermark, not a pause and a poll.
 	marked chan struct{}
+	// refused ends the operation guard gave it (the ping, a read of the
+	// stream) once every server has refused a dial (refusals).
+	refused atomic.Pointer[context.CancelCauseFunc]
 }
 
 // timedMark is a watermark placed at an operation time: every event at or
@@ -224,64 +227,93 @@ func NewDriver(cfg Config) (*Driver, error) {
 // do, and a pipeline with a checkpoint retries it for
 // source.outage_window (pkg/capture/reconnect.go); a dialer that refuses
 // an address (the connection-test function's guard) refuses it every
-// time. A host that accepts and does not answer still takes the server
-// selection's 30 s, and its timeout is retried as an outage.
+// time. Later, a read of the stream ends the same way once every server
+// the client has reached refuses (Stream), so that an outage's clock
+// starts when the connection is lost. A host that accepts and does not
+// answer still takes the server selection's 30 s, and its timeout is
+// retried as an outage.
 func (d *Driver) Connect(ctx context.Context) error {
 	o, err := d.cfg.Connection.clientOptions()
 	if err != nil {
 		return err
 	}
-	pingCtx := ctx
-	if p := d.cfg.Connection.parsed; p != nil && p.Scheme == connstring.SchemeMongoDB && len(p.Hosts) > 0 {
-		var cancel context.CancelCauseFunc
-		pingCtx, cancel = context.WithCancelCause(ctx)
-		defer cancel(nil)
-		o.SetDialer(refusals(o.Dialer, p.Hosts, cancel))
+	var seeds []string
+	if p := d.cfg.Connection.parsed; p != nil && p.Scheme == connstring.SchemeMongoDB {
+		seeds = p.Hosts
 	}
+	o.SetDialer(refusals(o.Dialer, seeds, func(err error) {
+		if cancel := d.refused.Load(); cancel != nil {
+			(*cancel)(err)
+		}
+	}))
 	c, err := mongo.Connect(o)
 	if err != nil {
 		return d.wrapErr("mongodb "+d.cfg.Connection.Redacted()+": ", err)
 	}
+	pingCtx, end := d.guard(ctx)
+	defer end()
 	if err := c.Ping(pingCtx, nil); err != nil {
-		if cause := context.Cause(pingCtx); ctx.Err() == nil && cause != nil && cause != pingCtx.Err() {
-			err = cause
-		}
 		_ = c.Disconnect(context.WithoutCancel(ctx))
-		return d.wrapErr("mongodb "+d.cfg.Connection.Redacted()+": ", err)
+		return d.wrapErr("mongodb "+d.cfg.Connection.Redacted()+": ", d.refusal(ctx, pingCtx, err))
 	}
 	d.client = c
 	d.log.Info("connected", "url", d.cfg.Connection.Redacted())
 	return nil
 }
 
-// refusals wraps base (a direct dialer when nil): once every one of
-// hosts (source.url's, host:port) has failed to dial, with no dial of
-// any address succeeding since, it cancels with the last error. A
-// member the driver found by itself (a replica set's hosts beyond the
-// URL's seeds) does not count: one member down is not a deployment
-// never reached.
-func refusals(base options.ContextDialer, hosts []string, cancel context.CancelCauseFunc) dialFunc {
+// guard is ctx ended early, with refusals' error as its cause, once every
+// server has refused a dial; end releases it. One operation at a time is
+// guarded: the ping, then each read of the stream.
+func (d *Driver) guard(ctx context.Context) (_ context.Context, end func()) {
+	gctx, cancel := context.WithCancelCause(ctx)
+	d.refused.Store(&cancel)
+	return gctx, func() {
+		d.refused.CompareAndSwap(&cancel, nil)
+		cancel(nil)
+	}
+}
+
+// refusal is err, or the refused dial that ended the guarded gctx while
+// ctx, its parent, goes on.
+func (d *Driver) refusal(ctx, gctx context.Context, err error) error {
+	if cause := context.Cause(gctx); ctx.Err() == nil && cause != nil && cause != gctx.Err() {
+		return cause
+	}
+	return err
+}
+
+// refusals wraps base (a direct dialer when nil): once every address it
+// knows has failed to dial, with no dial succeeding since, it calls lost
+// with the last error. It knows hosts (source.url's, host:port) and
+// every address it has dialled once: a member the driver found by itself
+// and never reached (a replica set's hosts beyond the URL's seeds) does
+// not count, since one member down is not a deployment never reached,
+// and a seed down does not count while a member reached before is
+// still up.
+func refusals(base options.ContextDialer, hosts []string, lost func(error)) dialFunc {
 	if base == nil {
 		base = &net.Dialer{Timeout: 10 * time.Second}
 	}
-	seeds := map[string]bool{}
+	known := map[string]bool{}
 	for _, h := range hosts {
-		seeds[seedAddr(h)] = true
+		known[seedAddr(h)] = true
 	}
 	var mu sync.Mutex
 	failed := map[string]bool{}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := base.DialContext(ctx, network, addr)
+		a := seedAddr(addr)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
-			if a := seedAddr(addr); seeds[a] {
+			if known[a] {
 				failed[a] = true
 			}
-			if len(failed) == len(seeds) {
-				cancel(fmt.Errorf("no host of source.url could be dialled: %w", err))
+			if len(known) > 0 && len(failed) == len(known) {
+				lost(fmt.Errorf("no server of source.url could be dialled: %w", err))
 			}
 		} else {
+			known[a] = true
 			clear(failed)
 		}
 		return c, err
@@ -536,9 +568,17 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 	var j joiner
 	lastBeat := d.cursor
 	beatAgain := false
+	// The reads end once every server refuses, not after the driver's
+	// server selection; the sink's calls keep ctx, since a refused dial
+	// is no failure of the pipeline's.
+	rctx, end := d.guard(ctx)
+	defer end()
 	for {
 		seq := d.markSeqNow()
-		if !d.stream.TryNext(ctx) {
+		if !d.stream.TryNext(rctx) {
+			if err := d.refusal(ctx, rctx, nil); err != nil {
+				return d.wrapErr("mongodb: reading the change stream: ", err)
+			}
 			if err := d.stream.Err(); err != nil {
 				return d.streamError("reading the change stream", err)
 			}

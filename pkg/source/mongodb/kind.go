@@ -10,6 +10,7 @@ import (
 
 	"github.com/tributary-cdc/tributary/pkg/config"
 	"github.com/tributary-cdc/tributary/pkg/source"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 )
 
 // Type is the source.type of this driver.
@@ -31,6 +32,7 @@ var Kind = source.Kind{
 		Defaults:    func(*config.Source, string) {},
 		ValidateURL: validateURL,
 		Validate:    validate,
+		Warn:        warnURL,
 		URLTLS:      urlTLS,
 		CheckTLS:    checkTLS,
 	},
@@ -103,7 +105,15 @@ func validateURL(raw string, r config.Report) {
 	// their words with the fix.
 	var rule *driverRule
 	if _, err := checkURI(raw); err != nil && !(errors.As(err, &rule) && strings.EqualFold(p.opts["authmechanism"], "MONGODB-X509") && p.password) {
-		r.Add("source.url", "%s", err)
+		// The driver stops at the first option it cannot read: each
+		// is read alone so that every bad one is listed.
+		bad := optionProblems(raw)
+		if len(bad) == 0 || errors.As(err, &rule) {
+			bad = []string{err.Error()}
+		}
+		for _, msg := range bad {
+			r.Add("source.url", "%s", msg)
+		}
 	}
 	for _, k := range []string{"tlsallowinvalidcertificates", "tlsallowinvalidhostnames", "tlsinsecure", "sslallowinvalidcertificates", "sslallowinvalidhostnames"} {
 		if v, ok := p.opts[k]; ok && strings.EqualFold(v, "true") {
@@ -117,6 +127,47 @@ func validateURL(raw string, r config.Report) {
 		if _, ok := p.opts[k]; ok {
 			r.Add("source.url", "%s: give the certificate and its key as PEM in source.client_certificate and source.client_key instead (a file is not there in AWS)", k)
 		}
+	}
+}
+
+// optionProblems are what the driver says of each of raw's options read
+// alone, in the URI's order: none when each reads on its own.
+func optionProblems(raw string) []string {
+	_, q, ok := strings.Cut(raw, "?")
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, pair := range strings.Split(q, "&") {
+		if name, _, _ := strings.Cut(pair, "="); isOption(name, "srvMaxHosts") || isOption(name, "srvServiceName") {
+			continue // a mongodb+srv:// URI's own (checkURI)
+		}
+		if _, err := connstring.Parse("mongodb://h/?" + pair); err != nil {
+			out = append(out, scrub(err.Error(), raw, ""))
+		}
+	}
+	return out
+}
+
+// warnURL names the options of source.url the driver does not know: it
+// ignores them, and one is most often a misspelt option (replSet for
+// replicaSet) whose setting is then silently lost. Their values are not
+// shown.
+func warnURL(s *config.Source, warn func(field, message string)) {
+	cs, err := checkURI(s.URL)
+	if err != nil {
+		return
+	}
+	_, q, _ := strings.Cut(s.URL, "?")
+	seen := map[string]bool{}
+	for _, pair := range strings.Split(q, "&") {
+		raw, _, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(raw)
+		if lower := strings.ToLower(name); err != nil || cs.UnknownOptions[lower] == nil || seen[lower] {
+			continue
+		}
+		seen[strings.ToLower(name)] = true
+		warn("source.url", fmt.Sprintf("option %q is not a MongoDB connection option the driver knows, and has no effect (https://www.mongodb.com/docs/manual/reference/connection-string-options/)", name))
 	}
 }
 

@@ -199,7 +199,7 @@ func TestConnectDialsThroughDial(t *testing.T) {
 	}
 	start := time.Now()
 	err = d.Connect(t.Context())
-	if err == nil || !strings.Contains(err.Error(), "no host of source.url could be dialled: address refused: a test dialer") || strings.Contains(err.Error(), "s3cr3t") {
+	if err == nil || !strings.Contains(err.Error(), "no server of source.url could be dialled: address refused: a test dialer") || strings.Contains(err.Error(), "s3cr3t") {
 		t.Fatalf("connect: %v", err)
 	}
 	if took := time.Since(start); took > 5*time.Second {
@@ -249,5 +249,36 @@ func TestRefusalsCountTheURLsHosts(t *testing.T) {
 		if cause != nil && !errors.Is(cause, refused) {
 			t.Errorf("hosts %v: the cause %v does not wrap the dial's error", c.hosts, cause)
 		}
+	}
+}
+
+// Once connected, a member the driver reached keeps the deployment up
+// while the URL's one seed refuses (a replica set's failover); when every
+// server reached so far refuses, the stream's read ends at once.
+func TestRefusalsAfterConnecting(t *testing.T) {
+	down := map[string]bool{}
+	dialer := dialFunc(func(_ context.Context, _, addr string) (net.Conn, error) {
+		if down[addr] {
+			return nil, errors.New("refused")
+		}
+		return nil, nil
+	})
+	var lost error
+	d := refusals(dialer, []string{"seed:27017"}, func(err error) { lost = err })
+	dial := func(addrs ...string) {
+		for _, a := range addrs {
+			_, _ = d(t.Context(), "tcp", a)
+		}
+	}
+	dial("seed:27017", "member:27017")
+	down["seed:27017"] = true
+	dial("seed:27017", "seed:27017")
+	if lost != nil {
+		t.Fatalf("the seed down while a member it led to is up: %v", lost)
+	}
+	down["member:27017"] = true
+	dial("member:27017")
+	if lost == nil {
+		t.Fatal("every server reached refuses, and the read goes on")
 	}
 }

@@ -226,3 +226,46 @@ func TestSRVOptionsAccepted(t *testing.T) {
 		t.Error("srvMaxHosts on a mongodb:// URI: accepted")
 	}
 }
+
+// validate lists every option of source.url the driver cannot read, not
+// only the first (the driver's parse stops there).
+func TestURIListsEveryBadOption(t *testing.T) {
+	problems := urlProblems("mongodb://u:pw12@h/?connectTimeoutMS=abc&w=majority&maxPoolSize=-x")
+	if len(problems) != 2 || !strings.Contains(problems[0], "connectTimeoutMS") || !strings.Contains(problems[1], "maxPoolSize") {
+		t.Fatalf("problems %q: want connectTimeoutMS's, then maxPoolSize's", problems)
+	}
+	for _, p := range problems {
+		if strings.Contains(p, "pw12") {
+			t.Errorf("the password shown: %q", p)
+		}
+	}
+}
+
+// An option the driver does not know has no effect (the driver ignores
+// it): validate warns, naming it as written, once; the options of the
+// URIs Atlas and DocumentDB give are known.
+func TestURIUnknownOptionWarned(t *testing.T) {
+	config.RegisterSource(Kind.SourceKind)
+	warned := func(url string) []string {
+		c := &config.Config{Source: config.Source{Type: "mongodb", URL: url}}
+		var out []string
+		for _, w := range c.Warnings() {
+			if w.Field == "source.url" {
+				out = append(out, w.Message)
+			}
+		}
+		return out
+	}
+	got := warned("mongodb://h/?replSet=rs0&w=majority&REPLSET=rs1")
+	if len(got) != 1 || !strings.Contains(got[0], `"replSet"`) || strings.Contains(got[0], "rs0") {
+		t.Errorf("replSet: warnings %q, want one naming it, without its value", got)
+	}
+	for _, url := range []string{
+		"mongodb+srv://u:pw12@cluster0.abcde.mongodb.net/?retryWrites=true&w=majority&appName=Cluster0",
+		"mongodb://u:pw12@docdb.cluster-x.us-east-1.docdb.amazonaws.com:27017/?tls=true&replicaSet=rs0&readPreference=secondaryPreferred&retryWrites=false",
+	} {
+		if got := warned(url); len(got) > 0 {
+			t.Errorf("%s: warnings %q", redactURI(url), got)
+		}
+	}
+}
