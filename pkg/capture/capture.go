@@ -331,10 +331,12 @@ func (c *Capture) snapshot(tables []string) error {
 		c.all = true // queued once the first run knows the tables
 	}
 	c.mu.Unlock()
+	// Every row is read after the request: a snapshot of a table asked
+	// for that is under way (an earlier request's) starts over.
 	engine := c.engine
 	if tables == nil {
 		if started {
-			engine.Queue(c.d.capturedNames(), false)
+			engine.Again(c.d.capturedNames()...)
 		}
 		return nil
 	}
@@ -346,7 +348,7 @@ func (c *Capture) snapshot(tables []string) error {
 			}
 		}
 	}
-	engine.Queue(tables, false)
+	engine.Again(tables...)
 	return nil
 }
 

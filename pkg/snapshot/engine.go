@@ -163,20 +163,23 @@ func (e *Engine) Queue(tables []string, initial bool) {
 	e.queueLocked(tables, initial)
 }
 
-// Again has a table's rows all read again (changed where the stream
-// cannot show which): a snapshot of it that has begun reading starts
-// over from its first row, its rows read so far published again as
-// reads; one queued and not begun stays as it is; otherwise it is queued
-// as Queue queues it.
-func (e *Engine) Again(name string) {
+// Again has the tables' rows all read again: a table changed where the
+// stream cannot show which, or one a backfill request asks for, whose
+// rows must all be published after the request. A snapshot of one that
+// has begun reading starts over from its first row, its rows read so far
+// published again as reads; one queued and not begun stays as it is;
+// otherwise it is queued as Queue queues it.
+func (e *Engine) Again(names ...string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if i := e.indexLocked(name); i >= 0 && !e.tables[i].done && !e.tables[i].started.IsZero() {
-		// Done, as Drop leaves it: a window of it that is open emits
-		// nothing, and queueLocked reads the table anew.
-		e.tables[i].done = true
+	for _, name := range names {
+		if i := e.indexLocked(name); i >= 0 && !e.tables[i].done && !e.tables[i].started.IsZero() {
+			// Done, as Drop leaves it: a window of it that is open emits
+			// nothing, and queueLocked reads the table anew.
+			e.tables[i].done = true
+		}
 	}
-	e.queueLocked([]string{name}, false)
+	e.queueLocked(names, false)
 }
 
 func (e *Engine) queueLocked(tables []string, initial bool) {

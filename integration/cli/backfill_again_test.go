@@ -1,0 +1,91 @@
+package cli_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tributary-cdc/tributary/integration/itest"
+)
+
+// TestBackfillRequestedAgainDuringItsSnapshot, on every relational source:
+// `tributary backfill --table` for a table whose requested snapshot is
+// still under way (the first request taken and cleared from the store)
+// reads every row again after the second request, not only those the
+// first had not reached yet. Before, the second request
+// joined the running snapshot, and the rows it had published before the
+// second request were never published after it.
+func TestBackfillRequestedAgainDuringItsSnapshot(t *testing.T) {
+	itest.ForEachBackend(t, "bfagain", func(t *testing.T, b itest.Backend) {
+		e := b.Env()
+		const rows = 20_000
+		itest.CreateTables(t, b, "ledger", "sentinel")
+		itest.MustExecOn(t, b, b.BulkInsert("ledger", 0, 0, rows))
+		cfg := b.Config(nil, "")
+		ledger := b.Topic("ledger")
+		p := e.Start("run", "--config", cfg)
+		p.WaitFor(t, 2*time.Minute, "the initial backfill", func() bool { return itest.TopicEnd(ledger) >= rows })
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
+		}
+		// Chunks of 2 rows keep a requested snapshot going long enough
+		// to ask again while it runs.
+		p = e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=2"}, "run", "--config", cfg)
+
+		if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", b.TableID("ledger")); code != 0 {
+			t.Fatalf("backfill: exit %d\n%s", code, out)
+		}
+		// Once the pipeline has taken the first request and cleared it
+		// from the store: a second one before that joins the first
+		// (docs/operations.md).
+		p.WaitFor(t, time.Minute, "the first request to leave the store, and a fifth of its rows", func() bool {
+			r, _ := itest.StatusJSON(t, e, cfg)
+			return r.BackfillRequested == nil && itest.TopicEnd(ledger) >= rows+rows/5
+		})
+		if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", b.TableID("ledger")); code != 0 {
+			t.Fatalf("backfill again: exit %d\n%s", code, out)
+		}
+		ends := map[int32]int64{} // each partition's end when the second request was made
+		for _, m := range itest.ReadTopic(t, ledger) {
+			ends[m.Partition] = max(ends[m.Partition], m.Offset+1)
+		}
+		first := itest.TopicEnd(ledger) - rows
+		if first >= rows {
+			t.Skipf("the first request's snapshot ended before the second request (%d rows published): too fast to test here", first)
+		}
+
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			after := map[int64]bool{}
+			for _, m := range itest.ReadTopic(t, ledger) {
+				if m.Offset >= ends[m.Partition] && m.Payload()["op"] == "r" {
+					after[itest.KeyOf(m)] = true
+				}
+			}
+			var missing []int64
+			for k := int64(1); k <= rows; k++ {
+				if !after[k] {
+					missing = append(missing, k)
+				}
+			}
+			if len(missing) == 0 {
+				break
+			}
+			if p.Exited() {
+				t.Fatalf("tributary exited: %v; output:\n%s", p.Err, p.Out)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d rows were not published after the second request (the first had published %d when it was made), the first %v; output:\n%s",
+					len(missing), rows, first, missing[:min(5, len(missing))], itest.OutTail(p.Out.String()))
+			}
+			time.Sleep(time.Second)
+		}
+		t.Logf("every row published again after the second request, made when the first had published %d of %d", first, rows)
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
+		}
+		if !strings.Contains(p.Out.String(), "snapshot requested") {
+			t.Errorf("no request was logged:\n%s", itest.OutTail(p.Out.String()))
+		}
+	})
+}
