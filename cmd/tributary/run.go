@@ -29,8 +29,8 @@ import (
 // all the time and faults them back in zeroed, which costs CPU; well above
 // it a backfill of large rows peaks higher, since the limit, not the live
 // data, sets the heap there. 100 MiB sits just above a drain's resident
-// memory (docs/hot-path.md, "The runtime's settings"). GOMEMLIMIT
-// overrides it.
+// memory (docs/hot-path.md, "The runtime's settings"). A source may set
+// its own (source.Kind.SoftMemoryLimit); GOMEMLIMIT overrides both.
 const softMemoryLimit = 100 << 20
 
 // gcPercent lets the heap grow to three times its live data between
@@ -47,11 +47,11 @@ const softMemoryLimit = 100 << 20
 const gcPercent = 200
 
 // tuneRuntime sets the collector's defaults where GOMEMLIMIT and GOGC do
-// not set them (empty is not set, as the runtime reads them). It says
-// whether the default soft limit applies.
-func tuneRuntime() (defaultLimit bool) {
+// not set them (empty is not set, as the runtime reads them), floor the
+// default soft limit. It says whether the default soft limit applies.
+func tuneRuntime(floor int64) (defaultLimit bool) {
 	if defaultLimit = os.Getenv("GOMEMLIMIT") == ""; defaultLimit {
-		debug.SetMemoryLimit(softMemoryLimit)
+		debug.SetMemoryLimit(floor)
 	}
 	if os.Getenv("GOGC") == "" && debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		debug.SetGCPercent(gcPercent)
@@ -65,7 +65,7 @@ func tuneRuntime() (defaultLimit bool) {
 // and encoder: about 9 KB, so 90 MB at 10,000 tables); with the limit at
 // the live heap the collector would run all the time (three quarters of a
 // 10,000-table pipeline's CPU went to marking).
-func followLiveHeap(ctx context.Context) {
+func followLiveHeap(ctx context.Context, floor int64) {
 	ceiling := containerMemory(cgroupMemoryFiles...) / 4 * 3
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -74,22 +74,22 @@ func followLiveHeap(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			adjustMemoryLimit(ceiling)
+			adjustMemoryLimit(ceiling, floor)
 		}
 	}
 }
 
 // adjustMemoryLimit sets the soft limit for the live heap the last
-// collection left, at most ceiling (0: none) above softMemoryLimit.
-func adjustMemoryLimit(ceiling int64) {
+// collection left, at most ceiling (0: none) above floor, the default.
+func adjustMemoryLimit(ceiling, floor int64) {
 	s := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	rtmetrics.Read(s)
 	if s[0].Value.Kind() != rtmetrics.KindUint64 {
 		return
 	}
-	want := memoryLimitFor(s[0].Value.Uint64())
+	want := memoryLimitFor(s[0].Value.Uint64(), floor)
 	if ceiling > 0 {
-		want = max(softMemoryLimit, min(want, ceiling))
+		want = max(floor, min(want, ceiling))
 	}
 	if want != debug.SetMemoryLimit(-1) {
 		debug.SetMemoryLimit(want)
@@ -121,20 +121,30 @@ func containerMemory(files ...string) int64 {
 }
 
 // memoryLimitFor is the default soft limit for a live heap of live bytes:
-// softMemoryLimit, or 1.5 times the live heap when that is more (rounded
+// floor, or 1.5 times the live heap when that is more (rounded
 // up to 8 MiB, so that small changes of the live heap leave it be). Under
 // gcPercent a collection then comes at the latest once the program has
 // allocated half of what it keeps live; at twice the live heap a
 // 10,000-table pipeline's resident memory reached 251 MB, where the target
 // is 250 (integration/bench/README.md).
-func memoryLimitFor(live uint64) int64 {
+func memoryLimitFor(live uint64, floor int64) int64 {
 	const step = 8 << 20
-	return max(softMemoryLimit, (int64(live+live/2)+step-1)/step*step)
+	return max(floor, (int64(live+live/2)+step-1)/step*step)
+}
+
+// memoryFloor is the default soft limit of a pipeline of cfg's source:
+// its kind's, or softMemoryLimit.
+func memoryFloor(cfg *config.Config) int64 {
+	if k, ok := capture.KindOf(cfg.Source.Type); ok && k.SoftMemoryLimit > 0 {
+		return k.SoftMemoryLimit
+	}
+	return softMemoryLimit
 }
 
 func runPipeline(ctx context.Context, inv *invocation) error {
-	if tuneRuntime() {
-		go followLiveHeap(ctx)
+	floor := memoryFloor(inv.cfg)
+	if tuneRuntime(floor) {
+		go followLiveHeap(ctx, floor)
 	}
 	stopProfile, err := startCPUProfile()
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+
+	"github.com/tributary-cdc/tributary/pkg/config"
 )
 
 // TestTuneRuntime: a pipeline's collector runs at gcPercent within the
@@ -37,7 +39,7 @@ func TestTuneRuntime(t *testing.T) {
 			setenv(t, "GOMEMLIMIT", c.memlim)
 			debug.SetGCPercent(c.runtimeGC)
 			debug.SetMemoryLimit(c.runtimeLimit)
-			tuneRuntime()
+			tuneRuntime(softMemoryLimit)
 			if got := debug.SetGCPercent(100); got != c.wantGC {
 				t.Errorf("GC percent %d, want %d", got, c.wantGC)
 			}
@@ -49,6 +51,33 @@ func TestTuneRuntime(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// A MongoDB pipeline's default soft limit is its source's (80 MiB, which
+// holds its backfill's resident memory under 100 MB); the relational
+// sources keep the product's; GOMEMLIMIT overrides either; the limit
+// that follows the live heap never drops below the source's.
+func TestSourceMemoryFloor(t *testing.T) {
+	limit := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(limit) })
+	for typ, want := range map[string]int64{"mongodb": 80 << 20, "postgres": softMemoryLimit, "mysql": softMemoryLimit} {
+		if got := memoryFloor(&config.Config{Source: config.Source{Type: typ}}); got != want {
+			t.Errorf("%s: default soft limit %d MiB, want %d MiB", typ, got>>20, want>>20)
+		}
+	}
+	setenv(t, "GOMEMLIMIT", nil)
+	if tuneRuntime(80 << 20); debug.SetMemoryLimit(-1) != 80<<20 {
+		t.Errorf("limit %d MiB, want the source's 80 MiB", debug.SetMemoryLimit(-1)>>20)
+	}
+	runtime.GC()
+	if adjustMemoryLimit(0, 80<<20); debug.SetMemoryLimit(-1) != 80<<20 {
+		t.Errorf("limit %d MiB with a small live heap, want the source's 80 MiB", debug.SetMemoryLimit(-1)>>20)
+	}
+	setenv(t, "GOMEMLIMIT", ptr("768MiB"))
+	debug.SetMemoryLimit(768 << 20)
+	if tuneRuntime(80 << 20); debug.SetMemoryLimit(-1) != 768<<20 {
+		t.Errorf("GOMEMLIMIT=768MiB: limit %d MiB", debug.SetMemoryLimit(-1)>>20)
+	}
+}
 
 // setenv sets key to *v for the rest of the test, or unsets it (nil).
 func setenv(t *testing.T, key string, v *string) {
@@ -68,7 +97,7 @@ func TestMemoryLimitFollowsLiveHeap(t *testing.T) {
 	limit := debug.SetMemoryLimit(softMemoryLimit)
 	t.Cleanup(func() { debug.SetMemoryLimit(limit) })
 	runtime.GC()
-	adjustMemoryLimit(0)
+	adjustMemoryLimit(0, softMemoryLimit)
 	if got := debug.SetMemoryLimit(-1); got != softMemoryLimit {
 		t.Fatalf("limit %d MiB with a small live heap, want the default %d MiB", got>>20, softMemoryLimit>>20)
 	}
@@ -77,28 +106,28 @@ func TestMemoryLimitFollowsLiveHeap(t *testing.T) {
 		kept[i] = bytes.Repeat([]byte{byte(i)}, 1<<20)
 	}
 	runtime.GC()
-	adjustMemoryLimit(0)
+	adjustMemoryLimit(0, softMemoryLimit)
 	if got := debug.SetMemoryLimit(-1); got < 225<<20 || got > 260<<20 {
 		t.Errorf("limit %d MiB with 150 MiB live, want about 1.5 times that", got>>20)
 	}
 	// In a container of 256 MiB the limit stays under three quarters of it,
 	// and never below the default.
-	adjustMemoryLimit(192 << 20)
+	adjustMemoryLimit(192<<20, softMemoryLimit)
 	if got := debug.SetMemoryLimit(-1); got != 192<<20 {
 		t.Errorf("limit %d MiB with 150 MiB live in a container of 256 MiB, want 192", got>>20)
 	}
-	adjustMemoryLimit(64 << 20)
+	adjustMemoryLimit(64<<20, softMemoryLimit)
 	if got := debug.SetMemoryLimit(-1); got != softMemoryLimit {
 		t.Errorf("limit %d MiB under a ceiling below the default, want the default %d MiB", got>>20, softMemoryLimit>>20)
 	}
 	runtime.KeepAlive(kept)
 	runtime.GC()
-	adjustMemoryLimit(0)
+	adjustMemoryLimit(0, softMemoryLimit)
 	if got := debug.SetMemoryLimit(-1); got != softMemoryLimit {
 		t.Errorf("limit %d MiB once the live heap shrank, want the default %d MiB", got>>20, softMemoryLimit>>20)
 	}
-	if memoryLimitFor(80<<20) != 120<<20 || memoryLimitFor(80<<20+1) != 128<<20 {
-		t.Errorf("limits for 80 MiB and a byte more: %d, %d", memoryLimitFor(80<<20), memoryLimitFor(80<<20+1))
+	if memoryLimitFor(80<<20, softMemoryLimit) != 120<<20 || memoryLimitFor(80<<20+1, softMemoryLimit) != 128<<20 {
+		t.Errorf("limits for 80 MiB and a byte more: %d, %d", memoryLimitFor(80<<20, softMemoryLimit), memoryLimitFor(80<<20+1, softMemoryLimit))
 	}
 }
 

@@ -21,6 +21,10 @@ type Kind struct {
 	// 0/16B3748 (slot tributary_shop)"; "" for a position it does not
 	// read.
 	Summary func(pos []byte) string
+	// SoftMemoryLimit is a pipeline's default soft memory limit in bytes
+	// (GOMEMLIMIT unset) where it is not the product's, 100 MiB
+	// (cmd/tributary/run.go; docs/hot-path.md, "The runtime's settings").
+	SoftMemoryLimit int64
 }
 
 // Endpoint is where a source.url connects, as the connection-test
