@@ -121,15 +121,22 @@ func containerMemory(files ...string) int64 {
 }
 
 // memoryLimitFor is the default soft limit for a live heap of live bytes:
-// floor, or 1.5 times the live heap when that is more (rounded
-// up to 8 MiB, so that small changes of the live heap leave it be). Under
+// floor, or 1.5 times the live heap once that is more than the product's
+// softMemoryLimit (rounded up to 8 MiB, so that small changes of the live
+// heap leave it be): a source's lower floor holds while its live heap is
+// what a drain's is, and gives way where a large one (many tables) would
+// have the collector run all the time. Under
 // gcPercent a collection then comes at the latest once the program has
 // allocated half of what it keeps live; at twice the live heap a
 // 10,000-table pipeline's resident memory reached 251 MB, where the target
 // is 250 (integration/bench/README.md).
 func memoryLimitFor(live uint64, floor int64) int64 {
 	const step = 8 << 20
-	return max(floor, (int64(live+live/2)+step-1)/step*step)
+	want := (int64(live+live/2) + step - 1) / step * step
+	if want <= softMemoryLimit {
+		return floor
+	}
+	return max(floor, want)
 }
 
 // memoryFloor is the default soft limit of a pipeline of cfg's source:

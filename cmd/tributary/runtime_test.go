@@ -52,29 +52,35 @@ func TestTuneRuntime(t *testing.T) {
 
 func ptr(s string) *string { return &s }
 
-// A MongoDB pipeline's default soft limit is its source's (80 MiB, which
+// A MongoDB pipeline's default soft limit is its source's (72 MiB, which
 // holds its backfill's resident memory under 100 MB); the relational
-// sources keep the product's; GOMEMLIMIT overrides either; the limit
-// that follows the live heap never drops below the source's.
+// sources keep the product's; GOMEMLIMIT overrides either. The limit
+// that follows the live heap keeps the source's while 1.5 times the live
+// heap is under the product's, and follows it above.
 func TestSourceMemoryFloor(t *testing.T) {
 	limit := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(limit) })
-	for typ, want := range map[string]int64{"mongodb": 80 << 20, "postgres": softMemoryLimit, "mysql": softMemoryLimit} {
+	for typ, want := range map[string]int64{"mongodb": 72 << 20, "postgres": softMemoryLimit, "mysql": softMemoryLimit} {
 		if got := memoryFloor(&config.Config{Source: config.Source{Type: typ}}); got != want {
 			t.Errorf("%s: default soft limit %d MiB, want %d MiB", typ, got>>20, want>>20)
 		}
 	}
 	setenv(t, "GOMEMLIMIT", nil)
-	if tuneRuntime(80 << 20); debug.SetMemoryLimit(-1) != 80<<20 {
-		t.Errorf("limit %d MiB, want the source's 80 MiB", debug.SetMemoryLimit(-1)>>20)
+	if tuneRuntime(72 << 20); debug.SetMemoryLimit(-1) != 72<<20 {
+		t.Errorf("limit %d MiB, want the source's 72 MiB", debug.SetMemoryLimit(-1)>>20)
 	}
 	runtime.GC()
-	if adjustMemoryLimit(0, 80<<20); debug.SetMemoryLimit(-1) != 80<<20 {
-		t.Errorf("limit %d MiB with a small live heap, want the source's 80 MiB", debug.SetMemoryLimit(-1)>>20)
+	if adjustMemoryLimit(0, 72<<20); debug.SetMemoryLimit(-1) != 72<<20 {
+		t.Errorf("limit %d MiB with a small live heap, want the source's 72 MiB", debug.SetMemoryLimit(-1)>>20)
+	}
+	for _, c := range []struct{ live, want int64 }{{40 << 20, 72 << 20}, {64 << 20, 72 << 20}, {65 << 20, 104 << 20}, {80 << 20, 120 << 20}} {
+		if got := memoryLimitFor(uint64(c.live), 72<<20); got != c.want {
+			t.Errorf("live heap %d MiB under a floor of 72 MiB: limit %d MiB, want %d", c.live>>20, got>>20, c.want>>20)
+		}
 	}
 	setenv(t, "GOMEMLIMIT", ptr("768MiB"))
 	debug.SetMemoryLimit(768 << 20)
-	if tuneRuntime(80 << 20); debug.SetMemoryLimit(-1) != 768<<20 {
+	if tuneRuntime(72 << 20); debug.SetMemoryLimit(-1) != 768<<20 {
 		t.Errorf("GOMEMLIMIT=768MiB: limit %d MiB", debug.SetMemoryLimit(-1)>>20)
 	}
 }

@@ -39,10 +39,9 @@ var Kind = source.Kind{
 	Endpoint: endpoint,
 	Summary:  summary,
 	// Under the product's 100 MiB a backfill's resident memory peaks at
-	// 117 MB; under 80 MiB at 98–100 MB for 5 % more CPU per document,
-	// where the relational sources' drains pay 16–23 %
-	// (integration/bench/results/HISTORY.md, 2026-12-07 16:10).
-	SoftMemoryLimit: 80 << 20,
+	// 115-117 MB; under 72 MiB at 93-94 MB (docs/hot-path.md, "The
+	// runtime's settings").
+	SoftMemoryLimit: 72 << 20,
 }
 
 // uriParts is what the checks read of a mongodb:// or mongodb+srv:// URI:
