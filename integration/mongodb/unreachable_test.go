@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tributary-cdc/tributary/integration/itest"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 // A first start that never reaches MongoDB exits 1 at once with the
@@ -27,19 +28,8 @@ func TestCLINeverReachedFailsStart(t *testing.T) {
 // the test closes and opens again. Before, the restart exited 1 as
 // "fatal" after the driver's 30 s of server selection.
 func TestCLIDownAtRestartRecovers(t *testing.T) {
-	c := client(t)
-	db := newDB(t, c)
-	coll := db.Collection("sentinel")
-	proxy := itest.NewCutProxy(t, "127.0.0.1:27017")
-	if realServer() {
-		t.Skip("the proxy forwards to the local mongo-java-server")
-	}
-	e := itest.BareEnv(t, "mongodownstart")
-	ns := db.Name() + ".sentinel"
-	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: "mongodb://" + proxy.Addr + "/?directConnection=true",
-		Source: "  tables: ['" + regexpQuote(ns) + "']\n  outage_window: 2m\n"})
+	e, proxy, coll, cfg, topic := proxiedPipeline(t, "mongodownstart", "2m")
 	itest.AppendConfig(t, cfg, "format:\n  schemas: false\n")
-	topic := e.Prefix + "." + ns
 	insertIDs(t, coll, 0) // the collection, captured from the start
 	// Longer than the driver's server selection (30 s), after which the
 	// restart used to end.
@@ -65,18 +55,7 @@ func TestCLIDownAtRestartRecovers(t *testing.T) {
 // Before, the read of the stream waited out the driver's 30 s of server
 // selection first, so an outage was measured 30 s short.
 func TestCLIOutageWindowCountsFromTheLoss(t *testing.T) {
-	c := client(t)
-	db := newDB(t, c)
-	coll := db.Collection("sentinel")
-	proxy := itest.NewCutProxy(t, "127.0.0.1:27017")
-	if realServer() {
-		t.Skip("the proxy forwards to the local mongo-java-server")
-	}
-	e := itest.BareEnv(t, "mongooutage")
-	ns := db.Name() + ".sentinel"
-	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: "mongodb://" + proxy.Addr + "/?directConnection=true",
-		Source: "  tables: ['" + regexpQuote(ns) + "']\n  outage_window: 4s\n"})
-	topic := e.Prefix + "." + ns
+	e, proxy, coll, cfg, topic := proxiedPipeline(t, "mongooutage", "4s")
 	insertIDs(t, coll, 0)
 	p := e.Start("run", "--config", cfg)
 	insertIDs(t, coll, 1)
@@ -89,4 +68,21 @@ func TestCLIOutageWindowCountsFromTheLoss(t *testing.T) {
 	} else {
 		t.Logf("exit 1 %s after the loss", took.Round(100*time.Millisecond))
 	}
+}
+
+// proxiedPipeline is a pipeline of label capturing a new database's
+// sentinel collection through a proxy the test can close, with
+// source.outage_window window; its config file and topic.
+func proxiedPipeline(t *testing.T, label, window string) (*itest.Env, *itest.CutProxy, *mongo.Collection, string, string) {
+	t.Helper()
+	coll := newDB(t, client(t)).Collection("sentinel")
+	proxy := itest.NewCutProxy(t, "127.0.0.1:27017")
+	if realServer() {
+		t.Skip("the proxy forwards to the local mongo-java-server")
+	}
+	e := itest.BareEnv(t, label)
+	ns := coll.Database().Name() + ".sentinel"
+	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: "mongodb://" + proxy.Addr + "/?directConnection=true",
+		Source: "  tables: ['" + regexpQuote(ns) + "']\n  outage_window: " + window + "\n"})
+	return e, proxy, coll, cfg, e.Prefix + "." + ns
 }

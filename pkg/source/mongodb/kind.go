@@ -137,12 +137,8 @@ func validateURL(raw string, r config.Report) {
 // optionProblems are what the driver says of each of raw's options read
 // alone, in the URI's order: none when each reads on its own.
 func optionProblems(raw string) []string {
-	_, q, ok := strings.Cut(raw, "?")
-	if !ok {
-		return nil
-	}
 	var out []string
-	for _, pair := range strings.Split(q, "&") {
+	for _, pair := range queryPairs(raw) {
 		if name, _, _ := strings.Cut(pair, "="); isOption(name, "srvMaxHosts") || isOption(name, "srvServiceName") {
 			continue // a mongodb+srv:// URI's own (checkURI)
 		}
@@ -162,9 +158,8 @@ func warnURL(s *config.Source, warn func(field, message string)) {
 	if err != nil {
 		return
 	}
-	_, q, _ := strings.Cut(s.URL, "?")
 	seen := map[string]bool{}
-	for _, pair := range strings.Split(q, "&") {
+	for _, pair := range queryPairs(s.URL) {
 		raw, _, _ := strings.Cut(pair, "=")
 		name, err := url.QueryUnescape(raw)
 		if lower := strings.ToLower(name); err != nil || cs.UnknownOptions[lower] == nil || seen[lower] {

@@ -114,12 +114,8 @@ func isOption(rawName, name string) bool {
 // decoded as the driver decodes them: secrets like the password beside
 // them.
 func uriSessionTokens(raw string) []string {
-	_, q, ok := strings.Cut(raw, "?")
-	if !ok {
-		return nil
-	}
 	var out []string
-	for _, pair := range strings.Split(q, "&") {
+	for _, pair := range queryPairs(raw) {
 		name, value, _ := strings.Cut(pair, "=")
 		if !isOption(name, "authMechanismProperties") {
 			continue
@@ -134,6 +130,16 @@ func uriSessionTokens(raw string) []string {
 		}
 	}
 	return out
+}
+
+// queryPairs are a URI's "name=value" options as written, in order; none
+// when it has no '?'.
+func queryPairs(raw string) []string {
+	_, q, ok := strings.Cut(raw, "?")
+	if !ok {
+		return nil
+	}
+	return strings.Split(q, "&")
 }
 
 // checkURI is what both validate and run refuse in a URI's syntax, in
