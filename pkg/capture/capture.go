@@ -235,7 +235,7 @@ func (c *Capture) run(ctx context.Context, from change.Position, emit func(conte
 		c.all = false
 		c.mu.Unlock()
 		if all {
-			engine.Queue(d.capturedNames(), false)
+			engine.Again(d.capturedNames()...) // as Snapshot's (snapshot)
 		}
 	}
 	if err := db.Start(ctx, d); err != nil {

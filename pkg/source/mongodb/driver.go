@@ -158,8 +158,9 @@ type Driver struct {
 	// poll for its watermark, not a pause and a poll.
 	marked chan struct{}
 	// refused ends the operation guard gave it (the ping, a read of the
-	// stream) once every server has refused a dial (refusals).
-	refused atomic.Pointer[context.CancelCauseFunc]
+	// stream) once every server has refused a dial for long enough
+	// (refusals).
+	refused atomic.Pointer[func(err error, streak time.Duration)]
 }
 
 // timedMark is a watermark placed at an operation time: every event at or
@@ -241,16 +242,16 @@ func (d *Driver) Connect(ctx context.Context) error {
 	if p := d.cfg.Connection.parsed; p != nil && p.Scheme == connstring.SchemeMongoDB {
 		seeds = p.Hosts
 	}
-	o.SetDialer(refusals(o.Dialer, seeds, func(err error) {
-		if cancel := d.refused.Load(); cancel != nil {
-			(*cancel)(err)
+	o.SetDialer(refusals(o.Dialer, seeds, func(err error, streak time.Duration) {
+		if end := d.refused.Load(); end != nil {
+			(*end)(err, streak)
 		}
 	}))
 	c, err := mongo.Connect(o)
 	if err != nil {
 		return d.wrapErr("mongodb "+d.cfg.Connection.Redacted()+": ", err)
 	}
-	pingCtx, end := d.guard(ctx)
+	pingCtx, end := d.guard(ctx, 0)
 	defer end()
 	if err := c.Ping(pingCtx, nil); err != nil {
 		_ = c.Disconnect(context.WithoutCancel(ctx))
@@ -262,16 +263,28 @@ func (d *Driver) Connect(ctx context.Context) error {
 }
 
 // guard is ctx ended early, with refusals' error as its cause, once every
-// server has refused a dial; end releases it. One operation at a time is
-// guarded: the ping, then each read of the stream.
-func (d *Driver) guard(ctx context.Context) (_ context.Context, end func()) {
+// server has refused dials for grace; end releases it. One operation at a
+// time is guarded: the ping, then the stream's reads.
+func (d *Driver) guard(ctx context.Context, grace time.Duration) (_ context.Context, end func()) {
 	gctx, cancel := context.WithCancelCause(ctx)
-	d.refused.Store(&cancel)
+	lost := func(err error, streak time.Duration) {
+		if streak >= grace {
+			cancel(err)
+		}
+	}
+	d.refused.Store(&lost)
 	return gctx, func() {
-		d.refused.CompareAndSwap(&cancel, nil)
+		d.refused.CompareAndSwap(&lost, nil)
 		cancel(nil)
 	}
 }
+
+// streamGrace is how long every server refuses before a read of the
+// stream ends: shorter outages (a blip, a quick restart) the driver rides
+// out by itself, as it did before the reads ended early, while a longer
+// one reaches the reconnect loop 10 s after the loss instead of after the
+// driver's 30 s of server selection.
+const streamGrace = 10 * time.Second
 
 // refusal is err, or the refused dial that ended the guarded gctx while
 // ctx, its parent, goes on.
@@ -282,15 +295,15 @@ func (d *Driver) refusal(ctx, gctx context.Context, err error) error {
 	return err
 }
 
-// refusals wraps base (a direct dialer when nil): once every address it
-// knows has failed to dial, with no dial succeeding since, it calls lost
-// with the last error. It knows hosts (source.url's, host:port) and
-// every address it has dialled once: a member the driver found by itself
-// and never reached (a replica set's hosts beyond the URL's seeds) does
-// not count, since one member down is not a deployment never reached,
-// and a seed down does not count while a member reached before is
-// still up.
-func refusals(base options.ContextDialer, hosts []string, lost func(error)) dialFunc {
+// refusals wraps base (a direct dialer when nil): while every address it
+// knows has failed to dial, with no dial succeeding since, each failure
+// calls lost with its error and how long the failures have gone on. It
+// knows hosts (source.url's, host:port) and every address it has dialled
+// once: a member the driver found by itself and never reached (a replica
+// set's hosts beyond the URL's seeds) does not count, since one member
+// down is not a deployment never reached, and a seed down does not count
+// while a member reached before is still up.
+func refusals(base options.ContextDialer, hosts []string, lost func(err error, streak time.Duration)) dialFunc {
 	if base == nil {
 		base = &net.Dialer{Timeout: 10 * time.Second}
 	}
@@ -300,21 +313,26 @@ func refusals(base options.ContextDialer, hosts []string, lost func(error)) dial
 	}
 	var mu sync.Mutex
 	failed := map[string]bool{}
+	var since time.Time // the first failure since the last success
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := base.DialContext(ctx, network, addr)
 		a := seedAddr(addr)
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
+			if since.IsZero() {
+				since = time.Now()
+			}
 			if known[a] {
 				failed[a] = true
 			}
 			if len(known) > 0 && len(failed) == len(known) {
-				lost(fmt.Errorf("no server of source.url could be dialled: %w", err))
+				lost(fmt.Errorf("no server of source.url could be dialled: %w", err), time.Since(since))
 			}
 		} else {
 			known[a] = true
 			clear(failed)
+			since = time.Time{}
 		}
 		return c, err
 	}
@@ -571,7 +589,7 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 	// The reads end once every server refuses, not after the driver's
 	// server selection; the sink's calls keep ctx, since a refused dial
 	// is no failure of the pipeline's.
-	rctx, end := d.guard(ctx)
+	rctx, end := d.guard(ctx, streamGrace)
 	defer end()
 	for {
 		seq := d.markSeqNow()

@@ -87,8 +87,8 @@ func parseURI(raw string) (uriParts, error) {
 		}
 	}
 	p.opts = lowerQuery(raw)
-	if _, q, has := strings.Cut(raw, "?"); has {
-		if _, err := url.ParseQuery(q); err != nil {
+	if pairs := queryPairs(raw); pairs != nil {
+		if _, err := url.ParseQuery(strings.Join(pairs, "&")); err != nil {
 			return p, fmt.Errorf("has options that are not name=value pairs (value not shown: it may hold a password)")
 		}
 	}
@@ -110,9 +110,13 @@ func validateURL(raw string, r config.Report) {
 	var rule *driverRule
 	if _, err := checkURI(raw); err != nil && !(errors.As(err, &rule) && strings.EqualFold(p.opts["authmechanism"], "MONGODB-X509") && p.password) {
 		// The driver stops at the first option it cannot read: each
-		// is read alone so that every bad one is listed.
-		bad := optionProblems(raw)
-		if len(bad) == 0 || errors.As(err, &rule) {
+		// is read alone so that every bad one is listed (not when the
+		// URI's '@' is in question: then which part is the password is).
+		var bad []string
+		if strings.Count(raw, "@") <= 1 && !errors.As(err, &rule) {
+			bad = optionProblems(raw)
+		}
+		if len(bad) == 0 {
 			bad = []string{err.Error()}
 		}
 		for _, msg := range bad {
@@ -152,13 +156,22 @@ func optionProblems(raw string) []string {
 // warnURL names the options of source.url the driver does not know: it
 // ignores them, and one is most often a misspelt option (replSet for
 // replicaSet) whose setting is then silently lost. Their values are not
-// shown.
+// shown, nor a name that may be a piece of a secret value split at an
+// unescaped '&' (the driver splits there too): one that is not all
+// letters, as every option's is, or any in a URL with an option that
+// holds a secret.
 func warnURL(s *config.Source, warn func(field, message string)) {
 	cs, err := checkURI(s.URL)
 	if err != nil {
 		return
 	}
+	secret := false
+	for _, k := range []string{"authmechanismproperties", "tlscertificatekeyfilepassword", "sslpemkeypassword", "proxypassword"} {
+		_, has := cs.UnknownOptions[k]
+		secret = secret || has || lowerQuery(s.URL)[k] != ""
+	}
 	seen := map[string]bool{}
+	hidden := 0
 	for _, pair := range queryPairs(s.URL) {
 		raw, _, _ := strings.Cut(pair, "=")
 		name, err := url.QueryUnescape(raw)
@@ -166,8 +179,24 @@ func warnURL(s *config.Source, warn func(field, message string)) {
 			continue
 		}
 		seen[strings.ToLower(name)] = true
-		warn("source.url", fmt.Sprintf("option %q is not a MongoDB connection option the driver knows, and has no effect (https://www.mongodb.com/docs/manual/reference/connection-string-options/)", name))
+		if secret || !onlyLetters(name) {
+			hidden++
+			continue
+		}
+		warn("source.url", fmt.Sprintf("option %q is not a MongoDB connection option the driver knows, and has no effect (%s)", name, optionsDoc))
 	}
+	if hidden > 0 {
+		warn("source.url", fmt.Sprintf("%d option(s) the driver does not know, and which have no effect, are not named: one may be a piece of a value split at an unescaped '&' (write '&' in a value as %%26); check each option's spelling (%s)", hidden, optionsDoc))
+	}
+}
+
+// optionsDoc lists MongoDB's connection string options.
+const optionsDoc = "https://www.mongodb.com/docs/manual/reference/connection-string-options/"
+
+// onlyLetters: name is ASCII letters only, as every connection string
+// option's name is.
+func onlyLetters(name string) bool {
+	return name != "" && strings.IndexFunc(name, func(r rune) bool { return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') }) < 0
 }
 
 // Settings are a mongodb source's own keys of the source section

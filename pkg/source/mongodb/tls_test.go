@@ -239,7 +239,7 @@ func TestRefusalsCountTheURLsHosts(t *testing.T) {
 		{[]string{"[::1]:1", "down"}, []string{"[::1]:1", "down:27017"}, true},
 	} {
 		var cause error
-		d := refusals(dialer, c.hosts, func(err error) { cause = err })
+		d := refusals(dialer, c.hosts, func(err error, _ time.Duration) { cause = err })
 		for _, a := range c.dials {
 			_, _ = d(t.Context(), "tcp", a)
 		}
@@ -264,7 +264,8 @@ func TestRefusalsAfterConnecting(t *testing.T) {
 		return nil, nil
 	})
 	var lost error
-	d := refusals(dialer, []string{"seed:27017"}, func(err error) { lost = err })
+	var streak time.Duration
+	d := refusals(dialer, []string{"seed:27017"}, func(err error, s time.Duration) { lost, streak = err, s })
 	dial := func(addrs ...string) {
 		for _, a := range addrs {
 			_, _ = d(t.Context(), "tcp", a)
@@ -277,8 +278,35 @@ func TestRefusalsAfterConnecting(t *testing.T) {
 		t.Fatalf("the seed down while a member it led to is up: %v", lost)
 	}
 	down["member:27017"] = true
+	time.Sleep(20 * time.Millisecond)
 	dial("member:27017")
 	if lost == nil {
 		t.Fatal("every server reached refuses, and the read goes on")
+	}
+	// The streak runs from the first failure since the last success,
+	// for the stream's grace (guard).
+	if streak < 20*time.Millisecond {
+		t.Errorf("refusing for %v, want at least since the seed's first refusal (20 ms)", streak)
+	}
+}
+
+// A guarded read ends only once every server has refused for its grace:
+// shorter refusals (a blip) leave it to the driver.
+func TestGuardWaitsItsGrace(t *testing.T) {
+	d := &Driver{}
+	ctx, end := d.guard(t.Context(), 50*time.Millisecond)
+	defer end()
+	refused := errors.New("refused")
+	(*d.refused.Load())(refused, 10*time.Millisecond)
+	if ctx.Err() != nil {
+		t.Fatal("ended by refusals shorter than the grace")
+	}
+	(*d.refused.Load())(refused, 60*time.Millisecond)
+	if !errors.Is(context.Cause(ctx), refused) {
+		t.Fatalf("after the grace: cause %v, want the refusal", context.Cause(ctx))
+	}
+	end()
+	if d.refused.Load() != nil {
+		t.Error("the guard stays registered after its end")
 	}
 }

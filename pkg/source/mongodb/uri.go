@@ -133,9 +133,12 @@ func uriSessionTokens(raw string) []string {
 }
 
 // queryPairs are a URI's "name=value" options as written, in order; none
-// when it has no '?'.
+// when it has no '?' after its user name and password (a password may
+// hold '?', '=' and '&').
 func queryPairs(raw string) []string {
-	_, q, ok := strings.Cut(raw, "?")
+	_, rest, _ := strings.Cut(raw, "://")
+	_, tail, _ := cutUserinfo(rest)
+	_, q, ok := strings.Cut(tail, "?")
 	if !ok {
 		return nil
 	}
@@ -235,11 +238,11 @@ func ParseConnection(s Connection) (Connection, error) {
 // lowerQuery returns the URI's query options with lower-cased names.
 func lowerQuery(raw string) map[string]string {
 	out := map[string]string{}
-	_, q, ok := strings.Cut(raw, "?")
-	if !ok {
+	pairs := queryPairs(raw)
+	if pairs == nil {
 		return out
 	}
-	vals, err := url.ParseQuery(q)
+	vals, err := url.ParseQuery(strings.Join(pairs, "&"))
 	if err != nil {
 		return out
 	}

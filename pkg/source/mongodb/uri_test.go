@@ -269,3 +269,34 @@ func TestURIUnknownOptionWarned(t *testing.T) {
 		}
 	}
 }
+
+// A password may hold '?', '=' and '&' unescaped (the driver refuses
+// some of it): no part of it is read as an option, so no message shows
+// a piece of it; nor does a warning name a piece of a secret option's
+// value split at an unescaped '&'.
+func TestURIOptionChecksShowNoSecretPiece(t *testing.T) {
+	for _, c := range []struct{ url, secret string }{
+		{"mongodb://app:Xy?maxPoolSize=HUNTER2SECRET&z@h/?connectTimeoutMS=abc", "HUNTER2SECRET"},
+		{"mongodb://app:a?b=Zebra-9-Quartz@h/?w=majority", "Zebra-9-Quartz"},
+		{"mongodb://h/?tlsCertificateKeyFilePassword=Kx7&Qz9Pr0d=Zq", "Qz9Pr0d"},
+		{"mongodb://h/?proxyHost=p&proxyPassword=abc&DEFghi=jkl", "DEFghi"},
+		{"mongodb://u:pw12@h/?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:tok&Secretpart=x", "Secretpart"},
+	} {
+		config.RegisterSource(Kind.SourceKind)
+		cfg := &config.Config{Source: config.Source{Type: "mongodb", URL: c.url}}
+		var out []string
+		out = append(out, urlProblems(c.url)...)
+		for _, w := range cfg.Warnings() {
+			out = append(out, w.Message)
+		}
+		for _, msg := range out {
+			if strings.Contains(msg, c.secret) {
+				t.Errorf("%s: a message shows %q: %s", redactURI(c.url), c.secret, msg)
+			}
+		}
+	}
+	// The bad option after the password is still the one named.
+	if p := urlProblems("mongodb://app:Xy?maxPoolSize=1&z@h/?connectTimeoutMS=abc"); len(p) != 1 || !strings.Contains(p[0], "connectTimeoutMS") {
+		t.Errorf("problems %q, want connectTimeoutMS's", p)
+	}
+}
