@@ -18,20 +18,10 @@ import (
 // second request were never published after it.
 func TestBackfillRequestedAgainDuringItsSnapshot(t *testing.T) {
 	itest.ForEachBackend(t, "bfagain", func(t *testing.T, b itest.Backend) {
-		e := b.Env()
-		const rows = 20_000
-		itest.CreateTables(t, b, "ledger", "sentinel")
-		itest.MustExecOn(t, b, b.BulkInsert("ledger", 0, 0, rows))
-		cfg := b.Config(nil, "")
-		ledger := b.Topic("ledger")
-		p := e.Start("run", "--config", cfg)
-		p.WaitFor(t, 2*time.Minute, "the initial backfill", func() bool { return itest.TopicEnd(ledger) >= rows })
-		if code := p.Stop(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
-		}
+		e, cfg, ledger := backfilledLedger(t, b)
 		// Chunks of 2 rows keep a requested snapshot going long enough
 		// to ask again while it runs.
-		p = e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=2"}, "run", "--config", cfg)
+		p := e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=2"}, "run", "--config", cfg)
 
 		if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", b.TableID("ledger")); code != 0 {
 			t.Fatalf("backfill: exit %d\n%s", code, out)
@@ -69,23 +59,13 @@ func TestBackfillRequestedAgainDuringItsSnapshot(t *testing.T) {
 // key. Before, an --all request (unlike --table) joined that snapshot.
 func TestBackfillAllRequestedWhileStoppedRestartsUnfinished(t *testing.T) {
 	itest.ForEachBackend(t, "bfallstop", func(t *testing.T, b itest.Backend) {
-		e := b.Env()
-		const rows = 20_000
-		itest.CreateTables(t, b, "ledger", "sentinel")
-		itest.MustExecOn(t, b, b.BulkInsert("ledger", 0, 0, rows))
-		cfg := b.Config(nil, "")
-		ledger := b.Topic("ledger")
-		p := e.Start("run", "--config", cfg)
-		p.WaitFor(t, 2*time.Minute, "the initial backfill", func() bool { return itest.TopicEnd(ledger) >= rows })
-		if code := p.Stop(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
-		}
+		e, cfg, ledger := backfilledLedger(t, b)
 		// A requested snapshot, killed under way: the checkpoint holds
 		// it unfinished.
 		if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", b.TableID("ledger")); code != 0 {
 			t.Fatalf("backfill: exit %d\n%s", code, out)
 		}
-		p = e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=2"}, "run", "--config", cfg)
+		p := e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=2"}, "run", "--config", cfg)
 		p.WaitFor(t, time.Minute, "the request to leave the store, and a fifth of its rows", func() bool {
 			r, _ := itest.StatusJSON(t, e, cfg)
 			return r.BackfillRequested == nil && itest.TopicEnd(ledger) >= rows+rows/5
@@ -106,6 +86,27 @@ func TestBackfillAllRequestedWhileStoppedRestartsUnfinished(t *testing.T) {
 			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 		}
 	})
+}
+
+// rows is the ledger's rows in the tests above.
+const rows = 20_000
+
+// backfilledLedger is a pipeline of b capturing a ledger of rows rows,
+// run until its initial backfill is published, then stopped: its
+// environment, config and the ledger's topic.
+func backfilledLedger(t *testing.T, b itest.Backend) (*itest.Env, string, string) {
+	t.Helper()
+	e := b.Env()
+	itest.CreateTables(t, b, "ledger", "sentinel")
+	itest.MustExecOn(t, b, b.BulkInsert("ledger", 0, 0, rows))
+	cfg := b.Config(nil, "")
+	ledger := b.Topic("ledger")
+	p := e.Start("run", "--config", cfg)
+	p.WaitFor(t, 2*time.Minute, "the initial backfill", func() bool { return itest.TopicEnd(ledger) >= rows })
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
+	}
+	return e, cfg, ledger
 }
 
 // partitionEnds is each partition's end offset of topic now.
