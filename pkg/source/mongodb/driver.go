@@ -229,8 +229,8 @@ func NewDriver(cfg Config) (*Driver, error) {
 // source.outage_window (pkg/capture/reconnect.go); a dialer that refuses
 // an address (the connection-test function's guard) refuses it every
 // time. Later, a read of the stream ends the same way once every server
-// the client has reached refuses (Stream), so that an outage's clock
-// starts when the connection is lost. A host that accepts and does not
+// the client has reached has refused for streamGrace (Stream), so that an
+// outage's clock starts then, not after the server selection. A host that accepts and does not
 // answer still takes the server selection's 30 s, and its timeout is
 // retried as an outage.
 func (d *Driver) Connect(ctx context.Context) error {
@@ -586,9 +586,9 @@ func (d *Driver) Stream(ctx context.Context, sink Sink) error {
 	var j joiner
 	lastBeat := d.cursor
 	beatAgain := false
-	// The reads end once every server refuses, not after the driver's
-	// server selection; the sink's calls keep ctx, since a refused dial
-	// is no failure of the pipeline's.
+	// The reads end once every server has refused for streamGrace, not
+	// after the driver's server selection; the sink's calls keep ctx,
+	// since a refused dial is no failure of the pipeline's.
 	rctx, end := d.guard(ctx, streamGrace)
 	defer end()
 	for {

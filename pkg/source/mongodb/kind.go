@@ -39,7 +39,7 @@ var Kind = source.Kind{
 	Endpoint: endpoint,
 	Summary:  summary,
 	// Under the product's 100 MiB a backfill's resident memory peaks at
-	// 115-117 MB; under 72 MiB at 93-94 MB (docs/hot-path.md, "The
+	// 115-117 MB; under 72 MiB at 93-95 MB (docs/hot-path.md, "The
 	// runtime's settings").
 	SoftMemoryLimit: 72 << 20,
 }
@@ -143,7 +143,7 @@ func validateURL(raw string, r config.Report) {
 func optionProblems(raw string) []string {
 	var out []string
 	for _, pair := range queryPairs(raw) {
-		if name, _, _ := strings.Cut(pair, "="); isOption(name, "srvMaxHosts") || isOption(name, "srvServiceName") {
+		if name, _, _ := strings.Cut(pair, "="); srvOption(name) {
 			continue // a mongodb+srv:// URI's own (checkURI)
 		}
 		if _, err := connstring.Parse("mongodb://h/?" + pair); err != nil {
@@ -165,20 +165,22 @@ func warnURL(s *config.Source, warn func(field, message string)) {
 	if err != nil {
 		return
 	}
+	opts := lowerQuery(s.URL)
 	secret := false
 	for _, k := range []string{"authmechanismproperties", "tlscertificatekeyfilepassword", "sslpemkeypassword", "proxypassword"} {
-		_, has := cs.UnknownOptions[k]
-		secret = secret || has || lowerQuery(s.URL)[k] != ""
+		_, unknown := cs.UnknownOptions[k]
+		secret = secret || unknown || opts[k] != ""
 	}
 	seen := map[string]bool{}
 	hidden := 0
 	for _, pair := range queryPairs(s.URL) {
 		raw, _, _ := strings.Cut(pair, "=")
 		name, err := url.QueryUnescape(raw)
-		if lower := strings.ToLower(name); err != nil || cs.UnknownOptions[lower] == nil || seen[lower] {
+		lower := strings.ToLower(name)
+		if err != nil || cs.UnknownOptions[lower] == nil || seen[lower] {
 			continue
 		}
-		seen[strings.ToLower(name)] = true
+		seen[lower] = true
 		if secret || !onlyLetters(name) {
 			hidden++
 			continue

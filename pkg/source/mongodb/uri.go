@@ -190,7 +190,7 @@ func withoutSRVOptions(rest string) string {
 	}
 	var kept []string
 	for _, pair := range strings.Split(q, "&") {
-		if name, _, _ := strings.Cut(pair, "="); isOption(name, "srvMaxHosts") || isOption(name, "srvServiceName") {
+		if name, _, _ := strings.Cut(pair, "="); srvOption(name) {
 			continue
 		}
 		kept = append(kept, pair)
@@ -200,6 +200,12 @@ func withoutSRVOptions(rest string) string {
 		out = user + "@" + out
 	}
 	return out
+}
+
+// srvOption reports whether a query option's raw name is one only a
+// mongodb+srv:// URI may have (srvMaxHosts, srvServiceName).
+func srvOption(rawName string) bool {
+	return isOption(rawName, "srvMaxHosts") || isOption(rawName, "srvServiceName")
 }
 
 // driverRule is a URI the driver parses but refuses to connect with
