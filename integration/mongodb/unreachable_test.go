@@ -1,12 +1,15 @@
 package mongodb_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tributary-cdc/tributary/integration/itest"
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
@@ -94,4 +97,112 @@ func proxiedPipeline(t *testing.T, label, window string) (*itest.Env, *itest.Cut
 	cfg := e.WritePipeline(itest.PipelineConfig{Typ: "mongodb", URL: "mongodb://" + proxy.Addr + "/?directConnection=true",
 		Source: "  tables: ['" + regexpQuote(ns) + "']\n  outage_window: " + window + "\n"})
 	return e, proxy, coll, cfg, e.Prefix + "." + ns
+}
+
+// Under delivery: exactly_once, a server lost for longer than the 10 s
+// grace while a writer inserts and updates makes the pipeline reconnect
+// and resume from its last commit: read read_committed, every change the
+// writer made is on the topic exactly once, each event's operation time
+// (source ts_ms and ord) once. A reviewer counted duplicates here by
+// (key, document): those were update events read after the outage, each
+// carrying the document as it is at the read (capture.mode
+// change_streams_update_full looks it up), not events published twice.
+func TestCLIReconnectExactlyOnce(t *testing.T) {
+	e, proxy, coll, cfg, topic := proxiedPipeline(t, "mongoreconeos", "2m")
+	itest.AppendConfig(t, cfg, itest.ExactlyOnceLines+"format:\n  schemas: false\n")
+	const initial = 100
+	for i := range initial {
+		insertIDs(t, coll, int32(i))
+	}
+	p := e.Start("run", "--config", cfg)
+	defer func() {
+		if t.Failed() {
+			t.Logf("output:\n%s", p.Out)
+		}
+	}()
+	p.WaitFor(t, 60*time.Second, "the snapshot", func() bool { return len(readRecords(t, topic)) >= initial })
+
+	ctx := context.Background()
+	stop := make(chan struct{})
+	type tally struct {
+		inserts, updates int
+		err              error
+	}
+	done := make(chan tally, 1)
+	go func() {
+		var n tally
+		next := int32(initial)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- n
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			if i%2 == 0 {
+				if _, n.err = coll.InsertOne(ctx, bson.D{{Key: "_id", Value: next}}); n.err != nil {
+					done <- n
+					return
+				}
+				next++
+				n.inserts++
+				continue
+			}
+			id := int32(i*7919) % next
+			if _, n.err = coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: 1}}}}); n.err != nil {
+				done <- n
+				return
+			}
+			n.updates++
+		}
+	}()
+	time.Sleep(2 * time.Second)
+	proxy.Cut()
+	time.Sleep(13 * time.Second) // past the 10 s the stream rides out
+	proxy.Mend()
+	time.Sleep(3 * time.Second)
+	close(stop)
+	n := <-done
+	if n.err != nil {
+		t.Fatal(n.err)
+	}
+	want := initial + n.inserts + n.updates
+	p.WaitFor(t, 120*time.Second, fmt.Sprintf("%d records", want), func() bool { return len(readRecords(t, topic)) >= want })
+	if !strings.Contains(p.Out.String(), "source reconnected") {
+		t.Fatalf("the pipeline never reconnected, so this test proves nothing")
+	}
+	if code := p.Stop(t); code != 0 {
+		t.Fatalf("run exited %d", code)
+	}
+	ops := map[string]int{}
+	at := map[string]int{}
+	for _, r := range readRecords(t, topic) {
+		var v struct {
+			Op     string `json:"op"`
+			Source struct {
+				TsMs int64 `json:"ts_ms"`
+				Ord  int64 `json:"ord"`
+			} `json:"source"`
+		}
+		if err := json.Unmarshal(r.value, &v); err != nil {
+			t.Fatalf("%s: %v", r.value, err)
+		}
+		ops[v.Op]++
+		if v.Op != "r" {
+			at[fmt.Sprintf("%d/%d", v.Source.TsMs, v.Source.Ord)]++
+		}
+	}
+	var twice []string
+	for k, c := range at {
+		if c > 1 {
+			twice = append(twice, fmt.Sprintf("%s (%d times)", k, c))
+		}
+	}
+	if len(twice) > 0 {
+		t.Errorf("%d events on the topic more than once, by ts_ms/ord: %s", len(twice), strings.Join(twice[:min(5, len(twice))], ", "))
+	}
+	if ops["r"] != initial || ops["c"] != n.inserts || ops["u"] != n.updates {
+		t.Errorf("ops %v, want r %d, c %d, u %d", ops, initial, n.inserts, n.updates)
+	}
+	t.Logf("%d inserts and %d updates across a 13 s outage, each once", n.inserts, n.updates)
 }
