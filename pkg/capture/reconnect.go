@@ -180,15 +180,18 @@ func (r *reconnector) Run(ctx context.Context, from change.Position, emit func(c
 		}
 		mu.Lock()
 		now := time.Now()
-		if r.connected.Load() && now.Sub(upAt) >= stable {
+		// A driver that noticed the loss late says when it was (the
+		// outage counts from there).
+		lost := source.LostAt(err, now)
+		if r.connected.Load() && lost.Sub(upAt) >= stable {
 			outageSince = time.Time{} // the last outage is over: a new one starts
 			r.failures.Store(0)
 		}
-		if outageSince.IsZero() {
-			outageSince = now
+		if outageSince.IsZero() || lost.Before(outageSince) {
+			outageSince = lost
 		}
 		if r.connected.Load() || lostAt.IsZero() {
-			lostAt = now
+			lostAt = lost
 		}
 		r.connected.Store(false)
 		since := outageSince

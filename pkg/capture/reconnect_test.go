@@ -119,6 +119,33 @@ func TestReconnectWindow(t *testing.T) {
 	}
 }
 
+// A loss its driver noticed late (source.LostSince) counts from when it
+// was lost: a window already past ends Run at the first error, and a
+// longer one is left with what remains of it.
+func TestReconnectOutageCountsFromTheLoss(t *testing.T) {
+	for _, c := range []struct {
+		window   time.Duration
+		wantRuns int
+	}{
+		{5 * time.Second, 1},         // lost 8 s ago: past the window
+		{8500 * time.Millisecond, 2}, // half a second left: one retry
+	} {
+		s := &script{connect: true, err: &source.LostSince{At: time.Now().Add(-8 * time.Second), Err: io.ErrUnexpectedEOF}}
+		r := &reconnector{run: s.Run, Window: c.window, MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Log: quietLog()}
+		start := time.Now()
+		err := r.Run(context.Background(), nil, func(context.Context, *change.Event) error { return nil })
+		if !errors.Is(err, ErrOutage) || !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("window %s: err %v, want ErrOutage wrapping the last error", c.window, err)
+		}
+		if d := time.Since(start); s.runs < c.wantRuns || d > 2*time.Second {
+			t.Errorf("window %s: gave up after %d runs and %s, want at least %d within the window's remainder", c.window, s.runs, d, c.wantRuns)
+		}
+		if c.wantRuns == 1 && s.runs != 1 {
+			t.Errorf("window %s: %d runs for a loss already past the window", c.window, s.runs)
+		}
+	}
+}
+
 // A fatal error, or a failure of the pipeline's emit, is never retried.
 func TestReconnectFatal(t *testing.T) {
 	s := &script{err: fmt.Errorf("%w: password authentication failed", source.ErrFatal)}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"syscall"
+	"time"
 )
 
 // ErrResnapshotRequired reports that the checkpoint's position can no
@@ -97,4 +98,27 @@ func MarkConnected(ctx context.Context) {
 	if f, ok := ctx.Value(connectedKey{}).(func()); ok {
 		f()
 	}
+}
+
+// LostSince is a lost connection that its driver noticed only some time
+// after the loss (a MongoDB client that rides out short outages by
+// itself, then gives up): At is when the connection was lost, so that
+// source.outage_window and the logged outage count from there
+// (pkg/capture/reconnect.go), not from when the error came.
+type LostSince struct {
+	At  time.Time
+	Err error
+}
+
+func (e *LostSince) Error() string { return e.Err.Error() }
+func (e *LostSince) Unwrap() error { return e.Err }
+
+// LostAt is when the connection err reports was lost: LostSince's time
+// when err carries one before now, else now.
+func LostAt(err error, now time.Time) time.Time {
+	var ls *LostSince
+	if errors.As(err, &ls) && !ls.At.IsZero() && ls.At.Before(now) {
+		return ls.At
+	}
+	return now
 }

@@ -22,6 +22,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
+
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // Sink receives what the stream reads, in order.
@@ -229,10 +231,11 @@ func NewDriver(cfg Config) (*Driver, error) {
 // source.outage_window (pkg/capture/reconnect.go); a dialer that refuses
 // an address (the connection-test function's guard) refuses it every
 // time. Later, a read of the stream ends the same way once every server
-// the client has reached has refused for streamGrace (Stream), so that an
-// outage's clock starts then, not after the server selection. A host that accepts and does not
-// answer still takes the server selection's 30 s, and its timeout is
-// retried as an outage.
+// the client has reached has refused for streamGrace (Stream), not after
+// the server selection, with the time of the first refusal, where the
+// outage's clock starts. A host that accepts and does not answer still
+// takes the server selection's 30 s, and its timeout is retried as an
+// outage.
 func (d *Driver) Connect(ctx context.Context) error {
 	o, err := d.cfg.Connection.clientOptions()
 	if err != nil {
@@ -283,7 +286,7 @@ func (d *Driver) guard(ctx context.Context, grace time.Duration) (_ context.Cont
 // stream ends: shorter outages (a blip, a quick restart) the driver rides
 // out by itself, as it did before the reads ended early, while a longer
 // one reaches the reconnect loop 10 s after the loss instead of after the
-// driver's 30 s of server selection.
+// driver's 30 s of server selection, dated from the loss.
 const streamGrace = 10 * time.Second
 
 // refusal is err, or the refused dial that ended the guarded gctx while
@@ -297,7 +300,8 @@ func (d *Driver) refusal(ctx, gctx context.Context, err error) error {
 
 // refusals wraps base (a direct dialer when nil): while every address it
 // knows has failed to dial, with no dial succeeding since, each failure
-// calls lost with its error and how long the failures have gone on. It
+// calls lost with its error (a source.LostSince from the first of them)
+// and how long the failures have gone on. It
 // knows hosts (source.url's, host:port) and every address it has dialled
 // once: a member the driver found by itself and never reached (a replica
 // set's hosts beyond the URL's seeds) does not count, since one member
@@ -327,7 +331,7 @@ func refusals(base options.ContextDialer, hosts []string, lost func(err error, s
 				failed[a] = true
 			}
 			if len(known) > 0 && len(failed) == len(known) {
-				lost(fmt.Errorf("no server of source.url could be dialled: %w", err), time.Since(since))
+				lost(&source.LostSince{At: since, Err: fmt.Errorf("no server of source.url could be dialled: %w", err)}, time.Since(since))
 			}
 		} else {
 			known[a] = true

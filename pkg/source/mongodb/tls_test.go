@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tributary-cdc/tributary/pkg/source"
 )
 
 // testCert is a certificate and its key as PEM, signed by parent (self-
@@ -287,6 +289,10 @@ func TestRefusalsAfterConnecting(t *testing.T) {
 	// for the stream's grace (guard).
 	if streak < 20*time.Millisecond {
 		t.Errorf("refusing for %v, want at least since the seed's first refusal (20 ms)", streak)
+	}
+	// The error says when: the outage counts from the first refusal.
+	if now := time.Now(); now.Sub(source.LostAt(lost, now)) < 20*time.Millisecond {
+		t.Errorf("the loss dated %v ago, want at least since the seed's first refusal (20 ms)", now.Sub(source.LostAt(lost, now)))
 	}
 }
 
