@@ -48,8 +48,9 @@ func (s *DataPlaneStack) addBackfillRoute(stack awscdk.Stack, codeDir string, pi
 			Conditions: &map[string]any{
 				"ForAllValues:StringEquals": map[string]any{
 					"dynamodb:LeadingKeys": names,
-					// pkg/checkpoint's names: attrPipeline, attrBackfill.
-					"dynamodb:Attributes": []string{"pipeline", "backfill"},
+					// pkg/checkpoint's names: attrPipeline, attrBackfill,
+					// attrBackfillCount, attrBackfillLast.
+					"dynamodb:Attributes": []string{"pipeline", "backfill", "backfill_count", "backfill_last"},
 				},
 				// As AWS documents attribute-level access: no request
 				// that would read or return the item's other attributes.

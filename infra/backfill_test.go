@@ -63,11 +63,11 @@ func TestBackfillRouteAndLeastPrivilege(t *testing.T) {
 		if keys := jsonString(all["dynamodb:LeadingKeys"]); keys != `["shop","billing"]` {
 			t.Errorf("%s: leading keys %v, want the deployed pipelines shop,billing", id, keys)
 		}
-		// Only the backfill attribute (and the key every request names):
-		// not a pipeline's position, lease or status, nor an answer
-		// holding them.
-		if attrs := jsonString(all["dynamodb:Attributes"]); attrs != `["pipeline","backfill"]` {
-			t.Errorf("%s: attributes %s, want the key and backfill only", id, attrs)
+		// Only the request's attributes (and the key every request
+		// names): not a pipeline's position, lease or status, nor an
+		// answer holding them.
+		if attrs := jsonString(all["dynamodb:Attributes"]); attrs != `["pipeline","backfill","backfill_count","backfill_last"]` {
+			t.Errorf("%s: attributes %s, want the key and the request's only", id, attrs)
 		}
 		ifExists := st[0].Condition["StringEqualsIfExists"]
 		if sel, rv := jsonString(ifExists["dynamodb:Select"]), jsonString(ifExists["dynamodb:ReturnValues"]); sel != `"SPECIFIC_ATTRIBUTES"` ||

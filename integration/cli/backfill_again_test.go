@@ -2,11 +2,13 @@ package cli_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tributary-cdc/tributary/integration/itest"
+	"github.com/tributary-cdc/tributary/pkg/checkpoint"
 )
 
 // TestBackfillRequestedAgainDuringItsSnapshot, on every relational source:
@@ -48,6 +50,45 @@ func TestBackfillRequestedAgainDuringItsSnapshot(t *testing.T) {
 		}
 		if !strings.Contains(p.Out.String(), "snapshot requested") {
 			t.Errorf("no request was logged:\n%s", itest.OutTail(p.Out.String()))
+		}
+	})
+}
+
+// TestBackfillRequestedAgainBeforeItIsCleared, on every relational
+// source: a second `tributary backfill --table` for the same table, made
+// just after the pipeline took the first and before the checkpoint that
+// clears it from the store, reads every row again after it too. Before,
+// the store held the table's name once for both, the pipeline had it
+// handed over already, and its clear removed the second request with the
+// first: the rows the snapshot published before the second request were
+// never published after it.
+func TestBackfillRequestedAgainBeforeItIsCleared(t *testing.T) {
+	itest.ForEachBackend(t, "bfwindow", func(t *testing.T, b itest.Backend) {
+		e, cfg, ledger := backfilledLedger(t, b)
+		p := e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=2"}, "run", "--config", cfg)
+		if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", b.TableID("ledger")); code != 0 {
+			t.Fatalf("backfill: exit %d\n%s", code, out)
+		}
+		p.WaitFor(t, time.Minute, "the pipeline to take the request", func() bool {
+			return strings.Contains(p.Out.String(), "snapshot requested")
+		})
+		// Some of its rows published (the ones the second request must
+		// publish again), well before the next poll (2 s) may clear it.
+		taken := itest.TopicEnd(ledger)
+		p.WaitFor(t, time.Minute, "rows of the requested snapshot", func() bool { return itest.TopicEnd(ledger) >= taken+200 })
+		if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", b.TableID("ledger")); code != 0 {
+			t.Fatalf("backfill again: exit %d\n%s", code, out)
+		}
+		ends := partitionEnds(t, ledger)
+		// Two requests counted: the first was still in the store.
+		if r, err := checkpoint.PendingFile(filepath.Join(e.Dir, "checkpoints"), e.Name); err != nil || r.Count != 2 {
+			t.Skipf("the first request was cleared before the second (pending %+v, %v): not the window this test is for", r, err)
+		}
+		first := itest.TopicEnd(ledger) - rows
+		awaitReadAfter(t, p, ledger, ends, rows, fmt.Sprintf("the second request (the first had published %d when it was made)", first))
+		t.Logf("every row published again after the second request, made before the first was cleared, when it had published %d of %d", first, rows)
+		if code := p.Stop(t); code != 0 {
+			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
 		}
 	})
 }

@@ -20,6 +20,35 @@ import (
 type Request struct {
 	All    bool     `json:"all,omitempty"`    // every captured table
 	Tables []string `json:"tables,omitempty"` // as source.tables writes them; sorted, unique
+
+	// Set by the stores' reads, so that the pipeline tells a table asked
+	// for again after it took the table from one it took and has not
+	// cleared yet: Count is how many requests were ever written (0 when
+	// their writers predate it), and Last the latest one's own tables.
+	Count uint64   `json:"-"`
+	Last  *Request `json:"-"`
+}
+
+// ErrRequestedSince is ClearBackfill's answer when a request was written
+// after handed was read (its Count moved): nothing is cleared, and the
+// next read hands on what was asked again.
+var ErrRequestedSince = errors.New("checkpoint: a backfill was requested since the request was read; not cleared")
+
+// Again is what pending, read now, asks for that handed (read earlier,
+// handed to the source and not cleared) does not already cover: tables
+// not handed, and, when requests were written since handed was read, the
+// tables they asked for again (the latest one's own when it is the only
+// one, otherwise every table pending, since which were asked again is not
+// known).
+func (pending Request) Again(handed Request) Request {
+	fresh := pending.Minus(handed)
+	if handed.Empty() || pending.Count <= handed.Count {
+		return fresh
+	}
+	if pending.Count == handed.Count+1 && pending.Last != nil {
+		return fresh.Merge(*pending.Last)
+	}
+	return Request{}.Merge(pending)
 }
 
 // Empty reports whether r asks for nothing.
@@ -52,8 +81,8 @@ func (r Request) Minus(handed Request) Request {
 type Requests interface {
 	// PendingBackfill returns the request waiting (Empty when none).
 	PendingBackfill(ctx context.Context) (Request, error)
-	// ClearBackfill removes what handed asks for, keeping whatever was
-	// requested since it was read.
+	// ClearBackfill removes what handed asks for, unless a request was
+	// written since handed was read (ErrRequestedSince, nothing cleared).
 	ClearBackfill(ctx context.Context, handed Request) error
 }
 
@@ -74,6 +103,12 @@ type requestFile struct {
 	All         bool      `json:"all,omitempty"`
 	Tables      []string  `json:"tables,omitempty"`
 	RequestedAt time.Time `json:"requested_at"`
+	// Count and the latest request (Request.Count, Last). A binary from
+	// before them reads such a file as corrupt: the CLI that writes a
+	// request and the pipeline that reads it upgrade together.
+	Count      uint64   `json:"count,omitempty"`
+	LastAll    bool     `json:"last_all,omitempty"`
+	LastTables []string `json:"last_tables,omitempty"`
 }
 
 func requestPath(dir, pipeline string) string {
@@ -97,7 +132,11 @@ func RequestBackfillFile(dir, pipeline string, r Request) error {
 	if errors.Is(lerr, os.ErrNotExist) && errors.Is(cerr, os.ErrNotExist) {
 		return fmt.Errorf("%w: no lock file or checkpoint for %s in %s", ErrNeverRan, pipeline, dir)
 	}
-	return updateRequestFile(dir, pipeline, func(cur Request) Request { return cur.Merge(r) })
+	return updateRequestFile(dir, pipeline, func(cur Request) (Request, error) {
+		next := cur.Merge(r)
+		next.Count, next.Last = cur.Count+1, &Request{All: r.All, Tables: Request{}.Merge(r).Tables}
+		return next, nil
+	})
 }
 
 // PendingFile reads the pending request of pipeline in dir, for status
@@ -123,12 +162,19 @@ func decodeRequestFile(data []byte, pipeline string) (Request, error) {
 	if f.Version < 1 || f.Version > fileVersion || f.Pipeline != pipeline {
 		return Request{}, fmt.Errorf("%w: backfill request of %s: version %d, pipeline %q", ErrCorrupt, pipeline, f.Version, f.Pipeline)
 	}
-	return Request{}.Merge(Request{All: f.All, Tables: f.Tables}), nil
+	r := Request{}.Merge(Request{All: f.All, Tables: f.Tables})
+	r.Count = f.Count
+	if f.Count > 0 {
+		r.Last = &Request{All: f.LastAll, Tables: f.LastTables}
+	}
+	return r, nil
 }
 
 // updateRequestFile applies change to the request file under its lock;
-// an empty result removes the file.
-func updateRequestFile(dir, pipeline string, change func(Request) Request) error {
+// an empty result removes the file (its count starts again: a reader that
+// saw the count before the removal saw the requests that made it, and
+// clears only while it stands).
+func updateRequestFile(dir, pipeline string, change func(Request) (Request, error)) error {
 	lock, err := os.OpenFile(filepath.Join(dir, pipeline+".backfill.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("checkpoint: backfill request: %w", err)
@@ -141,7 +187,10 @@ func updateRequestFile(dir, pipeline string, change func(Request) Request) error
 	if err != nil {
 		return err
 	}
-	next := change(cur)
+	next, err := change(cur)
+	if err != nil {
+		return err
+	}
 	path := requestPath(dir, pipeline)
 	if next.Empty() {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -149,8 +198,12 @@ func updateRequestFile(dir, pipeline string, change func(Request) Request) error
 		}
 		return nil
 	}
-	data, err := json.MarshalIndent(requestFile{Version: fileVersion, Pipeline: pipeline, All: next.All, Tables: next.Tables,
-		RequestedAt: time.Now().UTC()}, "", "  ")
+	f := requestFile{Version: fileVersion, Pipeline: pipeline, All: next.All, Tables: next.Tables,
+		RequestedAt: time.Now().UTC(), Count: next.Count}
+	if next.Last != nil {
+		f.LastAll, f.LastTables = next.Last.All, next.Last.Tables
+	}
+	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return fmt.Errorf("checkpoint: encode the backfill request: %w", err)
 	}
@@ -176,5 +229,12 @@ func (f *File) ClearBackfill(ctx context.Context, handed Request) error {
 	if err := f.Owned(); err != nil {
 		return err
 	}
-	return updateRequestFile(f.dir, f.pipeline, func(cur Request) Request { return cur.Minus(handed) })
+	return updateRequestFile(f.dir, f.pipeline, func(cur Request) (Request, error) {
+		if cur.Count != handed.Count {
+			return cur, ErrRequestedSince
+		}
+		next := cur.Minus(handed)
+		next.Count, next.Last = cur.Count, cur.Last
+		return next, nil
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -17,6 +18,15 @@ import (
 // atomically, with no read-modify-write: a request written between the
 // owner's read and its clear survives.
 const attrBackfill = "backfill"
+
+// attrBackfillCount counts the requests ever written (Request.Count: ADD
+// 1 with each), and attrBackfillLast is the latest one's own set
+// (Request.Last). Attributes of their own: a binary from before them
+// reads the set alone, as it did.
+const (
+	attrBackfillCount = "backfill_count"
+	attrBackfillLast  = "backfill_last"
+)
 
 // allTables stands for Request.All in the set (no table is named "*").
 const allTables = "*"
@@ -59,10 +69,10 @@ func RequestBackfillDynamoDB(ctx context.Context, client *dynamodb.Client, table
 	_, err := client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(table),
 		Key:                       map[string]types.AttributeValue{attrPipeline: str(pipeline)},
-		UpdateExpression:          aws.String("ADD #bf :req"),
+		UpdateExpression:          aws.String("ADD #bf :req, #bn :one SET #bl = :req"),
 		ConditionExpression:       aws.String("attribute_exists(#k)"),
-		ExpressionAttributeNames:  map[string]string{"#bf": attrBackfill, "#k": attrPipeline},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":req": requestSet(r)},
+		ExpressionAttributeNames:  map[string]string{"#bf": attrBackfill, "#bn": attrBackfillCount, "#bl": attrBackfillLast, "#k": attrPipeline},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":req": requestSet(r), ":one": num(1)},
 	})
 	var missing *types.ResourceNotFoundException
 	switch {
@@ -83,14 +93,22 @@ func PendingDynamoDB(ctx context.Context, client *dynamodb.Client, table, pipeli
 	out, err := client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:                aws.String(table),
 		Key:                      map[string]types.AttributeValue{attrPipeline: str(pipeline)},
-		ProjectionExpression:     aws.String("#bf"),
-		ExpressionAttributeNames: map[string]string{"#bf": attrBackfill},
+		ProjectionExpression:     aws.String("#bf, #bn, #bl"),
+		ExpressionAttributeNames: map[string]string{"#bf": attrBackfill, "#bn": attrBackfillCount, "#bl": attrBackfillLast},
 		ConsistentRead:           aws.Bool(true),
 	})
 	if err != nil {
 		return Request{}, fmt.Errorf("checkpoint: read the backfill request of %s in table %s: %w", pipeline, table, err)
 	}
-	return requestOf(out.Item[attrBackfill]), nil
+	r := requestOf(out.Item[attrBackfill])
+	if n, ok := out.Item[attrBackfillCount].(*types.AttributeValueMemberN); ok {
+		r.Count, _ = strconv.ParseUint(n.Value, 10, 64)
+	}
+	if last, ok := out.Item[attrBackfillLast]; ok && r.Count > 0 {
+		l := requestOf(last)
+		r.Last = &l
+	}
+	return r, nil
 }
 
 // PendingBackfill implements Requests.
@@ -100,22 +118,37 @@ func (d *DynamoDB) PendingBackfill(ctx context.Context) (Request, error) {
 
 // ClearBackfill implements Requests: a DELETE from the set, conditional
 // on this store still holding the lease (a stale owner must not drop a
-// request its successor has to serve). Like SaveStatus it neither renews
-// nor loses the lease.
+// request its successor has to serve) and on the count of requests
+// standing where handed read it. Like SaveStatus it neither renews nor
+// loses the lease.
 func (d *DynamoDB) ClearBackfill(ctx context.Context, handed Request) error {
 	if handed.Empty() {
 		return nil
 	}
 	attrs := names(ownedCond)
 	attrs["#bf"] = attrBackfill
+	attrs["#bn"] = attrBackfillCount
+	values := map[string]types.AttributeValue{":handed": requestSet(handed), ":me": str(d.opts.Owner), ":epoch": num(d.epoch)}
+	counted := "attribute_not_exists(#bn)"
+	if handed.Count > 0 {
+		counted = "#bn = :n"
+		values[":n"] = &types.AttributeValueMemberN{Value: strconv.FormatUint(handed.Count, 10)}
+	}
 	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(d.opts.Table),
 		Key:                       d.key(),
 		UpdateExpression:          aws.String("DELETE #bf :handed"),
-		ConditionExpression:       aws.String(ownedCond),
+		ConditionExpression:       aws.String(ownedCond + " AND " + counted),
 		ExpressionAttributeNames:  attrs,
-		ExpressionAttributeValues: map[string]types.AttributeValue{":handed": requestSet(handed), ":me": str(d.opts.Owner), ":epoch": num(d.epoch)},
+		ExpressionAttributeValues: values,
 	})
+	if isConditionFailed(err) {
+		// Which condition: a request since (nothing to report) or the
+		// lease (reported as before).
+		if now, rerr := d.PendingBackfill(ctx); rerr == nil && now.Count != handed.Count {
+			return ErrRequestedSince
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("checkpoint: clear the backfill request of %s in table %s: %w", d.opts.Pipeline, d.opts.Table, err)
 	}

@@ -30,8 +30,9 @@ func wantRequest(t *testing.T, got Request, err error, want Request) {
 }
 
 // A request written by another process (no pipeline lock) reaches the
-// owner; requests merge; the owner's clear keeps what arrived after its
-// read; concurrent writers lose nothing.
+// owner; requests merge; a request after the owner's read stops its
+// clear, and the owner's next read asks again for what it asked;
+// concurrent writers lose nothing.
 func TestFileBackfillRequest(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -49,18 +50,10 @@ func TestFileBackfillRequest(t *testing.T) {
 	}
 	got, err := f.PendingBackfill(ctx)
 	wantRequest(t, got, err, Request{Tables: []string{"public.a", "public.b"}})
-	handed := got
 	if err := RequestBackfillFile(dir, "shop", Request{Tables: []string{"public.c", "public.a"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.ClearBackfill(ctx, handed); err != nil {
-		t.Fatal(err)
-	}
-	got, err = f.PendingBackfill(ctx)
-	wantRequest(t, got, err, Request{Tables: []string{"public.c"}})
-	if err := f.ClearBackfill(ctx, got); err != nil {
-		t.Fatal(err)
-	}
+	clearAfterAgain(t, f, got, Request{Tables: []string{"public.a", "public.c"}})
 	if _, err := os.Stat(filepath.Join(dir, "shop.backfill.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("request file left after everything was cleared: %v", err)
 	}
@@ -159,7 +152,8 @@ func testDynamoDBBackfillRequest(t *testing.T, e awstest.Engine) {
 	if err := d.Save(ctx, Checkpoint{Position: change.Position(`{"lsn":"0/2"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.ClearBackfill(ctx, handed); err != nil {
+	clearAfterAgain(t, d, handed, Request{All: true, Tables: []string{"public.c"}})
+	if err := RequestBackfillDynamoDB(ctx, cl, table, "shop", Request{All: true, Tables: []string{"public.c"}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err = PendingDynamoDB(ctx, cl, table, "shop")
@@ -206,11 +200,56 @@ func testDynamoDBBackfillRequestRepeats(t *testing.T, e awstest.Engine) {
 	}
 	got, err := d.PendingBackfill(ctx)
 	wantRequest(t, got, err, Request{Tables: []string{"public.a", "public.b"}})
+	twice.Count = got.Count // the clear of what that read handed over
 	if err := d.ClearBackfill(ctx, twice); err != nil {
 		t.Fatalf("clear naming public.b twice: %v", err)
 	}
 	got, err = d.PendingBackfill(ctx)
 	wantRequest(t, got, err, Request{})
+}
+
+// clearAfterAgain plays the owner after a request came between its read
+// (handed) and its clear: the clear clears nothing (ErrRequestedSince),
+// the next read asks again for again, the latest request's tables (the
+// ones it had handed over too), and a clear of both leaves nothing.
+func clearAfterAgain(t *testing.T, s Requests, handed, again Request) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.ClearBackfill(ctx, handed); !errors.Is(err, ErrRequestedSince) {
+		t.Fatalf("clear after a later request: %v, want ErrRequestedSince", err)
+	}
+	pending, err := s.PendingBackfill(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pending.Count != handed.Count+1 {
+		t.Fatalf("count %d after one more request, read %d before", pending.Count, handed.Count)
+	}
+	fresh := pending.Again(handed)
+	wantRequest(t, fresh, nil, again)
+	both := handed.Merge(fresh)
+	both.Count = pending.Count
+	if err := s.ClearBackfill(ctx, both); err != nil {
+		t.Fatal(err)
+	}
+	left, err := s.PendingBackfill(ctx)
+	wantRequest(t, left, err, Request{})
+}
+
+// Again: tables not handed over are asked for; after one request since
+// the hand-over, its own tables too; after more, every table pending; a
+// store whose writers predate the count (0) asks only for what was not
+// handed, as before.
+func TestRequestAgain(t *testing.T) {
+	handed := Request{Tables: []string{"s.a", "s.b"}, Count: 3}
+	pending := Request{Tables: []string{"s.a", "s.b", "s.c"}, Count: 3}
+	wantRequest(t, pending.Again(handed), nil, Request{Tables: []string{"s.c"}})
+	pending.Count, pending.Last = 4, &Request{Tables: []string{"s.a", "s.c"}}
+	wantRequest(t, pending.Again(handed), nil, Request{Tables: []string{"s.a", "s.c"}})
+	pending.Count = 5
+	wantRequest(t, pending.Again(handed), nil, Request{Tables: []string{"s.a", "s.b", "s.c"}})
+	wantRequest(t, Request{Tables: []string{"s.a"}}.Again(Request{Tables: []string{"s.a"}}), nil, Request{})
+	wantRequest(t, pending.Again(Request{}), nil, Request{Tables: []string{"s.a", "s.b", "s.c"}})
 }
 
 func rawItem(t *testing.T, cl *dynamodb.Client, table, pipeline string) map[string]types.AttributeValue {

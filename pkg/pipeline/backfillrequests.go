@@ -77,8 +77,9 @@ func (p *Pipeline) pollBackfills(ctx context.Context, reqs checkpoint.Requests) 
 	}
 	b := &p.backfills
 	b.mu.Lock()
-	fresh := pending.Minus(b.handed)
+	fresh := pending.Again(b.handed)
 	b.mu.Unlock()
+	fresh.Count = pending.Count
 	if fresh.Empty() {
 		return
 	}
@@ -101,13 +102,14 @@ func (p *Pipeline) pollBackfills(ctx context.Context, reqs checkpoint.Requests) 
 			return // stopping: the request stays for the next run
 		}
 		p.Log.Error("backfill: the source refused the request; dropping it", "tables", what, "err", err)
-		if cerr := reqs.ClearBackfill(ctx, fresh); cerr != nil {
+		if cerr := reqs.ClearBackfill(ctx, fresh); cerr != nil && !errors.Is(cerr, checkpoint.ErrRequestedSince) {
 			p.Log.Warn("backfill: clearing the refused request failed", "err", cerr)
 		}
 		return
 	}
 	b.mu.Lock()
 	b.handed = b.handed.Merge(fresh)
+	b.handed.Count = pending.Count // cleared only while no request came since
 	// One more than the marks so far: the source's goroutine may have
 	// encoded its next position before the queue and mark it only now,
 	// and that one does not carry the queued snapshot (a source encodes
@@ -137,13 +139,18 @@ func (p *Pipeline) clearBackfills(ctx context.Context) {
 		return
 	}
 	if err := reqs.ClearBackfill(ctx, handed); err != nil {
+		if errors.Is(err, checkpoint.ErrRequestedSince) {
+			return // the next poll hands on what was asked again
+		}
 		if ctx.Err() == nil {
 			p.Log.Warn("backfill: clearing the handed-over request failed; retrying", "err", err)
 		}
 		return
 	}
 	b.mu.Lock()
-	b.handed = b.handed.Minus(handed)
+	rest := b.handed.Minus(handed)
+	rest.Count = b.handed.Count
+	b.handed = rest
 	b.mu.Unlock()
 }
 
