@@ -20,36 +20,20 @@ import (
 // second request were never published after it.
 func TestBackfillRequestedAgainDuringItsSnapshot(t *testing.T) {
 	itest.ForEachBackend(t, "bfagain", func(t *testing.T, b itest.Backend) {
-		e, cfg, ledger := backfilledLedger(t, b)
-		// Chunks of 2 rows keep a requested snapshot going long enough
-		// to ask again while it runs.
-		p := e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=2"}, "run", "--config", cfg)
-
-		if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", b.TableID("ledger")); code != 0 {
-			t.Fatalf("backfill: exit %d\n%s", code, out)
-		}
-		// Once the pipeline has taken the first request and cleared it
-		// from the store: a second one before that joins the first
-		// (docs/operations.md).
-		p.WaitFor(t, time.Minute, "the first request to leave the store, and a fifth of its rows", func() bool {
-			r, _ := itest.StatusJSON(t, e, cfg)
-			return r.BackfillRequested == nil && itest.TopicEnd(ledger) >= rows+rows/5
+		r := requestTwice(t, b, func(r *twice) {
+			// Once the pipeline has taken the first request and cleared
+			// it from the store.
+			r.p.WaitFor(t, time.Minute, "the first request to leave the store, and a fifth of its rows", func() bool {
+				st, _ := itest.StatusJSON(t, r.e, r.cfg)
+				return st.BackfillRequested == nil && itest.TopicEnd(r.ledger) >= rows+rows/5
+			})
 		})
-		if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", b.TableID("ledger")); code != 0 {
-			t.Fatalf("backfill again: exit %d\n%s", code, out)
+		if r.first >= rows {
+			t.Skipf("the first request's snapshot ended before the second request (%d rows published): too fast to test here", r.first)
 		}
-		ends := partitionEnds(t, ledger)
-		first := itest.TopicEnd(ledger) - rows
-		if first >= rows {
-			t.Skipf("the first request's snapshot ended before the second request (%d rows published): too fast to test here", first)
-		}
-		awaitReadAfter(t, p, ledger, ends, rows, fmt.Sprintf("the second request (the first had published %d when it was made)", first))
-		t.Logf("every row published again after the second request, made when the first had published %d of %d", first, rows)
-		if code := p.Stop(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
-		}
-		if !strings.Contains(p.Out.String(), "snapshot requested") {
-			t.Errorf("no request was logged:\n%s", itest.OutTail(p.Out.String()))
+		r.awaitEveryRowAgain(t, "")
+		if !strings.Contains(r.p.Out.String(), "snapshot requested") {
+			t.Errorf("no request was logged:\n%s", itest.OutTail(r.p.Out.String()))
 		}
 	})
 }
@@ -64,33 +48,65 @@ func TestBackfillRequestedAgainDuringItsSnapshot(t *testing.T) {
 // never published after it.
 func TestBackfillRequestedAgainBeforeItIsCleared(t *testing.T) {
 	itest.ForEachBackend(t, "bfwindow", func(t *testing.T, b itest.Backend) {
-		e, cfg, ledger := backfilledLedger(t, b)
-		p := e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=2"}, "run", "--config", cfg)
-		if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", b.TableID("ledger")); code != 0 {
-			t.Fatalf("backfill: exit %d\n%s", code, out)
-		}
-		p.WaitFor(t, time.Minute, "the pipeline to take the request", func() bool {
-			return strings.Contains(p.Out.String(), "snapshot requested")
+		r := requestTwice(t, b, func(r *twice) {
+			r.p.WaitFor(t, time.Minute, "the pipeline to take the request", func() bool {
+				return strings.Contains(r.p.Out.String(), "snapshot requested")
+			})
+			// Some of its rows published (the ones the second request
+			// must publish again), well before the next poll (2 s) may
+			// clear it.
+			taken := itest.TopicEnd(r.ledger)
+			r.p.WaitFor(t, time.Minute, "rows of the requested snapshot", func() bool { return itest.TopicEnd(r.ledger) >= taken+200 })
 		})
-		// Some of its rows published (the ones the second request must
-		// publish again), well before the next poll (2 s) may clear it.
-		taken := itest.TopicEnd(ledger)
-		p.WaitFor(t, time.Minute, "rows of the requested snapshot", func() bool { return itest.TopicEnd(ledger) >= taken+200 })
-		if code, out := itest.BackfillCLI(t, e, "--config", cfg, "--table", b.TableID("ledger")); code != 0 {
-			t.Fatalf("backfill again: exit %d\n%s", code, out)
-		}
-		ends := partitionEnds(t, ledger)
 		// Two requests counted: the first was still in the store.
-		if r, err := checkpoint.PendingFile(filepath.Join(e.Dir, "checkpoints"), e.Name); err != nil || r.Count != 2 {
-			t.Skipf("the first request was cleared before the second (pending %+v, %v): not the window this test is for", r, err)
+		if pending, err := checkpoint.PendingFile(filepath.Join(r.e.Dir, "checkpoints"), r.e.Name); err != nil || pending.Count != 2 {
+			t.Skipf("the first request was cleared before the second (pending %+v, %v): not the window this test is for", pending, err)
 		}
-		first := itest.TopicEnd(ledger) - rows
-		awaitReadAfter(t, p, ledger, ends, rows, fmt.Sprintf("the second request (the first had published %d when it was made)", first))
-		t.Logf("every row published again after the second request, made before the first was cleared, when it had published %d of %d", first, rows)
-		if code := p.Stop(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM; output:\n%s", code, p.Out)
-		}
+		r.awaitEveryRowAgain(t, ", made before the first was cleared")
 	})
+}
+
+// twice is a pipeline asked twice for a backfill of its ledger: the
+// process, its environment, config and ledger topic, the topic's ends
+// at the second request and the rows the first had published then.
+type twice struct {
+	p           *itest.Proc
+	e           *itest.Env
+	cfg, ledger string
+	ends        map[int32]int64
+	first       int64
+}
+
+// requestTwice runs a pipeline of b over a ledger of rows rows with
+// chunks of 2 (a requested snapshot long enough to ask again while it
+// runs), asks for a backfill of the ledger, runs between, and asks again.
+func requestTwice(t *testing.T, b itest.Backend, between func(*twice)) *twice {
+	t.Helper()
+	r := &twice{}
+	r.e, r.cfg, r.ledger = backfilledLedger(t, b)
+	r.p = r.e.StartWith([]string{"TRIBUTARY_SNAPSHOT_CHUNK_ROWS=2"}, "run", "--config", r.cfg)
+	for i, what := range []string{"backfill", "backfill again"} {
+		if i == 1 {
+			between(r)
+		}
+		if code, out := itest.BackfillCLI(t, r.e, "--config", r.cfg, "--table", b.TableID("ledger")); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", what, code, out)
+		}
+	}
+	r.ends = partitionEnds(t, r.ledger)
+	r.first = itest.TopicEnd(r.ledger) - rows
+	return r
+}
+
+// awaitEveryRowAgain waits until every row was published after the second
+// request (when, what more to say of it), then stops the pipeline.
+func (r *twice) awaitEveryRowAgain(t *testing.T, when string) {
+	t.Helper()
+	awaitReadAfter(t, r.p, r.ledger, r.ends, rows, fmt.Sprintf("the second request%s (the first had published %d when it was made)", when, r.first))
+	t.Logf("every row published again after the second request%s, when the first had published %d of %d", when, r.first, rows)
+	if code := r.p.Stop(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM; output:\n%s", code, r.p.Out)
+	}
 }
 
 // TestBackfillAllRequestedWhileStoppedRestartsUnfinished, on every
