@@ -58,8 +58,9 @@ func TestBackfillRequestedAgainBeforeItIsCleared(t *testing.T) {
 			taken := itest.TopicEnd(r.ledger)
 			r.p.WaitFor(t, time.Minute, "rows of the requested snapshot", func() bool { return itest.TopicEnd(r.ledger) >= taken+200 })
 		})
-		// Two requests counted: the first was still in the store.
-		if pending, err := checkpoint.PendingFile(filepath.Join(r.e.Dir, "checkpoints"), r.e.Name); err != nil || pending.Count != 2 {
+		// The second request was written on the first's: the first was
+		// still in the store.
+		if pending, err := checkpoint.PendingFile(filepath.Join(r.e.Dir, "checkpoints"), r.e.Name); err != nil || pending.LastAfter == 0 {
 			t.Skipf("the first request was cleared before the second (pending %+v, %v): not the window this test is for", pending, err)
 		}
 		r.awaitEveryRowAgain(t, ", made before the first was cleared")

@@ -23,14 +23,16 @@ type Request struct {
 
 	// Set by the stores' reads, so that the pipeline tells a table asked
 	// for again after it took the table from one it took and has not
-	// cleared yet: Count is how many requests were ever written (0 when
-	// their writers predate it), and Last the latest one's own tables.
-	Count uint64   `json:"-"`
-	Last  *Request `json:"-"`
+	// cleared yet: Stamp changes with every request written, only ever
+	// growing (0 when the writers predate it); Last is the latest
+	// request's own tables, and LastAfter the Stamp it was written on.
+	Stamp     uint64   `json:"-"`
+	Last      *Request `json:"-"`
+	LastAfter uint64   `json:"-"`
 }
 
 // ErrRequestedSince is ClearBackfill's answer when a request was written
-// after handed was read (its Count moved): nothing is cleared, and the
+// after handed was read (its Stamp moved): nothing is cleared, and the
 // next read hands on what was asked again.
 var ErrRequestedSince = errors.New("checkpoint: a backfill was requested since the request was read; not cleared")
 
@@ -42,10 +44,10 @@ var ErrRequestedSince = errors.New("checkpoint: a backfill was requested since t
 // known).
 func (pending Request) Again(handed Request) Request {
 	fresh := pending.Minus(handed)
-	if handed.Empty() || pending.Count <= handed.Count {
+	if handed.Empty() || pending.Stamp == handed.Stamp {
 		return fresh
 	}
-	if pending.Count == handed.Count+1 && pending.Last != nil {
+	if pending.Last != nil && pending.LastAfter == handed.Stamp {
 		return fresh.Merge(*pending.Last)
 	}
 	return Request{}.Merge(pending)
@@ -103,12 +105,15 @@ type requestFile struct {
 	All         bool      `json:"all,omitempty"`
 	Tables      []string  `json:"tables,omitempty"`
 	RequestedAt time.Time `json:"requested_at"`
-	// Count and the latest request (Request.Count, Last). A binary from
-	// before them reads such a file as corrupt: the CLI that writes a
-	// request and the pipeline that reads it upgrade together.
-	Count      uint64   `json:"count,omitempty"`
+	// Request.Stamp, Last and LastAfter. The stamp is the time of the
+	// request in nanoseconds, or one more than the one before when the
+	// clock gives less, so that it grows across the file's removal too. A
+	// binary from before them reads such a file as corrupt: the CLI that
+	// writes a request and the pipeline that reads it upgrade together.
+	Stamp      uint64   `json:"stamp,omitempty"`
 	LastAll    bool     `json:"last_all,omitempty"`
 	LastTables []string `json:"last_tables,omitempty"`
+	LastAfter  uint64   `json:"last_after,omitempty"`
 }
 
 func requestPath(dir, pipeline string) string {
@@ -134,7 +139,8 @@ func RequestBackfillFile(dir, pipeline string, r Request) error {
 	}
 	return updateRequestFile(dir, pipeline, func(cur Request) (Request, error) {
 		next := cur.Merge(r)
-		next.Count, next.Last = cur.Count+1, &Request{All: r.All, Tables: Request{}.Merge(r).Tables}
+		next.Stamp = max(cur.Stamp+1, uint64(time.Now().UnixNano()))
+		next.Last, next.LastAfter = &Request{All: r.All, Tables: Request{}.Merge(r).Tables}, cur.Stamp
 		return next, nil
 	})
 }
@@ -163,17 +169,15 @@ func decodeRequestFile(data []byte, pipeline string) (Request, error) {
 		return Request{}, fmt.Errorf("%w: backfill request of %s: version %d, pipeline %q", ErrCorrupt, pipeline, f.Version, f.Pipeline)
 	}
 	r := Request{}.Merge(Request{All: f.All, Tables: f.Tables})
-	r.Count = f.Count
-	if f.Count > 0 {
-		r.Last = &Request{All: f.LastAll, Tables: f.LastTables}
+	r.Stamp = f.Stamp
+	if f.Stamp > 0 {
+		r.Last, r.LastAfter = &Request{All: f.LastAll, Tables: f.LastTables}, f.LastAfter
 	}
 	return r, nil
 }
 
 // updateRequestFile applies change to the request file under its lock;
-// an empty result removes the file (its count starts again: a reader that
-// saw the count before the removal saw the requests that made it, and
-// clears only while it stands).
+// an empty result removes the file.
 func updateRequestFile(dir, pipeline string, change func(Request) (Request, error)) error {
 	lock, err := os.OpenFile(filepath.Join(dir, pipeline+".backfill.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -199,7 +203,7 @@ func updateRequestFile(dir, pipeline string, change func(Request) (Request, erro
 		return nil
 	}
 	f := requestFile{Version: fileVersion, Pipeline: pipeline, All: next.All, Tables: next.Tables,
-		RequestedAt: time.Now().UTC(), Count: next.Count}
+		RequestedAt: time.Now().UTC(), Stamp: next.Stamp, LastAfter: next.LastAfter}
 	if next.Last != nil {
 		f.LastAll, f.LastTables = next.Last.All, next.Last.Tables
 	}
@@ -230,11 +234,11 @@ func (f *File) ClearBackfill(ctx context.Context, handed Request) error {
 		return err
 	}
 	return updateRequestFile(f.dir, f.pipeline, func(cur Request) (Request, error) {
-		if cur.Count != handed.Count {
+		if cur.Stamp != handed.Stamp {
 			return cur, ErrRequestedSince
 		}
 		next := cur.Minus(handed)
-		next.Count, next.Last = cur.Count, cur.Last
+		next.Stamp, next.Last, next.LastAfter = cur.Stamp, cur.Last, cur.LastAfter
 		return next, nil
 	})
 }

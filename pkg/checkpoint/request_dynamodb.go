@@ -19,9 +19,9 @@ import (
 // owner's read and its clear survives.
 const attrBackfill = "backfill"
 
-// attrBackfillCount counts the requests ever written (Request.Count: ADD
-// 1 with each), and attrBackfillLast is the latest one's own set
-// (Request.Last). Attributes of their own: a binary from before them
+// attrBackfillCount counts the requests ever written (ADD 1 with each:
+// Request.Stamp, and the latest one's LastAfter is one less), and
+// attrBackfillLast is the latest one's own set (Request.Last). Attributes of their own: a binary from before them
 // reads the set alone, as it did.
 const (
 	attrBackfillCount = "backfill_count"
@@ -102,11 +102,11 @@ func PendingDynamoDB(ctx context.Context, client *dynamodb.Client, table, pipeli
 	}
 	r := requestOf(out.Item[attrBackfill])
 	if n, ok := out.Item[attrBackfillCount].(*types.AttributeValueMemberN); ok {
-		r.Count, _ = strconv.ParseUint(n.Value, 10, 64)
+		r.Stamp, _ = strconv.ParseUint(n.Value, 10, 64)
 	}
-	if last, ok := out.Item[attrBackfillLast]; ok && r.Count > 0 {
+	if last, ok := out.Item[attrBackfillLast]; ok && r.Stamp > 0 {
 		l := requestOf(last)
-		r.Last = &l
+		r.Last, r.LastAfter = &l, r.Stamp-1
 	}
 	return r, nil
 }
@@ -130,9 +130,9 @@ func (d *DynamoDB) ClearBackfill(ctx context.Context, handed Request) error {
 	attrs["#bn"] = attrBackfillCount
 	values := map[string]types.AttributeValue{":handed": requestSet(handed), ":me": str(d.opts.Owner), ":epoch": num(d.epoch)}
 	counted := "attribute_not_exists(#bn)"
-	if handed.Count > 0 {
+	if handed.Stamp > 0 {
 		counted = "#bn = :n"
-		values[":n"] = &types.AttributeValueMemberN{Value: strconv.FormatUint(handed.Count, 10)}
+		values[":n"] = &types.AttributeValueMemberN{Value: strconv.FormatUint(handed.Stamp, 10)}
 	}
 	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(d.opts.Table),
@@ -145,7 +145,7 @@ func (d *DynamoDB) ClearBackfill(ctx context.Context, handed Request) error {
 	if isConditionFailed(err) {
 		// Which condition: a request since (nothing to report) or the
 		// lease (reported as before).
-		if now, rerr := d.PendingBackfill(ctx); rerr == nil && now.Count != handed.Count {
+		if now, rerr := d.PendingBackfill(ctx); rerr == nil && now.Stamp != handed.Stamp {
 			return ErrRequestedSince
 		}
 	}

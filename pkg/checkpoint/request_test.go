@@ -200,7 +200,7 @@ func testDynamoDBBackfillRequestRepeats(t *testing.T, e awstest.Engine) {
 	}
 	got, err := d.PendingBackfill(ctx)
 	wantRequest(t, got, err, Request{Tables: []string{"public.a", "public.b"}})
-	twice.Count = got.Count // the clear of what that read handed over
+	twice.Stamp = got.Stamp // the clear of what that read handed over
 	if err := d.ClearBackfill(ctx, twice); err != nil {
 		t.Fatalf("clear naming public.b twice: %v", err)
 	}
@@ -222,13 +222,13 @@ func clearAfterAgain(t *testing.T, s Requests, handed, again Request) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pending.Count != handed.Count+1 {
-		t.Fatalf("count %d after one more request, read %d before", pending.Count, handed.Count)
+	if pending.Stamp == handed.Stamp || pending.LastAfter != handed.Stamp {
+		t.Fatalf("stamp %d (the latest request written on %d) after one more request, read %d before", pending.Stamp, pending.LastAfter, handed.Stamp)
 	}
 	fresh := pending.Again(handed)
 	wantRequest(t, fresh, nil, again)
 	both := handed.Merge(fresh)
-	both.Count = pending.Count
+	both.Stamp = pending.Stamp
 	if err := s.ClearBackfill(ctx, both); err != nil {
 		t.Fatal(err)
 	}
@@ -237,16 +237,19 @@ func clearAfterAgain(t *testing.T, s Requests, handed, again Request) {
 }
 
 // Again: tables not handed over are asked for; after one request since
-// the hand-over, its own tables too; after more, every table pending; a
-// store whose writers predate the count (0) asks only for what was not
-// handed, as before.
+// the hand-over (written on its stamp), its own tables too; after more,
+// or after the store's request was removed and written anew, every table
+// pending; a store whose writers predate the stamp (0) asks only for what
+// was not handed, as before.
 func TestRequestAgain(t *testing.T) {
-	handed := Request{Tables: []string{"s.a", "s.b"}, Count: 3}
-	pending := Request{Tables: []string{"s.a", "s.b", "s.c"}, Count: 3}
+	handed := Request{Tables: []string{"s.a", "s.b"}, Stamp: 3}
+	pending := Request{Tables: []string{"s.a", "s.b", "s.c"}, Stamp: 3}
 	wantRequest(t, pending.Again(handed), nil, Request{Tables: []string{"s.c"}})
-	pending.Count, pending.Last = 4, &Request{Tables: []string{"s.a", "s.c"}}
+	pending.Stamp, pending.Last, pending.LastAfter = 9, &Request{Tables: []string{"s.a", "s.c"}}, 3
 	wantRequest(t, pending.Again(handed), nil, Request{Tables: []string{"s.a", "s.c"}})
-	pending.Count = 5
+	pending.LastAfter = 7
+	wantRequest(t, pending.Again(handed), nil, Request{Tables: []string{"s.a", "s.b", "s.c"}})
+	pending.LastAfter = 0 // written after the file was removed
 	wantRequest(t, pending.Again(handed), nil, Request{Tables: []string{"s.a", "s.b", "s.c"}})
 	wantRequest(t, Request{Tables: []string{"s.a"}}.Again(Request{Tables: []string{"s.a"}}), nil, Request{})
 	wantRequest(t, pending.Again(Request{}), nil, Request{Tables: []string{"s.a", "s.b", "s.c"}})

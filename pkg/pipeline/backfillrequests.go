@@ -79,7 +79,7 @@ func (p *Pipeline) pollBackfills(ctx context.Context, reqs checkpoint.Requests) 
 	b.mu.Lock()
 	fresh := pending.Again(b.handed)
 	b.mu.Unlock()
-	fresh.Count = pending.Count
+	fresh.Stamp = pending.Stamp
 	if fresh.Empty() {
 		return
 	}
@@ -105,11 +105,17 @@ func (p *Pipeline) pollBackfills(ctx context.Context, reqs checkpoint.Requests) 
 		if cerr := reqs.ClearBackfill(ctx, fresh); cerr != nil && !errors.Is(cerr, checkpoint.ErrRequestedSince) {
 			p.Log.Warn("backfill: clearing the refused request failed", "err", cerr)
 		}
+		// The requests up to this read are answered: what was handed
+		// before clears at this stamp, and only a later request is
+		// handed on again.
+		b.mu.Lock()
+		b.handed.Stamp = pending.Stamp
+		b.mu.Unlock()
 		return
 	}
 	b.mu.Lock()
 	b.handed = b.handed.Merge(fresh)
-	b.handed.Count = pending.Count // cleared only while no request came since
+	b.handed.Stamp = pending.Stamp // cleared only while no request came since
 	// One more than the marks so far: the source's goroutine may have
 	// encoded its next position before the queue and mark it only now,
 	// and that one does not carry the queued snapshot (a source encodes
@@ -149,7 +155,7 @@ func (p *Pipeline) clearBackfills(ctx context.Context) {
 	}
 	b.mu.Lock()
 	rest := b.handed.Minus(handed)
-	rest.Count = b.handed.Count
+	rest.Stamp = b.handed.Stamp
 	b.handed = rest
 	b.mu.Unlock()
 }

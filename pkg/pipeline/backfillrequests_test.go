@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -134,3 +135,79 @@ func (s *snapSource) Run(ctx context.Context, _ change.Position, emit func(conte
 
 func (s *snapSource) Ack(change.Position) {}
 func (s *snapSource) Close() error        { return nil }
+
+// knownSource takes a snapshot request only when it names known tables,
+// as a source refuses a table it does not capture; it records what it
+// took and counts what it refused.
+type knownSource struct {
+	snapSource
+	known   []string
+	took    [][]string
+	refused int
+}
+
+func (s *knownSource) Snapshot(_ context.Context, tables []string) error {
+	for _, t := range tables {
+		if !slices.Contains(s.known, t) {
+			s.refused++
+			return fmt.Errorf("%s is not captured", t)
+		}
+	}
+	s.took = append(s.took, tables)
+	return nil
+}
+
+// A request the source refuses, made while an earlier one is handed over
+// and not cleared (one naming an unknown table, alone or with that table
+// again), is refused once: the earlier one then clears, and a later
+// request for the same table is handed on. Before, the refused request
+// was handed on again at every poll and the earlier one never cleared;
+// and the store's request file, removed by the refusal, counted again
+// from zero, so that a later request read as the one already handed and
+// was never served. Poll and clear are called in turn as the pipeline's
+// ticker does, on the file store.
+func TestRefusedRequestAnswersItsStamp(t *testing.T) {
+	for _, second := range [][]string{{"public.bogus"}, {"public.bogus", "public.ledger"}} {
+		t.Run(strings.Join(second, "+"), func(t *testing.T) {
+			dir := t.TempDir()
+			store, err := checkpoint.OpenFile(dir, "req")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			src := &knownSource{known: []string{"public.ledger"}}
+			p := &Pipeline{Name: "req", Source: src, Store: store, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			ctx := context.Background()
+			request := func(tables ...string) {
+				t.Helper()
+				if err := checkpoint.RequestBackfillFile(dir, "req", checkpoint.Request{Tables: tables}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tick := func() { // a checkpoint past every mark, then the ticker's clear and poll
+				p.savedMark.Store(p.tracker.marked() + 2)
+				p.clearBackfills(ctx)
+				p.pollBackfills(ctx, store)
+			}
+			request("public.ledger")
+			p.pollBackfills(ctx, store)
+			request(second...)
+			for range 3 {
+				tick()
+			}
+			if pending, err := store.PendingBackfill(ctx); err != nil || !pending.Empty() || src.refused != 1 || len(src.took) != 1 {
+				t.Fatalf("after the refusal and three polls: the store holds %+v (%v), %d refusals, the source took %v; want nothing held, one refusal, the first request taken",
+					pending, err, src.refused, src.took)
+			}
+			request("public.ledger")
+			tick()
+			if len(src.took) != 2 || !slices.Equal(src.took[1], []string{"public.ledger"}) {
+				t.Fatalf("a request after the refused one: the source took %v, want public.ledger again", src.took)
+			}
+			tick()
+			if pending, err := store.PendingBackfill(ctx); err != nil || !pending.Empty() {
+				t.Fatalf("the last request was never cleared: %+v (%v)", pending, err)
+			}
+		})
+	}
+}
