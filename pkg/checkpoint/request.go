@@ -41,16 +41,18 @@ var ErrRequestedSince = errors.New("checkpoint: a backfill was requested since t
 // not handed, and, when requests were written since handed was read, the
 // tables they asked for again (the latest one's own when it is the only
 // one, otherwise every table pending, since which were asked again is not
-// known).
+// known), with pending's stamp.
 func (pending Request) Again(handed Request) Request {
 	fresh := pending.Minus(handed)
 	if handed.Empty() || pending.Stamp == handed.Stamp {
 		return fresh
 	}
+	again := Request{}.Merge(pending)
 	if pending.Last != nil && pending.LastAfter == handed.Stamp {
-		return fresh.Merge(*pending.Last)
+		again = fresh.Merge(*pending.Last)
 	}
-	return Request{}.Merge(pending)
+	again.Stamp = pending.Stamp
+	return again
 }
 
 // Empty reports whether r asks for nothing.
@@ -65,9 +67,9 @@ func (r Request) Merge(o Request) Request {
 }
 
 // Minus returns r without what handed asked for: what arrived after it
-// was read.
+// was read. It keeps r's stamp, as the same read's.
 func (r Request) Minus(handed Request) Request {
-	out := Request{All: r.All && !handed.All}
+	out := Request{All: r.All && !handed.All, Stamp: r.Stamp, Last: r.Last, LastAfter: r.LastAfter}
 	for _, t := range r.Tables {
 		if !slices.Contains(handed.Tables, t) {
 			out.Tables = append(out.Tables, t)
@@ -138,9 +140,9 @@ func RequestBackfillFile(dir, pipeline string, r Request) error {
 		return fmt.Errorf("%w: no lock file or checkpoint for %s in %s", ErrNeverRan, pipeline, dir)
 	}
 	return updateRequestFile(dir, pipeline, func(cur Request) (Request, error) {
-		next := cur.Merge(r)
+		next, last := cur.Merge(r), Request{}.Merge(r)
 		next.Stamp = max(cur.Stamp+1, uint64(time.Now().UnixNano()))
-		next.Last, next.LastAfter = &Request{All: r.All, Tables: Request{}.Merge(r).Tables}, cur.Stamp
+		next.Last, next.LastAfter = &last, cur.Stamp
 		return next, nil
 	})
 }
@@ -237,8 +239,6 @@ func (f *File) ClearBackfill(ctx context.Context, handed Request) error {
 		if cur.Stamp != handed.Stamp {
 			return cur, ErrRequestedSince
 		}
-		next := cur.Minus(handed)
-		next.Stamp, next.Last, next.LastAfter = cur.Stamp, cur.Last, cur.LastAfter
-		return next, nil
+		return cur.Minus(handed), nil
 	})
 }

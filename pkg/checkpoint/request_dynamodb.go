@@ -21,8 +21,8 @@ const attrBackfill = "backfill"
 
 // attrBackfillCount counts the requests ever written (ADD 1 with each:
 // Request.Stamp, and the latest one's LastAfter is one less), and
-// attrBackfillLast is the latest one's own set (Request.Last). Attributes of their own: a binary from before them
-// reads the set alone, as it did.
+// attrBackfillLast is the latest one's own set (Request.Last). Attributes
+// of their own: a binary from before them reads the set alone, as it did.
 const (
 	attrBackfillCount = "backfill_count"
 	attrBackfillLast  = "backfill_last"

@@ -79,7 +79,6 @@ func (p *Pipeline) pollBackfills(ctx context.Context, reqs checkpoint.Requests) 
 	b.mu.Lock()
 	fresh := pending.Again(b.handed)
 	b.mu.Unlock()
-	fresh.Stamp = pending.Stamp
 	if fresh.Empty() {
 		return
 	}
@@ -154,9 +153,7 @@ func (p *Pipeline) clearBackfills(ctx context.Context) {
 		return
 	}
 	b.mu.Lock()
-	rest := b.handed.Minus(handed)
-	rest.Stamp = b.handed.Stamp
-	b.handed = rest
+	b.handed = b.handed.Minus(handed)
 	b.mu.Unlock()
 }
 
